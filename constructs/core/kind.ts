@@ -1,0 +1,204 @@
+import { JsonSchema, Schema, Static } from './schema';
+import { assertStructural } from './structural';
+
+/** A column `kubectl get` prints for the kind. */
+export interface PrinterColumn {
+  /** Column header, e.g. `Ready`. */
+  readonly name: string;
+  /** `integer`, `number`, `string`, `boolean` or `date`. */
+  readonly type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
+  /** A simple JSONPath into the object, e.g. `.spec.size`. */
+  readonly jsonPath: string;
+  readonly description?: string;
+  /** 0 shows by default; higher values only with `-o wide`. @default 0 */
+  readonly priority?: number;
+  readonly format?: string;
+}
+
+/** Binds `kubectl scale` (and autoscalers) to a replica field of the kind. */
+export interface ScaleSubresource {
+  /** @example '.spec.size' */
+  readonly specReplicasPath: string;
+  /** @example '.status.readyReplicas' */
+  readonly statusReplicasPath: string;
+  /** A path to a serialized label selector in status, for HorizontalPodAutoscalers. */
+  readonly labelSelectorPath?: string;
+}
+
+/** Everything that defines a custom kind: its names, versions and schema. */
+export interface CustomResourceKindProps<S extends Schema<unknown>, St extends Schema<unknown>> {
+  /** API group, a DNS subdomain with at least one dot, e.g. `cache.example.com`. */
+  readonly group: string;
+  /** CamelCase kind, e.g. `Memcached`. */
+  readonly kind: string;
+  /** Lower-case plural used in URLs. @default kind lower-cased + 's' */
+  readonly plural?: string;
+  /** @default kind lower-cased */
+  readonly singular?: string;
+  /** Versions served, oldest first, all with the same schema. */
+  readonly versions: readonly string[];
+  /** The version objects are stored in. @default the last of `versions` */
+  readonly storageVersion?: string;
+  /** @default 'Namespaced' */
+  readonly scope?: 'Namespaced' | 'Cluster';
+  /** What the kind is, shown by `kubectl explain`. */
+  readonly description: string;
+  readonly spec: S;
+  readonly status: St;
+  /** Whether `spec` itself must be given. @default true */
+  readonly specRequired?: boolean;
+  readonly scale?: ScaleSubresource;
+  readonly printerColumns?: readonly PrinterColumn[];
+  readonly shortNames?: readonly string[];
+  /** Groups such as `all` that `kubectl get <category>` expands to. */
+  readonly categories?: readonly string[];
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const LOWER_NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+
+/**
+ * The single definition of a custom kind. The CRD construct, the typed sample resources and the
+ * reconciler all read it, so names, versions and schema are written down exactly once.
+ */
+export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St extends Schema<unknown> = Schema<unknown>> {
+  readonly group: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly versions: readonly string[];
+  readonly storageVersion: string;
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly props: CustomResourceKindProps<S, St>;
+
+  constructor(props: CustomResourceKindProps<S, St>) {
+    this.props = props;
+    this.group = props.group;
+    this.kind = props.kind;
+    this.plural = props.plural ?? `${props.kind.toLowerCase()}s`;
+    this.singular = props.singular ?? props.kind.toLowerCase();
+    this.versions = props.versions;
+    this.storageVersion = props.storageVersion ?? props.versions[props.versions.length - 1];
+    this.scope = props.scope ?? 'Namespaced';
+    this.validate();
+  }
+
+  /** `<plural>.<group>`, the CRD's name. */
+  get crdName(): string {
+    return `${this.plural}.${this.group}`;
+  }
+
+  /** `group/version` of the storage version, e.g. `cache.example.com/v1`. */
+  get apiVersion(): string {
+    return `${this.group}/${this.storageVersion}`;
+  }
+
+  get namespaced(): boolean {
+    return this.scope === 'Namespaced';
+  }
+
+  /** The full `openAPIV3Schema` of the kind: apiVersion, kind, metadata, spec and status. */
+  openApiSchema(): JsonSchema {
+    return {
+      type: 'object',
+      description: this.props.description,
+      properties: {
+        apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+        kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+        metadata: { type: 'object' },
+        spec: this.props.spec.json,
+        status: this.props.status.json,
+      },
+      ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
+    };
+  }
+
+  private validate(): void {
+    const p = this.props;
+    const where = `custom kind ${JSON.stringify(p.kind)}`;
+    if (!DNS_SUBDOMAIN.test(p.group)) {
+      throw new Error(`${where}: group ${JSON.stringify(p.group)} must be a lower-case DNS subdomain with at least one dot, e.g. "cache.example.com"`);
+    }
+    if (!KIND.test(p.kind)) {
+      throw new Error(`${where}: kind must be CamelCase starting with an upper-case letter, e.g. "Memcached"`);
+    }
+    for (const [field, value] of [['plural', this.plural], ['singular', this.singular]] as const) {
+      if (!LOWER_NAME.test(value)) {
+        throw new Error(`${where}: ${field} ${JSON.stringify(value)} must be lower-case letters, digits and dashes; set it explicitly`);
+      }
+    }
+    if (p.versions.length === 0) {
+      throw new Error(`${where}: give at least one version, e.g. versions: ['v1alpha1']`);
+    }
+    for (const v of p.versions) {
+      if (!VERSION.test(v)) {
+        throw new Error(`${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`);
+      }
+    }
+    if (new Set(p.versions).size !== p.versions.length) {
+      throw new Error(`${where}: versions ${JSON.stringify(p.versions)} list one version twice`);
+    }
+    if (!p.versions.includes(this.storageVersion)) {
+      throw new Error(`${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(p.versions)}`);
+    }
+    for (const name of p.shortNames ?? []) {
+      if (!/^[a-z][a-z0-9]*$/.test(name)) {
+        throw new Error(`${where}: short name ${JSON.stringify(name)} must be lower-case letters and digits, e.g. "mc"`);
+      }
+    }
+    if (p.spec.json.type !== 'object' || p.status.json.type !== 'object') {
+      throw new Error(`${where}: spec and status must be object schemas; build them with t.object({...})`);
+    }
+    const schema = this.openApiSchema();
+    assertStructural(schema, where);
+    if (p.scale) {
+      this.assertPath(schema, p.scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
+      this.assertPath(schema, p.scale.statusReplicasPath, 'integer', 'scale.statusReplicasPath', '.status.');
+      if (p.scale.labelSelectorPath) this.assertPath(schema, p.scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
+    }
+    for (const col of p.printerColumns ?? []) {
+      if (col.jsonPath === '.metadata.creationTimestamp') continue;
+      this.assertPath(schema, col.jsonPath, undefined, `printer column ${JSON.stringify(col.name)}`, '.');
+    }
+  }
+
+  /** Checks that a `.a.b.c` path names a field of the schema (of the given type, when given). */
+  private assertPath(schema: JsonSchema, path: string, type: JsonSchema['type'] | undefined, what: string, prefix: string): void {
+    const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
+    if (!path.startsWith(prefix)) {
+      throw new Error(`${where}: path ${JSON.stringify(path)} must start with "${prefix}"`);
+    }
+    let nodeAt: JsonSchema | undefined = schema;
+    for (const part of path.slice(1).split('.')) {
+      nodeAt = nodeAt?.properties?.[part];
+      if (!nodeAt) {
+        throw new Error(`${where}: path ${JSON.stringify(path)} names no field of the schema; add the field or fix the path`);
+      }
+    }
+    if (type && nodeAt?.type !== type) {
+      throw new Error(`${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt?.type}`);
+    }
+  }
+}
+
+/** A resource of a custom kind as the reconciler reads it. */
+export interface CustomResource<S extends Schema<unknown>, St extends Schema<unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    creationTimestamp?: string;
+  };
+  spec: Static<S>;
+  status?: Partial<Static<St>>;
+}

@@ -1,0 +1,74 @@
+import { BuiltinTypes, ControllerDeclaration, customResourceType, ResourceType } from './controller';
+
+/** One RBAC rule in wire form. */
+export interface PolicyRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+}
+
+/** Rules split by where they may be granted: cluster-scoped types always need a ClusterRole. */
+export interface ControllerRules {
+  readonly namespaced: PolicyRule[];
+  readonly clusterScoped: PolicyRule[];
+}
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = [...READ, 'create', 'update', 'patch'];
+const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+
+/**
+ * The least-privilege rules a set of controllers needs, derived from their declarations:
+ * read + watch their kind, write its status (and the object itself only when it uses finalizers), apply their children,
+ * delete only what they declare they delete, read what they watch, and record Events.
+ * No wildcard is ever produced.
+ */
+export function rulesForControllers(controllers: readonly ControllerDeclaration[]): ControllerRules {
+  const grants = new Map<string, { type: ResourceType; subresource?: string; verbs: Set<string> }>();
+  const grant = (type: ResourceType, verbs: readonly string[], subresource?: string) => {
+    const key = `${type.group}|${type.resource}|${subresource ?? ''}`;
+    const entry = grants.get(key) ?? { type, subresource, verbs: new Set<string>() };
+    verbs.forEach(v => entry.verbs.add(v));
+    grants.set(key, entry);
+  };
+
+  for (const c of controllers) {
+    const own = customResourceType(c.for);
+    grant(own, READ);
+    grant(own, ['get', 'update', 'patch'], 'status');
+    // Children carry a controller owner reference with blockOwnerDeletion, which clusters running
+    // the OwnerReferencesPermissionEnforcement admission plugin only allow with this grant.
+    grant(own, ['update'], 'finalizers');
+    if (c.finalizers) grant(own, ['update', 'patch']);
+    for (const child of c.owns ?? []) grant(child, WRITE);
+    for (const child of c.deletes ?? []) grant(child, ['delete']);
+    for (const read of c.reads ?? []) grant(read, READ);
+  }
+  if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);
+
+  // Merge entries with identical group and verbs into one rule, for a readable ClusterRole.
+  const merged = new Map<string, { namespaced: boolean; rule: PolicyRule }>();
+  const sorted = [...grants.values()].sort((a, b) =>
+    `${a.type.group}/${a.type.resource}/${a.subresource ?? ''}`.localeCompare(`${b.type.group}/${b.type.resource}/${b.subresource ?? ''}`));
+  for (const g of sorted) {
+    const verbs = VERB_ORDER.filter(v => g.verbs.has(v));
+    const key = `${g.type.namespaced}|${g.type.group}|${verbs.join(',')}`;
+    const resource = g.subresource ? `${g.type.resource}/${g.subresource}` : g.type.resource;
+    const existing = merged.get(key);
+    if (existing) {
+      existing.rule.resources.push(resource);
+    } else {
+      merged.set(key, { namespaced: g.type.namespaced, rule: { apiGroups: [g.type.group], resources: [resource], verbs } });
+    }
+  }
+  const all = [...merged.values()];
+  return {
+    namespaced: all.filter(r => r.namespaced).map(r => r.rule),
+    clusterScoped: all.filter(r => !r.namespaced).map(r => r.rule),
+  };
+}
+
+/** What a leader-elected manager needs in its own namespace: its Lease, nothing more. */
+export function leaderElectionRules(): PolicyRule[] {
+  return [{ apiGroups: [BuiltinTypes.Lease.group], resources: [BuiltinTypes.Lease.resource], verbs: ['get', 'create', 'update'] }];
+}

@@ -1,0 +1,210 @@
+/**
+ * A small typed builder for the OpenAPI v3 schemas that CRDs carry.
+ *
+ * Why: each custom kind must have exactly one definition of its spec and status. Writing the
+ * schema with these helpers yields both the JSON schema (for the CRD) and the TypeScript type
+ * (via `Static<typeof schema>`, for the reconciler), so the two cannot drift.
+ *
+ * Every node the builder emits is structural (it carries a `type`, or an explicit
+ * `x-kubernetes-int-or-string` / `x-kubernetes-preserve-unknown-fields`), which is what
+ * `apiextensions.k8s.io/v1` requires.
+ */
+
+/** The subset of JSON-Schema-Props that structural CRD schemas use, in their wire spelling. */
+export interface JsonSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  enum?: unknown[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  nullable?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  'x-kubernetes-validations'?: Array<{ rule: string; message?: string; fieldPath?: string; reason?: string }>;
+}
+
+/**
+ * A schema node that also carries, at the type level only, the TypeScript type of the values it
+ * accepts (`T`) and whether an object that holds it always has it once defaults are applied (`P`).
+ */
+export interface Schema<T, P extends boolean = boolean> {
+  readonly json: JsonSchema;
+  /** Whether the field is required, or defaulted by the API server (so always present when read). */
+  readonly present: P;
+  /** Type carrier only; never set at run time. */
+  readonly __type?: T;
+}
+
+/** The TypeScript type of values a schema accepts, as read back from the API server. */
+export type Static<S> = S extends Schema<infer T, boolean> ? T : never;
+
+type PresentKeys<P> = { [K in keyof P]: P[K] extends Schema<unknown, true> ? K : never }[keyof P];
+type OptionalKeys<P> = Exclude<keyof P, PresentKeys<P>>;
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type ObjectOf<P extends Record<string, Schema<unknown>>> = Simplify<
+  { [K in PresentKeys<P>]: Static<P[K]> } & { [K in OptionalKeys<P>]?: Static<P[K]> }
+>;
+
+/** Options every field shares. */
+export interface FieldOptions<D> {
+  /** Shown by `kubectl explain`. Every field should have one. */
+  readonly description?: string;
+  /** The API server fills this in when the field is absent. */
+  readonly default?: D;
+  /** The field must be present. (A defaulted field need not be required.) */
+  readonly required?: boolean;
+  /** Extra schema keywords, for the rare constraint the helpers do not cover. */
+  readonly extra?: JsonSchema;
+}
+
+type PresentFlag<O> = O extends { required: true } ? true : O extends { default: unknown } ? true : false;
+
+export interface StringOptions extends FieldOptions<string> {
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  readonly pattern?: string;
+  readonly format?: string;
+}
+
+export interface NumberOptions extends FieldOptions<number> {
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+export interface ArrayOptions<T> extends FieldOptions<T[]> {
+  readonly minItems?: number;
+  readonly maxItems?: number;
+  /** `set` for lists of unique scalars, `map` (with `mapKeys`) for lists of keyed objects. */
+  readonly listType?: 'atomic' | 'set' | 'map';
+  readonly mapKeys?: string[];
+}
+
+export interface ObjectOptions extends FieldOptions<Record<string, unknown>> {
+  readonly minProperties?: number;
+}
+
+function node<T, O extends FieldOptions<unknown>>(base: JsonSchema, options: O | undefined): Schema<T, PresentFlag<O>> {
+  const json: JsonSchema = { ...base };
+  if (options?.description !== undefined) json.description = options.description;
+  if (options?.default !== undefined) json.default = options.default;
+  Object.assign(json, options?.extra ?? {});
+  const present = (options?.required === true || options?.default !== undefined) as PresentFlag<O>;
+  return { json, present };
+}
+
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Builders for schema nodes. */
+export const t = {
+  string<const O extends StringOptions>(options?: O): Schema<string, PresentFlag<O>> {
+    return node({ type: 'string', ...defined({ minLength: options?.minLength, maxLength: options?.maxLength, pattern: options?.pattern, format: options?.format }) }, options);
+  },
+
+  /** A string restricted to the given values. */
+  enum<const V extends readonly string[], const O extends FieldOptions<V[number]>>(values: V, options?: O): Schema<V[number], PresentFlag<O>> {
+    if (values.length === 0) throw new Error('t.enum() needs at least one allowed value');
+    return node({ type: 'string', enum: [...values] }, options);
+  },
+
+  integer<const O extends NumberOptions>(options?: O): Schema<number, PresentFlag<O>> {
+    return node({ type: 'integer', ...defined({ minimum: options?.minimum, maximum: options?.maximum }) }, options);
+  },
+
+  number<const O extends NumberOptions>(options?: O): Schema<number, PresentFlag<O>> {
+    return node({ type: 'number', ...defined({ minimum: options?.minimum, maximum: options?.maximum }) }, options);
+  },
+
+  boolean<const O extends FieldOptions<boolean>>(options?: O): Schema<boolean, PresentFlag<O>> {
+    return node({ type: 'boolean' }, options);
+  },
+
+  /** A Kubernetes quantity such as `10Gi` or `500m`: a string or an integer, as core types accept. */
+  quantity<const O extends FieldOptions<string>>(options?: O): Schema<string | number, PresentFlag<O>> {
+    return node({
+      'x-kubernetes-int-or-string': true,
+      pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+    }, options);
+  },
+
+  /** An RFC 3339 timestamp, as metav1.Time serializes. */
+  dateTime<const O extends FieldOptions<string>>(options?: O): Schema<string, PresentFlag<O>> {
+    return node({ type: 'string', format: 'date-time' }, options);
+  },
+
+  array<I, const O extends ArrayOptions<I>>(items: Schema<I>, options?: O): Schema<I[], PresentFlag<O>> {
+    return node({
+      type: 'array',
+      items: items.json,
+      ...defined({
+        minItems: options?.minItems,
+        maxItems: options?.maxItems,
+        'x-kubernetes-list-type': options?.listType,
+        'x-kubernetes-list-map-keys': options?.mapKeys,
+      }),
+    }, options);
+  },
+
+  /** An object with known properties. Fields marked `required: true` go to the schema's `required`. */
+  object<P extends Record<string, Schema<unknown>>, const O extends ObjectOptions>(properties: P, options?: O): Schema<ObjectOf<P>, PresentFlag<O>> {
+    const required = Object.entries(properties)
+      .filter(([, s]) => s.present && s.json.default === undefined)
+      .map(([k]) => k);
+    const props = Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, s.json]));
+    return node({
+      type: 'object',
+      properties: props,
+      ...(required.length > 0 ? { required } : {}),
+      ...defined({ minProperties: options?.minProperties }),
+    }, options);
+  },
+
+  /** A string-keyed map whose values share one schema (labels, annotations, env maps). */
+  map<V, const O extends FieldOptions<Record<string, V>>>(values: Schema<V>, options?: O): Schema<Record<string, V>, PresentFlag<O>> {
+    return node({ type: 'object', additionalProperties: values.json }, options);
+  },
+
+  /**
+   * An object whose contents the API server keeps as given (for embedded resources whose schema
+   * is not ours to restate, such as a StatefulSet override). Use sparingly: it disables pruning.
+   */
+  opaqueObject<const O extends FieldOptions<Record<string, unknown>>>(options?: O): Schema<Record<string, unknown>, PresentFlag<O>> {
+    return node({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, options);
+  },
+};
+
+/** The `metav1.Condition` shape, as `status.conditions` lists it. */
+export const conditionSchema = t.object({
+  type: t.string({ required: true, maxLength: 316, description: 'Type of condition in CamelCase, e.g. Available, Progressing, Degraded.', pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' }),
+  status: t.enum(['True', 'False', 'Unknown'] as const, { required: true, description: 'Status of the condition.' }),
+  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation that the condition was set from.' }),
+  lastTransitionTime: t.dateTime({ required: true, description: 'When the condition last changed from one status to another.' }),
+  reason: t.string({ required: true, minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', description: 'Programmatic identifier for the last transition, in CamelCase.' }),
+  message: t.string({ required: true, maxLength: 32768, description: 'Human-readable details about the last transition.' }),
+}, { description: 'A metav1.Condition.' });
+
+export type Condition = Static<typeof conditionSchema>;
+
+/** `status.conditions`: a list keyed by `type`, so server-side apply merges one condition at a time. */
+export function conditionsSchema(description = 'The latest observations of the resource\'s state (Available, Progressing, Degraded).') {
+  return t.array(conditionSchema, { description, listType: 'map', mapKeys: ['type'] });
+}

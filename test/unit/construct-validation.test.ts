@@ -1,0 +1,72 @@
+import { App } from 'cdk8s';
+import {
+  BuiltinTypes, CustomResourceKind, memcachedController, MemcachedOperator, Operator, OperatorProps, t,
+} from '../../constructs';
+
+function operatorWith(props: Partial<OperatorProps>, name = 'memcached') {
+  return () => new Operator(new App(), name, { controllers: [memcachedController], ...props });
+}
+
+describe('Operator props are validated at synth, with a message saying how to fix them', () => {
+  const cases: Array<[string, () => unknown, RegExp]> = [
+    ['an upper-case name', operatorWith({ name: 'Memcached' }), /name must be a lower-case DNS label/],
+    ['a name too long for its suffixes', operatorWith({ name: 'a'.repeat(41) }), /at most 40 characters/],
+    ['a namespace with underscores', operatorWith({ namespace: 'my_ns' }), /namespace "my_ns" must be a lower-case DNS label/],
+    ['a bad watchNamespace', operatorWith({ watchNamespace: 'Team A' }), /watchNamespace "Team A"/],
+    ['zero replicas', operatorWith({ replicas: 0 }), /replicas must be a whole number of at least 1/],
+    ['two replicas without leader election', operatorWith({ replicas: 2, leaderElection: false }), /set leaderElection: true or replicas: 1/],
+    ['zero concurrent reconciles', operatorWith({ maxConcurrentReconciles: 0 }), /maxConcurrentReconciles must be a whole number from 1 to 100/],
+    ['a privileged port', operatorWith({ metricsPort: 80 }), /metricsPort must be a whole number from 1024 to 65535/],
+    ['the same port twice', operatorWith({ metricsPort: 9000, healthPort: 9000 }), /give them different ports/],
+    ['an image with a tag', operatorWith({ image: 'Reconciler:latest' }), /give it without tag/],
+    ['a bad image tag', operatorWith({ imageTag: 'v1/beta' }), /imageTag "v1\/beta" is not a valid tag/],
+    ['a bad quantity', operatorWith({ resources: { memoryLimit: '256MB' } }), /resources.memoryLimit "256MB" is not a Kubernetes quantity/],
+    ['an unknown log level', operatorWith({ logLevel: 'verbose' as never }), /logLevel must be one of debug, info, warn, error/],
+    ['no controllers', operatorWith({ controllers: [] }), /give at least one controller/],
+    ['a controller twice', operatorWith({ controllers: [memcachedController, memcachedController] }), /listed twice/],
+    ['deleting what it does not own', operatorWith({ controllers: [{ ...memcachedController, deletes: [BuiltinTypes.Secret] }] }), /add Secret to owns/],
+  ];
+  test.each(cases)('rejects %s', (_what, build, message) => {
+    expect(build).toThrow(message);
+  });
+
+  test('valid settings synthesize', () => {
+    const app = new App();
+    const op = new MemcachedOperator(app, 'cache', { namespace: 'ops', replicas: 2, imageTag: '1.2.3', resources: { memoryLimit: '512Mi' } });
+    expect(op.deployment.name).toBe('cache-operator');
+    expect(() => app.synthYaml()).not.toThrow();
+  });
+
+  test('watchNamespace turns the ClusterRole into a Role in that namespace', () => {
+    const app = new App();
+    new MemcachedOperator(app, 'memcached', { watchNamespace: 'team-a' });
+    const docs = app.charts.flatMap(c => c.toJson());
+    expect(docs.filter(d => d.kind === 'ClusterRole')).toEqual([]);
+    const role = docs.find(d => d.kind === 'Role' && d.metadata.name === 'memcached-manager-role');
+    expect(role.metadata.namespace).toBe('team-a');
+    expect(role.rules.length).toBeGreaterThan(0);
+    const dep = docs.find(d => d.kind === 'Deployment');
+    expect(dep.spec.template.spec.containers[0].args).toContain('--namespace=team-a');
+  });
+});
+
+describe('custom kinds are validated when defined', () => {
+  const spec = t.object({ size: t.integer({ required: true }) });
+  const status = t.object({ ready: t.integer() });
+  const base = { group: 'cache.example.com', kind: 'Thing', versions: ['v1'], description: 'A thing.', spec, status };
+  const cases: Array<[string, object, RegExp]> = [
+    ['a group without a dot', { group: 'cache' }, /must be a lower-case DNS subdomain with at least one dot/],
+    ['a lower-case kind', { kind: 'thing' }, /kind must be CamelCase/],
+    ['no versions', { versions: [] }, /give at least one version/],
+    ['a malformed version', { versions: ['1.0'] }, /is not a Kubernetes API version/],
+    ['a storage version not served', { storageVersion: 'v2' }, /must be one of the served versions/],
+    ['a scale path to a missing field', { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.ready' } }, /names no field of the schema/],
+    ['a scale path to a string', { spec: t.object({ size: t.string() }), scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.ready' } }, /must be of type integer/],
+    ['a printer column to nowhere', { printerColumns: [{ name: 'X', type: 'string', jsonPath: '.spec.nothing' }] }, /printer column "X"/],
+    ['an upper-case short name', { shortNames: ['TH'] }, /short name "TH"/],
+    ['a non-structural schema', { spec: { json: { type: 'object', properties: { x: {} } }, present: true } }, /not structural[\s\S]*\.spec\.x: has no type/],
+  ];
+  test.each(cases)('rejects %s', (_what, override, message) => {
+    expect(() => new CustomResourceKind({ ...base, ...override } as never)).toThrow(message);
+  });
+});

@@ -1,0 +1,29 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { importCrds } from '../../scripts/import';
+import { readTree, synthProject } from '../support/synth';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+// dist/ and imports/ are committed so users can read and apply them without building. These
+// tests fail when either is stale: run `npm run synth` then `npm run import`.
+describe('committed generated files are current', () => {
+  const synth = synthProject();
+
+  test('dist/ equals a fresh synth', () => {
+    expect(readTree(path.join(ROOT, 'dist'))).toEqual(synth.files);
+  });
+
+  test('imports/ equals a fresh `cdk8s import` of the synthesized CRDs', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-imports-'));
+    const groups = importCrds(out, [synth.dir, path.join(ROOT, 'crds')]);
+    expect(groups).toContain('cache.example.com');
+    const fresh = readTree(out);
+    const committed = readTree(path.join(ROOT, 'imports'));
+    expect(Object.keys(committed).sort()).toEqual(Object.keys(fresh).sort());
+    for (const file of Object.keys(fresh)) {
+      expect({ file, text: committed[file] }).toEqual({ file, text: fresh[file] });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,214 @@
+import { memcachedController, memcachedKind, rulesForControllers, structuralProblems } from '../../constructs';
+import { validateBuiltin, isBuiltin } from '../support/builtin-validator';
+import { CrdValidator } from '../support/crd-validator';
+import { one, podSpecsOf, synthProject } from '../support/synth';
+
+const result = synthProject();
+const { objects, samples, files } = result;
+const crd = one(objects, 'CustomResourceDefinition', 'memcacheds.cache.example.com');
+
+describe('synthesized Memcached operator', () => {
+  test('matches the snapshot', () => {
+    expect(files).toMatchSnapshot();
+  });
+
+  test('writes the cluster-scoped chart first, then the namespaced chart, samples apart', () => {
+    expect(Object.keys(files).sort()).toEqual([
+      '0000-memcached-cluster.k8s.yaml',
+      '0001-memcached.k8s.yaml',
+      'samples/memcached-sample.k8s.yaml',
+    ]);
+  });
+
+  test('cluster-scoped objects carry no namespace; namespaced ones carry the operator namespace', () => {
+    const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+    for (const o of objects) {
+      if (clusterScoped.has(o.kind)) expect({ kind: o.kind, ns: o.metadata.namespace }).toEqual({ kind: o.kind, ns: undefined });
+      else expect({ kind: o.kind, ns: o.metadata.namespace }).toEqual({ kind: o.kind, ns: 'memcached-system' });
+    }
+  });
+
+  test('the CRD names, versions and scope follow the seeds', () => {
+    expect(crd.spec.group).toBe('cache.example.com');
+    expect(crd.spec.scope).toBe('Namespaced');
+    expect(crd.spec.names).toMatchObject({ kind: 'Memcached', plural: 'memcacheds', singular: 'memcached', shortNames: ['mc'], categories: ['all'] });
+    expect(crd.spec.versions.map((v: any) => [v.name, v.served, v.storage])).toEqual([['v1alpha1', true, false], ['v1', true, true]]);
+    // Both versions carry the same schema, so no conversion webhook is needed.
+    expect(crd.spec.versions[0].schema).toEqual(crd.spec.versions[1].schema);
+  });
+
+  test('the CRD schema is structural: every node typed', () => {
+    for (const v of crd.spec.versions) {
+      expect(structuralProblems(v.schema.openAPIV3Schema)).toEqual([]);
+      // An independent walk over the output: no node without a type.
+      const untyped: string[] = [];
+      const walk = (s: any, at: string) => {
+        if (!s.type && !s['x-kubernetes-int-or-string'] && !s['x-kubernetes-preserve-unknown-fields']) untyped.push(at);
+        Object.entries(s.properties ?? {}).forEach(([k, c]) => walk(c, `${at}.${k}`));
+        if (s.items) walk(s.items, `${at}[]`);
+      };
+      walk(v.schema.openAPIV3Schema, '');
+      expect(untyped).toEqual([]);
+    }
+  });
+
+  test('the spec schema has the seeds\' fields, bounds and defaults, with descriptions', () => {
+    const spec = crd.spec.versions[1].schema.openAPIV3Schema.properties.spec;
+    expect(spec.required).toEqual(['size']);
+    expect(spec.properties.size).toMatchObject({ type: 'integer', minimum: 1, maximum: 10 });
+    expect(spec.properties.image).toMatchObject({ type: 'string', default: 'memcached:1.6' });
+    expect(spec.properties.containerPort).toMatchObject({ type: 'integer', default: 11211 });
+    for (const [name, field] of Object.entries<any>(spec.properties)) {
+      expect({ name, hasDescription: typeof field.description === 'string' && field.description.length > 10 }).toEqual({ name, hasDescription: true });
+    }
+    const status = crd.spec.versions[1].schema.openAPIV3Schema.properties.status;
+    expect(status.properties.nodes).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(status.properties.conditions['x-kubernetes-list-type']).toBe('map');
+    expect(status.properties.conditions.items.required).toEqual(['type', 'status', 'lastTransitionTime', 'reason', 'message']);
+  });
+
+  test('status and scale subresources, printer columns', () => {
+    for (const v of crd.spec.versions) {
+      expect(v.subresources).toEqual({
+        status: {},
+        scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.readyReplicas' },
+      });
+      expect(v.additionalPrinterColumns.map((c: any) => [c.name, c.type, c.jsonPath])).toEqual([
+        ['Size', 'integer', '.spec.size'],
+        ['Ready', 'integer', '.status.readyReplicas'],
+        ['Age', 'date', '.metadata.creationTimestamp'],
+      ]);
+    }
+  });
+
+  test('RBAC grants exactly what the memcached controller needs, never a wildcard', () => {
+    const role = one(objects, 'ClusterRole', 'memcached-manager-role');
+    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
+    expect(grants).toEqual([
+      '/pods: get,list,watch',
+      'apps/deployments: get,list,watch,create,update,patch',
+      'cache.example.com/memcacheds/finalizers: update',
+      'cache.example.com/memcacheds/status: get,update,patch',
+      'cache.example.com/memcacheds: get,list,watch',
+      'events.k8s.io/events: create,patch',
+    ].sort());
+    for (const r of objects.filter(o => o.kind === 'ClusterRole' || o.kind === 'Role').flatMap(o => o.rules)) {
+      expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain('*');
+    }
+    // No access to Secrets, and no delete anywhere: garbage collection removes children.
+    expect(JSON.stringify(role.rules)).not.toMatch(/secrets|delete/);
+    const leader = one(objects, 'Role', 'memcached-leader-election-role');
+    expect(leader.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+  });
+
+  test('the bindings give those roles to the operator\'s ServiceAccount', () => {
+    const subject = { kind: 'ServiceAccount', name: 'memcached-operator', namespace: 'memcached-system' };
+    expect(one(objects, 'ClusterRoleBinding', 'memcached-manager-rolebinding')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'memcached-manager-role' }, subjects: [subject],
+    });
+    expect(one(objects, 'RoleBinding', 'memcached-leader-election-rolebinding')).toMatchObject({
+      roleRef: { kind: 'Role', name: 'memcached-leader-election-role' }, subjects: [subject],
+    });
+  });
+
+  test('every pod spec meets the restricted Pod Security Standard and mounts its token', () => {
+    const specs = podSpecsOf(objects);
+    expect(specs.map(s => s.owner)).toEqual(['Deployment/memcached-operator']);
+    for (const { spec } of specs) {
+      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(spec.automountServiceAccountToken).toBe(true);
+      for (const c of spec.containers) {
+        expect(c.securityContext).toEqual(expect.objectContaining({
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+        }));
+        expect(c.resources.requests).toBeDefined();
+        expect(c.resources.limits).toBeDefined();
+      }
+    }
+    expect((one(objects, 'Namespace', 'memcached-system').metadata.labels as Record<string, string>)['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  test('the reconciler Deployment: args select the controller, probes, metrics port and Service', () => {
+    const dep = one(objects, 'Deployment', 'memcached-operator');
+    const c = dep.spec.template.spec.containers[0];
+    expect(c.args).toEqual(expect.arrayContaining([
+      '--controllers=memcached', '--leader-elect', '--leader-election-id=memcached-operator-leader',
+      '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081',
+    ]));
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
+    expect(c.ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'metrics', containerPort: 8080 })]));
+    expect(dep.spec.template.spec.serviceAccountName).toBe('memcached-operator');
+    const svc = one(objects, 'Service', 'memcached-metrics');
+    expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
+    // Every selector label is on the pod template, so the Deployment is valid.
+    expect(dep.spec.template.metadata.labels).toMatchObject(dep.spec.selector.matchLabels);
+  });
+
+  test('every object carries the standard app.kubernetes.io labels', () => {
+    for (const o of objects) {
+      expect(Object.keys(o.metadata.labels ?? {})).toEqual(expect.arrayContaining(['app.kubernetes.io/part-of', 'app.kubernetes.io/managed-by']));
+    }
+  });
+
+  test('every built-in object validates against the Kubernetes OpenAPI schema', () => {
+    const builtins = objects.filter(o => isBuiltin(o.apiVersion));
+    expect(builtins.length).toBe(objects.length);
+    for (const o of builtins) expect(() => validateBuiltin(o)).not.toThrow();
+    // The validator can fail: a broken Deployment is caught.
+    const broken = structuredClone(one(objects, 'Deployment', 'memcached-operator'));
+    broken.spec.replicas = 'three';
+    expect(() => validateBuiltin(broken)).toThrow();
+  });
+
+  test('the declaration and the output agree', () => {
+    const rules = rulesForControllers([memcachedController]);
+    expect(one(objects, 'ClusterRole', 'memcached-manager-role').rules).toEqual(rules.namespaced);
+    expect(memcachedKind.crdName).toBe(crd.metadata.name);
+  });
+});
+
+describe('sample Memcached resources', () => {
+  const validator = new CrdValidator(crd);
+
+  test('the synthesized sample is a size-3 Memcached that validates against its CRD', () => {
+    expect(samples).toHaveLength(1);
+    expect(samples[0]).toMatchObject({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', spec: { size: 3 } });
+    expect(validator.validate(samples[0])).toEqual([]);
+  });
+
+  test('defaults fill in image and containerPort', () => {
+    const cr = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'x' }, spec: { size: 2 } };
+    expect(validator.validate(cr)).toEqual([]);
+  });
+
+  const invalid: Array<[string, unknown, string]> = [
+    ['size 0', { size: 0 }, 'spec.size'],
+    ['size 11', { size: 11 }, 'spec.size'],
+    ['size as a string', { size: '3' }, 'spec.size'],
+    ['size fractional', { size: 2.5 }, 'spec.size'],
+    ['size negative', { size: -1 }, 'spec.size'],
+    ['size missing', { image: 'memcached:1.6' }, 'spec.size'],
+    ['image empty', { size: 1, image: '' }, 'spec.image'],
+    ['image with spaces', { size: 1, image: 'memcached 1.6' }, 'spec.image'],
+    ['image a number', { size: 1, image: 16 }, 'spec.image'],
+    ['containerPort 0', { size: 1, containerPort: 0 }, 'spec.containerPort'],
+    ['containerPort 70000', { size: 1, containerPort: 70000 }, 'spec.containerPort'],
+    ['containerPort a string', { size: 1, containerPort: '11211' }, 'spec.containerPort'],
+    ['unknown field', { size: 1, replicas: 3 }, 'spec.replicas'],
+    ['spec a string', 'three', 'spec'],
+  ];
+  test.each(invalid)('rejects %s, naming the field', (_what, spec, field) => {
+    const errors = validator.validate({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'bad' }, spec });
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.join('\n')).toContain(field);
+  });
+
+  test('rejects a Memcached without spec, and an unserved version', () => {
+    expect(validator.validate({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'x' } }).join()).toContain('spec: Required value');
+    expect(validator.validate({ apiVersion: 'cache.example.com/v2', kind: 'Memcached', metadata: { name: 'x' }, spec: { size: 1 } }).join()).toContain('apiVersion');
+  });
+});
