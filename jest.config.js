@@ -8,8 +8,17 @@ const base = {
 };
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/harness/failure-flag-reporter.js'],
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], slowTestThreshold: 60 },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // One real control plane (etcd, kube-apiserver, kube-controller-manager) for the tier.
+      globalSetup: '<rootDir>/test/harness/jest-global-setup.ts',
+      globalTeardown: '<rootDir>/test/harness/jest-global-teardown.ts',
+      slowTestThreshold: 60,
+    },
   ],
 };

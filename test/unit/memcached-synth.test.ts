@@ -1,7 +1,13 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { memcachedController, memcachedKind, rulesForControllers, structuralProblems } from '../../constructs';
 import { validateBuiltin, isBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
-import { one, podSpecsOf, synthProject } from '../support/synth';
+import { invalidMemcachedSpecs, memcachedWithSpec } from '../support/memcached-cases';
+import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
+
+const SEEDS = path.join(__dirname, '..', 'fixtures', 'seeds');
+const seedFiles = fs.readdirSync(SEEDS).filter(f => /memcached.*\.yaml$/.test(f));
 
 const result = synthProject();
 const { objects, samples, files } = result;
@@ -185,26 +191,16 @@ describe('sample Memcached resources', () => {
     expect(validator.validate(cr)).toEqual([]);
   });
 
-  const invalid: Array<[string, unknown, string]> = [
-    ['size 0', { size: 0 }, 'spec.size'],
-    ['size 11', { size: 11 }, 'spec.size'],
-    ['size as a string', { size: '3' }, 'spec.size'],
-    ['size fractional', { size: 2.5 }, 'spec.size'],
-    ['size negative', { size: -1 }, 'spec.size'],
-    ['size missing', { image: 'memcached:1.6' }, 'spec.size'],
-    ['image empty', { size: 1, image: '' }, 'spec.image'],
-    ['image with spaces', { size: 1, image: 'memcached 1.6' }, 'spec.image'],
-    ['image a number', { size: 1, image: 16 }, 'spec.image'],
-    ['containerPort 0', { size: 1, containerPort: 0 }, 'spec.containerPort'],
-    ['containerPort 70000', { size: 1, containerPort: 70000 }, 'spec.containerPort'],
-    ['containerPort a string', { size: 1, containerPort: '11211' }, 'spec.containerPort'],
-    ['unknown field', { size: 1, replicas: 3 }, 'spec.replicas'],
-    ['spec a string', 'three', 'spec'],
-  ];
-  test.each(invalid)('rejects %s, naming the field', (_what, spec, field) => {
-    const errors = validator.validate({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'bad' }, spec });
+  test.each(invalidMemcachedSpecs)('rejects %s, naming the field', (_what, spec, field) => {
+    const errors = validator.validate(memcachedWithSpec('bad', spec));
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.join('\n')).toContain(field);
+  });
+
+  test.each(seedFiles)('the seed sample %s validates verbatim', file => {
+    const docs = parseYaml(fs.readFileSync(path.join(SEEDS, file), 'utf8'));
+    expect(docs).toHaveLength(1);
+    expect(validator.validate(docs[0])).toEqual([]);
   });
 
   test('rejects a Memcached without spec, and an unserved version', () => {

@@ -1,0 +1,23 @@
+/**
+ * `npm run cluster`: starts the test control plane and keeps it running until Ctrl-C, for demos
+ * (`npm run operator` against it) and for poking at it with kubectl.
+ */
+import { startControlPlane } from './control-plane';
+
+async function main(): Promise<void> {
+  const cp = await startControlPlane({ audit: process.argv.includes('--audit') });
+  process.stdout.write(`Kubernetes ${cp.version} at ${cp.server}\nexport KUBECONFIG=${cp.kubeconfig}\n`);
+  if (cp.etcdUrl) process.stdout.write(`etcd at ${cp.etcdUrl}\n`);
+  const stop = async () => {
+    await cp.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  setInterval(() => undefined, 1 << 30);
+}
+
+main().catch(err => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,345 @@
+/**
+ * A real Kubernetes control plane for tests, benchmarks and demos, in the spirit of
+ * controller-runtime's envtest: etcd + kube-apiserver + kube-controller-manager on loopback,
+ * with generated certificates, RBAC authorization, and a kubeconfig for an admin.
+ *
+ * Where the cluster comes from, in this order:
+ *  1. OPKIT_KUBECONFIG: an existing cluster. (Never the user's KUBECONFIG, so a test run cannot
+ *     touch a real cluster by accident.)
+ *  2. KUBEBUILDER_ASSETS: a directory with prebuilt etcd, kube-apiserver (and, optionally,
+ *     kube-controller-manager), the envtest convention.
+ *  3. Otherwise test/harness/build-control-plane.sh builds them from their Go modules and caches
+ *     them outside the repository, keyed by version.
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const HARNESS_DIR = __dirname;
+
+export interface ControlPlaneBinaries {
+  readonly dir: string;
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  /** Absent when KUBEBUILDER_ASSETS has none: no garbage collection or workload controllers then. */
+  readonly kubeControllerManager?: string;
+  /** e.g. v1.33.13 */
+  readonly version: string;
+  /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
+  readonly source: string;
+}
+
+/** A running (or borrowed) control plane. */
+export interface ControlPlane {
+  /** Path of an admin kubeconfig. */
+  readonly kubeconfig: string;
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** The kube-apiserver's version, e.g. v1.33.13. */
+  readonly version: string;
+  /** Whether the harness started it (false for OPKIT_KUBECONFIG). */
+  readonly owned: boolean;
+  /** Where logs (and data) live; undefined for a borrowed cluster. */
+  readonly workDir?: string;
+  /** The audit log of every write request, when started with `audit: true`. */
+  readonly auditLog?: string;
+  /** The etcd client URL, for tests that compact etcd. */
+  readonly etcdUrl?: string;
+  /** Stops what the harness started; keeps the work dir (logs) when `keepLogs`. */
+  stop(options?: { keepLogs?: boolean }): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Record every write request in an audit log (for tests that count writes). @default false */
+  readonly audit?: boolean;
+  /** Print progress to stderr. @default true */
+  readonly verbose?: boolean;
+}
+
+function log(verbose: boolean, msg: string): void {
+  if (verbose) process.stderr.write(`[control-plane] ${msg}\n`);
+}
+
+/** Finds (or builds and caches) the control-plane binaries. */
+export function resolveBinaries(verbose = true): ControlPlaneBinaries {
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets) {
+    const need = (name: string) => {
+      const p = path.join(assets, name);
+      if (!fs.existsSync(p)) throw new Error(`KUBEBUILDER_ASSETS=${assets} has no ${name}`);
+      return p;
+    };
+    const kcm = path.join(assets, 'kube-controller-manager');
+    const apiserver = need('kube-apiserver');
+    return {
+      dir: assets,
+      etcd: need('etcd'),
+      kubeApiserver: apiserver,
+      kubeControllerManager: fs.existsSync(kcm) ? kcm : undefined,
+      version: binaryVersion(apiserver),
+      source: 'KUBEBUILDER_ASSETS',
+    };
+  }
+  const started = Date.now();
+  const out = execFileSync('bash', [path.join(HARNESS_DIR, 'build-control-plane.sh')], {
+    stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'ignore'],
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const dir = out.trim().split('\n').pop()!;
+  const apiserver = path.join(dir, 'kube-apiserver');
+  return {
+    dir,
+    etcd: path.join(dir, 'etcd'),
+    kubeApiserver: apiserver,
+    kubeControllerManager: path.join(dir, 'kube-controller-manager'),
+    version: binaryVersion(apiserver),
+    source: Date.now() - started > 30_000 ? 'built' : 'cache',
+  };
+}
+
+function binaryVersion(apiserver: string): string {
+  const out = execFileSync(apiserver, ['--version'], { encoding: 'utf8' });
+  return out.trim().split(/\s+/).pop() ?? 'unknown';
+}
+
+/** A control plane from OPKIT_KUBECONFIG, or a fresh one started from binaries. */
+export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
+  const verbose = options.verbose ?? true;
+  const existing = process.env.OPKIT_KUBECONFIG;
+  if (existing) {
+    log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
+    const version = JSON.parse(execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' })).serverVersion.gitVersion;
+    const server = execFileSync('kubectl', ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { encoding: 'utf8' });
+    return { kubeconfig: existing, server, version, owned: false, stop: async () => undefined };
+  }
+  const bins = resolveBinaries(verbose);
+  log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
+  return startFromBinaries(bins, options);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function openssl(cwd: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A CA, an apiserver serving certificate for loopback, and the service-account key pair. */
+function generateCertificates(dir: string): void {
+  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=opkit-test-ca']);
+  fs.writeFileSync(path.join(dir, 'serving.ext'), [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=digitalSignature,keyEncipherment',
+    'extendedKeyUsage=serverAuth',
+    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+  ].join('\n'));
+  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver']);
+  openssl(dir, ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver.crt', '-days', '2', '-extfile', 'serving.ext']);
+  openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
+  openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+}
+
+function kubeconfigYaml(server: string, caFile: string, user: string, token: string): string {
+  const ca = fs.readFileSync(caFile).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: opkit-test',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${ca}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: opkit-test',
+    '  context:',
+    '    cluster: opkit-test',
+    `    user: ${user}`,
+    'current-context: opkit-test',
+    '',
+  ].join('\n');
+}
+
+/** GET a path with a bearer token; resolves with the status code (0 on connection error). */
+function probe(url: string, ca: Buffer, token?: string): Promise<number> {
+  return new Promise(resolve => {
+    const req = https.get(url, { ca, headers: token ? { Authorization: `Bearer ${token}` } : {}, rejectUnauthorized: !!ca.length, timeout: 2000 }, res => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => { req.destroy(); resolve(0); });
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, procs: ChildProcess[], timeoutMs: number, logsDir: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const dead = procs.find(p => p.exitCode !== null || p.signalCode !== null);
+    if (dead) throw new Error(`${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`);
+    if (await check()) return;
+    await new Promise(r => setTimeout(r, 250));
+  }
+  throw new Error(`${what}: not ready within ${timeoutMs / 1000}s; see logs in ${logsDir}`);
+}
+
+function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
+  fs.closeSync(out);
+  return child;
+}
+
+async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise<void>(r => p.once('exit', () => r()));
+  p.kill('SIGTERM');
+  const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptions): Promise<ControlPlane> {
+  const verbose = options.verbose ?? true;
+  const started = Date.now();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-control-plane-'));
+  const certs = path.join(workDir, 'pki');
+  const logs = path.join(workDir, 'logs');
+  fs.mkdirSync(certs);
+  fs.mkdirSync(logs);
+  generateCertificates(certs);
+
+  const [etcdClient, etcdPeer, apiPort, kcmPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const adminToken = randomBytes(24).toString('hex');
+  const kcmToken = randomBytes(24).toString('hex');
+  fs.writeFileSync(path.join(certs, 'tokens.csv'), [
+    `${adminToken},opkit-admin,opkit-admin,"system:masters"`,
+    // All controllers share one identity here (no per-controller service accounts), so it needs
+    // the rights of every controller: give it the masters group.
+    `${kcmToken},system:kube-controller-manager,system:kube-controller-manager,"system:masters"`,
+  ].join('\n') + '\n');
+
+  const procs: ChildProcess[] = [];
+  const stop = async (opts: { keepLogs?: boolean } = {}) => {
+    for (const p of [...procs].reverse()) await stopProcess(p);
+    fs.rmSync(path.join(workDir, 'etcd-data'), { recursive: true, force: true });
+    if (!opts.keepLogs) fs.rmSync(workDir, { recursive: true, force: true });
+    else log(verbose, `logs kept in ${logs}`);
+  };
+
+  try {
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    procs.push(startProcess(bins.etcd, [
+      '--name', 'default',
+      '--data-dir', path.join(workDir, 'etcd-data'),
+      '--listen-client-urls', etcdUrl,
+      '--advertise-client-urls', etcdUrl,
+      '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
+      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
+      '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`,
+      // Test data is throwaway: skipping fsync makes every write much cheaper.
+      '--unsafe-no-fsync',
+      '--log-level', 'warn',
+    ], path.join(logs, 'etcd.log')));
+
+    const auditLog = options.audit ? path.join(logs, 'audit.log') : undefined;
+    if (auditLog) {
+      fs.writeFileSync(path.join(certs, 'audit-policy.yaml'), [
+        'apiVersion: audit.k8s.io/v1',
+        'kind: Policy',
+        'omitStages: ["RequestReceived"]',
+        'rules:',
+        '- level: Metadata',
+        '  verbs: ["create", "update", "patch", "delete", "deletecollection"]',
+        '- level: None',
+        '',
+      ].join('\n'));
+    }
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    procs.push(startProcess(bins.kubeApiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${certs}`,
+      `--tls-cert-file=${path.join(certs, 'apiserver.crt')}`,
+      `--tls-private-key-file=${path.join(certs, 'apiserver.key')}`,
+      `--client-ca-file=${path.join(certs, 'ca.crt')}`,
+      `--token-auth-file=${path.join(certs, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${path.join(certs, 'sa.pub')}`,
+      `--service-account-signing-key-file=${path.join(certs, 'sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=false',
+      ...(auditLog ? [`--audit-policy-file=${path.join(certs, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking', '--audit-log-format=json'] : []),
+      '--v=1',
+    ], path.join(logs, 'kube-apiserver.log')));
+
+    const ca = fs.readFileSync(path.join(certs, 'ca.crt'));
+    await waitFor('kube-apiserver', async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200, procs, 90_000, logs);
+
+    const kubeconfig = path.join(workDir, 'kubeconfig');
+    fs.writeFileSync(kubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'opkit-admin', adminToken), { mode: 0o600 });
+
+    if (bins.kubeControllerManager) {
+      const kcmKubeconfig = path.join(certs, 'kcm.kubeconfig');
+      fs.writeFileSync(kcmKubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'kcm', kcmToken), { mode: 0o600 });
+      procs.push(startProcess(bins.kubeControllerManager, [
+        `--kubeconfig=${kcmKubeconfig}`,
+        `--authentication-kubeconfig=${kcmKubeconfig}`,
+        `--authorization-kubeconfig=${kcmKubeconfig}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${kcmPort}`,
+        '--leader-elect=false',
+        `--service-account-private-key-file=${path.join(certs, 'sa.key')}`,
+        `--root-ca-file=${path.join(certs, 'ca.crt')}`,
+        '--use-service-account-credentials=false',
+        // Everything on by default (garbage collector, deployment, replicaset, statefulset, job,
+        // cronjob, persistentvolume binder, namespace, serviceaccount ...), and no cloud.
+        '--controllers=*',
+        // Faster than the defaults, so tests see garbage collection and bindings sooner.
+        '--concurrent-gc-syncs=5',
+        '--pvclaimbinder-sync-period=2s',
+        '--v=1',
+      ], path.join(logs, 'kube-controller-manager.log')));
+      await waitFor('kube-controller-manager', async () => (await probe(`https://127.0.0.1:${kcmPort}/healthz`, Buffer.alloc(0))) === 200, procs, 60_000, logs);
+    } else {
+      log(verbose, 'no kube-controller-manager in KUBEBUILDER_ASSETS: no garbage collection or workload controllers');
+    }
+
+    // The "default" ServiceAccount must exist before pods can be created in "default".
+    await waitFor('default ServiceAccount', async () => {
+      try {
+        execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'serviceaccount', 'default', '-n', 'default'], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return !bins.kubeControllerManager;
+      }
+    }, procs, 60_000, logs);
+
+    log(verbose, `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${workDir})`);
+    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, stop };
+  } catch (err) {
+    await stop({ keepLogs: true });
+    throw err;
+  }
+}

@@ -1,0 +1,16 @@
+import { startControlPlane } from './control-plane';
+
+/**
+ * Starts one control plane for the whole integration tier. Test files reach it through
+ * OPKIT_TEST_* variables (workers inherit this process's environment).
+ */
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  const cp = await startControlPlane({ audit: true });
+  (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
+  process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
+  process.env.OPKIT_TEST_K8S_VERSION = cp.version;
+  if (cp.etcdUrl) process.env.OPKIT_TEST_ETCD_URL = cp.etcdUrl;
+  if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
+  process.stderr.write(`[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+}

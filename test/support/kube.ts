@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+
+export interface KubectlResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The kubeconfig of the test control plane (set by the integration tier's global setup). */
+export function testKubeconfig(): string {
+  const k = process.env.OPKIT_TEST_KUBECONFIG;
+  if (!k) throw new Error('OPKIT_TEST_KUBECONFIG is not set: integration tests run under `npm test`, which starts a control plane');
+  return k;
+}
+
+/** Runs the real kubectl against the test cluster, always with an explicit --kubeconfig. */
+export function kubectl(args: string[], options: { input?: string } = {}): KubectlResult {
+  const r = spawnSync('kubectl', ['--kubeconfig', testKubeconfig(), ...args], {
+    input: options.input,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Runs kubectl and throws with its output when it fails. */
+export function kubectlOk(args: string[], options: { input?: string } = {}): string {
+  const r = kubectl(args, options);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+/** Parses `kubectl get -o json`. */
+export function getJson<T = any>(args: string[]): T {
+  return JSON.parse(kubectlOk([...args, '-o', 'json'])) as T;
+}
+
+/** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
+export async function eventually<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise(r => setTimeout(r, intervalMs));
+  }
+}
+
+/** Creates a namespace for one test file, with a unique name. */
+export function createTestNamespace(prefix: string): string {
+  const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  kubectlOk(['create', 'namespace', name]);
+  return name;
+}
