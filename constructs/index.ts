@@ -10,3 +10,4 @@ export * from './core/operator';
 export * from './memcached/api';
 export * from './memcached/controller';
 export * from './memcached/operator';
+export * from './memcached/memcached-deployment';

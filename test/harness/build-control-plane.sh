@@ -18,6 +18,24 @@ CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-ki
 OUT="$CACHE_ROOT/control-plane-k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
 
 log() { echo "[build-control-plane] $*" >&2; }
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+if [[ "${OPKIT_CONTROL_PLANE:-}" == debian ]]; then
+  exec bash "$here/build-control-plane-debian.sh"
+fi
+# The Go module build runs in a child process, so that any failure in it (set -e) falls back.
+if [[ "${1:-}" != --go-only ]]; then
+  if out="$(bash "${BASH_SOURCE[0]}" --go-only)"; then
+    echo "$out"
+    exit 0
+  fi
+  log "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+  log "!!! Could not build Kubernetes $K8S_VERSION from the Go module proxy (see above)."
+  log "!!! FALLING BACK to Debian's Kubernetes 1.20.2: an OLD release without batch/v1 CronJob,"
+  log "!!! policy/v1 PodDisruptionBudget or Pod Security admission. Some tests will not hold."
+  log "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+  exec bash "$here/build-control-plane-debian.sh"
+fi
 
 if [[ -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" && -x "$OUT/etcd" ]]; then
   log "cached: $OUT"
@@ -25,7 +43,7 @@ if [[ -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" && -x "$OUT/
   exit 0
 fi
 
-command -v go >/dev/null || { log "go is not installed; install Go (golang-go) or set KUBEBUILDER_ASSETS"; exit 1; }
+command -v go >/dev/null || { log "go is not installed; install Go >= 1.24 or set KUBEBUILDER_ASSETS"; exit 1; }
 
 mkdir -p "$OUT"
 work="$(mktemp -d)"

@@ -1,0 +1,76 @@
+import { k8s } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { selectorLabels, standardLabels } from '../core/labels';
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
+import type { MemcachedSpec } from './api';
+
+/** The uid of the `memcache` user in the official memcached image. */
+const MEMCACHE_UID = 11211;
+
+export interface MemcachedDeploymentProps {
+  /** The Memcached resource's name; the Deployment takes the same name. */
+  readonly name: string;
+  readonly namespace?: string;
+  /** The spec, with the API server's defaults applied. */
+  readonly spec: MemcachedSpec;
+  /** Controller owner reference to the Memcached, so garbage collection removes the Deployment. */
+  readonly owner?: k8s.OwnerReference;
+  /** @default 'memcached-operator' */
+  readonly managedBy?: string;
+}
+
+/** The labels of a Memcached's pods, which its Deployment selects on. */
+export function memcachedSelectorLabels(name: string): Record<string, string> {
+  return selectorLabels({ name: 'memcached', instance: name, component: 'cache', managedBy: '' });
+}
+
+/**
+ * The Deployment that runs a Memcached: `size` replicas of the image, TCP probes on the port,
+ * resource requests and a restricted security context.
+ *
+ * It is the desired state the reconciler applies for each Memcached resource (rendered in a
+ * throwaway chart), and it can equally be used in a static chart, without the operator.
+ */
+export class MemcachedDeployment extends Construct {
+  readonly deployment: k8s.KubeDeployment;
+
+  constructor(scope: Construct, id: string, props: MemcachedDeploymentProps) {
+    super(scope, id);
+    const labels = standardLabels({ name: 'memcached', instance: props.name, component: 'cache', managedBy: props.managedBy ?? 'memcached-operator' });
+    const port = props.spec.containerPort;
+    const portRef = k8s.IntOrString.fromString('memcached');
+    this.deployment = new k8s.KubeDeployment(this, 'Resource', {
+      metadata: {
+        name: props.name,
+        namespace: props.namespace,
+        labels,
+        ownerReferences: props.owner ? [props.owner] : undefined,
+      },
+      spec: {
+        replicas: props.spec.size,
+        selector: { matchLabels: memcachedSelectorLabels(props.name) },
+        template: {
+          metadata: { labels },
+          spec: {
+            // memcached never talks to the API server.
+            automountServiceAccountToken: false,
+            securityContext: restrictedPodSecurityContext(MEMCACHE_UID),
+            containers: [{
+              name: 'memcached',
+              image: props.spec.image,
+              args: ['-m', '64', '-o', 'modern', '-v'],
+              ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
+              livenessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 10, periodSeconds: 10 },
+              readinessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 2, periodSeconds: 5 },
+              resources: {
+                requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+                limits: { memory: k8s.Quantity.fromString('128Mi') },
+              },
+              securityContext: restrictedContainerSecurityContext(),
+            }],
+          },
+        },
+      },
+    });
+  }
+}

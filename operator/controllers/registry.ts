@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import type { ControllerDeclaration } from '../../constructs/core/controller';
+import { memcachedController } from '../../constructs/memcached/controller';
+import { KubeClient } from '../runtime/client';
+import { Controller } from '../runtime/controller';
+import { EventRecorder } from '../runtime/events';
+import { Manager } from '../runtime/manager';
+import { Metrics } from '../runtime/metrics';
+import { RateLimiterOptions } from '../runtime/workqueue';
+import { setupMemcachedController } from './memcached';
+
+export interface ControllerSetupOptions {
+  readonly client: KubeClient;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly maxConcurrentReconciles?: number;
+  readonly rateLimiter?: RateLimiterOptions;
+}
+
+export interface RegisteredController {
+  readonly declaration: ControllerDeclaration;
+  readonly setup: (mgr: Manager, options: ControllerSetupOptions) => Controller;
+}
+
+/** Every controller this reconciler image can run, by the name `--controllers` uses. */
+export const CONTROLLERS: Record<string, RegisteredController> = {
+  [memcachedController.name]: { declaration: memcachedController, setup: setupMemcachedController },
+};

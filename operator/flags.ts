@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+
+/** The manager's command line, with controller-runtime's flag names. */
+export interface Flags {
+  controllers: string[];
+  namespace?: string;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  leaderElectionNamespace?: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  maxConcurrentReconciles: number;
+  kubeconfig?: string;
+  logLevel: string;
+  syncPeriodMs: number;
+  help: boolean;
+}
+
+export const USAGE = `Usage: reconciler [flags]
+
+  --controllers=a,b                 controllers to run (default: all): memcached
+  --namespace=NS                    watch only this namespace (default: all namespaces)
+  --leader-elect                    elect one active replica through a Lease
+  --leader-election-id=NAME         Lease name (default: cdk8s-operator-kit-leader)
+  --leader-election-namespace=NS    Lease namespace (default: the pod's namespace)
+  --leader-election-lease-duration  (default 15s)
+  --leader-election-renew-deadline  (default 10s)
+  --leader-election-retry-period    (default 2s)
+  --metrics-bind-address=ADDR       /metrics (default :8080; 0 disables)
+  --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
+  --max-concurrent-reconciles=N     workers per controller (default 1)
+  --sync-period=DURATION            re-reconcile everything this often (default 10h)
+  --kubeconfig=PATH                 out of cluster (default: in-cluster, then KUBECONFIG)
+  --log-level=debug|info|warn|error (default info)
+`;
+
+/** Parses Go-style durations: 500ms, 15s, 2m, 10h, 1h30m. */
+export function parseDuration(text: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of text.matchAll(re)) {
+    total += Number(m[1]) * units[m[2]];
+    consumed += m[0].length;
+  }
+  if (consumed !== text.length || consumed === 0) throw new Error(`invalid duration ${JSON.stringify(text)}; use forms like 500ms, 15s, 2m, 10h`);
+  return total;
+}
+
+function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+export function parseFlags(argv: string[], known: string[]): Flags {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      controllers: { type: 'string' },
+      namespace: { type: 'string' },
+      'leader-elect': { type: 'boolean', default: false },
+      'leader-election-id': { type: 'string', default: 'cdk8s-operator-kit-leader' },
+      'leader-election-namespace': { type: 'string' },
+      'leader-election-lease-duration': { type: 'string', default: '15s' },
+      'leader-election-renew-deadline': { type: 'string', default: '10s' },
+      'leader-election-retry-period': { type: 'string', default: '2s' },
+      'metrics-bind-address': { type: 'string', default: ':8080' },
+      'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'max-concurrent-reconciles': { type: 'string', default: '1' },
+      'sync-period': { type: 'string', default: '10h' },
+      kubeconfig: { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const controllers = values.controllers ? values.controllers.split(',').map(s => s.trim()).filter(Boolean) : known;
+  const unknown = controllers.filter(c => !known.includes(c));
+  if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']!)) throw new Error(`--log-level must be debug, info, warn or error`);
+  const flags: Flags = {
+    controllers,
+    namespace: values.namespace || undefined,
+    leaderElect: values['leader-elect']!,
+    leaderElectionId: values['leader-election-id']!,
+    leaderElectionNamespace: values['leader-election-namespace'],
+    leaseDurationMs: parseDuration(values['leader-election-lease-duration']!),
+    renewDeadlineMs: parseDuration(values['leader-election-renew-deadline']!),
+    retryPeriodMs: parseDuration(values['leader-election-retry-period']!),
+    metricsBindAddress: values['metrics-bind-address']!,
+    healthProbeBindAddress: values['health-probe-bind-address']!,
+    maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']!),
+    kubeconfig: values.kubeconfig,
+    logLevel: values['log-level']!,
+    syncPeriodMs: parseDuration(values['sync-period']!),
+    help: values.help!,
+  };
+  if (flags.renewDeadlineMs >= flags.leaseDurationMs) throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
+  if (flags.retryPeriodMs >= flags.renewDeadlineMs) throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
+  return flags;
+}

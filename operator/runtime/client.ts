@@ -1,0 +1,217 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeObject, ResourceType, resourcePath } from './resource';
+
+/** An error answer from the API server, with its HTTP status and Kubernetes reason. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
+export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
+export const isGone = (e: unknown) => e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+/** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
+export const isInvalid = (e: unknown) => e instanceof ApiError && (e.status === 422 || e.status === 400);
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+/** Counts requests by verb, for metrics and for tests that check a reconcile wrote nothing. */
+export type RequestObserver = (method: string, path: string, status: number, seconds: number) => void;
+
+export interface KubeClientOptions {
+  /** Field manager for server-side apply and writes. */
+  readonly fieldManager: string;
+  /** Per-request timeout (not for watches). @default 30000 */
+  readonly timeoutMs?: number;
+  readonly observer?: RequestObserver;
+}
+
+/**
+ * A small REST client for the Kubernetes API on top of the kubeconfig's TLS and auth settings.
+ * It knows resource paths from declarations, so it needs no discovery round trips, and it
+ * exposes exactly the verbs a controller uses: get, list, watch, server-side apply, status
+ * apply, merge patch, create, delete.
+ */
+export class KubeClient {
+  private readonly server: URL;
+  private readonly agent: http.Agent;
+
+  constructor(readonly kubeConfig: KubeConfig, readonly options: KubeClientOptions) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    const Agent = this.server.protocol === 'https:' ? https.Agent : http.Agent;
+    // No client-side throttling (as controller-runtime): the API server's priority and fairness
+    // protects itself. Keep-alive avoids a TLS handshake per request.
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  get fieldManager(): string {
+    return this.options.fieldManager;
+  }
+
+  async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+    return this.request<T>('GET', resourcePath(type, namespace, name));
+  }
+
+  async list<T extends KubeObject>(type: ResourceType, namespace?: string, query: Record<string, string> = {}): Promise<KubeList<T>> {
+    return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
+    return this.request<T>('POST', resourcePath(type, namespace), { body: obj, query: { fieldManager: this.fieldManager } });
+  }
+
+  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
+  async apply<T extends KubeObject>(type: ResourceType, obj: KubeObject, options: { subresource?: string; force?: boolean } = {}): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, options.subresource), {
+      body: obj,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: this.fieldManager, force: String(options.force ?? true) },
+    });
+  }
+
+  /** JSON merge patch, e.g. for finalizers. */
+  async mergePatch<T extends KubeObject>(type: ResourceType, name: string, namespace: string | undefined, patch: unknown, subresource?: string): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  async delete(type: ResourceType, name: string, namespace?: string, propagationPolicy: 'Background' | 'Foreground' | 'Orphan' = 'Background'): Promise<void> {
+    await this.request('DELETE', resourcePath(type, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy } });
+  }
+
+  /** Any request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer. */
+  async request<T = unknown>(method: string, path: string, opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {}): Promise<T> {
+    const started = process.hrtime.bigint();
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const req = await this.prepare(method, path, opts.query, {
+      ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}),
+    });
+    return new Promise<T>((resolve, reject) => {
+      const r = req.module.request(req.options, res => {
+        const chunks: Buffer[] = [];
+        res.on('data', c => chunks.push(c));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: any;
+          try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
+          if (status >= 200 && status < 300) resolve(body as T);
+          else reject(toApiError(status, body, `${method} ${path}`));
+        });
+        res.on('error', reject);
+      });
+      r.setTimeout(this.options.timeoutMs ?? 30_000, () => r.destroy(new Error(`${method} ${path}: timed out`)));
+      r.on('error', err => {
+        this.options.observer?.(method, path, 0, Number(process.hrtime.bigint() - started) / 1e9);
+        reject(err);
+      });
+      if (payload) r.write(payload);
+      r.end();
+    });
+  }
+
+  /**
+   * Opens a watch and feeds each event to `onEvent` until the server ends the stream, the
+   * connection fails, or `signal` aborts. Resolves when the stream ends; rejects on errors
+   * (including a non-2xx answer to the watch request itself).
+   */
+  async watch(type: ResourceType, namespace: string | undefined, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, idleTimeoutMs = 10 * 60 * 1000): Promise<void> {
+    const path = resourcePath(type, namespace);
+    const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
+    return new Promise<void>((resolve, reject) => {
+      const r = req.module.request({ ...req.options, agent: false }, res => {
+        if ((res.statusCode ?? 0) >= 300) {
+          const chunks: Buffer[] = [];
+          res.on('data', c => chunks.push(c));
+          res.on('end', () => {
+            let body: any;
+            try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
+            reject(toApiError(res.statusCode ?? 0, body, `watch ${path}`));
+          });
+          return;
+        }
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl: number;
+          while ((nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (!line) continue;
+            try {
+              onEvent(JSON.parse(line) as WatchEvent);
+            } catch (err) {
+              r.destroy(err as Error);
+              return;
+            }
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', reject);
+        res.on('aborted', () => reject(new Error(`watch ${path}: connection aborted`)));
+      });
+      // A connection that carries nothing (not even a bookmark) for this long is dead.
+      r.setTimeout(idleTimeoutMs, () => r.destroy(new Error(`watch ${path}: no data for ${idleTimeoutMs / 1000}s`)));
+      r.on('error', err => (signal.aborted ? resolve() : reject(err)));
+      r.on('close', () => (signal.aborted ? resolve() : reject(new Error(`watch ${path}: connection closed`))));
+      const abort = () => r.destroy();
+      if (signal.aborted) abort();
+      signal.addEventListener('abort', abort, { once: true });
+      r.end();
+    });
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async prepare(method: string, path: string, query: Record<string, string> | undefined, headers: Record<string, string>) {
+    const qs = query && Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : '';
+    const basePath = this.server.pathname.replace(/\/$/, '');
+    const options: https.RequestOptions = {
+      method,
+      protocol: this.server.protocol,
+      hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
+      port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
+      path: `${basePath}${path}${qs}`,
+      headers: { Accept: 'application/json', 'User-Agent': 'cdk8s-operator-kit-reconciler', ...headers },
+      agent: this.agent,
+    };
+    // Adds client certificates, CA and bearer token (re-read for rotating in-cluster tokens).
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    options.agent = this.agent;
+    const module = this.server.protocol === 'https:' ? https : http;
+    return { module, options };
+  }
+}
+
+function toApiError(status: number, body: any, what: string): ApiError {
+  const reason = body?.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
+  const message = body?.message ?? (typeof body === 'string' ? body : '');
+  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, body?.details);
+}

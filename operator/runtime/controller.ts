@@ -1,0 +1,146 @@
+import type { Logger } from 'pino';
+import { KubeClient } from './client';
+import { EventRecorder } from './events';
+import { Informer } from './informer';
+import { Metrics } from './metrics';
+import { controllerOf, KubeObject, objectKey, splitKey } from './resource';
+import { RateLimiter, RateLimiterOptions, WorkQueue } from './workqueue';
+
+/** Which object to reconcile. */
+export interface Request {
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** What a reconcile asks for next. An error thrown instead means: retry with backoff. */
+export interface Result {
+  /** Reconcile again after this long, even if nothing changes (e.g. to poll something external). */
+  readonly requeueAfterMs?: number;
+}
+
+export interface ReconcileContext {
+  readonly client: KubeClient;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+}
+
+export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
+
+export interface ControllerOptions {
+  readonly name: string;
+  readonly reconciler: Reconciler;
+  readonly client: KubeClient;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** @default 1 */
+  readonly maxConcurrentReconciles?: number;
+  readonly rateLimiter?: RateLimiterOptions;
+}
+
+/**
+ * A controller in controller-runtime's shape: events from the primary kind (`for`), from owned
+ * children (`owns`, mapped to their controller owner) and from anything else (`watches`, with a
+ * map function) become keys in a rate-limited work queue; workers reconcile keys, never two
+ * workers on the same key; a failed reconcile is retried with per-key exponential backoff.
+ */
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly log: Logger;
+  private inFlight = 0;
+  private running?: Promise<void>;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.log = options.logger.child({ controller: options.name });
+    this.queue = new WorkQueue(new RateLimiter(options.rateLimiter), options.metrics.forQueue(options.name));
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** Reconcile the objects of this informer's kind. */
+  for(informer: Informer): this {
+    const enqueue = (o: KubeObject) => this.queue.add(objectKey(o.metadata));
+    informer.addHandler({ onAdd: enqueue, onUpdate: (_old, o) => enqueue(o), onDelete: enqueue });
+    return this;
+  }
+
+  /** Reconcile the controlling owner (of `ownerKind`) when one of its children changes. */
+  owns(informer: Informer, ownerKind: { apiVersion: string; kind: string }): this {
+    const group = ownerKind.apiVersion.split('/')[0];
+    const enqueueOwner = (o: KubeObject) => {
+      const owner = controllerOf(o);
+      if (owner && owner.kind === ownerKind.kind && owner.apiVersion.split('/')[0] === group) {
+        this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }));
+      }
+    };
+    informer.addHandler({ onAdd: enqueueOwner, onUpdate: (old, o) => { enqueueOwner(old); enqueueOwner(o); }, onDelete: enqueueOwner });
+    return this;
+  }
+
+  /** Reconcile whatever `map` returns for each changed object. */
+  watches(informer: Informer, map: (o: KubeObject) => Request[]): this {
+    const enqueue = (o: KubeObject) => map(o).forEach(r => this.queue.add(objectKey(r)));
+    informer.addHandler({ onAdd: enqueue, onUpdate: (old, o) => { enqueue(old); enqueue(o); }, onDelete: enqueue });
+    return this;
+  }
+
+  /** Starts the workers; they run until `stop`. */
+  start(): void {
+    const workers = this.options.maxConcurrentReconciles ?? 1;
+    this.log.info({ workers }, 'starting workers');
+    this.running = Promise.all(Array.from({ length: workers }, () => this.worker())).then(() => undefined);
+  }
+
+  /** Stops taking work and waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.running;
+    this.log.info('all workers finished');
+  }
+
+  get activeReconciles(): number {
+    return this.inFlight;
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcileKey(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileKey(key: string): Promise<void> {
+    const { metrics, name } = this.options;
+    const req = splitKey(key);
+    const log = this.log.child({ [req.namespace ? 'namespace' : 'cluster']: req.namespace ?? true, name: req.name, reconcileID: Math.random().toString(36).slice(2, 10) });
+    const end = metrics.reconcileTime.startTimer({ controller: name });
+    this.inFlight++;
+    metrics.activeWorkers.set({ controller: name }, this.inFlight);
+    try {
+      const result = await this.options.reconciler(req, { client: this.options.client, recorder: this.options.recorder, logger: log });
+      this.queue.forget(key);
+      if (result?.requeueAfterMs && result.requeueAfterMs > 0) {
+        this.queue.addAfter(key, result.requeueAfterMs);
+        metrics.reconcileTotal.inc({ controller: name, result: 'requeue_after' });
+      } else {
+        metrics.reconcileTotal.inc({ controller: name, result: 'success' });
+      }
+    } catch (err) {
+      metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+      metrics.reconcileErrors.inc({ controller: name });
+      log.error({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'reconciler error; retrying with backoff');
+      this.queue.addRateLimited(key);
+    } finally {
+      end();
+      this.inFlight--;
+      metrics.activeWorkers.set({ controller: name }, this.inFlight);
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import type { Logger } from 'pino';
+import { exponentialDelay, jitter, sleep } from './backoff';
+import { ApiError, isGone, KubeClient, WatchEvent } from './client';
+import { KubeObject, objectKey, ResourceType } from './resource';
+
+export interface InformerHandler<T extends KubeObject> {
+  onAdd?(obj: T): void;
+  /** Also called on every resync with `old === obj`. */
+  onUpdate?(old: T, obj: T): void;
+  onDelete?(obj: T): void;
+}
+
+export interface InformerOptions {
+  /** Watch one namespace only. @default - all namespaces */
+  readonly namespace?: string;
+  /** Re-deliver every cached object as an update this often (0: never). @default 10 hours, as controller-runtime */
+  readonly resyncPeriodMs?: number;
+  readonly logger: Logger;
+  /** Called on each watch restart with its reason ('expired', 'error', 'closed'). */
+  readonly onWatchRestart?: (reason: string) => void;
+  /** Page size of the initial and recovery lists. @default 500 */
+  readonly pageSize?: number;
+}
+
+/**
+ * A list-then-watch cache of one resource type, in the manner of client-go's reflector and
+ * shared informer:
+ * - lists (paginated) and watches from the list's resourceVersion, with bookmarks, so a
+ *   re-watch resumes where it left off;
+ * - on 410 Gone / Expired (the resourceVersion was compacted away) lists again, emitting adds,
+ *   updates and deletes for what changed while it was not watching;
+ * - on ANY other error (connection reset, timeout, 5xx, 403) it logs, counts, backs off
+ *   (0.8 s doubling to 30 s) and tries again; it never stops until its signal aborts;
+ * - a watch that goes silent past its server timeout plus a margin is treated as broken.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly handlers: InformerHandler<T>[] = [];
+  private synced = false;
+  private readonly syncWaiters: Array<() => void> = [];
+  private resourceVersion = '';
+
+  constructor(private readonly client: KubeClient, readonly type: ResourceType, private readonly options: InformerOptions) {}
+
+  addHandler(handler: InformerHandler<T>): void {
+    this.handlers.push(handler);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list has filled the cache. */
+  waitForSync(): Promise<void> {
+    return this.synced ? Promise.resolve() : new Promise(r => this.syncWaiters.push(r));
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  /** Cached objects, optionally of one namespace and matching all the given labels. */
+  list(namespace?: string, labels?: Record<string, string>): T[] {
+    const keys = namespace === undefined ? [...this.store.keys()] : [...(this.byNamespace.get(namespace) ?? [])];
+    const out: T[] = [];
+    for (const k of keys) {
+      const obj = this.store.get(k);
+      if (!obj) continue;
+      if (labels && !Object.entries(labels).every(([l, v]) => obj.metadata.labels?.[l] === v)) continue;
+      out.push(obj);
+    }
+    return out;
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** Runs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const log = this.options.logger.child({ resource: this.type.resource });
+    const resync = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000;
+    const resyncTimer = resync > 0 ? setInterval(() => this.resync(), resync) : undefined;
+    let needList = true;
+    let failures = 0;
+    try {
+      while (!signal.aborted) {
+        try {
+          if (needList) {
+            await this.listAndReplace();
+            needList = false;
+          }
+          // The server ends a watch after timeoutSeconds; spread them so watches do not all
+          // reconnect at once.
+          const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+          await this.client.watch(this.type, this.options.namespace, {
+            resourceVersion: this.resourceVersion,
+            timeoutSeconds: String(timeoutSeconds),
+          }, e => this.handleEvent(e), signal, (timeoutSeconds + 60) * 1000);
+          failures = 0;
+          if (!signal.aborted) this.options.onWatchRestart?.('closed');
+        } catch (err) {
+          if (signal.aborted) break;
+          if (isGone(err)) {
+            log.info({ resourceVersion: this.resourceVersion }, 'watch resourceVersion expired; listing again');
+            this.options.onWatchRestart?.('expired');
+            needList = true;
+            continue;
+          }
+          failures++;
+          this.options.onWatchRestart?.('error');
+          const delay = jitter(exponentialDelay(failures, 800, 30_000));
+          log.warn({ err: String(err), failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
+          await sleep(delay, signal);
+        }
+      }
+    } finally {
+      if (resyncTimer) clearInterval(resyncTimer);
+    }
+  }
+
+  private async listAndReplace(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let continueToken: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.client.list<T>(this.type, this.options.namespace, {
+        limit: String(this.options.pageSize ?? 500),
+        ...(continueToken ? { continue: continueToken } : {}),
+      });
+      for (const item of page.items) fresh.set(objectKey(item.metadata), item);
+      continueToken = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion;
+    } while (continueToken);
+
+    for (const [key, old] of [...this.store]) {
+      if (!fresh.has(key)) {
+        this.remove(key);
+        this.emit(h => h.onDelete?.(old));
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.store.get(key);
+      this.put(key, obj);
+      if (!old) this.emit(h => h.onAdd?.(obj));
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit(h => h.onUpdate?.(old, obj));
+    }
+    this.resourceVersion = rv;
+    if (!this.synced) {
+      this.synced = true;
+      this.syncWaiters.splice(0).forEach(r => r());
+    }
+  }
+
+  private handleEvent(e: WatchEvent): void {
+    if (e.type === 'ERROR') {
+      const status = e.object as unknown as { code?: number; reason?: string; message?: string };
+      throw new ApiError(status.code ?? 500, status.reason ?? 'Unknown', `watch ${this.type.resource}: ${status.message ?? 'error event'}`);
+    }
+    const obj = e.object as T;
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (e.type === 'BOOKMARK') return;
+    const key = objectKey(obj.metadata);
+    const old = this.store.get(key);
+    if (e.type === 'DELETED') {
+      this.remove(key);
+      this.emit(h => h.onDelete?.(obj));
+    } else {
+      this.put(key, obj);
+      if (old) this.emit(h => h.onUpdate?.(old, obj));
+      else this.emit(h => h.onAdd?.(obj));
+    }
+  }
+
+  private resync(): void {
+    for (const obj of this.store.values()) this.emit(h => h.onUpdate?.(obj, obj));
+  }
+
+  private put(key: string, obj: T): void {
+    this.store.set(key, obj);
+    const ns = obj.metadata.namespace ?? '';
+    let set = this.byNamespace.get(ns);
+    if (!set) this.byNamespace.set(ns, (set = new Set()));
+    set.add(key);
+  }
+
+  private remove(key: string): void {
+    const obj = this.store.get(key);
+    this.store.delete(key);
+    if (obj) this.byNamespace.get(obj.metadata.namespace ?? '')?.delete(key);
+  }
+
+  private emit(fn: (h: InformerHandler<T>) => void): void {
+    for (const h of this.handlers) {
+      try {
+        fn(h);
+      } catch (err) {
+        this.options.logger.error({ err: String(err), resource: this.type.resource }, 'informer handler threw');
+      }
+    }
+  }
+}

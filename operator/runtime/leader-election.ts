@@ -1,0 +1,182 @@
+import type { Logger } from 'pino';
+import { BuiltinTypes } from '../../constructs/core/controller';
+import { sleep } from './backoff';
+import { isConflict, isNotFound, KubeClient } from './client';
+import { resourcePath } from './resource';
+
+export interface LeaderElectionOptions {
+  readonly namespace: string;
+  /** Lease name, e.g. `memcached-operator-leader`. */
+  readonly name: string;
+  /** Unique per process, e.g. the pod name plus a random suffix. */
+  readonly identity: string;
+  /** How long a lease stays valid without renewal. @default 15000 */
+  readonly leaseDurationMs?: number;
+  /** The leader gives up if it cannot renew for this long. @default 10000 */
+  readonly renewDeadlineMs?: number;
+  /** Pause between attempts. @default 2000 */
+  readonly retryPeriodMs?: number;
+  readonly logger: Logger;
+  readonly onLeaderChange?: (leading: boolean) => void;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: LeaseSpec;
+}
+
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics:
+ * - a follower takes the lease only when its holder has not renewed it for a whole lease
+ *   duration, measured on the follower's own clock from when it last saw the record change
+ *   (so clock skew between machines does not matter);
+ * - updates carry the resourceVersion, so two candidates can never both win;
+ * - the leader renews every retry period and steps down when it could not renew within the
+ *   renew deadline;
+ * - `release` empties the holder on graceful shutdown, so a successor need not wait.
+ */
+export class LeaderElector {
+  private observed?: { record: string; at: number };
+  private leading = false;
+  private lease?: Lease;
+
+  constructor(private readonly client: KubeClient, private readonly options: LeaderElectionOptions) {}
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  private get leaseDurationMs() { return this.options.leaseDurationMs ?? 15_000; }
+  private get renewDeadlineMs() { return this.options.renewDeadlineMs ?? 10_000; }
+  private get retryPeriodMs() { return this.options.retryPeriodMs ?? 2_000; }
+
+  /** Resolves once this process leads; resolves false if `signal` aborted first. */
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    const log = this.options.logger;
+    log.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, 'attempting to acquire leader lease');
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew()) {
+        this.setLeading(true);
+        log.info({ identity: this.options.identity }, 'successfully acquired lease');
+        return true;
+      }
+      await sleep(this.retryPeriodMs, signal);
+    }
+    return false;
+  }
+
+  /**
+   * Keeps renewing until `signal` aborts (resolves true) or the lease is lost (resolves false).
+   */
+  async holdUntilLost(signal: AbortSignal): Promise<boolean> {
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.retryPeriodMs, signal);
+      if (signal.aborted) break;
+      if (await this.tryAcquireOrRenew()) {
+        lastRenew = Date.now();
+      } else if (Date.now() - lastRenew >= this.renewDeadlineMs || this.heldByOther()) {
+        this.setLeading(false);
+        this.options.logger.error({ identity: this.options.identity }, 'leader lease lost');
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Gives the lease up (holder emptied, duration 1 s) if this process holds it. */
+  async release(): Promise<void> {
+    if (!this.leading || !this.lease) return;
+    const now = microTime(new Date());
+    try {
+      await this.client.request('PUT', this.path(), {
+        body: { ...this.lease, spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now } },
+      });
+      this.options.logger.info({ identity: this.options.identity }, 'released leader lease');
+    } catch (err) {
+      this.options.logger.warn({ err: String(err) }, 'could not release leader lease');
+    }
+    this.setLeading(false);
+  }
+
+  private heldByOther(): boolean {
+    const holder = this.lease?.spec.holderIdentity;
+    return !!holder && holder !== this.options.identity;
+  }
+
+  private setLeading(leading: boolean): void {
+    if (this.leading === leading) return;
+    this.leading = leading;
+    this.options.onLeaderChange?.(leading);
+  }
+
+  private path(): string {
+    return resourcePath(BuiltinTypes.Lease, this.options.namespace, this.options.name);
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const me = this.options.identity;
+    const desired: LeaseSpec = {
+      holderIdentity: me,
+      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
+      renewTime: microTime(now),
+    };
+    try {
+      let current: Lease;
+      try {
+        current = await this.client.request<Lease>('GET', this.path());
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.lease = await this.client.request<Lease>('POST', resourcePath(BuiltinTypes.Lease, this.options.namespace), {
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.options.name, namespace: this.options.namespace },
+            spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
+          },
+        });
+        this.observe(this.lease);
+        return true;
+      }
+      this.lease = current;
+      this.observe(current);
+      const holder = current.spec.holderIdentity ?? '';
+      const expired = Date.now() - this.observed!.at >= this.leaseDurationMs;
+      if (holder && holder !== me && !expired) return false;
+
+      const takingOver = holder !== me;
+      const spec: LeaseSpec = {
+        ...desired,
+        acquireTime: takingOver ? microTime(now) : current.spec.acquireTime ?? microTime(now),
+        leaseTransitions: (current.spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
+      };
+      this.lease = await this.client.request<Lease>('PUT', this.path(), { body: { ...current, spec } });
+      this.observe(this.lease);
+      return true;
+    } catch (err) {
+      if (!isConflict(err)) this.options.logger.warn({ err: String(err) }, 'leader election attempt failed');
+      return false;
+    }
+  }
+
+  /** Notes when the lease record last changed, on this process's clock. */
+  private observe(lease: Lease): void {
+    const record = JSON.stringify(lease.spec);
+    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+  }
+}

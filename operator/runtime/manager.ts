@@ -1,0 +1,169 @@
+import * as http from 'node:http';
+import type { Logger } from 'pino';
+import { KubeClient } from './client';
+import { Controller } from './controller';
+import { Informer } from './informer';
+import { LeaderElector, LeaderElectionOptions } from './leader-election';
+import { Metrics } from './metrics';
+import { ResourceType } from './resource';
+
+export interface ManagerOptions {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Watch only this namespace. @default - all namespaces */
+  readonly namespace?: string;
+  /** `host:port` or `:port` of /metrics; '0' disables. */
+  readonly metricsBindAddress?: string;
+  /** `host:port` or `:port` of /healthz and /readyz; '0' disables. */
+  readonly healthProbeBindAddress?: string;
+  /** Leader election; absent means every replica reconciles (only safe with one). */
+  readonly leaderElection?: Omit<LeaderElectionOptions, 'logger' | 'onLeaderChange'>;
+  /** Informer resync period. @default 10 hours */
+  readonly syncPeriodMs?: number;
+  /** Longest wait for in-flight reconciles on shutdown. @default 25000 */
+  readonly gracefulShutdownTimeoutMs?: number;
+}
+
+/**
+ * Runs shared informers, controllers, leader election and the health and metrics endpoints,
+ * and shuts them down gracefully: stop taking work, finish in-flight reconciles, release the
+ * lease, then stop watching.
+ *
+ * Informers start at once (so a standby replica is ready and warm); controllers start only on
+ * the elected leader. A leader that loses its lease stops and `run` resolves with 1, so the pod
+ * restarts clean rather than risk two leaders, as controller-runtime does.
+ */
+export class Manager {
+  private readonly informers = new Map<string, Informer>();
+  private readonly controllers: Controller[] = [];
+  private readonly servers: http.Server[] = [];
+  readonly elector?: LeaderElector;
+
+  constructor(private readonly options: ManagerOptions) {
+    if (options.leaderElection) {
+      this.elector = new LeaderElector(options.client, {
+        ...options.leaderElection,
+        logger: options.logger.child({ logger: 'leader-election' }),
+        onLeaderChange: leading => options.metrics.leader.set({ name: options.leaderElection!.name }, leading ? 1 : 0),
+      });
+    }
+  }
+
+  /** The one shared informer of a resource type. */
+  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(type: ResourceType): Informer<T> {
+    const key = `${type.group}/${type.resource}`;
+    let inf = this.informers.get(key);
+    if (!inf) {
+      inf = new Informer(this.options.client, type, {
+        namespace: type.namespaced ? this.options.namespace : undefined,
+        resyncPeriodMs: this.options.syncPeriodMs,
+        logger: this.options.logger.child({ logger: 'informer' }),
+        onWatchRestart: reason => this.options.metrics.watchRestarts.inc({ resource: type.resource, reason }),
+      });
+      this.informers.set(key, inf);
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  add(controller: Controller): void {
+    this.controllers.push(controller);
+  }
+
+  get synced(): boolean {
+    return [...this.informers.values()].every(i => i.hasSynced());
+  }
+
+  /** Runs until `signal` aborts (resolves 0) or the lease is lost (resolves 1). */
+  async run(signal: AbortSignal): Promise<number> {
+    const log = this.options.logger;
+    await this.serve();
+    const informerStop = new AbortController();
+    const informerRuns = [...this.informers.values()].map(i => i.run(informerStop.signal));
+    let exitCode = 0;
+    try {
+      await Promise.race([Promise.all([...this.informers.values()].map(i => i.waitForSync())), aborted(signal)]);
+      if (signal.aborted) return 0;
+      log.info({ informers: this.informers.size }, 'caches synced');
+
+      if (this.elector && !(await this.elector.acquire(signal))) return 0;
+      if (signal.aborted) return 0;
+      this.controllers.forEach(c => c.start());
+
+      if (this.elector) {
+        const kept = await this.elector.holdUntilLost(signal);
+        if (!kept) exitCode = 1;
+      } else {
+        await aborted(signal);
+      }
+      log.info({ reason: exitCode ? 'lost leader lease' : 'signal' }, 'shutting down: no new work; waiting for in-flight reconciles');
+      await withTimeout(Promise.all(this.controllers.map(c => c.stop())), this.options.gracefulShutdownTimeoutMs ?? 25_000, () =>
+        log.warn('graceful shutdown timed out with reconciles still running'));
+      if (exitCode === 0) await this.elector?.release();
+      return exitCode;
+    } finally {
+      informerStop.abort();
+      await Promise.allSettled(informerRuns);
+      await Promise.all(this.servers.map(s => new Promise<void>(r => { s.closeAllConnections?.(); s.close(() => r()); })));
+      this.options.client.close();
+      log.info({ exitCode }, 'manager stopped');
+    }
+  }
+
+  private async serve(): Promise<void> {
+    const { metricsBindAddress, healthProbeBindAddress, metrics, logger } = this.options;
+    const listen = async (address: string | undefined, what: string, handler: http.RequestListener) => {
+      if (!address || address === '0') return;
+      const { host, port } = parseBindAddress(address);
+      const server = http.createServer(handler);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve());
+      });
+      this.servers.push(server);
+      const actual = server.address();
+      logger.info({ address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address }, `serving ${what}`);
+    };
+    await listen(healthProbeBindAddress, 'health probes', (req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path === '/healthz' || path === '/livez') return reply(res, 200, 'ok');
+      if (path === '/readyz') return this.synced ? reply(res, 200, 'ok') : reply(res, 503, 'informers not synced');
+      reply(res, 404, 'not found');
+    });
+    await listen(metricsBindAddress, 'metrics', async (req, res) => {
+      if ((req.url ?? '').split('?')[0] !== '/metrics') return reply(res, 404, 'not found');
+      try {
+        const body = await metrics.registry.metrics();
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+        res.end(body);
+      } catch (err) {
+        reply(res, 500, String(err));
+      }
+    });
+  }
+}
+
+function reply(res: http.ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end(text);
+}
+
+/** `:8080` → all interfaces; `127.0.0.1:0` → loopback, any free port. */
+export function parseBindAddress(address: string): { host?: string; port: number } {
+  const i = address.lastIndexOf(':');
+  const host = i > 0 ? address.slice(0, i).replace(/^\[|\]$/g, '') : undefined;
+  const port = Number(address.slice(i + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad bind address ${JSON.stringify(address)}: expected host:port or :port`);
+  return { host, port };
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise(r => signal.addEventListener('abort', () => r(), { once: true }));
+}
+
+async function withTimeout(p: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>(r => { timer = setTimeout(() => { onTimeout(); r(); }, ms); });
+  await Promise.race([p.then(() => undefined), timeout]);
+  clearTimeout(timer);
+}

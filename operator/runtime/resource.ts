@@ -1,0 +1,64 @@
+import type { ResourceType } from '../../constructs/core/controller';
+
+export type { ResourceType };
+
+/** The minimal shape of every Kubernetes object the runtime handles. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+  [key: string]: unknown;
+}
+
+/** `group/version`, or just `version` for the core group. */
+export function apiVersionOf(t: ResourceType): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+/** The REST path of a collection or one object, e.g. /apis/apps/v1/namespaces/ns/deployments/x. */
+export function resourcePath(t: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  const base = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
+  const ns = t.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const obj = name ? `/${encodeURIComponent(name)}` : '';
+  const sub = name && subresource ? `/${subresource}` : '';
+  return `${base}${ns}/${t.resource}${obj}${sub}`;
+}
+
+/** The work-queue key of an object: `namespace/name`, or `name` when cluster-scoped. */
+export function objectKey(meta: { namespace?: string; name?: string }): string {
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : `${meta.name}`;
+}
+
+export function splitKey(key: string): { namespace?: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+/** The controller owner reference of an object, if any. */
+export function controllerOf(obj: KubeObject): OwnerReference | undefined {
+  return obj.metadata.ownerReferences?.find(r => r.controller);
+}

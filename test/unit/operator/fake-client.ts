@@ -1,0 +1,45 @@
+import type { KubeClient, KubeList, WatchEvent } from '../../../operator/runtime/client';
+import type { KubeObject } from '../../../operator/runtime/resource';
+
+type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
+
+/**
+ * An in-memory stand-in for the list and watch calls of KubeClient: each list answers with the
+ * next scripted result; each watch runs the next scripted function (which emits events, then
+ * ends the stream, or throws to break it).
+ */
+export class FakeListWatch {
+  readonly lists: Array<KubeList | Error> = [];
+  readonly watches: WatchScript[] = [];
+  readonly watchQueries: Array<Record<string, string>> = [];
+  listCalls = 0;
+
+  asClient(): KubeClient {
+    return {
+      list: async () => {
+        this.listCalls++;
+        const next = this.lists.shift();
+        if (!next) throw new Error('no more scripted lists');
+        if (next instanceof Error) throw next;
+        return next;
+      },
+      watch: async (_t: unknown, _ns: unknown, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal) => {
+        this.watchQueries.push(query);
+        const next = this.watches.shift();
+        if (!next) {
+          if (!signal.aborted) await new Promise<void>(r => signal.addEventListener('abort', () => r(), { once: true }));
+          return;
+        }
+        await next(onEvent, query);
+      },
+    } as unknown as KubeClient;
+  }
+}
+
+export function obj(name: string, rv: string, namespace = 'ns', extra: Partial<KubeObject> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion: rv, uid: `uid-${name}` }, ...extra };
+}
+
+export function list(rv: string, items: KubeObject[]): KubeList {
+  return { metadata: { resourceVersion: rv }, items };
+}

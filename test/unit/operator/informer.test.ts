@@ -1,0 +1,149 @@
+import pino from 'pino';
+import { ApiError } from '../../../operator/runtime/client';
+import { Informer } from '../../../operator/runtime/informer';
+import { BuiltinTypes } from '../../../constructs';
+import { FakeListWatch, list, obj } from './fake-client';
+
+const logger = pino({ level: 'silent' });
+
+function recorder(inf: Informer) {
+  const events: string[] = [];
+  inf.addHandler({
+    onAdd: o => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
+    onUpdate: (_old, o) => events.push(`update ${o.metadata.name}@${o.metadata.resourceVersion}`),
+    onDelete: o => events.push(`delete ${o.metadata.name}`),
+  });
+  return events;
+}
+
+async function until(cond: () => boolean, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise(r => setTimeout(r, 5));
+  }
+}
+
+describe('Informer', () => {
+  test('lists, then watches from the list resourceVersion; bookmarks move it on', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', [obj('a', '5')]));
+    fake.watches.push(async emit => {
+      emit({ type: 'ADDED', object: obj('b', '11') });
+      emit({ type: 'MODIFIED', object: obj('a', '12') });
+      emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } as never });
+    });
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+    const events = recorder(inf);
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await inf.waitForSync();
+    await until(() => fake.watchQueries.length === 2);
+    stop.abort();
+    await run;
+    expect(events).toEqual(['add a@5', 'add b@11', 'update a@12']);
+    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '20']);
+    expect(fake.listCalls).toBe(1);
+    expect(inf.list('ns').map(o => o.metadata.name).sort()).toEqual(['a', 'b']);
+  });
+
+  test('an ERROR 410 event makes it list again, and it reports what changed meanwhile', async () => {
+    const fake = new FakeListWatch();
+    const restarts: string[] = [];
+    fake.lists.push(list('10', [obj('a', '5'), obj('b', '6')]));
+    fake.watches.push(async emit => emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never }));
+    // While it was not watching: a deleted, b changed, c created.
+    fake.lists.push(list('30', [obj('b', '25'), obj('c', '26')]));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, onWatchRestart: r => restarts.push(r) });
+    const events = recorder(inf);
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => fake.watchQueries.length === 2);
+    stop.abort();
+    await run;
+    expect(events).toEqual(['add a@5', 'add b@6', 'delete a', 'update b@25', 'add c@26']);
+    expect(restarts).toEqual(['expired']);
+    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '30']);
+  });
+
+  test('a 410 answer to the watch request also makes it list again', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', []), list('40', [obj('x', '39')]));
+    fake.watches.push(async () => { throw new ApiError(410, 'Gone', 'too old'); });
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => fake.watchQueries.length === 2);
+    stop.abort();
+    await run;
+    expect(fake.listCalls).toBe(2);
+    expect(inf.get('ns/x')?.metadata.resourceVersion).toBe('39');
+  });
+
+  test('any other error (connection reset, 500, 403) backs off and re-watches without stopping', async () => {
+    const fake = new FakeListWatch();
+    const restarts: string[] = [];
+    fake.lists.push(new Error('ECONNREFUSED'), list('10', []));
+    fake.watches.push(
+      async () => { throw new Error('socket hang up'); },
+      async emit => emit({ type: 'ADDED', object: obj('late', '11') }),
+    );
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, onWatchRestart: r => restarts.push(r) });
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => inf.get('ns/late') !== undefined, 10_000);
+    stop.abort();
+    await run;
+    expect(inf.hasSynced()).toBe(true);
+    expect(restarts.slice(0, 2)).toEqual(['error', 'error']);
+    // After a plain error it resumes from where it was, not with a new list.
+    expect(fake.listCalls).toBe(2);
+    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '10', '11']);
+  }, 15_000);
+
+  test('a throwing handler neither stops the informer nor the other handlers', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('1', [obj('a', '1'), obj('b', '1')]));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+    inf.addHandler({ onAdd: () => { throw new Error('boom'); } });
+    const events = recorder(inf);
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await inf.waitForSync();
+    stop.abort();
+    await run;
+    expect(events).toEqual(['add a@1', 'add b@1']);
+  });
+
+  test('resync re-delivers every cached object as an update', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('1', [obj('a', '1')]));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, resyncPeriodMs: 20 });
+    const events = recorder(inf);
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => events.filter(e => e.startsWith('update')).length >= 2);
+    stop.abort();
+    await run;
+    expect(events[0]).toBe('add a@1');
+    expect(events.slice(1, 3)).toEqual(['update a@1', 'update a@1']);
+  });
+
+  test('list filters by namespace and labels', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('1', [
+      obj('a', '1', 'x', { metadata: { name: 'a', namespace: 'x', labels: { app: 'm' } } }),
+      obj('b', '1', 'x', { metadata: { name: 'b', namespace: 'x', labels: { app: 'n' } } }),
+      obj('c', '1', 'y', { metadata: { name: 'c', namespace: 'y', labels: { app: 'm' } } }),
+    ]));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await inf.waitForSync();
+    stop.abort();
+    await run;
+    expect(inf.list('x', { app: 'm' }).map(o => o.metadata.name)).toEqual(['a']);
+    expect(inf.list(undefined, { app: 'm' }).map(o => o.metadata.name).sort()).toEqual(['a', 'c']);
+    expect(inf.list('x').length).toBe(2);
+  });
+});

@@ -1,0 +1,110 @@
+import type { Memcached } from '../../../constructs';
+import { desiredDeployment, desiredStatus } from '../../../operator/controllers/memcached';
+import { setCondition } from '../../../operator/runtime/conditions';
+import { isSubset, jsonEqual } from '../../../operator/runtime/diff';
+import { parseDuration, parseFlags } from '../../../operator/flags';
+import { validateBuiltin } from '../../support/builtin-validator';
+
+const mc = (size: number, status?: Memcached['status']): Memcached => ({
+  apiVersion: 'cache.example.com/v1',
+  kind: 'Memcached',
+  metadata: { name: 'cache', namespace: 'team', uid: 'u-1', generation: 4 },
+  spec: { size, image: 'memcached:1.6.21', containerPort: 11311 },
+  status,
+});
+
+describe('desired Deployment of a Memcached', () => {
+  const d = desiredDeployment(mc(3)) as any;
+
+  test('replicas, image, port, owner reference and labels follow the resource', () => {
+    expect(d).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'cache', namespace: 'team' } });
+    expect(d.spec.replicas).toBe(3);
+    const c = d.spec.template.spec.containers[0];
+    expect(c.image).toBe('memcached:1.6.21');
+    expect(c.ports).toEqual([{ name: 'memcached', containerPort: 11311, protocol: 'TCP' }]);
+    expect(c.livenessProbe.tcpSocket.port).toBe('memcached');
+    expect(c.readinessProbe.tcpSocket.port).toBe('memcached');
+    expect(c.resources.requests).toEqual({ cpu: '50m', memory: '64Mi' });
+    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'cache', 'app.kubernetes.io/managed-by': 'memcached-operator' });
+    expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+  });
+
+  test('meets the restricted Pod Security Standard and validates as a Deployment', () => {
+    const pod = d.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 11211, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true });
+    expect(() => validateBuiltin(d)).not.toThrow();
+  });
+});
+
+describe('Memcached status', () => {
+  const deployment = (replicas: number, ready: number, extra: object = {}) => ({
+    metadata: { name: 'cache', generation: 2 },
+    status: { observedGeneration: 2, replicas, readyReplicas: ready, updatedReplicas: replicas, ...extra },
+  });
+  const byType = (s: any) => Object.fromEntries(s.conditions.map((c: any) => [c.type, `${c.status}/${c.reason}`]));
+
+  test('pods pending: not Available, Progressing, not Degraded; observedGeneration tracks generation', () => {
+    const s = desiredStatus(mc(3), deployment(3, 0), ['p1', 'p2', 'p3'], undefined);
+    expect(byType(s)).toEqual({ Available: 'False/NoPodsReady', Progressing: 'True/WaitingForPods', Degraded: 'False/AsExpected' });
+    expect(s).toMatchObject({ nodes: ['p1', 'p2', 'p3'], replicas: 3, readyReplicas: 0, observedGeneration: 4 });
+    expect(s.conditions!.every(c => c.observedGeneration === 4)).toBe(true);
+  });
+
+  test('all ready: Available and no longer Progressing', () => {
+    expect(byType(desiredStatus(mc(3), deployment(3, 3), [], undefined))).toEqual({ Available: 'True/PodsReady', Progressing: 'False/Complete', Degraded: 'False/AsExpected' });
+  });
+
+  test('scaling down and up are named', () => {
+    expect(byType(desiredStatus(mc(2), deployment(4, 4), [], undefined)).Progressing).toBe('True/ScalingDown');
+    expect(byType(desiredStatus(mc(5), deployment(3, 3), [], undefined)).Progressing).toBe('True/ScalingUp');
+  });
+
+  test('a rejected Deployment or a ReplicaFailure makes it Degraded with the reason', () => {
+    expect(byType(desiredStatus(mc(3), undefined, [], 'PATCH ...: 422 Invalid')).Degraded).toBe('True/InvalidDeployment');
+    const failing = deployment(0, 0, { conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden' }] });
+    const s = desiredStatus(mc(3), failing, [], undefined);
+    expect(byType(s).Degraded).toBe('True/FailedCreate');
+    expect(s.conditions!.find(c => c.type === 'Degraded')!.message).toContain('forbidden');
+  });
+
+  test('an unchanged situation yields an identical status (so nothing is written)', () => {
+    const first = desiredStatus(mc(3), deployment(3, 1), ['a'], undefined, new Date('2026-01-01T00:00:00Z'));
+    const again = desiredStatus(mc(3, first), deployment(3, 1), ['a'], undefined, new Date('2026-06-01T00:00:00Z'));
+    expect(jsonEqual(first, again)).toBe(true);
+  });
+});
+
+describe('helpers', () => {
+  test('setCondition keeps lastTransitionTime unless the status changes', () => {
+    const t0 = new Date('2026-01-01T00:00:00.123Z');
+    const t1 = new Date('2026-01-02T00:00:00Z');
+    const a = setCondition([], { type: 'Available', status: 'False', reason: 'X', message: 'm' }, t0);
+    expect(a[0].lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    const b = setCondition(a, { type: 'Available', status: 'False', reason: 'Y', message: 'n' }, t1);
+    expect(b[0]).toMatchObject({ lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Y' });
+    const c = setCondition(b, { type: 'Available', status: 'True', reason: 'Z', message: 'o' }, t1);
+    expect(c[0].lastTransitionTime).toBe('2026-01-02T00:00:00Z');
+  });
+
+  test('isSubset ignores server-added fields but not changed or missing ones', () => {
+    const desired = { spec: { replicas: 3, template: { containers: [{ name: 'a', image: 'x' }] } } };
+    expect(isSubset(desired, { spec: { replicas: 3, strategy: {}, template: { containers: [{ name: 'a', image: 'x', imagePullPolicy: 'IfNotPresent' }] } }, status: {} })).toBe(true);
+    expect(isSubset(desired, { spec: { replicas: 2, template: { containers: [{ name: 'a', image: 'x' }] } } })).toBe(false);
+    expect(isSubset(desired, { spec: { replicas: 3, template: { containers: [{ name: 'a', image: 'x' }, { name: 'b' }] } } })).toBe(false);
+    expect(isSubset(desired, { spec: { replicas: 3 } })).toBe(false);
+  });
+
+  test('flags: controller-runtime names, durations, validation', () => {
+    const f = parseFlags(['--controllers=memcached', '--leader-elect', '--leader-election-lease-duration=4s', '--leader-election-renew-deadline=3s', '--leader-election-retry-period=500ms', '--namespace=team'], ['memcached']);
+    expect(f).toMatchObject({ controllers: ['memcached'], leaderElect: true, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500, namespace: 'team', metricsBindAddress: ':8080' });
+    expect(parseFlags([], ['memcached']).controllers).toEqual(['memcached']);
+    expect(() => parseFlags(['--controllers=nope'], ['memcached'])).toThrow(/unknown controller\(s\) nope/);
+    expect(() => parseFlags(['--bogus'], ['memcached'])).toThrow();
+    expect(() => parseFlags(['--leader-election-renew-deadline=20s'], ['memcached'])).toThrow(/shorter than the lease duration/);
+    expect(() => parseFlags(['--max-concurrent-reconciles=0'], ['memcached'])).toThrow(/at least 1/);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(() => parseDuration('10 seconds')).toThrow(/invalid duration/);
+  });
+});

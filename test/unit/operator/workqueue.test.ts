@@ -1,0 +1,100 @@
+import { RateLimiter, WorkQueue } from '../../../operator/runtime/workqueue';
+import { exponentialDelay } from '../../../operator/runtime/backoff';
+
+describe('WorkQueue', () => {
+  test('de-duplicates keys added before they are processed', async () => {
+    const q = new WorkQueue();
+    q.add('a'); q.add('b'); q.add('a'); q.add('a');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  test('never hands one key to two workers; a key added while processing comes back after done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const first = await q.get();
+    expect(first).toBe('a');
+    q.add('a'); // changed again while being reconciled
+    expect(q.length).toBe(0); // not handed out while in flight
+    let second: string | undefined;
+    const pending = q.get().then(k => { second = k; });
+    await new Promise(r => setImmediate(r));
+    expect(second).toBeUndefined();
+    q.done('a');
+    await pending;
+    expect(second).toBe('a');
+  });
+
+  test('workers waiting on an empty queue are woken by add, and by shutdown with undefined', async () => {
+    const q = new WorkQueue();
+    const waiting = [q.get(), q.get()];
+    q.add('x');
+    expect(await waiting[0]).toBe('x');
+    q.shutDown();
+    expect(await waiting[1]).toBeUndefined();
+    q.add('y');
+    expect(await q.get()).toBeUndefined();
+  });
+
+  test('addAfter delays a key; the earliest pending time wins', async () => {
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue();
+      q.addAfter('k', 1000);
+      q.addAfter('k', 5000);
+      jest.advanceTimersByTime(999);
+      expect(q.length).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(q.length).toBe(1);
+      jest.advanceTimersByTime(5000);
+      expect(q.length).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('reports depth, adds, retries and latency', async () => {
+    const seen = { depth: [] as number[], added: 0, retried: 0, latency: 0 };
+    const q = new WorkQueue(new RateLimiter(), {
+      depth: n => seen.depth.push(n), added: () => seen.added++, retried: () => seen.retried++, latency: () => seen.latency++,
+    });
+    q.add('a'); q.add('b');
+    await q.get();
+    q.addRateLimited('c');
+    expect(seen.added).toBe(2);
+    expect(seen.retried).toBe(1);
+    expect(seen.latency).toBe(1);
+    expect(seen.depth).toEqual([1, 2, 1]);
+    q.shutDown();
+  });
+});
+
+describe('RateLimiter', () => {
+  test('per-key exponential backoff from 5 ms doubling to 1000 s, reset by forget', () => {
+    const rl = new RateLimiter({ qps: 1e9, burst: 1e9 });
+    const delays = Array.from({ length: 5 }, () => rl.when('k'));
+    expect(delays).toEqual([5, 10, 20, 40, 80]);
+    for (let i = 0; i < 40; i++) rl.when('k');
+    expect(rl.when('k')).toBe(1_000_000);
+    expect(rl.when('other')).toBe(5);
+    rl.forget('k');
+    expect(rl.numRequeues('k')).toBe(0);
+    expect(rl.when('k')).toBe(5);
+  });
+
+  test('an overall token bucket caps retries of many keys', () => {
+    let now = 0;
+    const rl = new RateLimiter({ qps: 10, burst: 3 }, () => now);
+    expect([rl.when('a'), rl.when('b'), rl.when('c')]).toEqual([5, 5, 5]);
+    expect(rl.when('d')).toBeCloseTo(100); // bucket empty: 1/qps
+    expect(rl.when('e')).toBeCloseTo(200);
+    now += 1000; // refills 10 tokens, capped at the burst of 3
+    expect(rl.when('f')).toBe(5);
+  });
+
+  test('exponentialDelay never overflows', () => {
+    expect(exponentialDelay(0, 5, 1000)).toBe(0);
+    expect(exponentialDelay(10_000, 5, 1000)).toBe(1000);
+  });
+});
