@@ -58,6 +58,8 @@ export interface StartOptions {
   readonly audit?: boolean;
   /** Print progress to stderr. @default true */
   readonly verbose?: boolean;
+  /** More kube-apiserver flags, e.g. `--watch-cache=false` so watches read etcd directly. */
+  readonly extraApiserverArgs?: readonly string[];
 }
 
 function log(verbose: boolean, msg: string): void {
@@ -111,7 +113,7 @@ function binaryVersion(apiserver: string): string {
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const verbose = options.verbose ?? true;
   const existing = process.env.OPKIT_KUBECONFIG;
-  if (existing) {
+  if (existing && !options.extraApiserverArgs?.length) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
     const version = JSON.parse(execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' })).serverVersion.gitVersion;
     const server = execFileSync('kubectl', ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { encoding: 'utf8' });
@@ -292,6 +294,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       '--allow-privileged=false',
       ...(auditLog ? [`--audit-policy-file=${path.join(certs, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking', '--audit-log-format=json'] : []),
       '--v=1',
+      ...(options.extraApiserverArgs ?? []),
     ], path.join(logs, 'kube-apiserver.log')));
 
     const ca = fs.readFileSync(path.join(certs, 'ca.crt'));

@@ -14,8 +14,8 @@ export function testKubeconfig(): string {
 }
 
 /** Runs the real kubectl against the test cluster, always with an explicit --kubeconfig. */
-export function kubectl(args: string[], options: { input?: string } = {}): KubectlResult {
-  const r = spawnSync('kubectl', ['--kubeconfig', testKubeconfig(), ...args], {
+export function kubectl(args: string[], options: { input?: string; kubeconfig?: string } = {}): KubectlResult {
+  const r = spawnSync('kubectl', ['--kubeconfig', options.kubeconfig ?? testKubeconfig(), ...args], {
     input: options.input,
     encoding: 'utf8',
     timeout: 120_000,
@@ -24,15 +24,15 @@ export function kubectl(args: string[], options: { input?: string } = {}): Kubec
 }
 
 /** Runs kubectl and throws with its output when it fails. */
-export function kubectlOk(args: string[], options: { input?: string } = {}): string {
+export function kubectlOk(args: string[], options: { input?: string; kubeconfig?: string } = {}): string {
   const r = kubectl(args, options);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
   return r.stdout;
 }
 
 /** Parses `kubectl get -o json`. */
-export function getJson<T = any>(args: string[]): T {
-  return JSON.parse(kubectlOk([...args, '-o', 'json'])) as T;
+export function getJson<T = any>(args: string[], options: { kubeconfig?: string } = {}): T {
+  return JSON.parse(kubectlOk([...args, '-o', 'json'], options)) as T;
 }
 
 /** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
@@ -52,8 +52,8 @@ export async function eventually<T>(what: string, check: () => T | undefined | P
 }
 
 /** Creates a namespace for one test file, with a unique name. */
-export function createTestNamespace(prefix: string): string {
+export function createTestNamespace(prefix: string, options: { kubeconfig?: string } = {}): string {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-  kubectlOk(['create', 'namespace', name]);
+  kubectlOk(['create', 'namespace', name], options);
   return name;
 }

@@ -1,0 +1,168 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const OPERATOR_USER = 'system:serviceaccount:memcached-system:memcached-operator';
+
+jest.setTimeout(180_000);
+
+let ns: string;
+let reconciler: ReconcilerProcess;
+
+function memcached(name: string, size: number) {
+  return JSON.stringify({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: ns }, spec: { size } });
+}
+
+function deployment(name: string): any | undefined {
+  const r = kubectl(['get', 'deployment', name, '-n', ns, '-o', 'json', '--show-managed-fields']);
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+}
+
+function podNames(name: string): string[] {
+  return getJson(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${name},app.kubernetes.io/name=memcached`]).items
+    .filter((p: any) => !p.metadata.deletionTimestamp)
+    .map((p: any) => p.metadata.name)
+    .sort();
+}
+
+/** Write requests (create/update/patch/delete) the operator's identity made, from the audit log. */
+function operatorWrites(fromLine = 0): { total: number; lines: number; sample: string[] } {
+  const log = process.env.OPKIT_TEST_AUDIT_LOG;
+  if (!log) throw new Error('the control plane runs without an audit log');
+  const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  const writes = lines.slice(fromLine).map(l => JSON.parse(l)).filter(e => e.user?.username === OPERATOR_USER);
+  return { total: writes.length, lines: lines.length, sample: writes.slice(0, 5).map(e => `${e.verb} ${e.requestURI}`) };
+}
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com']);
+  ns = createTestNamespace('memcached-rec');
+  // The reconciler runs as the operator's ServiceAccount: the RBAC in dist/ must be enough.
+  reconciler = await ReconcilerProcess.start({
+    kubeconfig: serviceAccountKubeconfig(),
+    args: ['--controllers=memcached', `--namespace=${ns}`, '--sync-period=3s', '--max-concurrent-reconciles=2'],
+    name: 'reconciler-main',
+  });
+});
+
+afterAll(async () => {
+  const exit = await reconciler?.stop();
+  expect(exit?.code).toBe(0);
+});
+
+describe('the Memcached controller against a real API server', () => {
+  test('a new Memcached gets a Deployment with its size, labels and a controller owner reference', async () => {
+    kubectlOk(['apply', '-f', '-'], { input: memcached('alpha', 2) });
+    const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+    const dep = await eventually('the Deployment', () => deployment('alpha'));
+    expect(dep.spec.replicas).toBe(2);
+    expect(dep.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'alpha', 'app.kubernetes.io/managed-by': 'memcached-operator' });
+    expect(dep.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'alpha', uid: mc.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(dep.spec.template.spec.containers[0]).toMatchObject({ image: 'memcached:1.6', ports: [{ containerPort: 11211, name: 'memcached', protocol: 'TCP' }] });
+    // Server-side apply under one field manager.
+    expect(dep.metadata.managedFields.map((f: any) => `${f.manager}/${f.operation}`)).toContain('cdk8s-operator-kit/Apply');
+  });
+
+  test('changing size, and kubectl scale on the Memcached, change the replicas', async () => {
+    kubectlOk(['patch', 'memcached', 'alpha', '-n', ns, '--type=merge', '-p', '{"spec":{"size":4}}']);
+    await eventually('replicas 4', () => (deployment('alpha')?.spec.replicas === 4 ? true : undefined));
+    kubectlOk(['scale', 'memcached', 'alpha', '-n', ns, '--replicas=1']);
+    await eventually('replicas 1', () => (deployment('alpha')?.spec.replicas === 1 ? true : undefined));
+  });
+
+  test('status.nodes lists exactly the current pods after scale up and after scale down', async () => {
+    for (const size of [3, 1]) {
+      kubectlOk(['scale', 'memcached', 'alpha', '-n', ns, `--replicas=${size}`]);
+      await eventually(`status for size ${size}`, () => {
+        const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+        const pods = podNames('alpha');
+        const ok = pods.length === size && JSON.stringify(mc.status?.nodes) === JSON.stringify(pods)
+          && mc.status?.observedGeneration === mc.metadata.generation;
+        return ok ? mc : undefined;
+      }, 60_000);
+    }
+    const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+    expect(mc.status.nodes).toHaveLength(1);
+    // No kubelet runs here: pods stay Pending, and the conditions say so.
+    const cond = Object.fromEntries(mc.status.conditions.map((c: any) => [c.type, c]));
+    expect(cond.Available).toMatchObject({ status: 'False', reason: 'NoPodsReady', observedGeneration: mc.metadata.generation });
+    expect(cond.Progressing).toMatchObject({ status: 'True', reason: 'WaitingForPods' });
+    expect(cond.Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
+    expect(mc.status.readyReplicas).toBe(0);
+  });
+
+  test('a deleted Deployment is recreated; replicas edited by hand are reverted', async () => {
+    const before = deployment('alpha');
+    kubectlOk(['delete', 'deployment', 'alpha', '-n', ns, '--wait=false']);
+    const recreated = await eventually('the Deployment to be recreated', () => {
+      const d = deployment('alpha');
+      return d && d.metadata.uid !== before.metadata.uid ? d : undefined;
+    });
+    expect(recreated.spec.replicas).toBe(1);
+    kubectlOk(['scale', 'deployment', 'alpha', '-n', ns, '--replicas=7']);
+    await eventually('the replicas to be reverted', () => (deployment('alpha')?.spec.replicas === 1 ? true : undefined));
+  });
+
+  test('Events tell what the controller did', async () => {
+    const events = await eventually('events', () => {
+      const list = getJson(['get', 'events.events.k8s.io', '-n', ns]).items
+        .filter((e: any) => e.regarding?.kind === 'Memcached' && e.regarding?.name === 'alpha');
+      const reasons = new Set(list.map((e: any) => e.reason));
+      return reasons.has('Created') && reasons.has('Scaled') ? list : undefined;
+    });
+    const scaled = events.find((e: any) => e.reason === 'Scaled');
+    expect(scaled).toMatchObject({ type: 'Normal', reportingController: 'cdk8s-operator-kit/memcached', note: expect.stringMatching(/Scaled Deployment alpha from \d+ to \d+ replicas/) });
+  });
+
+  test('a resync of many settled objects writes nothing', async () => {
+    const count = 20;
+    const items = Array.from({ length: count }, (_, i) => JSON.parse(memcached(`quiet-${i}`, 1 + (i % 3))));
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+    await eventually('every status to settle', () => {
+      const items = getJson(['get', 'memcacheds', '-n', ns]).items.filter((m: any) => m.metadata.name.startsWith('quiet-'));
+      return items.length === count && items.every((m: any) => m.status?.nodes?.length === m.spec.size && m.status.observedGeneration === m.metadata.generation) ? true : undefined;
+    }, 90_000);
+    // Let the last writes (status after the final pod events) land, then watch a quiet window.
+    await eventually('no writes for 4s', async () => {
+      const start = operatorWrites().lines;
+      await new Promise(r => setTimeout(r, 4000));
+      const w = operatorWrites(start);
+      return w.total === 0 ? w : undefined;
+    }, 60_000, 0);
+    const mark = operatorWrites();
+    const reconcilesBefore = await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached' });
+    await new Promise(r => setTimeout(r, 10_000)); // three resyncs at --sync-period=3s
+    const reconcilesAfter = await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached' });
+    const writes = operatorWrites(mark.lines);
+    // The resyncs really ran: every object was reconciled again, at least twice...
+    expect(reconcilesAfter - reconcilesBefore).toBeGreaterThanOrEqual(2 * count);
+    // ...and wrote nothing: no apply, no status, no Event.
+    expect(writes).toEqual({ total: 0, lines: expect.any(Number), sample: [] });
+  });
+
+  test('deleting a Memcached garbage-collects its Deployment and pods, leaving nothing behind', async () => {
+    kubectlOk(['apply', '-f', '-'], { input: memcached('doomed', 2) });
+    await eventually('the Deployment', () => deployment('doomed'));
+    await eventually('its pods', () => (podNames('doomed').length === 2 ? true : undefined));
+    kubectlOk(['delete', 'memcached', 'doomed', '-n', ns]);
+    await eventually('the Deployment to be collected', () => (deployment('doomed') ? undefined : true), 60_000);
+    await eventually('the pods to be collected', () => (podNames('doomed').length === 0 ? true : undefined), 60_000);
+    expect(getJson(['get', 'replicasets', '-n', ns, '-l', 'app.kubernetes.io/instance=doomed']).items).toEqual([]);
+  });
+
+  test('the reconciler serves health, readiness and Prometheus metrics', async () => {
+    expect(await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached', result: 'success' })).toBeGreaterThan(0);
+    expect(await reconciler.metric('workqueue_adds_total', { name: 'memcached' })).toBeGreaterThan(0);
+    expect(await reconciler.metric('rest_client_requests_total', { method: 'PATCH' })).toBeGreaterThan(0);
+    expect(await reconciler.metric('controller_runtime_reconcile_errors_total')).toBe(0);
+  });
+
+  test('its logs are JSON, one object per line', () => {
+    const parsed = reconciler.logs.slice(0, 20).map(l => JSON.parse(l));
+    expect(parsed[0]).toMatchObject({ level: 'info', msg: 'starting manager' });
+    expect(parsed.every(p => typeof p.time === 'string' && typeof p.msg === 'string')).toBe(true);
+  });
+});

@@ -1,0 +1,164 @@
+import * as path from 'node:path';
+import { ControlPlane, startControlPlane } from '../harness/control-plane';
+import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import { ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const LEASE_DURATION_MS = 15_000; // the default, as the operator Deployment runs it
+
+jest.setTimeout(240_000);
+
+function memcached(name: string, namespace: string, size = 1) {
+  return JSON.stringify({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace }, spec: { size } });
+}
+
+function hasDeployment(name: string, namespace: string, kubeconfig?: string): true | undefined {
+  return kubectl(['get', 'deployment', name, '-n', namespace], { kubeconfig }).code === 0 ? true : undefined;
+}
+
+function installOperator(kubeconfig?: string): void {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')], { kubeconfig });
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com'], { kubeconfig });
+}
+
+function apiServerAddress(kubeconfig: string): { host: string; port: number } {
+  const server = kubectlOk(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { kubeconfig });
+  const url = new URL(server);
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+const started: ReconcilerProcess[] = [];
+afterAll(async () => {
+  await Promise.all(started.map(r => r.stop('SIGKILL')));
+});
+
+describe('leader election between two reconcilers', () => {
+  test('only the leader reconciles; SIGKILL hands over within the lease duration; SIGTERM releases the lease', async () => {
+    installOperator();
+    const ns = createTestNamespace('memcached-le');
+    const lease = 'memcached-operator-leader-test';
+    const args = ['--controllers=memcached', `--namespace=${ns}`, '--leader-elect', `--leader-election-id=${lease}`, '--leader-election-namespace=memcached-system'];
+    const holder = () => {
+      const r = kubectl(['get', 'lease', lease, '-n', 'memcached-system', '-o', 'jsonpath={.spec.holderIdentity}']);
+      return r.code === 0 ? r.stdout : '';
+    };
+
+    const a = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-a' });
+    started.push(a);
+    await eventually('leader-a to lead', () => (holder().startsWith('leader-a_') ? true : undefined));
+    const b = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-b' });
+    started.push(b);
+
+    kubectlOk(['apply', '-f', '-'], { input: memcached('first', ns) });
+    await eventually('the leader to create the Deployment', () => hasDeployment('first', ns));
+    expect(await a.metric('controller_runtime_reconcile_total')).toBeGreaterThan(0);
+    expect(await b.metric('controller_runtime_reconcile_total')).toBe(0);
+    expect(await a.metric('leader_election_master_status')).toBe(1);
+    expect(await b.metric('leader_election_master_status')).toBe(0);
+
+    // Kill the leader without a chance to release: the follower must wait out the lease.
+    const killedAt = Date.now();
+    await a.stop('SIGKILL');
+    await eventually('leader-b to take over', () => (holder().startsWith('leader-b_') ? true : undefined), 60_000);
+    const takeoverMs = Date.now() - killedAt;
+    process.stderr.write(`[leader-election] takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(1)}s (lease ${LEASE_DURATION_MS / 1000}s)\n`);
+    // Within one lease duration of the last renewal, plus one retry period of polling.
+    expect(takeoverMs).toBeLessThanOrEqual(LEASE_DURATION_MS + 2_000 + 500);
+
+    kubectlOk(['apply', '-f', '-'], { input: memcached('second', ns) });
+    await eventually('the new leader to reconcile', () => hasDeployment('second', ns));
+
+    const exit = await b.stop('SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(holder()).toBe('');
+    expect(b.logs.some(l => l.includes('released leader lease'))).toBe(true);
+  });
+});
+
+describe('a reconciler whose connections are cut', () => {
+  test('reconnects its watches and keeps reconciling', async () => {
+    installOperator();
+    const ns = createTestNamespace('memcached-cut');
+    const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
+    try {
+      const rec = await ReconcilerProcess.start({
+        kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
+        args: ['--controllers=memcached', `--namespace=${ns}`],
+        name: 'cut',
+      });
+      started.push(rec);
+      kubectlOk(['apply', '-f', '-'], { input: memcached('before', ns) });
+      await eventually('a Deployment before the cut', () => hasDeployment('before', ns));
+
+      for (let round = 0; round < 3; round++) {
+        expect(proxy.connections).toBeGreaterThan(0);
+        proxy.cutAll();
+        kubectlOk(['apply', '-f', '-'], { input: memcached(`after-${round}`, ns) });
+        await eventually(`a Deployment after cut ${round + 1}`, () => hasDeployment(`after-${round}`, ns), 60_000);
+      }
+      expect(await rec.metric('opkit_watch_restarts_total', { reason: 'error' })).toBeGreaterThanOrEqual(3);
+      expect(rec.child.exitCode).toBeNull();
+      expect((await rec.stop()).code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('a reconciler whose resourceVersion was compacted away', () => {
+  let cp: ControlPlane | undefined;
+  afterAll(async () => {
+    await cp?.stop();
+  });
+
+  test('lists again after 410 Gone and catches up with what changed meanwhile', async () => {
+    // Its own control plane, with the watch cache off so watches read etcd directly and an
+    // etcd compaction really expires the reconciler's resourceVersion.
+    cp = await startControlPlane({ extraApiserverArgs: ['--watch-cache=false'], verbose: false });
+    const kubeconfig = cp.kubeconfig;
+    installOperator(kubeconfig);
+    const ns = createTestNamespace('memcached-gone', { kubeconfig });
+    const proxy = await TcpProxy.start(apiServerAddress(kubeconfig));
+    try {
+      const rec = await ReconcilerProcess.start({
+        kubeconfig: serviceAccountKubeconfig({ kubeconfig, server: `https://127.0.0.1:${proxy.port}` }),
+        args: ['--controllers=memcached', `--namespace=${ns}`],
+        name: 'gone',
+      });
+      started.push(rec);
+      kubectlOk(['apply', '-f', '-'], { input: memcached('early', ns), kubeconfig });
+      await eventually('a Deployment before the gap', () => hasDeployment('early', ns, kubeconfig));
+
+      // Cut the reconciler off, change things, then compact etcd past its resourceVersion.
+      proxy.pause();
+      proxy.cutAll();
+      kubectlOk(['apply', '-f', '-'], { input: memcached('during-gap', ns), kubeconfig });
+      for (let i = 0; i < 5; i++) kubectlOk(['create', 'configmap', `churn-${i}`, '-n', ns], { kubeconfig });
+      const revision = await etcdRevision(cp.etcdUrl!);
+      await etcdCompact(cp.etcdUrl!, revision);
+      proxy.resume();
+
+      await eventually('the change made during the gap to be reconciled', () => hasDeployment('during-gap', ns, kubeconfig), 90_000);
+      expect(await rec.metric('opkit_watch_restarts_total', { reason: 'expired' })).toBeGreaterThanOrEqual(1);
+      expect(rec.logs.some(l => l.includes('watch resourceVersion expired; listing again'))).toBe(true);
+      expect((await rec.stop()).code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+async function etcdPost(url: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function etcdRevision(url: string): Promise<number> {
+  const r = await etcdPost(url, '/v3/kv/range', { key: Buffer.from('/registry').toString('base64'), limit: 1 });
+  return Number(r.header.revision);
+}
+
+async function etcdCompact(url: string, revision: number): Promise<void> {
+  await etcdPost(url, '/v3/kv/compaction', { revision: String(revision), physical: true });
+}

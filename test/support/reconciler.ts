@@ -1,0 +1,152 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parse as parseYamlDoc } from 'yaml';
+import { eventually, kubectlOk, testKubeconfig } from './kube';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A kubeconfig that authenticates as the operator's own ServiceAccount (a TokenRequest token),
+ * so the reconciler under test has exactly the RBAC that dist/ grants, nothing more.
+ * `server` overrides the API server address (e.g. a proxy in front of it).
+ */
+export function serviceAccountKubeconfig(options: { server?: string; kubeconfig?: string; namespace?: string; serviceAccount?: string } = {}): string {
+  const admin = options.kubeconfig ?? testKubeconfig();
+  const ns = options.namespace ?? 'memcached-system';
+  const sa = options.serviceAccount ?? 'memcached-operator';
+  const token = kubectlOk(['create', 'token', sa, '-n', ns, '--duration=2h'], { kubeconfig: admin }).trim();
+  const cfg = parseYamlDoc(fs.readFileSync(admin, 'utf8'));
+  const cluster = cfg.clusters[0].cluster;
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-')), 'kubeconfig');
+  fs.writeFileSync(file, JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: options.server ?? cluster.server, 'certificate-authority-data': cluster['certificate-authority-data'] } }],
+    users: [{ name: 'sa', user: { token } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'sa' } }],
+    'current-context': 'c',
+  }), { mode: 0o600 });
+  return file;
+}
+
+export function httpGet(url: string): Promise<{ status: number; body: string }> {
+  return new Promise(resolve => {
+    const req = http.get(url, { timeout: 2000 }, res => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', c => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', () => resolve({ status: 0, body: '' }));
+    req.on('timeout', () => { req.destroy(); resolve({ status: 0, body: '' }); });
+  });
+}
+
+/** The reconciler (operator/main.ts) as a child process, with its logs and endpoints. */
+export class ReconcilerProcess {
+  readonly logs: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(readonly child: ChildProcess, readonly healthPort: number, readonly metricsPort: number, readonly name: string) {
+    const collect = (chunk: Buffer) => this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise(r => child.once('exit', (code, signal) => r({ code, signal })));
+  }
+
+  static async start(options: { kubeconfig: string; args?: string[]; name?: string }): Promise<ReconcilerProcess> {
+    const [healthPort, metricsPort] = [await freePort(), await freePort()];
+    const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
+    const child = spawn(process.execPath, [
+      '--import', 'tsx', path.join(ROOT, 'operator', 'main.ts'),
+      `--kubeconfig=${options.kubeconfig}`,
+      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      ...(options.args ?? []),
+    ], { cwd: ROOT, env: { ...process.env, POD_NAME: name, KUBECONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);
+    await eventually(`${name} to be ready`, async () => {
+      if (child.exitCode !== null) throw new Error(`exited early:\n${proc.logs.join('\n')}`);
+      return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
+    }, 60_000);
+    return proc;
+  }
+
+  /** One metric's value (summed over the series whose labels include `labels`). */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const { body } = await httpGet(`http://127.0.0.1:${this.metricsPort}/metrics`);
+    let total = 0;
+    for (const line of body.split('\n')) {
+      if (!line.startsWith(name)) continue;
+      const m = /^([a-zA-Z_:]+)(\{([^}]*)\})?\s+(\S+)$/.exec(line);
+      if (!m || m[1] !== name) continue;
+      const lbls = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(x => [x[1], x[2]]));
+      if (Object.entries(labels).every(([k, v]) => lbls[k] === v)) total += Number(m[4]);
+    }
+    return total;
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+/** A TCP proxy on loopback whose connections a test can cut, to break watches for real. */
+export class TcpProxy {
+  private readonly sockets = new Set<net.Socket>();
+  private paused = false;
+  private constructor(private readonly server: net.Server, readonly port: number) {}
+
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    let proxy!: TcpProxy;
+    const server = net.createServer(client => {
+      if (proxy.paused) { client.destroy(); return; }
+      const upstream = net.connect(target.port, target.host);
+      proxy.sockets.add(client);
+      proxy.sockets.add(upstream);
+      const drop = () => { client.destroy(); upstream.destroy(); proxy.sockets.delete(client); proxy.sockets.delete(upstream); };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>(r => server.listen(0, '127.0.0.1', () => r()));
+    proxy = new TcpProxy(server, (server.address() as net.AddressInfo).port);
+    return proxy;
+  }
+
+  get connections(): number {
+    return this.sockets.size / 2;
+  }
+
+  /** Resets every open connection (the client sees its watches and requests fail). */
+  cutAll(): void {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
+  /** While paused, new connections are refused (reset at once). */
+  pause(): void { this.paused = true; }
+  resume(): void { this.paused = false; }
+
+  async close(): Promise<void> {
+    this.cutAll();
+    await new Promise<void>(r => this.server.close(() => r()));
+  }
+}
