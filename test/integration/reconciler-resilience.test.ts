@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { ControlPlane, startControlPlane } from '../harness/control-plane';
 import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
@@ -28,6 +29,10 @@ function apiServerAddress(kubeconfig: string): { host: string; port: number } {
 }
 
 const started: ReconcilerProcess[] = [];
+beforeAll(() => {
+  // One of the leader-election pair runs the single-file bundle the image ships.
+  execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
+});
 afterAll(async () => {
   await Promise.all(started.map(r => r.stop('SIGKILL')));
 });
@@ -46,7 +51,7 @@ describe('leader election between two reconcilers', () => {
     const a = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-a' });
     started.push(a);
     await eventually('leader-a to lead', () => (holder().startsWith('leader-a_') ? true : undefined));
-    const b = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-b' });
+    const b = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-b', bundle: true });
     started.push(b);
 
     kubectlOk(['apply', '-f', '-'], { input: memcached('first', ns) });

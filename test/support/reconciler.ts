@@ -69,11 +69,16 @@ export class ReconcilerProcess {
     this.exited = new Promise(r => child.once('exit', (code, signal) => r({ code, signal })));
   }
 
-  static async start(options: { kubeconfig: string; args?: string[]; name?: string }): Promise<ReconcilerProcess> {
+  /**
+   * Starts operator/main.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
+   * (build it first with `npm run bundle`).
+   */
+  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean }): Promise<ReconcilerProcess> {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
+    const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : ['--import', 'tsx', path.join(ROOT, 'operator', 'main.ts')];
     const child = spawn(process.execPath, [
-      '--import', 'tsx', path.join(ROOT, 'operator', 'main.ts'),
+      ...entry,
       `--kubeconfig=${options.kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${healthPort}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
