@@ -1,0 +1,132 @@
+/**
+ * Benchmark: how long the reconciler takes to converge N Memcached resources, and its memory
+ * while doing it, against a real control plane (the test harness's, or OPKIT_KUBECONFIG).
+ *
+ * Reference, measured in the same run on the same API server: one client creating the same N
+ * Deployments directly, 2 requests in flight — the API server's write throughput here, the
+ * floor any reconciler converging N resources approaches.
+ *
+ *   npm run bench:converge            # N = 100
+ *   N=200 WORKERS=2 npm run bench:converge
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
+import type { Memcached } from '../constructs';
+import { desiredDeployment } from '../operator/controllers/memcached';
+import { KubeClient } from '../operator/runtime/client';
+import { KubeObject } from '../operator/runtime/resource';
+import { startControlPlane } from '../test/harness/control-plane';
+import { freePort, httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..');
+const N = Number(process.env.N ?? 100);
+const WORKERS = Number(process.env.WORKERS ?? 1);
+const memcachedType = customResourceType(memcachedKind);
+
+function kubectl(kubeconfig: string, args: string[]): string {
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+}
+
+/** Runs `fn` over items with `inFlight` concurrent calls. */
+async function pool<T>(items: T[], inFlight: number, fn: (t: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+async function main(): Promise<void> {
+  const cp = await startControlPlane({ verbose: true });
+  try {
+    const admin = cp.kubeconfig;
+    kubectl(admin, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    kubectl(admin, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
+    execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    const kc = new KubeConfig();
+    kc.loadFromFile(admin);
+    const client = new KubeClient(kc, { fieldManager: 'bench' });
+
+    // Reference: N Deployments created directly.
+    kubectl(admin, ['create', 'namespace', 'bench-reference']);
+    const deployments = Array.from({ length: N }, (_, i) => {
+      const d = desiredDeployment({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `ref-${i}`, namespace: 'bench-reference', uid: 'none' }, spec: { size: 1, image: 'memcached:1.6', containerPort: 11211 } } as Memcached);
+      delete (d.metadata as { ownerReferences?: unknown }).ownerReferences;
+      return d;
+    });
+    let t0 = performance.now();
+    await pool(deployments, 2, d => client.create(BuiltinTypes.Deployment, d, 'bench-reference'));
+    const referenceMs = performance.now() - t0;
+    // ...and until kube-controller-manager has made their ReplicaSets and pods: the part of
+    // convergence that is not the reconciler's.
+    while ((await client.list(BuiltinTypes.Pod, 'bench-reference')).items.length < N) await new Promise(r => setTimeout(r, 100));
+    const referencePodsMs = performance.now() - t0;
+    kubectl(admin, ['delete', 'namespace', 'bench-reference', '--timeout=120s']);
+
+    // The reconciler, as the operator ServiceAccount, running the bundle the image ships.
+    kubectl(admin, ['create', 'namespace', 'bench']);
+    const [health, metrics] = [await freePort(), await freePort()];
+    const rec = spawn(process.execPath, [path.join(ROOT, 'build', 'reconciler', 'main.js'),
+      `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: admin })}`, '--namespace=bench', '--log-level=warn',
+      `--max-concurrent-reconciles=${WORKERS}`,
+      `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) await new Promise(r => setTimeout(r, 100));
+    await new Promise(r => setTimeout(r, 1000));
+    const idleRss = rssBytes(rec.pid!);
+    let peakRss = idleRss;
+    const sampler = setInterval(() => { peakRss = Math.max(peakRss, rssBytes(rec.pid!)); }, 50);
+
+    const memcacheds = Array.from({ length: N }, (_, i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: 'bench' }, spec: { size: 1 } }));
+    t0 = performance.now();
+    await pool(memcacheds, 2, m => client.create(memcachedType, m as unknown as KubeObject, 'bench'));
+    const createMs = performance.now() - t0;
+    let deploymentsMs = 0;
+    // Converged: every Memcached has its Deployment and a status that reflects its pod.
+    for (;;) {
+      if (!deploymentsMs && (await client.list(BuiltinTypes.Deployment, 'bench')).items.length === N) deploymentsMs = performance.now() - t0;
+      const list = await client.list<Memcached & KubeObject>(memcachedType, 'bench');
+      const done = list.items.filter(m => m.status?.observedGeneration === m.metadata.generation && m.status?.nodes?.length === m.spec.size).length;
+      if (done === N) break;
+      await new Promise(r => setTimeout(r, 100));
+    }
+    const convergeMs = performance.now() - t0;
+    clearInterval(sampler);
+    peakRss = Math.max(peakRss, rssBytes(rec.pid!));
+    const deps = await client.list(BuiltinTypes.Deployment, 'bench');
+    const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
+      .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+    rec.kill('SIGTERM');
+    await new Promise(r => rec.once('exit', r));
+    client.close();
+
+    const mib = (b: number) => (b / 1024 / 1024).toFixed(0);
+    console.log(JSON.stringify({
+      kubernetes: cp.version, n: N, workers: WORKERS,
+      referenceDeploymentsCreatedSeconds: +(referenceMs / 1000).toFixed(2),
+      referencePodsCreatedSeconds: +(referencePodsMs / 1000).toFixed(2),
+      memcachedsCreatedSeconds: +(createMs / 1000).toFixed(2),
+      reconcilerDeploymentsSeconds: +(deploymentsMs / 1000).toFixed(2),
+      convergeSeconds: +(convergeMs / 1000).toFixed(2),
+      deploymentsVsReference: +(deploymentsMs / referenceMs).toFixed(2),
+      convergeVsReferencePods: +(convergeMs / referencePodsMs).toFixed(2),
+      deploymentsCreated: deps.items.length,
+      reconcilerRequests: requests,
+      requestsPerMemcached: +(requests / N).toFixed(2),
+      idleRssMiB: +mib(idleRss), peakRssMiB: +mib(peakRss), peakVsIdleRss: +(peakRss / idleRss).toFixed(2),
+    }, null, 2));
+  } finally {
+    await cp.stop();
+  }
+}
+
+main().catch(err => {
+  console.error(err);
+  process.exit(1);
+});
