@@ -11,3 +11,7 @@ export * from './memcached/api';
 export * from './memcached/controller';
 export * from './memcached/operator';
 export * from './memcached/memcached-deployment';
+export * from './etcd/api';
+export * from './etcd/controller';
+export * from './etcd/operator';
+export * from './etcd/etcd-cluster-resources';

@@ -5,7 +5,7 @@ import { MemcachedDeployment, memcachedSelectorLabels } from '../../constructs/m
 import { Condition, findCondition, setCondition } from '../runtime/conditions';
 import { isInvalid } from '../runtime/client';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
-import { isSubset, jsonEqual } from '../runtime/diff';
+import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames } from '../runtime/children';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
@@ -32,14 +32,7 @@ export function desiredDeployment(mc: Memcached): KubeObject {
     namespace: mc.metadata.namespace,
     // The API server applies the CRD's defaults (image, containerPort) on every read.
     spec: mc.spec,
-    owner: {
-      apiVersion: mc.apiVersion ?? apiVersionOf(memcachedType),
-      kind: mc.kind ?? memcachedType.kind,
-      name: mc.metadata.name,
-      uid: mc.metadata.uid!,
-      controller: true,
-      blockOwnerDeletion: true,
-    },
+    owner: controllerReference(mc as Memcached & KubeObject, memcachedType),
   }));
   return deployment;
 }
@@ -119,10 +112,11 @@ async function reconcileMemcached(
   const desired = desiredDeployment(mc);
   let deployment = deployments.get(objectKey(req));
   let applyError: string | undefined;
-  if (!deployment || !isSubset(desired, deployment)) {
-    const before = deployment?.spec?.replicas;
-    try {
-      deployment = await ctx.client.apply<Deployment>(BuiltinTypes.Deployment, desired);
+  const before = deployment?.spec?.replicas;
+  try {
+    const result = await applyIfChanged(ctx.client, BuiltinTypes.Deployment, desired, deployment);
+    deployment = result.object;
+    if (result.applied) {
       const size = mc.spec.size;
       if (before === undefined) {
         ctx.logger.info({ replicas: size }, 'created Deployment');
@@ -134,30 +128,18 @@ async function reconcileMemcached(
         ctx.logger.info('reverted changes to the Deployment');
         await ctx.recorder.record(mc, 'Normal', 'Updated', `Updated Deployment ${mc.metadata.name} to match the spec`);
       }
-    } catch (err) {
-      // A Deployment the API server refuses will be refused again until the spec changes:
-      // report it (Degraded + Warning) instead of retrying in a loop.
-      if (!isInvalid(err)) throw err;
-      applyError = err instanceof Error ? err.message : String(err);
-      ctx.logger.warn({ err: applyError }, 'the API server rejected the desired Deployment');
-      if (findCondition(mc.status?.conditions as Condition[] | undefined, 'Degraded')?.status !== 'True') {
-        await ctx.recorder.record(mc, 'Warning', 'InvalidDeployment', applyError);
-      }
+    }
+  } catch (err) {
+    // A Deployment the API server refuses will be refused again until the spec changes:
+    // report it (Degraded + Warning) instead of retrying in a loop.
+    if (!isInvalid(err)) throw err;
+    applyError = err instanceof Error ? err.message : String(err);
+    ctx.logger.warn({ err: applyError }, 'the API server rejected the desired Deployment');
+    if (findCondition(mc.status?.conditions as Condition[] | undefined, 'Degraded')?.status !== 'True') {
+      await ctx.recorder.record(mc, 'Warning', 'InvalidDeployment', applyError);
     }
   }
 
-  const selector = memcachedSelectorLabels(mc.metadata.name);
-  const podNames = pods.list(mc.metadata.namespace, selector)
-    .filter(p => !p.metadata.deletionTimestamp && (p.status as { phase?: string } | undefined)?.phase !== 'Succeeded' && (p.status as { phase?: string } | undefined)?.phase !== 'Failed')
-    .map(p => p.metadata.name!)
-    .sort();
-  const status = desiredStatus(mc, deployment, podNames, applyError);
-  if (!jsonEqual(status, mc.status ?? {})) {
-    await ctx.client.apply(memcachedType, {
-      apiVersion: mc.apiVersion,
-      kind: mc.kind,
-      metadata: { name: mc.metadata.name, namespace: mc.metadata.namespace },
-      status,
-    }, { subresource: 'status' });
-  }
+  const podNames = livePodNames(pods, mc.metadata.namespace, memcachedSelectorLabels(mc.metadata.name));
+  await applyStatusIfChanged(ctx.client, memcachedType, mc, desiredStatus(mc, deployment, podNames, applyError));
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../../constructs/core/controller';
+import { etcdClusterController } from '../../constructs/etcd/controller';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { KubeClient } from '../runtime/client';
 import { Controller } from '../runtime/controller';
@@ -7,6 +8,7 @@ import { EventRecorder } from '../runtime/events';
 import { Manager } from '../runtime/manager';
 import { Metrics } from '../runtime/metrics';
 import { RateLimiterOptions } from '../runtime/workqueue';
+import { setupEtcdClusterController } from './etcdcluster';
 import { setupMemcachedController } from './memcached';
 
 export interface ControllerSetupOptions {
@@ -26,4 +28,5 @@ export interface RegisteredController {
 /** Every controller this reconciler image can run, by the name `--controllers` uses. */
 export const CONTROLLERS: Record<string, RegisteredController> = {
   [memcachedController.name]: { declaration: memcachedController, setup: setupMemcachedController },
+  [etcdClusterController.name]: { declaration: etcdClusterController, setup: setupEtcdClusterController },
 };

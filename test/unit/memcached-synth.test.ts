@@ -10,7 +10,10 @@ const SEEDS = path.join(__dirname, '..', 'fixtures', 'seeds');
 const seedFiles = fs.readdirSync(SEEDS).filter(f => /memcached.*\.yaml$/.test(f));
 
 const result = synthProject();
-const { objects, samples, files } = result;
+// This file is about the Memcached operator's charts and sample.
+const files = Object.fromEntries(Object.entries(result.files).filter(([f]) => /^\d{4}-memcached|samples\/memcached/.test(f)));
+const objects = Object.keys(files).filter(f => !f.startsWith('samples/')).sort().flatMap(f => parseYaml(files[f]));
+const samples = parseYaml(files['samples/memcached-sample.k8s.yaml']);
 const crd = one(objects, 'CustomResourceDefinition', 'memcacheds.cache.example.com');
 
 describe('synthesized Memcached operator', () => {
@@ -18,10 +21,13 @@ describe('synthesized Memcached operator', () => {
     expect(files).toMatchSnapshot();
   });
 
-  test('writes the cluster-scoped chart first, then the namespaced chart, samples apart', () => {
-    expect(Object.keys(files).sort()).toEqual([
+  test('writes every operator\'s cluster-scoped chart before its namespaced chart, samples apart', () => {
+    expect(Object.keys(result.files).sort()).toEqual([
       '0000-memcached-cluster.k8s.yaml',
       '0001-memcached.k8s.yaml',
+      '0002-etcd-cluster.k8s.yaml',
+      '0003-etcd.k8s.yaml',
+      'samples/etcd-sample.k8s.yaml',
       'samples/memcached-sample.k8s.yaml',
     ]);
   });

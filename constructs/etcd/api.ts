@@ -1,0 +1,67 @@
+import { CustomResource, CustomResourceKind } from '../core/kind';
+import { conditionsSchema, Static, t } from '../core/schema';
+
+/** The etcd release a new cluster runs unless `spec.version` says otherwise. */
+export const DEFAULT_ETCD_VERSION = '3.5.21';
+
+/** Desired state of an etcd cluster. */
+export const etcdClusterSpecSchema = t.object({
+  replicas: t.integer({
+    default: 3,
+    minimum: 1,
+    maximum: 9,
+    description: 'Number of etcd members, from 1 to 9. Odd numbers tolerate the most failures for their size; an even number is accepted but reported in status.',
+  }),
+  version: t.string({
+    default: DEFAULT_ETCD_VERSION,
+    pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
+    description: 'etcd release as x.y.z, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
+  }),
+  storage: t.quantity({
+    default: '1Gi',
+    description: 'Size of each member\'s data volume (a PersistentVolumeClaim per member), e.g. 10Gi.',
+  }),
+  storageClassName: t.string({
+    minLength: 1,
+    description: 'StorageClass of the data volumes. Omitted: the cluster\'s default StorageClass.',
+  }),
+  resources: t.object({
+    requests: t.map(t.quantity(), { description: 'Minimum resources per member, e.g. {cpu: 100m, memory: 256Mi}.' }),
+    limits: t.map(t.quantity(), { description: 'Maximum resources per member.' }),
+  }, { description: 'Compute resources of each etcd member.' }),
+}, { description: 'EtcdClusterSpec defines the desired state of an etcd cluster.', default: {} });
+
+/** Observed state of an etcd cluster, written by the reconciler. */
+export const etcdClusterStatusSchema = t.object({
+  phase: t.enum(['Creating', 'Running', 'Scaling', 'Failed'] as const, { description: 'Summary of the cluster\'s state.' }),
+  members: t.array(t.string(), { description: 'Names of the member pods that exist now, sorted.' }),
+  replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
+  readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
+  clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),
+  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
+  conditions: conditionsSchema(),
+}, { description: 'EtcdClusterStatus defines the observed state of an etcd cluster.' });
+
+export type EtcdClusterSpec = Static<typeof etcdClusterSpecSchema>;
+export type EtcdClusterStatus = Static<typeof etcdClusterStatusSchema>;
+export type EtcdCluster = CustomResource<typeof etcdClusterSpecSchema, typeof etcdClusterStatusSchema>;
+
+/** `etcdclusters.etcd.database.coreos.com`, v1alpha1, short name `etcd` (seed 000). */
+export const etcdClusterKind = new CustomResourceKind({
+  group: 'etcd.database.coreos.com',
+  kind: 'EtcdCluster',
+  versions: ['v1alpha1'],
+  description: 'EtcdCluster is an etcd cluster run as a StatefulSet with a data volume per member, kept at the requested size by the etcd operator.',
+  spec: etcdClusterSpecSchema,
+  status: etcdClusterStatusSchema,
+  specRequired: false,
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
+  printerColumns: [
+    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Requested members' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready members' },
+    { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+  ],
+  shortNames: ['etcd'],
+  categories: ['all'],
+});

@@ -1,0 +1,136 @@
+import { k8s } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { selectorLabels, standardLabels } from '../core/labels';
+import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
+import type { EtcdClusterSpec } from './api';
+
+export const ETCD_CLIENT_PORT = 2379;
+export const ETCD_PEER_PORT = 2380;
+
+export interface EtcdClusterResourcesProps {
+  /** The EtcdCluster's name: the StatefulSet and headless Service take it. */
+  readonly name: string;
+  readonly namespace: string;
+  /** The spec, with the API server's defaults applied. */
+  readonly spec: EtcdClusterSpec;
+  /** Controller owner reference to the EtcdCluster. */
+  readonly owner?: k8s.OwnerReference;
+  /** @default 'etcd-operator' */
+  readonly managedBy?: string;
+}
+
+/** The labels of an etcd cluster's member pods. */
+export function etcdSelectorLabels(name: string): Record<string, string> {
+  return selectorLabels({ name: 'etcd', instance: name, component: 'member', managedBy: '' });
+}
+
+/** The votes an etcd cluster of `replicas` members needs for quorum. */
+export function quorum(replicas: number): number {
+  return Math.floor(replicas / 2) + 1;
+}
+
+/**
+ * Everything an etcd cluster runs on: a headless Service for stable peer names, a client
+ * Service, a StatefulSet (one data PVC per member, kept when scaling down or deleting), and a
+ * PodDisruptionBudget that never lets voluntary disruptions break quorum.
+ *
+ * The initial cluster is computed from `replicas`: member i is `<name>-i`, reachable at
+ * `<name>-i.<name>.<namespace>.svc:2380`.
+ */
+export class EtcdClusterResources extends Construct {
+  readonly peerService: k8s.KubeService;
+  readonly clientService: k8s.KubeService;
+  readonly statefulSet: k8s.KubeStatefulSet;
+  readonly podDisruptionBudget: k8s.KubePodDisruptionBudget;
+
+  constructor(scope: Construct, id: string, props: EtcdClusterResourcesProps) {
+    super(scope, id);
+    const { name, namespace, spec } = props;
+    const labels = standardLabels({ name: 'etcd', instance: name, component: 'member', managedBy: props.managedBy ?? 'etcd-operator' });
+    const selector = etcdSelectorLabels(name);
+    const ownerReferences = props.owner ? [props.owner] : undefined;
+    const meta = (objectName: string) => ({ name: objectName, namespace, labels, ownerReferences });
+    const peerDomain = `${name}.${namespace}.svc`;
+    const initialCluster = Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}=http://${name}-${i}.${peerDomain}:${ETCD_PEER_PORT}`).join(',');
+    const port = (portName: string, n: number) => ({ name: portName, port: n, targetPort: k8s.IntOrString.fromString(portName), protocol: 'TCP' });
+
+    this.peerService = new k8s.KubeService(this, 'PeerService', {
+      metadata: meta(name),
+      spec: {
+        clusterIp: 'None',
+        // Members must resolve each other before they are ready, or the cluster never forms.
+        publishNotReadyAddresses: true,
+        selector,
+        ports: [port('client', ETCD_CLIENT_PORT), port('peer', ETCD_PEER_PORT)],
+      },
+    });
+    this.clientService = new k8s.KubeService(this, 'ClientService', {
+      metadata: meta(`${name}-client`),
+      spec: { type: 'ClusterIP', selector, ports: [port('client', ETCD_CLIENT_PORT)] },
+    });
+
+    const quantities = (m?: Record<string, string | number>) =>
+      m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
+    this.statefulSet = new k8s.KubeStatefulSet(this, 'StatefulSet', {
+      metadata: meta(name),
+      spec: {
+        serviceName: name,
+        replicas: spec.replicas,
+        // All members start together: etcd's bootstrap waits for the initial cluster.
+        podManagementPolicy: 'Parallel',
+        selector: { matchLabels: selector },
+        // Member data is never deleted by scaling or by deleting the StatefulSet.
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
+        template: {
+          metadata: { labels },
+          spec: {
+            automountServiceAccountToken: false,
+            securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
+            containers: [{
+              name: 'etcd',
+              image: `quay.io/coreos/etcd:v${spec.version}`,
+              command: ['etcd'],
+              args: [
+                '--name=$(POD_NAME)',
+                '--data-dir=/var/lib/etcd/data',
+                `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
+                `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
+                `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
+                `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
+                `--initial-cluster=${initialCluster}`,
+                '--initial-cluster-state=new',
+                `--initial-cluster-token=${name}.${namespace}`,
+              ],
+              env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              ports: [
+                { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
+                { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
+              ],
+              livenessProbe: { httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') }, initialDelaySeconds: 15, periodSeconds: 10, failureThreshold: 6 },
+              readinessProbe: { httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') }, initialDelaySeconds: 5, periodSeconds: 5 },
+              resources: {
+                requests: quantities(spec.resources?.requests) ?? { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('128Mi') },
+                limits: quantities(spec.resources?.limits),
+              },
+              securityContext: restrictedContainerSecurityContext(),
+              volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+            }],
+          },
+        },
+        volumeClaimTemplates: [{
+          metadata: { name: 'data', labels: selector },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: spec.storageClassName,
+            resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage)) } },
+          },
+        }],
+      },
+    });
+
+    this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
+      metadata: meta(name),
+      spec: { minAvailable: k8s.IntOrString.fromNumber(quorum(spec.replicas)), selector: { matchLabels: selector } },
+    });
+  }
+}

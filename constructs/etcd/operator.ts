@@ -1,0 +1,16 @@
+import { ChartProps } from 'cdk8s';
+import { Construct } from 'constructs';
+import { Operator, OperatorOptions } from '../core/operator';
+import { etcdClusterController } from './controller';
+
+export interface EtcdClusterOperatorProps extends OperatorOptions {}
+
+/**
+ * The etcd operator: the `etcdclusters.etcd.database.coreos.com` CRD, least-privilege RBAC and
+ * the reconciler running the `etcdcluster` controller.
+ */
+export class EtcdClusterOperator extends Operator {
+  constructor(scope: Construct, id: string, props: EtcdClusterOperatorProps = {}, chartProps?: ChartProps) {
+    super(scope, id, { ...props, controllers: [etcdClusterController] }, chartProps);
+  }
+}

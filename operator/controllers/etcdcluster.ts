@@ -1,0 +1,127 @@
+import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs/core/controller';
+import type { EtcdCluster, EtcdClusterStatus } from '../../constructs/etcd/api';
+import { etcdClusterController } from '../../constructs/etcd/controller';
+import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from '../../constructs/etcd/etcd-cluster-resources';
+import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames } from '../runtime/children';
+import { isInvalid } from '../runtime/client';
+import { Condition, setCondition } from '../runtime/conditions';
+import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
+import { Informer } from '../runtime/informer';
+import { Manager } from '../runtime/manager';
+import { renderConstructs } from '../runtime/render';
+import { apiVersionOf, KubeObject, objectKey } from '../runtime/resource';
+import type { ControllerSetupOptions } from './registry';
+
+interface StatefulSet extends KubeObject {
+  spec?: { replicas?: number };
+  status?: { replicas?: number; readyReplicas?: number; currentReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+}
+
+type Cluster = EtcdCluster & KubeObject;
+const etcdType = customResourceType(etcdClusterController.for);
+const CHILD_TYPES: Record<string, ResourceType> = {
+  Service: BuiltinTypes.Service,
+  StatefulSet: BuiltinTypes.StatefulSet,
+  PodDisruptionBudget: BuiltinTypes.PodDisruptionBudget,
+};
+
+/** The children an EtcdCluster should have, ready for server-side apply. */
+export function desiredEtcdChildren(cluster: Cluster): KubeObject[] {
+  return renderConstructs(scope => new EtcdClusterResources(scope, 'etcd', {
+    name: cluster.metadata.name,
+    namespace: cluster.metadata.namespace!,
+    spec: cluster.spec,
+    owner: controllerReference(cluster, etcdType),
+  }));
+}
+
+/** The status an EtcdCluster should show. Pure; `now` only stamps conditions that change. */
+export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, now = new Date()): EtcdClusterStatus {
+  const want = cluster.spec.replicas;
+  const ready = sts?.status?.readyReplicas ?? 0;
+  const current = sts?.status?.replicas ?? 0;
+  const generation = cluster.metadata.generation ?? 0;
+  let conditions = (cluster.status?.conditions ?? []) as Condition[];
+  const set = (type: string, status: 'True' | 'False', reason: string, message: string) => {
+    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
+  };
+  const q = quorum(want);
+  set('Available', ready >= q ? 'True' : 'False', ready >= q ? 'QuorumReady' : 'NoQuorum', `${ready}/${want} members ready; quorum is ${q}`);
+  const scaling = current !== want;
+  const complete = !scaling && ready === want;
+  set('Progressing', complete ? 'False' : 'True', complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
+    complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`);
+  if (applyError) set('Degraded', 'True', 'InvalidResources', applyError.slice(0, 1024));
+  else set('Degraded', 'False', 'AsExpected', 'the StatefulSet and Services match the spec');
+  if (want % 2 === 0) {
+    set('OddMembers', 'False', 'EvenMemberCount', `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`);
+  } else {
+    set('OddMembers', 'True', 'OddMemberCount', `${want} members tolerate ${want - q} failure(s)`);
+  }
+  const phase = applyError ? 'Failed' : scaling && sts ? 'Scaling' : complete ? 'Running' : 'Creating';
+  return {
+    phase,
+    members,
+    replicas: current,
+    readyReplicas: ready,
+    clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
+    observedGeneration: generation,
+    conditions,
+  };
+}
+
+export function setupEtcdClusterController(mgr: Manager, options: ControllerSetupOptions): Controller {
+  const clusters = mgr.informer<Cluster>(etcdType);
+  const children: Record<string, Informer> = Object.fromEntries(Object.entries(CHILD_TYPES).map(([kind, type]) => [kind, mgr.informer(type)]));
+  const pods = mgr.informer(BuiltinTypes.Pod);
+  const owner = { apiVersion: apiVersionOf(etcdType), kind: etcdType.kind };
+  const controller = new Controller({
+    ...options,
+    name: etcdClusterController.name,
+    reconciler: (req, ctx) => reconcileEtcdCluster(req, ctx, clusters, children, pods),
+  });
+  controller.for(clusters);
+  Object.values(children).forEach(inf => controller.owns(inf, owner));
+  controller.watches(pods, pod => {
+    const l = pod.metadata.labels ?? {};
+    return l['app.kubernetes.io/name'] === 'etcd' && l['app.kubernetes.io/component'] === 'member' && l['app.kubernetes.io/instance']
+      ? [{ namespace: pod.metadata.namespace, name: l['app.kubernetes.io/instance'] }]
+      : [];
+  });
+  return controller;
+}
+
+async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, clusters: Informer<Cluster>, children: Record<string, Informer>, pods: Informer): Promise<Result | void> {
+  const cluster = clusters.get(objectKey(req));
+  // Deleted: owner references let the garbage collector remove the children. PVCs carry none
+  // and stay: member data is the user's.
+  if (!cluster || cluster.metadata.deletionTimestamp) return;
+
+  const stsBefore = children.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
+  let sts = stsBefore;
+  let applyError: string | undefined;
+  try {
+    for (const desired of desiredEtcdChildren(cluster)) {
+      const current = children[desired.kind!].get(objectKey(desired.metadata));
+      const { object, applied } = await applyIfChanged(ctx.client, CHILD_TYPES[desired.kind!], desired, current);
+      if (desired.kind === 'StatefulSet') sts = object as StatefulSet;
+      if (applied) ctx.logger.info({ kind: desired.kind, name: desired.metadata.name }, current ? 'updated child' : 'created child');
+    }
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    applyError = err instanceof Error ? err.message : String(err);
+    ctx.logger.warn({ err: applyError }, 'the API server rejected a child of the EtcdCluster');
+    await ctx.recorder.record(cluster, 'Warning', 'InvalidResources', applyError);
+  }
+
+  const want = cluster.spec.replicas;
+  const before = stsBefore?.spec?.replicas;
+  if (!applyError && before !== want) {
+    if (before === undefined) await ctx.recorder.record(cluster, 'Normal', 'Created', `Created etcd cluster ${cluster.metadata.name} with ${want} members`);
+    else await ctx.recorder.record(cluster, 'Normal', 'Scaled', `Scaled etcd cluster ${cluster.metadata.name} from ${before} to ${want} members; data volumes are kept`);
+    if (want % 2 === 0) await ctx.recorder.record(cluster, 'Warning', 'EvenMemberCount', `${want} members tolerate no more failures than ${want - 1}; prefer an odd number`);
+  }
+
+  const members = livePodNames(pods, cluster.metadata.namespace, etcdSelectorLabels(cluster.metadata.name));
+  await applyStatusIfChanged(ctx.client, etcdType, cluster, desiredEtcdStatus(cluster, sts, members, applyError));
+}

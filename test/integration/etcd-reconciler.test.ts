@@ -1,0 +1,97 @@
+import * as path from 'node:path';
+import { invalidEtcdSpecs } from '../support/etcd-cases';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SEED = path.join(ROOT, 'test', 'fixtures', 'seeds', '000-my-etcd-cluster.yaml');
+const NAME = 'my-etcd-cluster';
+
+jest.setTimeout(180_000);
+
+let ns: string;
+let reconciler: ReconcilerProcess;
+
+const get = (kind: string, name: string) => {
+  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+};
+const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p.metadata.name).sort();
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/etcdclusters.etcd.database.coreos.com']);
+  ns = createTestNamespace('etcd');
+  reconciler = await ReconcilerProcess.start({
+    kubeconfig: serviceAccountKubeconfig({ namespace: 'etcd-system', serviceAccount: 'etcd-operator' }),
+    args: ['--controllers=etcdcluster', `--namespace=${ns}`],
+    name: 'etcd-reconciler',
+  });
+});
+
+afterAll(async () => {
+  expect((await reconciler?.stop())?.code).toBe(0);
+});
+
+describe('the etcdcluster controller against a real API server', () => {
+  test.each(invalidEtcdSpecs)('the API server rejects %s, naming the field', (_what, spec, field) => {
+    const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'bad' }, spec }) });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(field);
+  });
+
+  test('seed 000\'s EtcdCluster applies verbatim and gets its Services, StatefulSet and PDB, all owned', async () => {
+    kubectlOk(['apply', '-n', ns, '-f', SEED]);
+    const cluster = get('etcdcluster', NAME);
+    expect(cluster.spec).toEqual({ replicas: 3, storage: '10Gi', version: '3.5.21' });
+    for (const [kind, name] of [['service', NAME], ['service', `${NAME}-client`], ['statefulset', NAME], ['poddisruptionbudget', NAME]]) {
+      const child = await eventually(`${kind}/${name}`, () => get(kind, name));
+      expect(child.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'EtcdCluster', name: NAME, uid: cluster.metadata.uid, controller: true })]);
+    }
+    expect(get('statefulset', NAME).spec.replicas).toBe(3);
+    expect(get('poddisruptionbudget', NAME).spec.minAvailable).toBe(2);
+    // The StatefulSet controller claims a 10Gi data volume per member.
+    await eventually('three PVCs', () => (pvcNames().length === 3 ? true : undefined), 60_000);
+    expect(pvcNames()).toEqual([0, 1, 2].map(i => `data-${NAME}-${i}`));
+    expect(get('pvc', `data-${NAME}-0`).spec.resources.requests.storage).toBe('10Gi');
+  });
+
+  test('status lists the members and says what is going on', async () => {
+    const cluster = await eventually('status', () => {
+      const c = get('etcdcluster', NAME);
+      return c.status?.members?.length === 3 && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+    }, 60_000);
+    expect(cluster.status).toMatchObject({ phase: 'Creating', readyReplicas: 0, clientService: `${NAME}-client.${ns}.svc:2379` });
+    expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'NoQuorum' });
+  });
+
+  test('scaling 3 → 5 → 3 follows, and scaling down keeps every data volume', async () => {
+    kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=5']);
+    await eventually('5 members', () => (get('statefulset', NAME)?.spec.replicas === 5 ? true : undefined));
+    await eventually('a quorum of 3 in the PDB', () => (get('poddisruptionbudget', NAME)?.spec.minAvailable === 3 ? true : undefined));
+    await eventually('five PVCs', () => (pvcNames().length === 5 ? true : undefined), 60_000);
+    kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=3']);
+    await eventually('3 members', () => (get('statefulset', NAME)?.spec.replicas === 3 ? true : undefined));
+    await eventually('status members back to 3', () => (get('etcdcluster', NAME)?.status?.members?.length === 3 ? true : undefined), 60_000);
+    expect(pvcNames()).toEqual([0, 1, 2, 3, 4].map(i => `data-${NAME}-${i}`));
+  });
+
+  test('an even member count is accepted but warned about in status and by an Event', async () => {
+    kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=4']);
+    const cond = await eventually('the OddMembers condition', () => {
+      const c = get('etcdcluster', NAME)?.status?.conditions?.find((x: any) => x.type === 'OddMembers');
+      return c?.status === 'False' ? c : undefined;
+    });
+    expect(cond.reason).toBe('EvenMemberCount');
+    await eventually('a Warning Event', () => (getJson(['get', 'events.events.k8s.io', '-n', ns]).items
+      .some((e: any) => e.type === 'Warning' && e.reason === 'EvenMemberCount') ? true : undefined));
+    kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=3']);
+  });
+
+  test('deleting the EtcdCluster removes its workloads but keeps every PVC', async () => {
+    kubectlOk(['delete', 'etcdcluster', NAME, '-n', ns]);
+    await eventually('the StatefulSet to be collected', () => (get('statefulset', NAME) ? undefined : true), 90_000);
+    await eventually('the Services and PDB to be collected', () => (get('service', NAME) || get('service', `${NAME}-client`) || get('poddisruptionbudget', NAME) ? undefined : true), 90_000);
+    expect(pvcNames()).toEqual([0, 1, 2, 3, 4].map(i => `data-${NAME}-${i}`));
+  });
+});
