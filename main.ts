@@ -1,20 +1,28 @@
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { EtcdClusterOperator, MemcachedOperator } from './constructs';
+import { CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind } from './constructs';
 import { MemcachedV1 } from './imports/cache.example.com';
+import { MongoDbCommunity, MongoDbCommunitySpecSecurityAuthenticationModes, MongoDbCommunitySpecType } from './imports/mongodb.com';
 import { EtcdCluster } from './imports/etcd.database.coreos.com';
 
 /**
- * Builds every operator (to `outdir`) and every sample resource (to `outdir/samples`).
+ * Builds every operator (to `outdir`), the third-party CRDs we write resources for
+ * (`outdir/crds`), and the sample resources (`outdir/samples`, and `outdir/samples/mongodb`).
  *
  * Each operator's cluster-scoped chart comes first, so `kubectl apply -f dist/` installs in
  * order. Samples live apart: they can only be applied once their CRDs are established, so they
  * must not ride in the same `kubectl apply`.
  */
-export function buildApps(outdir: string): { operators: App; samples: App } {
+export function buildApps(outdir: string): Record<'operators' | 'crds' | 'samples' | 'mongodb', App> {
   const operators = new App({ outdir });
   new MemcachedOperator(operators, 'memcached');
   new EtcdClusterOperator(operators, 'etcd');
+  // Third-party CRDs we write resources for (installed by their own operators, not by us):
+  // dist/crds/, imported to typed classes by `npm run import`.
+  const crds = new App({ outdir: path.join(outdir, 'crds') });
+  for (const group of ['mongodb.com', 'mongodbcommunity.mongodb.com'] as const) {
+    new CustomResourceDefinition(new Chart(crds, group.replace(/\./g, '-')), 'MongoDBCommunity', { kind: mongoDbCommunityKind(group) });
+  }
 
   const samples = new App({ outdir: path.join(outdir, 'samples') });
   const memcachedSamples = new Chart(samples, 'memcached-sample');
@@ -28,11 +36,43 @@ export function buildApps(outdir: string): { operators: App; samples: App } {
     metadata: { name: 'my-etcd-cluster' },
     spec: { replicas: 3, storage: '10Gi' },
   });
-  return { operators, samples };
+  // Seed 000's MongoDB: storage first, then the replica set through the MongoDB Community
+  // operator's API. Its own folder, since it needs that operator (or at least its CRD).
+  const mongodb = new App({ outdir: path.join(outdir, 'samples', 'mongodb') });
+  // Seed 000: NFS-backed storage for the 3-member MongoDB replica set `example-mongodb`, made
+  // before the replica set so its StatefulSet finds one bound claim per member.
+  const storage = new MongoDbStorage(mongodb, 'mongodb-storage', {
+    replicaSetName: 'example-mongodb',
+    namespace: 'mongodb',
+    members: 3,
+    data: { capacity: '1Gi', request: '500Mi', nfs: { server: '192.168.40.180', paths: ['/data/p1', '/data/p2', '/data/p3'] } },
+    volumeAccessModes: ['ReadWriteOnce', 'ReadWriteMany', 'ReadOnlyMany'],
+    claimAccessModes: ['ReadWriteMany'],
+  });
+
+  // Seed 000's replica set, through the MongoDB Community operator's API (release 0.5.0's group).
+  // The password lives in a Secret the user creates; the resource only refers to it.
+  const replicaSet = new Chart(mongodb, 'mongodb-replica-set', { namespace: 'mongodb' });
+  replicaSet.addDependency(storage);
+  new MongoDbCommunity(replicaSet, 'example-mongodb', {
+    metadata: { name: 'example-mongodb' },
+    spec: {
+      members: 3,
+      type: MongoDbCommunitySpecType.REPLICA_SET,
+      version: '4.2.6',
+      security: { authentication: { modes: [MongoDbCommunitySpecSecurityAuthenticationModes.SCRAM] } },
+      users: [{
+        name: 'my-user',
+        db: 'admin',
+        passwordSecretRef: { name: 'my-user-password' },
+        roles: [{ name: 'clusterAdmin', db: 'admin' }, { name: 'userAdminAnyDatabase', db: 'admin' }],
+        scramCredentialsSecretName: 'my-scram',
+      }],
+    },
+  });
+  return { operators, crds, samples, mongodb };
 }
 
 if (require.main === module) {
-  const { operators, samples } = buildApps(process.env.CDK8S_OUTDIR ?? 'dist');
-  operators.synth();
-  samples.synth();
+  Object.values(buildApps(process.env.CDK8S_OUTDIR ?? 'dist')).forEach(app => app.synth());
 }

@@ -15,3 +15,6 @@ export * from './etcd/api';
 export * from './etcd/controller';
 export * from './etcd/operator';
 export * from './etcd/etcd-cluster-resources';
+export * from './core/quantity';
+export * from './mongodb/api';
+export * from './mongodb/storage';

@@ -1,6 +1,6 @@
 /**
- * Regenerates the typed classes in imports/ from CRDs, offline: the CRDs we synthesize (dist/)
- * and the third-party CRDs we keep as files (crds/). One `cdk8s import` runs per API group,
+ * Regenerates the typed classes in imports/ from CRDs, offline: our operators' CRDs (dist/) and
+ * the third-party CRDs we write resources for (dist/crds/). One `cdk8s import` runs per API group,
  * because two imports into the same group would overwrite each other's file.
  *
  * Usage: npm run import [-- --output <dir>]
@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 const ROOT = path.resolve(__dirname, '..');
-const SOURCES = [path.join(ROOT, 'dist'), path.join(ROOT, 'crds')];
+const SOURCES = [path.join(ROOT, 'dist'), path.join(ROOT, 'dist', 'crds')];
 
 interface Crd { kind: string; spec: { group: string } }
 

@@ -21,9 +21,7 @@ export interface SynthResult {
 /** Synthesizes the whole project, as `npm run synth` does, into a fresh temp directory. */
 export function synthProject(): SynthResult {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-synth-'));
-  const { operators, samples } = buildApps(dir);
-  operators.synth();
-  samples.synth();
+  Object.values(buildApps(dir)).forEach(app => app.synth());
   const files = readTree(dir);
   const parse = (prefix: (f: string) => boolean) => Object.entries(files)
     .filter(([f]) => prefix(f))
@@ -32,7 +30,7 @@ export function synthProject(): SynthResult {
   return {
     dir,
     files,
-    objects: parse(f => !f.startsWith('samples/')),
+    objects: parse(f => !f.includes('/')),
     samples: parse(f => f.startsWith('samples/')),
   };
 }

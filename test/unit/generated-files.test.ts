@@ -17,7 +17,7 @@ describe('committed generated files are current', () => {
 
   test('imports/ equals a fresh `cdk8s import` of the synthesized CRDs', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-imports-'));
-    const groups = importCrds(out, [synth.dir, path.join(ROOT, 'crds')]);
+    const groups = importCrds(out, [synth.dir, path.join(synth.dir, 'crds')]);
     expect(groups).toContain('cache.example.com');
     const fresh = readTree(out);
     const committed = readTree(path.join(ROOT, 'imports'));

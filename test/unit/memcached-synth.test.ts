@@ -27,8 +27,13 @@ describe('synthesized Memcached operator', () => {
       '0001-memcached.k8s.yaml',
       '0002-etcd-cluster.k8s.yaml',
       '0003-etcd.k8s.yaml',
+      'crds/mongodb-com.k8s.yaml',
+      'crds/mongodbcommunity-mongodb-com.k8s.yaml',
       'samples/etcd-sample.k8s.yaml',
       'samples/memcached-sample.k8s.yaml',
+      'samples/mongodb/0000-mongodb-storage-volumes.k8s.yaml',
+      'samples/mongodb/0001-mongodb-storage.k8s.yaml',
+      'samples/mongodb/0002-mongodb-replica-set.k8s.yaml',
     ]);
   });
 

@@ -1,0 +1,159 @@
+import { Chart, ChartProps } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { PART_OF } from '../core/labels';
+import { parseQuantity } from '../core/quantity';
+
+/** One NFS export per replica set member. */
+export interface NfsExports {
+  /** NFS server address or host name. */
+  readonly server: string;
+  /** Exported path for each member, in member order; as many as there are members. */
+  readonly paths: readonly string[];
+  /** @default ['hard', 'nfsvers=4.1'] */
+  readonly mountOptions?: readonly string[];
+}
+
+/** Storage for one kind of volume (data or logs) of every member. */
+export interface MongoDbVolumeOptions {
+  /** What each claim asks for. @default the volume capacity, or '1Gi' with a StorageClass */
+  readonly request?: string;
+  /** Size of each NFS PersistentVolume (NFS variant). @default '1Gi' */
+  readonly capacity?: string;
+  /** NFS exports: one PersistentVolume per member, pre-bound to its claim. */
+  readonly nfs?: NfsExports;
+  /** StorageClass variant: claims only, provisioned by this class. Give this or `nfs`. */
+  readonly storageClassName?: string;
+}
+
+export interface MongoDbStorageProps {
+  /** The MongoDBCommunity's name, e.g. `example-mongodb`: claims are named after its StatefulSet. */
+  readonly replicaSetName: string;
+  /** Namespace of the replica set and its claims. */
+  readonly namespace: string;
+  /** Replica set members. @default 3 */
+  readonly members?: number;
+  /** The data volumes: claims `data-volume-<name>-<i>`. */
+  readonly data: MongoDbVolumeOptions;
+  /** The logs volumes, when wanted: claims `logs-volume-<name>-<i>`. @default - none */
+  readonly logs?: MongoDbVolumeOptions;
+  /** Access modes of the PersistentVolumes. @default ['ReadWriteOnce'] */
+  readonly volumeAccessModes?: readonly string[];
+  /** Access modes the claims ask for. @default ['ReadWriteOnce'] */
+  readonly claimAccessModes?: readonly string[];
+  /** Create the namespace. @default true */
+  readonly createNamespace?: boolean;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
+
+/**
+ * Persistent storage for a MongoDB Community replica set, made before the replica set so its
+ * StatefulSet finds its claims: PersistentVolumeClaims named exactly as the community operator's
+ * StatefulSet claims them (`data-volume-<name>-<i>`, `logs-volume-<name>-<i>`), and, in the NFS
+ * variant, one NFS PersistentVolume per claim (Retain, mount options `hard`, `nfsvers=4.1`),
+ * pre-bound both ways so each claim binds to its own volume and nothing else.
+ *
+ * The construct is the chart of the claims (in the replica set's namespace); the volumes and the
+ * Namespace, being cluster-scoped, go into a sibling chart `<id>-volumes`.
+ */
+export class MongoDbStorage extends Chart {
+  readonly volumesChart: Chart;
+  readonly persistentVolumes: k8s.KubePersistentVolume[] = [];
+  readonly claims: k8s.KubePersistentVolumeClaim[] = [];
+
+  constructor(scope: Construct, id: string, props: MongoDbStorageProps, chartProps: ChartProps = {}) {
+    validateStorageProps(props);
+    super(scope, id, { ...chartProps, namespace: props.namespace });
+    this.volumesChart = new Chart(scope, `${id}-volumes`, { labels: chartProps.labels });
+    this.addDependency(this.volumesChart);
+    const members = props.members ?? 3;
+    const labels = {
+      'app.kubernetes.io/name': 'mongodb',
+      'app.kubernetes.io/instance': props.replicaSetName,
+      'app.kubernetes.io/component': 'storage',
+      'app.kubernetes.io/part-of': PART_OF,
+      'app.kubernetes.io/managed-by': 'cdk8s',
+    };
+    if (props.createNamespace ?? true) {
+      new k8s.KubeNamespace(this.volumesChart, 'Namespace', { metadata: { name: props.namespace } });
+    }
+    const volumes: Array<[string, MongoDbVolumeOptions]> = [['data-volume', props.data]];
+    if (props.logs) volumes.push(['logs-volume', props.logs]);
+    for (const [volume, options] of volumes) {
+      for (let i = 0; i < members; i++) {
+        const claimName = `${volume}-${props.replicaSetName}-${i}`;
+        const memberLabels = { ...labels, 'cdk8s-operator-kit.io/volume': volume, 'cdk8s-operator-kit.io/member': String(i) };
+        const request = options.request ?? options.capacity ?? '1Gi';
+        let volumeName: string | undefined;
+        if (options.nfs) {
+          volumeName = `${props.namespace}-${claimName}`;
+          this.persistentVolumes.push(new k8s.KubePersistentVolume(this.volumesChart, `Pv-${volume}-${i}`, {
+            metadata: { name: volumeName, labels: memberLabels },
+            spec: {
+              capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
+              volumeMode: 'Filesystem',
+              accessModes: [...(props.volumeAccessModes ?? ['ReadWriteOnce'])],
+              persistentVolumeReclaimPolicy: 'Retain',
+              // No class: only claims that name this volume may bind it.
+              storageClassName: '',
+              mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
+              nfs: { server: options.nfs.server, path: options.nfs.paths[i] },
+              claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: props.namespace, name: claimName },
+            },
+          }));
+        }
+        this.claims.push(new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
+          metadata: { name: claimName, labels: memberLabels },
+          spec: {
+            accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
+            volumeMode: 'Filesystem',
+            storageClassName: options.nfs ? '' : options.storageClassName,
+            volumeName,
+            resources: { requests: { storage: k8s.Quantity.fromString(request) } },
+          },
+        }));
+      }
+    }
+  }
+}
+
+function validateStorageProps(p: MongoDbStorageProps): void {
+  const where = `MongoDbStorage ${JSON.stringify(p.replicaSetName)}`;
+  const fail = (msg: string): never => { throw new Error(`${where}: ${msg}`); };
+  if (!DNS_SUBDOMAIN.test(p.replicaSetName) || p.replicaSetName.length > 40) fail('replicaSetName must be a lower-case DNS name of at most 40 characters, e.g. "example-mongodb"');
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.namespace)) fail(`namespace ${JSON.stringify(p.namespace)} must be a lower-case DNS label`);
+  const members = p.members ?? 3;
+  if (!Number.isInteger(members) || members < 1 || members > 50) fail(`members must be a whole number from 1 to 50, got ${members}`);
+  for (const modes of [p.volumeAccessModes, p.claimAccessModes]) {
+    for (const m of modes ?? []) if (!ACCESS_MODES.includes(m)) fail(`access mode ${JSON.stringify(m)} is not one of ${ACCESS_MODES.join(', ')}`);
+  }
+  const claimModes = p.claimAccessModes ?? ['ReadWriteOnce'];
+  const volumeModes = p.volumeAccessModes ?? ['ReadWriteOnce'];
+  for (const [name, v] of [['data', p.data], ['logs', p.logs]] as const) {
+    if (!v) continue;
+    if (!v.nfs && !v.storageClassName) fail(`${name}: give nfs (server and one path per member) or a storageClassName`);
+    if (v.nfs && v.storageClassName) fail(`${name}: give nfs or storageClassName, not both`);
+    const request = quantity(fail, `${name}.request`, v.request ?? v.capacity ?? '1Gi');
+    if (v.nfs) {
+      const capacity = quantity(fail, `${name}.capacity`, v.capacity ?? '1Gi');
+      if (request > capacity) fail(`${name}: each claim asks ${v.request} but each volume holds ${v.capacity ?? '1Gi'}; a claim cannot bind a smaller volume — lower request or raise capacity`);
+      if (!v.nfs.server.trim()) fail(`${name}.nfs.server is empty; give the NFS server's address`);
+      if (v.nfs.paths.length !== members) fail(`${name}.nfs.paths has ${v.nfs.paths.length} path(s) for ${members} members; give exactly one export path per member`);
+      const bad = v.nfs.paths.find(x => !x.startsWith('/'));
+      if (bad !== undefined) fail(`${name}.nfs.paths: ${JSON.stringify(bad)} is not an absolute path`);
+      if (new Set(v.nfs.paths).size !== v.nfs.paths.length) fail(`${name}.nfs.paths lists one path twice; members must not share a data directory`);
+      const unsupported = claimModes.filter(m => !volumeModes.includes(m));
+      if (unsupported.length) fail(`claims ask for ${unsupported.join(', ')}, which the volumes do not offer (${volumeModes.join(', ')}); they would never bind`);
+    }
+  }
+}
+
+function quantity(fail: (m: string) => never, field: string, value: string): number {
+  try {
+    return parseQuantity(value);
+  } catch {
+    return fail(`${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like 500Mi, 1Gi`);
+  }
+}
