@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind } from './constructs';
+import { CronTabOperator, CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind } from './constructs';
 import { MemcachedV1 } from './imports/cache.example.com';
 import { MongoDbCommunity, MongoDbCommunitySpecSecurityAuthenticationModes, MongoDbCommunitySpecType } from './imports/mongodb.com';
 import { EtcdCluster } from './imports/etcd.database.coreos.com';
+import { CronTab } from './imports/stable.example.com';
 
 /**
  * Builds every operator (to `outdir`), the third-party CRDs we write resources for
@@ -17,6 +18,7 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   const operators = new App({ outdir });
   new MemcachedOperator(operators, 'memcached');
   new EtcdClusterOperator(operators, 'etcd');
+  new CronTabOperator(operators, 'crontab');
   // Third-party CRDs we write resources for (installed by their own operators, not by us):
   // dist/crds/, imported to typed classes by `npm run import`.
   const crds = new App({ outdir: path.join(outdir, 'crds') });
@@ -35,6 +37,11 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   new EtcdCluster(new Chart(samples, 'etcd-sample'), 'my-etcd-cluster', {
     metadata: { name: 'my-etcd-cluster' },
     spec: { replicas: 3, storage: '10Gi' },
+  });
+  // Seed 000's CronTab, seconds field and all (the controller reports what it does with it).
+  new CronTab(new Chart(samples, 'crontab-sample'), 'my-new-cron-object', {
+    metadata: { name: 'my-new-cron-object' },
+    spec: { cronSpec: '* * * * * *', image: 'busybox' },
   });
   // Seed 000's MongoDB: storage first, then the replica set through the MongoDB Community
   // operator's API. Its own folder, since it needs that operator (or at least its CRD).

@@ -18,3 +18,7 @@ export * from './etcd/etcd-cluster-resources';
 export * from './core/quantity';
 export * from './mongodb/api';
 export * from './mongodb/storage';
+export * from './crontab/api';
+export * from './crontab/controller';
+export * from './crontab/operator';
+export * from './crontab/crontab-cronjob';

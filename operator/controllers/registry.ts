@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../../constructs/core/controller';
+import { cronTabController } from '../../constructs/crontab/controller';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { KubeClient } from '../runtime/client';
@@ -8,6 +9,7 @@ import { EventRecorder } from '../runtime/events';
 import { Manager } from '../runtime/manager';
 import { Metrics } from '../runtime/metrics';
 import { RateLimiterOptions } from '../runtime/workqueue';
+import { setupCronTabController } from './crontab';
 import { setupEtcdClusterController } from './etcdcluster';
 import { setupMemcachedController } from './memcached';
 
@@ -29,4 +31,5 @@ export interface RegisteredController {
 export const CONTROLLERS: Record<string, RegisteredController> = {
   [memcachedController.name]: { declaration: memcachedController, setup: setupMemcachedController },
   [etcdClusterController.name]: { declaration: etcdClusterController, setup: setupEtcdClusterController },
+  [cronTabController.name]: { declaration: cronTabController, setup: setupCronTabController },
 };

@@ -1,0 +1,75 @@
+import * as path from 'node:path';
+import { invalidCronTabSpecs } from '../support/crontab-cases';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SEED = path.join(ROOT, 'test', 'fixtures', 'seeds', '000-my-new-cron-object.yaml');
+const NAME = 'my-new-cron-object';
+
+jest.setTimeout(180_000);
+
+let ns: string;
+let reconciler: ReconcilerProcess;
+const get = (kind: string, name: string) => {
+  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+};
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/crontabs.stable.example.com']);
+  ns = createTestNamespace('crontab');
+  reconciler = await ReconcilerProcess.start({
+    kubeconfig: serviceAccountKubeconfig({ namespace: 'crontab-system', serviceAccount: 'crontab-operator' }),
+    args: ['--controllers=crontab', `--namespace=${ns}`],
+    name: 'crontab-reconciler',
+  });
+});
+
+afterAll(async () => {
+  expect((await reconciler?.stop())?.code).toBe(0);
+});
+
+describe('the crontab controller against a real API server', () => {
+  test.each(invalidCronTabSpecs)('the API server rejects %s, naming the field', (_what, spec, field) => {
+    const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'bad' }, spec }) });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(field);
+  });
+
+  test('seed 000\'s CronTab applies verbatim and becomes a CronJob, owned, with the seconds dropped and reported', async () => {
+    kubectlOk(['apply', '-n', ns, '-f', SEED]);
+    const ct = get('ct', NAME);
+    expect(ct.spec).toEqual({ cronSpec: '* * * * * *', image: 'busybox', replicas: 1 });
+    const cj = await eventually('the CronJob', () => get('cronjob', NAME));
+    expect(cj.spec.schedule).toBe('* * * * *');
+    expect(cj.spec.jobTemplate.spec.parallelism).toBe(1);
+    expect(cj.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronTab', name: NAME, uid: ct.metadata.uid, controller: true })]);
+    const status = await eventually('status', () => get('ct', NAME).status?.conditions ? get('ct', NAME).status : undefined);
+    expect(status.conditions.find((c: any) => c.type === 'ScheduleExact')).toMatchObject({ status: 'False', reason: 'SecondsDropped' });
+    await eventually('a SecondsDropped Warning Event', () => (getJson(['get', 'events.events.k8s.io', '-n', ns]).items
+      .some((e: any) => e.type === 'Warning' && e.reason === 'SecondsDropped' && e.regarding.name === NAME) ? true : undefined));
+  });
+
+  test('spec updates propagate; drift is reverted; a deleted CronJob comes back', async () => {
+    kubectlOk(['patch', 'ct', NAME, '-n', ns, '--type=merge', '-p', '{"spec":{"cronSpec":"*/10 * * * *","replicas":3,"image":"busybox:1.36"}}']);
+    await eventually('the new schedule', () => {
+      const cj = get('cronjob', NAME);
+      return cj?.spec.schedule === '*/10 * * * *' && cj.spec.jobTemplate.spec.parallelism === 3 ? cj : undefined;
+    });
+    await eventually('ScheduleExact=True', () => (get('ct', NAME).status?.conditions?.find((c: any) => c.type === 'ScheduleExact')?.status === 'True' ? true : undefined));
+    kubectlOk(['patch', 'cronjob', NAME, '-n', ns, '--type=merge', '-p', '{"spec":{"schedule":"0 0 * * *"}}']);
+    await eventually('the drift to be reverted', () => (get('cronjob', NAME)?.spec.schedule === '*/10 * * * *' ? true : undefined));
+    const uid = get('cronjob', NAME).metadata.uid;
+    kubectlOk(['delete', 'cronjob', NAME, '-n', ns]);
+    await eventually('a new CronJob', () => (get('cronjob', NAME) && get('cronjob', NAME).metadata.uid !== uid ? true : undefined));
+  });
+
+  test('kubectl get ct shows the schedule; deleting the CronTab deletes its CronJob', async () => {
+    const out = kubectlOk(['get', 'ct', '-n', ns]);
+    expect(out.split('\n')[0].split(/\s{2,}/)).toEqual(['NAME', 'SCHEDULE', 'IMAGE', 'LAST SCHEDULE', 'AGE']);
+    kubectlOk(['delete', 'ct', NAME, '-n', ns]);
+    await eventually('the CronJob to be collected', () => (get('cronjob', NAME) ? undefined : true), 90_000);
+  });
+});
