@@ -42,8 +42,10 @@ export function importCrds(outDir: string, dirs: readonly string[] = SOURCES): s
     for (const [group, crds] of byGroup) {
       const file = path.join(tmp, `${group}.yaml`);
       fs.writeFileSync(file, crds.map(c => JSON.stringify(c)).join('\n---\n'));
-      execFileSync(cli, ['import', '--no-check-upgrade', '--language', 'typescript', '--output', outDir, file], {
-        cwd: ROOT,
+      // Run outside the project: `cdk8s import <file>` appends the file to the cdk8s.yaml it
+      // finds in its working directory, and these are temp files.
+      execFileSync(cli, ['import', '--no-check-upgrade', '--language', 'typescript', '--output', path.resolve(outDir), file], {
+        cwd: tmp,
         stdio: ['ignore', 'pipe', 'inherit'],
         env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
       });

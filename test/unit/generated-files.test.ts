@@ -25,5 +25,7 @@ describe('committed generated files are current', () => {
     for (const file of Object.keys(fresh)) {
       expect({ file, text: committed[file] }).toEqual({ file, text: fresh[file] });
     }
+    // Importing leaves the project's cdk8s.yaml alone.
+    expect(fs.readFileSync(path.join(ROOT, 'cdk8s.yaml'), 'utf8')).not.toMatch(/opkit-import|\/tmp\//);
   }, 60_000);
 });
