@@ -1,10 +1,12 @@
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { CronTabOperator, CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind } from './constructs';
+import { CronTabOperator, CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind, WebAppOperator } from './constructs';
 import { MemcachedV1 } from './imports/cache.example.com';
 import { MongoDbCommunity, MongoDbCommunitySpecSecurityAuthenticationModes, MongoDbCommunitySpecType } from './imports/mongodb.com';
 import { EtcdCluster } from './imports/etcd.database.coreos.com';
 import { CronTab } from './imports/stable.example.com';
+import { Application } from './imports/app.aiops.org';
+import { WebApp } from './imports/apps.example.com';
 
 /**
  * Builds every operator (to `outdir`), the third-party CRDs we write resources for
@@ -19,6 +21,7 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   new MemcachedOperator(operators, 'memcached');
   new EtcdClusterOperator(operators, 'etcd');
   new CronTabOperator(operators, 'crontab');
+  new WebAppOperator(operators, 'webapp');
   // Third-party CRDs we write resources for (installed by their own operators, not by us):
   // dist/crds/, imported to typed classes by `npm run import`.
   const crds = new App({ outdir: path.join(outdir, 'crds') });
@@ -42,6 +45,16 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   new CronTab(new Chart(samples, 'crontab-sample'), 'my-new-cron-object', {
     metadata: { name: 'my-new-cron-object' },
     spec: { cronSpec: '* * * * * *', image: 'busybox' },
+  });
+  // Seed 002's Application: port 8080, behind an nginx Ingress for example.foo.com.
+  new Application(new Chart(samples, 'application-sample'), 'application-sample', {
+    metadata: { name: 'application-sample' },
+    spec: { image: 'nginx:alpine', replicas: 1, port: 8080, ingress: { host: 'example.foo.com', className: 'nginx' } },
+  });
+  // Seed 001's WebApp.
+  new WebApp(new Chart(samples, 'webapp-sample'), 'my-webapp', {
+    metadata: { name: 'my-webapp' },
+    spec: { replicas: 3, image: 'nginx:alpine', port: 80, domain: 'example.com' },
   });
   // Seed 000's MongoDB: storage first, then the replica set through the MongoDB Community
   // operator's API. Its own folder, since it needs that operator (or at least its CRD).

@@ -22,3 +22,7 @@ export * from './crontab/api';
 export * from './crontab/controller';
 export * from './crontab/operator';
 export * from './crontab/crontab-cronjob';
+export * from './webapp/api';
+export * from './webapp/controller';
+export * from './webapp/operator';
+export * from './webapp/web-workload';

@@ -49,7 +49,6 @@ export async function main(argv: string[]): Promise<number> {
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
   const client = new KubeClient(loadKubeConfig(flags.kubeconfig), { fieldManager: 'cdk8s-operator-kit', observer: metrics.observeRequest });
-  const recorder = new EventRecorder(client, `cdk8s-operator-kit/${flags.controllers.join(',')}`, identity, logger.child({ logger: 'events' }));
   const manager = new Manager({
     client,
     logger,
@@ -68,6 +67,8 @@ export async function main(argv: string[]): Promise<number> {
     } : undefined,
   });
   for (const name of flags.controllers) {
+    // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
+    const recorder = new EventRecorder(client, `cdk8s-operator-kit/${name}`, identity, logger.child({ logger: 'events', controller: name }));
     manager.add(CONTROLLERS[name].setup(manager, {
       client,
       recorder,

@@ -3,6 +3,7 @@ import type { ControllerDeclaration } from '../../constructs/core/controller';
 import { cronTabController } from '../../constructs/crontab/controller';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { memcachedController } from '../../constructs/memcached/controller';
+import { applicationController, webAppController } from '../../constructs/webapp/controller';
 import { KubeClient } from '../runtime/client';
 import { Controller } from '../runtime/controller';
 import { EventRecorder } from '../runtime/events';
@@ -12,6 +13,7 @@ import { RateLimiterOptions } from '../runtime/workqueue';
 import { setupCronTabController } from './crontab';
 import { setupEtcdClusterController } from './etcdcluster';
 import { setupMemcachedController } from './memcached';
+import { setupApplicationController, setupWebAppController } from './webapp';
 
 export interface ControllerSetupOptions {
   readonly client: KubeClient;
@@ -32,4 +34,6 @@ export const CONTROLLERS: Record<string, RegisteredController> = {
   [memcachedController.name]: { declaration: memcachedController, setup: setupMemcachedController },
   [etcdClusterController.name]: { declaration: etcdClusterController, setup: setupEtcdClusterController },
   [cronTabController.name]: { declaration: cronTabController, setup: setupCronTabController },
+  [applicationController.name]: { declaration: applicationController, setup: setupApplicationController },
+  [webAppController.name]: { declaration: webAppController, setup: setupWebAppController },
 };

@@ -34,7 +34,12 @@ export class EventRecorder {
     private readonly reportingController: string,
     private readonly reportingInstance: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    // The API server requires a qualified name here (e.g. `example.com/my-controller`).
+    if (!/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(reportingController) || reportingController.length > 128) {
+      throw new Error(`reportingController ${JSON.stringify(reportingController)} is not a qualified name such as "cdk8s-operator-kit/memcached"`);
+    }
+  }
 
   async record(subject: EventSubject, type: EventType, reason: string, note: string, action = 'Reconcile'): Promise<void> {
     const namespace = subject.metadata.namespace ?? 'default';

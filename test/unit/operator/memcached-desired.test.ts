@@ -1,3 +1,6 @@
+import pino from 'pino';
+import type { KubeClient } from '../../../operator/runtime/client';
+import { EventRecorder } from '../../../operator/runtime/events';
 import type { Memcached } from '../../../constructs';
 import { desiredDeployment, desiredStatus } from '../../../operator/controllers/memcached';
 import { setCondition } from '../../../operator/runtime/conditions';
@@ -106,5 +109,13 @@ describe('helpers', () => {
     expect(() => parseFlags(['--max-concurrent-reconciles=0'], ['memcached'])).toThrow(/at least 1/);
     expect(parseDuration('1h30m')).toBe(5_400_000);
     expect(() => parseDuration('10 seconds')).toThrow(/invalid duration/);
+  });
+});
+
+describe('EventRecorder', () => {
+  test('insists on a reportingController the API server accepts', () => {
+    const client = {} as KubeClient;
+    expect(() => new EventRecorder(client, 'cdk8s-operator-kit/memcached', 'pod_1', pino({ level: 'silent' }))).not.toThrow();
+    expect(() => new EventRecorder(client, 'cdk8s-operator-kit/application,webapp', 'pod_1', pino({ level: 'silent' }))).toThrow(/not a qualified name/);
   });
 });

@@ -1,0 +1,16 @@
+import { ChartProps } from 'cdk8s';
+import { Construct } from 'constructs';
+import { Operator, OperatorOptions } from '../core/operator';
+import { applicationController, webAppController } from './controller';
+
+export interface WebAppOperatorProps extends OperatorOptions {}
+
+/**
+ * The web operator: the Application (`app.aiops.org`) and WebApp (`apps.example.com`) CRDs,
+ * RBAC, and one reconciler running both controllers.
+ */
+export class WebAppOperator extends Operator {
+  constructor(scope: Construct, id: string, props: WebAppOperatorProps = {}, chartProps?: ChartProps) {
+    super(scope, id, { ...props, controllers: [applicationController, webAppController] }, chartProps);
+  }
+}

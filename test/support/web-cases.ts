@@ -1,0 +1,22 @@
+/** Invalid Application and WebApp specs, with the field each rejection must name. */
+export const invalidApplicationSpecs: Array<[what: string, spec: unknown, field: string]> = [
+  ['no image', { port: 8080 }, 'spec.image'],
+  ['an image with spaces', { image: 'nginx alpine' }, 'spec.image'],
+  ['negative replicas', { image: 'nginx', replicas: -1 }, 'spec.replicas'],
+  ['port 0', { image: 'nginx', port: 0 }, 'spec.port'],
+  ['port 70000', { image: 'nginx', port: 70000 }, 'spec.port'],
+  ['an unknown Service type', { image: 'nginx', service: { type: 'ExternalName' } }, 'spec.service.type'],
+  ['an Ingress without host', { image: 'nginx', ingress: { className: 'nginx' } }, 'spec.ingress.host'],
+  ['an Ingress host with a scheme', { image: 'nginx', ingress: { host: 'http://example.foo.com' } }, 'spec.ingress.host'],
+  ['an Ingress path without a slash', { image: 'nginx', ingress: { host: 'example.foo.com', path: 'api' } }, 'spec.ingress.path'],
+];
+
+export const invalidWebAppSpecs: Array<[what: string, spec: unknown, field: string]> = [
+  ['no image', { replicas: 1 }, 'spec.image'],
+  ['replicas as a string', { image: 'nginx', replicas: 'three' }, 'spec.replicas'],
+  ['replicas 101', { image: 'nginx', replicas: 101 }, 'spec.replicas'],
+  ['port 0', { image: 'nginx', port: 0 }, 'spec.port'],
+  ['an upper-case domain', { image: 'nginx', domain: 'Example.COM' }, 'spec.domain'],
+  ['a domain with a path', { image: 'nginx', domain: 'example.com/app' }, 'spec.domain'],
+  ['an unknown field', { image: 'nginx', host: 'example.com' }, 'spec.host'],
+];

@@ -1,0 +1,102 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { applicationModel, customResourceType, applicationKind, structuralProblems, webAppKind, webAppModel } from '../../constructs';
+import { desiredWebChildren, desiredWebStatus } from '../../operator/controllers/webapp';
+import { validateBuiltin } from '../support/builtin-validator';
+import { CrdValidator } from '../support/crd-validator';
+import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
+import { invalidApplicationSpecs, invalidWebAppSpecs } from '../support/web-cases';
+
+const result = synthProject();
+const files = Object.fromEntries(Object.entries(result.files).filter(([f]) => /^\d{4}-webapp|samples\/(application|webapp)/.test(f)));
+const objects = Object.keys(files).filter(f => !f.includes('/')).sort().flatMap(f => parseYaml(files[f]));
+const appCrd = one(objects, 'CustomResourceDefinition', 'applications.app.aiops.org');
+const webCrd = one(objects, 'CustomResourceDefinition', 'webapps.apps.example.com');
+const SEED = path.join(__dirname, '..', 'fixtures', 'seeds', '001-my-webapp.yaml');
+
+const application = (spec: object) => ({
+  apiVersion: 'app.aiops.org/v1', kind: 'Application',
+  metadata: { name: 'shop', namespace: 'web', uid: 'u-7', generation: 3 },
+  spec: { image: 'nginx:alpine', replicas: 2, port: 8080, service: { type: 'ClusterIP' }, ...spec },
+}) as any;
+
+describe('synthesized web operator (Application and WebApp)', () => {
+  test('matches the snapshot', () => {
+    expect(files).toMatchSnapshot();
+  });
+
+  test('two structural CRDs: seed 002\'s app.aiops.org/v1 Application and seed 001\'s apps.example.com/v1alpha1 WebApp', () => {
+    expect(appCrd.spec.names).toMatchObject({ kind: 'Application', plural: 'applications' });
+    expect(appCrd.spec.versions.map((v: any) => v.name)).toEqual(['v1']);
+    expect(webCrd.spec.names).toMatchObject({ kind: 'WebApp', plural: 'webapps' });
+    expect(webCrd.spec.versions.map((v: any) => v.name)).toEqual(['v1alpha1']);
+    for (const crd of [appCrd, webCrd]) expect(structuralProblems(crd.spec.versions[0].schema.openAPIV3Schema)).toEqual([]);
+  });
+
+  test('one reconciler runs both controllers with one set of grants: children, and deleting Ingresses only', () => {
+    const dep = one(objects, 'Deployment', 'webapp-operator');
+    expect(dep.spec.template.spec.containers[0].args).toContain('--controllers=application,webapp');
+    const role = one(objects, 'ClusterRole', 'webapp-manager-role');
+    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`));
+    expect(grants).toEqual(expect.arrayContaining([
+      '/services: get,list,watch,create,update,patch',
+      'apps/deployments: get,list,watch,create,update,patch',
+      'networking.k8s.io/ingresses: get,list,watch,create,update,patch,delete',
+    ]));
+    expect(grants.filter((g: string) => g.includes('delete'))).toEqual(['networking.k8s.io/ingresses: get,list,watch,create,update,patch,delete']);
+    for (const o of objects) expect(() => validateBuiltin(o)).not.toThrow();
+  });
+
+  test('the samples (seed 002 Application, seed 001 WebApp) validate, and the seed WebApp verbatim', () => {
+    const app = parseYaml(files['samples/application-sample.k8s.yaml'])[0];
+    expect(app.spec).toMatchObject({ port: 8080, ingress: { className: 'nginx', host: 'example.foo.com' } });
+    expect(new CrdValidator(appCrd).validate(app)).toEqual([]);
+    expect(new CrdValidator(webCrd).validate(parseYaml(files['samples/webapp-sample.k8s.yaml'])[0])).toEqual([]);
+    expect(new CrdValidator(webCrd).validate(parseYaml(fs.readFileSync(SEED, 'utf8'))[0])).toEqual([]);
+  });
+
+  test.each(invalidApplicationSpecs)('rejects an Application with %s, naming the field', (_w, spec, field) => {
+    expect(new CrdValidator(appCrd).validate({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name: 'x' }, spec }).join('\n')).toContain(field);
+  });
+
+  test.each(invalidWebAppSpecs)('rejects a WebApp with %s, naming the field', (_w, spec, field) => {
+    expect(new CrdValidator(webCrd).validate({ apiVersion: 'apps.example.com/v1alpha1', kind: 'WebApp', metadata: { name: 'x' }, spec }).join('\n')).toContain(field);
+  });
+});
+
+describe('the shared web path', () => {
+  test('Application → Deployment, Service, Ingress with TLS, all owned', () => {
+    const app = application({ service: { type: 'NodePort', port: 80 }, ingress: { host: 'shop.example.com', className: 'nginx', path: '/', tlsSecretName: 'shop-tls' } });
+    const children = desiredWebChildren(applicationModel(app), app, customResourceType(applicationKind)) as any[];
+    expect(children.map(c => c.kind)).toEqual(['Deployment', 'Service', 'Ingress']);
+    for (const c of children) {
+      expect(c.metadata.ownerReferences[0]).toMatchObject({ kind: 'Application', name: 'shop', uid: 'u-7', controller: true });
+      expect(() => validateBuiltin(c)).not.toThrow();
+    }
+    const [dep, svc, ing] = children;
+    expect(dep.spec.replicas).toBe(2);
+    expect(dep.spec.template.spec.containers[0].ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(svc.spec).toMatchObject({ type: 'NodePort', ports: [{ port: 80, targetPort: 'http' }] });
+    expect(ing.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }] });
+    expect(ing.spec.rules[0].http.paths[0]).toMatchObject({ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { name: 'http' } } } });
+    const [{ spec }] = podSpecsOf([dep]);
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
+  test('no ingress asked: no Ingress; the URL is the Service', () => {
+    const app = application({});
+    expect(desiredWebChildren(applicationModel(app), app, customResourceType(applicationKind)).map(c => c.kind)).toEqual(['Deployment', 'Service']);
+    expect(desiredWebStatus(app, applicationModel(app), undefined, undefined).url).toBe('http://shop.web.svc:8080');
+  });
+
+  test('a WebApp maps onto the same model: its domain becomes the Ingress host', () => {
+    const w = { apiVersion: 'apps.example.com/v1alpha1', kind: 'WebApp', metadata: { name: 'site', namespace: 'web', uid: 'u-8', generation: 1 }, spec: { replicas: 3, image: 'nginx:alpine', port: 80, domain: 'example.com' } } as any;
+    const m = webAppModel(w);
+    expect(m).toMatchObject({ replicas: 3, port: 80, service: { type: 'ClusterIP', port: 80 }, ingress: { host: 'example.com', path: '/' } });
+    const children = desiredWebChildren(m, w, customResourceType(webAppKind)) as any[];
+    expect(children.map(c => `${c.kind}/${c.metadata.labels['app.kubernetes.io/name']}`)).toEqual(['Deployment/webapp', 'Service/webapp', 'Ingress/webapp']);
+    const s = desiredWebStatus(w, m, { metadata: { name: 'site' }, status: { replicas: 3, availableReplicas: 3 } }, undefined);
+    expect(s).toMatchObject({ url: 'http://example.com/', availableReplicas: 3 });
+    expect(s.conditions.map(c => `${c.type}=${c.status}`)).toEqual(['Available=True', 'Progressing=False', 'Degraded=False']);
+  });
+});
