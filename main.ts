@@ -1,12 +1,13 @@
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { CronTabOperator, CustomResourceDefinition, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind, WebAppOperator } from './constructs';
+import { CronTabOperator, CustomResourceDefinition, DatabaseOperator, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind, WebAppOperator } from './constructs';
 import { MemcachedV1 } from './imports/cache.example.com';
 import { MongoDbCommunity, MongoDbCommunitySpecSecurityAuthenticationModes, MongoDbCommunitySpecType } from './imports/mongodb.com';
 import { EtcdCluster } from './imports/etcd.database.coreos.com';
 import { CronTab } from './imports/stable.example.com';
 import { Application } from './imports/app.aiops.org';
 import { WebApp } from './imports/apps.example.com';
+import { Database, DatabaseSpecType } from './imports/database.example.com';
 
 /**
  * Builds every operator (to `outdir`), the third-party CRDs we write resources for
@@ -22,6 +23,7 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   new EtcdClusterOperator(operators, 'etcd');
   new CronTabOperator(operators, 'crontab');
   new WebAppOperator(operators, 'webapp');
+  new DatabaseOperator(operators, 'database');
   // Third-party CRDs we write resources for (installed by their own operators, not by us):
   // dist/crds/, imported to typed classes by `npm run import`.
   const crds = new App({ outdir: path.join(outdir, 'crds') });
@@ -55,6 +57,11 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   new WebApp(new Chart(samples, 'webapp-sample'), 'my-webapp', {
     metadata: { name: 'my-webapp' },
     spec: { replicas: 3, image: 'nginx:alpine', port: 80, domain: 'example.com' },
+  });
+  // Seed 001's Database: PostgreSQL 13 on 10Gi, dumped at 02:00 daily.
+  new Database(new Chart(samples, 'database-sample'), 'my-db', {
+    metadata: { name: 'my-db' },
+    spec: { type: DatabaseSpecType.POSTGRESQL, version: '13', storage: { size: '10Gi' }, backup: { enabled: true, schedule: '0 2 * * *' } },
   });
   // Seed 000's MongoDB: storage first, then the replica set through the MongoDB Community
   // operator's API. Its own folder, since it needs that operator (or at least its CRD).

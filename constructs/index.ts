@@ -26,3 +26,7 @@ export * from './webapp/api';
 export * from './webapp/controller';
 export * from './webapp/operator';
 export * from './webapp/web-workload';
+export * from './database/api';
+export * from './database/controller';
+export * from './database/operator';
+export * from './database/database-resources';

@@ -22,7 +22,7 @@ export interface Flags {
 export const USAGE = `Usage: reconciler [flags]
 
   --controllers=a,b                 controllers to run (default: all): memcached, etcdcluster, crontab,
-                                    application, webapp
+                                    application, webapp, database
   --namespace=NS                    watch only this namespace (default: all namespaces)
   --leader-elect                    elect one active replica through a Lease
   --leader-election-id=NAME         Lease name (default: cdk8s-operator-kit-leader)

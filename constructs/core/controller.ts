@@ -54,6 +54,11 @@ export interface ControllerDeclaration {
   readonly deletes?: readonly ResourceType[];
   /** Types it only reads (`Watches`), e.g. Pods to report their names in status. */
   readonly reads?: readonly ResourceType[];
+  /**
+   * Objects it creates once and never changes (get and create only), e.g. a generated
+   * credentials Secret: no list, watch, update or delete.
+   */
+  readonly creates?: readonly ResourceType[];
   /** Whether it adds finalizers to the resources it reconciles (only for external cleanup). @default false */
   readonly finalizers?: boolean;
 }

@@ -43,6 +43,7 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
     for (const read of c.reads ?? []) grant(read, READ);
+    for (const created of c.creates ?? []) grant(created, ['get', 'create']);
   }
   if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../../constructs/core/controller';
 import { cronTabController } from '../../constructs/crontab/controller';
+import { databaseController } from '../../constructs/database/controller';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { applicationController, webAppController } from '../../constructs/webapp/controller';
@@ -11,6 +12,7 @@ import { Manager } from '../runtime/manager';
 import { Metrics } from '../runtime/metrics';
 import { RateLimiterOptions } from '../runtime/workqueue';
 import { setupCronTabController } from './crontab';
+import { setupDatabaseController } from './database';
 import { setupEtcdClusterController } from './etcdcluster';
 import { setupMemcachedController } from './memcached';
 import { setupApplicationController, setupWebAppController } from './webapp';
@@ -36,4 +38,5 @@ export const CONTROLLERS: Record<string, RegisteredController> = {
   [cronTabController.name]: { declaration: cronTabController, setup: setupCronTabController },
   [applicationController.name]: { declaration: applicationController, setup: setupApplicationController },
   [webAppController.name]: { declaration: webAppController, setup: setupWebAppController },
+  [databaseController.name]: { declaration: databaseController, setup: setupDatabaseController },
 };

@@ -29,6 +29,6 @@ describe('the reconciler image', () => {
     expect(help.stdout).toContain('--leader-elect');
     const bad = spawnSync(process.execPath, [bundle, '--controllers=nope'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('unknown controller(s) nope; known: memcached, etcdcluster, crontab, application, webapp');
+    expect(bad.stderr).toContain('unknown controller(s) nope; known: memcached, etcdcluster, crontab, application, webapp, database');
   }, 60_000);
 });

@@ -1,0 +1,16 @@
+import { BuiltinTypes, ControllerDeclaration } from '../core/controller';
+import { databaseKind } from './api';
+
+/**
+ * The database controller. It applies Services, the StatefulSet, the backup claim and CronJob;
+ * deletes only the backup CronJob (when backups are switched off); creates the credentials
+ * Secret once and never reads other Secrets or changes that one. It has no delete right on
+ * claims: data goes only through the StatefulSet's retention policy or owner references.
+ */
+export const databaseController: ControllerDeclaration = {
+  name: 'database',
+  for: databaseKind,
+  owns: [BuiltinTypes.Service, BuiltinTypes.StatefulSet, BuiltinTypes.CronJob, BuiltinTypes.PersistentVolumeClaim],
+  deletes: [BuiltinTypes.CronJob],
+  creates: [BuiltinTypes.Secret],
+};

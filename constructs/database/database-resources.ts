@@ -1,0 +1,181 @@
+import { k8s } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { selectorLabels, standardLabels } from '../core/labels';
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
+import type { DatabaseSpec } from './api';
+
+/** What differs between engines; everything else is shared. */
+interface Engine {
+  readonly image: (version: string) => string;
+  readonly port: number;
+  readonly dataPath: string;
+  /** Directories the server writes besides its data (the root filesystem is read-only). */
+  readonly scratchPaths: readonly string[];
+  /** Environment of the server, from the credentials Secret's keys. */
+  readonly env: (secret: string) => k8s.EnvVar[];
+  readonly ready: string;
+  /** Shell command writing a dump to stdout, given host. */
+  readonly dump: (host: string) => string;
+}
+
+const fromSecret = (name: string, secret: string, key: string): k8s.EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+
+/** The engines a Database can run. Their images run as uid 999. */
+export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
+  postgresql: {
+    image: v => `postgres:${v}`,
+    port: 5432,
+    dataPath: '/var/lib/postgresql/data',
+    scratchPaths: ['/var/run/postgresql', '/tmp'],
+    env: s => [
+      fromSecret('POSTGRES_USER', s, 'username'), fromSecret('POSTGRES_PASSWORD', s, 'password'), fromSecret('POSTGRES_DB', s, 'database'),
+      // A subdirectory, so the volume's lost+found does not upset initdb.
+      { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
+    ],
+    ready: 'pg_isready -U "$POSTGRES_USER" -d "$POSTGRES_DB" -h 127.0.0.1',
+    dump: host => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
+  },
+  mysql: {
+    image: v => `mysql:${v}`,
+    port: 3306,
+    dataPath: '/var/lib/mysql',
+    scratchPaths: ['/var/run/mysqld', '/tmp'],
+    env: s => [
+      fromSecret('MYSQL_USER', s, 'username'), fromSecret('MYSQL_PASSWORD', s, 'password'), fromSecret('MYSQL_DATABASE', s, 'database'),
+      { name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' },
+    ],
+    ready: 'mysqladmin ping -h 127.0.0.1 -u"$MYSQL_USER" -p"$MYSQL_PASSWORD"',
+    dump: host => `mysqldump -h ${host} -u"$DB_USER" -p"$DB_PASSWORD" "$DB_NAME"`,
+  },
+};
+
+const DB_UID = 999;
+
+export interface DatabaseResourcesProps {
+  readonly name: string;
+  readonly namespace?: string;
+  /** The spec, with the API server's defaults applied. */
+  readonly spec: DatabaseSpec;
+  /** Controller owner reference to the Database. */
+  readonly owner?: k8s.OwnerReference;
+  /** @default 'database-operator' */
+  readonly managedBy?: string;
+}
+
+/** Names of a Database's children. */
+export function databaseNames(name: string) {
+  return { service: name, headless: `${name}-headless`, statefulSet: name, credentials: `${name}-credentials`, backup: `${name}-backup` };
+}
+
+/**
+ * A database server: a headless Service for the StatefulSet, a client Service, the StatefulSet
+ * (data on a PVC from its claim template, credentials from the generated Secret), and with
+ * backups a backup PVC and a CronJob dumping the database to it.
+ *
+ * Data safety follows `deletionPolicy`: with Retain (the default) the StatefulSet keeps its
+ * claims and the backup claim carries no owner reference, so deleting the Database leaves every
+ * volume; with Delete both go with it.
+ */
+export class DatabaseResources extends Construct {
+  constructor(scope: Construct, id: string, props: DatabaseResourcesProps) {
+    super(scope, id);
+    const { name, spec } = props;
+    const engine = ENGINES[spec.type];
+    const names = databaseNames(name);
+    const labelProps = { name: spec.type, instance: name, component: 'database', managedBy: props.managedBy ?? 'database-operator' };
+    const labels = standardLabels(labelProps);
+    const selector = selectorLabels(labelProps);
+    const owned = props.owner ? [props.owner] : undefined;
+    const meta = (objectName: string, l = labels) => ({ name: objectName, namespace: props.namespace, labels: l, ownerReferences: owned });
+    const deleteData = spec.deletionPolicy === 'Delete';
+    const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
+
+    new k8s.KubeService(this, 'Headless', { metadata: meta(names.headless), spec: { clusterIp: 'None', selector, ports: portSpec } });
+    new k8s.KubeService(this, 'Service', { metadata: meta(names.service), spec: { type: 'ClusterIP', selector, ports: portSpec } });
+
+    const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
+    new k8s.KubeStatefulSet(this, 'StatefulSet', {
+      metadata: meta(names.statefulSet),
+      spec: {
+        serviceName: names.headless,
+        replicas: 1,
+        selector: { matchLabels: selector },
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: deleteData ? 'Delete' : 'Retain', whenScaled: 'Retain' },
+        template: {
+          metadata: { labels },
+          spec: {
+            automountServiceAccountToken: false,
+            securityContext: restrictedPodSecurityContext(DB_UID),
+            containers: [{
+              name: spec.type,
+              image: engine.image(spec.version),
+              env: engine.env(names.credentials),
+              ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
+              readinessProbe: { exec: { command: ['sh', '-c', engine.ready] }, initialDelaySeconds: 5, periodSeconds: 10 },
+              livenessProbe: { tcpSocket: { port: k8s.IntOrString.fromString('db') }, initialDelaySeconds: 30, periodSeconds: 10 },
+              resources: { requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') }, limits: { memory: k8s.Quantity.fromString('1Gi') } },
+              securityContext: restrictedContainerSecurityContext(),
+              volumeMounts: [{ name: 'data', mountPath: engine.dataPath }, ...scratch],
+            }],
+            volumes: scratch.map(s => ({ name: s.name, emptyDir: {} })),
+          },
+        },
+        volumeClaimTemplates: [{
+          metadata: { name: 'data', labels: selector },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: spec.storage.storageClassName,
+            resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage.size)) } },
+          },
+        }],
+      },
+    });
+
+    if (spec.backup.enabled) {
+      const backupLabels = standardLabels({ ...labelProps, component: 'backup' });
+      new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
+        // Backups are user data: owned (and so deleted with the Database) only under Delete.
+        metadata: { ...meta(names.backup, backupLabels), ownerReferences: deleteData ? owned : undefined },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: spec.storage.storageClassName,
+          resources: { requests: { storage: k8s.Quantity.fromString(String(spec.backup.storageSize ?? spec.storage.size)) } },
+        },
+      });
+      const host = `${names.service}.${props.namespace}.svc`;
+      new k8s.KubeCronJob(this, 'Backup', {
+        metadata: meta(names.backup, backupLabels),
+        spec: {
+          schedule: spec.backup.schedule,
+          concurrencyPolicy: 'Forbid',
+          successfulJobsHistoryLimit: 3,
+          failedJobsHistoryLimit: 3,
+          jobTemplate: {
+            metadata: { labels: backupLabels },
+            spec: {
+              backoffLimit: 2,
+              template: {
+                metadata: { labels: backupLabels },
+                spec: {
+                  restartPolicy: 'OnFailure',
+                  automountServiceAccountToken: false,
+                  securityContext: restrictedPodSecurityContext(DB_UID),
+                  containers: [{
+                    name: 'dump',
+                    image: engine.image(spec.version),
+                    command: ['sh', '-c', `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`],
+                    env: [fromSecret('DB_USER', names.credentials, 'username'), fromSecret('DB_PASSWORD', names.credentials, 'password'), fromSecret('DB_NAME', names.credentials, 'database')],
+                    resources: { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('512Mi') } },
+                    securityContext: restrictedContainerSecurityContext(),
+                    volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tmp', mountPath: '/tmp' }],
+                  }],
+                  volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: names.backup } }, { name: 'tmp', emptyDir: {} }],
+                },
+              },
+            },
+          },
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,13 @@
+import { ChartProps } from 'cdk8s';
+import { Construct } from 'constructs';
+import { Operator, OperatorOptions } from '../core/operator';
+import { databaseController } from './controller';
+
+export interface DatabaseOperatorProps extends OperatorOptions {}
+
+/** The Database operator: `databases.database.example.com`, RBAC and the `database` controller. */
+export class DatabaseOperator extends Operator {
+  constructor(scope: Construct, id: string, props: DatabaseOperatorProps = {}, chartProps?: ChartProps) {
+    super(scope, id, { ...props, controllers: [databaseController] }, chartProps);
+  }
+}

@@ -1,0 +1,112 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { structuralProblems } from '../../constructs';
+import { desiredDatabaseChildren, desiredDatabaseStatus, newCredentials } from '../../operator/controllers/database';
+import { validateBuiltin } from '../support/builtin-validator';
+import { CrdValidator } from '../support/crd-validator';
+import { invalidDatabaseSpecs } from '../support/database-cases';
+import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
+
+const result = synthProject();
+const files = Object.fromEntries(Object.entries(result.files).filter(([f]) => /^\d{4}-database|samples\/database/.test(f)));
+const objects = Object.keys(files).filter(f => !f.includes('/')).sort().flatMap(f => parseYaml(files[f]));
+const crd = one(objects, 'CustomResourceDefinition', 'databases.database.example.com');
+const validator = new CrdValidator(crd);
+const SEED = path.join(__dirname, '..', 'fixtures', 'seeds', '001-my-db.yaml');
+
+const db = (spec: object = {}) => ({
+  apiVersion: 'database.example.com/v1alpha1', kind: 'Database',
+  metadata: { name: 'my-db', namespace: 'data', uid: 'u-5', generation: 2 },
+  spec: { type: 'postgresql', version: '13', storage: { size: '10Gi' }, backup: { enabled: true, schedule: '0 2 * * *' }, deletionPolicy: 'Retain', ...spec },
+}) as any;
+
+describe('synthesized Database operator', () => {
+  test('matches the snapshot', () => {
+    expect(files).toMatchSnapshot();
+  });
+
+  test('the CRD: database.example.com/v1alpha1 Database, structural, with defaults', () => {
+    const v = crd.spec.versions[0];
+    expect(crd.spec.names).toMatchObject({ kind: 'Database', plural: 'databases' });
+    expect(v.name).toBe('v1alpha1');
+    expect(structuralProblems(v.schema.openAPIV3Schema)).toEqual([]);
+    const spec = v.schema.openAPIV3Schema.properties.spec;
+    expect(spec.properties.type.enum).toEqual(['postgresql', 'mysql']);
+    expect(spec.properties.deletionPolicy).toMatchObject({ default: 'Retain' });
+  });
+
+  test('RBAC: Secrets get and create only; the only delete is on CronJobs; claims never deleted', () => {
+    const role = one(objects, 'ClusterRole', 'database-manager-role');
+    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`));
+    expect(grants).toEqual(expect.arrayContaining([
+      '/secrets: get,create',
+      '/persistentvolumeclaims: get,list,watch,create,update,patch',
+      'batch/cronjobs: get,list,watch,create,update,patch,delete',
+    ]));
+    expect(grants.filter((g: string) => g.includes('delete'))).toEqual(['batch/cronjobs: get,list,watch,create,update,patch,delete']);
+    for (const o of objects) expect(() => validateBuiltin(o)).not.toThrow();
+  });
+
+  test('the synthesized sample and seed 001\'s sample validate verbatim', () => {
+    expect(validator.validate(parseYaml(files['samples/database-sample.k8s.yaml'])[0])).toEqual([]);
+    expect(validator.validate(parseYaml(fs.readFileSync(SEED, 'utf8'))[0])).toEqual([]);
+  });
+
+  test.each(invalidDatabaseSpecs)('rejects %s, naming the field', (_w, spec, field) => {
+    expect(validator.validate({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'x' }, spec }).join('\n')).toContain(field);
+  });
+});
+
+describe('the children of a Database', () => {
+  test('postgresql with backups: Services, StatefulSet on a 10Gi claim, backup claim and CronJob; Retain keeps data', () => {
+    const children = desiredDatabaseChildren(db()) as any[];
+    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['Service/my-db-headless', 'Service/my-db', 'StatefulSet/my-db', 'PersistentVolumeClaim/my-db-backup', 'CronJob/my-db-backup']);
+    for (const c of children) expect(() => validateBuiltin(c)).not.toThrow();
+    const [, svc, sts, backupClaim, cron] = children;
+    expect(svc.spec.ports[0]).toMatchObject({ port: 5432 });
+    expect(sts.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: 'Retain', whenScaled: 'Retain' });
+    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('10Gi');
+    const c = sts.spec.template.spec.containers[0];
+    expect(c.image).toBe('postgres:13');
+    expect(c.env.find((e: any) => e.name === 'POSTGRES_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'my-db-credentials', key: 'password' });
+    // The backup claim is user data: not owned under Retain, so deleting the Database keeps it.
+    expect(backupClaim.metadata.ownerReferences).toBeUndefined();
+    expect(cron.spec.schedule).toBe('0 2 * * *');
+    expect(cron.spec.jobTemplate.spec.template.spec.containers[0].command[2]).toContain('pg_dump -h my-db.data.svc');
+    for (const { spec } of podSpecsOf(children)) {
+      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(spec.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    }
+    // No secret material anywhere in the children.
+    expect(JSON.stringify(children)).not.toMatch(/"password"\s*:\s*"/);
+  });
+
+  test('Delete policy: claims go with the Database; no backups: no backup objects; mysql works the same way', () => {
+    const children = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4', deletionPolicy: 'Delete', backup: { enabled: false, schedule: '0 2 * * *' } })) as any[];
+    expect(children.map(c => c.kind)).toEqual(['Service', 'Service', 'StatefulSet']);
+    const sts = children[2];
+    expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Delete');
+    expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'mysql:8.4', ports: [{ containerPort: 3306 }] });
+    const withBackup = desiredDatabaseChildren(db({ deletionPolicy: 'Delete' })) as any[];
+    expect(withBackup.find(c => c.kind === 'PersistentVolumeClaim').metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5' });
+  });
+
+  test('credentials are random, generated per Database, and owned only under Delete', () => {
+    const a = newCredentials(db()) as any;
+    const b = newCredentials(db()) as any;
+    expect(a.stringData.password).not.toBe(b.stringData.password);
+    expect(a.stringData.password.length).toBeGreaterThanOrEqual(32);
+    expect(a.stringData).toMatchObject({ username: 'app', database: 'my_db' });
+    expect(a.metadata.ownerReferences).toBeUndefined();
+    expect((newCredentials(db({ deletionPolicy: 'Delete' })) as any).metadata.ownerReferences).toHaveLength(1);
+  });
+
+  test('status: endpoint, credentials, backups, phase', () => {
+    const s = desiredDatabaseStatus(db(), undefined, undefined);
+    expect(s).toMatchObject({ phase: 'Creating', endpoint: 'my-db.data.svc:5432', credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup', observedGeneration: 2 });
+    expect(desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined).phase).toBe('Ready');
+    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), undefined, undefined);
+    expect(off.backupCronJob).toBeUndefined();
+    expect(off.conditions.find(c => c.type === 'BackupScheduled')).toMatchObject({ status: 'False', reason: 'Disabled' });
+  });
+});
