@@ -3,14 +3,14 @@ import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs
 import type { Database } from '../../constructs/database/api';
 import { databaseController } from '../../constructs/database/controller';
 import { databaseNames, DatabaseResources, ENGINES } from '../../constructs/database/database-resources';
-import { applyIfChanged, applyStatusIfChanged, controllerReference } from '../runtime/children';
+import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren } from '../runtime/children';
 import { isConflict, isInvalid, isNotFound, KubeClient } from '../runtime/client';
 import { Condition, findCondition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
-import { apiVersionOf, controllerOf, KubeObject, objectKey } from '../runtime/resource';
+import { controllerOf, KubeObject, objectKey } from '../runtime/resource';
 import type { ControllerSetupOptions } from './registry';
 
 type DatabaseObject = Database & KubeObject;
@@ -102,14 +102,13 @@ export function desiredDatabaseStatus(db: DatabaseObject, sts: StatefulSet | und
 
 export function setupDatabaseController(mgr: Manager, options: ControllerSetupOptions): Controller {
   const databases = mgr.informer<DatabaseObject>(databaseType);
-  const children: Record<string, Informer> = Object.fromEntries(Object.entries(CHILD_TYPES).map(([k, t]) => [k, mgr.informer(t)]));
   const controller = new Controller({ ...options, name: databaseController.name, reconciler: (req, ctx) => reconcileDatabase(req, ctx, databases, children) });
   controller.for(databases);
-  Object.values(children).forEach(inf => controller.owns(inf, { apiVersion: apiVersionOf(databaseType), kind: databaseType.kind }));
+  const children = ownChildren(mgr, controller, databaseType, CHILD_TYPES);
   return controller;
 }
 
-async function reconcileDatabase(req: Request, ctx: ReconcileContext, databases: Informer<DatabaseObject>, children: Record<string, Informer>): Promise<Result | void> {
+async function reconcileDatabase(req: Request, ctx: ReconcileContext, databases: Informer<DatabaseObject>, children: OwnedChildren): Promise<Result | void> {
   const db = databases.get(objectKey(req));
   // Deleted: what it owns is garbage-collected; retained volumes and credentials stay.
   if (!db || db.metadata.deletionTimestamp) return;
@@ -119,16 +118,12 @@ async function reconcileDatabase(req: Request, ctx: ReconcileContext, databases:
     await ctx.recorder.record(db, 'Normal', 'CredentialsGenerated', `Generated Secret ${names.credentials} with a random password`);
   }
 
-  let sts = children.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
+  let sts = children.informers.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
   let applyError: string | undefined;
   try {
-    for (const d of desiredDatabaseChildren(db)) {
-      const current = children[d.kind!].get(objectKey(d.metadata));
-      const { object, applied } = await applyIfChanged(ctx.client, CHILD_TYPES[d.kind!], d, current);
-      if (d.kind === 'StatefulSet') sts = object as StatefulSet;
-      if (applied) await ctx.recorder.record(db, 'Normal', current ? 'Updated' : 'Created', `${current ? 'Updated' : 'Created'} ${d.kind} ${d.metadata.name}`);
-    }
-    const cronJob = children.CronJob.get(`${db.metadata.namespace}/${names.backup}`);
+    const applied = await applyChildren(ctx, db, desiredDatabaseChildren(db), children, { events: true });
+    sts = applied.get(`StatefulSet/${names.statefulSet}`) as StatefulSet;
+    const cronJob = children.informers.CronJob.get(`${db.metadata.namespace}/${names.backup}`);
     if (!db.spec.backup.enabled && cronJob && controllerOf(cronJob)?.uid === db.metadata.uid) {
       try {
         await ctx.client.delete(BuiltinTypes.CronJob, names.backup, db.metadata.namespace);

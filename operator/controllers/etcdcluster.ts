@@ -2,14 +2,14 @@ import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs
 import type { EtcdCluster, EtcdClusterStatus } from '../../constructs/etcd/api';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from '../../constructs/etcd/etcd-cluster-resources';
-import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames } from '../runtime/children';
+import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren } from '../runtime/children';
 import { isInvalid } from '../runtime/client';
 import { Condition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
-import { apiVersionOf, KubeObject, objectKey } from '../runtime/resource';
+import { KubeObject, objectKey } from '../runtime/resource';
 import type { ControllerSetupOptions } from './registry';
 
 interface StatefulSet extends KubeObject {
@@ -72,16 +72,14 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
 
 export function setupEtcdClusterController(mgr: Manager, options: ControllerSetupOptions): Controller {
   const clusters = mgr.informer<Cluster>(etcdType);
-  const children: Record<string, Informer> = Object.fromEntries(Object.entries(CHILD_TYPES).map(([kind, type]) => [kind, mgr.informer(type)]));
   const pods = mgr.informer(BuiltinTypes.Pod);
-  const owner = { apiVersion: apiVersionOf(etcdType), kind: etcdType.kind };
   const controller = new Controller({
     ...options,
     name: etcdClusterController.name,
     reconciler: (req, ctx) => reconcileEtcdCluster(req, ctx, clusters, children, pods),
   });
   controller.for(clusters);
-  Object.values(children).forEach(inf => controller.owns(inf, owner));
+  const children = ownChildren(mgr, controller, etcdType, CHILD_TYPES);
   controller.watches(pods, pod => {
     const l = pod.metadata.labels ?? {};
     return l['app.kubernetes.io/name'] === 'etcd' && l['app.kubernetes.io/component'] === 'member' && l['app.kubernetes.io/instance']
@@ -91,22 +89,19 @@ export function setupEtcdClusterController(mgr: Manager, options: ControllerSetu
   return controller;
 }
 
-async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, clusters: Informer<Cluster>, children: Record<string, Informer>, pods: Informer): Promise<Result | void> {
+async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, clusters: Informer<Cluster>, children: OwnedChildren, pods: Informer): Promise<Result | void> {
   const cluster = clusters.get(objectKey(req));
   // Deleted: owner references let the garbage collector remove the children. PVCs carry none
   // and stay: member data is the user's.
   if (!cluster || cluster.metadata.deletionTimestamp) return;
 
-  const stsBefore = children.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
+  const stsBefore = children.informers.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
   let sts = stsBefore;
   let applyError: string | undefined;
   try {
-    for (const desired of desiredEtcdChildren(cluster)) {
-      const current = children[desired.kind!].get(objectKey(desired.metadata));
-      const { object, applied } = await applyIfChanged(ctx.client, CHILD_TYPES[desired.kind!], desired, current);
-      if (desired.kind === 'StatefulSet') sts = object as StatefulSet;
-      if (applied) ctx.logger.info({ kind: desired.kind, name: desired.metadata.name }, current ? 'updated child' : 'created child');
-    }
+    // Events here speak of the cluster (Created, Scaled), not of each child.
+    const applied = await applyChildren(ctx, cluster, desiredEtcdChildren(cluster), children);
+    sts = applied.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet;
   } catch (err) {
     if (!isInvalid(err)) throw err;
     applyError = err instanceof Error ? err.message : String(err);

@@ -1,14 +1,14 @@
 import { BuiltinTypes, ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
 import { applicationController, webAppController } from '../../constructs/webapp/controller';
 import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from '../../constructs/webapp/web-workload';
-import { applyIfChanged, applyStatusIfChanged, controllerReference } from '../runtime/children';
+import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren } from '../runtime/children';
 import { isInvalid, isNotFound } from '../runtime/client';
 import { Condition, findCondition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
-import { apiVersionOf, controllerOf, KubeObject, objectKey, ResourceType } from '../runtime/resource';
+import { controllerOf, KubeObject, objectKey, ResourceType } from '../runtime/resource';
 import type { ControllerSetupOptions } from './registry';
 
 interface Deployment extends KubeObject {
@@ -54,14 +54,13 @@ function setup(declaration: ControllerDeclaration, toModel: (o: any) => WebWorkl
   return (mgr: Manager, options: ControllerSetupOptions): Controller => {
     const type = customResourceType(declaration.for);
     const objects = mgr.informer<WebObject>(type);
-    const children: Record<string, Informer> = Object.fromEntries(Object.entries(CHILD_TYPES).map(([k, t]) => [k, mgr.informer(t)]));
     const controller = new Controller({
       ...options,
       name: declaration.name,
       reconciler: (req, ctx) => reconcileWeb(req, ctx, type, toModel, objects, children),
     });
     controller.for(objects);
-    Object.values(children).forEach(inf => controller.owns(inf, { apiVersion: apiVersionOf(type), kind: type.kind }));
+    const children = ownChildren(mgr, controller, type, CHILD_TYPES);
     return controller;
   };
 }
@@ -71,26 +70,19 @@ export const setupWebAppController = setup(webAppController, webAppModel);
 
 async function reconcileWeb(
   req: Request, ctx: ReconcileContext, type: ResourceType, toModel: (o: WebObject) => WebWorkloadModel,
-  objects: Informer<WebObject>, children: Record<string, Informer>,
+  objects: Informer<WebObject>, children: OwnedChildren,
 ): Promise<Result | void> {
   const obj = objects.get(objectKey(req));
   if (!obj || obj.metadata.deletionTimestamp) return;
   const model = toModel(obj);
   const desired = desiredWebChildren(model, obj, type);
-  let deployment = children.Deployment.get(objectKey(req)) as Deployment | undefined;
+  let deployment = children.informers.Deployment.get(objectKey(req)) as Deployment | undefined;
   let applyError: string | undefined;
   try {
-    for (const d of desired) {
-      const current = children[d.kind!].get(objectKey(d.metadata));
-      const { object, applied } = await applyIfChanged(ctx.client, CHILD_TYPES[d.kind!], d, current);
-      if (d.kind === 'Deployment') deployment = object as Deployment;
-      if (applied) {
-        ctx.logger.info({ kind: d.kind, name: d.metadata.name }, current ? 'updated child' : 'created child');
-        await ctx.recorder.record(obj, 'Normal', current ? 'Updated' : 'Created', `${current ? 'Updated' : 'Created'} ${d.kind} ${d.metadata.name}`);
-      }
-    }
+    const applied = await applyChildren(ctx, obj, desired, children, { events: true });
+    deployment = applied.get(`Deployment/${model.name}`) as Deployment;
     // No Ingress wanted: remove ours, if there is one (and only if it is ours).
-    const ingress = children.Ingress.get(objectKey(req));
+    const ingress = children.informers.Ingress.get(objectKey(req));
     if (!model.ingress && ingress && controllerOf(ingress)?.uid === obj.metadata.uid) {
       try {
         await ctx.client.delete(BuiltinTypes.Ingress, ingress.metadata.name!, ingress.metadata.namespace);

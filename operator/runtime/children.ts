@@ -1,7 +1,9 @@
 import { KubeClient } from './client';
+import type { Controller, ReconcileContext } from './controller';
 import { isSubset, jsonEqual } from './diff';
 import { Informer } from './informer';
-import { apiVersionOf, KubeObject, OwnerReference, ResourceType } from './resource';
+import type { Manager } from './manager';
+import { apiVersionOf, KubeObject, objectKey, OwnerReference, ResourceType } from './resource';
 
 /** The controller owner reference a child of `owner` carries, so garbage collection removes it. */
 export function controllerReference(owner: KubeObject, type: ResourceType): OwnerReference {
@@ -46,4 +48,39 @@ export function livePodNames(pods: Informer, namespace: string | undefined, labe
     })
     .map(p => p.metadata.name!)
     .sort();
+}
+
+/** The child kinds a controller owns: each kind's resource type and the informer caching it. */
+export interface OwnedChildren {
+  readonly types: Record<string, ResourceType>;
+  readonly informers: Record<string, Informer>;
+}
+
+/**
+ * Sets up shared informers for the given child kinds and has `controller` reconcile the owner
+ * (of `ownerType`) whenever one of its children changes.
+ */
+export function ownChildren(mgr: Manager, controller: Controller, ownerType: ResourceType, types: Record<string, ResourceType>): OwnedChildren {
+  const informers = Object.fromEntries(Object.entries(types).map(([kind, type]) => [kind, mgr.informer(type)]));
+  Object.values(informers).forEach(inf => controller.owns(inf, { apiVersion: apiVersionOf(ownerType), kind: ownerType.kind }));
+  return { types, informers };
+}
+
+/**
+ * Applies every desired child that differs from its cached copy (nothing is written for the
+ * others), logging each change and, with `events`, recording a Normal Event about the owner.
+ * Returns each child as it now is, by `Kind/name`.
+ */
+export async function applyChildren(ctx: ReconcileContext, owner: KubeObject, desired: KubeObject[], children: OwnedChildren, options: { events?: boolean } = {}): Promise<Map<string, KubeObject>> {
+  const result = new Map<string, KubeObject>();
+  for (const d of desired) {
+    const current = children.informers[d.kind!].get(objectKey(d.metadata));
+    const { object, applied } = await applyIfChanged(ctx.client, children.types[d.kind!], d, current);
+    result.set(`${d.kind}/${d.metadata.name}`, object);
+    if (!applied) continue;
+    const verb = current ? 'Updated' : 'Created';
+    ctx.logger.info({ kind: d.kind, name: d.metadata.name }, `${verb.toLowerCase()} child`);
+    if (options.events) await ctx.recorder.record(owner, 'Normal', verb, `${verb} ${d.kind} ${d.metadata.name}`);
+  }
+  return result;
 }

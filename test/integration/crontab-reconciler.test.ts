@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { invalidCronTabSpecs } from '../support/crontab-cases';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SEED = path.join(ROOT, 'test', 'fixtures', 'seeds', '000-my-new-cron-object.yaml');
@@ -11,20 +12,10 @@ jest.setTimeout(180_000);
 
 let ns: string;
 let reconciler: ReconcilerProcess;
-const get = (kind: string, name: string) => {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-};
+let get: OperatorUnderTest['get'];
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/crontabs.stable.example.com']);
-  ns = createTestNamespace('crontab');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: 'crontab-system', serviceAccount: 'crontab-operator' }),
-    args: ['--controllers=crontab', `--namespace=${ns}`],
-    name: 'crontab-reconciler',
-  });
+  ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'crontab', controllers: 'crontab', crds: ['crontabs.stable.example.com'] }));
 });
 
 afterAll(async () => {

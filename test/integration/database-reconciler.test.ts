@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { invalidDatabaseSpecs } from '../support/database-cases';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SEED = path.join(ROOT, 'test', 'fixtures', 'seeds', '001-my-db.yaml');
@@ -10,21 +11,11 @@ jest.setTimeout(180_000);
 
 let ns: string;
 let reconciler: ReconcilerProcess;
-const get = (kind: string, name: string) => {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-};
+let get: OperatorUnderTest['get'];
 const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p.metadata.name).sort();
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/databases.database.example.com']);
-  ns = createTestNamespace('db');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: 'database-system', serviceAccount: 'database-operator' }),
-    args: ['--controllers=database', `--namespace=${ns}`],
-    name: 'database-reconciler',
-  });
+  ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] }));
 });
 
 afterAll(async () => {

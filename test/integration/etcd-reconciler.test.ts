@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { invalidEtcdSpecs } from '../support/etcd-cases';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SEED = path.join(ROOT, 'test', 'fixtures', 'seeds', '000-my-etcd-cluster.yaml');
@@ -11,22 +12,12 @@ jest.setTimeout(180_000);
 
 let ns: string;
 let reconciler: ReconcilerProcess;
+let get: OperatorUnderTest['get'];
 
-const get = (kind: string, name: string) => {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-};
 const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p.metadata.name).sort();
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/etcdclusters.etcd.database.coreos.com']);
-  ns = createTestNamespace('etcd');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: 'etcd-system', serviceAccount: 'etcd-operator' }),
-    args: ['--controllers=etcdcluster', `--namespace=${ns}`],
-    name: 'etcd-reconciler',
-  });
+  ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'] }));
 });
 
 afterAll(async () => {

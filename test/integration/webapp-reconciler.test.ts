@@ -1,6 +1,7 @@
 import * as path from 'node:path';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import type { ReconcilerProcess } from '../support/reconciler';
 import { invalidApplicationSpecs, invalidWebAppSpecs } from '../support/web-cases';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -11,20 +12,10 @@ jest.setTimeout(180_000);
 
 let ns: string;
 let reconciler: ReconcilerProcess;
-const get = (kind: string, name: string) => {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-};
+let get: OperatorUnderTest['get'];
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/applications.app.aiops.org', 'crd/webapps.apps.example.com']);
-  ns = createTestNamespace('web');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: 'webapp-system', serviceAccount: 'webapp-operator' }),
-    args: ['--controllers=application,webapp', `--namespace=${ns}`],
-    name: 'webapp-reconciler',
-  });
+  ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] }));
 });
 
 afterAll(async () => {

@@ -1,0 +1,37 @@
+import * as path from 'node:path';
+import { createTestNamespace, kubectl, kubectlOk } from './kube';
+import { ReconcilerProcess, serviceAccountKubeconfig } from './reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface OperatorUnderTest {
+  /** A fresh namespace the reconciler watches. */
+  readonly ns: string;
+  readonly reconciler: ReconcilerProcess;
+  /** An object of that namespace as JSON, or undefined when it does not exist. */
+  get(kind: string, name: string): any | undefined;
+}
+
+/**
+ * Installs dist/ with kubectl, waits for the operator's CRDs, creates a namespace, and starts the
+ * reconciler running `controllers` as the operator's own ServiceAccount (`<operator>-operator`
+ * in `<operator>-system`), so the synthesized RBAC is what it works with.
+ */
+export async function startOperatorUnderTest(options: { operator: string; controllers: string; crds: string[]; args?: string[] }): Promise<OperatorUnderTest> {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...options.crds.map(c => `crd/${c}`)]);
+  const ns = createTestNamespace(options.operator);
+  const reconciler = await ReconcilerProcess.start({
+    kubeconfig: serviceAccountKubeconfig({ namespace: `${options.operator}-system`, serviceAccount: `${options.operator}-operator` }),
+    args: [`--controllers=${options.controllers}`, `--namespace=${ns}`, ...(options.args ?? [])],
+    name: `${options.operator}-reconciler`,
+  });
+  return {
+    ns,
+    reconciler,
+    get(kind: string, name: string) {
+      const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+      return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+    },
+  };
+}
