@@ -3,8 +3,7 @@ import { cronJobSchedule } from '../../constructs/crontab/api';
 import type { CronTab } from '../../constructs/crontab/api';
 import { cronTabController } from '../../constructs/crontab/controller';
 import { CronTabCronJob } from '../../constructs/crontab/crontab-cronjob';
-import { applyIfChanged, applyStatusIfChanged, controllerReference } from '../runtime/children';
-import { isInvalid } from '../runtime/client';
+import { applyIfChanged, applyStatusIfChanged, controllerReference, rejectionOf } from '../runtime/children';
 import { Condition, findCondition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
@@ -69,21 +68,14 @@ async function reconcileCronTab(req: Request, ctx: ReconcileContext, cronTabs: I
   if (!ct || ct.metadata.deletionTimestamp) return;
   let cronJob = cronJobs.get(objectKey(req));
   const existed = !!cronJob;
-  let applyError: string | undefined;
-  try {
+  const applyError = await rejectionOf(ctx, ct, 'InvalidCronJob', async () => {
     const result = await applyIfChanged(ctx.client, BuiltinTypes.CronJob, desiredCronJob(ct), cronJob);
     cronJob = result.object;
     if (result.applied) {
       await ctx.recorder.record(ct, 'Normal', existed ? 'Updated' : 'Created', `${existed ? 'Updated' : 'Created'} CronJob ${ct.metadata.name} on "${cronJob.spec?.schedule}"`);
     }
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    applyError = err instanceof Error ? err.message : String(err);
-    cronJob = undefined;
-    if (findCondition(ct.status?.conditions as Condition[] | undefined, 'Degraded')?.status !== 'True') {
-      await ctx.recorder.record(ct, 'Warning', 'InvalidCronJob', applyError);
-    }
-  }
+  });
+  if (applyError) cronJob = undefined;
   const status = desiredCronTabStatus(ct, cronJob, applyError);
   const exact = status.conditions.find(c => c.type === 'ScheduleExact')!;
   const wasExact = findCondition(ct.status?.conditions as Condition[] | undefined, 'ScheduleExact');

@@ -3,9 +3,9 @@ import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs
 import type { Database } from '../../constructs/database/api';
 import { databaseController } from '../../constructs/database/controller';
 import { databaseNames, DatabaseResources, ENGINES } from '../../constructs/database/database-resources';
-import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren } from '../runtime/children';
-import { isConflict, isInvalid, isNotFound, KubeClient } from '../runtime/client';
-import { Condition, findCondition, setCondition } from '../runtime/conditions';
+import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
+import { isConflict, isNotFound, KubeClient } from '../runtime/client';
+import { Condition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -119,8 +119,7 @@ async function reconcileDatabase(req: Request, ctx: ReconcileContext, databases:
   }
 
   let sts = children.informers.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
-  let applyError: string | undefined;
-  try {
+  const applyError = await rejectionOf(ctx, db, 'InvalidResources', async () => {
     const applied = await applyChildren(ctx, db, desiredDatabaseChildren(db), children, { events: true });
     sts = applied.get(`StatefulSet/${names.statefulSet}`) as StatefulSet;
     const cronJob = children.informers.CronJob.get(`${db.metadata.namespace}/${names.backup}`);
@@ -132,10 +131,6 @@ async function reconcileDatabase(req: Request, ctx: ReconcileContext, databases:
         if (!isNotFound(err)) throw err;
       }
     }
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    applyError = err instanceof Error ? err.message : String(err);
-    if (findCondition(db.status?.conditions as Condition[] | undefined, 'Degraded')?.status !== 'True') await ctx.recorder.record(db, 'Warning', 'InvalidResources', applyError);
-  }
+  });
   await applyStatusIfChanged(ctx.client, databaseType, db, desiredDatabaseStatus(db, sts, applyError));
 }

@@ -2,8 +2,7 @@ import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs
 import type { EtcdCluster, EtcdClusterStatus } from '../../constructs/etcd/api';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from '../../constructs/etcd/etcd-cluster-resources';
-import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren } from '../runtime/children';
-import { isInvalid } from '../runtime/client';
+import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
 import { Condition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
@@ -97,17 +96,11 @@ async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, cluster
 
   const stsBefore = children.informers.StatefulSet.get(objectKey(req)) as StatefulSet | undefined;
   let sts = stsBefore;
-  let applyError: string | undefined;
-  try {
+  const applyError = await rejectionOf(ctx, cluster, 'InvalidResources', async () => {
     // Events here speak of the cluster (Created, Scaled), not of each child.
     const applied = await applyChildren(ctx, cluster, desiredEtcdChildren(cluster), children);
     sts = applied.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet;
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    applyError = err instanceof Error ? err.message : String(err);
-    ctx.logger.warn({ err: applyError }, 'the API server rejected a child of the EtcdCluster');
-    await ctx.recorder.record(cluster, 'Warning', 'InvalidResources', applyError);
-  }
+  });
 
   const want = cluster.spec.replicas;
   const before = stsBefore?.spec?.replicas;

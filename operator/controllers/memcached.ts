@@ -2,10 +2,9 @@ import { BuiltinTypes, customResourceType } from '../../constructs/core/controll
 import type { Memcached, MemcachedStatus } from '../../constructs/memcached/api';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { MemcachedDeployment, memcachedSelectorLabels } from '../../constructs/memcached/memcached-deployment';
-import { Condition, findCondition, setCondition } from '../runtime/conditions';
-import { isInvalid } from '../runtime/client';
+import { Condition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
-import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames } from '../runtime/children';
+import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames, rejectionOf } from '../runtime/children';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
@@ -111,34 +110,23 @@ async function reconcileMemcached(
 
   const desired = desiredDeployment(mc);
   let deployment = deployments.get(objectKey(req));
-  let applyError: string | undefined;
   const before = deployment?.spec?.replicas;
-  try {
+  const applyError = await rejectionOf(ctx, mc, 'InvalidDeployment', async () => {
     const result = await applyIfChanged(ctx.client, BuiltinTypes.Deployment, desired, deployment);
     deployment = result.object;
-    if (result.applied) {
-      const size = mc.spec.size;
-      if (before === undefined) {
-        ctx.logger.info({ replicas: size }, 'created Deployment');
-        await ctx.recorder.record(mc, 'Normal', 'Created', `Created Deployment ${mc.metadata.name} with ${size} replicas`);
-      } else if (before !== size) {
-        ctx.logger.info({ from: before, to: size }, 'scaled Deployment');
-        await ctx.recorder.record(mc, 'Normal', 'Scaled', `Scaled Deployment ${mc.metadata.name} from ${before} to ${size} replicas`);
-      } else {
-        ctx.logger.info('reverted changes to the Deployment');
-        await ctx.recorder.record(mc, 'Normal', 'Updated', `Updated Deployment ${mc.metadata.name} to match the spec`);
-      }
+    if (!result.applied) return;
+    const size = mc.spec.size;
+    if (before === undefined) {
+      ctx.logger.info({ replicas: size }, 'created Deployment');
+      await ctx.recorder.record(mc, 'Normal', 'Created', `Created Deployment ${mc.metadata.name} with ${size} replicas`);
+    } else if (before !== size) {
+      ctx.logger.info({ from: before, to: size }, 'scaled Deployment');
+      await ctx.recorder.record(mc, 'Normal', 'Scaled', `Scaled Deployment ${mc.metadata.name} from ${before} to ${size} replicas`);
+    } else {
+      ctx.logger.info('reverted changes to the Deployment');
+      await ctx.recorder.record(mc, 'Normal', 'Updated', `Updated Deployment ${mc.metadata.name} to match the spec`);
     }
-  } catch (err) {
-    // A Deployment the API server refuses will be refused again until the spec changes:
-    // report it (Degraded + Warning) instead of retrying in a loop.
-    if (!isInvalid(err)) throw err;
-    applyError = err instanceof Error ? err.message : String(err);
-    ctx.logger.warn({ err: applyError }, 'the API server rejected the desired Deployment');
-    if (findCondition(mc.status?.conditions as Condition[] | undefined, 'Degraded')?.status !== 'True') {
-      await ctx.recorder.record(mc, 'Warning', 'InvalidDeployment', applyError);
-    }
-  }
+  });
 
   const podNames = livePodNames(pods, mc.metadata.namespace, memcachedSelectorLabels(mc.metadata.name));
   await applyStatusIfChanged(ctx.client, memcachedType, mc, desiredStatus(mc, deployment, podNames, applyError));

@@ -1,9 +1,9 @@
 import { BuiltinTypes, ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
 import { applicationController, webAppController } from '../../constructs/webapp/controller';
 import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from '../../constructs/webapp/web-workload';
-import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren } from '../runtime/children';
-import { isInvalid, isNotFound } from '../runtime/client';
-import { Condition, findCondition, setCondition } from '../runtime/conditions';
+import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
+import { isNotFound } from '../runtime/client';
+import { Condition, setCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -77,8 +77,7 @@ async function reconcileWeb(
   const model = toModel(obj);
   const desired = desiredWebChildren(model, obj, type);
   let deployment = children.informers.Deployment.get(objectKey(req)) as Deployment | undefined;
-  let applyError: string | undefined;
-  try {
+  const applyError = await rejectionOf(ctx, obj, 'InvalidChildren', async () => {
     const applied = await applyChildren(ctx, obj, desired, children, { events: true });
     deployment = applied.get(`Deployment/${model.name}`) as Deployment;
     // No Ingress wanted: remove ours, if there is one (and only if it is ours).
@@ -91,10 +90,6 @@ async function reconcileWeb(
         if (!isNotFound(err)) throw err;
       }
     }
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    applyError = err instanceof Error ? err.message : String(err);
-    if (findCondition(obj.status?.conditions, 'Degraded')?.status !== 'True') await ctx.recorder.record(obj, 'Warning', 'InvalidChildren', applyError);
-  }
+  });
   await applyStatusIfChanged(ctx.client, type, obj, desiredWebStatus(obj, model, deployment, applyError));
 }

@@ -1,4 +1,5 @@
-import { KubeClient } from './client';
+import { isInvalid, KubeClient } from './client';
+import { Condition, findCondition } from './conditions';
 import type { Controller, ReconcileContext } from './controller';
 import { isSubset, jsonEqual } from './diff';
 import { Informer } from './informer';
@@ -83,4 +84,26 @@ export async function applyChildren(ctx: ReconcileContext, owner: KubeObject, de
     if (options.events) await ctx.recorder.record(owner, 'Normal', verb, `${verb} ${d.kind} ${d.metadata.name}`);
   }
   return result;
+}
+
+/**
+ * Runs `apply`. A request the API server rejects as invalid (422/400) would be rejected again
+ * until the spec changes, so it is not retried: the message is returned (for a Degraded
+ * condition), logged, and recorded as a Warning Event once — not again while the object is
+ * already Degraded, so a resync stays free of writes. Any other error is thrown, to be retried
+ * with backoff.
+ */
+export async function rejectionOf(ctx: ReconcileContext, owner: KubeObject & { status?: unknown }, reason: string, apply: () => Promise<void>): Promise<string | undefined> {
+  try {
+    await apply();
+    return undefined;
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.logger.warn({ err: message, reason }, 'the API server rejected a desired child');
+    if (findCondition((owner.status as { conditions?: Condition[] } | undefined)?.conditions, 'Degraded')?.status !== 'True') {
+      await ctx.recorder.record(owner, 'Warning', reason, message);
+    }
+    return message;
+  }
 }
