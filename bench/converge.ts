@@ -18,8 +18,8 @@ import type { Memcached } from '../constructs';
 import { desiredDeployment } from '../operator/controllers/memcached';
 import { KubeClient } from '../operator/runtime/client';
 import { KubeObject } from '../operator/runtime/resource';
-import { startControlPlane } from '../test/harness/control-plane';
-import { freePort, httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
+import { freePort, startControlPlane } from '../test/harness/control-plane';
+import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.N ?? 100);

@@ -4,7 +4,7 @@ import type { CronTab } from '../../constructs/crontab/api';
 import { cronTabController } from '../../constructs/crontab/controller';
 import { CronTabCronJob } from '../../constructs/crontab/crontab-cronjob';
 import { applyIfChanged, applyStatusIfChanged, controllerReference, rejectionOf } from '../runtime/children';
-import { Condition, findCondition, setCondition } from '../runtime/conditions';
+import { Condition, ConditionList, findCondition } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -34,10 +34,8 @@ export function desiredCronJob(ct: CronTabObject): KubeObject {
 export function desiredCronTabStatus(ct: CronTabObject, cronJob: CronJob | undefined, applyError: string | undefined, now = new Date()) {
   const generation = ct.metadata.generation ?? 0;
   const { schedule, droppedSeconds } = cronJobSchedule(ct.spec.cronSpec);
-  let conditions = (ct.status?.conditions ?? []) as Condition[];
-  const set = (type: string, status: 'True' | 'False', reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
-  };
+  const list = new ConditionList(ct.status?.conditions as Condition[] | undefined, generation, now);
+  const { set } = list;
   set('Available', cronJob && !applyError ? 'True' : 'False', cronJob && !applyError ? 'Scheduled' : 'NoCronJob',
     cronJob && !applyError ? `CronJob ${ct.metadata.name} runs on "${schedule}"` : 'no CronJob runs this CronTab');
   if (applyError) set('Degraded', 'True', 'InvalidCronJob', applyError.slice(0, 1024));
@@ -52,7 +50,7 @@ export function desiredCronTabStatus(ct: CronTabObject, cronJob: CronJob | undef
     schedule,
     ...(cronJob?.status?.lastScheduleTime ? { lastScheduleTime: cronJob.status.lastScheduleTime } : {}),
     observedGeneration: generation,
-    conditions,
+    conditions: list.conditions,
   };
 }
 

@@ -5,7 +5,7 @@ import { databaseController } from '../../constructs/database/controller';
 import { databaseNames, DatabaseResources, ENGINES } from '../../constructs/database/database-resources';
 import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
 import { isConflict, isNotFound, KubeClient } from '../runtime/client';
-import { Condition, setCondition } from '../runtime/conditions';
+import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -80,10 +80,8 @@ export function desiredDatabaseStatus(db: DatabaseObject, sts: StatefulSet | und
   const generation = db.metadata.generation ?? 0;
   const names = databaseNames(db.metadata.name);
   const ready = sts?.status?.readyReplicas ?? 0;
-  let conditions = (db.status?.conditions ?? []) as Condition[];
-  const set = (type: string, status: 'True' | 'False', reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
-  };
+  const list = new ConditionList(db.status?.conditions as Condition[] | undefined, generation, now);
+  const { set } = list;
   set('Available', ready > 0 ? 'True' : 'False', ready > 0 ? 'ServerReady' : 'ServerNotReady', ready > 0 ? 'the database server is ready' : 'the database server is not ready yet');
   if (applyError) set('Degraded', 'True', 'InvalidResources', applyError.slice(0, 1024));
   else set('Degraded', 'False', 'AsExpected', 'the StatefulSet, Services and backups match the spec');
@@ -96,7 +94,7 @@ export function desiredDatabaseStatus(db: DatabaseObject, sts: StatefulSet | und
     credentialsSecret: names.credentials,
     ...(db.spec.backup.enabled ? { backupCronJob: names.backup } : {}),
     observedGeneration: generation,
-    conditions,
+    conditions: list.conditions,
   };
 }
 

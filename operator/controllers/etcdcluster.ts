@@ -3,7 +3,7 @@ import type { EtcdCluster, EtcdClusterStatus } from '../../constructs/etcd/api';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from '../../constructs/etcd/etcd-cluster-resources';
 import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
-import { Condition, setCondition } from '../runtime/conditions';
+import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -40,10 +40,8 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
   const generation = cluster.metadata.generation ?? 0;
-  let conditions = (cluster.status?.conditions ?? []) as Condition[];
-  const set = (type: string, status: 'True' | 'False', reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
-  };
+  const list = new ConditionList(cluster.status?.conditions as Condition[] | undefined, generation, now);
+  const { set } = list;
   const q = quorum(want);
   set('Available', ready >= q ? 'True' : 'False', ready >= q ? 'QuorumReady' : 'NoQuorum', `${ready}/${want} members ready; quorum is ${q}`);
   const scaling = current !== want;
@@ -65,7 +63,7 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
     observedGeneration: generation,
-    conditions,
+    conditions: list.conditions,
   };
 }
 

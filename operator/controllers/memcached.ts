@@ -2,7 +2,7 @@ import { BuiltinTypes, customResourceType } from '../../constructs/core/controll
 import type { Memcached, MemcachedStatus } from '../../constructs/memcached/api';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { MemcachedDeployment, memcachedSelectorLabels } from '../../constructs/memcached/memcached-deployment';
-import { Condition, setCondition } from '../runtime/conditions';
+import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames, rejectionOf } from '../runtime/children';
 import { Informer } from '../runtime/informer';
@@ -48,10 +48,8 @@ export function desiredStatus(mc: Memcached, deployment: Deployment | undefined,
   const generation = mc.metadata.generation ?? 0;
   const rolledOut = !!deployment && (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0);
   const replicaFailure = deployment?.status?.conditions?.find(c => c.type === 'ReplicaFailure' && c.status === 'True');
-  let conditions: Condition[] = (mc.status?.conditions ?? []) as Condition[];
-  const set = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
-  };
+  const list = new ConditionList(mc.status?.conditions as Condition[] | undefined, generation, now);
+  const { set } = list;
 
   set('Available', ready > 0 ? 'True' : 'False', ready > 0 ? 'PodsReady' : 'NoPodsReady', `${ready}/${size} pods ready`);
   const complete = rolledOut && ready === size && current === size && updated === size;
@@ -68,7 +66,7 @@ export function desiredStatus(mc: Memcached, deployment: Deployment | undefined,
     replicas: current,
     readyReplicas: ready,
     observedGeneration: generation,
-    conditions,
+    conditions: list.conditions,
   };
 }
 

@@ -3,7 +3,7 @@ import { applicationController, webAppController } from '../../constructs/webapp
 import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from '../../constructs/webapp/web-workload';
 import { applyChildren, applyStatusIfChanged, controllerReference, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
 import { isNotFound } from '../runtime/client';
-import { Condition, setCondition } from '../runtime/conditions';
+import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
@@ -34,10 +34,8 @@ export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deploy
   const generation = obj.metadata.generation ?? 0;
   const available = deployment?.status?.availableReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
-  let conditions = (obj.status?.conditions ?? []) as Condition[];
-  const set = (type: string, status: 'True' | 'False', reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
-  };
+  const list = new ConditionList(obj.status?.conditions as Condition[] | undefined, generation, now);
+  const { set } = list;
   const wanted = model.replicas;
   const isAvailable = wanted === 0 ? !!deployment : available > 0;
   set('Available', isAvailable ? 'True' : 'False', isAvailable ? 'PodsAvailable' : 'NoPodsAvailable', `${available}/${wanted} pods available`);
@@ -47,7 +45,7 @@ export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deploy
   if (applyError) set('Degraded', 'True', 'InvalidChildren', applyError.slice(0, 1024));
   else if (failure) set('Degraded', 'True', failure.reason ?? 'ReplicaFailure', (failure.message ?? '').slice(0, 1024));
   else set('Degraded', 'False', 'AsExpected', 'the Deployment, Service and Ingress match the spec');
-  return { replicas: current, availableReplicas: available, url: workloadUrl(model), observedGeneration: generation, conditions };
+  return { replicas: current, availableReplicas: available, url: workloadUrl(model), observedGeneration: generation, conditions: list.conditions };
 }
 
 function setup(declaration: ControllerDeclaration, toModel: (o: any) => WebWorkloadModel) {

@@ -1,4 +1,5 @@
 import type { Condition } from '../../constructs/core/schema';
+import { rfc3339 } from './time';
 
 export type { Condition };
 
@@ -23,7 +24,22 @@ export function findCondition(conditions: readonly Condition[] | undefined, type
   return conditions?.find(c => c.type === type);
 }
 
-/** Whole seconds, as metav1.Time serializes; sub-second noise would make every status differ. */
-export function rfc3339(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
+/**
+ * The conditions one reconcile computes, all stamped with the generation they describe; each
+ * `set` keeps the transition time unless the status changes (see `setCondition`).
+ */
+export class ConditionList {
+  private list: Condition[];
+
+  constructor(existing: readonly Condition[] | undefined, private readonly generation: number, private readonly now: Date = new Date()) {
+    this.list = [...(existing ?? [])];
+  }
+
+  readonly set = (type: string, status: Condition['status'], reason: string, message: string): void => {
+    this.list = setCondition(this.list, { type, status, reason, message, observedGeneration: this.generation }, this.now);
+  };
+
+  get conditions(): Condition[] {
+    return this.list;
+  }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BuiltinTypes } from '../../constructs/core/controller';
 import { KubeClient } from './client';
+import { microTime } from './time';
 import { KubeObject } from './resource';
 
 export type EventType = 'Normal' | 'Warning';
@@ -16,10 +17,6 @@ export interface EventSubject {
 /** Repeats of the same event within this window become a series count, not a new object. */
 const SERIES_WINDOW_MS = 10 * 60 * 1000;
 
-/** Microsecond RFC 3339 time, as events.k8s.io/v1 `eventTime` and `series.lastObservedTime` want. */
-function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 /**
  * Records events.k8s.io/v1 Events about objects, like client-go's recorder: one Event object

@@ -3,6 +3,7 @@ import { BuiltinTypes } from '../../constructs/core/controller';
 import { sleep } from './backoff';
 import { isConflict, isNotFound, KubeClient } from './client';
 import { resourcePath } from './resource';
+import { microTime } from './time';
 
 export interface LeaderElectionOptions {
   readonly namespace: string;
@@ -35,9 +36,6 @@ interface Lease {
   spec: LeaseSpec;
 }
 
-function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics:

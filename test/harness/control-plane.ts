@@ -124,7 +124,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   return startFromBinaries(bins, options);
 }
 
-async function freePort(): Promise<number> {
+/** A free TCP port on loopback (bound and released, so another process can take it). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

@@ -5,20 +5,10 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
+import { freePort } from '../harness/control-plane';
 import { eventually, kubectlOk, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A kubeconfig that authenticates as the operator's own ServiceAccount (a TokenRequest token),
