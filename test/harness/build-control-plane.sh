@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the control-plane binaries the integration tests run (kube-apiserver,
-# kube-controller-manager, etcd) from their published Go modules, into a cache
-# directory outside the repository keyed by version. Prints that directory.
+# kube-controller-manager, kube-scheduler, etcd) and kwok (simulated kubelets, so pods
+# run and claims bind) from their published Go modules, into a cache directory outside
+# the repository keyed by version. Prints that directory.
 #
 # Why from source: no registry here serves Kubernetes release binaries, but the Go
 # module proxy serves k8s.io/kubernetes and etcd. k8s.io/kubernetes requires its
@@ -12,8 +13,9 @@
 # build-control-plane-debian.sh.
 set -euo pipefail
 
-K8S_VERSION="${OPKIT_K8S_VERSION:-v1.33.13}"
-ETCD_VERSION="${OPKIT_ETCD_VERSION:-v3.5.21}"
+K8S_VERSION="${OPKIT_K8S_VERSION:-v1.36.3}"
+ETCD_VERSION="${OPKIT_ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${OPKIT_KWOK_VERSION:-v0.8.0}"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
 OUT="$CACHE_ROOT/control-plane-k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
 
@@ -37,7 +39,12 @@ if [[ "${1:-}" != --go-only ]]; then
   exec bash "$here/build-control-plane-debian.sh"
 fi
 
-if [[ -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" && -x "$OUT/etcd" ]]; then
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler)
+complete() {
+  for f in "${K8S_COMMANDS[@]}" etcd kwok; do [[ -x "$OUT/$f" ]] || return 1; done
+  [[ -d "$OUT/kwok-stages" ]]
+}
+if complete; then
   log "cached: $OUT"
   echo "$OUT"
   exit 0
@@ -77,11 +84,13 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 GO
   (cd "$dir" && go mod tidy -e >/dev/null 2>&1 || true)
   (cd "$dir" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null)
-  for cmd in kube-apiserver kube-controller-manager; do
+  for cmd in "${K8S_COMMANDS[@]}"; do
+    [[ -x "$OUT/$cmd" ]] && continue
     log "building $cmd $K8S_VERSION (several CPU-minutes the first time)"
     (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
       -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
@@ -108,8 +117,29 @@ MOD
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 }
 
+# kwok simulates the kubelets of fake nodes. Its stages (what happens to a node, pod or volume
+# and when) ship inside its module; they are taken from the module cache into the binary cache
+# here, never into the repository.
+build_kwok() {
+  local dir="$work/kwok"
+  mkdir -p "$dir"
+  log "building kwok $KWOK_VERSION"
+  (cd "$dir" && GOFLAGS=-mod=mod GOBIN="$OUT" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
+  local moddir
+  moddir="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  [[ -d "$moddir/kustomize/stage" ]] || { log "no kustomize/stage in $moddir"; return 1; }
+  rm -rf "$OUT/kwok-stages.tmp"
+  mkdir -p "$OUT/kwok-stages.tmp"
+  cp -r "$moddir/kustomize/stage/." "$OUT/kwok-stages.tmp/"
+  chmod -R u+w "$OUT/kwok-stages.tmp"
+  mv "$OUT/kwok-stages.tmp" "$OUT/kwok-stages"
+}
+
 [[ -x "$OUT/etcd" ]] || build_etcd
-[[ -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" ]] || build_kubernetes
+for cmd in "${K8S_COMMANDS[@]}"; do
+  [[ -x "$OUT/$cmd" ]] || { build_kubernetes; break; }
+done
+[[ -x "$OUT/kwok" && -d "$OUT/kwok-stages" ]] || build_kwok
 
 echo "$K8S_VERSION" > "$OUT/VERSION"
 log "built in $(( $(date +%s) - start ))s: $OUT"

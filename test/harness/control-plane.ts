@@ -27,6 +27,10 @@ export interface ControlPlaneBinaries {
   readonly kubeApiserver: string;
   /** Absent when KUBEBUILDER_ASSETS has none: no garbage collection or workload controllers then. */
   readonly kubeControllerManager?: string;
+  /** Absent when KUBEBUILDER_ASSETS has none: pods are then never scheduled. */
+  readonly kubeScheduler?: string;
+  /** kwok and the directory of its stages: simulated kubelets, so scheduled pods run. */
+  readonly kwok?: { readonly bin: string; readonly stages: string };
   /** e.g. v1.33.13 */
   readonly version: string;
   /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
@@ -49,6 +53,11 @@ export interface ControlPlane {
   readonly auditLog?: string;
   /** The etcd client URL, for tests that compact etcd. */
   readonly etcdUrl?: string;
+  /**
+   * Whether pods run: a scheduler places them on simulated nodes (kwok), which mark them Running
+   * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
+   */
+  readonly nodes: boolean;
   /** Stops what the harness started; keeps the work dir (logs) when `keepLogs`. */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -75,13 +84,15 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
       if (!fs.existsSync(p)) throw new Error(`KUBEBUILDER_ASSETS=${assets} has no ${name}`);
       return p;
     };
-    const kcm = path.join(assets, 'kube-controller-manager');
+    const optional = (name: string) => (fs.existsSync(path.join(assets, name)) ? path.join(assets, name) : undefined);
     const apiserver = need('kube-apiserver');
     return {
       dir: assets,
       etcd: need('etcd'),
       kubeApiserver: apiserver,
-      kubeControllerManager: fs.existsSync(kcm) ? kcm : undefined,
+      kubeControllerManager: optional('kube-controller-manager'),
+      kubeScheduler: optional('kube-scheduler'),
+      kwok: kwokIn(assets),
       version: binaryVersion(apiserver),
       source: 'KUBEBUILDER_ASSETS',
     };
@@ -99,9 +110,18 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     etcd: path.join(dir, 'etcd'),
     kubeApiserver: apiserver,
     kubeControllerManager: path.join(dir, 'kube-controller-manager'),
+    kubeScheduler: path.join(dir, 'kube-scheduler'),
+    kwok: kwokIn(dir),
     version: binaryVersion(apiserver),
     source: Date.now() - started > 30_000 ? 'built' : 'cache',
   };
+}
+
+/** kwok and its stages (a `kwok-stages` directory beside it), when both are there. */
+function kwokIn(dir: string): ControlPlaneBinaries['kwok'] {
+  const bin = path.join(dir, 'kwok');
+  const stages = path.join(dir, 'kwok-stages');
+  return fs.existsSync(bin) && fs.existsSync(stages) ? { bin, stages } : undefined;
 }
 
 function binaryVersion(apiserver: string): string {
@@ -117,7 +137,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
     const version = JSON.parse(execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' })).serverVersion.gitVersion;
     const server = execFileSync('kubectl', ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { encoding: 'utf8' });
-    return { kubeconfig: existing, server, version, owned: false, stop: async () => undefined };
+    const nodes = execFileSync('kubectl', ['--kubeconfig', existing, 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' }).trim().length > 0;
+    return { kubeconfig: existing, server, version, owned: false, nodes, stop: async () => undefined };
   }
   const bins = resolveBinaries(verbose);
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
@@ -229,14 +250,20 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
   fs.mkdirSync(logs);
   generateCertificates(certs);
 
-  const [etcdClient, etcdPeer, apiPort, kcmPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [etcdClient, etcdPeer, apiPort, kcmPort, schedulerPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const adminToken = randomBytes(24).toString('hex');
   const kcmToken = randomBytes(24).toString('hex');
+  const schedulerToken = randomBytes(24).toString('hex');
+  const kwokToken = randomBytes(24).toString('hex');
   fs.writeFileSync(path.join(certs, 'tokens.csv'), [
     `${adminToken},opkit-admin,opkit-admin,"system:masters"`,
     // All controllers share one identity here (no per-controller service accounts), so it needs
     // the rights of every controller: give it the masters group.
     `${kcmToken},system:kube-controller-manager,system:kube-controller-manager,"system:masters"`,
+    // The scheduler's own user, which the API server's bootstrap RBAC already grants what it needs.
+    `${schedulerToken},system:kube-scheduler,system:kube-scheduler`,
+    // kwok gets the rights of a kubelet and a volume provisioner, from KWOK_RULES below.
+    `${kwokToken},opkit-kwok,opkit-kwok`,
   ].join('\n') + '\n');
 
   const procs: ChildProcess[] = [];
@@ -333,6 +360,14 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       log(verbose, 'no kube-controller-manager in KUBEBUILDER_ASSETS: no garbage collection or workload controllers');
     }
 
+    let nodes = false;
+    if (bins.kubeControllerManager && bins.kubeScheduler && bins.kwok) {
+      await startNodes({ bins, server, certs, logs, procs, kubeconfig, schedulerToken, schedulerPort, kwokToken });
+      nodes = true;
+    } else {
+      log(verbose, 'no kube-scheduler or kwok: pods are never scheduled, and tests that need running pods are skipped');
+    }
+
     // The "default" ServiceAccount must exist before pods can be created in "default".
     await waitFor('default ServiceAccount', async () => {
       try {
@@ -344,9 +379,98 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     }, procs, 60_000, logs);
 
     log(verbose, `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${workDir})`);
-    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, stop };
+    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, nodes, stop };
   } catch (err) {
     await stop({ keepLogs: true });
     throw err;
   }
+}
+
+/** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
+const KWOK_RULES = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  { apiGroups: [''], resources: ['nodes/status', 'pods/status', 'persistentvolumes/status', 'persistentvolumeclaims/status'], verbs: ['update', 'patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+];
+
+/** The simulated nodes: how many, and the kwok stages (files under its module's kustomize/stage). */
+const NODE_COUNT = 2;
+const KWOK_STAGES = [
+  'node/fast/node-initialize.yaml',
+  'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml',
+  'pod/fast/pod-ready.yaml',
+  'pod/fast/pod-complete.yaml',
+  'pod/fast/pod-delete.yaml',
+  // Opt-in per pod, by label: a running container fails (for tests of failure handling).
+  'pod/chaos/pod-container-running-failed.yaml',
+  'volume/fast/pv-bind.yaml',
+  'volume/fast/pv-delete.yaml',
+  'volume/fast/pvc-provision.yaml',
+  'volume/fast/pvc-delete.yaml',
+];
+
+/**
+ * Starts kube-scheduler and kwok, creates the fake nodes kwok manages and kwok's default
+ * StorageClass, and waits until the nodes are Ready. Each runs as its own user with its own
+ * rights (not the admin's).
+ */
+async function startNodes(o: {
+  bins: ControlPlaneBinaries; server: string; certs: string; logs: string; procs: ChildProcess[];
+  kubeconfig: string; schedulerToken: string; schedulerPort: number; kwokToken: string;
+}): Promise<void> {
+  const ca = path.join(o.certs, 'ca.crt');
+  const kubectl = (args: string[], input?: string) => execFileSync('kubectl', ['--kubeconfig', o.kubeconfig, ...args], { input, stdio: ['pipe', 'pipe', 'pipe'], encoding: 'utf8' });
+
+  const schedulerKubeconfig = path.join(o.certs, 'scheduler.kubeconfig');
+  fs.writeFileSync(schedulerKubeconfig, kubeconfigYaml(o.server, ca, 'scheduler', o.schedulerToken), { mode: 0o600 });
+  o.procs.push(startProcess(o.bins.kubeScheduler!, [
+    `--kubeconfig=${schedulerKubeconfig}`,
+    `--authentication-kubeconfig=${schedulerKubeconfig}`,
+    `--authorization-kubeconfig=${schedulerKubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${o.schedulerPort}`,
+    '--leader-elect=false',
+    '--v=1',
+  ], path.join(o.logs, 'kube-scheduler.log')));
+
+  kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'opkit:kwok' }, rules: KWOK_RULES },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'opkit:kwok' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit:kwok' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'opkit-kwok' }] },
+      ...Array.from({ length: NODE_COUNT }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name: `kwok-node-${i}`,
+          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+          labels: { 'kubernetes.io/hostname': `kwok-node-${i}`, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+        },
+      })),
+    ],
+  }));
+  // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
+  kubectl(['apply', '--server-side', '-f', path.join(o.bins.kwok!.stages, 'volume/fast/storage-class.yaml')]);
+
+  const kwokKubeconfig = path.join(o.certs, 'kwok.kubeconfig');
+  fs.writeFileSync(kwokKubeconfig, kubeconfigYaml(o.server, ca, 'kwok', o.kwokToken), { mode: 0o600 });
+  o.procs.push(startProcess(o.bins.kwok!.bin, [
+    `--kubeconfig=${kwokKubeconfig}`,
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--node-lease-duration-seconds=40',
+    '--cidr=10.244.0.0/16',
+    '--node-ip=10.240.0.1',
+    ...KWOK_STAGES.flatMap(stage => ['-c', path.join(o.bins.kwok!.stages, stage)]),
+  ], path.join(o.logs, 'kwok.log')));
+
+  await waitFor('kube-scheduler', async () => (await probe(`https://127.0.0.1:${o.schedulerPort}/healthz`, Buffer.alloc(0))) === 200, o.procs, 60_000, o.logs);
+  await waitFor(`${NODE_COUNT} Ready nodes`, async () => {
+    const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])).items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
+    return nodes.filter(n => n.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True')).length === NODE_COUNT;
+  }, o.procs, 60_000, o.logs);
 }

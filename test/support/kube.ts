@@ -57,3 +57,15 @@ export function createTestNamespace(prefix: string, options: { kubeconfig?: stri
   kubectlOk(['create', 'namespace', name], options);
   return name;
 }
+
+/** Whether the test cluster runs pods (kube-scheduler and kwok's simulated nodes). */
+export const nodesRun = !!process.env.OPKIT_TEST_NODES;
+
+/**
+ * A test that needs pods to run. Without simulated nodes it is skipped, and its name says why,
+ * so a run without kube-scheduler or kwok still passes and shows what it did not check.
+ */
+export function testWithNodes(name: string, fn: () => Promise<unknown> | void, timeoutMs?: number): void {
+  if (nodesRun) test(name, fn as () => Promise<void>, timeoutMs);
+  else test.skip(`${name} [skipped: no simulated nodes — kube-scheduler or kwok missing, pods never run]`, () => undefined);
+}
