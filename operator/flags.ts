@@ -11,6 +11,8 @@ export interface Flags {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   metricsBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertPath?: string;
   healthProbeBindAddress: string;
   maxConcurrentReconciles: number;
   kubeconfig?: string;
@@ -31,6 +33,9 @@ export const USAGE = `Usage: reconciler [flags]
   --leader-election-renew-deadline  (default 10s)
   --leader-election-retry-period    (default 2s)
   --metrics-bind-address=ADDR       /metrics (default :8080; 0 disables)
+  --metrics-secure=true|false       serve /metrics over HTTPS to callers whose token is allowed
+                                    get on /metrics (TokenReview + SubjectAccessReview) (default true)
+  --metrics-cert-path=DIR           tls.crt and tls.key for /metrics (default: self-signed, in memory)
   --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
   --max-concurrent-reconciles=N     workers per controller (default 1)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
@@ -72,6 +77,8 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'leader-election-renew-deadline': { type: 'string', default: '10s' },
       'leader-election-retry-period': { type: 'string', default: '2s' },
       'metrics-bind-address': { type: 'string', default: ':8080' },
+      'metrics-secure': { type: 'string', default: 'true' },
+      'metrics-cert-path': { type: 'string' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'max-concurrent-reconciles': { type: 'string', default: '1' },
       'sync-period': { type: 'string', default: '10h' },
@@ -84,6 +91,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   const unknown = controllers.filter(c => !known.includes(c));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']!)) throw new Error(`--log-level must be debug, info, warn or error`);
+  if (!['true', 'false'].includes(values['metrics-secure']!)) throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
   const flags: Flags = {
     controllers,
     namespace: values.namespace || undefined,
@@ -94,6 +102,8 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     renewDeadlineMs: parseDuration(values['leader-election-renew-deadline']!),
     retryPeriodMs: parseDuration(values['leader-election-retry-period']!),
     metricsBindAddress: values['metrics-bind-address']!,
+    metricsSecure: values['metrics-secure'] === 'true',
+    metricsCertPath: values['metrics-cert-path'],
     healthProbeBindAddress: values['health-probe-bind-address']!,
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']!),
     kubeconfig: values.kubeconfig,

@@ -12,6 +12,7 @@ import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
 import { createLogger } from './runtime/logger';
 import { Manager } from './runtime/manager';
+import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -55,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     metrics,
     namespace: flags.namespace,
     metricsBindAddress: flags.metricsBindAddress,
+    metricsSecurity: flags.metricsSecure ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath } : undefined,
     healthProbeBindAddress: flags.healthProbeBindAddress,
     syncPeriodMs: flags.syncPeriodMs,
     leaderElection: flags.leaderElect ? {

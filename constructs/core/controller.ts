@@ -30,6 +30,8 @@ export const BuiltinTypes = {
   Ingress: builtin('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
   PodDisruptionBudget: builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
   Event: builtin('events.k8s.io', 'v1', 'Event', 'events'),
+  /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
+  CoreEvent: builtin('', 'v1', 'Event', 'events'),
   Lease: builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
 } as const;
 
@@ -55,8 +57,9 @@ export interface ControllerDeclaration {
   /** Types it only reads (`Watches`), e.g. Pods to report their names in status. */
   readonly reads?: readonly ResourceType[];
   /**
-   * Objects it creates once and never changes (get and create only), e.g. a generated
-   * credentials Secret: no list, watch, update or delete.
+   * Objects it creates once and never reads or changes (create only), e.g. a generated
+   * credentials Secret: an AlreadyExists answer means "exists, keep it". No get, list, watch,
+   * update or delete, so it cannot read any object of the type.
    */
   readonly creates?: readonly ResourceType[];
   /** Whether it adds finalizers to the resources it reconciles (only for external cleanup). @default false */

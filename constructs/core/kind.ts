@@ -52,6 +52,21 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
   readonly shortNames?: readonly string[];
   /** Groups such as `all` that `kubectl get <category>` expands to. */
   readonly categories?: readonly string[];
+  /**
+   * The longest name a resource of this kind may have, checked by the API server (a CEL rule on
+   * `metadata.name`). Set it to what the children need: a StatefulSet's pods carry a
+   * `controller-revision-hash` label of its name plus 11 characters, so a StatefulSet (or a
+   * CronJob, whose Jobs get 11 characters more) named after the resource needs at most 52; a
+   * label value (such as `app.kubernetes.io/instance`) holds at most 63.
+   * @default 63
+   */
+  readonly maxNameLength?: number;
+  /**
+   * Whether names must be DNS-1035 labels (start with a letter), as names of Services must be.
+   * Set it when a child Service takes the resource's name.
+   * @default false
+   */
+  readonly dns1035Name?: boolean;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -112,7 +127,24 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
         status: this.props.status.json,
       },
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
+      'x-kubernetes-validations': this.nameRules(),
     };
+  }
+
+  /** CEL rules on metadata.name: what the names of the children this kind makes require. */
+  private nameRules(): NonNullable<JsonSchema['x-kubernetes-validations']> {
+    const max = this.props.maxNameLength ?? 63;
+    const rules = [{
+      rule: `size(self.metadata.name) <= ${max}`,
+      message: `metadata.name must be at most ${max} characters: the objects this ${this.kind} makes are named after it`,
+    }];
+    if (this.props.dns1035Name) {
+      rules.push({
+        rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        message: `metadata.name must start with a letter and contain only lower-case letters, digits and dashes: a Service is named after the ${this.kind}`,
+      });
+    }
+    return rules;
   }
 
   private validate(): void {
@@ -147,6 +179,9 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
       if (!/^[a-z][a-z0-9]*$/.test(name)) {
         throw new Error(`${where}: short name ${JSON.stringify(name)} must be lower-case letters and digits, e.g. "mc"`);
       }
+    }
+    if (p.maxNameLength !== undefined && !(Number.isInteger(p.maxNameLength) && p.maxNameLength >= 1 && p.maxNameLength <= 253)) {
+      throw new Error(`${where}: maxNameLength must be a whole number from 1 to 253, got ${p.maxNameLength}`);
     }
     if (p.spec.json.type !== 'object' || p.status.json.type !== 'object') {
       throw new Error(`${where}: spec and status must be object schemas; build them with t.object({...})`);

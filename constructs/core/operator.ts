@@ -5,7 +5,7 @@ import { ControllerDeclaration, validateControllerDeclaration } from './controll
 import { CustomResourceDefinition } from './crd';
 import { CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';
-import { leaderElectionRules, PolicyRule, rulesForControllers } from './rbac';
+import { leaderElectionRules, metricsAuthRules, PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 
 /** The reconciler image `operator/Dockerfile` builds. */
@@ -58,6 +58,13 @@ export interface OperatorOptions {
   readonly maxConcurrentReconciles?: number;
   /** Port of `/metrics`. @default 8080 */
   readonly metricsPort?: number;
+  /**
+   * Serve `/metrics` over HTTPS to callers allowed `get` on it (checked with TokenReview and
+   * SubjectAccessReview), as kubebuilder does; bind the `<name>-metrics-reader` ClusterRole to
+   * your Prometheus. `false` serves plain HTTP to anyone who reaches the port.
+   * @default true
+   */
+  readonly metricsSecure?: boolean;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
 }
@@ -144,7 +151,12 @@ export class Operator extends Chart {
         subjects: [subject],
       });
     }
-    const clusterRules = props.watchNamespace ? this.rules.clusterScoped : [...this.rules.namespaced, ...this.rules.clusterScoped];
+    const metricsSecure = props.metricsSecure ?? true;
+    const clusterRules = [
+      ...(props.watchNamespace ? this.rules.clusterScoped : [...this.rules.namespaced, ...this.rules.clusterScoped]),
+      // Checking who scrapes /metrics: review their token, then their right to the URL.
+      ...(metricsSecure ? metricsAuthRules() : []),
+    ];
     if (clusterRules.length > 0) {
       const clusterRole = new k8s.KubeClusterRole(this.clusterChart, 'ManagerClusterRole', {
         metadata: metadata('manager-role'),
@@ -154,6 +166,14 @@ export class Operator extends Chart {
         metadata: metadata('manager-rolebinding'),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole.name },
         subjects: [subject],
+      });
+    }
+
+    if (metricsSecure) {
+      // What a Prometheus (or a person) needs to scrape the secure endpoint: bind it to them.
+      new k8s.KubeClusterRole(this.clusterChart, 'MetricsReaderClusterRole', {
+        metadata: metadata('metrics-reader'),
+        rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }],
       });
     }
 
@@ -177,6 +197,7 @@ export class Operator extends Chart {
     const args = [
       `--controllers=${props.controllers.map(c => c.name).join(',')}`,
       `--metrics-bind-address=:${metricsPort}`,
+      ...(metricsSecure ? [] : ['--metrics-secure=false']),
       `--health-probe-bind-address=:${healthPort}`,
       `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? 1}`,
       `--log-level=${props.logLevel ?? 'info'}`,
@@ -239,7 +260,7 @@ export class Operator extends Chart {
       spec: {
         type: 'ClusterIP',
         selector,
-        ports: [{ name: 'metrics', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        ports: [{ name: metricsSecure ? 'https' : 'http', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
       },
     });
   }

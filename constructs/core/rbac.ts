@@ -43,7 +43,7 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
     for (const read of c.reads ?? []) grant(read, READ);
-    for (const created of c.creates ?? []) grant(created, ['get', 'create']);
+    for (const created of c.creates ?? []) grant(created, ['create']);
   }
   if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);
 
@@ -72,4 +72,12 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
 /** What a leader-elected manager needs in its own namespace: its Lease, nothing more. */
 export function leaderElectionRules(): PolicyRule[] {
   return [{ apiGroups: [BuiltinTypes.Lease.group], resources: [BuiltinTypes.Lease.resource], verbs: ['get', 'create', 'update'] }];
+}
+
+/** What serving /metrics securely needs: TokenReviews and SubjectAccessReviews (cluster-scoped). */
+export function metricsAuthRules(): PolicyRule[] {
+  return [
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ];
 }

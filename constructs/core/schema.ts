@@ -89,6 +89,21 @@ export interface NumberOptions extends FieldOptions<number> {
   readonly maximum?: number;
 }
 
+export interface QuantityOptions extends FieldOptions<string> {
+  /**
+   * Reject zero as well as negative values: for sizes, where a zero-byte volume would be
+   * admitted here and then fail forever in the controller that provisions it.
+   * @default false (zero allowed, negative rejected)
+   */
+  readonly positive?: boolean;
+}
+
+/** A quantity's mantissa: digits with an optional fraction. No sign: negative quantities are never wanted. */
+const MANTISSA = '(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))';
+/** The same with at least one non-zero digit. */
+const NONZERO_MANTISSA = '(([0-9]*[1-9][0-9]*(\\.[0-9]*)?)|(0*\\.[0-9]*[1-9][0-9]*))';
+const QUANTITY_SUFFIX = '(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?';
+
 export interface ArrayOptions<T> extends FieldOptions<T[]> {
   readonly minItems?: number;
   readonly maxItems?: number;
@@ -138,11 +153,16 @@ export const t = {
     return node({ type: 'boolean' }, options);
   },
 
-  /** A Kubernetes quantity such as `10Gi` or `500m`: a string or an integer, as core types accept. */
-  quantity<const O extends FieldOptions<string>>(options?: O): Schema<string | number, PresentFlag<O>> {
+  /**
+   * A non-negative Kubernetes quantity such as `10Gi` or `500m`: a string or an integer, as core
+   * types accept; with `positive`, zero is rejected too.
+   */
+  quantity<const O extends QuantityOptions>(options?: O): Schema<string | number, PresentFlag<O>> {
     return node({
       'x-kubernetes-int-or-string': true,
-      pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+      pattern: `^${options?.positive ? NONZERO_MANTISSA : MANTISSA}${QUANTITY_SUFFIX}$`,
+      // For the integer form (the pattern only checks strings).
+      minimum: options?.positive ? 1 : 0,
     }, options);
   },
 

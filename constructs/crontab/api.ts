@@ -33,6 +33,8 @@ export const cronTabKind = new CustomResourceKind({
   group: 'stable.example.com',
   kind: 'CronTab',
   versions: ['v1'],
+  // The CronJob takes the CronTab's name, and each Job adds 11 characters to it.
+  maxNameLength: 52,
   description: 'CronTab runs an image on a cron schedule, through a batch/v1 CronJob kept in step by the crontab operator.',
   spec: cronTabSpecSchema,
   status: cronTabStatusSchema,

@@ -6,13 +6,13 @@ export const databaseSpecSchema = t.object({
   type: t.enum(['postgresql', 'mysql'] as const, { required: true, description: 'Database engine: postgresql or mysql.' }),
   version: t.string({ required: true, pattern: '^[0-9]+(\\.[0-9]+){0,2}$', description: 'Engine version, the image tag: e.g. 13 or 16.4 for postgresql, 8.4 for mysql.' }),
   storage: t.object({
-    size: t.quantity({ required: true, description: 'Size of the data volume, e.g. 10Gi.' }),
+    size: t.quantity({ required: true, positive: true, description: 'Size of the data volume, e.g. 10Gi.' }),
     storageClassName: t.string({ minLength: 1, description: 'StorageClass of the data and backup volumes. Default: the cluster default.' }),
   }, { required: true, description: 'The data volume.' }),
   backup: t.object({
     enabled: t.boolean({ default: false, description: 'Run scheduled dumps to a backup volume.' }),
     schedule: t.string({ default: '0 2 * * *', pattern: CRON_PATTERN, description: 'When to dump, as a 5-field cron expression. Default: 02:00 daily.' }),
-    storageSize: t.quantity({ description: 'Size of the backup volume. Default: the data volume size.' }),
+    storageSize: t.quantity({ positive: true, description: 'Size of the backup volume. Default: the data volume size.' }),
   }, { default: {}, description: 'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.' }),
   deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
     default: 'Retain',
@@ -26,6 +26,7 @@ export const databaseStatusSchema = t.object({
   endpoint: t.string({ description: 'Where clients connect, host:port.' }),
   credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
   backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
+  lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
   observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
   conditions: conditionsSchema(),
 }, { description: 'DatabaseStatus is the observed state of a Database.' });
@@ -38,6 +39,9 @@ export const databaseKind = new CustomResourceKind({
   group: 'database.example.com',
   kind: 'Database',
   versions: ['v1alpha1'],
+  // The StatefulSet takes the Database's name (its pods' revision label adds 11 characters) and Services take it too.
+  maxNameLength: 52,
+  dns1035Name: true,
   description: 'Database runs a PostgreSQL or MySQL server as a StatefulSet with its data on a volume, generated credentials, and optional scheduled backups.',
   spec: databaseSpecSchema,
   status: databaseStatusSchema,

@@ -64,7 +64,7 @@ export interface DatabaseResourcesProps {
 
 /** Names of a Database's children. */
 export function databaseNames(name: string) {
-  return { service: name, headless: `${name}-headless`, statefulSet: name, credentials: `${name}-credentials`, backup: `${name}-backup` };
+  return { service: name, headless: `${name}-headless`, statefulSet: name, credentials: `${name}-credentials`, backup: `${name}-backup`, retention: `${name}-retention` };
 }
 
 /**
@@ -75,6 +75,11 @@ export function databaseNames(name: string) {
  * Data safety follows `deletionPolicy`: with Retain (the default) the StatefulSet keeps its
  * claims and the backup claim carries no owner reference, so deleting the Database leaves every
  * volume; with Delete both go with it.
+ *
+ * The credentials Secret is created once by the controller (never rendered here: no secret is
+ * ever in YAML) and owned by the retention ConfigMap `<name>-retention`, which is owned by the
+ * Database only under Delete. The operator may create Secrets but never change them, so a later
+ * change of policy moves the ownership of this ConfigMap, and the Secret follows it.
  */
 export class DatabaseResources extends Construct {
   constructor(scope: Construct, id: string, props: DatabaseResourcesProps) {
@@ -89,6 +94,16 @@ export class DatabaseResources extends Construct {
     const meta = (objectName: string, l = labels) => ({ name: objectName, namespace: props.namespace, labels: l, ownerReferences: owned });
     const deleteData = spec.deletionPolicy === 'Delete';
     const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
+
+    new k8s.KubeConfigMap(this, 'Retention', {
+      metadata: { ...meta(names.retention, standardLabels({ ...labelProps, component: 'retention' })), ownerReferences: deleteData ? owned : undefined },
+      data: {
+        deletionPolicy: spec.deletionPolicy,
+        note: deleteData
+          ? 'Deleting the Database deletes this ConfigMap and, through it, the credentials Secret; the StatefulSet deletes the data claims.'
+          : 'Deleting the Database keeps this ConfigMap, the credentials Secret it owns, and the data and backup claims.',
+      },
+    });
 
     new k8s.KubeService(this, 'Headless', { metadata: meta(names.headless), spec: { clusterIp: 'None', selector, ports: portSpec } });
     new k8s.KubeService(this, 'Service', { metadata: meta(names.service), spec: { type: 'ClusterIP', selector, ports: portSpec } });

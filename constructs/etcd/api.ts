@@ -18,6 +18,7 @@ export const etcdClusterSpecSchema = t.object({
     description: 'etcd release as x.y.z, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
   }),
   storage: t.quantity({
+    positive: true,
     default: '1Gi',
     description: 'Size of each member\'s data volume (a PersistentVolumeClaim per member), e.g. 10Gi.',
   }),
@@ -51,6 +52,9 @@ export const etcdClusterKind = new CustomResourceKind({
   group: 'etcd.database.coreos.com',
   kind: 'EtcdCluster',
   versions: ['v1alpha1'],
+  // The StatefulSet takes the cluster's name (its pods' revision label adds 11 characters) and Services take it too.
+  maxNameLength: 52,
+  dns1035Name: true,
   description: 'EtcdCluster is an etcd cluster run as a StatefulSet with a data volume per member, kept at the requested size by the etcd operator.',
   spec: etcdClusterSpecSchema,
   status: etcdClusterStatusSchema,

@@ -37,6 +37,8 @@ export const applicationKind = new CustomResourceKind({
   group: 'app.aiops.org',
   kind: 'Application',
   versions: ['v1'],
+  // The Service takes the resource's name.
+  dns1035Name: true,
   description: 'Application runs an image as a Deployment behind a Service and, optionally, an Ingress; deleting it deletes them.',
   spec: applicationSpecSchema,
   status: webStatusSchema,
@@ -66,6 +68,8 @@ export const webAppKind = new CustomResourceKind({
   group: 'apps.example.com',
   kind: 'WebApp',
   versions: ['v1alpha1'],
+  // The Service takes the resource's name.
+  dns1035Name: true,
   description: 'WebApp runs an image as a Deployment behind a Service, and an Ingress for its domain.',
   spec: webAppSpecSchema,
   status: webStatusSchema,

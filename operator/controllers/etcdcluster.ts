@@ -2,7 +2,8 @@ import { BuiltinTypes, customResourceType, ResourceType } from '../../constructs
 import type { EtcdCluster, EtcdClusterStatus } from '../../constructs/etcd/api';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from '../../constructs/etcd/etcd-cluster-resources';
-import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren, rejectionOf } from '../runtime/children';
+import { ChildFailure, ChildFailures, InvolvedObject } from '../runtime/child-failures';
+import { applyChildren, applyStatusIfChanged, controllerReference, livePodNames, OwnedChildren, ownChildren, recordDegradedOnce, rejectionOf } from '../runtime/children';
 import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
 import { Informer } from '../runtime/informer';
@@ -35,7 +36,7 @@ export function desiredEtcdChildren(cluster: Cluster): KubeObject[] {
 }
 
 /** The status an EtcdCluster should show. Pure; `now` only stamps conditions that change. */
-export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, now = new Date()): EtcdClusterStatus {
+export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: ChildFailure, now = new Date()): EtcdClusterStatus {
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
@@ -49,6 +50,8 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
   set('Progressing', complete ? 'False' : 'True', complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
     complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`);
   if (applyError) set('Degraded', 'True', 'InvalidResources', applyError.slice(0, 1024));
+  // Kubernetes accepted the StatefulSet but cannot make its members: only its Events say so.
+  else if (childFailure && ready < want) set('Degraded', 'True', childFailure.reason, childFailure.message);
   else set('Degraded', 'False', 'AsExpected', 'the StatefulSet and Services match the spec');
   if (want % 2 === 0) {
     set('OddMembers', 'False', 'EvenMemberCount', `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`);
@@ -73,10 +76,14 @@ export function setupEtcdClusterController(mgr: Manager, options: ControllerSetu
   const controller = new Controller({
     ...options,
     name: etcdClusterController.name,
-    reconciler: (req, ctx) => reconcileEtcdCluster(req, ctx, clusters, children, pods),
+    reconciler: (req, ctx) => reconcileEtcdCluster(req, ctx, clusters, children, pods, failures),
   });
   controller.for(clusters);
   const children = ownChildren(mgr, controller, etcdType, CHILD_TYPES);
+  const failures = ChildFailures.watch(mgr, controller, involved => {
+    const owner = etcdClusterOfChild(involved);
+    return owner ? { namespace: involved.namespace, name: owner } : undefined;
+  });
   controller.watches(pods, pod => {
     const l = pod.metadata.labels ?? {};
     return l['app.kubernetes.io/name'] === 'etcd' && l['app.kubernetes.io/component'] === 'member' && l['app.kubernetes.io/instance']
@@ -86,7 +93,14 @@ export function setupEtcdClusterController(mgr: Manager, options: ControllerSetu
   return controller;
 }
 
-async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, clusters: Informer<Cluster>, children: OwnedChildren, pods: Informer): Promise<Result | void> {
+/** The EtcdCluster a StatefulSet (named after it) or member claim (`data-<name>-<ordinal>`) belongs to. */
+export function etcdClusterOfChild(involved: InvolvedObject): string | undefined {
+  if (involved.kind === 'StatefulSet') return involved.name;
+  if (involved.kind === 'PersistentVolumeClaim') return /^data-(.+)-\d+$/.exec(involved.name ?? '')?.[1];
+  return undefined;
+}
+
+async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, clusters: Informer<Cluster>, children: OwnedChildren, pods: Informer, failures: ChildFailures): Promise<Result | void> {
   const cluster = clusters.get(objectKey(req));
   // Deleted: owner references let the garbage collector remove the children. PVCs carry none
   // and stay: member data is the user's.
@@ -109,5 +123,8 @@ async function reconcileEtcdCluster(req: Request, ctx: ReconcileContext, cluster
   }
 
   const members = livePodNames(pods, cluster.metadata.namespace, etcdSelectorLabels(cluster.metadata.name));
-  await applyStatusIfChanged(ctx.client, etcdType, cluster, desiredEtcdStatus(cluster, sts, members, applyError));
+  const failure = failures.find(cluster.metadata.namespace, involved => etcdClusterOfChild(involved) === cluster.metadata.name);
+  const status = desiredEtcdStatus(cluster, sts, members, applyError, failure);
+  await recordDegradedOnce(ctx, cluster, status.conditions, failure);
+  await applyStatusIfChanged(ctx.client, etcdType, cluster, status);
 }

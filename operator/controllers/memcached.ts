@@ -4,7 +4,7 @@ import { memcachedController } from '../../constructs/memcached/controller';
 import { MemcachedDeployment, memcachedSelectorLabels } from '../../constructs/memcached/memcached-deployment';
 import { Condition, ConditionList } from '../runtime/conditions';
 import { Controller, ReconcileContext, Request, Result } from '../runtime/controller';
-import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames, rejectionOf } from '../runtime/children';
+import { applyIfChanged, applyStatusIfChanged, controllerReference, livePodNames, podFailure, recordDegradedOnce, rejectionOf } from '../runtime/children';
 import { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { renderConstructs } from '../runtime/render';
@@ -40,7 +40,7 @@ export function desiredDeployment(mc: Memcached): KubeObject {
  * The status a Memcached should show, from its Deployment and its pods. Pure, so it is unit
  * tested without a cluster; `now` only stamps conditions whose status changes.
  */
-export function desiredStatus(mc: Memcached, deployment: Deployment | undefined, podNames: string[], applyError: string | undefined, now = new Date()): MemcachedStatus {
+export function desiredStatus(mc: Memcached, deployment: Deployment | undefined, podNames: string[], applyError: string | undefined, now = new Date(), podFailed?: { reason: string; message: string }): MemcachedStatus {
   const size = mc.spec.size;
   const ready = deployment?.status?.readyReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
@@ -59,6 +59,9 @@ export function desiredStatus(mc: Memcached, deployment: Deployment | undefined,
   else set('Progressing', 'True', 'WaitingForPods', `${ready}/${size} pods ready, ${updated} updated`);
   if (applyError) set('Degraded', 'True', 'InvalidDeployment', applyError.slice(0, 1024));
   else if (replicaFailure) set('Degraded', 'True', replicaFailure.reason ?? 'ReplicaFailure', (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024));
+  // A failing pod matters while it leaves the Memcached short of ready pods; once replacements
+  // are all ready, it is history.
+  else if (podFailed && ready < size) set('Degraded', 'True', podFailed.reason, podFailed.message);
   else set('Degraded', 'False', 'AsExpected', 'the Deployment matches the spec');
 
   return {
@@ -126,6 +129,10 @@ async function reconcileMemcached(
     }
   });
 
-  const podNames = livePodNames(pods, mc.metadata.namespace, memcachedSelectorLabels(mc.metadata.name));
-  await applyStatusIfChanged(ctx.client, memcachedType, mc, desiredStatus(mc, deployment, podNames, applyError));
+  const selector = memcachedSelectorLabels(mc.metadata.name);
+  const podNames = livePodNames(pods, mc.metadata.namespace, selector);
+  const failed = podFailure(pods, mc.metadata.namespace, selector);
+  const status = desiredStatus(mc, deployment, podNames, applyError, new Date(), failed);
+  await recordDegradedOnce(ctx, mc, status.conditions, failed);
+  await applyStatusIfChanged(ctx.client, memcachedType, mc, status);
 }

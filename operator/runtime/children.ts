@@ -1,9 +1,10 @@
 import { isInvalid, KubeClient } from './client';
 import { Condition, findCondition } from './conditions';
 import type { Controller, ReconcileContext } from './controller';
-import { isSubset, jsonEqual } from './diff';
+import { jsonEqual } from './diff';
 import { Informer } from './informer';
 import type { Manager } from './manager';
+import { needsApply } from './managed-fields';
 import { apiVersionOf, KubeObject, objectKey, OwnerReference, ResourceType } from './resource';
 
 /** The controller owner reference a child of `owner` carries, so garbage collection removes it. */
@@ -19,12 +20,14 @@ export function controllerReference(owner: KubeObject, type: ResourceType): Owne
 }
 
 /**
- * Applies `desired` with server-side apply unless the cached `current` already holds it.
- * Returns the object as it now is and whether a write happened. Skipping the no-op apply is
- * what makes a resync of settled objects cost zero write requests.
+ * Applies `desired` with server-side apply unless that would change nothing: unless what our
+ * field manager owns on the cached `current` (its `managedFields` Apply entry) already equals
+ * `desired`. A field dropped from `desired` counts as a change, so the apply removes it from
+ * the child. Returns the object as it now is and whether a write happened. Skipping the no-op
+ * apply is what makes a resync of settled objects cost zero write requests.
  */
 export async function applyIfChanged<T extends KubeObject>(client: KubeClient, type: ResourceType, desired: KubeObject, current: T | undefined): Promise<{ object: T; applied: boolean }> {
-  if (current && isSubset(desired, current)) return { object: current, applied: false };
+  if (current && !needsApply(desired, current, client.fieldManager)) return { object: current, applied: false };
   return { object: await client.apply<T>(type, desired), applied: true };
 }
 
@@ -49,6 +52,37 @@ export function livePodNames(pods: Informer, namespace: string | undefined, labe
     })
     .map(p => p.metadata.name!)
     .sort();
+}
+
+interface PodStatus {
+  phase?: string;
+  containerStatuses?: Array<{ name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number; message?: string } } }>;
+}
+
+/** Waiting reasons that mean a container cannot run as specified, not that it is still starting. */
+const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+/**
+ * The first pod (by name) in a namespace matching the labels whose container failed or cannot
+ * start — a failed pod, a container that exited non-zero, or one stuck in a back-off — as a
+ * reason and message for a `Degraded` condition.
+ */
+export function podFailure(pods: Informer, namespace: string | undefined, labels: Record<string, string>): { reason: string; message: string } | undefined {
+  for (const p of pods.list(namespace, labels).sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!))) {
+    if (p.metadata.deletionTimestamp) continue;
+    const status = p.status as PodStatus | undefined;
+    for (const c of status?.containerStatuses ?? []) {
+      const waiting = c.state?.waiting;
+      if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(0, 1024) };
+      }
+      const done = c.state?.terminated;
+      if (done && done.exitCode !== 0 && status?.phase === 'Failed') {
+        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} exited with code ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}${done.message ? `: ${done.message}` : ''}`.slice(0, 1024) };
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The child kinds a controller owns: each kind's resource type and the informer caching it. */
@@ -106,4 +140,17 @@ export async function rejectionOf(ctx: ReconcileContext, owner: KubeObject & { s
     }
     return message;
   }
+}
+
+/**
+ * Records one Warning Event when a computed status turns `Degraded=True` because of `failure`: a
+ * child Kubernetes accepted but cannot make (a rejected apply is reported by `rejectionOf`).
+ * Nothing is recorded while the stored status already says the same, so a resync writes nothing.
+ */
+export async function recordDegradedOnce(ctx: ReconcileContext, owner: KubeObject & { status?: unknown }, next: readonly Condition[] | undefined, failure: { reason: string } | undefined): Promise<void> {
+  const now = findCondition(next, 'Degraded');
+  if (!failure || now?.status !== 'True' || now.reason !== failure.reason) return;
+  const before = findCondition((owner.status as { conditions?: Condition[] } | undefined)?.conditions, 'Degraded');
+  if (before?.status === 'True' && before.reason === now.reason) return;
+  await ctx.recorder.record(owner, 'Warning', now.reason, now.message);
 }

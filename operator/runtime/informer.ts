@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { exponentialDelay, jitter, sleep } from './backoff';
 import { ApiError, isGone, KubeClient, WatchEvent } from './client';
-import { KubeObject, objectKey, ResourceType } from './resource';
+import { apiVersionOf, KubeObject, objectKey, ResourceType } from './resource';
 
 export interface InformerHandler<T extends KubeObject> {
   onAdd?(obj: T): void;
@@ -20,6 +20,8 @@ export interface InformerOptions {
   readonly onWatchRestart?: (reason: string) => void;
   /** Page size of the initial and recovery lists. @default 500 */
   readonly pageSize?: number;
+  /** Cache only the objects matching this field selector, e.g. `reason=FailedCreate`. */
+  readonly fieldSelector?: string;
 }
 
 /**
@@ -97,6 +99,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.client.watch(this.type, this.options.namespace, {
             resourceVersion: this.resourceVersion,
             timeoutSeconds: String(timeoutSeconds),
+            ...this.selector(),
           }, e => this.handleEvent(e), signal, (timeoutSeconds + 60) * 1000);
           failures = 0;
           if (!signal.aborted) this.options.onWatchRestart?.('closed');
@@ -127,9 +130,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     do {
       const page = await this.client.list<T>(this.type, this.options.namespace, {
         limit: String(this.options.pageSize ?? 500),
+        ...this.selector(),
         ...(continueToken ? { continue: continueToken } : {}),
       });
-      for (const item of page.items) fresh.set(objectKey(item.metadata), item);
+      // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
+      // does, so that what a controller reads from the cache is the same whichever way it came.
+      for (const item of page.items) fresh.set(objectKey(item.metadata), this.typed(item));
       continueToken = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (continueToken);
@@ -171,6 +177,15 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (old) this.emit(h => h.onUpdate?.(old, obj));
       else this.emit(h => h.onAdd?.(obj));
     }
+  }
+
+  private selector(): Record<string, string> {
+    return this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {};
+  }
+
+  private typed(obj: T): T {
+    if (obj.apiVersion && obj.kind) return obj;
+    return { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
   }
 
   private resync(): void {

@@ -1,10 +1,16 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as https from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { KubeClient } from './client';
 import { Controller } from './controller';
 import { Informer } from './informer';
 import { LeaderElector, LeaderElectionOptions } from './leader-election';
 import { Metrics } from './metrics';
+import type { MetricsAuthorizer } from './metrics-auth';
+import { selfSignedCertificate } from './self-signed';
 import { ResourceType } from './resource';
 
 export interface ManagerOptions {
@@ -15,6 +21,15 @@ export interface ManagerOptions {
   readonly namespace?: string;
   /** `host:port` or `:port` of /metrics; '0' disables. */
   readonly metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS to authorized callers only. Absent: plain HTTP, open to anyone
+   * who reaches the port (`--metrics-secure=false`).
+   */
+  readonly metricsSecurity?: {
+    readonly authorizer: MetricsAuthorizer;
+    /** A directory with tls.crt and tls.key (e.g. a mounted cert-manager Secret). @default a self-signed certificate */
+    readonly certPath?: string;
+  };
   /** `host:port` or `:port` of /healthz and /readyz; '0' disables. */
   readonly healthProbeBindAddress?: string;
   /** Leader election; absent means every replica reconciles (only safe with one). */
@@ -50,12 +65,13 @@ export class Manager {
     }
   }
 
-  /** The one shared informer of a resource type. */
-  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(type: ResourceType): Informer<T> {
-    const key = `${type.group}/${type.resource}`;
+  /** The one shared informer of a resource type (and field selector). */
+  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(type: ResourceType, options: { fieldSelector?: string } = {}): Informer<T> {
+    const key = `${type.group}/${type.resource}?${options.fieldSelector ?? ''}`;
     let inf = this.informers.get(key);
     if (!inf) {
       inf = new Informer(this.options.client, type, {
+        fieldSelector: options.fieldSelector,
         namespace: type.namespaced ? this.options.namespace : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
         logger: this.options.logger.child({ logger: 'informer' }),
@@ -112,17 +128,17 @@ export class Manager {
 
   private async serve(): Promise<void> {
     const { metricsBindAddress, healthProbeBindAddress, metrics, logger } = this.options;
-    const listen = async (address: string | undefined, what: string, handler: http.RequestListener) => {
+    const listen = async (address: string | undefined, what: string, handler: http.RequestListener, tls?: { cert: string; key: string }) => {
       if (!address || address === '0') return;
       const { host, port } = parseBindAddress(address);
-      const server = http.createServer(handler);
+      const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => resolve());
       });
       this.servers.push(server);
       const actual = server.address();
-      logger.info({ address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address }, `serving ${what}`);
+      logger.info({ address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address, secure: !!tls }, `serving ${what}`);
     };
     await listen(healthProbeBindAddress, 'health probes', (req, res) => {
       const path = (req.url ?? '').split('?')[0];
@@ -130,17 +146,32 @@ export class Manager {
       if (path === '/readyz') return this.synced ? reply(res, 200, 'ok') : reply(res, 503, 'informers not synced');
       reply(res, 404, 'not found');
     });
+    const security = this.options.metricsSecurity;
     await listen(metricsBindAddress, 'metrics', async (req, res) => {
-      if ((req.url ?? '').split('?')[0] !== '/metrics') return reply(res, 404, 'not found');
+      const urlPath = (req.url ?? '').split('?')[0];
+      if (urlPath !== '/metrics') return reply(res, 404, 'not found');
       try {
+        if (security) {
+          const decision = await security.authorizer.authorize(req.headers.authorization, urlPath);
+          if (decision.status !== 200) return reply(res, decision.status, decision.reason);
+        }
         const body = await metrics.registry.metrics();
         res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
         res.end(body);
       } catch (err) {
         reply(res, 500, String(err));
       }
-    });
+    }, security ? servingCertificate(security.certPath) : undefined);
   }
+}
+
+/** The mounted certificate, or a self-signed one made now (what controller-runtime does too). */
+function servingCertificate(certPath: string | undefined): { cert: string; key: string } {
+  if (certPath) {
+    return { cert: fs.readFileSync(path.join(certPath, 'tls.crt'), 'utf8'), key: fs.readFileSync(path.join(certPath, 'tls.key'), 'utf8') };
+  }
+  const host = os.hostname();
+  return selfSignedCertificate(host, [host, 'localhost']);
 }
 
 function reply(res: http.ServerResponse, status: number, text: string): void {

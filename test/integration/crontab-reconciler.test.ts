@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { invalidCronTabSpecs } from '../support/crontab-cases';
-import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -16,6 +16,8 @@ let get: OperatorUnderTest['get'];
 
 beforeAll(async () => {
   ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'crontab', controllers: 'crontab', crds: ['crontabs.stable.example.com'] }));
+  // Runs every minute from now on; checked by the last test, so the wait overlaps the others.
+  kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'minutely' }, spec: { cronSpec: '* * * * *', image: 'busybox:1.36', replicas: 2 } }) });
 });
 
 afterAll(async () => {
@@ -55,6 +57,15 @@ describe('the crontab controller against a real API server', () => {
     const uid = get('cronjob', NAME).metadata.uid;
     kubectlOk(['delete', 'cronjob', NAME, '-n', ns]);
     await eventually('a new CronJob', () => (get('cronjob', NAME) && get('cronjob', NAME).metadata.uid !== uid ? true : undefined));
+  });
+
+  testWithNodes('a CronTab that runs every minute: its Job completes, and the status has lastScheduleTime', async () => {
+    const job = await eventually('a completed Job of the CronJob', () => getJson(['get', 'jobs', '-n', ns]).items
+      .find((j: any) => j.metadata.ownerReferences?.[0]?.name === 'minutely' && j.status?.succeeded === 2), 120_000);
+    expect(job.spec).toMatchObject({ parallelism: 2, completions: 2 });
+    const ct = await eventually('lastScheduleTime in status', () => (get('ct', 'minutely').status?.lastScheduleTime ? get('ct', 'minutely') : undefined), 30_000);
+    expect(Date.parse(ct.status.lastScheduleTime)).toBeGreaterThan(Date.now() - 5 * 60_000);
+    expect(ct.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True' });
   });
 
   test('kubectl get ct shows the schedule; deleting the CronTab deletes its CronJob', async () => {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { invalidDatabaseSpecs } from '../support/database-cases';
-import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -16,6 +16,8 @@ const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p
 
 beforeAll(async () => {
   ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] }));
+  // Backs up every minute from now on; checked by a later test, so the wait overlaps the others.
+  kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'busy' }, spec: { type: 'postgresql', version: '16', storage: { size: '2Gi' }, backup: { enabled: true, schedule: '* * * * *' } } }) });
 });
 
 afterAll(async () => {
@@ -44,7 +46,8 @@ describe('the database controller against a real API server', () => {
     expect(Buffer.from(secret.data.password, 'base64').toString().length).toBeGreaterThanOrEqual(32);
     await eventually('the data claim from the StatefulSet', () => (pvcNames().includes('data-my-db-0') ? true : undefined), 60_000);
     const status = await eventually('status', () => get('database', 'my-db').status?.endpoint ? get('database', 'my-db').status : undefined);
-    expect(status).toMatchObject({ endpoint: `my-db.${ns}.svc:5432`, credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup', phase: 'Creating' });
+    expect(status).toMatchObject({ endpoint: `my-db.${ns}.svc:5432`, credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup' });
+    expect(['Creating', 'Ready']).toContain(status.phase);
   });
 
   test('spec updates propagate, drift is reverted, and the Secret never changes', async () => {
@@ -54,6 +57,17 @@ describe('the database controller against a real API server', () => {
     await eventually('the selector to be restored', () => (get('service', 'my-db')?.spec.selector['app.kubernetes.io/instance'] === 'my-db' ? true : undefined));
     const now = get('secret', 'my-db-credentials');
     expect({ uid: now.metadata.uid, rv: now.metadata.resourceVersion, data: now.data }).toEqual({ uid: secret.metadata.uid, rv: secret.metadata.resourceVersion, data: secret.data });
+  });
+
+  testWithNodes('once its pod runs: phase Ready with its claims Bound, and a scheduled backup Job completes into lastBackupTime', async () => {
+    const db = await eventually('phase Ready', () => (get('database', 'busy')?.status?.phase === 'Ready' ? get('database', 'busy') : undefined), 60_000);
+    expect(db.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'ServerReady' });
+    for (const claim of ['data-busy-0', 'busy-backup']) expect(get('pvc', claim).status.phase).toBe('Bound');
+    const withBackup = await eventually('lastBackupTime', () => (get('database', 'busy')?.status?.lastBackupTime ? get('database', 'busy') : undefined), 150_000);
+    const jobs = getJson(['get', 'jobs', '-n', ns]).items.filter((j: any) => j.metadata.ownerReferences?.[0]?.name === 'busy-backup');
+    expect(jobs.some((j: any) => j.status?.succeeded === 1)).toBe(true);
+    expect(Date.parse(withBackup.status.lastBackupTime)).toBeGreaterThan(Date.now() - 5 * 60_000);
+    kubectlOk(['delete', 'database', 'busy', '-n', ns]);
   });
 
   test('disabling backups removes the CronJob and keeps the backup volume', async () => {
@@ -66,7 +80,7 @@ describe('the database controller against a real API server', () => {
   test('deleting a Database (Retain) removes the server but keeps its volumes and credentials', async () => {
     kubectlOk(['delete', 'database', 'my-db', '-n', ns]);
     await eventually('the StatefulSet and Services to be collected', () => (get('statefulset', 'my-db') || get('service', 'my-db') ? undefined : true), 90_000);
-    expect(pvcNames()).toEqual(['data-my-db-0', 'my-db-backup']);
+    expect(pvcNames().filter((n: string) => n.includes('my-db'))).toEqual(['data-my-db-0', 'my-db-backup']);
     expect(get('secret', 'my-db-credentials').data).toEqual(secret.data);
   });
 
@@ -77,6 +91,6 @@ describe('the database controller against a real API server', () => {
     kubectlOk(['delete', 'database', 'scratch', '-n', ns]);
     await eventually('the claims to be collected', () => (pvcNames().some((n: string) => n.includes('scratch')) ? undefined : true), 120_000);
     await eventually('the Secret to be collected', () => (get('secret', 'scratch-credentials') ? undefined : true), 60_000);
-    expect(pvcNames()).toEqual(['data-my-db-0', 'my-db-backup']);
+    expect(pvcNames().filter((n: string) => n.includes('my-db'))).toEqual(['data-my-db-0', 'my-db-backup']);
   });
 });

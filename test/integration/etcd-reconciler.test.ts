@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { invalidEtcdSpecs } from '../support/etcd-cases';
-import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -52,8 +52,31 @@ describe('the etcdcluster controller against a real API server', () => {
       const c = get('etcdcluster', NAME);
       return c.status?.members?.length === 3 && c.status.observedGeneration === c.metadata.generation ? c : undefined;
     }, 60_000);
-    expect(cluster.status).toMatchObject({ phase: 'Creating', readyReplicas: 0, clientService: `${NAME}-client.${ns}.svc:2379` });
-    expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'NoQuorum' });
+    expect(cluster.status.clientService).toBe(`${NAME}-client.${ns}.svc:2379`);
+    if (!nodesRun) {
+      expect(cluster.status).toMatchObject({ phase: 'Creating', readyReplicas: 0 });
+      expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'NoQuorum' });
+    }
+  });
+
+  testWithNodes('once its members are Ready: phase Running, Available with quorum, claims Bound, the budget allows one disruption', async () => {
+    const cluster = await eventually('phase Running', () => {
+      const c = get('etcdcluster', NAME);
+      return c.status?.phase === 'Running' && c.status.readyReplicas === 3 ? c : undefined;
+    }, 90_000);
+    const cond = Object.fromEntries(cluster.status.conditions.map((c: any) => [c.type, c]));
+    expect(cond.Available).toMatchObject({ status: 'True', reason: 'QuorumReady' });
+    expect(cond.Progressing).toMatchObject({ status: 'False', reason: 'Complete' });
+    expect(cond.Degraded).toMatchObject({ status: 'False' });
+    expect(cluster.status.members).toEqual([0, 1, 2].map(i => `${NAME}-${i}`));
+    const claims = getJson(['get', 'pvc', '-n', ns]).items;
+    expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
+    const pdb = await eventually('the budget to count healthy members', () => {
+      const p = get('poddisruptionbudget', NAME);
+      return p?.status?.currentHealthy === 3 ? p : undefined;
+    });
+    // 3 members, quorum 2: one may be disrupted, never two.
+    expect(pdb.status).toMatchObject({ currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1 });
   });
 
   test('scaling 3 → 5 → 3 follows, and scaling down keeps every data volume', async () => {
@@ -79,10 +102,31 @@ describe('the etcdcluster controller against a real API server', () => {
     kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=3']);
   });
 
+  testWithNodes('a member claim Kubernetes refuses (quota) makes it Degraded with the reason and a Warning Event, until it is fixed', async () => {
+    // Every claim the quota allows is taken, so the StatefulSet controller cannot make the new one.
+    kubectlOk(['create', 'quota', 'claims', '-n', ns, `--hard=persistentvolumeclaims=${pvcNames().length}`]);
+    await eventually('the quota to be counted', () => (getJson(['get', 'quota', 'claims', '-n', ns]).status?.used ? true : undefined));
+    kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'starved' }, spec: { replicas: 1 } }) });
+    const degraded = await eventually('Degraded=True FailedCreate', () => {
+      const d = get('etcdcluster', 'starved')?.status?.conditions?.find((c: any) => c.type === 'Degraded');
+      return d?.status === 'True' ? d : undefined;
+    }, 60_000);
+    expect(degraded.reason).toBe('FailedCreate');
+    expect(degraded.message).toMatch(/StatefulSet starved: .*exceeded quota/);
+    await eventually('a Warning Event about the EtcdCluster', () => (getJson(['get', 'events.events.k8s.io', '-n', ns]).items
+      .some((e: any) => e.type === 'Warning' && e.reason === 'FailedCreate' && e.regarding?.kind === 'EtcdCluster' && e.regarding?.name === 'starved') ? true : undefined));
+    kubectlOk(['delete', 'quota', 'claims', '-n', ns]);
+    await eventually('Degraded=False once its member runs', () => {
+      const c = get('etcdcluster', 'starved');
+      return c?.status?.readyReplicas === 1 && c.status.conditions.find((x: any) => x.type === 'Degraded')?.status === 'False' ? true : undefined;
+    }, 120_000);
+    kubectlOk(['delete', 'etcdcluster', 'starved', '-n', ns]);
+  });
+
   test('deleting the EtcdCluster removes its workloads but keeps every PVC', async () => {
     kubectlOk(['delete', 'etcdcluster', NAME, '-n', ns]);
     await eventually('the StatefulSet to be collected', () => (get('statefulset', NAME) ? undefined : true), 90_000);
     await eventually('the Services and PDB to be collected', () => (get('service', NAME) || get('service', `${NAME}-client`) || get('poddisruptionbudget', NAME) ? undefined : true), 90_000);
-    expect(pvcNames()).toEqual([0, 1, 2, 3, 4].map(i => `data-${NAME}-${i}`));
+    expect(pvcNames().filter((n: string) => n.includes(NAME))).toEqual([0, 1, 2, 3, 4].map(i => `data-${NAME}-${i}`));
   });
 });

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 import { invalidApplicationSpecs, invalidWebAppSpecs } from '../support/web-cases';
@@ -48,6 +48,16 @@ describe('the application and webapp controllers against a real API server', () 
     expect(status.url).toBe('http://example.foo.com/');
   });
 
+  testWithNodes('once its pods run: Available, availableReplicas, Progressing=False', async () => {
+    const app = await eventually('Available', () => {
+      const a = get('application', 'application-sample');
+      const available = a?.status?.conditions?.find((c: any) => c.type === 'Available');
+      return available?.status === 'True' && a.status.availableReplicas === a.spec.replicas ? a : undefined;
+    }, 60_000);
+    expect(app.status.conditions.find((c: any) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'Complete' });
+    expect(app.status.availableReplicas).toBeGreaterThan(0);
+  });
+
   test('spec updates propagate; drift is reverted; dropping the ingress deletes the Ingress', async () => {
     kubectlOk(['patch', 'application', 'application-sample', '-n', ns, '--type=merge', '-p', '{"spec":{"replicas":3,"image":"nginx:1.27"}}']);
     await eventually('3 replicas of nginx:1.27', () => {
@@ -76,6 +86,12 @@ describe('the application and webapp controllers against a real API server', () 
     expect(get('service', 'my-webapp').spec.ports[0].port).toBe(80);
     kubectlOk(['scale', 'webapp', 'my-webapp', '-n', ns, '--replicas=1']);
     await eventually('scaled through the scale subresource', () => (get('deployment', 'my-webapp')?.spec.replicas === 1 ? true : undefined));
+    if (nodesRun) {
+      await eventually('the WebApp Available with its one pod', () => {
+        const w = get('webapp', 'my-webapp');
+        return w?.status?.availableReplicas === 1 && w.status.conditions.find((c: any) => c.type === 'Available')?.status === 'True' ? true : undefined;
+      }, 60_000);
+    }
     const events = getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter((e: any) => e.regarding?.kind === 'WebApp');
     expect(events.map((e: any) => `${e.regarding.name}/${e.reason}`)).toContain('my-webapp/Created');
     kubectlOk(['delete', 'webapp', 'my-webapp', '-n', ns]);

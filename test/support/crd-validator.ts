@@ -44,8 +44,8 @@ function toAjv(s: JsonSchema, root = false): object {
     out[k] = v;
   }
   if (s['x-kubernetes-int-or-string']) {
-    const { pattern, ...rest } = out;
-    return { ...rest, anyOf: [{ type: 'integer' }, { type: 'string', ...(pattern ? { pattern } : {}) }] };
+    const { pattern, minimum, ...rest } = out;
+    return { ...rest, anyOf: [{ type: 'integer', ...(minimum !== undefined ? { minimum } : {}) }, { type: 'string', ...(pattern ? { pattern } : {}) }] };
   }
   if (s.nullable && s.type) out.type = [s.type, 'null'];
   if (s.properties) {

@@ -72,6 +72,9 @@ export class ReconcilerProcess {
       `--kubeconfig=${options.kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${healthPort}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      // Tests read metrics over plain HTTP (and TokenReviews would show up as writes in the audit
+      // log); the secure default has its own test.
+      ...((options.args ?? []).some(a => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false']),
       ...(options.args ?? []),
     ], { cwd: ROOT, env: { ...process.env, POD_NAME: name, KUBECONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);

@@ -1,6 +1,6 @@
 import { App } from 'cdk8s';
 import {
-  BuiltinTypes, CustomResourceKind, memcachedController, MemcachedOperator, Operator, OperatorProps, t,
+  BuiltinTypes, CustomResourceKind, memcachedController, MemcachedOperator, metricsAuthRules, Operator, OperatorProps, t,
 } from '../../constructs';
 
 function operatorWith(props: Partial<OperatorProps>, name = 'memcached') {
@@ -41,12 +41,22 @@ describe('Operator props are validated at synth, with a message saying how to fi
     const app = new App();
     new MemcachedOperator(app, 'memcached', { watchNamespace: 'team-a' });
     const docs = app.charts.flatMap(c => c.toJson());
-    expect(docs.filter(d => d.kind === 'ClusterRole')).toEqual([]);
+    // Cluster-wide, only what the secure /metrics endpoint needs: reviews of tokens and access.
+    expect(docs.filter(d => d.kind === 'ClusterRole' && d.metadata.name === 'memcached-manager-role').map(d => d.rules)).toEqual([metricsAuthRules()]);
     const role = docs.find(d => d.kind === 'Role' && d.metadata.name === 'memcached-manager-role');
     expect(role.metadata.namespace).toBe('team-a');
     expect(role.rules.length).toBeGreaterThan(0);
     const dep = docs.find(d => d.kind === 'Deployment');
     expect(dep.spec.template.spec.containers[0].args).toContain('--namespace=team-a');
+  });
+
+  test('metricsSecure: false leaves no cluster-wide grant with watchNamespace, and serves plain HTTP', () => {
+    const app = new App();
+    new MemcachedOperator(app, 'memcached', { watchNamespace: 'team-a', metricsSecure: false });
+    const docs = app.charts.flatMap(c => c.toJson());
+    expect(docs.filter(d => d.kind === 'ClusterRole')).toEqual([]);
+    expect(docs.find(d => d.kind === 'Deployment').spec.template.spec.containers[0].args).toContain('--metrics-secure=false');
+    expect(docs.find(d => d.kind === 'Service').spec.ports[0].name).toBe('http');
   });
 });
 

@@ -38,6 +38,8 @@ describe('synthesized CronTab operator', () => {
     const role = one(objects, 'ClusterRole', 'crontab-manager-role');
     const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
     expect(grants).toEqual([
+      'authentication.k8s.io/tokenreviews: create',
+      'authorization.k8s.io/subjectaccessreviews: create',
       'batch/cronjobs: get,list,watch,create,update,patch',
       'events.k8s.io/events: create,patch',
       'stable.example.com/crontabs/finalizers: update',

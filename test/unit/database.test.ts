@@ -35,15 +35,16 @@ describe('synthesized Database operator', () => {
     expect(spec.properties.deletionPolicy).toMatchObject({ default: 'Retain' });
   });
 
-  test('RBAC: Secrets get and create only; the only delete is on CronJobs; claims never deleted', () => {
+  test('RBAC: Secrets create only (no read of any Secret); the only delete is on CronJobs; claims never deleted', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
     const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`));
     expect(grants).toEqual(expect.arrayContaining([
-      '/secrets: get,create',
+      '/secrets: create',
       '/persistentvolumeclaims: get,list,watch,create,update,patch',
       'batch/cronjobs: get,list,watch,create,update,patch,delete',
     ]));
     expect(grants.filter((g: string) => g.includes('delete'))).toEqual(['batch/cronjobs: get,list,watch,create,update,patch,delete']);
+    expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);
     for (const o of objects) expect(() => validateBuiltin(o)).not.toThrow();
   });
 
@@ -60,9 +61,12 @@ describe('synthesized Database operator', () => {
 describe('the children of a Database', () => {
   test('postgresql with backups: Services, StatefulSet on a 10Gi claim, backup claim and CronJob; Retain keeps data', () => {
     const children = desiredDatabaseChildren(db()) as any[];
-    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['Service/my-db-headless', 'Service/my-db', 'StatefulSet/my-db', 'PersistentVolumeClaim/my-db-backup', 'CronJob/my-db-backup']);
+    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['ConfigMap/my-db-retention', 'Service/my-db-headless', 'Service/my-db', 'StatefulSet/my-db', 'PersistentVolumeClaim/my-db-backup', 'CronJob/my-db-backup']);
     for (const c of children) expect(() => validateBuiltin(c)).not.toThrow();
-    const [, svc, sts, backupClaim, cron] = children;
+    const [retention, , svc, sts, backupClaim, cron] = children;
+    // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
+    expect(retention.metadata.ownerReferences).toBeUndefined();
+    expect(retention.data.deletionPolicy).toBe('Retain');
     expect(svc.spec.ports[0]).toMatchObject({ port: 5432 });
     expect(sts.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: 'Retain', whenScaled: 'Retain' });
     expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('10Gi');
@@ -83,29 +87,31 @@ describe('the children of a Database', () => {
 
   test('Delete policy: claims go with the Database; no backups: no backup objects; mysql works the same way', () => {
     const children = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4', deletionPolicy: 'Delete', backup: { enabled: false, schedule: '0 2 * * *' } })) as any[];
-    expect(children.map(c => c.kind)).toEqual(['Service', 'Service', 'StatefulSet']);
-    const sts = children[2];
+    expect(children.map(c => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'StatefulSet']);
+    expect(children[0].metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5', controller: true });
+    const sts = children[3];
     expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Delete');
     expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'mysql:8.4', ports: [{ containerPort: 3306 }] });
     const withBackup = desiredDatabaseChildren(db({ deletionPolicy: 'Delete' })) as any[];
     expect(withBackup.find(c => c.kind === 'PersistentVolumeClaim').metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5' });
   });
 
-  test('credentials are random, generated per Database, and owned only under Delete', () => {
-    const a = newCredentials(db()) as any;
-    const b = newCredentials(db()) as any;
+  test('credentials are random, generated per Database, and owned by the retention ConfigMap', () => {
+    const retention = { metadata: { name: 'my-db-retention', uid: 'cm-1' } };
+    const a = newCredentials(db(), retention) as any;
+    const b = newCredentials(db(), retention) as any;
     expect(a.stringData.password).not.toBe(b.stringData.password);
     expect(a.stringData.password.length).toBeGreaterThanOrEqual(32);
     expect(a.stringData).toMatchObject({ username: 'app', database: 'my_db' });
-    expect(a.metadata.ownerReferences).toBeUndefined();
-    expect((newCredentials(db({ deletionPolicy: 'Delete' })) as any).metadata.ownerReferences).toHaveLength(1);
+    expect(a.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'my-db-retention', uid: 'cm-1' }]);
   });
 
   test('status: endpoint, credentials, backups, phase', () => {
-    const s = desiredDatabaseStatus(db(), undefined, undefined);
+    const s = desiredDatabaseStatus(db(), undefined, undefined, true);
     expect(s).toMatchObject({ phase: 'Creating', endpoint: 'my-db.data.svc:5432', credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup', observedGeneration: 2 });
-    expect(desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined).phase).toBe('Ready');
-    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), undefined, undefined);
+    expect(desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined, true).phase).toBe('Ready');
+    expect(desiredDatabaseStatus(db(), undefined, 'rejected', false).credentialsSecret).toBeUndefined();
+    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), undefined, undefined, true);
     expect(off.backupCronJob).toBeUndefined();
     expect(off.conditions.find(c => c.type === 'BackupScheduled')).toMatchObject({ status: 'False', reason: 'Disabled' });
   });

@@ -33,13 +33,16 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test('RBAC: apply Services, StatefulSets and PDBs, read Pods; no deletes and no access to PVCs at all', () => {
+  test('RBAC: apply Services, StatefulSets and PDBs, read Pods and Events; no deletes and no access to PVCs at all', () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
     expect(grants).toEqual([
+      '/events: get,list,watch',
       '/pods: get,list,watch',
       '/services: get,list,watch,create,update,patch',
       'apps/statefulsets: get,list,watch,create,update,patch',
+      'authentication.k8s.io/tokenreviews: create',
+      'authorization.k8s.io/subjectaccessreviews: create',
       'etcd.database.coreos.com/etcdclusters/finalizers: update',
       'etcd.database.coreos.com/etcdclusters/status: get,update,patch',
       'etcd.database.coreos.com/etcdclusters: get,list,watch',

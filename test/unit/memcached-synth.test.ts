@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { memcachedController, memcachedKind, rulesForControllers, structuralProblems } from '../../constructs';
+import { memcachedController, memcachedKind, metricsAuthRules, rulesForControllers, structuralProblems } from '../../constructs';
 import { validateBuiltin, isBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidMemcachedSpecs, memcachedWithSpec } from '../support/memcached-cases';
@@ -101,13 +101,16 @@ describe('synthesized Memcached operator', () => {
     expect(grants).toEqual([
       '/pods: get,list,watch',
       'apps/deployments: get,list,watch,create,update,patch',
+      // For the secure /metrics endpoint: who is scraping, and may they.
+      'authentication.k8s.io/tokenreviews: create',
+      'authorization.k8s.io/subjectaccessreviews: create',
       'cache.example.com/memcacheds/finalizers: update',
       'cache.example.com/memcacheds/status: get,update,patch',
       'cache.example.com/memcacheds: get,list,watch',
       'events.k8s.io/events: create,patch',
     ].sort());
     for (const r of objects.filter(o => o.kind === 'ClusterRole' || o.kind === 'Role').flatMap(o => o.rules)) {
-      expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain('*');
+      expect([...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.nonResourceURLs ?? []), ...r.verbs]).not.toContain('*');
     }
     // No access to Secrets, and no delete anywhere: garbage collection removes children.
     expect(JSON.stringify(role.rules)).not.toMatch(/secrets|delete/);
@@ -178,9 +181,15 @@ describe('synthesized Memcached operator', () => {
     expect(() => validateBuiltin(broken)).toThrow();
   });
 
+  test('/metrics is secure by default: HTTPS Service port, a metrics-reader ClusterRole to bind to Prometheus', () => {
+    expect(one(objects, 'ClusterRole', 'memcached-metrics-reader').rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    expect(one(objects, 'Service', 'memcached-metrics').spec.ports).toEqual([{ name: 'https', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
+    expect(one(objects, 'Deployment', 'memcached-operator').spec.template.spec.containers[0].args).not.toContain('--metrics-secure=false');
+  });
+
   test('the declaration and the output agree', () => {
     const rules = rulesForControllers([memcachedController]);
-    expect(one(objects, 'ClusterRole', 'memcached-manager-role').rules).toEqual(rules.namespaced);
+    expect(one(objects, 'ClusterRole', 'memcached-manager-role').rules).toEqual([...rules.namespaced, ...metricsAuthRules()]);
     expect(memcachedKind.crdName).toBe(crd.metadata.name);
   });
 });

@@ -147,3 +147,18 @@ describe('Informer', () => {
     expect(inf.list('x').length).toBe(2);
   });
 });
+
+test('objects from a LIST are cached with their apiVersion and kind, as watch events carry them', async () => {
+  const fake = new FakeListWatch();
+  const bare = obj('a', '5');
+  delete bare.apiVersion;
+  delete bare.kind;
+  fake.lists.push(list('10', [bare]));
+  const inf = new Informer(fake.asClient(), BuiltinTypes.Deployment, { logger });
+  const stop = new AbortController();
+  const run = inf.run(stop.signal);
+  await inf.waitForSync();
+  stop.abort();
+  await run;
+  expect(inf.get('ns/a')).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a' } });
+});

@@ -4,7 +4,7 @@ import { EventRecorder } from '../../../operator/runtime/events';
 import type { Memcached } from '../../../constructs';
 import { desiredDeployment, desiredStatus } from '../../../operator/controllers/memcached';
 import { setCondition } from '../../../operator/runtime/conditions';
-import { isSubset, jsonEqual } from '../../../operator/runtime/diff';
+import { jsonEqual } from '../../../operator/runtime/diff';
 import { parseDuration, parseFlags } from '../../../operator/flags';
 import { validateBuiltin } from '../../support/builtin-validator';
 
@@ -91,12 +91,11 @@ describe('helpers', () => {
     expect(c[0].lastTransitionTime).toBe('2026-01-02T00:00:00Z');
   });
 
-  test('isSubset ignores server-added fields but not changed or missing ones', () => {
-    const desired = { spec: { replicas: 3, template: { containers: [{ name: 'a', image: 'x' }] } } };
-    expect(isSubset(desired, { spec: { replicas: 3, strategy: {}, template: { containers: [{ name: 'a', image: 'x', imagePullPolicy: 'IfNotPresent' }] } }, status: {} })).toBe(true);
-    expect(isSubset(desired, { spec: { replicas: 2, template: { containers: [{ name: 'a', image: 'x' }] } } })).toBe(false);
-    expect(isSubset(desired, { spec: { replicas: 3, template: { containers: [{ name: 'a', image: 'x' }, { name: 'b' }] } } })).toBe(false);
-    expect(isSubset(desired, { spec: { replicas: 3 } })).toBe(false);
+  test('jsonEqual: key order does not count, values and list order do', () => {
+    expect(jsonEqual({ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1, b: [1, 2] }, { a: 1, b: [2, 1] })).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
   });
 
   test('flags: controller-runtime names, durations, validation', () => {
@@ -118,4 +117,13 @@ describe('EventRecorder', () => {
     expect(() => new EventRecorder(client, 'cdk8s-operator-kit/memcached', 'pod_1', pino({ level: 'silent' }))).not.toThrow();
     expect(() => new EventRecorder(client, 'cdk8s-operator-kit/application,webapp', 'pod_1', pino({ level: 'silent' }))).toThrow(/not a qualified name/);
   });
+});
+
+test('a failing pod makes the status Degraded while pods are missing, not once replacements are ready', () => {
+  const failed = { reason: 'PodFailing', message: 'pod x: container memcached exited with code 1' };
+  const degradedOf = (s: { conditions?: Array<{ type: string; status: string; reason: string }> }) => s.conditions!.find(c => c.type === 'Degraded');
+  const short = desiredStatus(mc(3), { metadata: { name: 'cache', generation: 1 }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, updatedReplicas: 3, observedGeneration: 1 } }, ['a', 'b'], undefined, new Date(), failed);
+  expect(degradedOf(short)).toMatchObject({ status: 'True', reason: 'PodFailing' });
+  const whole = desiredStatus(mc(3), { metadata: { name: 'cache', generation: 1 }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 3, updatedReplicas: 3, observedGeneration: 1 } }, ['a', 'b', 'c'], undefined, new Date(), failed);
+  expect(degradedOf(whole)).toMatchObject({ status: 'False', reason: 'AsExpected' });
 });

@@ -1,0 +1,209 @@
+import type { KubeObject } from './resource';
+
+/** One entry of `metadata.managedFields`. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: FieldSet;
+}
+
+/** A fieldsV1 set: keys `f:<name>`, `k:<json key>`, `v:<json value>`, `i:<index>`, `.` (the node itself). */
+export type FieldSet = { [key: string]: FieldSet };
+
+/** The entry recording what `manager` last applied (server-side apply) to the object itself. */
+export function appliedEntry(obj: KubeObject, manager: string): ManagedFieldsEntry | undefined {
+  const entries = (obj.metadata.managedFields ?? []) as ManagedFieldsEntry[];
+  return entries.find(e => e.manager === manager && e.operation === 'Apply' && !e.subresource && e.fieldsType === 'FieldsV1');
+}
+
+/**
+ * What `manager` last applied to `obj`: the live values of exactly the fields its Apply entry in
+ * `managedFields` owns — the applied configuration, as client-go's Extract* functions compute
+ * it. Undefined when the manager has applied nothing to this object (or at another apiVersion),
+ * or when the field set uses a form this reader does not know: the caller must then apply.
+ */
+export function extractApplied(obj: KubeObject, manager: string, apiVersion?: string): Record<string, unknown> | undefined {
+  const owned = extractOwned(obj, manager, apiVersion);
+  return owned && (unwrap(owned) as Record<string, unknown>);
+}
+
+/** As extractApplied, with the values owned whole marked `Atomic`, for `matches`. */
+function extractOwned(obj: KubeObject, manager: string, apiVersion?: string): Record<string, unknown> | undefined {
+  const entry = appliedEntry(obj, manager);
+  if (!entry?.fieldsV1) return undefined;
+  if (apiVersion && entry.apiVersion && entry.apiVersion !== apiVersion) return undefined;
+  try {
+    return extractObject(obj, entry.fieldsV1);
+  } catch (err) {
+    if (err instanceof UnknownFieldSet) return undefined;
+    throw err;
+  }
+}
+
+class UnknownFieldSet extends Error {}
+
+function unwrap(v: unknown): unknown {
+  if (v instanceof Atomic) return v.value;
+  if (Array.isArray(v)) return v.map(unwrap);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unwrap(x)]));
+  return v;
+}
+
+function isLeaf(set: FieldSet): boolean {
+  return Object.keys(set).every(k => k === '.');
+}
+
+/**
+ * A value owned whole: a scalar, or an atomic list or map (e.g. a StatefulSet's
+ * `volumeClaimTemplates`). The API server fills defaults into atomic values too, so they are
+ * compared as "what we applied is all there", not as equal.
+ */
+export class Atomic {
+  constructor(readonly value: unknown) {}
+}
+
+function extractValue(value: unknown, set: FieldSet): unknown {
+  if (isLeaf(set)) return value !== null && typeof value === 'object' ? new Atomic(value) : value;
+  if (Array.isArray(value)) return extractList(value, set);
+  if (value !== null && typeof value === 'object') return extractObject(value as Record<string, unknown>, set);
+  // The set names sub-fields but the live value is a scalar: the shapes disagree.
+  throw new UnknownFieldSet();
+}
+
+function extractObject(obj: Record<string, unknown>, set: FieldSet): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(set)) {
+    if (key === '.') continue;
+    if (!key.startsWith('f:')) throw new UnknownFieldSet();
+    const name = key.slice(2);
+    if (!(name in obj)) continue; // owned but absent (an empty value the server dropped)
+    out[name] = extractValue(obj[name], child);
+  }
+  return out;
+}
+
+function extractList(list: unknown[], set: FieldSet): unknown[] {
+  const byKey: Array<{ match: (item: unknown, index: number) => boolean; set: FieldSet }> = [];
+  for (const [key, child] of Object.entries(set)) {
+    if (key === '.') continue;
+    const kind = key.slice(0, 2);
+    const text = key.slice(2);
+    if (kind === 'k:') {
+      const wanted = JSON.parse(text) as Record<string, unknown>;
+      byKey.push({ match: item => isKeyMatch(item, wanted), set: child });
+    } else if (kind === 'v:') {
+      const wanted = JSON.parse(text) as unknown;
+      byKey.push({ match: item => canonical(item) === canonical(wanted), set: child });
+    } else if (kind === 'i:') {
+      const index = Number(text);
+      byKey.push({ match: (_item, i) => i === index, set: child });
+    } else {
+      throw new UnknownFieldSet();
+    }
+  }
+  const out: unknown[] = [];
+  list.forEach((item, i) => {
+    const owned = byKey.find(k => k.match(item, i));
+    if (owned) out.push(extractValue(item, owned.set));
+  });
+  return out;
+}
+
+function isKeyMatch(item: unknown, key: Record<string, unknown>): boolean {
+  if (item === null || typeof item !== 'object') return false;
+  const o = item as Record<string, unknown>;
+  return Object.entries(key).every(([k, v]) => canonical(o[k]) === canonical(v));
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(sortKeys(v));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v as object).sort().map(k => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+/**
+ * Drops what the API server does not keep: undefined and null values, and empty maps and lists
+ * (omitempty), recursively. Both sides of a comparison go through it, so `labels: {}` in a
+ * desired object equals a live object without labels.
+ */
+export function pruneEmpty(v: unknown): unknown {
+  if (v instanceof Atomic) {
+    const p = pruneEmpty(v.value);
+    return p !== null && typeof p === 'object' && Object.keys(p as object).length === 0 ? p : new Atomic(p);
+  }
+  if (Array.isArray(v)) return v.map(pruneEmpty);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (x === undefined || x === null) continue;
+      const p = pruneEmpty(x);
+      if (p !== null && typeof p === 'object' && Object.keys(p as object).length === 0) continue;
+      out[k] = p;
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Ordered deep equality of JSON values, ignoring the order of object keys. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * Whether the desired value equals the applied one: same keys and values, lists element by
+ * element — except inside an atomic value, where every desired field must be there with its
+ * value but server defaults may be added.
+ */
+function matches(desired: unknown, applied: unknown): boolean {
+  if (applied instanceof Atomic) return contains(applied.value, desired);
+  if (Array.isArray(desired)) {
+    return Array.isArray(applied) && applied.length === desired.length && desired.every((d, i) => matches(d, applied[i]));
+  }
+  if (desired !== null && typeof desired === 'object') {
+    if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) return false;
+    const a = applied as Record<string, unknown>;
+    const d = desired as Record<string, unknown>;
+    const keys = new Set([...Object.keys(a), ...Object.keys(d)]);
+    return [...keys].every(k => k in a && k in d && matches(d[k], a[k]));
+  }
+  return desired === applied;
+}
+
+/** Whether `live` holds every field of `desired` with an equal value (lists of equal length). */
+function contains(live: unknown, desired: unknown): boolean {
+  if (Array.isArray(desired)) {
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => contains(live[i], d));
+  }
+  if (desired !== null && typeof desired === 'object') {
+    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+    return Object.entries(desired as Record<string, unknown>).every(([k, v]) => contains((live as Record<string, unknown>)[k], v));
+  }
+  return desired === live;
+}
+
+/**
+ * Whether applying `desired` as `manager` would change what that manager owns on `live`:
+ * true when a desired value differs from the live one, when desired sets a field the manager
+ * does not own yet, and when a field the manager owns is no longer desired (server-side apply
+ * removes it — the case a "desired ⊆ live" check misses). False means the apply is a no-op and
+ * may be skipped.
+ */
+export function needsApply(desired: KubeObject, live: KubeObject | undefined, manager: string): boolean {
+  if (!live) return true;
+  const applied = extractOwned(live, manager, desired.apiVersion);
+  if (!applied) return true;
+  // apiVersion, kind, name and namespace identify the object; they are not in the field set.
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = desired;
+  const { name: _n, namespace: _ns, ...meta } = metadata;
+  return !matches(pruneEmpty({ ...rest, metadata: meta }), pruneEmpty(applied));
+}

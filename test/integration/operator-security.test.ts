@@ -1,0 +1,109 @@
+/**
+ * Least privilege on Secrets, and /metrics served only to who may read it — checked against the
+ * real API server's authorizer, with the RBAC from dist/.
+ */
+import * as https from 'node:https';
+import * as path from 'node:path';
+import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
+import { httpGet, ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const DATABASE_SA = 'system:serviceaccount:database-system:database-operator';
+const DATABASE_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:database-system', 'system:authenticated'];
+
+jest.setTimeout(120_000);
+
+beforeAll(() => {
+  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+});
+
+/** What the API server's authorizer answers for the database operator (a SubjectAccessReview). */
+function allowed(verb: string, resource: string, namespace?: string): boolean {
+  const review = JSON.parse(kubectlOk(['create', '-o', 'json', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: DATABASE_SA, groups: DATABASE_GROUPS, resourceAttributes: { namespace, verb, group: '', resource } },
+    }),
+  }));
+  return review.status.allowed === true;
+}
+
+describe('the database operator cannot read any Secret', () => {
+  const namespaces = [undefined, 'default', 'kube-system', 'database-system'];
+  test.each(['get', 'list', 'watch', 'update', 'patch', 'delete'].flatMap(verb => namespaces.map(ns => ({ verb, where: ns ?? 'all namespaces', ns }))))(
+    'may not $verb secrets in $where', ({ verb, ns }) => {
+      expect(allowed(verb, 'secrets', ns)).toBe(false);
+    });
+
+  test('may only create them (the generated credentials), and kubectl auth can-i agrees', () => {
+    expect(allowed('create', 'secrets', 'default')).toBe(true);
+    expect(kubectl(['auth', 'can-i', 'get', 'secrets', '-A', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('no');
+    expect(kubectl(['auth', 'can-i', 'create', 'secrets', '-n', 'default', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('yes');
+  });
+});
+
+describe('/metrics over HTTPS, for authorized callers only', () => {
+  let reconciler: ReconcilerProcess;
+  let ns: string;
+
+  beforeAll(async () => {
+    ns = createTestNamespace('metrics');
+    reconciler = await ReconcilerProcess.start({
+      kubeconfig: serviceAccountKubeconfig(),
+      args: ['--controllers=memcached', `--namespace=${ns}`, '--metrics-secure=true'],
+      name: 'secure-metrics',
+    });
+    kubectlOk(['create', 'serviceaccount', 'prometheus', '-n', ns]);
+    kubectlOk(['create', 'serviceaccount', 'nosy', '-n', ns]);
+    kubectlOk(['create', 'clusterrolebinding', `metrics-reader-${ns}`, '--clusterrole=memcached-metrics-reader', `--serviceaccount=${ns}:prometheus`]);
+  });
+
+  afterAll(async () => {
+    kubectl(['delete', 'clusterrolebinding', `metrics-reader-${ns}`]);
+    expect((await reconciler?.stop())?.code).toBe(0);
+  });
+
+  /** GET /metrics over TLS (the certificate is self-signed), with an optional bearer token. */
+  function scrape(token?: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = https.get({
+        host: '127.0.0.1',
+        port: reconciler.metricsPort,
+        path: '/metrics',
+        rejectUnauthorized: false,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        timeout: 10_000,
+      }, res => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', c => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+    });
+  }
+
+  const token = (sa: string) => kubectlOk(['create', 'token', sa, '-n', ns]).trim();
+
+  test('plain HTTP gets no metrics', async () => {
+    expect((await httpGet(`http://127.0.0.1:${reconciler.metricsPort}/metrics`)).body).not.toContain('controller_runtime_reconcile_total');
+  });
+
+  test('no token → 401; a bad token → 401', async () => {
+    expect((await scrape()).status).toBe(401);
+    expect((await scrape('not-a-token')).status).toBe(401);
+  });
+
+  test('a valid token without the metrics-reader role → 403', async () => {
+    expect((await scrape(token('nosy'))).status).toBe(403);
+  });
+
+  test('a token bound to the metrics-reader ClusterRole → 200 with Prometheus text', async () => {
+    const r = await eventually('an authorized scrape', async () => {
+      const s = await scrape(token('prometheus'));
+      return s.status === 200 ? s : undefined;
+    });
+    expect(r.body).toContain('# TYPE workqueue_adds_total counter');
+  });
+});

@@ -1,0 +1,171 @@
+import { extractApplied, needsApply, pruneEmpty } from '../../../operator/runtime/managed-fields';
+import type { KubeObject } from '../../../operator/runtime/resource';
+
+const MANAGER = 'cdk8s-operator-kit';
+
+/** What our manager applied: a Deployment with two labels, an owner, resources and a port. */
+const desired = (): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'web',
+    namespace: 'ns',
+    labels: { app: 'web', tier: 'cache' },
+    ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true }],
+  },
+  spec: {
+    replicas: 3,
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: {
+        containers: [{
+          name: 'main',
+          image: 'nginx:1',
+          ports: [{ containerPort: 80, name: 'http' }],
+          resources: { limits: { cpu: '1' } },
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+        }],
+        volumes: [{ name: 'tmp', emptyDir: {} }],
+      },
+    },
+  },
+});
+
+/** The field set the API server records for that apply (fieldsV1, as kube-apiserver writes it). */
+const appliedFields = () => ({
+  'f:metadata': {
+    'f:labels': { 'f:app': {}, 'f:tier': {} },
+    'f:ownerReferences': { 'k:{"uid":"u1"}': {} },
+  },
+  'f:spec': {
+    'f:replicas': {},
+    'f:selector': {},
+    'f:template': {
+      'f:metadata': { 'f:labels': { 'f:app': {} } },
+      'f:spec': {
+        'f:containers': {
+          'k:{"name":"main"}': {
+            '.': {},
+            'f:image': {},
+            'f:name': {},
+            'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {} } },
+            'f:resources': { 'f:limits': { 'f:cpu': {} } },
+            'f:volumeMounts': { 'k:{"mountPath":"/tmp"}': { '.': {}, 'f:mountPath': {}, 'f:name': {} } },
+          },
+        },
+        'f:volumes': { 'k:{"name":"tmp"}': { '.': {}, 'f:emptyDir': {}, 'f:name': {} } },
+      },
+    },
+  },
+});
+
+/** The live object: what was applied, plus server defaults, status and another manager's fields. */
+function live(fields = appliedFields(), mutate: (o: any) => void = () => undefined): KubeObject {
+  const o: any = desired();
+  o.metadata.uid = 'd1';
+  o.metadata.resourceVersion = '7';
+  o.metadata.labels.extra = 'set-by-someone-else';
+  o.metadata.managedFields = [
+    { manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: fields },
+    { manager: 'kubectl-label', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:extra': {} } } } },
+    { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'apps/v1', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } },
+  ];
+  o.spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
+  o.spec.template.spec.containers[0].imagePullPolicy = 'IfNotPresent';
+  o.spec.template.spec.containers[0].ports[0].protocol = 'TCP';
+  o.spec.template.spec.restartPolicy = 'Always';
+  o.status = { replicas: 3 };
+  mutate(o);
+  return o;
+}
+
+describe('needsApply: the change check against what our field manager owns', () => {
+  test('a settled object needs no apply, despite defaults, status and other managers\' fields', () => {
+    expect(needsApply(desired(), live(), MANAGER)).toBe(false);
+  });
+
+  test('the same holds for an object from a LIST, which carries no apiVersion/kind', () => {
+    const fromList = live();
+    delete fromList.apiVersion;
+    delete fromList.kind;
+    expect(needsApply(desired(), fromList, MANAGER)).toBe(false);
+  });
+
+  test('a field removed from the desired object is a change (the case a subset check misses)', () => {
+    const d = desired() as any;
+    delete d.spec.template.spec.containers[0].resources;
+    expect(needsApply(d, live(), MANAGER)).toBe(true);
+    const noOwner = desired() as any;
+    delete noOwner.metadata.ownerReferences;
+    expect(needsApply(noOwner, live(), MANAGER)).toBe(true);
+    const oneLabel = desired() as any;
+    delete oneLabel.metadata.labels.tier;
+    expect(needsApply(oneLabel, live(), MANAGER)).toBe(true);
+  });
+
+  test('a changed value, an added field or a list element added or reordered is a change', () => {
+    const d = desired() as any;
+    d.spec.replicas = 4;
+    expect(needsApply(d, live(), MANAGER)).toBe(true);
+    const added = desired() as any;
+    added.spec.template.spec.containers[0].args = ['-v'];
+    expect(needsApply(added, live(), MANAGER)).toBe(true);
+    const twoPorts = desired() as any;
+    twoPorts.spec.template.spec.containers[0].ports.push({ containerPort: 81, name: 'alt' });
+    expect(needsApply(twoPorts, live(), MANAGER)).toBe(true);
+  });
+
+  test('a value another manager changed, taking the field from us, is a change', () => {
+    const fields = appliedFields() as any;
+    delete fields['f:spec']['f:replicas'];
+    expect(needsApply(desired(), live(fields, o => { o.spec.replicas = 7; }), MANAGER)).toBe(true);
+  });
+
+  test('an object we never applied, or applied at another version, needs an apply', () => {
+    expect(needsApply(desired(), undefined, MANAGER)).toBe(true);
+    expect(needsApply(desired(), live(), 'someone-else')).toBe(true);
+    const older = live();
+    (older.metadata.managedFields as any[])[0].apiVersion = 'apps/v1beta2';
+    expect(needsApply(desired(), older, MANAGER)).toBe(true);
+  });
+
+  test('an atomic value (owned whole) may carry server defaults, but not lose or change what we applied', () => {
+    const sts = (claim: object): KubeObject => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'ns' }, spec: { volumeClaimTemplates: [claim] } });
+    const applied = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    // What the API server returns for the atomic list: defaults and a status added.
+    const defaulted = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...applied, spec: { ...applied.spec, volumeMode: 'Filesystem' }, status: { phase: 'Pending' } };
+    const live = sts(defaulted);
+    live.metadata.managedFields = [{ manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } } }];
+    expect(needsApply(sts(applied), live, MANAGER)).toBe(false);
+    expect(needsApply(sts({ ...applied, spec: { ...applied.spec, resources: { requests: { storage: '2Gi' } } } }), live, MANAGER)).toBe(true);
+  });
+
+  test('a field set of an unknown form is not trusted', () => {
+    const fields = appliedFields() as any;
+    fields['f:spec']['z:odd'] = {};
+    expect(needsApply(desired(), live(fields), MANAGER)).toBe(true);
+  });
+});
+
+describe('extractApplied', () => {
+  test('returns exactly the owned fields with their live values, lists in live order', () => {
+    const fields = appliedFields() as any;
+    fields['f:metadata']['f:finalizers'] = { 'v:"a.io/x"': {} };
+    const out = extractApplied(live(fields, o => { o.metadata.finalizers = ['other.io/y', 'a.io/x']; }), MANAGER) as any;
+    expect(out.metadata).toEqual({
+      labels: { app: 'web', tier: 'cache' },
+      ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true }],
+      finalizers: ['a.io/x'],
+    });
+    expect(out.spec.strategy).toBeUndefined();
+    expect(out.spec.template.spec.containers[0]).toEqual({
+      name: 'main', image: 'nginx:1', ports: [{ containerPort: 80, name: 'http' }], resources: { limits: { cpu: '1' } }, volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+    });
+    expect(out.status).toBeUndefined();
+  });
+});
+
+test('pruneEmpty drops what the server drops (null, undefined, empty maps and lists), nothing else', () => {
+  expect(pruneEmpty({ a: {}, b: [], c: null, d: undefined, e: 0, f: '', g: false, h: { i: {} }, j: [{}] })).toEqual({ e: 0, f: '', g: false, j: [{}] });
+});
