@@ -16,7 +16,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
 import type { Memcached } from '../constructs';
-import { desiredDeployment } from '../operator/controllers/memcached';
+import { memcachedController } from '../constructs/memcached/controller';
+import { renderChildren } from '../operator/runtime/render';
+
+const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m as never)[0];
 import { KubeClient } from '../operator/runtime/client';
 import { KubeObject } from '../operator/runtime/resource';
 import { freePort, startControlPlane } from '../test/harness/control-plane';

@@ -6,7 +6,10 @@
  *   npm run bench:render
  */
 import type { Memcached } from '../constructs';
-import { desiredDeployment } from '../operator/controllers/memcached';
+import { memcachedController } from '../constructs/memcached/controller';
+import { renderChildren } from '../operator/runtime/render';
+
+const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m as never)[0];
 
 const ITERATIONS = Number(process.env.ITERATIONS ?? 5000);
 

@@ -1,107 +1,11 @@
 /**
- * The reconciler's entry point: one image runs any subset of the kit's controllers.
- * In a pod it uses the in-cluster config; out of cluster, --kubeconfig or KUBECONFIG.
+ * The kit's reconciler image: every controller of the kit, `--controllers` picks which.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import { randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
-import { CONTROLLERS } from './controllers/registry';
-import { parseFlags, USAGE } from './flags';
-import { KubeClient } from './runtime/client';
-import { EventRecorder } from './runtime/events';
-import { createLogger } from './runtime/logger';
-import { Manager } from './runtime/manager';
-import { MetricsAuthorizer } from './runtime/metrics-auth';
-import { Metrics } from './runtime/metrics';
+import { KIT_CONTROLLERS } from './kit';
+import { runOperator } from './run';
 
-const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  return kc;
-}
-
-function ownNamespace(): string {
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  try {
-    return fs.readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim();
-  } catch {
-    return 'default';
-  }
-}
-
-export async function main(argv: string[]): Promise<number> {
-  let flags;
-  try {
-    flags = parseFlags(argv, Object.keys(CONTROLLERS));
-  } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (flags.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const logger = createLogger(flags.logLevel);
-  const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
-  const metrics = new Metrics();
-  const client = new KubeClient(loadKubeConfig(flags.kubeconfig), { fieldManager: 'cdk8s-operator-kit', observer: metrics.observeRequest });
-  const manager = new Manager({
-    client,
-    logger,
-    metrics,
-    namespace: flags.namespace,
-    metricsBindAddress: flags.metricsBindAddress,
-    metricsSecurity: flags.metricsSecure ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath } : undefined,
-    healthProbeBindAddress: flags.healthProbeBindAddress,
-    syncPeriodMs: flags.syncPeriodMs,
-    leaderElection: flags.leaderElect ? {
-      namespace: flags.leaderElectionNamespace ?? ownNamespace(),
-      name: flags.leaderElectionId,
-      identity,
-      leaseDurationMs: flags.leaseDurationMs,
-      renewDeadlineMs: flags.renewDeadlineMs,
-      retryPeriodMs: flags.retryPeriodMs,
-    } : undefined,
-  });
-  for (const name of flags.controllers) {
-    // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
-    const recorder = new EventRecorder(client, `cdk8s-operator-kit/${name}`, identity, logger.child({ logger: 'events', controller: name }));
-    manager.add(CONTROLLERS[name].setup(manager, {
-      client,
-      recorder,
-      logger,
-      metrics,
-      maxConcurrentReconciles: flags.maxConcurrentReconciles,
-    }));
-  }
-
-  const stop = new AbortController();
-  const onSignal = (sig: string) => {
-    if (stop.signal.aborted) {
-      logger.warn({ signal: sig }, 'second signal: exiting now');
-      logger.flush();
-      process.exit(1);
-    }
-    logger.info({ signal: sig }, 'signal received: shutting down gracefully');
-    stop.abort();
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
-
-  logger.info({ controllers: flags.controllers, namespace: flags.namespace ?? '(all)', leaderElection: flags.leaderElect, identity }, 'starting manager');
-  try {
-    return await manager.run(stop.signal);
-  } catch (err) {
-    logger.error({ err: err instanceof Error ? err.message : String(err) }, 'manager failed');
-    return 1;
-  } finally {
-    await new Promise<void>(r => logger.flush(() => r()));
-  }
+export function main(argv: string[]): Promise<number> {
+  return runOperator({ controllers: KIT_CONTROLLERS, argv });
 }
 
 if (require.main === module) {

@@ -1,3 +1,4 @@
+import type { Construct } from 'constructs';
 import { CustomResourceKind } from './kind';
 
 /** A Kubernetes resource type, as RBAC rules and watches name it. */
@@ -40,12 +41,85 @@ export function customResourceType(kind: CustomResourceKind): ResourceType {
   return { group: kind.group, version: kind.storageVersion, kind: kind.kind, resource: kind.plural, namespaced: kind.namespaced };
 }
 
+/** The shape of every Kubernetes object as the reconciler sees it (plain JSON). */
+export interface ObjectLike {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+    deletionTimestamp?: string;
+  };
+  status?: unknown;
+}
+
+/** A custom resource as the reconciler reads it: spec with defaults applied, status as stored. */
+export interface ResourceLike<Spec = unknown, Status = unknown> extends ObjectLike {
+  spec: Spec;
+  status?: Status;
+}
+
+/** A controller owner reference, in the shape cdk8s constructs take. */
+export interface OwnerReferenceLike {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
+/** What a reconcile saw, for the status and events functions (pure: no I/O). */
+export interface Observed {
+  /** The children as they are after this reconcile's applies, by `Kind/name`. */
+  readonly children: ReadonlyMap<string, ObjectLike>;
+  /** The children as they were before it (for "scaled from 3 to 5"). */
+  readonly before: ReadonlyMap<string, ObjectLike>;
+  /** What this reconcile changed, e.g. `{ verb: 'Created', kind: 'Deployment', name: 'web' }`. */
+  readonly changes: ReadonlyArray<{ readonly verb: 'Created' | 'Updated' | 'Deleted'; readonly kind: string; readonly name: string }>;
+  /** Cached objects of a `reads` type in the resource's namespace, optionally matching labels. */
+  read(type: ResourceType, labels?: Record<string, string>): ObjectLike[];
+  /** Why the API server refused a desired child (400/422): not retried until the spec changes. */
+  readonly applyError?: string;
+  /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */
+  readonly childFailure?: { readonly reason: string; readonly message: string };
+  /** What `prepare` returned. */
+  readonly prepared?: Record<string, unknown>;
+  readonly now: Date;
+}
+
+/** An Event a kind asks for, about the resource it reconciles. */
+export interface EventSpec {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** The few writes a `prepare` step may make beyond applying children. */
+export interface PrepareApi {
+  /** Creates an object unless it exists; true when it created it. Never reads or changes one. */
+  createIfAbsent(type: ResourceType, object: ObjectLike): Promise<boolean>;
+}
+
 /**
  * What one controller reconciles and touches, in controller-runtime's vocabulary. The operator
- * construct derives its RBAC from this declaration, and the reconciler sets up its watches from
- * the same one, so permissions and behaviour cannot drift apart.
+ * construct derives its RBAC from this declaration, and the reconciler sets up its informers,
+ * owner mapping and prune set from the same one, so permissions and behaviour cannot drift
+ * apart.
+ *
+ * A kind's behaviour is three pure pieces: `render` (the children, as a construct), `status`
+ * (from the resource and what was observed) and, optionally, `events`. The runtime's controller
+ * builder does the rest: watches, the deletion guard, applying children that changed, pruning
+ * owned children no longer rendered, the status write, and the terminal-error policy.
  */
-export interface ControllerDeclaration {
+// Its functions are methods so that a declaration for one kind is also a declaration (their
+// parameters are compared bivariantly), as every list of controllers needs.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any, any>> {
   /** Name used in `--controllers=...`, lower-case, e.g. `memcached`. */
   readonly name: string;
   /** The custom kind the controller reconciles (`For` in controller-runtime). */
@@ -64,6 +138,34 @@ export interface ControllerDeclaration {
   readonly creates?: readonly ResourceType[];
   /** Whether it adds finalizers to the resources it reconciles (only for external cleanup). @default false */
   readonly finalizers?: boolean;
+
+  /**
+   * Renders the desired children of a resource into `scope` (a throwaway chart at run time):
+   * usually one construct, the same one a static chart can use. Children should carry
+   * `owner` as their controller owner reference; leave it off only on purpose (e.g. data that
+   * outlives the resource).
+   */
+  render?(scope: Construct, resource: R, context: { readonly owner: OwnerReferenceLike }): void;
+  /** The status the resource should show. Pure. @default no status is written */
+  status?(resource: R, observed: Observed): object;
+  /**
+   * Events beyond the runtime's own (a Normal one per child created, updated or deleted, unless
+   * this is given; a Warning when `Degraded` turns True). Pure.
+   */
+  events?(resource: R, observed: Observed, status: object | undefined): EventSpec[];
+  /**
+   * For each `reads` type whose objects are not owned by the resource: which resource (by name,
+   * in the object's namespace) an object concerns, e.g. a Pod by its instance label.
+   */
+  readonly mapReads?: { readonly [kind: string]: (object: ObjectLike) => string | undefined };
+  /**
+   * Which resource a child named in a Warning Event belongs to (e.g. a claim
+   * `data-<name>-0`). Given this, the runtime watches FailedCreate and ProvisioningFailed
+   * Events (add `BuiltinTypes.CoreEvent` to `reads`) and passes them as `childFailure`.
+   */
+  readonly failureOwner?: (involved: { readonly kind?: string; readonly name?: string }) => string | undefined;
+  /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
+  prepare?(api: PrepareApi, resource: R, children: ReadonlyMap<string, ObjectLike>): Promise<Record<string, unknown>>;
 }
 
 /** Throws when a declaration is inconsistent, with what to change. */

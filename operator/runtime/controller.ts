@@ -22,6 +22,8 @@ export interface ReconcileContext {
   readonly client: KubeClient;
   readonly recorder: EventRecorder;
   readonly logger: Logger;
+  /** Fires when the controller stops: on shutdown, and when this process loses leadership. */
+  readonly signal: AbortSignal;
 }
 
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
@@ -49,6 +51,7 @@ export class Controller {
   private readonly log: Logger;
   private inFlight = 0;
   private running?: Promise<void>;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: ControllerOptions) {
     this.log = options.logger.child({ controller: options.name });
@@ -95,6 +98,7 @@ export class Controller {
 
   /** Stops taking work and waits for in-flight reconciles to finish. */
   async stop(): Promise<void> {
+    this.stopping.abort();
     this.queue.shutDown();
     await this.running;
     this.log.info('all workers finished');
@@ -124,7 +128,7 @@ export class Controller {
     this.inFlight++;
     metrics.activeWorkers.set({ controller: name }, this.inFlight);
     try {
-      const result = await this.options.reconciler(req, { client: this.options.client, recorder: this.options.recorder, logger: log });
+      const result = await this.options.reconciler(req, { client: this.options.client, recorder: this.options.recorder, logger: log, signal: this.stopping.signal });
       this.queue.forget(key);
       if (result?.requeueAfterMs && result.requeueAfterMs > 0) {
         this.queue.addAfter(key, result.requeueAfterMs);

@@ -1,5 +1,7 @@
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import { ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import { controllerReference } from './children';
 import { KubeObject } from './resource';
 
 /**
@@ -11,4 +13,10 @@ export function renderConstructs(build: (scope: Construct) => void): KubeObject[
   const chart = new Chart(app, 'render');
   build(chart);
   return chart.toJson() as KubeObject[];
+}
+
+/** The children a declaration renders for a resource, with the owner reference the runtime gives. */
+export function renderChildren(declaration: ControllerDeclaration, resource: KubeObject & { spec: unknown }): KubeObject[] {
+  if (!declaration.render) return [];
+  return renderConstructs(scope => declaration.render!(scope, resource, { owner: controllerReference(resource, customResourceType(declaration.for)) }));
 }

@@ -1,7 +1,4 @@
-/** Whole seconds, as metav1.Time serializes; sub-second noise would make every status differ. */
-export function rfc3339(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
-}
+export { rfc3339 } from '../../constructs/core/conditions';
 
 /** Microsecond precision, as metav1.MicroTime (Event `eventTime`, Lease `renewTime`) wants. */
 export function microTime(d: Date): string {

@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cronJobSchedule, structuralProblems } from '../../constructs';
-import { desiredCronJob, desiredCronTabStatus } from '../../operator/controllers/crontab';
+import { cronTabController, desiredCronTabStatus } from '../../constructs/crontab/controller';
+import { renderChildren } from '../../operator/runtime/render';
+
+const desiredCronJob = (ct: any) => renderChildren(cronTabController, ct)[0];
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidCronTabSpecs } from '../support/crontab-cases';

@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs';
-import { desiredDatabaseChildren, desiredDatabaseStatus, newCredentials } from '../../operator/controllers/database';
+import { databaseController, desiredDatabaseStatus, newCredentials } from '../../constructs/database/controller';
+import { renderChildren } from '../../operator/runtime/render';
+
+const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidDatabaseSpecs } from '../support/database-cases';

@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs';
-import { desiredEtcdChildren, desiredEtcdStatus } from '../../operator/controllers/etcdcluster';
+import { desiredEtcdStatus, etcdClusterController } from '../../constructs/etcd/controller';
+import { renderChildren } from '../../operator/runtime/render';
+
+const desiredEtcdChildren = (c: any) => renderChildren(etcdClusterController, c);
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidEtcdSpecs } from '../support/etcd-cases';

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applicationModel, customResourceType, applicationKind, structuralProblems, webAppKind, webAppModel } from '../../constructs';
-import { desiredWebChildren, desiredWebStatus } from '../../operator/controllers/webapp';
+import { applicationModel, structuralProblems, webAppModel } from '../../constructs';
+import { applicationController, desiredWebStatus, webAppController } from '../../constructs/webapp/controller';
+import { renderChildren } from '../../operator/runtime/render';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
@@ -67,7 +68,7 @@ describe('synthesized web operator (Application and WebApp)', () => {
 describe('the shared web path', () => {
   test('Application → Deployment, Service, Ingress with TLS, all owned', () => {
     const app = application({ service: { type: 'NodePort', port: 80 }, ingress: { host: 'shop.example.com', className: 'nginx', path: '/', tlsSecretName: 'shop-tls' } });
-    const children = desiredWebChildren(applicationModel(app), app, customResourceType(applicationKind)) as any[];
+    const children = renderChildren(applicationController, app) as any[];
     expect(children.map(c => c.kind)).toEqual(['Deployment', 'Service', 'Ingress']);
     for (const c of children) {
       expect(c.metadata.ownerReferences[0]).toMatchObject({ kind: 'Application', name: 'shop', uid: 'u-7', controller: true });
@@ -85,7 +86,7 @@ describe('the shared web path', () => {
 
   test('no ingress asked: no Ingress; the URL is the Service', () => {
     const app = application({});
-    expect(desiredWebChildren(applicationModel(app), app, customResourceType(applicationKind)).map(c => c.kind)).toEqual(['Deployment', 'Service']);
+    expect(renderChildren(applicationController, app).map(c => c.kind)).toEqual(['Deployment', 'Service']);
     expect(desiredWebStatus(app, applicationModel(app), undefined, undefined).url).toBe('http://shop.web.svc:8080');
   });
 
@@ -93,7 +94,7 @@ describe('the shared web path', () => {
     const w = { apiVersion: 'apps.example.com/v1alpha1', kind: 'WebApp', metadata: { name: 'site', namespace: 'web', uid: 'u-8', generation: 1 }, spec: { replicas: 3, image: 'nginx:alpine', port: 80, domain: 'example.com' } } as any;
     const m = webAppModel(w);
     expect(m).toMatchObject({ replicas: 3, port: 80, service: { type: 'ClusterIP', port: 80 }, ingress: { host: 'example.com', path: '/' } });
-    const children = desiredWebChildren(m, w, customResourceType(webAppKind)) as any[];
+    const children = renderChildren(webAppController, w) as any[];
     expect(children.map(c => `${c.kind}/${c.metadata.labels['app.kubernetes.io/name']}`)).toEqual(['Deployment/webapp', 'Service/webapp', 'Ingress/webapp']);
     const s = desiredWebStatus(w, m, { metadata: { name: 'site' }, status: { replicas: 3, availableReplicas: 3 } }, undefined);
     expect(s).toMatchObject({ url: 'http://example.com/', availableReplicas: 3 });

@@ -2,7 +2,10 @@ import pino from 'pino';
 import type { KubeClient } from '../../../operator/runtime/client';
 import { EventRecorder } from '../../../operator/runtime/events';
 import type { Memcached } from '../../../constructs';
-import { desiredDeployment, desiredStatus } from '../../../operator/controllers/memcached';
+import { desiredStatus, memcachedController } from '../../../constructs/memcached/controller';
+import { renderChildren } from '../../../operator/runtime/render';
+
+const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m as any)[0];
 import { setCondition } from '../../../operator/runtime/conditions';
 import { jsonEqual } from '../../../operator/runtime/diff';
 import { parseDuration, parseFlags } from '../../../operator/flags';

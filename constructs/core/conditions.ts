@@ -1,0 +1,49 @@
+import type { Condition } from './schema';
+
+export type { Condition };
+
+export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
+
+/** Whole seconds, as metav1.Time serializes; sub-second noise would make every status differ. */
+export function rfc3339(d: Date): string {
+  return `${d.toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * Sets a condition in a list, metav1-style: the transition time changes only when the status
+ * does, so an unchanged condition produces an unchanged list (and no status write).
+ */
+export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date = new Date()): Condition[] {
+  const list = [...(conditions ?? [])];
+  const i = list.findIndex(c => c.type === input.type);
+  const existing = i >= 0 ? list[i] : undefined;
+  const lastTransitionTime = existing && existing.status === input.status ? existing.lastTransitionTime : rfc3339(now);
+  const next: Condition = { ...input, lastTransitionTime };
+  if (i >= 0) list[i] = next;
+  else list.push(next);
+  return list;
+}
+
+export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find(c => c.type === type);
+}
+
+/**
+ * The conditions one reconcile computes, all stamped with the generation they describe; each
+ * `set` keeps the transition time unless the status changes (see `setCondition`).
+ */
+export class ConditionList {
+  private list: Condition[];
+
+  constructor(existing: readonly Condition[] | undefined, private readonly generation: number, private readonly now: Date = new Date()) {
+    this.list = [...(existing ?? [])];
+  }
+
+  readonly set = (type: string, status: Condition['status'], reason: string, message: string): void => {
+    this.list = setCondition(this.list, { type, status, reason, message: message.slice(0, 32768), observedGeneration: this.generation }, this.now);
+  };
+
+  get conditions(): Condition[] {
+    return this.list;
+  }
+}

@@ -1,0 +1,43 @@
+import type { ObjectLike } from './controller';
+
+interface PodStatus {
+  phase?: string;
+  containerStatuses?: Array<{ name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number; message?: string } } }>;
+}
+
+/** Names of the live pods (not terminating, not finished), sorted. */
+export function livePodNames(pods: readonly ObjectLike[]): string[] {
+  return pods
+    .filter(p => {
+      const phase = (p.status as PodStatus | undefined)?.phase;
+      return !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
+    })
+    .map(p => p.metadata.name!)
+    .sort();
+}
+
+/** Waiting reasons that mean a container cannot run as specified, not that it is still starting. */
+const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+/**
+ * The first pod (by name) whose container failed or cannot start — a failed pod with a
+ * container that exited non-zero, or a container stuck in a back-off — as a reason and message
+ * for a `Degraded` condition.
+ */
+export function podFailure(pods: readonly ObjectLike[]): { reason: string; message: string } | undefined {
+  for (const p of [...pods].sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!))) {
+    if (p.metadata.deletionTimestamp) continue;
+    const status = p.status as PodStatus | undefined;
+    for (const c of status?.containerStatuses ?? []) {
+      const waiting = c.state?.waiting;
+      if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(0, 1024) };
+      }
+      const done = c.state?.terminated;
+      if (done && done.exitCode !== 0 && status?.phase === 'Failed') {
+        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} exited with code ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}${done.message ? `: ${done.message}` : ''}`.slice(0, 1024) };
+      }
+    }
+  }
+  return undefined;
+}

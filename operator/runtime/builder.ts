@@ -1,0 +1,180 @@
+import type { Logger } from 'pino';
+import { BuiltinTypes, ControllerDeclaration, customResourceType, EventSpec, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
+import { ChildFailures } from './child-failures';
+import { applyIfChanged, applyStatusIfChanged, controllerReference } from './children';
+import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
+import { findCondition } from './conditions';
+import { Controller, ReconcileContext, Request } from './controller';
+import { EventRecorder } from './events';
+import type { Manager } from './manager';
+import type { Metrics } from './metrics';
+import { renderConstructs } from './render';
+import { apiVersionOf, controllerOf, KubeObject, objectKey } from './resource';
+import type { RateLimiterOptions } from './workqueue';
+
+export interface ControllerSetupOptions {
+  readonly client: KubeClient;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly maxConcurrentReconciles?: number;
+  readonly rateLimiter?: RateLimiterOptions;
+}
+
+const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
+
+/**
+ * Builds the controller a declaration describes — controller-runtime's builder, driven by the
+ * kind's one declaration instead of restated watches:
+ * - informers for the kind (`for`), its children (`owns`, each change reconciling the
+ *   controlling owner) and what it reads (`reads`, mapped to resources by `mapReads`), plus the
+ *   failure Events of its children when it names a `failureOwner`;
+ * - a reconcile that skips deleted resources, renders the desired children, applies those that
+ *   changed (against what our field manager owns), prunes owned children of the `deletes` kinds
+ *   that are no longer rendered, runs `prepare`, computes the status, records Events and writes
+ *   the status only when it changed;
+ * - the terminal-error policy: a child the API server refuses as invalid (400/422) is not
+ *   retried until the resource's spec changes (its generation); the status says why
+ *   (`applyError`), and a Warning Event is recorded once, when `Degraded` turns True.
+ * Any other error is thrown, and the work queue retries it with backoff.
+ */
+export function buildController(mgr: Manager, decl: ControllerDeclaration, options: ControllerSetupOptions): Controller {
+  const type = customResourceType(decl.for);
+  const resources = mgr.informer(type);
+  const owned = new Map((decl.owns ?? []).map(t => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
+  const readTypes = (decl.reads ?? []).filter(t => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
+  const reads = new Map(readTypes.map(t => [`${t.group}/${t.kind}`, mgr.informer(t)] as const));
+  const deletable = (decl.deletes ?? []).map(t => owned.get(t.kind)!);
+  // Refusals already reported, by resource uid: not retried until the generation changes.
+  const refused = new Map<string, { generation: number; message: string }>();
+
+  const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(req, ctx) });
+  controller.for(resources);
+  for (const { informer } of owned.values()) controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
+  for (const t of readTypes) {
+    const map = decl.mapReads?.[t.kind];
+    if (map) {
+      controller.watches(reads.get(`${t.group}/${t.kind}`)!, o => {
+        const name = map(o);
+        return name ? [{ namespace: o.metadata.namespace, name }] : [];
+      });
+    }
+  }
+  const failures = decl.failureOwner
+    ? ChildFailures.watch(mgr, controller, involved => {
+      const name = decl.failureOwner!(involved);
+      return name ? { namespace: involved.namespace, name } : undefined;
+    })
+    : undefined;
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
+    const resource = resources.get(objectKey(req)) as (KubeObject & { spec: unknown; status?: { conditions?: [] } }) | undefined;
+    // Deleted: owner references let the garbage collector remove the children.
+    if (!resource || resource.metadata.deletionTimestamp) return;
+    const namespace = resource.metadata.namespace;
+    const uid = resource.metadata.uid!;
+    const generation = resource.metadata.generation ?? 0;
+
+    const before = new Map<string, ObjectLike>();
+    const children = new Map<string, ObjectLike>();
+    const changes: Array<Observed['changes'][number]> = [];
+    let applyError = refused.get(uid)?.generation === generation ? refused.get(uid)!.message : undefined;
+    if (!applyError) {
+      refused.delete(uid);
+      try {
+        await applyChildren();
+      } catch (err) {
+        if (!isInvalid(err)) throw err;
+        applyError = (err instanceof Error ? err.message : String(err)).slice(0, 1024);
+        refused.set(uid, { generation, message: applyError });
+        ctx.logger.warn({ err: applyError }, 'the API server refused a desired child; not retrying until the spec changes');
+      }
+    }
+    // Children not (re)applied this time — after a refusal — are as the cache has them.
+    for (const { informer } of owned.values()) {
+      for (const o of informer.list(namespace)) {
+        const key = keyOf(o.kind, o.metadata.name);
+        if (controllerOf(o)?.uid === uid && !children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
+      }
+    }
+
+    const prepared = decl.prepare && !applyError ? await decl.prepare({ createIfAbsent: (t, o) => createIfAbsent(ctx.client, t, o) }, resource, children) : undefined;
+    const observed: Observed = {
+      children,
+      before,
+      changes,
+      read: (t: ResourceType, labels?: Record<string, string>) => {
+        const inf = reads.get(`${t.group}/${t.kind}`);
+        if (!inf) throw new Error(`controller ${decl.name} reads ${t.kind} but does not declare it in reads`);
+        return inf.list(namespace, labels);
+      },
+      applyError,
+      childFailure: failures?.find(namespace, involved => decl.failureOwner!(involved) === resource.metadata.name),
+      prepared,
+      now: new Date(),
+    };
+    const status = decl.status?.(resource, observed);
+    for (const e of eventsOf(resource, observed, status)) await ctx.recorder.record(resource, e.type, e.reason, e.message);
+    if (status) await applyStatusIfChanged(ctx.client, type, resource, status);
+
+    async function applyChildren(): Promise<void> {
+      const desired = decl.render
+        ? renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type) }))
+        : [];
+      for (const d of desired) {
+        // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
+        ctx.signal.throwIfAborted();
+        const child = owned.get(d.kind!);
+        if (!child) throw new Error(`controller ${decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
+        const key = keyOf(d.kind, d.metadata.name);
+        const current = child.informer.get(objectKey({ namespace: d.metadata.namespace ?? namespace, name: d.metadata.name }));
+        if (current) before.set(key, current);
+        const { object, applied } = await applyIfChanged(ctx.client, child.type, d, current);
+        children.set(key, object);
+        if (applied) {
+          changes.push({ verb: current ? 'Updated' : 'Created', kind: d.kind!, name: d.metadata.name! });
+          ctx.logger.info({ kind: d.kind, name: d.metadata.name }, current ? 'updated child' : 'created child');
+        }
+      }
+      // Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered.
+      for (const { type: t, informer } of deletable) {
+        for (const o of informer.list(namespace)) {
+          if (controllerOf(o)?.uid !== uid || children.has(keyOf(t.kind, o.metadata.name))) continue;
+          before.set(keyOf(t.kind, o.metadata.name), o);
+          try {
+            await ctx.client.delete(t, o.metadata.name!, o.metadata.namespace);
+          } catch (err) {
+            if (!isNotFound(err)) throw err;
+          }
+          changes.push({ verb: 'Deleted', kind: t.kind, name: o.metadata.name! });
+          ctx.logger.info({ kind: t.kind, name: o.metadata.name }, 'deleted child no longer rendered');
+        }
+      }
+    }
+  }
+
+  /** The kind's Events (or one per changed child), and a Warning when Degraded turns True. */
+  function eventsOf(resource: KubeObject & { spec: unknown; status?: { conditions?: [] } }, observed: Observed, status: object | undefined): EventSpec[] {
+    const events = decl.events
+      ? decl.events(resource, observed, status)
+      : observed.changes.map(c => ({ type: 'Normal' as const, reason: c.verb, message: `${c.verb} ${c.kind} ${c.name}` }));
+    const now = findCondition((status as { conditions?: [] } | undefined)?.conditions, 'Degraded');
+    const was = findCondition(resource.status?.conditions, 'Degraded');
+    if (now?.status === 'True' && !(was?.status === 'True' && was.reason === now.reason)) {
+      events.push({ type: 'Warning', reason: now.reason, message: now.message });
+    }
+    return events;
+  }
+
+  return controller;
+}
+
+async function createIfAbsent(client: KubeClient, type: ResourceType, object: ObjectLike): Promise<boolean> {
+  try {
+    await client.create(type, object as KubeObject, object.metadata.namespace);
+    return true;
+  } catch (err) {
+    if (isConflict(err)) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,112 @@
+import pino from 'pino';
+import { k8s } from 'cdk8s-plus-27';
+import { BuiltinTypes, ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
+import { buildController } from '../../../operator/runtime/builder';
+import { ApiError, KubeClient } from '../../../operator/runtime/client';
+import type { ReconcileContext } from '../../../operator/runtime/controller';
+import { Manager } from '../../../operator/runtime/manager';
+import { Metrics } from '../../../operator/runtime/metrics';
+import type { KubeObject } from '../../../operator/runtime/resource';
+
+const logger = pino({ level: 'silent' });
+
+const widgetKind = new CustomResourceKind({
+  group: 'test.example.com', kind: 'Widget', versions: ['v1'], description: 'A widget.',
+  spec: t.object({ replicas: t.integer({ required: true }), config: t.boolean() }),
+  status: t.object({ ready: t.boolean(), conditions: t.array(t.object({ type: t.string() })) }),
+});
+
+/** Renders a Deployment, and a ConfigMap only when the spec asks for one. */
+const widgetController: ControllerDeclaration = {
+  name: 'widget',
+  for: widgetKind,
+  owns: [BuiltinTypes.Deployment, BuiltinTypes.ConfigMap],
+  deletes: [BuiltinTypes.ConfigMap],
+  render: (scope, w, { owner }) => {
+    const meta = { name: w.metadata.name, namespace: w.metadata.namespace, ownerReferences: [owner] };
+    new k8s.KubeDeployment(scope, 'd', { metadata: meta, spec: { replicas: w.spec.replicas, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    if (w.spec.config) new k8s.KubeConfigMap(scope, 'c', { metadata: meta, data: { a: 'b' } });
+  },
+  status: (w, o) => ({
+    ready: !o.applyError,
+    conditions: [o.applyError
+      ? { type: 'Degraded', status: 'True', reason: 'InvalidChildren', message: o.applyError, lastTransitionTime: 't', observedGeneration: w.metadata.generation }
+      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'ok', lastTransitionTime: 't', observedGeneration: w.metadata.generation }],
+  }),
+};
+
+/** A client that records writes and refuses Deployments with replicas < 0 as the API server would. */
+function fakeClient() {
+  const writes: string[] = [];
+  const client = {
+    fieldManager: 'test',
+    apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
+      writes.push(`apply ${type.kind}${opts.subresource ? `/${opts.subresource}` : ''} ${obj.metadata.name}`);
+      if (type.kind === 'Deployment' && (obj as any).spec.replicas < 0) throw new ApiError(422, 'Invalid', 'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
+      return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } };
+    },
+    delete: async (type: { kind: string }, name: string) => { writes.push(`delete ${type.kind} ${name}`); },
+  } as unknown as KubeClient;
+  return { client, writes };
+}
+
+function setup() {
+  const { client, writes } = fakeClient();
+  const mgr = new Manager({ client, logger, metrics: new Metrics() });
+  const events: string[] = [];
+  const controller = buildController(mgr, widgetController, { client, logger, metrics: new Metrics(), recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
+  const cache = (type: { group: string; resource: string }, obj: KubeObject) => (mgr.informer(type as never) as any).put(`${obj.metadata.namespace}/${obj.metadata.name}`, obj);
+  const ctx = { client, logger, recorder: (controller as any).options.recorder, signal: new AbortController().signal } as ReconcileContext;
+  const reconcile = () => (controller as any).options.reconciler({ namespace: 'ns', name: 'w' }, ctx);
+  const widget = (spec: object, generation: number, status?: object): KubeObject => ({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation }, spec, status });
+  return { mgr, writes, events, cache, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
+}
+
+describe('the controller builder', () => {
+  test('applies what the construct renders, records an Event per change, writes the status', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: 1, config: true }, 1));
+    await s.reconcile();
+    expect(s.writes).toEqual(['apply Deployment w', 'apply ConfigMap w', 'apply Widget/status w']);
+    expect(s.events).toEqual(['Normal/Created', 'Normal/Created']);
+  });
+
+  test('prunes an owned child of a deletable kind the construct no longer renders, and only that', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: 1, config: false }, 2));
+    const owner = [{ apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true }];
+    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', ownerReferences: owner } });
+    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone-elses', namespace: 'ns' } });
+    await s.reconcile();
+    expect(s.writes).toContain('delete ConfigMap w');
+    expect(s.writes.filter(w => w.startsWith('delete'))).toEqual(['delete ConfigMap w']);
+  });
+
+  test('a child the API server refuses: Degraded with its message, one Warning, no retry until the generation changes', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3));
+    await expect(s.reconcile()).resolves.toBeUndefined();
+    expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
+    expect(s.events).toEqual(['Warning/InvalidChildren']);
+    // The stored status now says Degraded; a resync neither re-applies nor records again.
+    const degraded = { ready: false, conditions: [{ type: 'Degraded', status: 'True', reason: 'InvalidChildren', message: 'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0', lastTransitionTime: 't', observedGeneration: 3 }] };
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3, degraded));
+    s.writes.length = 0;
+    s.events.length = 0;
+    await s.reconcile();
+    expect(s.writes).toEqual([]);
+    expect(s.events).toEqual([]);
+    // A new spec is tried again.
+    s.cache(s.widgetType, s.widget({ replicas: 2 }, 4, degraded));
+    await s.reconcile();
+    expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
+  });
+
+  test('a deleted resource, or one being deleted, is left to the garbage collector', async () => {
+    const s = setup();
+    await s.reconcile();
+    s.cache(s.widgetType, { ...s.widget({ replicas: 1 }, 1), metadata: { name: 'w', namespace: 'ns', uid: 'u', deletionTimestamp: 'now' } });
+    await s.reconcile();
+    expect(s.writes).toEqual([]);
+  });
+});
