@@ -30,3 +30,7 @@ export * from './database/api';
 export * from './database/controller';
 export * from './database/operator';
 export * from './database/database-resources';
+export * from './core/construct-operator';
+export * from './core/conditions';
+export * from './core/pods';
+export * from './core/render';

@@ -1,18 +1,12 @@
-import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import { renderConstructs as renderInChart } from '../../constructs/core/render';
 import { controllerReference } from './children';
 import { KubeObject } from './resource';
 
-/**
- * Renders constructs to plain objects in a throwaway chart: how a reconciler turns the same
- * cdk8s constructs used at synth time into the live children it applies.
- */
+/** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
-  const app = new App({ outdir: '/dev/null' });
-  const chart = new Chart(app, 'render');
-  build(chart);
-  return chart.toJson() as KubeObject[];
+  return renderInChart(build) as KubeObject[];
 }
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */

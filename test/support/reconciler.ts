@@ -63,10 +63,10 @@ export class ReconcilerProcess {
    * Starts operator/main.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
    * (build it first with `npm run bundle`).
    */
-  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean }): Promise<ReconcilerProcess> {
+  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean; entry?: string }): Promise<ReconcilerProcess> {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
-    const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : ['--import', 'tsx', path.join(ROOT, 'operator', 'main.ts')];
+    const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'operator', 'main.ts')];
     const child = spawn(process.execPath, [
       ...entry,
       `--kubeconfig=${options.kubeconfig}`,

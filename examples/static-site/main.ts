@@ -1,0 +1,8 @@
+/** The StaticSite reconciler: what the operator's image runs. */
+import { runOperator } from '../../operator/run';
+import { staticSiteController } from './static-site';
+
+runOperator({ controllers: [staticSiteController] }).then(code => process.exit(code), err => {
+  process.stderr.write(`${String(err)}\n`);
+  process.exit(1);
+});
