@@ -1,25 +1,14 @@
-import type { Logger } from 'pino';
 import { BuiltinTypes, ControllerDeclaration, customResourceType, EventSpec, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
 import { ChildFailures } from './child-failures';
 import { applyIfChanged, applyStatusIfChanged, controllerReference } from './children';
 import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
 import { findCondition } from './conditions';
-import { Controller, ReconcileContext, Request } from './controller';
-import { EventRecorder } from './events';
+import { Controller, ControllerSetupOptions, ReconcileContext, Request } from './controller';
+
+export type { ControllerSetupOptions };
 import type { Manager } from './manager';
-import type { Metrics } from './metrics';
 import { renderConstructs } from './render';
 import { apiVersionOf, controllerOf, KubeObject, objectKey } from './resource';
-import type { RateLimiterOptions } from './workqueue';
-
-export interface ControllerSetupOptions {
-  readonly client: KubeClient;
-  readonly recorder: EventRecorder;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly maxConcurrentReconciles?: number;
-  readonly rateLimiter?: RateLimiterOptions;
-}
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
 

@@ -28,9 +28,8 @@ export interface ReconcileContext {
 
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
 
-export interface ControllerOptions {
-  readonly name: string;
-  readonly reconciler: Reconciler;
+/** What every controller of a manager shares: the client, Events, logs, metrics and limits. */
+export interface ControllerSetupOptions {
   readonly client: KubeClient;
   readonly recorder: EventRecorder;
   readonly logger: Logger;
@@ -38,6 +37,11 @@ export interface ControllerOptions {
   /** @default 1 */
   readonly maxConcurrentReconciles?: number;
   readonly rateLimiter?: RateLimiterOptions;
+}
+
+export interface ControllerOptions extends ControllerSetupOptions {
+  readonly name: string;
+  readonly reconciler: Reconciler;
 }
 
 /**
