@@ -19,11 +19,16 @@ import { Database, DatabaseSpecType } from './imports/database.example.com';
  */
 export function buildApps(outdir: string): Record<'operators' | 'crds' | 'samples' | 'mongodb', App> {
   const operators = new App({ outdir });
-  new MemcachedOperator(operators, 'memcached');
-  new EtcdClusterOperator(operators, 'etcd');
-  new CronTabOperator(operators, 'crontab');
-  new WebAppOperator(operators, 'webapp');
-  new DatabaseOperator(operators, 'database');
+  // Each operator in a chart of its own, its cluster-scoped objects in a chart applied before it.
+  const operator = <P>(id: string, make: (scope: Chart, id: string, props: P & { clusterScope: Chart }) => unknown, props = {} as P) => {
+    const cluster = new Chart(operators, `${id}-cluster`);
+    make(new Chart(operators, id), id, { ...props, clusterScope: cluster });
+  };
+  operator('memcached', (s, id, p) => new MemcachedOperator(s, id, p));
+  operator('etcd', (s, id, p) => new EtcdClusterOperator(s, id, p));
+  operator('crontab', (s, id, p) => new CronTabOperator(s, id, p));
+  operator('webapp', (s, id, p) => new WebAppOperator(s, id, p));
+  operator('database', (s, id, p) => new DatabaseOperator(s, id, p));
   // Third-party CRDs we write resources for (installed by their own operators, not by us):
   // dist/crds/, imported to typed classes by `npm run import`.
   const crds = new App({ outdir: path.join(outdir, 'crds') });

@@ -1,4 +1,4 @@
-import { ApiObject, ChartProps } from 'cdk8s';
+import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ConditionList } from './conditions';
 import { BuiltinTypes, ControllerDeclaration, ObjectLike, Observed, OwnerReferenceLike, ResourceLike, ResourceType } from './controller';
@@ -125,8 +125,8 @@ export interface ConstructOperatorProps extends OperatorOptions {
 export class ConstructOperator extends Operator {
   readonly controller: ControllerDeclaration;
 
-  constructor(scope: Construct, id: string, props: ConstructOperatorProps, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [props.controller] }, chartProps);
+  constructor(scope: Construct, id: string, props: ConstructOperatorProps) {
+    super(scope, id, { ...props, controllers: [props.controller] });
     this.controller = props.controller;
   }
 

@@ -26,6 +26,7 @@ export class CustomResourceDefinition extends Construct {
     super(scope, id);
     const k = props.kind;
     this.kind = k;
+    claimCrd(this, k.crdName);
     const subresources: Record<string, unknown> = { status: {} };
     if (k.props.scale) {
       subresources.scale = {
@@ -65,4 +66,18 @@ export class CustomResourceDefinition extends Construct {
       },
     });
   }
+}
+
+/** CRDs already defined, per construct tree: the same CRD twice would be applied twice, and differ. */
+const definedCrds = new WeakMap<Construct, Map<string, string>>();
+
+function claimCrd(crd: Construct, name: string): void {
+  const root = crd.node.root;
+  const defined = definedCrds.get(root) ?? new Map<string, string>();
+  definedCrds.set(root, defined);
+  const other = defined.get(name);
+  if (other) {
+    throw new Error(`CRD ${name} is already defined at ${other}; a kind belongs to one operator — give its controllers to that one`);
+  }
+  defined.set(name, crd.node.path);
 }

@@ -31,7 +31,12 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
   readonly group: string;
   /** CamelCase kind, e.g. `Memcached`. */
   readonly kind: string;
-  /** Lower-case plural used in URLs. @default kind lower-cased + 's' */
+  /**
+   * Lower-case plural used in URLs.
+   * @default the English plural of the kind lower-cased (Redis → redises, Policy → policies,
+   * Memcached → memcacheds); where English is irregular or in doubt (…f, …fe, …o, …is, …um,
+   * person, child) giving it is required
+   */
   readonly plural?: string;
   /** @default kind lower-cased */
   readonly singular?: string;
@@ -92,7 +97,7 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
     this.props = props;
     this.group = props.group;
     this.kind = props.kind;
-    this.plural = props.plural ?? `${props.kind.toLowerCase()}s`;
+    this.plural = props.plural ?? englishPlural(props.kind);
     this.singular = props.singular ?? props.kind.toLowerCase();
     this.versions = props.versions;
     this.storageVersion = props.storageVersion ?? props.versions[props.versions.length - 1];
@@ -236,4 +241,20 @@ export interface CustomResource<S extends Schema<unknown>, St extends Schema<unk
   };
   spec: Static<S>;
   status?: Partial<Static<St>>;
+}
+
+/** Endings and words whose plural a rule would get wrong as often as right: say it explicitly. */
+const DOUBTFUL_ENDINGS = ['f', 'fe', 'o', 'is', 'um', 'person', 'child', 'man', 'mouse', 'goose', 'foot', 'tooth', 'index', 'matrix', 'vertex', 'criterion'];
+
+/** The regular English plural of a kind, lower-cased; throws where English is in doubt. */
+export function englishPlural(kind: string): string {
+  const word = kind.toLowerCase();
+  // "Redis" is a name, not a Latin word: its plural is regular.
+  const doubtful = word !== 'redis' && DOUBTFUL_ENDINGS.find(e => word.endsWith(e));
+  if (doubtful) {
+    throw new Error(`custom kind ${JSON.stringify(kind)}: its plural is not certain from English rules (words ending in "${doubtful}" vary); set plural explicitly, e.g. plural: '${word}s'`);
+  }
+  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  return `${word}s`;
 }

@@ -1,4 +1,4 @@
-import { Chart, ChartProps } from 'cdk8s';
+import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { ControllerDeclaration, validateControllerDeclaration } from './controller';
@@ -67,6 +67,15 @@ export interface OperatorOptions {
   readonly metricsSecure?: boolean;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
+  /**
+   * Where the cluster-scoped objects go: the Namespace, CRDs, ClusterRoles and their bindings.
+   * Give a chart of their own to have them applied first — the chart holding the operator then
+   * depends on it, so `cdk8s synth` writes it first, and `kubectl apply -f dist/` creates the
+   * CRDs and the namespace before what needs them. Their `metadata.namespace` is never set, even
+   * in a chart that has a namespace.
+   * @default the chart the operator is in
+   */
+  readonly clusterScope?: Construct;
 }
 
 export interface OperatorProps extends OperatorOptions {
@@ -79,18 +88,21 @@ const QUANTITY = /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTP
 
 /**
  * A complete operator: CRDs, least-privilege RBAC, and the reconciler Deployment with its
- * metrics Service.
+ * metrics Service — a construct that writes into the chart it is placed in, so that chart's
+ * labels apply. Its namespaced objects carry the operator's namespace (not the chart's);
+ * cluster-scoped ones go to `clusterScope` (by default the same chart).
  *
- * The construct is itself the chart of the operator's namespaced objects (its namespace is set on
- * the chart). Cluster-scoped objects (the Namespace, CRDs, ClusterRole and its binding) go into a
- * sibling chart, `<id>-cluster`, so the chart namespace never stamps them; the namespaced chart
- * depends on it, so `dist/` lists the cluster chart first.
+ * @example
+ * const app = new App();
+ * const cluster = new Chart(app, 'cluster');                  // CRDs, ClusterRoles: applied first
+ * const chart = new Chart(app, 'operators', { labels: { team: 'a' } });
+ * new MemcachedOperator(chart, 'memcached', { clusterScope: cluster });
  */
-export class Operator extends Chart {
+export class Operator extends Construct {
   readonly operatorName: string;
   readonly operatorNamespace: string;
-  /** The chart holding the cluster-scoped objects. */
-  readonly clusterChart: Chart;
+  /** Where the cluster-scoped objects are. */
+  readonly clusterScope: Construct;
   readonly crds: CustomResourceDefinition[];
   readonly serviceAccount: k8s.KubeServiceAccount;
   readonly deployment: k8s.KubeDeployment;
@@ -98,22 +110,29 @@ export class Operator extends Chart {
   /** The rules granted to the reconciler for its controllers (cluster-wide or in the watched namespace). */
   readonly rules: { namespaced: PolicyRule[]; clusterScoped: PolicyRule[] };
 
-  constructor(scope: Construct, id: string, props: OperatorProps, chartProps: ChartProps = {}) {
+  constructor(scope: Construct, id: string, props: OperatorProps) {
+    const placed = placement(scope, id, props);
+    super(placed.scope, id);
+    props = { ...props, clusterScope: placed.clusterScope };
     const name = props.name ?? id;
     const namespace = props.namespace ?? `${name}-system`;
     validateOperatorProps(name, namespace, props);
-    super(scope, id, { ...chartProps, namespace });
+    claimName(this, name);
     this.operatorName = name;
     this.operatorNamespace = namespace;
-    this.clusterChart = new Chart(scope, `${id}-cluster`, { labels: chartProps.labels });
-    this.addDependency(this.clusterChart);
+    const clusterHolder = new Construct(props.clusterScope ?? this, props.clusterScope ? `${name}-cluster` : 'Cluster');
+    this.clusterScope = clusterHolder;
+    const ownChart = Chart.of(this);
+    const clusterChart = Chart.of(clusterHolder);
+    if (clusterChart !== ownChart) ownChart.addDependency(clusterChart);
 
     const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' });
     const selector = selectorLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' });
-    const metadata = (suffix: string) => ({ name: `${name}-${suffix}`, labels });
+    const metadata = (suffix: string) => ({ name: `${name}-${suffix}`, namespace, labels });
+    const clusterMetadata = (suffix: string) => ({ name: `${name}-${suffix}`, labels });
 
     if (props.createNamespace ?? true) {
-      new k8s.KubeNamespace(this.clusterChart, 'Namespace', {
+      new k8s.KubeNamespace(clusterHolder, 'Namespace', {
         metadata: {
           name: namespace,
           labels: {
@@ -126,7 +145,7 @@ export class Operator extends Chart {
     }
 
     const kinds = uniqueKinds(props.controllers.map(c => c.for));
-    this.crds = kinds.map(k => new CustomResourceDefinition(this.clusterChart, `Crd${k.kind}`, {
+    this.crds = kinds.map(k => new CustomResourceDefinition(clusterHolder, `Crd${k.kind}`, {
       kind: k,
       labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
     }));
@@ -158,12 +177,12 @@ export class Operator extends Chart {
       ...(metricsSecure ? metricsAuthRules() : []),
     ];
     if (clusterRules.length > 0) {
-      const clusterRole = new k8s.KubeClusterRole(this.clusterChart, 'ManagerClusterRole', {
-        metadata: metadata('manager-role'),
+      const clusterRole = new k8s.KubeClusterRole(clusterHolder, 'ManagerClusterRole', {
+        metadata: clusterMetadata('manager-role'),
         rules: clusterRules,
       });
-      new k8s.KubeClusterRoleBinding(this.clusterChart, 'ManagerClusterRoleBinding', {
-        metadata: metadata('manager-rolebinding'),
+      new k8s.KubeClusterRoleBinding(clusterHolder, 'ManagerClusterRoleBinding', {
+        metadata: clusterMetadata('manager-rolebinding'),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole.name },
         subjects: [subject],
       });
@@ -171,8 +190,8 @@ export class Operator extends Chart {
 
     if (metricsSecure) {
       // What a Prometheus (or a person) needs to scrape the secure endpoint: bind it to them.
-      new k8s.KubeClusterRole(this.clusterChart, 'MetricsReaderClusterRole', {
-        metadata: metadata('metrics-reader'),
+      new k8s.KubeClusterRole(clusterHolder, 'MetricsReaderClusterRole', {
+        metadata: clusterMetadata('metrics-reader'),
         rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }],
       });
     }
@@ -220,7 +239,7 @@ export class Operator extends Chart {
             terminationGracePeriodSeconds: 30,
             containers: [{
               name: 'manager',
-              image: `${props.image ?? DEFAULT_IMAGE}:${props.imageTag ?? DEFAULT_IMAGE_TAG}`,
+              image: imageReference(props),
               imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
               args,
               env: [
@@ -263,6 +282,10 @@ export class Operator extends Chart {
         ports: [{ name: metricsSecure ? 'https' : 'http', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
       },
     });
+    // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
+    if (clusterChart.namespace) {
+      for (const o of clusterHolder.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+    }
   }
 }
 
@@ -274,6 +297,17 @@ function uniqueKinds(kinds: readonly CustomResourceKind[]): CustomResourceKind[]
 
 function validateOperatorProps(name: string, namespace: string, props: OperatorProps): void {
   const fail = (msg: string): never => { throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`); };
+  if (props.image === undefined) {
+    const foreign = props.controllers.map(c => c.name).filter(c => !KIT_IMAGE_CONTROLLERS.includes(c));
+    if (foreign.length) {
+      fail(`the kit's image runs only its own controllers (${KIT_IMAGE_CONTROLLERS.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`);
+    }
+  }
+  try {
+    imageReference({ ...props, name });
+  } catch (err) {
+    fail((err as Error).message.replace(/^Operator "[^"]*": /, ''));
+  }
   if (!DNS_LABEL.test(name) || name.length > 40) {
     fail('name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"');
   }
@@ -302,12 +336,6 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
     }
   }
   if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
-  if (props.image !== undefined && !/^[a-z0-9]+([._/:-][a-z0-9]+)*$/.test(props.image)) {
-    fail(`image ${JSON.stringify(props.image)} is not an image reference; give it without tag, e.g. "registry.example.com/team/reconciler"`);
-  }
-  if (props.imageTag !== undefined && !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(props.imageTag)) {
-    fail(`imageTag ${JSON.stringify(props.imageTag)} is not a valid tag (letters, digits, "_", ".", "-"; at most 128)`);
-  }
   if (props.logLevel !== undefined && !['debug', 'info', 'warn', 'error'].includes(props.logLevel)) {
     fail(`logLevel must be one of debug, info, warn, error; got ${JSON.stringify(props.logLevel)}`);
   }
@@ -316,4 +344,76 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
       fail(`resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`);
     }
   }
+}
+
+/** Operator names already taken, per construct tree: two operators of one name would collide. */
+const takenNames = new WeakMap<Construct, Map<string, string>>();
+
+function claimName(operator: Construct, name: string): void {
+  const root = operator.node.root;
+  const taken = takenNames.get(root) ?? new Map<string, string>();
+  takenNames.set(root, taken);
+  const other = taken.get(name);
+  if (other) {
+    throw new Error(`Operator ${JSON.stringify(name)}: another operator (${other}) already has this name, and their objects would collide; give one of them another name`);
+  }
+  taken.set(name, operator.node.path);
+}
+
+/** The controllers the kit's own image (`DEFAULT_IMAGE`) contains. */
+export const KIT_IMAGE_CONTROLLERS: readonly string[] = ['memcached', 'etcdcluster', 'crontab', 'application', 'webapp', 'database'];
+
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const DOMAIN = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?';
+/** `[registry[:port]/]path[:tag][@digest]`, as the OCI distribution reference grammar has it. */
+const IMAGE_REFERENCE = new RegExp(`^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}))?$`);
+
+/** A parsed image reference. */
+export interface ImageReference {
+  readonly registry?: string;
+  readonly repository: string;
+  readonly tag?: string;
+  readonly digest?: string;
+}
+
+/** Parses an image reference; throws with the reason when it is not one. */
+export function parseImageReference(image: string): ImageReference {
+  const m = IMAGE_REFERENCE.exec(image);
+  // A first component without a dot, colon or "localhost" is a path, not a registry (docker's rule).
+  if (!m) {
+    throw new Error(`${JSON.stringify(image)} is not an image reference; use [registry/]repository[:tag][@sha256:digest] with a lower-case repository, e.g. "ghcr.io/acme/operator:1.2.0"`);
+  }
+  let [, registry, repository] = m;
+  const [, , , tag, digest] = m;
+  if (registry && !/[.:]/.test(registry) && registry !== 'localhost') {
+    repository = `${registry}/${repository}`;
+    registry = undefined as unknown as string;
+    if (/[A-Z]/.test(repository)) throw new Error(`${JSON.stringify(image)}: the repository must be lower-case`);
+  }
+  return { registry: registry || undefined, repository, tag, digest };
+}
+
+/** The reconciler image of an operator: `image` (which may carry a tag or digest) and `imageTag`. */
+function imageReference(props: OperatorProps): string {
+  const image = props.image ?? DEFAULT_IMAGE;
+  const ref = parseImageReference(image);
+  const where = `Operator ${JSON.stringify(props.name ?? '')}`.replace(' ""', '');
+  if ((ref.tag || ref.digest) && props.imageTag) {
+    throw new Error(`${where}: image ${JSON.stringify(image)} already names a ${ref.digest ? 'digest' : 'tag'}; drop imageTag (${JSON.stringify(props.imageTag)}) or the one in image`);
+  }
+  if (ref.tag || ref.digest) return image;
+  const tag = props.imageTag ?? DEFAULT_IMAGE_TAG;
+  if (!/^[\w][\w.-]{0,127}$/.test(tag)) throw new Error(`${where}: imageTag ${JSON.stringify(tag)} is not a tag; use letters, digits, ".", "_" and "-", e.g. "1.2.0"`);
+  return `${image}:${tag}`;
+}
+
+/**
+ * An operator placed in a chart writes into it. Placed directly in an App (as a one-line app
+ * does), it gets a chart of its own, `<id>`, and one for its cluster-scoped objects,
+ * `<id>-cluster`, applied first.
+ */
+function placement(scope: Construct, id: string, props: OperatorProps): { scope: Construct; clusterScope?: Construct } {
+  if (scope.node.scopes.some(s => Chart.isChart(s))) return { scope, clusterScope: props.clusterScope };
+  const clusterScope = props.clusterScope ?? new Chart(scope, `${id}-cluster`);
+  return { scope: new Chart(scope, id), clusterScope };
 }

@@ -1,4 +1,3 @@
-import { ChartProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Operator, OperatorOptions } from '../core/operator';
 import { cronTabController } from './controller';
@@ -7,7 +6,7 @@ export interface CronTabOperatorProps extends OperatorOptions {}
 
 /** The CronTab operator: the `crontabs.stable.example.com` CRD, RBAC and the `crontab` controller. */
 export class CronTabOperator extends Operator {
-  constructor(scope: Construct, id: string, props: CronTabOperatorProps = {}, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [cronTabController] }, chartProps);
+  constructor(scope: Construct, id: string, props: CronTabOperatorProps = {}) {
+    super(scope, id, { ...props, controllers: [cronTabController] });
   }
 }

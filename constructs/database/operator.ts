@@ -1,4 +1,3 @@
-import { ChartProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Operator, OperatorOptions } from '../core/operator';
 import { databaseController } from './controller';
@@ -7,7 +6,7 @@ export interface DatabaseOperatorProps extends OperatorOptions {}
 
 /** The Database operator: `databases.database.example.com`, RBAC and the `database` controller. */
 export class DatabaseOperator extends Operator {
-  constructor(scope: Construct, id: string, props: DatabaseOperatorProps = {}, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [databaseController] }, chartProps);
+  constructor(scope: Construct, id: string, props: DatabaseOperatorProps = {}) {
+    super(scope, id, { ...props, controllers: [databaseController] });
   }
 }

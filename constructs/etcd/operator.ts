@@ -1,4 +1,3 @@
-import { ChartProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Operator, OperatorOptions } from '../core/operator';
 import { etcdClusterController } from './controller';
@@ -10,7 +9,7 @@ export interface EtcdClusterOperatorProps extends OperatorOptions {}
  * the reconciler running the `etcdcluster` controller.
  */
 export class EtcdClusterOperator extends Operator {
-  constructor(scope: Construct, id: string, props: EtcdClusterOperatorProps = {}, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [etcdClusterController] }, chartProps);
+  constructor(scope: Construct, id: string, props: EtcdClusterOperatorProps = {}) {
+    super(scope, id, { ...props, controllers: [etcdClusterController] });
   }
 }

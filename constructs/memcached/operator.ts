@@ -1,4 +1,3 @@
-import { ChartProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Operator, OperatorOptions } from '../core/operator';
 import { memcachedController } from './controller';
@@ -12,11 +11,12 @@ export interface MemcachedOperatorProps extends OperatorOptions {}
  *
  * @example
  * const app = new App();
- * new MemcachedOperator(app, 'memcached');
+ * const cluster = new Chart(app, 'memcached-cluster'); // CRD, ClusterRole: applied first
+ * new MemcachedOperator(new Chart(app, 'memcached'), 'memcached', { clusterScope: cluster });
  * app.synth(); // dist/0000-memcached-cluster.k8s.yaml, dist/0001-memcached.k8s.yaml
  */
 export class MemcachedOperator extends Operator {
-  constructor(scope: Construct, id: string, props: MemcachedOperatorProps = {}, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [memcachedController] }, chartProps);
+  constructor(scope: Construct, id: string, props: MemcachedOperatorProps = {}) {
+    super(scope, id, { ...props, controllers: [memcachedController] });
   }
 }

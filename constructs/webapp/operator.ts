@@ -1,4 +1,3 @@
-import { ChartProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Operator, OperatorOptions } from '../core/operator';
 import { applicationController, webAppController } from './controller';
@@ -10,7 +9,7 @@ export interface WebAppOperatorProps extends OperatorOptions {}
  * RBAC, and one reconciler running both controllers.
  */
 export class WebAppOperator extends Operator {
-  constructor(scope: Construct, id: string, props: WebAppOperatorProps = {}, chartProps?: ChartProps) {
-    super(scope, id, { ...props, controllers: [applicationController, webAppController] }, chartProps);
+  constructor(scope: Construct, id: string, props: WebAppOperatorProps = {}) {
+    super(scope, id, { ...props, controllers: [applicationController, webAppController] });
   }
 }

@@ -1,6 +1,6 @@
 import { App } from 'cdk8s';
 import {
-  BuiltinTypes, CustomResourceKind, memcachedController, MemcachedOperator, metricsAuthRules, Operator, OperatorProps, t,
+  BuiltinTypes, CustomResourceKind, englishPlural, EtcdClusterOperator, memcachedController, MemcachedOperator, metricsAuthRules, Operator, OperatorProps, parseImageReference, t,
 } from '../../constructs';
 
 function operatorWith(props: Partial<OperatorProps>, name = 'memcached') {
@@ -18,8 +18,11 @@ describe('Operator props are validated at synth, with a message saying how to fi
     ['zero concurrent reconciles', operatorWith({ maxConcurrentReconciles: 0 }), /maxConcurrentReconciles must be a whole number from 1 to 100/],
     ['a privileged port', operatorWith({ metricsPort: 80 }), /metricsPort must be a whole number from 1024 to 65535/],
     ['the same port twice', operatorWith({ metricsPort: 9000, healthPort: 9000 }), /give them different ports/],
-    ['an image with a tag', operatorWith({ image: 'Reconciler:latest' }), /give it without tag/],
-    ['a bad image tag', operatorWith({ imageTag: 'v1/beta' }), /imageTag "v1\/beta" is not a valid tag/],
+    ['an upper-case repository', operatorWith({ image: 'Reconciler' }), /"Reconciler" is not an image reference/],
+    ['a tag twice', operatorWith({ image: 'repo/img:1.0', imageTag: '0.1.0' }), /already names a tag; drop imageTag/],
+    ['a malformed digest', operatorWith({ image: 'repo/img@sha256:abc' }), /is not an image reference/],
+    ['a bad image tag', operatorWith({ image: 'repo/img', imageTag: 'v1/beta' }), /imageTag "v1\/beta" is not a tag/],
+    ['a controller the kit\'s image does not contain', operatorWith({ controllers: [{ ...memcachedController, name: 'redis' }] }), /the kit's image runs only its own controllers .* not redis; build an image/],
     ['a bad quantity', operatorWith({ resources: { memoryLimit: '256MB' } }), /resources.memoryLimit "256MB" is not a Kubernetes quantity/],
     ['an unknown log level', operatorWith({ logLevel: 'verbose' as never }), /logLevel must be one of debug, info, warn, error/],
     ['no controllers', operatorWith({ controllers: [] }), /give at least one controller/],
@@ -28,6 +31,28 @@ describe('Operator props are validated at synth, with a message saying how to fi
   ];
   test.each(cases)('rejects %s', (_what, build, message) => {
     expect(build).toThrow(message);
+  });
+
+  test('image references: a tag or digest in image is used as given; otherwise imageTag (or the kit\'s) is added', () => {
+    const imageOf = (props: Partial<OperatorProps>) => {
+      const app = new App();
+      new Operator(app, 'memcached', { controllers: [memcachedController], ...props });
+      return app.charts.flatMap(c => c.toJson()).find(d => d.kind === 'Deployment').spec.template.spec.containers[0].image;
+    };
+    expect(imageOf({ image: 'repo/img:1.0' })).toBe('repo/img:1.0');
+    expect(imageOf({ image: 'registry.example.com:5000/team/img', imageTag: '2.1' })).toBe('registry.example.com:5000/team/img:2.1');
+    const digest = `ghcr.io/acme/op@sha256:${'a'.repeat(64)}`;
+    expect(imageOf({ image: digest })).toBe(digest);
+    expect(imageOf({})).toBe('cdk8s-operator-kit/reconciler:0.1.0');
+    expect(parseImageReference('localhost:5000/op:dev')).toEqual({ registry: 'localhost:5000', repository: 'op', tag: 'dev', digest: undefined });
+    expect(parseImageReference('library/nginx')).toEqual({ registry: undefined, repository: 'library/nginx', tag: undefined, digest: undefined });
+  });
+
+  test('two operators of one name, or two of one kind, are refused', () => {
+    const app = new App();
+    new MemcachedOperator(app, 'cache');
+    expect(() => new EtcdClusterOperator(app, 'etcd', { name: 'cache' })).toThrow(/another operator \(cache\/cache\) already has this name/);
+    expect(() => new MemcachedOperator(app, 'cache-2')).toThrow(/CRD memcacheds.cache.example.com is already defined/);
   });
 
   test('valid settings synthesize', () => {
@@ -79,4 +104,13 @@ describe('custom kinds are validated when defined', () => {
   test.each(cases)('rejects %s', (_what, override, message) => {
     expect(() => new CustomResourceKind({ ...base, ...override } as never)).toThrow(message);
   });
+});
+
+test('default plurals follow English, and are required where English is in doubt', () => {
+  expect(['Memcached', 'EtcdCluster', 'Redis', 'Box', 'Policy', 'Gateway', 'Match', 'Database'].map(englishPlural))
+    .toEqual(['memcacheds', 'etcdclusters', 'redises', 'boxes', 'policies', 'gateways', 'matches', 'databases']);
+  expect(() => englishPlural('Proxy')).not.toThrow();
+  expect(() => englishPlural('Analysis')).toThrow(/set plural explicitly/);
+  expect(() => englishPlural('Leaf')).toThrow(/words ending in "f" vary/);
+  expect(() => englishPlural('Potato')).toThrow(/set plural explicitly/);
 });
