@@ -1,4 +1,4 @@
-import { Chart, ChartProps } from 'cdk8s';
+import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { PART_OF } from '../core/labels';
@@ -43,6 +43,12 @@ export interface MongoDbStorageProps {
   readonly claimAccessModes?: readonly string[];
   /** Create the namespace. @default true */
   readonly createNamespace?: boolean;
+  /**
+   * Where the volumes and the Namespace go (cluster-scoped): a chart of their own is applied
+   * before the claims' chart, which then depends on it.
+   * @default the chart the storage is in
+   */
+  readonly volumesScope?: Construct;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -55,19 +61,26 @@ const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWri
  * variant, one NFS PersistentVolume per claim (Retain, mount options `hard`, `nfsvers=4.1`),
  * pre-bound both ways so each claim binds to its own volume and nothing else.
  *
- * The construct is the chart of the claims (in the replica set's namespace); the volumes and the
- * Namespace, being cluster-scoped, go into a sibling chart `<id>-volumes`.
+ * A construct that writes into the chart it is placed in: the claims in the replica set's
+ * namespace; the volumes and the Namespace (cluster-scoped, never given a namespace) in
+ * `volumesScope`, by default the same chart. Placed directly in an App, it makes a chart of the
+ * claims, `<id>`, depending on a chart of the volumes, `<id>-volumes`.
  */
-export class MongoDbStorage extends Chart {
-  readonly volumesChart: Chart;
+export class MongoDbStorage extends Construct {
+  /** Where the volumes and the Namespace are. */
+  readonly volumesScope: Construct;
   readonly persistentVolumes: k8s.KubePersistentVolume[] = [];
   readonly claims: k8s.KubePersistentVolumeClaim[] = [];
 
-  constructor(scope: Construct, id: string, props: MongoDbStorageProps, chartProps: ChartProps = {}) {
+  constructor(scope: Construct, id: string, props: MongoDbStorageProps) {
     validateStorageProps(props);
-    super(scope, id, { ...chartProps, namespace: props.namespace });
-    this.volumesChart = new Chart(scope, `${id}-volumes`, { labels: chartProps.labels });
-    this.addDependency(this.volumesChart);
+    const inChart = scope.node.scopes.some(s => Chart.isChart(s));
+    const volumesParent = props.volumesScope ?? (inChart ? undefined : new Chart(scope, `${id}-volumes`));
+    super(inChart ? scope : new Chart(scope, id), id);
+    this.volumesScope = new Construct(volumesParent ?? this, 'Volumes');
+    const ownChart = Chart.of(this);
+    const volumesChart = Chart.of(this.volumesScope);
+    if (volumesChart !== ownChart) ownChart.addDependency(volumesChart);
     const members = props.members ?? 3;
     const labels = {
       'app.kubernetes.io/name': 'mongodb',
@@ -77,7 +90,7 @@ export class MongoDbStorage extends Chart {
       'app.kubernetes.io/managed-by': 'cdk8s',
     };
     if (props.createNamespace ?? true) {
-      new k8s.KubeNamespace(this.volumesChart, 'Namespace', { metadata: { name: props.namespace } });
+      new k8s.KubeNamespace(this.volumesScope, 'Namespace', { metadata: { name: props.namespace } });
     }
     const volumes: Array<[string, MongoDbVolumeOptions]> = [['data-volume', props.data]];
     if (props.logs) volumes.push(['logs-volume', props.logs]);
@@ -89,7 +102,7 @@ export class MongoDbStorage extends Chart {
         let volumeName: string | undefined;
         if (options.nfs) {
           volumeName = `${props.namespace}-${claimName}`;
-          this.persistentVolumes.push(new k8s.KubePersistentVolume(this.volumesChart, `Pv-${volume}-${i}`, {
+          this.persistentVolumes.push(new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
             metadata: { name: volumeName, labels: memberLabels },
             spec: {
               capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
@@ -105,7 +118,7 @@ export class MongoDbStorage extends Chart {
           }));
         }
         this.claims.push(new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
-          metadata: { name: claimName, labels: memberLabels },
+          metadata: { name: claimName, namespace: props.namespace, labels: memberLabels },
           spec: {
             accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
             volumeMode: 'Filesystem',
@@ -115,6 +128,10 @@ export class MongoDbStorage extends Chart {
           },
         }));
       }
+    }
+    // A chart's namespace would be stamped on the volumes and the Namespace too.
+    if (volumesChart.namespace) {
+      for (const o of this.volumesScope.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     }
   }
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { MongoDbStorage, MongoDbStorageProps, parseQuantity, structuralProblems } from '../../constructs';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
@@ -40,11 +40,18 @@ describe('MongoDB storage for seed 000', () => {
     for (const o of storage) expect(() => validateBuiltin(o)).not.toThrow();
   });
 
+  test('in a user\'s namespaced chart: claims in the replica set\'s namespace, volumes and Namespace in none, all in that chart', () => {
+    const chart = new Chart(new App(), 'mine', { namespace: 'elsewhere', labels: { team: 'data' } });
+    new MongoDbStorage(chart, 'storage', { replicaSetName: 'rs', namespace: 'db', members: 1, data: { capacity: '1Gi', nfs: { server: 'nfs.local', paths: ['/a'] } } });
+    const objects = Testing.synth(chart);
+    expect(objects.map(o => `${o.kind}/${o.metadata.namespace}/${o.metadata.labels?.team}`).sort()).toEqual(['Namespace/undefined/data', 'PersistentVolume/undefined/data', 'PersistentVolumeClaim/db/data']);
+  });
+
   test('the StorageClass variant makes claims only, logs volumes when asked', () => {
     const app = new App();
     const s = new MongoDbStorage(app, 'db', { replicaSetName: 'rs', namespace: 'db', members: 2, data: { storageClassName: 'fast', request: '20Gi' }, logs: { storageClassName: 'fast', request: '2Gi' } });
     expect(s.persistentVolumes).toEqual([]);
-    const claims = s.toJson();
+    const claims = Chart.of(s).toJson();
     expect(claims.map((c: any) => c.metadata.name)).toEqual(['data-volume-rs-0', 'data-volume-rs-1', 'logs-volume-rs-0', 'logs-volume-rs-1']);
     expect(claims[0].spec).toMatchObject({ storageClassName: 'fast', resources: { requests: { storage: '20Gi' } } });
     expect(claims[0].spec.volumeName).toBeUndefined();
