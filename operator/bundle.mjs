@@ -1,14 +1,17 @@
-// Bundles the reconciler into one file for the container image: build/reconciler/main.js
-// (or the path given as the first argument).
+// Bundles a reconciler entry point into one file, as operator/Dockerfile does:
+//   node operator/bundle.mjs [outfile] [entry]
+// (default build/reconciler/main.js from operator/main.ts, the kit's image).
 import { build } from 'esbuild';
 
 const outfile = process.argv[2] ?? 'build/reconciler/main.js';
+const entry = process.argv[3] ?? 'operator/main.ts';
 
 const result = await build({
-  entryPoints: ['operator/main.ts'],
+  entryPoints: [entry],
   outfile,
   bundle: true,
   platform: 'node',
+  // Node 20 is what these machines run; the image runs Node 22.
   target: 'node20',
   format: 'cjs',
   minify: true,
