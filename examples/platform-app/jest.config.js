@@ -1,0 +1,4 @@
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+};

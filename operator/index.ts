@@ -1,0 +1,20 @@
+/**
+ * `cdk8s-operator-kit/reconciler`: the run-time half. A reconciler image's entry point calls
+ * `runOperator` with its controllers; the pieces below are for those who assemble their own.
+ */
+export { runOperator } from './run';
+export type { RunOperatorOptions } from './run';
+export { KIT_CONTROLLERS } from './kit';
+export { buildController } from './runtime/builder';
+export { Controller } from './runtime/controller';
+export type { ControllerSetupOptions, ReconcileContext, Reconciler, Request, Result } from './runtime/controller';
+export { Manager } from './runtime/manager';
+export type { ManagerOptions } from './runtime/manager';
+export { Informer } from './runtime/informer';
+export { ApiError, isConflict, isGone, isInvalid, isNotFound, KubeClient } from './runtime/client';
+export type { KubeClientOptions } from './runtime/client';
+export { EventRecorder } from './runtime/events';
+export { Metrics } from './runtime/metrics';
+export { extractApplied, needsApply } from './runtime/managed-fields';
+export { renderChildren } from './runtime/render';
+export type { KubeObject } from './runtime/resource';
