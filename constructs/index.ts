@@ -1,3 +1,9 @@
+/**
+ * Constructs that synthesize complete Kubernetes operators: kinds, CRDs, least-privilege RBAC,
+ * the reconciler Deployment, and `ConstructOperator` for any construct.
+ *
+ * @module cdk8s-operator-kit
+ */
 export * from './core/schema';
 export * from './core/structural';
 export * from './core/kind';

@@ -1,6 +1,8 @@
 /**
  * `cdk8s-operator-kit/reconciler`: the run-time half. A reconciler image's entry point calls
  * `runOperator` with its controllers; the pieces below are for those who assemble their own.
+ *
+ * @module cdk8s-operator-kit/reconciler
  */
 export { runOperator } from './run';
 export type { RunOperatorOptions } from './run';

@@ -76,6 +76,13 @@ export interface OperatorOptions {
    * @default the chart the operator is in
    */
   readonly clusterScope?: Construct;
+  /**
+   * Where the CRDs go, apart from the other cluster-scoped objects: for a Helm chart, whose
+   * `crds/` directory Helm installs before anything else and never templates (synthesize with
+   * `--format helm`, then move this chart's file from `templates/` to `crds/`).
+   * @default clusterScope
+   */
+  readonly crdScope?: Construct;
 }
 
 export interface OperatorProps extends OperatorOptions {
@@ -145,7 +152,9 @@ export class Operator extends Construct {
     }
 
     const kinds = uniqueKinds(props.controllers.map(c => c.for));
-    this.crds = kinds.map(k => new CustomResourceDefinition(clusterHolder, `Crd${k.kind}`, {
+    const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
+    if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
+    this.crds = kinds.map(k => new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
       kind: k,
       labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
     }));
@@ -283,8 +292,9 @@ export class Operator extends Construct {
       },
     });
     // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
-    if (clusterChart.namespace) {
-      for (const o of clusterHolder.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+    for (const holder of new Set([clusterHolder, crdHolder])) {
+      if (!Chart.of(holder).namespace) continue;
+      for (const o of holder.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     }
   }
 }

@@ -3,6 +3,8 @@
  * as envtest is for controller-runtime users — etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler and kwok's simulated nodes, built from their Go modules and cached, or taken
  * from KUBEBUILDER_ASSETS, or an existing cluster from OPKIT_KUBECONFIG.
+ *
+ * @module cdk8s-operator-kit/testing
  */
 export { freePort, resolveBinaries, startControlPlane } from './control-plane';
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { importCrds } from '../../scripts/import';
 import { readTree, synthProject } from '../support/synth';
 
@@ -27,5 +28,16 @@ describe('committed generated files are current', () => {
     }
     // Importing leaves the project's cdk8s.yaml alone.
     expect(fs.readFileSync(path.join(ROOT, 'cdk8s.yaml'), 'utf8')).not.toMatch(/opkit-import|\/tmp\//);
+  }, 60_000);
+
+  // The API reference is generated from the doc comments: run `npm run docs`.
+  test('docs/api/ equals a fresh typedoc of the three entry points', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-docs-'));
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--logLevel', 'Warn', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    const fresh = readTree(out);
+    expect(Object.keys(fresh)).toEqual(expect.arrayContaining(['README.md', 'cdk8s-operator-kit.md', 'cdk8s-operator-kit/reconciler.md', 'cdk8s-operator-kit/testing.md']));
+    expect(fresh['cdk8s-operator-kit.md']).toContain('### ConstructOperator');
+    expect(readTree(path.join(ROOT, 'docs', 'api'))).toEqual(fresh);
   }, 60_000);
 });
