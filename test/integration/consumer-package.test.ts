@@ -51,6 +51,13 @@ test('the app type-checks against the published types, synthesizes, and its own 
   run('npx', ['jest', '--ci'], app);
 });
 
+test('it runs under the cdk8s init template\'s ts-node and CommonJS tsconfig, subpath imports included', () => {
+  fs.rmSync(path.join(app, 'dist'), { recursive: true, force: true });
+  run('npm', ['run', 'synth:ts-node'], app);
+  expect(fs.readdirSync(path.join(app, 'dist'))).toHaveLength(3);
+  expect(run('npx', ['ts-node', '--project', 'tsconfig.cdk8s-init.json', 'reconciler.ts', '--help'], app)).toContain('--leader-elect');
+});
+
 test('one copy of cdk8s and constructs: the kit takes the app\'s (peer dependencies)', () => {
   expect(fs.existsSync(path.join(app, 'node_modules', 'cdk8s-operator-kit', 'node_modules', 'cdk8s'))).toBe(false);
   expect(fs.existsSync(path.join(app, 'node_modules', 'cdk8s-operator-kit', 'node_modules', 'constructs'))).toBe(false);
