@@ -55,6 +55,13 @@ export function synthesizedControllersFlag(): string {
   return flag;
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // utime and stime are fields 14 and 15 of stat; after the command name, indexes 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function rssBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
@@ -111,6 +118,7 @@ async function main(): Promise<void> {
     }
     await new Promise(r => setTimeout(r, 1000));
     const idleRss = rssBytes(rec.pid!);
+    const cpuAtStart = cpuSeconds(rec.pid!);
     let peakRss = idleRss;
     const sampler = setInterval(() => { peakRss = Math.max(peakRss, rssBytes(rec.pid!)); }, 50);
 
@@ -131,6 +139,7 @@ async function main(): Promise<void> {
     const convergeMs = performance.now() - t0;
     clearInterval(sampler);
     peakRss = Math.max(peakRss, rssBytes(rec.pid!));
+    const cpuUsed = cpuSeconds(rec.pid!) - cpuAtStart;
     const deps = await client.list(BuiltinTypes.Deployment, benchNs);
     const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
       .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
@@ -152,6 +161,7 @@ async function main(): Promise<void> {
       deploymentsCreated: deps.items.length,
       reconcilerRequests: requests,
       requestsPerMemcached: +(requests / N).toFixed(2),
+      reconcilerCpuSeconds: +cpuUsed.toFixed(2),
       idleRssMiB: +mib(idleRss), peakRssMiB: +mib(peakRss), peakVsIdleRss: +(peakRss / idleRss).toFixed(2),
     }, null, 2));
   } finally {

@@ -22,6 +22,8 @@ export interface InformerOptions {
   readonly pageSize?: number;
   /** Cache only the objects matching this field selector, e.g. `reason=FailedCreate`. */
   readonly fieldSelector?: string;
+  /** What of each object to keep in the cache (client-go's informer transform). @default all of it */
+  readonly transform?: (obj: KubeObject) => KubeObject;
 }
 
 /**
@@ -164,9 +166,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       const status = e.object as unknown as { code?: number; reason?: string; message?: string };
       throw new ApiError(status.code ?? 500, status.reason ?? 'Unknown', `watch ${this.type.resource}: ${status.message ?? 'error event'}`);
     }
-    const obj = e.object as T;
-    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (e.object.metadata?.resourceVersion) this.resourceVersion = e.object.metadata.resourceVersion;
     if (e.type === 'BOOKMARK') return;
+    const obj = this.typed(e.object as T);
     const key = objectKey(obj.metadata);
     const old = this.store.get(key);
     if (e.type === 'DELETED') {
@@ -183,9 +185,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {};
   }
 
+  /** The object as cached: with its apiVersion and kind, transformed. */
   private typed(obj: T): T {
-    if (obj.apiVersion && obj.kind) return obj;
-    return { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+    const typed = obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+    return (this.options.transform ? this.options.transform(typed) : typed) as T;
   }
 
   private resync(): void {

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { KubeClient } from './client';
 import { Controller } from './controller';
+import { cacheTransform } from './cache-transform';
 import { Informer } from './informer';
 import { LeaderElector, LeaderElectionOptions } from './leader-election';
 import { Metrics } from './metrics';
@@ -72,6 +73,7 @@ export class Manager {
     if (!inf) {
       inf = new Informer(this.options.client, type, {
         fieldSelector: options.fieldSelector,
+        transform: cacheTransform(this.options.client.fieldManager, type),
         namespace: type.namespaced ? this.options.namespace : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
         logger: this.options.logger.child({ logger: 'informer' }),
