@@ -8,6 +8,7 @@
  *
  *   npm run bench:converge            # N = 100
  *   N=200 WORKERS=2 npm run bench:converge
+ *   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:converge   # profile the reconciler
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -27,7 +28,7 @@ import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.N ?? 100);
-const WORKERS = Number(process.env.WORKERS ?? 1);
+const WORKERS = Number(process.env.WORKERS ?? 4);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 900) * 1000;
 const memcachedType = customResourceType(memcachedKind);
 
@@ -102,7 +103,7 @@ async function main(): Promise<void> {
     // The reconciler, as the operator ServiceAccount, running the bundle the image ships.
     kubectl(admin, ['create', 'namespace', benchNs]);
     const [health, metrics] = [await freePort(), await freePort()];
-    const rec = spawn(process.execPath, [path.join(ROOT, 'build', 'reconciler', 'main.js'),
+    const rec = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'build', 'reconciler', 'main.js'),
       `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: admin })}`, synthesizedControllersFlag(), `--namespace=${benchNs}`, '--log-level=warn',
       // Read over plain HTTP below; the secure endpoint is tested elsewhere.
       '--metrics-secure=false',

@@ -14,7 +14,8 @@ const result = await build({
   // Node 20 is what these machines run; the image runs Node 22.
   target: 'node20',
   format: 'cjs',
-  minify: true,
+  // OPKIT_BUNDLE_MINIFY=0 keeps names readable, e.g. for a CPU profile.
+  minify: process.env.OPKIT_BUNDLE_MINIFY !== '0',
   sourcemap: 'linked',
   legalComments: 'linked',
   metafile: true,

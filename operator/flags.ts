@@ -37,7 +37,7 @@ export const USAGE = `Usage: reconciler [flags]
                                     get on /metrics (TokenReview + SubjectAccessReview) (default true)
   --metrics-cert-path=DIR           tls.crt and tls.key for /metrics (default: self-signed, in memory)
   --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
-  --max-concurrent-reconciles=N     workers per controller (default 1)
+  --max-concurrent-reconciles=N     workers per controller (default 4)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
   --kubeconfig=PATH                 out of cluster (default: in-cluster, then KUBECONFIG)
   --log-level=debug|info|warn|error (default info)
@@ -80,7 +80,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'metrics-secure': { type: 'string', default: 'true' },
       'metrics-cert-path': { type: 'string' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
-      'max-concurrent-reconciles': { type: 'string', default: '1' },
+      'max-concurrent-reconciles': { type: 'string', default: '4' },
       'sync-period': { type: 'string', default: '10h' },
       kubeconfig: { type: 'string' },
       'log-level': { type: 'string', default: 'info' },

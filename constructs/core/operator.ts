@@ -13,6 +13,9 @@ export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
 /** The tag of that image matching this version of the kit. */
 export const DEFAULT_IMAGE_TAG = '0.1.0';
 
+/** Reconciles at once per controller, unless set: see `maxConcurrentReconciles`. */
+export const DEFAULT_CONCURRENT_RECONCILES = 4;
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** Compute resources of the reconciler container. */
@@ -54,7 +57,13 @@ export interface OperatorOptions {
   readonly resources?: OperatorResources;
   /** @default 'info' */
   readonly logLevel?: LogLevel;
-  /** Reconciles that may run at once per controller (different objects only). @default 1 */
+  /**
+   * Reconciles that may run at once per controller (different objects only; one object is never
+   * reconciled twice at once). controller-runtime defaults to 1; the kit's reconciles mostly wait
+   * on the API server, and 4 converged 1000 resources in 0.63× the time of 1, for less CPU
+   * (bench/RESULTS.md).
+   * @default 4
+   */
   readonly maxConcurrentReconciles?: number;
   /** Port of `/metrics`. @default 8080 */
   readonly metricsPort?: number;
@@ -227,7 +236,7 @@ export class Operator extends Construct {
       `--metrics-bind-address=:${metricsPort}`,
       ...(metricsSecure ? [] : ['--metrics-secure=false']),
       `--health-probe-bind-address=:${healthPort}`,
-      `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? 1}`,
+      `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
       `--log-level=${props.logLevel ?? 'info'}`,
       ...(leaderElection ? ['--leader-elect', `--leader-election-id=${leaderElectionId}`, `--leader-election-namespace=${namespace}`] : []),
       ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
@@ -336,7 +345,7 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   if (replicas > 1 && props.leaderElection === false) {
     fail(`${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`);
   }
-  const mcr = props.maxConcurrentReconciles ?? 1;
+  const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
   if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100) fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
   const metricsPort = props.metricsPort ?? 8080;
   const healthPort = props.healthPort ?? 8081;

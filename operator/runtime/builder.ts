@@ -8,7 +8,7 @@ import { Controller, ControllerSetupOptions, ReconcileContext, Request } from '.
 export type { ControllerSetupOptions };
 import type { Manager } from './manager';
 import { renderConstructs } from './render';
-import { apiVersionOf, controllerOf, KubeObject, objectKey } from './resource';
+import { apiVersionOf, KubeObject, objectKey } from './resource';
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
 
@@ -81,9 +81,9 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     }
     // Children not (re)applied this time — after a refusal — are as the cache has them.
     for (const { informer } of owned.values()) {
-      for (const o of informer.list(namespace)) {
+      for (const o of informer.listControlledBy(uid)) {
         const key = keyOf(o.kind, o.metadata.name);
-        if (controllerOf(o)?.uid === uid && !children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
+        if (!children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
       }
     }
 
@@ -127,8 +127,8 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       }
       // Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered.
       for (const { type: t, informer } of deletable) {
-        for (const o of informer.list(namespace)) {
-          if (controllerOf(o)?.uid !== uid || children.has(keyOf(t.kind, o.metadata.name))) continue;
+        for (const o of informer.listControlledBy(uid)) {
+          if (children.has(keyOf(t.kind, o.metadata.name))) continue;
           before.set(keyOf(t.kind, o.metadata.name), o);
           try {
             await ctx.client.delete(t, o.metadata.name!, o.metadata.namespace);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { exponentialDelay, jitter, sleep } from './backoff';
 import { ApiError, isGone, KubeClient, WatchEvent } from './client';
-import { apiVersionOf, KubeObject, objectKey, ResourceType } from './resource';
+import { apiVersionOf, controllerOf, KubeObject, objectKey, ResourceType } from './resource';
 
 export interface InformerHandler<T extends KubeObject> {
   onAdd?(obj: T): void;
@@ -40,6 +40,10 @@ export interface InformerOptions {
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
   private readonly byNamespace = new Map<string, Set<string>>();
+  /** Keys by namespace and label=value, and by label=value across namespaces (see labelKey). */
+  private readonly byLabel = new Map<string, Set<string>>();
+  /** Keys by the uid of their controller owner. */
+  private readonly byOwner = new Map<string, Set<string>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
@@ -64,15 +68,37 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.store.get(key);
   }
 
-  /** Cached objects, optionally of one namespace and matching all the given labels. */
+  /**
+   * Cached objects, optionally of one namespace and matching all the given labels. With labels,
+   * it starts from the smallest set the label index holds for one of them, so listing one
+   * resource's pods costs what they are, not what the namespace holds.
+   */
   list(namespace?: string, labels?: Record<string, string>): T[] {
-    const keys = namespace === undefined ? [...this.store.keys()] : [...(this.byNamespace.get(namespace) ?? [])];
+    let keys: Iterable<string>;
+    const pairs = Object.entries(labels ?? {});
+    if (pairs.length) {
+      const sets = pairs.map(([l, v]) => this.byLabel.get(labelKey(namespace, l, v)) ?? new Set<string>());
+      keys = sets.reduce((a, b) => (b.size < a.size ? b : a));
+    } else {
+      keys = namespace === undefined ? this.store.keys() : (this.byNamespace.get(namespace) ?? []);
+    }
     const out: T[] = [];
     for (const k of keys) {
       const obj = this.store.get(k);
       if (!obj) continue;
-      if (labels && !Object.entries(labels).every(([l, v]) => obj.metadata.labels?.[l] === v)) continue;
+      if (namespace !== undefined && (obj.metadata.namespace ?? '') !== namespace) continue;
+      if (!pairs.every(([l, v]) => obj.metadata.labels?.[l] === v)) continue;
       out.push(obj);
+    }
+    return out;
+  }
+
+  /** Cached objects whose controller owner has this uid (an index: no scan of the cache). */
+  listControlledBy(ownerUid: string): T[] {
+    const out: T[] = [];
+    for (const k of this.byOwner.get(ownerUid) ?? []) {
+      const obj = this.store.get(k);
+      if (obj) out.push(obj);
     }
     return out;
   }
@@ -196,15 +222,47 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private put(key: string, obj: T): void {
+    this.unindexLabels(key);
     this.store.set(key, obj);
+    const owner = controllerOf(obj)?.uid;
+    if (owner) {
+      let set = this.byOwner.get(owner);
+      if (!set) this.byOwner.set(owner, (set = new Set()));
+      set.add(key);
+    }
+    for (const [l, v] of Object.entries(obj.metadata.labels ?? {})) {
+      for (const k of [labelKey(obj.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
+        let set = this.byLabel.get(k);
+        if (!set) this.byLabel.set(k, (set = new Set()));
+        set.add(key);
+      }
+    }
     const ns = obj.metadata.namespace ?? '';
     let set = this.byNamespace.get(ns);
     if (!set) this.byNamespace.set(ns, (set = new Set()));
     set.add(key);
   }
 
+  private unindexLabels(key: string): void {
+    const old = this.store.get(key);
+    const owner = old && controllerOf(old)?.uid;
+    if (owner) {
+      const set = this.byOwner.get(owner);
+      set?.delete(key);
+      if (set?.size === 0) this.byOwner.delete(owner);
+    }
+    for (const [l, v] of Object.entries(old?.metadata.labels ?? {})) {
+      for (const k of [labelKey(old!.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
+        const set = this.byLabel.get(k);
+        set?.delete(key);
+        if (set?.size === 0) this.byLabel.delete(k);
+      }
+    }
+  }
+
   private remove(key: string): void {
     const obj = this.store.get(key);
+    this.unindexLabels(key);
     this.store.delete(key);
     if (obj) this.byNamespace.get(obj.metadata.namespace ?? '')?.delete(key);
   }
@@ -218,4 +276,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
   }
+}
+
+function labelKey(namespace: string | undefined, label: string, value: string): string {
+  return `${namespace ?? '*'}\u0000${label}=${value}`;
 }

@@ -162,3 +162,26 @@ test('objects from a LIST are cached with their apiVersion and kind, as watch ev
   await run;
   expect(inf.get('ns/a')).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a' } });
 });
+
+test('list by labels uses the label index, and the index follows updates and deletes', async () => {
+  const fake = new FakeListWatch();
+  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) => obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } } as never);
+  fake.lists.push(list('10', [labelled('a', '1', 'x', { app: 'web', tier: '1' }), labelled('b', '2', 'x', { app: 'web' }), labelled('c', '3', 'y', { app: 'web' })]));
+  fake.watches.push(async emit => {
+    emit({ type: 'MODIFIED', object: labelled('b', '4', 'x', { app: 'db' }) });
+    emit({ type: 'DELETED', object: labelled('a', '5', 'x', { app: 'web', tier: '1' }) });
+  });
+  const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+  const names = (ns: string | undefined, labels: Record<string, string>) => inf.list(ns, labels).map(o => o.metadata.name).sort();
+  const stop = new AbortController();
+  const run = inf.run(stop.signal);
+  await inf.waitForSync();
+  await until(() => fake.watchQueries.length === 2);
+  stop.abort();
+  await run;
+  expect(names('x', { app: 'web' })).toEqual([]);
+  expect(names('x', { app: 'db' })).toEqual(['b']);
+  expect(names(undefined, { app: 'web' })).toEqual(['c']);
+  expect(names('y', { app: 'web', tier: '1' })).toEqual([]);
+  expect(names('x', {})).toEqual(['b']);
+});
