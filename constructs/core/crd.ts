@@ -1,5 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { claimUnique } from './unique';
 import { CustomResourceKind } from './kind';
 
 export interface CustomResourceDefinitionProps {
@@ -26,7 +27,7 @@ export class CustomResourceDefinition extends Construct {
     super(scope, id);
     const k = props.kind;
     this.kind = k;
-    claimCrd(this, k.crdName);
+    claimUnique(this, `crd:${k.crdName}`, first => `CRD ${k.crdName} is already defined at ${first}; a kind belongs to one operator — give its controllers to that one`);
     const subresources: Record<string, unknown> = { status: {} };
     if (k.props.scale) {
       subresources.scale = {
@@ -66,18 +67,4 @@ export class CustomResourceDefinition extends Construct {
       },
     });
   }
-}
-
-/** CRDs already defined, per construct tree: the same CRD twice would be applied twice, and differ. */
-const definedCrds = new WeakMap<Construct, Map<string, string>>();
-
-function claimCrd(crd: Construct, name: string): void {
-  const root = crd.node.root;
-  const defined = definedCrds.get(root) ?? new Map<string, string>();
-  definedCrds.set(root, defined);
-  const other = defined.get(name);
-  if (other) {
-    throw new Error(`CRD ${name} is already defined at ${other}; a kind belongs to one operator — give its controllers to that one`);
-  }
-  defined.set(name, crd.node.path);
 }

@@ -7,6 +7,7 @@ import { CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
+import { claimUnique } from './unique';
 
 /** The reconciler image `operator/Dockerfile` builds. */
 export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
@@ -133,7 +134,7 @@ export class Operator extends Construct {
     const name = props.name ?? id;
     const namespace = props.namespace ?? `${name}-system`;
     validateOperatorProps(name, namespace, props);
-    claimName(this, name);
+    claimUnique(this, `operator:${name}`, first => `Operator ${JSON.stringify(name)}: another operator (${first}) already has this name, and their objects would collide; give one of them another name`);
     this.operatorName = name;
     this.operatorNamespace = namespace;
     const clusterHolder = new Construct(props.clusterScope ?? this, props.clusterScope ? `${name}-cluster` : 'Cluster');
@@ -363,20 +364,6 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
       fail(`resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`);
     }
   }
-}
-
-/** Operator names already taken, per construct tree: two operators of one name would collide. */
-const takenNames = new WeakMap<Construct, Map<string, string>>();
-
-function claimName(operator: Construct, name: string): void {
-  const root = operator.node.root;
-  const taken = takenNames.get(root) ?? new Map<string, string>();
-  takenNames.set(root, taken);
-  const other = taken.get(name);
-  if (other) {
-    throw new Error(`Operator ${JSON.stringify(name)}: another operator (${other}) already has this name, and their objects would collide; give one of them another name`);
-  }
-  taken.set(name, operator.node.path);
 }
 
 /** The controllers the kit's own image (`DEFAULT_IMAGE`) contains. */
