@@ -8,6 +8,7 @@
  *
  *   npm run bench:converge            # N = 100
  *   N=200 WORKERS=2 npm run bench:converge
+ *   N=1000 IDLE_S=120 npm run bench:converge         # and count writes over 2 idle minutes
  *   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:converge   # profile the reconciler
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -30,6 +31,7 @@ const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.N ?? 100);
 const WORKERS = Number(process.env.WORKERS ?? 4);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 900) * 1000;
+const IDLE_S = Number(process.env.IDLE_S ?? 0);
 const memcachedType = customResourceType(memcachedKind);
 
 function kubectl(kubeconfig: string, args: string[]): string {
@@ -142,8 +144,15 @@ async function main(): Promise<void> {
     peakRss = Math.max(peakRss, rssBytes(rec.pid!));
     const cpuUsed = cpuSeconds(rec.pid!) - cpuAtStart;
     const deps = await client.list(BuiltinTypes.Deployment, benchNs);
-    const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
-      .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+    const requestCount = async (methods?: string[]) => (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
+      .filter(l => l.startsWith('rest_client_requests_total') && (!methods || methods.some(m => l.includes(`method="${m}"`))))
+      .map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+    const requests = await requestCount();
+    // Settled: how many writes the reconciler makes while nothing changes (IDLE_S seconds).
+    const writeMethods = ['POST', 'PUT', 'PATCH', 'DELETE'];
+    const writesBefore = await requestCount(writeMethods);
+    await new Promise(r => setTimeout(r, IDLE_S * 1000));
+    const idleWrites = (await requestCount(writeMethods)) - writesBefore;
     rec.kill('SIGTERM');
     await new Promise(r => rec.once('exit', r));
     kubectl(admin, ['delete', 'namespace', benchNs, '--wait=false']);
@@ -161,6 +170,8 @@ async function main(): Promise<void> {
       convergeVsReferencePods: +(convergeMs / referencePodsMs).toFixed(2),
       deploymentsCreated: deps.items.length,
       reconcilerRequests: requests,
+      idleSeconds: IDLE_S,
+      idleWrites,
       requestsPerMemcached: +(requests / N).toFixed(2),
       reconcilerCpuSeconds: +cpuUsed.toFixed(2),
       idleRssMiB: +mib(idleRss), peakRssMiB: +mib(peakRss), peakVsIdleRss: +(peakRss / idleRss).toFixed(2),
