@@ -32,7 +32,8 @@ const cases: Case[] = [
   },
   {
     operator: 'crontab', controllers: 'crontab', crds: ['crontabs.stable.example.com'], child: 'cronjob/ct',
-    // Never due during a test run (a run would change its status: a real write, not a rewrite).
+    // Schedules here are never due during a test run: a run would change the status (a real
+    // write, not a rewrite) and spoil the write counts below.
     resource: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'ct' }, spec: { cronSpec: '0 0 1 1 *', image: 'busybox:1.36' } },
   },
   {
@@ -41,7 +42,7 @@ const cases: Case[] = [
   },
   {
     operator: 'database', controllers: 'database', crds: ['databases.database.example.com'], child: 'statefulset/db',
-    resource: { apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'db' }, spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' }, backup: { enabled: true }, deletionPolicy: 'Delete' } },
+    resource: { apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'db' }, spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' }, backup: { enabled: true, schedule: '0 0 1 1 *' }, deletionPolicy: 'Delete' } },
   },
 ];
 
