@@ -16,6 +16,17 @@ function recorder(inf: Informer) {
   return events;
 }
 
+/** An informer over `fake` that has listed once and stopped: its cache, for assertions. */
+async function syncedOnce(fake: FakeListWatch, type: typeof BuiltinTypes.ConfigMap) {
+  const inf = new Informer(fake.asClient(), type, { logger });
+  const stop = new AbortController();
+  const run = inf.run(stop.signal);
+  await inf.waitForSync();
+  stop.abort();
+  await run;
+  return inf;
+}
+
 async function until(cond: () => boolean, ms = 5000) {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -136,12 +147,7 @@ describe('Informer', () => {
       obj('b', '1', 'x', { metadata: { name: 'b', namespace: 'x', labels: { app: 'n' } } }),
       obj('c', '1', 'y', { metadata: { name: 'c', namespace: 'y', labels: { app: 'm' } } }),
     ]));
-    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
-    const stop = new AbortController();
-    const run = inf.run(stop.signal);
-    await inf.waitForSync();
-    stop.abort();
-    await run;
+    const inf = await syncedOnce(fake, BuiltinTypes.ConfigMap);
     expect(inf.list('x', { app: 'm' }).map(o => o.metadata.name)).toEqual(['a']);
     expect(inf.list(undefined, { app: 'm' }).map(o => o.metadata.name).sort()).toEqual(['a', 'c']);
     expect(inf.list('x').length).toBe(2);
@@ -154,12 +160,7 @@ test('objects from a LIST are cached with their apiVersion and kind, as watch ev
   delete bare.apiVersion;
   delete bare.kind;
   fake.lists.push(list('10', [bare]));
-  const inf = new Informer(fake.asClient(), BuiltinTypes.Deployment, { logger });
-  const stop = new AbortController();
-  const run = inf.run(stop.signal);
-  await inf.waitForSync();
-  stop.abort();
-  await run;
+  const inf = await syncedOnce(fake, BuiltinTypes.Deployment);
   expect(inf.get('ns/a')).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a' } });
 });
 
