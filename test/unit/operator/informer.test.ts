@@ -16,14 +16,20 @@ function recorder(inf: Informer) {
   return events;
 }
 
-/** An informer over `fake` that has listed once and stopped: its cache, for assertions. */
-async function syncedOnce(fake: FakeListWatch, type: typeof BuiltinTypes.ConfigMap) {
-  const inf = new Informer(fake.asClient(), type, { logger });
+/** Runs `inf` until it has synced and opened `watches` watches (its scripted ones done), then stops it. */
+async function runUntil(inf: Informer, fake: FakeListWatch, watches = 0): Promise<void> {
   const stop = new AbortController();
   const run = inf.run(stop.signal);
   await inf.waitForSync();
+  await until(() => fake.watchQueries.length >= watches);
   stop.abort();
   await run;
+}
+
+/** An informer over `fake` that has listed once and stopped: its cache, for assertions. */
+async function syncedOnce(fake: FakeListWatch, type: typeof BuiltinTypes.ConfigMap) {
+  const inf = new Informer(fake.asClient(), type, { logger });
+  await runUntil(inf, fake);
   return inf;
 }
 
@@ -46,12 +52,7 @@ describe('Informer', () => {
     });
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
     const events = recorder(inf);
-    const stop = new AbortController();
-    const run = inf.run(stop.signal);
-    await inf.waitForSync();
-    await until(() => fake.watchQueries.length === 2);
-    stop.abort();
-    await run;
+    await runUntil(inf, fake, 2);
     expect(events).toEqual(['add a@5', 'add b@11', 'update a@12']);
     expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '20']);
     expect(fake.listCalls).toBe(1);
@@ -174,12 +175,7 @@ test('list by labels uses the label index, and the index follows updates and del
   });
   const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
   const names = (ns: string | undefined, labels: Record<string, string>) => inf.list(ns, labels).map(o => o.metadata.name).sort();
-  const stop = new AbortController();
-  const run = inf.run(stop.signal);
-  await inf.waitForSync();
-  await until(() => fake.watchQueries.length === 2);
-  stop.abort();
-  await run;
+  await runUntil(inf, fake, 2);
   expect(names('x', { app: 'web' })).toEqual([]);
   expect(names('x', { app: 'db' })).toEqual(['b']);
   expect(names(undefined, { app: 'web' })).toEqual(['c']);
