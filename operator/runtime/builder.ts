@@ -34,8 +34,9 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   const readTypes = (decl.reads ?? []).filter(t => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
   const reads = new Map(readTypes.map(t => [`${t.group}/${t.kind}`, mgr.informer(t)] as const));
   const deletable = (decl.deletes ?? []).map(t => owned.get(t.kind)!);
-  // Refusals already reported, by resource uid: not retried until the generation changes.
-  const refused = new Map<string, { generation: number; message: string }>();
+  // Refusals already reported, by resource key: not retried until the generation changes.
+  // Keyed by name (not uid) so a deleted resource's entry can be dropped when it is gone.
+  const refused = new Map<string, { uid: string; generation: number; message: string }>();
 
   const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(req, ctx) });
   controller.for(resources);
@@ -57,9 +58,13 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     : undefined;
 
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
-    const resource = resources.get(objectKey(req)) as (KubeObject & { spec: unknown; status?: { conditions?: [] } }) | undefined;
+    const key = objectKey(req);
+    const resource = resources.get(key) as (KubeObject & { spec: unknown; status?: { conditions?: [] } }) | undefined;
     // Deleted: owner references let the garbage collector remove the children.
-    if (!resource || resource.metadata.deletionTimestamp) return;
+    if (!resource || resource.metadata.deletionTimestamp) {
+      refused.delete(key);
+      return;
+    }
     const namespace = resource.metadata.namespace;
     const uid = resource.metadata.uid!;
     const generation = resource.metadata.generation ?? 0;
@@ -67,15 +72,16 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     const before = new Map<string, ObjectLike>();
     const children = new Map<string, ObjectLike>();
     const changes: Array<Observed['changes'][number]> = [];
-    let applyError = refused.get(uid)?.generation === generation ? refused.get(uid)!.message : undefined;
+    const known = refused.get(key);
+    let applyError = known?.uid === uid && known.generation === generation ? known.message : undefined;
     if (!applyError) {
-      refused.delete(uid);
+      refused.delete(key);
       try {
         await applyChildren();
       } catch (err) {
         if (!isInvalid(err)) throw err;
         applyError = (err instanceof Error ? err.message : String(err)).slice(0, 1024);
-        refused.set(uid, { generation, message: applyError });
+        refused.set(key, { uid, generation, message: applyError });
         ctx.logger.warn({ err: applyError }, 'the API server refused a desired child; not retrying until the spec changes');
       }
     }
