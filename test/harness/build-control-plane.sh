@@ -15,6 +15,8 @@ set -euo pipefail
 
 K8S_VERSION="${OPKIT_K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${OPKIT_ETCD_VERSION:-v3.6.16}"
+# The release before it, for the etcd operator's upgrade tests (members rolled from one to the other).
+ETCD_PREVIOUS_VERSION="${OPKIT_ETCD_PREVIOUS_VERSION:-v3.5.21}"
 KWOK_VERSION="${OPKIT_KWOK_VERSION:-v0.8.0}"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
 OUT="$CACHE_ROOT/control-plane-k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
@@ -41,7 +43,7 @@ fi
 
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler)
 complete() {
-  for f in "${K8S_COMMANDS[@]}" etcd kwok; do [[ -x "$OUT/$f" ]] || return 1; done
+  for f in "${K8S_COMMANDS[@]}" etcd "etcd-$ETCD_PREVIOUS_VERSION" kwok; do [[ -x "$OUT/$f" ]] || return 1; done
   [[ -d "$OUT/kwok-stages" ]]
 }
 if complete; then
@@ -101,20 +103,22 @@ GO
   done
 }
 
+# build_etcd <version> <file name in $OUT>
 build_etcd() {
-  local dir="$work/etcd"
+  local version="$1" name="$2"
+  local dir="$work/etcd-$version"
   mkdir -p "$dir"
   cat > "$dir/go.mod" <<MOD
 module opkit.local/etcd-build
 
 go 1.23.0
 
-require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+require go.etcd.io/etcd/server/v3 $version
 MOD
-  log "building etcd $ETCD_VERSION"
-  (cd "$dir" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3)
-  mv "$OUT/etcd.tmp" "$OUT/etcd"
+  log "building etcd $version"
+  (cd "$dir" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >/dev/null 2>&1 || true)
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/$name.tmp" go.etcd.io/etcd/server/v3)
+  mv "$OUT/$name.tmp" "$OUT/$name"
 }
 
 # kwok simulates the kubelets of fake nodes. Its stages (what happens to a node, pod or volume
@@ -135,7 +139,8 @@ build_kwok() {
   mv "$OUT/kwok-stages.tmp" "$OUT/kwok-stages"
 }
 
-[[ -x "$OUT/etcd" ]] || build_etcd
+[[ -x "$OUT/etcd" ]] || build_etcd "$ETCD_VERSION" etcd
+[[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] || build_etcd "$ETCD_PREVIOUS_VERSION" "etcd-$ETCD_PREVIOUS_VERSION"
 for cmd in "${K8S_COMMANDS[@]}"; do
   [[ -x "$OUT/$cmd" ]] || { build_kubernetes; break; }
 done

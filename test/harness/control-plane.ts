@@ -31,6 +31,8 @@ export interface ControlPlaneBinaries {
   readonly kubeScheduler?: string;
   /** kwok and the directory of its stages: simulated kubelets, so scheduled pods run. */
   readonly kwok?: { readonly bin: string; readonly stages: string };
+  /** Every etcd release there is a binary of, by version (`3.6.16`): the etcd operator's tests run them as members. */
+  readonly etcdReleases: Readonly<Record<string, string>>;
   /** e.g. v1.33.13 */
   readonly version: string;
   /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
@@ -53,6 +55,8 @@ export interface ControlPlane {
   readonly auditLog?: string;
   /** The etcd client URL, for tests that compact etcd. */
   readonly etcdUrl?: string;
+  /** etcd binaries by version, for tests that run etcd members (empty for a borrowed cluster). */
+  readonly etcdReleases: Readonly<Record<string, string>>;
   /**
    * Whether pods run: a scheduler places them on simulated nodes (kwok), which mark them Running
    * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
@@ -93,6 +97,7 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
       kubeControllerManager: optional('kube-controller-manager'),
       kubeScheduler: optional('kube-scheduler'),
       kwok: kwokIn(assets),
+      etcdReleases: etcdReleasesIn(assets),
       version: binaryVersion(apiserver),
       source: 'KUBEBUILDER_ASSETS',
     };
@@ -112,6 +117,7 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     kubeControllerManager: path.join(dir, 'kube-controller-manager'),
     kubeScheduler: path.join(dir, 'kube-scheduler'),
     kwok: kwokIn(dir),
+    etcdReleases: etcdReleasesIn(dir),
     version: binaryVersion(apiserver),
     source: Date.now() - started > 30_000 ? 'built' : 'cache',
   };
@@ -122,6 +128,17 @@ function kwokIn(dir: string): ControlPlaneBinaries['kwok'] {
   const bin = path.join(dir, 'kwok');
   const stages = path.join(dir, 'kwok-stages');
   return fs.existsSync(bin) && fs.existsSync(stages) ? { bin, stages } : undefined;
+}
+
+/** `etcd` and any `etcd-v<version>` beside it, by the version each reports. */
+function etcdReleasesIn(dir: string): Record<string, string> {
+  const releases: Record<string, string> = {};
+  for (const f of fs.readdirSync(dir).filter(n => n === 'etcd' || /^etcd-v\d/.test(n))) {
+    const bin = path.join(dir, f);
+    const version = /etcd Version: (\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
+    if (version) releases[version] = bin;
+  }
+  return releases;
 }
 
 function binaryVersion(apiserver: string): string {
@@ -138,7 +155,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     const version = JSON.parse(execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' })).serverVersion.gitVersion;
     const server = execFileSync('kubectl', ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { encoding: 'utf8' });
     const nodes = execFileSync('kubectl', ['--kubeconfig', existing, 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' }).trim().length > 0;
-    return { kubeconfig: existing, server, version, owned: false, nodes, stop: async () => undefined };
+    return { kubeconfig: existing, server, version, owned: false, etcdReleases: {}, nodes, stop: async () => undefined };
   }
   const bins = resolveBinaries(verbose);
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
@@ -379,7 +396,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     }, procs, 60_000, logs);
 
     log(verbose, `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${workDir})`);
-    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, nodes, stop };
+    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, etcdReleases: bins.etcdReleases, nodes, stop };
   } catch (err) {
     await stop({ keepLogs: true });
     throw err;
