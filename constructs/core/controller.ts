@@ -89,7 +89,19 @@ export interface Observed {
   readonly childFailure?: { readonly reason: string; readonly message: string };
   /** What `prepare` returned. */
   readonly prepared?: Record<string, unknown>;
+  /** The facts `external` returned. */
+  readonly external?: Record<string, unknown>;
   readonly now: Date;
+}
+
+/** What an `external` step did to a system outside Kubernetes, and what it found there. */
+export interface ExternalStep {
+  /** Passed to `render` (`context.external`) and `status` (`observed.external`). */
+  readonly facts: Record<string, unknown>;
+  /** Events about the resource, e.g. "added member x-3". */
+  readonly events?: readonly EventSpec[];
+  /** Reconcile again after this long: the outside system's changes produce no watch events. */
+  readonly requeueAfterMs?: number;
 }
 
 /** An Event a kind asks for, about the resource it reconciles. */
@@ -145,7 +157,7 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * `owner` as their controller owner reference; leave it off only on purpose (e.g. data that
    * outlives the resource).
    */
-  render?(scope: Construct, resource: R, context: { readonly owner: OwnerReferenceLike }): void;
+  render?(scope: Construct, resource: R, context: { readonly owner: OwnerReferenceLike; readonly external?: Record<string, unknown> }): void;
   /** The status the resource should show. Pure. @default no status is written */
   status?(resource: R, observed: Observed): object;
   /**
@@ -164,6 +176,14 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * Events (add `BuiltinTypes.CoreEvent` to `reads`) and passes them as `childFailure`.
    */
   readonly failureOwner?: (involved: { readonly kind?: string; readonly name?: string }) => string | undefined;
+  /**
+   * Work on a system outside Kubernetes before the children are rendered, e.g. etcd's member
+   * API: one safe step (add or remove a member), whose facts then size the StatefulSet.
+   * `children` are the resource's owned children as cached. It must be idempotent and read its
+   * state from the outside system and `children`, never from memory, so a crash at any point
+   * resumes. Throwing retries with backoff.
+   */
+  external?(resource: R, children: ReadonlyMap<string, ObjectLike>, context: { readonly signal: AbortSignal }): Promise<ExternalStep>;
   /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
   prepare?(api: PrepareApi, resource: R, children: ReadonlyMap<string, ObjectLike>): Promise<Record<string, unknown>>;
 }

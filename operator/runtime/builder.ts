@@ -3,7 +3,7 @@ import { ChildFailures } from './child-failures';
 import { applyIfChanged, applyStatusIfChanged, controllerReference } from './children';
 import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
 import { findCondition } from './conditions';
-import { Controller, ControllerSetupOptions, ReconcileContext, Request } from './controller';
+import { Controller, ControllerSetupOptions, ReconcileContext, Request, Result } from './controller';
 
 export type { ControllerSetupOptions };
 import type { Manager } from './manager';
@@ -57,7 +57,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     })
     : undefined;
 
-  async function reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const key = objectKey(req);
     const resource = resources.get(key) as (KubeObject & { spec: unknown; status?: { conditions?: [] } }) | undefined;
     // Deleted: owner references let the garbage collector remove the children.
@@ -72,6 +72,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     const before = new Map<string, ObjectLike>();
     const children = new Map<string, ObjectLike>();
     const changes: Array<Observed['changes'][number]> = [];
+    const external = decl.external ? await decl.external(resource, cachedChildren(uid), { signal: ctx.signal }) : undefined;
     const known = refused.get(key);
     let applyError = known?.uid === uid && known.generation === generation ? known.message : undefined;
     if (!applyError) {
@@ -86,11 +87,8 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       }
     }
     // Children not (re)applied this time — after a refusal — are as the cache has them.
-    for (const { informer } of owned.values()) {
-      for (const o of informer.listControlledBy(uid)) {
-        const key = keyOf(o.kind, o.metadata.name);
-        if (!children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
-      }
+    for (const [key, o] of cachedChildren(uid)) {
+      if (!children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
     }
 
     const prepared = decl.prepare && !applyError ? await decl.prepare({ createIfAbsent: (t, o) => createIfAbsent(ctx.client, t, o) }, resource, children) : undefined;
@@ -106,15 +104,17 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       applyError,
       childFailure: failures?.find(namespace, involved => decl.failureOwner!(involved) === resource.metadata.name),
       prepared,
+      external: external?.facts,
       now: new Date(),
     };
     const status = decl.status?.(resource, observed);
-    for (const e of eventsOf(resource, observed, status)) await ctx.recorder.record(resource, e.type, e.reason, e.message);
+    for (const e of [...external?.events ?? [], ...eventsOf(resource, observed, status)]) await ctx.recorder.record(resource, e.type, e.reason, e.message);
     if (status) await applyStatusIfChanged(ctx.client, type, resource, status);
+    return external?.requeueAfterMs ? { requeueAfterMs: external.requeueAfterMs } : undefined;
 
     async function applyChildren(): Promise<void> {
       const desired = decl.render
-        ? renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type) }))
+        ? renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type), external: external?.facts }))
         : [];
       for (const d of desired) {
         // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
@@ -146,6 +146,15 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
         }
       }
     }
+  }
+
+  /** The owned children of a resource as cached, by `Kind/name`. */
+  function cachedChildren(uid: string): Map<string, ObjectLike> {
+    const map = new Map<string, ObjectLike>();
+    for (const { informer } of owned.values()) {
+      for (const o of informer.listControlledBy(uid)) map.set(keyOf(o.kind, o.metadata.name), o);
+    }
+    return map;
   }
 
   /** The kind's Events (or one per changed child), and a Warning when Degraded turns True. */
