@@ -34,8 +34,19 @@ export const etcdClusterSpecSchema = t.object({
 
 /** Observed state of an etcd cluster, written by the reconciler. */
 export const etcdClusterStatusSchema = t.object({
-  phase: t.enum(['Creating', 'Running', 'Scaling', 'Failed'] as const, { description: 'Summary of the cluster\'s state.' }),
+  phase: t.enum(['Creating', 'Running', 'Scaling', 'Upgrading', 'Failed'] as const, { description: 'Summary of the cluster\'s state.' }),
   members: t.array(t.string(), { description: 'Names of the member pods that exist now, sorted.' }),
+  etcdMembers: t.array(t.object({
+    name: t.string({ description: 'Member name (its pod\'s name).' }),
+    id: t.string({ description: 'Member ID, in decimal, as etcdctl --write-out=json shows it.' }),
+    learner: t.boolean({ description: 'A learner: replicates but does not vote until promoted.' }),
+    started: t.boolean({ description: 'Whether the member has started; an added member has not until its pod runs etcd.' }),
+    healthy: t.boolean({ description: 'Whether it answered the operator and knows a leader.' }),
+    leader: t.boolean({ description: 'Whether it is the leader.' }),
+    version: t.string({ description: 'The etcd version it runs.' }),
+  }), { description: 'The member list as etcd reports it (through its members API), in ordinal order.' }),
+  step: t.string({ description: 'What the operator is doing to membership or versions, or waiting for; absent when settled.' }),
+  version: t.string({ description: 'The oldest etcd version a member runs.' }),
   replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
   readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
   clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),

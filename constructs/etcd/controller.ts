@@ -3,7 +3,8 @@ import { ConditionList } from '../core/conditions';
 import { livePodNames } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
-import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels, quorum } from './etcd-cluster-resources';
+import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
+import { EtcdTopology, MembershipReport, quorum, reconcileMembership } from './membership';
 
 interface StatefulSet extends ObjectLike {
   spec?: { replicas?: number };
@@ -12,33 +13,63 @@ interface StatefulSet extends ObjectLike {
 
 type Cluster = EtcdCluster;
 
-/** The status an EtcdCluster should show. Pure; `now` only stamps conditions that change. */
-export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: { reason: string; message: string }, now = new Date()): EtcdClusterStatus {
+/** Membership steps: the phase says Scaling while one is under way. */
+const SCALING_STEPS = new Set(['AddingMember', 'WaitingForMember', 'PromotingLearner', 'LearnerCatchingUp', 'PromoteFailed', 'RemovingMember', 'TransferringLeadership', 'WaitingForQuorum']);
+
+/**
+ * The status an EtcdCluster should show. Pure; `now` only stamps conditions that change.
+ * `membership` is what etcd's own API said (absent when the cluster is rendered statically):
+ * availability is then a healthy voting quorum, not ready pods.
+ */
+export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: { reason: string; message: string }, now = new Date(), membership?: MembershipReport): EtcdClusterStatus {
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
   const generation = cluster.metadata.generation ?? 0;
   const list = new ConditionList(cluster.status?.conditions, generation, now);
   const { set } = list;
-  const q = quorum(want);
-  set('Available', ready >= q ? 'True' : 'False', ready >= q ? 'QuorumReady' : 'NoQuorum', `${ready}/${want} members ready; quorum is ${q}`);
-  const scaling = current !== want;
-  const complete = !scaling && ready === want;
-  set('Progressing', complete ? 'False' : 'True', complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
-    complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`);
+  const voters = membership?.members.filter(m => !m.learner && m.started) ?? [];
+  const healthyVoters = voters.filter(m => m.healthy).length;
+  if (membership?.reachable) {
+    const q = quorum(voters.length);
+    set('Available', healthyVoters >= q ? 'True' : 'False', healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum', `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`);
+  } else if (membership) {
+    set('Available', 'False', membership.step?.reason ?? 'MembersUnreachable', membership.step?.message ?? 'no member answers');
+  } else {
+    const q = quorum(want);
+    set('Available', ready >= q ? 'True' : 'False', ready >= q ? 'QuorumReady' : 'NoQuorum', `${ready}/${want} members ready; quorum is ${q}`);
+  }
+  const scaling = current !== want || (membership?.reachable === true && voters.length !== want);
+  const step = membership?.step;
+  const complete = !step && !scaling && ready === want;
+  if (step) set('Progressing', 'True', step.reason, step.message);
+  else {
+    set('Progressing', complete ? 'False' : 'True', complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
+      complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`);
+  }
   if (applyError) set('Degraded', 'True', 'InvalidResources', applyError);
+  else if (membership?.refused) set('Degraded', 'True', membership.refused.reason, membership.refused.message);
   // Kubernetes accepted the StatefulSet but cannot make its members: only its Events say so.
   else if (childFailure && ready < want) set('Degraded', 'True', childFailure.reason, childFailure.message);
   else set('Degraded', 'False', 'AsExpected', 'the StatefulSet and Services match the spec');
+  const q = quorum(want);
   if (want % 2 === 0) {
     set('OddMembers', 'False', 'EvenMemberCount', `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`);
   } else {
     set('OddMembers', 'True', 'OddMemberCount', `${want} members tolerate ${want - q} failure(s)`);
   }
-  const phase = applyError ? 'Failed' : scaling && sts ? 'Scaling' : complete ? 'Running' : 'Creating';
+  const phase = applyError ? 'Failed'
+    : step && SCALING_STEPS.has(step.reason) ? 'Scaling'
+      : step?.reason === 'Upgrading' ? 'Upgrading'
+        : scaling && sts ? 'Scaling' : complete ? 'Running' : 'Creating';
   return {
     phase,
     members,
+    ...(membership?.reachable ? {
+      etcdMembers: membership.members.map(({ version, ...m }) => (version ? { ...m, version } : m)),
+    } : {}),
+    ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
+    ...(membership?.version ? { version: membership.version } : {}),
     replicas: current,
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
@@ -54,17 +85,23 @@ export function etcdClusterOfChild(involved: { kind?: string; name?: string }): 
   return undefined;
 }
 
-/** Events speak of the cluster (created, scaled), not of each child. */
-export function etcdEvents(cluster: Cluster, observed: Observed): EventSpec[] {
+/**
+ * Events speak of the cluster, not of each child: created, and a warning when the member count
+ * turns even. Membership steps (member added, promoted, removed; leadership moved) have their
+ * own Events from the membership step.
+ */
+export function etcdEvents(cluster: Cluster, observed: Observed, status: object | undefined): EventSpec[] {
   if (observed.applyError) return [];
   const name = cluster.metadata.name;
-  const want = cluster.spec.replicas;
-  const before = (observed.before.get(`StatefulSet/${name}`) as StatefulSet | undefined)?.spec?.replicas;
-  if (before === want) return [];
-  const events: EventSpec[] = [before === undefined
-    ? { type: 'Normal', reason: 'Created', message: `Created etcd cluster ${name} with ${want} members` }
-    : { type: 'Normal', reason: 'Scaled', message: `Scaled etcd cluster ${name} from ${before} to ${want} members; data volumes are kept` }];
-  if (want % 2 === 0) events.push({ type: 'Warning', reason: 'EvenMemberCount', message: `${want} members tolerate no more failures than ${want - 1}; prefer an odd number` });
+  const events: EventSpec[] = [];
+  if (!observed.before.has(`StatefulSet/${name}`) && observed.children.has(`StatefulSet/${name}`)) {
+    events.push({ type: 'Normal', reason: 'Created', message: `Created etcd cluster ${name} with ${cluster.spec.replicas} members` });
+  }
+  const odd = (conditions: Array<{ type: string; status: string; message: string }> | undefined) => conditions?.find(c => c.type === 'OddMembers');
+  const now = odd((status as EtcdClusterStatus | undefined)?.conditions);
+  if (now?.status === 'False' && odd(cluster.status?.conditions)?.status !== 'False') {
+    events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
+  }
   return events;
 }
 
@@ -77,13 +114,18 @@ export function etcdEvents(cluster: Cluster, observed: Observed): EventSpec[] {
 export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
   name: 'etcdcluster',
   for: etcdClusterKind,
-  owns: [BuiltinTypes.Service, BuiltinTypes.StatefulSet, BuiltinTypes.PodDisruptionBudget],
+  owns: [BuiltinTypes.Service, BuiltinTypes.ConfigMap, BuiltinTypes.StatefulSet, BuiltinTypes.PodDisruptionBudget],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
-  render: (scope, cluster, { owner }) => new EtcdClusterResources(scope, 'etcd', {
+  external: async (cluster, children) => {
+    const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
+    return { facts: { topology, report }, events, requeueAfterMs };
+  },
+  render: (scope, cluster, { owner, external }) => new EtcdClusterResources(scope, 'etcd', {
     name: cluster.metadata.name,
     namespace: cluster.metadata.namespace!,
     spec: cluster.spec,
     owner,
+    topology: external?.topology as EtcdTopology | undefined,
   }),
   status: (cluster, observed) => desiredEtcdStatus(
     cluster,
@@ -92,6 +134,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
     observed.applyError,
     observed.childFailure,
     observed.now,
+    observed.external?.report as MembershipReport | undefined,
   ),
   events: etcdEvents,
   mapReads: {

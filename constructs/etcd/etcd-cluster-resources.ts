@@ -2,10 +2,11 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
+import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
+import { bootstrapTopology, EtcdTopology, membersConfigMapName, quorum } from './membership';
 
-export const ETCD_CLIENT_PORT = 2379;
-export const ETCD_PEER_PORT = 2380;
+export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
 
 export interface EtcdClusterResourcesProps {
   /** The EtcdCluster's name: the StatefulSet and headless Service take it. */
@@ -17,6 +18,11 @@ export interface EtcdClusterResourcesProps {
   readonly owner?: k8s.OwnerReference;
   /** @default 'etcd-operator' */
   readonly managedBy?: string;
+  /**
+   * Where the cluster's membership stands (the operator's step). @default a new cluster of
+   * `spec.replicas` members at `spec.version`, bootstrapping together
+   */
+  readonly topology?: EtcdTopology;
 }
 
 /** The labels of an etcd cluster's member pods. */
@@ -24,22 +30,21 @@ export function etcdSelectorLabels(name: string): Record<string, string> {
   return selectorLabels({ name: 'etcd', instance: name, component: 'member', managedBy: '' });
 }
 
-/** The votes an etcd cluster of `replicas` members needs for quorum. */
-export function quorum(replicas: number): number {
-  return Math.floor(replicas / 2) + 1;
-}
 
 /**
  * Everything an etcd cluster runs on: a headless Service for stable peer names, a client
- * Service, a StatefulSet (one data PVC per member, kept when scaling down or deleting), and a
- * PodDisruptionBudget that never lets voluntary disruptions break quorum.
+ * Service, a ConfigMap the members read their initial cluster from, a StatefulSet (one data PVC
+ * per member), and a PodDisruptionBudget that never lets voluntary disruptions break quorum.
  *
- * The initial cluster is computed from `replicas`: member i is `<name>-i`, reachable at
- * `<name>-i.<name>.<namespace>.svc:2380`.
+ * Member i is `<name>-i`, reachable at `<name>-i.<name>.<namespace>.svc:2380`. A member's claim
+ * is kept while it is a member and when the cluster is deleted; the claim of a member removed
+ * by scaling down is deleted with its pod, since its data is a removed member's (the cluster has
+ * it all) and would stop the ordinal from ever joining again.
  */
 export class EtcdClusterResources extends Construct {
   readonly peerService: k8s.KubeService;
   readonly clientService: k8s.KubeService;
+  readonly membersConfigMap: k8s.KubeConfigMap;
   readonly statefulSet: k8s.KubeStatefulSet;
   readonly podDisruptionBudget: k8s.KubePodDisruptionBudget;
 
@@ -51,7 +56,7 @@ export class EtcdClusterResources extends Construct {
     const ownerReferences = props.owner ? [props.owner] : undefined;
     const meta = (objectName: string) => ({ name: objectName, namespace, labels, ownerReferences });
     const peerDomain = `${name}.${namespace}.svc`;
-    const initialCluster = Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}=http://${name}-${i}.${peerDomain}:${ETCD_PEER_PORT}`).join(',');
+    const topology = props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version);
     const port = (portName: string, n: number) => ({ name: portName, port: n, targetPort: k8s.IntOrString.fromString(portName), protocol: 'TCP' });
 
     this.peerService = new k8s.KubeService(this, 'PeerService', {
@@ -69,18 +74,30 @@ export class EtcdClusterResources extends Construct {
       spec: { type: 'ClusterIP', selector, ports: [port('client', ETCD_CLIENT_PORT)] },
     });
 
+    // Read by each member when it starts (etcd takes ETCD_* variables as flags): a member added
+    // to a running cluster starts with `existing` and the member list it was added to.
+    this.membersConfigMap = new k8s.KubeConfigMap(this, 'Members', {
+      metadata: meta(membersConfigMapName(name)),
+      data: {
+        ETCD_INITIAL_CLUSTER: topology.initialCluster,
+        ETCD_INITIAL_CLUSTER_STATE: topology.clusterState,
+      },
+    });
+
     const quantities = (m?: Record<string, string | number>) =>
       m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
     this.statefulSet = new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(name),
       spec: {
         serviceName: name,
-        replicas: spec.replicas,
+        replicas: topology.replicas,
         // All members start together: etcd's bootstrap waits for the initial cluster.
         podManagementPolicy: 'Parallel',
         selector: { matchLabels: selector },
-        // Member data is never deleted by scaling or by deleting the StatefulSet.
-        persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
+        // A new version rolls one member at a time: the operator lowers the partition only when
+        // every member is healthy.
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: topology.partition } },
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
         template: {
           metadata: { labels },
           spec: {
@@ -88,7 +105,7 @@ export class EtcdClusterResources extends Construct {
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
             containers: [{
               name: 'etcd',
-              image: `quay.io/coreos/etcd:v${spec.version}`,
+              image: `quay.io/coreos/etcd:v${topology.version}`,
               command: ['etcd'],
               args: [
                 '--name=$(POD_NAME)',
@@ -97,11 +114,10 @@ export class EtcdClusterResources extends Construct {
                 `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
                 `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
                 `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
-                `--initial-cluster=${initialCluster}`,
-                '--initial-cluster-state=new',
                 `--initial-cluster-token=${name}.${namespace}`,
               ],
               env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
               ports: [
                 { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
                 { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
@@ -130,7 +146,7 @@ export class EtcdClusterResources extends Construct {
 
     this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
       metadata: meta(name),
-      spec: { minAvailable: k8s.IntOrString.fromNumber(quorum(spec.replicas)), selector: { matchLabels: selector } },
+      spec: { minAvailable: k8s.IntOrString.fromNumber(quorum(topology.replicas)), selector: { matchLabels: selector } },
     });
   }
 }

@@ -10,6 +10,8 @@ export interface OperatorUnderTest {
   readonly reconciler: ReconcilerProcess;
   /** An object of that namespace as JSON, or undefined when it does not exist. */
   get(kind: string, name: string): any | undefined;
+  /** Starts another reconciler process like the first (e.g. after killing it). */
+  startAgain(): Promise<ReconcilerProcess>;
 }
 
 /**
@@ -17,18 +19,22 @@ export interface OperatorUnderTest {
  * reconciler running `controllers` as the operator's own ServiceAccount (`<operator>-operator`
  * in `<operator>-system`), so the synthesized RBAC is what it works with.
  */
-export async function startOperatorUnderTest(options: { operator: string; controllers: string; crds: string[]; args?: string[] }): Promise<OperatorUnderTest> {
+export async function startOperatorUnderTest(options: { operator: string; controllers: string; crds: string[]; args?: string[]; env?: Record<string, string> }): Promise<OperatorUnderTest> {
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...options.crds.map(c => `crd/${c}`)]);
   const ns = createTestNamespace(options.operator);
-  const reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: `${options.operator}-system`, serviceAccount: `${options.operator}-operator` }),
+  const kubeconfig = serviceAccountKubeconfig({ namespace: `${options.operator}-system`, serviceAccount: `${options.operator}-operator` });
+  const start = () => ReconcilerProcess.start({
+    kubeconfig,
     args: [`--controllers=${options.controllers}`, `--namespace=${ns}`, ...(options.args ?? [])],
     name: `${options.operator}-reconciler`,
+    env: options.env,
   });
+  const reconciler = await start();
   return {
     ns,
     reconciler,
+    startAgain: start,
     get(kind: string, name: string) {
       const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
       return r.code === 0 ? JSON.parse(r.stdout) : undefined;

@@ -63,7 +63,7 @@ export class ReconcilerProcess {
    * Starts operator/main.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
    * (build it first with `npm run bundle`).
    */
-  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean; entry?: string }): Promise<ReconcilerProcess> {
+  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean; entry?: string; env?: Record<string, string> }): Promise<ReconcilerProcess> {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
     const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'operator', 'main.ts')];
@@ -76,7 +76,7 @@ export class ReconcilerProcess {
       // log); the secure default has its own test.
       ...((options.args ?? []).some(a => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false']),
       ...(options.args ?? []),
-    ], { cwd: ROOT, env: { ...process.env, POD_NAME: name, KUBECONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    ], { cwd: ROOT, env: { ...process.env, POD_NAME: name, KUBECONFIG: '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);
     await eventually(`${name} to be ready`, async () => {
       if (child.exitCode !== null) throw new Error(`exited early:\n${proc.logs.join('\n')}`);

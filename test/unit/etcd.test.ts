@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs';
 import { desiredEtcdStatus, etcdClusterController } from '../../constructs/etcd/controller';
-import { renderChildren } from '../../operator/runtime/render';
+import { EtcdClusterResources } from '../../constructs/etcd/etcd-cluster-resources';
+import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';
+import { renderChildren, renderConstructs } from '../../operator/runtime/render';
 
 const desiredEtcdChildren = (c: any) => renderChildren(etcdClusterController, c);
 import { validateBuiltin } from '../support/builtin-validator';
@@ -36,10 +38,11 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test('RBAC: apply Services, StatefulSets and PDBs, read Pods and Events; no deletes and no access to PVCs at all', () => {
+  test('RBAC: apply Services, the members\' ConfigMap, StatefulSets and PDBs, read Pods and Events; no deletes and no access to PVCs at all', () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
     expect(grants).toEqual([
+      '/configmaps: get,list,watch,create,update,patch',
       '/events: get,list,watch',
       '/pods: get,list,watch',
       '/services: get,list,watch,create,update,patch',
@@ -83,22 +86,79 @@ describe('EtcdCluster resources', () => {
     spec: { replicas, version: '3.5.21', storage: '10Gi', ...extra },
   }) as any;
 
-  test('children: peer and client Services, a StatefulSet with the initial cluster, a quorum PDB, all owned', () => {
+  test('children: peer and client Services, the members\' ConfigMap with the initial cluster, a StatefulSet, a quorum PDB, all owned', () => {
     const children = desiredEtcdChildren(cluster(3, { storageClassName: 'fast' }));
-    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['Service/kv', 'Service/kv-client', 'StatefulSet/kv', 'PodDisruptionBudget/kv']);
+    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['Service/kv', 'Service/kv-client', 'ConfigMap/kv-members', 'StatefulSet/kv', 'PodDisruptionBudget/kv']);
     for (const c of children) {
       expect(c.metadata.ownerReferences).toEqual([{ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', name: 'kv', uid: 'u-9', controller: true, blockOwnerDeletion: true }]);
       expect(() => validateBuiltin(c as any)).not.toThrow();
     }
-    const [peer, , sts, pdb] = children as any[];
+    const [peer, , cm, sts, pdb] = children as any[];
     expect(peer.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
-    expect(sts.spec).toMatchObject({ replicas: 3, serviceName: 'kv', podManagementPolicy: 'Parallel', persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } });
-    const args: string[] = sts.spec.template.spec.containers[0].args;
-    expect(args).toContain('--initial-cluster=kv-0=http://kv-0.kv.db.svc:2380,kv-1=http://kv-1.kv.db.svc:2380,kv-2=http://kv-2.kv.db.svc:2380');
-    expect(sts.spec.template.spec.containers[0].image).toBe('quay.io/coreos/etcd:v3.5.21');
+    // A new cluster: all members bootstrap together from the ConfigMap.
+    expect(cm.data).toEqual({
+      ETCD_INITIAL_CLUSTER: 'kv-0=http://kv-0.kv.db.svc:2380,kv-1=http://kv-1.kv.db.svc:2380,kv-2=http://kv-2.kv.db.svc:2380',
+      ETCD_INITIAL_CLUSTER_STATE: 'new',
+    });
+    expect(sts.spec).toMatchObject({
+      replicas: 3, serviceName: 'kv', podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+      // A removed member's claim goes with it (its data would stop the ordinal from joining again); the cluster's are kept.
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+    });
+    const container = sts.spec.template.spec.containers[0];
+    expect(container.envFrom).toEqual([{ configMapRef: { name: 'kv-members' } }]);
+    // Flags would shadow the ConfigMap's variables.
+    expect(container.args.join(' ')).not.toMatch(/--initial-cluster=|--initial-cluster-state/);
+    expect(container.image).toBe('quay.io/coreos/etcd:v3.5.21');
     expect(sts.spec.volumeClaimTemplates[0].spec).toMatchObject({ storageClassName: 'fast', resources: { requests: { storage: '10Gi' } } });
     expect(pdb.spec.minAvailable).toBe(2);
-    expect((desiredEtcdChildren(cluster(5))[3] as any).spec.minAvailable).toBe(3);
+    expect((desiredEtcdChildren(cluster(5))[4] as any).spec.minAvailable).toBe(3);
+  });
+
+  test('children at a membership step: the StatefulSet, ConfigMap, partition and image follow the topology, not the spec', () => {
+    const topology = { replicas: 4, clusterState: 'existing' as const, initialCluster: 'kv-0=http://a:2380,kv-1=http://b:2380,kv-2=http://c:2380,kv-3=http://d:2380', partition: 2, version: '3.5.21' };
+    const objects = renderConstructs(scope => new EtcdClusterResources(scope, 'etcd', { name: 'kv', namespace: 'db', spec: cluster(5, { version: '3.6.16' }).spec, topology })) as any[];
+    const [cm, sts, pdb] = ['ConfigMap', 'StatefulSet', 'PodDisruptionBudget'].map(k => objects.find(o => o.kind === k));
+    expect(cm.data).toEqual({ ETCD_INITIAL_CLUSTER: topology.initialCluster, ETCD_INITIAL_CLUSTER_STATE: 'existing' });
+    expect(sts.spec.replicas).toBe(4);
+    expect(sts.spec.updateStrategy.rollingUpdate.partition).toBe(2);
+    expect(sts.spec.template.spec.containers[0].image).toBe('quay.io/coreos/etcd:v3.5.21');
+    expect(pdb.spec.minAvailable).toBe(3);
+  });
+
+  test('status from etcd\'s member list: availability is a healthy voting quorum, the step is shown, a refusal is Degraded', () => {
+    const sts = { metadata: { name: 'kv' }, status: { replicas: 4, readyReplicas: 4 } };
+    const member = (i: number, extra: object = {}) => ({ name: `kv-${i}`, id: String(100 + i), learner: false, started: true, healthy: true, leader: i === 0, version: '3.5.21', ...extra });
+    const adding = desiredEtcdStatus(cluster(5), sts, [], undefined, undefined, new Date(), {
+      reachable: true,
+      members: [member(0), member(1), member(2, { healthy: false }), member(3, { learner: true })],
+      step: { reason: 'LearnerCatchingUp', message: 'learner kv-3 is not promoted yet' },
+      version: '3.5.21',
+    });
+    const byType = (s: any) => Object.fromEntries(s.conditions.map((c: any) => [c.type, `${c.status}/${c.reason}`]));
+    // 3 voters (the learner does not vote), 2 healthy: quorum 2 holds.
+    expect(byType(adding)).toMatchObject({ Available: 'True/QuorumHealthy', Progressing: 'True/LearnerCatchingUp', Degraded: 'False/AsExpected' });
+    expect(adding).toMatchObject({ phase: 'Scaling', step: 'LearnerCatchingUp: learner kv-3 is not promoted yet', version: '3.5.21' });
+    expect(adding.etcdMembers).toHaveLength(4);
+    const lost = desiredEtcdStatus(cluster(3), sts, [], undefined, undefined, new Date(), { reachable: true, members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })] });
+    expect(byType(lost).Available).toBe('False/NoQuorum');
+    const refused = desiredEtcdStatus(cluster(3), { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } }, [], undefined, undefined, new Date(), {
+      reachable: true, members: [member(0), member(1), member(2)], refused: { reason: 'DowngradeRefused', message: 'no' }, version: '3.6.16',
+    });
+    expect(byType(refused)).toMatchObject({ Degraded: 'True/DowngradeRefused', Progressing: 'False/Complete' });
+    expect(refused.phase).toBe('Running');
+    const unreachable = desiredEtcdStatus(cluster(3), sts, [], undefined, undefined, new Date(), { reachable: false, members: [], step: { reason: 'MembersUnreachable', message: 'no member answers' } });
+    expect(byType(unreachable).Available).toBe('False/MembersUnreachable');
+  });
+
+  test('versions: patch releases either way, one minor up at a time, never down a minor', () => {
+    expect(unsupportedVersionChange('3.5.21', '3.6.16')).toBeUndefined();
+    expect(unsupportedVersionChange('3.5.21', '3.5.17')).toBeUndefined();
+    expect(unsupportedVersionChange('3.6.16', '3.5.21')?.reason).toBe('DowngradeRefused');
+    expect(unsupportedVersionChange('3.4.30', '3.6.16')?.reason).toBe('UpgradeSkipsMinor');
+    expect(unsupportedVersionChange('3.6.16', '4.0.0')?.reason).toBe('UpgradeSkipsMinor');
+    expect(lowestVersion(['3.6.16', '3.5.21', '3.5.9'])).toBe('3.5.9');
   });
 
   test('status: phase, members, quorum, and a warning about even member counts', () => {

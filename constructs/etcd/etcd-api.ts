@@ -1,0 +1,114 @@
+import * as http from 'node:http';
+
+/**
+ * The few calls of etcd's v3 API the operator makes, through the JSON gateway every etcd serves
+ * on its client port (`/v3/...`): no gRPC stack, no dependency. 64-bit member IDs travel as
+ * decimal strings, as the gateway writes them, and are never turned into numbers.
+ */
+
+/** A member as `member list` shows it. A member added but not yet started has no name. */
+export interface EtcdMember {
+  readonly id: string;
+  readonly name: string;
+  readonly peerURLs: readonly string[];
+  readonly clientURLs: readonly string[];
+  readonly isLearner: boolean;
+}
+
+/** What one member says of itself (`/v3/maintenance/status`). */
+export interface EtcdMemberStatus {
+  readonly memberId: string;
+  /** The leader's ID; '0' while there is none. */
+  readonly leader: string;
+  readonly version: string;
+  readonly isLearner: boolean;
+  readonly errors: readonly string[];
+}
+
+/** An answer etcd gave with an error (e.g. "can only promote a learner member which is in sync with leader"). */
+export class EtcdApiError extends Error {
+  constructor(readonly url: string, readonly status: number, message: string) {
+    super(`${url}: ${message}`);
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 2000;
+
+/** POSTs a JSON body to one member's gateway; rejects on a transport error, a timeout or an error answer. */
+export function etcdCall<T>(clientURL: string, path: string, body: object, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<T> {
+  const url = new URL(path, clientURL);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      timeout: timeoutMs,
+    }, res => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', c => { text += c; });
+      res.on('end', () => {
+        let json: any;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          reject(new EtcdApiError(url.href, res.statusCode ?? 0, `not JSON: ${text.slice(0, 200)}`));
+          return;
+        }
+        if ((res.statusCode ?? 500) >= 300 || json.error || (json.code && json.message)) {
+          reject(new EtcdApiError(url.href, res.statusCode ?? 0, String(json.message ?? json.error ?? text)));
+        } else {
+          resolve(json as T);
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${url.href}: no answer in ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function member(m: any): EtcdMember {
+  return {
+    id: String(m.ID),
+    name: m.name ?? '',
+    peerURLs: m.peerURLs ?? [],
+    clientURLs: m.clientURLs ?? [],
+    isLearner: m.isLearner === true,
+  };
+}
+
+/** The member list, as agreed by a quorum (linearizable): a member cut off from the others fails it. */
+export async function listMembers(clientURL: string): Promise<EtcdMember[]> {
+  const r = await etcdCall<{ members?: unknown[] }>(clientURL, '/v3/cluster/member/list', { linearizable: true });
+  return (r.members ?? []).map(member);
+}
+
+export async function addMember(clientURL: string, peerURL: string, asLearner: boolean): Promise<EtcdMember> {
+  const r = await etcdCall<{ member: unknown }>(clientURL, '/v3/cluster/member/add', { peerURLs: [peerURL], isLearner: asLearner });
+  return member(r.member);
+}
+
+export async function removeMember(clientURL: string, id: string): Promise<void> {
+  await etcdCall(clientURL, '/v3/cluster/member/remove', { ID: id });
+}
+
+export async function promoteMember(clientURL: string, id: string): Promise<void> {
+  await etcdCall(clientURL, '/v3/cluster/member/promote', { ID: id });
+}
+
+/** Moves leadership to `targetId`; must be sent to the current leader. */
+export async function transferLeadership(leaderClientURL: string, targetId: string): Promise<void> {
+  await etcdCall(leaderClientURL, '/v3/maintenance/transfer-leadership', { targetID: targetId }, 10_000);
+}
+
+export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<EtcdMemberStatus> {
+  const r = await etcdCall<any>(clientURL, '/v3/maintenance/status', {}, timeoutMs);
+  return {
+    memberId: String(r.header?.member_id ?? ''),
+    leader: String(r.leader ?? '0'),
+    version: String(r.version ?? ''),
+    isLearner: r.isLearner === true,
+    errors: r.errors ?? [],
+  };
+}

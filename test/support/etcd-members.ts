@@ -1,0 +1,208 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from '../../constructs/etcd/addresses';
+import { membersConfigMapName } from '../../constructs/etcd/membership';
+import { testKubeconfig } from './kube';
+
+interface Pod {
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
+  spec: { containers: Array<{ image: string; args?: string[] }>; volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }> };
+  status?: { phase?: string };
+}
+
+interface Member {
+  readonly pod: string;
+  readonly uid: string;
+  readonly version: string;
+  /** The directory (under root) of its claim's volume. */
+  readonly dataDir: string;
+  readonly process: ChildProcess;
+  readonly exited: Promise<void>;
+}
+
+/** What happened to the members, in order, for tests that check "one at a time". */
+export interface MemberEvent {
+  readonly at: number;
+  readonly what: 'started' | 'stopped';
+  readonly pod: string;
+  readonly version: string;
+}
+
+/**
+ * A kubelet for etcd pods: kwok runs the cluster's pods without containers, and this runs the
+ * container of each Running etcd member pod of one EtcdCluster as a real etcd process on a
+ * loopback address of its own — the version its image names, its claim's data directory, and
+ * the initial cluster of the members' ConfigMap as it is when the pod starts, as a kubelet
+ * would pass it. A pod deleted (or replaced) stops its process; a claim deleted loses its data.
+ *
+ * The operator under test reaches the members through the hosts file this writes
+ * (`OPKIT_ETCD_HOSTS_FILE`), mapping each member's DNS name to its loopback address.
+ */
+export class EtcdMembers {
+  readonly events: MemberEvent[] = [];
+  private readonly running = new Map<string, Member>();
+  private readonly refused = new Set<string>();
+  private readonly down = new Set<string>();
+  private readonly root: string;
+  private proxy?: { process: ChildProcess; url: string };
+  private timer?: NodeJS.Timeout;
+  private ticking?: Promise<void>;
+  private stopped = false;
+
+  /**
+   * @param subnet 1–254, a loopback /24 of its own (127.77.<subnet>.0) so clusters never share addresses.
+   */
+  constructor(readonly namespace: string, readonly cluster: string, readonly hostsFile: string, private readonly subnet: number) {
+    this.root = fs.mkdtempSync(path.join(os.tmpdir(), `etcd-members-${cluster}-`));
+    const hosts = fs.existsSync(hostsFile) ? JSON.parse(fs.readFileSync(hostsFile, 'utf8')) : {};
+    for (let i = 0; i < 10; i++) hosts[memberDnsName(cluster, namespace, i)] = this.address(i);
+    fs.writeFileSync(hostsFile, JSON.stringify(hosts));
+  }
+
+  /** The loopback address member `ordinal` listens on. */
+  address(ordinal: number): string {
+    return `127.77.${this.subnet}.${ordinal + 1}`;
+  }
+
+  clientURL(ordinal: number): string {
+    return `http://${this.address(ordinal)}:${ETCD_CLIENT_PORT}`;
+  }
+
+  /** Starts following the pods (through a `kubectl proxy` of its own: plain HTTP, no client library). */
+  async start(): Promise<this> {
+    const proxy = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${testKubeconfig()}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      proxy.stdout!.once('data', (b: Buffer) => {
+        const m = /127\.0\.0\.1:(\d+)/.exec(b.toString());
+        if (m) resolve(`http://127.0.0.1:${m[1]}`);
+        else reject(new Error(`kubectl proxy: ${b}`));
+      });
+      proxy.once('exit', code => reject(new Error(`kubectl proxy exited with ${code}`)));
+    });
+    this.proxy = { process: proxy, url };
+    const loop = async () => {
+      if (this.stopped) return;
+      this.ticking = this.tick().catch(err => { process.stderr.write(`[etcd-members] ${err instanceof Error ? err.message : err}\n`); });
+      await this.ticking;
+      if (!this.stopped) this.timer = setTimeout(loop, 250);
+    };
+    void loop();
+    return this;
+  }
+
+  private async get<T>(apiPath: string): Promise<T | undefined> {
+    const r = await fetch(`${this.proxy!.url}${apiPath}`);
+    if (r.status === 404) return undefined;
+    if (!r.ok) throw new Error(`GET ${apiPath}: ${r.status}`);
+    return (await r.json()) as T;
+  }
+
+  /** A member whose pod runs but whose etcd never starts (e.g. it cannot reach its peers). */
+  refuse(pod: string): void {
+    this.refused.add(pod);
+  }
+
+  /** Kills a member's etcd and keeps it down (its pod stays) until `revive`. */
+  async kill(pod: string): Promise<void> {
+    this.down.add(pod);
+    await this.stopMember(pod, 'SIGKILL');
+  }
+
+  revive(pod: string): void {
+    this.down.delete(pod);
+    this.refused.delete(pod);
+  }
+
+  /** The pods whose etcd runs now. */
+  runningPods(): string[] {
+    return [...this.running.keys()].sort();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.all([...this.running.keys()].map(p => this.stopMember(p, 'SIGTERM')));
+    this.proxy?.process.kill();
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+
+  private async tick(): Promise<void> {
+    const selector = encodeURIComponent(`app.kubernetes.io/name=etcd,app.kubernetes.io/instance=${this.cluster}`);
+    const pods = (await this.get<{ items: Pod[] }>(`/api/v1/namespaces/${this.namespace}/pods?labelSelector=${selector}`))!.items;
+    const live = new Map(pods.filter(p => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).map(p => [p.metadata.name, p]));
+    for (const [name, m] of this.running) {
+      if (live.get(name)?.metadata.uid !== m.uid) await this.stopMember(name, 'SIGTERM');
+    }
+    // A volume is its claim's: a claim deleted and made again under the same name is a new, empty one.
+    const claims = new Map((await this.get<{ items: Array<{ metadata: { name: string; uid: string } }> }>(`/api/v1/namespaces/${this.namespace}/persistentvolumeclaims`))!.items
+      .map(c => [c.metadata.name, `${c.metadata.name}-${c.metadata.uid}`]));
+    const inUse = new Set([...this.running.values()].map(m => m.dataDir));
+    for (const dir of fs.readdirSync(this.root).filter(d => !d.endsWith('.log'))) {
+      if (![...claims.values()].includes(dir) && !inUse.has(dir)) fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
+    }
+    for (const [name, pod] of live) {
+      if (this.running.has(name) || this.refused.has(name) || this.down.has(name)) continue;
+      const claim = claims.get(this.claimOf(pod) ?? '');
+      if (claim) await this.startMember(pod, claim); // as a kubelet: no volume, no start
+    }
+  }
+
+  private claimOf(pod: Pod | undefined): string | undefined {
+    return pod?.spec.volumes?.find(v => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
+  }
+
+  private async startMember(pod: Pod, volume: string): Promise<void> {
+    const name = pod.metadata.name;
+    const ordinal = Number(/-(\d+)$/.exec(name)![1]);
+    const container = pod.spec.containers[0];
+    const version = /:v(\d+\.\d+\.\d+)$/.exec(container.image)?.[1] ?? '';
+    const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
+    const bin = releases[version];
+    if (!bin) throw new Error(`no etcd ${version} binary for pod ${name} (have ${Object.keys(releases).join(', ')})`);
+    const cm = await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${this.namespace}/configmaps/${membersConfigMapName(this.cluster)}`);
+    if (!cm?.data) return; // as a kubelet: the pod cannot start without its ConfigMap
+    const token = container.args?.find(a => a.startsWith('--initial-cluster-token='));
+    const dataDir = path.join(this.root, volume);
+    const ip = this.address(ordinal);
+    const logFile = fs.openSync(path.join(this.root, `${name}.log`), 'a');
+    const child = spawn(bin, [
+      `--name=${name}`,
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
+      `--advertise-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
+      `--listen-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
+      `--initial-advertise-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
+      ...(token ? [token] : []),
+      '--listen-metrics-urls=',
+    ], {
+      env: { PATH: process.env.PATH, ETCD_INITIAL_CLUSTER: cm.data.ETCD_INITIAL_CLUSTER, ETCD_INITIAL_CLUSTER_STATE: cm.data.ETCD_INITIAL_CLUSTER_STATE },
+      stdio: ['ignore', logFile, logFile],
+    });
+    fs.closeSync(logFile);
+    const exited = new Promise<void>(resolve => child.once('exit', () => {
+      // An etcd that exits on its own (e.g. removed from the cluster) is restarted by the next tick, as a kubelet would.
+      if (this.running.get(name)?.process === child) this.running.delete(name);
+      resolve();
+    }));
+    this.running.set(name, { pod: name, uid: pod.metadata.uid, version, dataDir: volume, process: child, exited });
+    this.events.push({ at: Date.now(), what: 'started', pod: name, version });
+  }
+
+  private async stopMember(pod: string, signal: NodeJS.Signals): Promise<void> {
+    const m = this.running.get(pod);
+    if (!m) return;
+    this.running.delete(pod);
+    m.process.kill(signal);
+    await m.exited;
+    this.events.push({ at: Date.now(), what: 'stopped', pod, version: m.version });
+  }
+
+  /** A member's log, for failure messages. */
+  log(pod: string): string {
+    const f = path.join(this.root, `${pod}.log`);
+    return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').slice(-30).join('\n') : '';
+  }
+}
