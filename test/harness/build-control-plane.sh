@@ -43,7 +43,7 @@ fi
 
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler)
 complete() {
-  for f in "${K8S_COMMANDS[@]}" etcd "etcd-$ETCD_PREVIOUS_VERSION" kwok; do [[ -x "$OUT/$f" ]] || return 1; done
+  for f in "${K8S_COMMANDS[@]}" etcd "etcd-$ETCD_PREVIOUS_VERSION" etcdctl kwok; do [[ -x "$OUT/$f" ]] || return 1; done
   [[ -d "$OUT/kwok-stages" ]]
 }
 if complete; then
@@ -121,6 +121,23 @@ MOD
   mv "$OUT/$name.tmp" "$OUT/$name"
 }
 
+# etcdctl, for the etcd operator's backup tests (they run its backup Job's commands).
+build_etcdctl() {
+  local dir="$work/etcdctl"
+  mkdir -p "$dir"
+  cat > "$dir/go.mod" <<MOD
+module opkit.local/etcdctl-build
+
+go 1.23.0
+
+require go.etcd.io/etcd/etcdctl/v3 $ETCD_VERSION
+MOD
+  log "building etcdctl $ETCD_VERSION"
+  (cd "$dir" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION" >/dev/null 2>&1 || true)
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3)
+  mv "$OUT/etcdctl.tmp" "$OUT/etcdctl"
+}
+
 # kwok simulates the kubelets of fake nodes. Its stages (what happens to a node, pod or volume
 # and when) ship inside its module; they are taken from the module cache into the binary cache
 # here, never into the repository.
@@ -141,6 +158,7 @@ build_kwok() {
 
 [[ -x "$OUT/etcd" ]] || build_etcd "$ETCD_VERSION" etcd
 [[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] || build_etcd "$ETCD_PREVIOUS_VERSION" "etcd-$ETCD_PREVIOUS_VERSION"
+[[ -x "$OUT/etcdctl" ]] || build_etcdctl
 for cmd in "${K8S_COMMANDS[@]}"; do
   [[ -x "$OUT/$cmd" ]] || { build_kubernetes; break; }
 done

@@ -33,6 +33,8 @@ export interface ControlPlaneBinaries {
   readonly kwok?: { readonly bin: string; readonly stages: string };
   /** Every etcd release there is a binary of, by version (`3.6.16`): the etcd operator's tests run them as members. */
   readonly etcdReleases: Readonly<Record<string, string>>;
+  /** etcdctl, when there is one: the etcd operator's backup tests run its Job's commands. */
+  readonly etcdctl?: string;
   /** e.g. v1.33.13 */
   readonly version: string;
   /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
@@ -57,6 +59,7 @@ export interface ControlPlane {
   readonly etcdUrl?: string;
   /** etcd binaries by version, for tests that run etcd members (empty for a borrowed cluster). */
   readonly etcdReleases: Readonly<Record<string, string>>;
+  readonly etcdctl?: string;
   /**
    * Whether pods run: a scheduler places them on simulated nodes (kwok), which mark them Running
    * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
@@ -98,6 +101,7 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
       kubeScheduler: optional('kube-scheduler'),
       kwok: kwokIn(assets),
       etcdReleases: etcdReleasesIn(assets),
+      etcdctl: optional('etcdctl'),
       version: binaryVersion(apiserver),
       source: 'KUBEBUILDER_ASSETS',
     };
@@ -118,6 +122,7 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     kubeScheduler: path.join(dir, 'kube-scheduler'),
     kwok: kwokIn(dir),
     etcdReleases: etcdReleasesIn(dir),
+    etcdctl: path.join(dir, 'etcdctl'),
     version: binaryVersion(apiserver),
     source: Date.now() - started > 30_000 ? 'built' : 'cache',
   };
@@ -396,7 +401,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     }, procs, 60_000, logs);
 
     log(verbose, `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${workDir})`);
-    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, etcdReleases: bins.etcdReleases, nodes, stop };
+    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, etcdReleases: bins.etcdReleases, etcdctl: bins.etcdctl, nodes, stop };
   } catch (err) {
     await stop({ keepLogs: true });
     throw err;

@@ -12,6 +12,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
   if (cp.etcdUrl) process.env.OPKIT_TEST_ETCD_URL = cp.etcdUrl;
   process.env.OPKIT_TEST_ETCD_RELEASES = JSON.stringify(cp.etcdReleases);
+  if (cp.etcdctl) process.env.OPKIT_TEST_ETCDCTL = cp.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
   process.stderr.write(`[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
