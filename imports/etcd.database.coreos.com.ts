@@ -98,6 +98,13 @@ export function toJson_EtcdClusterProps(obj: EtcdClusterProps | undefined): Reco
  */
 export interface EtcdClusterSpec {
   /**
+   * Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.
+   *
+   * @schema EtcdClusterSpec#backup
+   */
+  readonly backup?: EtcdClusterSpecBackup;
+
+  /**
    * Number of etcd members, from 1 to 9. Odd numbers tolerate the most failures for their size; an even number is accepted but reported in status.
    *
    * @schema EtcdClusterSpec#replicas
@@ -140,11 +147,64 @@ export interface EtcdClusterSpec {
 export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'backup': toJson_EtcdClusterSpecBackup(obj.backup),
     'replicas': obj.replicas,
     'resources': toJson_EtcdClusterSpecResources(obj.resources),
     'storage': obj.storage,
     'storageClassName': obj.storageClassName,
     'version': obj.version,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.
+ *
+ * @schema EtcdClusterSpecBackup
+ */
+export interface EtcdClusterSpecBackup {
+  /**
+   * How many snapshots to keep; older ones are deleted after each new one.
+   *
+   * @schema EtcdClusterSpecBackup#retention
+   */
+  readonly retention?: number;
+
+  /**
+   * When to take a snapshot, as a 5-field cron expression or a macro, e.g. "0 _/6 * * *" or @daily.
+   *
+   * @schema EtcdClusterSpecBackup#schedule
+   */
+  readonly schedule: string;
+
+  /**
+   * Size of the backup volume.
+   *
+   * @schema EtcdClusterSpecBackup#storage
+   */
+  readonly storage?: any;
+
+  /**
+   * StorageClass of the backup volume. Omitted: the cluster's default StorageClass.
+   *
+   * @schema EtcdClusterSpecBackup#storageClassName
+   */
+  readonly storageClassName?: string;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecBackup' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecBackup(obj: EtcdClusterSpecBackup | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'retention': obj.retention,
+    'schedule': obj.schedule,
+    'storage': obj.storage,
+    'storageClassName': obj.storageClassName,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -26,6 +26,16 @@ export const etcdClusterSpecSchema = t.object({
     minLength: 1,
     description: 'StorageClass of the data volumes. Omitted: the cluster\'s default StorageClass.',
   }),
+  backup: t.object({
+    schedule: t.string({
+      required: true,
+      pattern: '^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|([0-9*?/,A-Za-z-]+[ \\t]+){4}[0-9*?/,A-Za-z-]+)$',
+      description: 'When to take a snapshot, as a 5-field cron expression or a macro, e.g. "0 */6 * * *" or @daily.',
+    }),
+    retention: t.integer({ default: 7, minimum: 1, maximum: 1000, description: 'How many snapshots to keep; older ones are deleted after each new one.' }),
+    storage: t.quantity({ positive: true, default: '5Gi', description: 'Size of the backup volume.' }),
+    storageClassName: t.string({ minLength: 1, description: 'StorageClass of the backup volume. Omitted: the cluster\'s default StorageClass.' }),
+  }, { description: 'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.' }),
   resources: t.object({
     requests: t.map(t.quantity(), { description: 'Minimum resources per member, e.g. {cpu: 100m, memory: 256Mi}.' }),
     limits: t.map(t.quantity(), { description: 'Maximum resources per member.' }),
@@ -47,6 +57,8 @@ export const etcdClusterStatusSchema = t.object({
   }), { description: 'The member list as etcd reports it (through its members API), in ordinal order.' }),
   step: t.string({ description: 'What the operator is doing to membership or versions, or waiting for; absent when settled.' }),
   version: t.string({ description: 'The oldest etcd version a member runs.' }),
+  backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
+  lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
   replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
   readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
   clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),

@@ -3,8 +3,10 @@ import { ConditionList } from '../core/conditions';
 import { livePodNames } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
-import { ETCD_CLIENT_PORT, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
+import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import { EtcdTopology, MembershipReport, quorum, reconcileMembership } from './membership';
+
+interface CronJob extends ObjectLike { status?: { lastSuccessfulTime?: string } }
 
 interface StatefulSet extends ObjectLike {
   spec?: { replicas?: number };
@@ -21,7 +23,7 @@ const SCALING_STEPS = new Set(['AddingMember', 'WaitingForMember', 'PromotingLea
  * `membership` is what etcd's own API said (absent when the cluster is rendered statically):
  * availability is then a healthy voting quorum, not ready pods.
  */
-export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: { reason: string; message: string }, now = new Date(), membership?: MembershipReport): EtcdClusterStatus {
+export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: { reason: string; message: string }, now = new Date(), membership?: MembershipReport, backup?: CronJob): EtcdClusterStatus {
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
@@ -70,6 +72,8 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
     } : {}),
     ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
     ...(membership?.version ? { version: membership.version } : {}),
+    ...(cluster.spec.backup && backup ? { backupCronJob: backup.metadata.name } : {}),
+    ...(cluster.spec.backup && backup?.status?.lastSuccessfulTime ? { lastBackupTime: backup.status.lastSuccessfulTime } : {}),
     replicas: current,
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
@@ -114,7 +118,9 @@ export function etcdEvents(cluster: Cluster, observed: Observed, status: object 
 export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
   name: 'etcdcluster',
   for: etcdClusterKind,
-  owns: [BuiltinTypes.Service, BuiltinTypes.ConfigMap, BuiltinTypes.StatefulSet, BuiltinTypes.PodDisruptionBudget],
+  owns: [BuiltinTypes.Service, BuiltinTypes.ConfigMap, BuiltinTypes.StatefulSet, BuiltinTypes.PodDisruptionBudget, BuiltinTypes.CronJob, BuiltinTypes.PersistentVolumeClaim],
+  // The backup CronJob goes when backups are unscheduled; claims (the backups') are never deleted.
+  deletes: [BuiltinTypes.CronJob],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
   external: async (cluster, children) => {
     const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
@@ -135,6 +141,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
     observed.childFailure,
     observed.now,
     observed.external?.report as MembershipReport | undefined,
+    observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name!).cronJob}`) as CronJob | undefined,
   ),
   events: etcdEvents,
   mapReads: {

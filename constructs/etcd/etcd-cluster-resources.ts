@@ -18,12 +18,39 @@ export interface EtcdClusterResourcesProps {
   readonly owner?: k8s.OwnerReference;
   /** @default 'etcd-operator' */
   readonly managedBy?: string;
+  /** The image with a shell that names and prunes snapshots. @default BACKUP_TOOLS_IMAGE */
+  readonly backupToolsImage?: string;
   /**
    * Where the cluster's membership stands (the operator's step). @default a new cluster of
    * `spec.replicas` members at `spec.version`, bootstrapping together
    */
   readonly topology?: EtcdTopology;
 }
+
+/** The image of the backup Job's rotation step (a shell, date, ls, sort, rm): the etcd images have no shell. */
+export const BACKUP_TOOLS_IMAGE = 'busybox:1.37.0';
+
+/** The names of an etcd cluster's backup objects. */
+export function etcdBackupNames(cluster: string): { claim: string; cronJob: string } {
+  return { claim: `${cluster}-backups`, cronJob: `${cluster}-backup` };
+}
+
+/**
+ * The backup Job's second step: name the snapshot the first step saved by its time, then delete
+ * all but the newest `retention` snapshots. `dir` is where the backup volume is mounted.
+ */
+export function snapshotRotationScript(cluster: string, retention: number, dir = '/backups'): string {
+  return [
+    'set -eu',
+    `cd ${dir}`,
+    `mv ${SNAPSHOT_IN_PROGRESS} "${cluster}-$(date -u +%Y%m%dT%H%M%SZ).db"`,
+    // Timestamps sort as text: newest first, and everything after the first `retention` goes.
+    `ls -1 ${cluster}-*.db | sort -r | tail -n +${retention + 1} | while read -r f; do rm -f -- "$f"; done`,
+  ].join('\n');
+}
+
+/** Where the snapshot step writes, in the backup volume, before it is named. */
+export const SNAPSHOT_IN_PROGRESS = '.in-progress.db';
 
 /** The labels of an etcd cluster's member pods. */
 export function etcdSelectorLabels(name: string): Record<string, string> {
@@ -47,6 +74,8 @@ export class EtcdClusterResources extends Construct {
   readonly membersConfigMap: k8s.KubeConfigMap;
   readonly statefulSet: k8s.KubeStatefulSet;
   readonly podDisruptionBudget: k8s.KubePodDisruptionBudget;
+  /** The snapshot CronJob, when `spec.backup` is set. */
+  readonly backupCronJob?: k8s.KubeCronJob;
 
   constructor(scope: Construct, id: string, props: EtcdClusterResourcesProps) {
     super(scope, id);
@@ -148,5 +177,62 @@ export class EtcdClusterResources extends Construct {
       metadata: meta(name),
       spec: { minAvailable: k8s.IntOrString.fromNumber(quorum(topology.replicas)), selector: { matchLabels: selector } },
     });
+
+    if (spec.backup) {
+      const names = etcdBackupNames(name);
+      const backupLabels = standardLabels({ name: 'etcd', instance: name, component: 'backup', managedBy: props.managedBy ?? 'etcd-operator' });
+      // Snapshots are user data: the claim has no owner, so deleting the cluster keeps it.
+      new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
+        metadata: { name: names.claim, namespace, labels: backupLabels },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: spec.backup.storageClassName,
+          resources: { requests: { storage: k8s.Quantity.fromString(String(spec.backup.storage)) } },
+        },
+      });
+      const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
+      const small = { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('256Mi') } };
+      this.backupCronJob = new k8s.KubeCronJob(this, 'Backup', {
+        metadata: { ...meta(names.cronJob), labels: backupLabels },
+        spec: {
+          schedule: spec.backup.schedule,
+          concurrencyPolicy: 'Forbid',
+          successfulJobsHistoryLimit: 3,
+          failedJobsHistoryLimit: 3,
+          jobTemplate: {
+            metadata: { labels: backupLabels },
+            spec: {
+              backoffLimit: 2,
+              template: {
+                metadata: { labels: backupLabels },
+                spec: {
+                  restartPolicy: 'OnFailure',
+                  automountServiceAccountToken: false,
+                  securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
+                  // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
+                  initContainers: [{
+                    name: 'snapshot',
+                    image: `quay.io/coreos/etcd:v${topology.version}`,
+                    command: ['etcdctl', `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`, '--dial-timeout=10s', 'snapshot', 'save', `/backups/${SNAPSHOT_IN_PROGRESS}`],
+                    resources: small,
+                    securityContext: restrictedContainerSecurityContext(),
+                    volumeMounts,
+                  }],
+                  containers: [{
+                    name: 'rotate',
+                    image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+                    command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
+                    resources: small,
+                    securityContext: restrictedContainerSecurityContext(),
+                    volumeMounts,
+                  }],
+                  volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
+                },
+              },
+            },
+          },
+        },
+      });
+    }
   }
 }

@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs';
 import { desiredEtcdStatus, etcdClusterController } from '../../constructs/etcd/controller';
-import { EtcdClusterResources } from '../../constructs/etcd/etcd-cluster-resources';
+import { EtcdClusterResources, snapshotRotationScript } from '../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';
 import { renderChildren, renderConstructs } from '../../operator/runtime/render';
 
@@ -38,15 +40,17 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test('RBAC: apply Services, the members\' ConfigMap, StatefulSets and PDBs, read Pods and Events; no deletes and no access to PVCs at all', () => {
+  test('RBAC: apply Services, the members\' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim; read Pods and Events; delete only the CronJob', () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
     expect(grants).toEqual([
       '/configmaps: get,list,watch,create,update,patch',
       '/events: get,list,watch',
+      '/persistentvolumeclaims: get,list,watch,create,update,patch',
       '/pods: get,list,watch',
       '/services: get,list,watch,create,update,patch',
       'apps/statefulsets: get,list,watch,create,update,patch',
+      'batch/cronjobs: get,list,watch,create,update,patch,delete',
       'authentication.k8s.io/tokenreviews: create',
       'authorization.k8s.io/subjectaccessreviews: create',
       'etcd.database.coreos.com/etcdclusters/finalizers: update',
@@ -55,7 +59,9 @@ describe('synthesized etcd operator', () => {
       'events.k8s.io/events: create,patch',
       'policy/poddisruptionbudgets: get,list,watch,create,update,patch',
     ].sort());
-    expect(JSON.stringify(role.rules)).not.toMatch(/persistentvolumeclaims|delete|\*/);
+    // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob is.
+    expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual(['cronjobs']);
+    expect(JSON.stringify(role.rules)).not.toMatch(/\*/);
   });
 
   test('every object validates; the reconciler pod is restricted', () => {
@@ -150,6 +156,41 @@ describe('EtcdCluster resources', () => {
     expect(refused.phase).toBe('Running');
     const unreachable = desiredEtcdStatus(cluster(3), sts, [], undefined, undefined, new Date(), { reachable: false, members: [], step: { reason: 'MembersUnreachable', message: 'no member answers' } });
     expect(byType(unreachable).Available).toBe('False/MembersUnreachable');
+  });
+
+  test('backups: a snapshot CronJob (etcdctl in the etcd image, rotation in a shell image) into an unowned claim', () => {
+    const children = desiredEtcdChildren(cluster(3, { backup: { schedule: '0 */6 * * *', retention: 4, storage: '2Gi' } })) as any[];
+    const claim = children.find(c => c.kind === 'PersistentVolumeClaim');
+    const cronJob = children.find(c => c.kind === 'CronJob');
+    expect(claim.metadata.name).toBe('kv-backups');
+    expect(claim.metadata.ownerReferences).toBeUndefined();
+    expect(claim.spec.resources.requests.storage).toBe('2Gi');
+    expect(cronJob.metadata).toMatchObject({ name: 'kv-backup', ownerReferences: [expect.objectContaining({ kind: 'EtcdCluster', controller: true })] });
+    expect(cronJob.spec).toMatchObject({ schedule: '0 */6 * * *', concurrencyPolicy: 'Forbid' });
+    const pod = cronJob.spec.jobTemplate.spec.template.spec;
+    expect(pod.initContainers[0].command).toEqual(['etcdctl', '--endpoints=http://kv-client.db.svc:2379', '--dial-timeout=10s', 'snapshot', 'save', '/backups/.in-progress.db']);
+    expect(pod.initContainers[0].image).toBe('quay.io/coreos/etcd:v3.5.21');
+    expect(pod.volumes).toEqual([{ name: 'backups', persistentVolumeClaim: { claimName: 'kv-backups' } }]);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, fsGroup: expect.any(Number) });
+    for (const c of children) expect(() => validateBuiltin(c)).not.toThrow();
+    expect(desiredEtcdChildren(cluster(3)).some((c: any) => c.kind === 'CronJob' || c.kind === 'PersistentVolumeClaim')).toBe(false);
+  });
+
+  test('backups: the rotation script names the new snapshot by its time and keeps the newest `retention` (run with a real shell)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-backups-'));
+    const old = ['20250101T000000Z', '20250102T000000Z', '20250103T000000Z', '20250104T000000Z', '20250105T000000Z'];
+    for (const t of old) fs.writeFileSync(path.join(dir, `kv-${t}.db`), 'old');
+    fs.writeFileSync(path.join(dir, 'other-20240101T000000Z.db'), 'another cluster');
+    fs.writeFileSync(path.join(dir, '.in-progress.db'), 'new');
+    execFileSync('sh', ['-c', snapshotRotationScript('kv', 3, dir)]);
+    const left = fs.readdirSync(dir).sort();
+    expect(left).toHaveLength(4);
+    expect(left).toContain('other-20240101T000000Z.db');
+    expect(left).toContain('kv-20250105T000000Z.db');
+    expect(left).toContain('kv-20250104T000000Z.db');
+    const fresh = left.find(f => /^kv-\d{8}T\d{6}Z\.db$/.test(f) && !old.some(t => f.includes(t)))!;
+    expect(fs.readFileSync(path.join(dir, fresh), 'utf8')).toBe('new');
+    fs.rmSync(dir, { recursive: true });
   });
 
   test('versions: patch releases either way, one minor up at a time, never down a minor', () => {
