@@ -1,8 +1,8 @@
 import type { EventSpec, ObjectLike } from '../core/controller';
 import { clientURL, memberName, ordinalOf, peerURL } from './addresses';
 import type { EtcdCluster } from './api';
-import { addMember, EtcdMember, EtcdMemberStatus, listMembers, memberStatus, promoteMember, removeMember, transferLeadership } from './etcd-api';
-import { lowestVersion, unsupportedVersionChange } from './versions';
+import { addMember, EtcdApiError, EtcdMember, EtcdMemberStatus, listMembers, memberStatus, promoteMember, removeMember, transferLeadership } from './etcd-api';
+import { compareVersions, lowestVersion, unsupportedVersionChange } from './versions';
 
 /**
  * What the StatefulSet and the members' ConfigMap should say at this step of the cluster's life.
@@ -238,12 +238,27 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Readon
     }
     const used = new Set(members.map(ordinal));
     const next = probeOrdinals(members.length + 1).find(i => !used.has(i))!;
-    const added = await addMember(via, peerURL(name, namespace, next), true);
+    // Learners (etcd >= 3.4) replicate without voting until promoted, so a slow or failing new
+    // member never counts against quorum; older releases add a voting member.
+    let added: EtcdMember;
+    try {
+      added = await addMember(via, peerURL(name, namespace, next), supportsLearners(report().version ?? current.version));
+    } catch (err) {
+      // etcd's strict reconfiguration check: it adds a member only once every voting member has
+      // been connected for 5 s (e.g. just after a promotion). A wait, not a failure.
+      if (!(err instanceof EtcdApiError && /unhealthy cluster/.test(err.message))) throw err;
+      return {
+        topology: formed(members, settledReplicas),
+        report: report({ reason: 'WaitingForHealthyMembers', message: `etcd adds a member only once every voting member has been connected for a while: ${err.message}` }),
+        events,
+        requeueAfterMs: STEP_POLL_MS,
+      };
+    }
     const withNew = [...members, { ...added, name: memberName(name, next) }];
-    events.push({ type: 'Normal', reason: 'MemberAdded', message: `Added member ${memberName(name, next)} as a learner; it is promoted once it has caught up` });
+    events.push({ type: 'Normal', reason: 'MemberAdded', message: added.isLearner ? `Added member ${memberName(name, next)} as a learner; it is promoted once it has caught up` : `Added member ${memberName(name, next)}` });
     return {
       topology: formed(withNew, Math.max(settledReplicas, next + 1)),
-      report: report({ reason: 'AddingMember', message: `added ${memberName(name, next)} as a learner; its pod starts with the existing cluster` }),
+      report: report({ reason: 'AddingMember', message: `added ${memberName(name, next)}${added.isLearner ? ' as a learner' : ''}; its pod starts with the existing cluster` }),
       events,
       requeueAfterMs: STEP_POLL_MS,
     };
@@ -271,6 +286,10 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Readon
     ? { reason: 'Upgrading', message: `rolling to ${wantVersion}: ${memberName(name, nextToRoll)} next, ${members.length - behind.length} of ${members.length} members done` }
     : { reason: 'WaitingForHealthyMembers', message: `rolling to ${wantVersion}: waiting for ${members.filter(m => !healthy(m)).map(podName).join(', ')} to be healthy before the next member` };
   return { topology: formed(members, settledReplicas, { version: wantVersion, partition: Math.max(0, partition) }), report: report(step), events, requeueAfterMs: WAIT_POLL_MS };
+}
+
+function supportsLearners(version: string): boolean {
+  return compareVersions(version, '3.4.0') >= 0;
 }
 
 /** The votes an etcd cluster of `members` voting members needs for quorum. */

@@ -165,6 +165,14 @@ describe('EtcdCluster membership through etcd\'s own API, against real etcd memb
       return settled(5);
     });
     timings.push(`3 → 5: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // What each step waited on: when each member was added, its etcd started, and it was promoted.
+    const at = (t: number) => `${((t - started) / 1000).toFixed(1)}s`;
+    const steps = getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items
+      .filter((e: any) => ['MemberAdded', 'MemberPromoted'].includes(e.reason) && Date.parse(e.eventTime) >= started - 1000)
+      .map((e: any) => ({ t: Date.parse(e.eventTime), what: `${e.reason} ${/kv-\d/.exec(e.note)?.[0]}` }))
+      .concat(members.events.filter(e => e.what === 'started' && e.at >= started).map(e => ({ t: e.at, what: `etcd started ${e.pod}` })))
+      .sort((a: any, b: any) => a.t - b.t);
+    timings.push(`3 → 5 steps: ${steps.map((x: any) => `${at(x.t)} ${x.what}`).join(', ')}`);
     expect(watch.maxLearners).toBeLessThanOrEqual(1);
     expect(watch.maxUnstarted).toBeLessThanOrEqual(1);
     const reasons = eventReasons();
