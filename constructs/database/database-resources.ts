@@ -1,4 +1,5 @@
 import { k8s } from 'cdk8s-plus-27';
+import { backupCronJob } from '../core/backup-cron-job';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
@@ -158,38 +159,21 @@ export class DatabaseResources extends Construct {
         },
       });
       const host = `${names.service}.${props.namespace}.svc`;
-      new k8s.KubeCronJob(this, 'Backup', {
+      backupCronJob(this, 'Backup', {
         metadata: meta(names.backup, backupLabels),
-        spec: {
-          schedule: spec.backup.schedule,
-          concurrencyPolicy: 'Forbid',
-          successfulJobsHistoryLimit: 3,
-          failedJobsHistoryLimit: 3,
-          jobTemplate: {
-            metadata: { labels: backupLabels },
-            spec: {
-              backoffLimit: 2,
-              template: {
-                metadata: { labels: backupLabels },
-                spec: {
-                  restartPolicy: 'OnFailure',
-                  automountServiceAccountToken: false,
-                  securityContext: restrictedPodSecurityContext(DB_UID),
-                  containers: [{
-                    name: 'dump',
-                    image: engine.image(spec.version),
-                    command: ['sh', '-c', `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`],
-                    env: [fromSecret('DB_USER', names.credentials, 'username'), fromSecret('DB_PASSWORD', names.credentials, 'password'), fromSecret('DB_NAME', names.credentials, 'database')],
-                    resources: { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('512Mi') } },
-                    securityContext: restrictedContainerSecurityContext(),
-                    volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tmp', mountPath: '/tmp' }],
-                  }],
-                  volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: names.backup } }, { name: 'tmp', emptyDir: {} }],
-                },
-              },
-            },
-          },
-        },
+        labels: backupLabels,
+        schedule: spec.backup.schedule,
+        uid: DB_UID,
+        containers: [{
+          name: 'dump',
+          image: engine.image(spec.version),
+          command: ['sh', '-c', `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`],
+          env: [fromSecret('DB_USER', names.credentials, 'username'), fromSecret('DB_PASSWORD', names.credentials, 'password'), fromSecret('DB_NAME', names.credentials, 'database')],
+          resources: { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('512Mi') } },
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tmp', mountPath: '/tmp' }],
+        }],
+        volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: names.backup } }, { name: 'tmp', emptyDir: {} }],
       });
     }
   }

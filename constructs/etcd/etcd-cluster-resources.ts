@@ -1,5 +1,6 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
+import { backupCronJob } from '../core/backup-cron-job';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
@@ -192,46 +193,29 @@ export class EtcdClusterResources extends Construct {
       });
       const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
       const small = { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('256Mi') } };
-      this.backupCronJob = new k8s.KubeCronJob(this, 'Backup', {
+      this.backupCronJob = backupCronJob(this, 'Backup', {
         metadata: { ...meta(names.cronJob), labels: backupLabels },
-        spec: {
-          schedule: spec.backup.schedule,
-          concurrencyPolicy: 'Forbid',
-          successfulJobsHistoryLimit: 3,
-          failedJobsHistoryLimit: 3,
-          jobTemplate: {
-            metadata: { labels: backupLabels },
-            spec: {
-              backoffLimit: 2,
-              template: {
-                metadata: { labels: backupLabels },
-                spec: {
-                  restartPolicy: 'OnFailure',
-                  automountServiceAccountToken: false,
-                  securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-                  // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
-                  initContainers: [{
-                    name: 'snapshot',
-                    image: `quay.io/coreos/etcd:v${topology.version}`,
-                    command: ['etcdctl', `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`, '--dial-timeout=10s', 'snapshot', 'save', `/backups/${SNAPSHOT_IN_PROGRESS}`],
-                    resources: small,
-                    securityContext: restrictedContainerSecurityContext(),
-                    volumeMounts,
-                  }],
-                  containers: [{
-                    name: 'rotate',
-                    image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
-                    command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
-                    resources: small,
-                    securityContext: restrictedContainerSecurityContext(),
-                    volumeMounts,
-                  }],
-                  volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
-                },
-              },
-            },
-          },
-        },
+        labels: backupLabels,
+        schedule: spec.backup.schedule,
+        uid: NON_ROOT_UID,
+        // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
+        initContainers: [{
+          name: 'snapshot',
+          image: `quay.io/coreos/etcd:v${topology.version}`,
+          command: ['etcdctl', `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`, '--dial-timeout=10s', 'snapshot', 'save', `/backups/${SNAPSHOT_IN_PROGRESS}`],
+          resources: small,
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts,
+        }],
+        containers: [{
+          name: 'rotate',
+          image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+          command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
+          resources: small,
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts,
+        }],
+        volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
       });
     }
   }

@@ -103,39 +103,23 @@ GO
   done
 }
 
-# build_etcd <version> <file name in $OUT>
-build_etcd() {
-  local version="$1" name="$2"
-  local dir="$work/etcd-$version"
+# build_go_command <module> <version> <file name in $OUT>: a module's main package, e.g. etcd's
+# server or etcdctl, built in a throwaway module that requires just it.
+build_go_command() {
+  local module="$1" version="$2" name="$3"
+  local dir="$work/$name"
   mkdir -p "$dir"
   cat > "$dir/go.mod" <<MOD
-module opkit.local/etcd-build
+module opkit.local/$name-build
 
 go 1.23.0
 
-require go.etcd.io/etcd/server/v3 $version
+require $module $version
 MOD
-  log "building etcd $version"
-  (cd "$dir" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/$name.tmp" go.etcd.io/etcd/server/v3)
+  log "building $name ($module $version)"
+  (cd "$dir" && GOFLAGS=-mod=mod go get "$module@$version" >/dev/null 2>&1 || true)
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/$name.tmp" "$module")
   mv "$OUT/$name.tmp" "$OUT/$name"
-}
-
-# etcdctl, for the etcd operator's backup tests (they run its backup Job's commands).
-build_etcdctl() {
-  local dir="$work/etcdctl"
-  mkdir -p "$dir"
-  cat > "$dir/go.mod" <<MOD
-module opkit.local/etcdctl-build
-
-go 1.23.0
-
-require go.etcd.io/etcd/etcdctl/v3 $ETCD_VERSION
-MOD
-  log "building etcdctl $ETCD_VERSION"
-  (cd "$dir" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION" >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3)
-  mv "$OUT/etcdctl.tmp" "$OUT/etcdctl"
 }
 
 # kwok simulates the kubelets of fake nodes. Its stages (what happens to a node, pod or volume
@@ -156,9 +140,10 @@ build_kwok() {
   mv "$OUT/kwok-stages.tmp" "$OUT/kwok-stages"
 }
 
-[[ -x "$OUT/etcd" ]] || build_etcd "$ETCD_VERSION" etcd
-[[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] || build_etcd "$ETCD_PREVIOUS_VERSION" "etcd-$ETCD_PREVIOUS_VERSION"
-[[ -x "$OUT/etcdctl" ]] || build_etcdctl
+[[ -x "$OUT/etcd" ]] || build_go_command go.etcd.io/etcd/server/v3 "$ETCD_VERSION" etcd
+[[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] || build_go_command go.etcd.io/etcd/server/v3 "$ETCD_PREVIOUS_VERSION" "etcd-$ETCD_PREVIOUS_VERSION"
+# etcdctl, for the etcd operator's backup tests (they run its backup Job's commands).
+[[ -x "$OUT/etcdctl" ]] || build_go_command go.etcd.io/etcd/etcdctl/v3 "$ETCD_VERSION" etcdctl
 for cmd in "${K8S_COMMANDS[@]}"; do
   [[ -x "$OUT/$cmd" ]] || { build_kubernetes; break; }
 done
