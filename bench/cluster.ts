@@ -1,0 +1,34 @@
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../operator/runtime/client';
+import { ControlPlane, startControlPlane } from '../test/harness/control-plane';
+import { BenchContext, kubectl } from './measure';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/**
+ * Runs `fn` on a control plane with an audit log of writes (the harness's own, or
+ * OPKIT_KUBECONFIG with OPKIT_AUDIT_LOG, as the integration tests give it), with dist/ applied and
+ * the reconciler bundle built.
+ */
+export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlPlane) => Promise<void>): Promise<void> {
+  const cp = await startControlPlane({ verbose: true, audit: true });
+  try {
+    const auditLog = cp.auditLog ?? process.env.OPKIT_AUDIT_LOG;
+    if (!auditLog) throw new Error('the bench counts writes in the API server\'s audit log: set OPKIT_AUDIT_LOG with OPKIT_KUBECONFIG');
+    kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
+    execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfig);
+    const client = new KubeClient(kc, { fieldManager: 'bench' });
+    try {
+      await fn({ admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 }, cp);
+    } finally {
+      client.close();
+    }
+  } finally {
+    await cp.stop();
+  }
+}

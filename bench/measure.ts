@@ -1,0 +1,259 @@
+/**
+ * The pieces of the convergence benchmarks: a reference client, our reconciler and Go's
+ * k8s.io/sample-controller, each converging N resources on the same control plane, measured the
+ * same way (time, CPU seconds and RSS of the process from /proc, writes from the API server's
+ * audit log).
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
+import type { Memcached } from '../constructs';
+import { memcachedController } from '../constructs/memcached/controller';
+import { KubeClient } from '../operator/runtime/client';
+import { renderChildren } from '../operator/runtime/render';
+import { KubeObject, ResourceType } from '../operator/runtime/resource';
+import { freePort } from '../test/harness/control-plane';
+import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..');
+const memcachedType = customResourceType(memcachedKind);
+const fooType: ResourceType = { group: 'samplecontroller.k8s.io', version: 'v1alpha1', kind: 'Foo', resource: 'foos', namespaced: true };
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+export interface BenchContext {
+  readonly admin: string;
+  readonly client: KubeClient;
+  /** The API server's audit log of write requests. */
+  readonly auditLog: string;
+  readonly timeoutMs: number;
+}
+
+/** What one contender did converging N resources. */
+export interface Measurement {
+  readonly n: number;
+  /** Until all N Deployments exist. */
+  readonly deploymentsSeconds: number;
+  /** Until every resource's status says its pod is available. */
+  readonly settledSeconds?: number;
+  readonly cpuSeconds?: number;
+  readonly idleRssMiB?: number;
+  readonly peakRssMiB?: number;
+  /** Write requests (from the audit log) while converging. */
+  readonly writes: number;
+  /** All requests, where the process counts them (our reconciler's metrics). */
+  readonly requests?: number;
+  /** Write requests in the idle window after settling. */
+  readonly idleWrites?: number;
+  readonly idleSeconds?: number;
+}
+
+export function kubectl(kubeconfig: string, args: string[]): string {
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+}
+
+/** Runs `fn` over items with `inFlight` concurrent calls. */
+export async function pool<T>(items: T[], inFlight: number, fn: (t: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // utime and stime are fields 14 and 15 of stat; after the command name, indexes 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+const mib = (b: number) => Math.round(b / 1024 / 1024);
+const seconds = (ms: number) => +(ms / 1000).toFixed(2);
+
+/** A process's CPU and memory from now on: its RSS sampled every 50 ms for the peak. */
+class ProcessMeter {
+  private readonly cpuAtStart: number;
+  readonly idleRss: number;
+  private peakRss: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number) {
+    this.cpuAtStart = cpuSeconds(pid);
+    this.idleRss = rssBytes(pid);
+    this.peakRss = this.idleRss;
+    this.timer = setInterval(() => { this.peakRss = Math.max(this.peakRss, rssBytes(pid)); }, 50);
+  }
+
+  stop(): { cpuSeconds: number; idleRssMiB: number; peakRssMiB: number } {
+    clearInterval(this.timer);
+    this.peakRss = Math.max(this.peakRss, rssBytes(this.pid));
+    return { cpuSeconds: +(cpuSeconds(this.pid) - this.cpuAtStart).toFixed(2), idleRssMiB: mib(this.idleRss), peakRssMiB: mib(this.peakRss) };
+  }
+}
+
+/** Write requests in the audit log by `user` since `fromLine` (Lease renewals aside). */
+function auditWrites(log: string, user: string, fromLine: number): { writes: number; lines: number } {
+  const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  let writes = 0;
+  for (const l of lines.slice(fromLine)) {
+    if (!l.includes(user)) continue;
+    const e = JSON.parse(l);
+    if (e.user?.username === user && WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases') writes++;
+  }
+  return { writes, lines: lines.length };
+}
+
+const auditLines = (log: string) => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
+
+async function until(what: string, ctx: BenchContext, t0: number, check: () => Promise<boolean>): Promise<number> {
+  for (;;) {
+    if (await check()) return performance.now() - t0;
+    if (performance.now() - t0 > ctx.timeoutMs) throw new Error(`timed out after ${ctx.timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
+  // Waited for, so the garbage collector's work does not load the next measurement.
+  kubectl(ctx.admin, ['delete', 'namespace', ns, '--timeout=600s']);
+}
+
+/** The Deployment our reconciler renders for a Memcached of size 1, without its owner. */
+function memcachedDeployment(name: string, namespace: string): KubeObject {
+  const d = renderChildren(memcachedController, { apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace, uid: 'none' }, spec: { size: 1, image: 'memcached:1.6', containerPort: 11211 } } as Memcached as never)[0];
+  delete (d.metadata as { ownerReferences?: unknown }).ownerReferences;
+  return d;
+}
+
+/**
+ * Reference: one client creating the same N Deployments directly, 2 requests in flight — the
+ * API server's write throughput here, the floor any controller creating N Deployments approaches.
+ */
+export async function measureReference(ctx: BenchContext, n: number): Promise<Measurement> {
+  const ns = `bench-reference-${Math.random().toString(36).slice(2, 7)}`;
+  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  const deployments = Array.from({ length: n }, (_, i) => memcachedDeployment(`ref-${i}`, ns));
+  const t0 = performance.now();
+  await pool(deployments, 2, d => ctx.client.create(BuiltinTypes.Deployment, d, ns));
+  const deploymentsMs = performance.now() - t0;
+  const settledMs = await until(`${n} reference Deployments available`, ctx, t0, async () =>
+    (await ctx.client.list<KubeObject & { status?: { availableReplicas?: number } }>(BuiltinTypes.Deployment, ns)).items.filter(d => d.status?.availableReplicas === 1).length === n);
+  await deleteNamespace(ctx, ns);
+  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), writes: n };
+}
+
+/**
+ * The flags the synthesized memcached operator Deployment gives the reconciler that matter here
+ * (`--controllers`), so the bench runs exactly what the operator's ServiceAccount is granted.
+ */
+export function synthesizedControllersFlag(): string {
+  const file = fs.readFileSync(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
+  const deployment = parseAllDocuments(file).map(d => d.toJS()).find(o => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
+  const flag = (deployment?.spec.template.spec.containers[0].args as string[] | undefined)?.find(a => a.startsWith('--controllers='));
+  if (!flag) throw new Error('dist/0001-memcached.k8s.yaml has no memcached-operator Deployment with --controllers; run npm run synth');
+  return flag;
+}
+
+/** Starts a process and stops it (SIGKILL) if the bench exits first. */
+function startProcess(bin: string, args: string[]): ChildProcess {
+  const p = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  process.once('exit', () => p.kill('SIGKILL'));
+  return p;
+}
+
+async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null) return;
+  p.kill('SIGTERM');
+  await new Promise(r => p.once('exit', r));
+}
+
+/**
+ * Our reconciler — the esbuild bundle the image ships (build it first), as the memcached
+ * operator's ServiceAccount, with the synthesized `--controllers` — converging N Memcacheds of
+ * size 1 created 2 at a time; then `idleSeconds` of counting writes once everything is settled.
+ */
+export async function measureReconciler(ctx: BenchContext, n: number, options: { workers?: number; idleSeconds: number; nodeArgs?: string[] }): Promise<Measurement> {
+  const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
+  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  const [health, metrics] = [await freePort(), await freePort()];
+  const rec = startProcess(process.execPath, [...(options.nodeArgs ?? []), path.join(ROOT, 'build', 'reconciler', 'main.js'),
+    `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`, synthesizedControllersFlag(), `--namespace=${ns}`, '--log-level=warn',
+    // Read over plain HTTP below; the secure endpoint is tested elsewhere.
+    '--metrics-secure=false',
+    ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
+    `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`]);
+  const readyBy = Date.now() + 60_000;
+  while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) {
+    // Caches that never sync (say, RBAC that does not cover a watch) must not hang the bench.
+    if (Date.now() > readyBy || rec.exitCode !== null) throw new Error('the reconciler did not become ready within 60 s');
+    await sleep(100);
+  }
+  await sleep(1000);
+  const user = 'system:serviceaccount:memcached-system:memcached-operator';
+  const meter = new ProcessMeter(rec.pid!);
+  const auditFrom = auditLines(ctx.auditLog);
+  const memcacheds = Array.from({ length: n }, (_, i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: ns }, spec: { size: 1 } }));
+  const t0 = performance.now();
+  await pool(memcacheds, 2, m => ctx.client.create(memcachedType, m as unknown as KubeObject, ns));
+  const deploymentsMs = await until(`${n} Deployments`, ctx, t0, async () => (await ctx.client.list(BuiltinTypes.Deployment, ns)).items.length === n);
+  // Settled: every Memcached of this generation says Available, its pod listed.
+  const settledMs = await until(`${n} Memcacheds available`, ctx, t0, async () => (await ctx.client.list<Memcached & KubeObject>(memcachedType, ns)).items
+    .filter(m => m.status?.observedGeneration === m.metadata.generation && m.status?.nodes?.length === 1
+      && m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True')).length === n);
+  const usage = meter.stop();
+  const converging = auditWrites(ctx.auditLog, user, auditFrom);
+  const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
+    .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+  await sleep(options.idleSeconds * 1000);
+  const idle = auditWrites(ctx.auditLog, user, converging.lines);
+  await stopProcess(rec);
+  await deleteNamespace(ctx, ns);
+  return {
+    n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
+    writes: converging.writes, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds,
+  };
+}
+
+/**
+ * Go's k8s.io/sample-controller at its defaults (2 workers, client-go's default rate limits, a
+ * 30 s resync), built by bench/build-sample-controller.sh: N Foos of 1 replica created 2 at a
+ * time, each becoming a Deployment; settled when every Foo's status counts 1 available replica.
+ */
+export async function measureSampleController(ctx: BenchContext, n: number, options: { dir: string; idleSeconds: number }): Promise<Measurement> {
+  kubectl(ctx.admin, ['apply', '-f', path.join(options.dir, 'crd-status-subresource.yaml')]);
+  kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/foos.samplecontroller.k8s.io']);
+  const ns = `bench-go-${Math.random().toString(36).slice(2, 7)}`;
+  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  // An identity of its own, so its writes can be told apart in the audit log.
+  kubectl(ctx.admin, ['create', 'serviceaccount', 'sample-controller', '-n', ns]);
+  kubectl(ctx.admin, ['create', 'clusterrolebinding', `${ns}-sample-controller`, '--clusterrole=cluster-admin', `--serviceaccount=${ns}:sample-controller`]);
+  const kubeconfig = serviceAccountKubeconfig({ kubeconfig: ctx.admin, namespace: ns, serviceAccount: 'sample-controller' });
+  const go = startProcess(path.join(options.dir, 'sample-controller'), [`--kubeconfig=${kubeconfig}`]);
+  await sleep(3000);
+  if (go.exitCode !== null) throw new Error('sample-controller exited at start');
+  const user = `system:serviceaccount:${ns}:sample-controller`;
+  const meter = new ProcessMeter(go.pid!);
+  const auditFrom = auditLines(ctx.auditLog);
+  const foos = Array.from({ length: n }, (_, i) => ({ apiVersion: 'samplecontroller.k8s.io/v1alpha1', kind: 'Foo', metadata: { name: `foo-${i}`, namespace: ns }, spec: { deploymentName: `foo-${i}`, replicas: 1 } }));
+  const t0 = performance.now();
+  await pool(foos, 2, f => ctx.client.create(fooType, f as unknown as KubeObject, ns));
+  const deploymentsMs = await until(`${n} Deployments`, ctx, t0, async () => (await ctx.client.list(BuiltinTypes.Deployment, ns)).items.length === n);
+  const settledMs = await until(`${n} Foos available`, ctx, t0, async () => (await ctx.client.list<KubeObject & { status?: { availableReplicas?: number } }>(fooType, ns)).items
+    .filter(f => f.status?.availableReplicas === 1).length === n);
+  const usage = meter.stop();
+  const converging = auditWrites(ctx.auditLog, user, auditFrom);
+  await sleep(options.idleSeconds * 1000);
+  const idle = auditWrites(ctx.auditLog, user, converging.lines);
+  await stopProcess(go);
+  await deleteNamespace(ctx, ns);
+  kubectl(ctx.admin, ['delete', 'clusterrolebinding', `${ns}-sample-controller`]);
+  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
+}
