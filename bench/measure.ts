@@ -42,6 +42,8 @@ export interface Measurement {
   readonly peakRssMiB?: number;
   /** Write requests (from the audit log) while converging. */
   readonly writes: number;
+  /** The same, by verb and resource, e.g. `patch memcacheds/status`. */
+  readonly writesBy?: Record<string, number>;
   /** All requests, where the process counts them (our reconciler's metrics). */
   readonly requests?: number;
   /** Write requests in the idle window after settling. */
@@ -100,15 +102,20 @@ class ProcessMeter {
 }
 
 /** Write requests in the audit log by `user` since `fromLine` (Lease renewals aside). */
-function auditWrites(log: string, user: string, fromLine: number): { writes: number; lines: number } {
+function auditWrites(log: string, user: string, fromLine: number): { writes: number; by: Record<string, number>; lines: number } {
   const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
   let writes = 0;
+  const by: Record<string, number> = {};
   for (const l of lines.slice(fromLine)) {
     if (!l.includes(user)) continue;
     const e = JSON.parse(l);
-    if (e.user?.username === user && WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases') writes++;
+    if (e.user?.username === user && WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases') {
+      writes++;
+      const what = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+      by[what] = (by[what] ?? 0) + 1;
+    }
   }
-  return { writes, lines: lines.length };
+  return { writes, by, lines: lines.length };
 }
 
 const auditLines = (log: string) => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
@@ -218,7 +225,7 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
   await deleteNamespace(ctx, ns);
   return {
     n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
-    writes: converging.writes, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds,
+    writes: converging.writes, writesBy: converging.by, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds,
   };
 }
 
@@ -255,5 +262,5 @@ export async function measureSampleController(ctx: BenchContext, n: number, opti
   await stopProcess(go);
   await deleteNamespace(ctx, ns);
   kubectl(ctx.admin, ['delete', 'clusterrolebinding', `${ns}-sample-controller`]);
-  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
+  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
 }

@@ -1,6 +1,7 @@
 import { BuiltinTypes, ControllerDeclaration, customResourceType, EventSpec, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
 import { ChildFailures } from './child-failures';
 import { applyIfChanged, applyStatusIfChanged, controllerReference } from './children';
+import { jsonEqual } from './diff';
 import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
 import { findCondition } from './conditions';
 import { Controller, ControllerSetupOptions, ReconcileContext, Request, Result } from './controller';
@@ -11,6 +12,9 @@ import { renderConstructs } from './render';
 import { apiVersionOf, KubeObject, objectKey } from './resource';
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
+
+/** See ControllerSetupOptions.statusCoalesceMs. */
+export const DEFAULT_STATUS_COALESCE_MS = 1000;
 
 /**
  * Builds the controller a declaration describes — controller-runtime's builder, driven by the
@@ -37,6 +41,11 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   // Refusals already reported, by resource key: not retried until the generation changes.
   // Keyed by name (not uid) so a deleted resource's entry can be dropped when it is gone.
   const refused = new Map<string, { uid: string; generation: number; message: string }>();
+  // Status writes of a resource are at least `coalesceMs` apart, and come that long after its
+  // children changed: a burst of child events becomes one write. By resource key: when its last
+  // status write (or child change) was, and the Events recorded since.
+  const coalesceMs = options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS;
+  const statusClock = new Map<string, { at: number; recorded: Set<string> }>();
 
   const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(req, ctx) });
   controller.for(resources);
@@ -63,6 +72,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     // Deleted: owner references let the garbage collector remove the children.
     if (!resource || resource.metadata.deletionTimestamp) {
       refused.delete(key);
+      statusClock.delete(key);
       return;
     }
     const namespace = resource.metadata.namespace;
@@ -108,9 +118,34 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       now: new Date(),
     };
     const status = decl.status?.(resource, observed);
-    for (const e of [...external?.events ?? [], ...eventsOf(resource, observed, status)]) await ctx.recorder.record(resource, e.type, e.reason, e.message);
-    if (status) await applyStatusIfChanged(ctx.client, type, resource, status);
-    return external?.requeueAfterMs ? { requeueAfterMs: external.requeueAfterMs } : undefined;
+    const clock = statusClock.get(key) ?? { at: -Infinity, recorded: new Set<string>() };
+    for (const e of [...external?.events ?? [], ...eventsOf(resource, observed, status)]) {
+      // While a status write waits, the next reconciles compute the same transition Events.
+      const id = `${e.type}|${e.reason}|${e.message}`;
+      if (clock.recorded.has(id)) continue;
+      clock.recorded.add(id);
+      await ctx.recorder.record(resource, e.type, e.reason, e.message);
+    }
+    let requeueAfterMs = external?.requeueAfterMs;
+    let waiting = false;
+    if (status && !jsonEqual(status, resource.status ?? {})) {
+      const now = Date.now();
+      // Children just changed: their own status follows in a moment (a Deployment's replicas, its
+      // pods), so the resource's status is written once that burst has passed, not per step.
+      if (changes.length) clock.at = now;
+      const wait = coalesceMs > 0 ? clock.at + coalesceMs - now : 0;
+      waiting = wait > 0;
+      if (waiting) {
+        requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
+      } else {
+        await applyStatusIfChanged(ctx.client, type, resource, status);
+        clock.at = now;
+      }
+    }
+    // Events are held back from repeating only while a status write waits.
+    if (!waiting) clock.recorded.clear();
+    statusClock.set(key, clock);
+    return requeueAfterMs ? { requeueAfterMs } : undefined;
 
     async function applyChildren(): Promise<void> {
       const desired = decl.render

@@ -37,6 +37,13 @@ export interface ControllerSetupOptions {
   /** @default 1 */
   readonly maxConcurrentReconciles?: number;
   readonly rateLimiter?: RateLimiterOptions;
+  /**
+   * Status writes of one resource are at least this many milliseconds apart, and the first comes
+   * this long after its children were created or changed, so a burst of child events (a new
+   * Deployment's status, then its pods) is written once. 0 writes every change at once.
+   * @default 1000
+   */
+  readonly statusCoalesceMs?: number;
 }
 
 export interface ControllerOptions extends ControllerSetupOptions {

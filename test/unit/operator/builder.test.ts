@@ -50,11 +50,36 @@ function fakeClient() {
   return { client, writes };
 }
 
-function setup() {
+/** The widget's Deployment as the API server has it after our apply: nothing left to apply. */
+function appliedDeployment(): KubeObject {
+  const owner = { apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true, blockOwnerDeletion: true };
+  const ownerFields = { '.': {}, 'f:apiVersion': {}, 'f:blockOwnerDeletion': {}, 'f:controller': {}, 'f:kind': {}, 'f:name': {}, 'f:uid': {} };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'w', namespace: 'ns', ownerReferences: [owner],
+      managedFields: [{
+        manager: 'test', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"u-w"}': ownerFields } },
+          'f:spec': {
+            'f:replicas': {}, 'f:selector': {},
+            'f:template': { 'f:metadata': { 'f:labels': { 'f:a': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } },
+          },
+        },
+      }],
+    },
+    spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+  } as KubeObject;
+}
+
+/** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
+function setup(statusCoalesceMs = 0) {
   const { client, writes } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
-  const controller = buildController(mgr, widgetController, { client, logger, metrics: new Metrics(), recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
+  const controller = buildController(mgr, widgetController, { client, logger, metrics: new Metrics(), statusCoalesceMs, recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
   const cache = (type: { group: string; resource: string }, obj: KubeObject) => (mgr.informer(type as never) as any).put(`${obj.metadata.namespace}/${obj.metadata.name}`, obj);
   const ctx = { client, logger, recorder: (controller as any).options.recorder, signal: new AbortController().signal } as ReconcileContext;
   const reconcile = () => (controller as any).options.reconciler({ namespace: 'ns', name: 'w' }, ctx);
@@ -69,6 +94,29 @@ describe('the controller builder', () => {
     await s.reconcile();
     expect(s.writes).toEqual(['apply Deployment w', 'apply ConfigMap w', 'apply Widget/status w']);
     expect(s.events).toEqual(['Normal/Created', 'Normal/Created']);
+  });
+
+  test('coalesces status writes: the first waits for the new children to settle, then one write; later ones at least the window apart', async () => {
+    const s = setup(200);
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    // Children created: the status waits (a requeue), the Events do not.
+    expect(await s.reconcile()).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(s.writes).toEqual(['apply Deployment w']);
+    expect(s.events).toEqual(['Normal/Created']);
+    // A child event within the window: still one status write pending, no Event twice.
+    s.cache(BuiltinTypes.Deployment, appliedDeployment());
+    await new Promise(r => setTimeout(r, 50));
+    const second = await s.reconcile();
+    expect(second.requeueAfterMs).toBeLessThanOrEqual(200);
+    expect(s.writes).toEqual(['apply Deployment w']);
+    await new Promise(r => setTimeout(r, 200));
+    expect(await s.reconcile()).toBeUndefined();
+    expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
+    expect(s.events).toEqual(['Normal/Created']);
+    // A change right after that write waits out the window too.
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1, { ready: false, conditions: [] }));
+    expect(await s.reconcile()).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(s.writes.filter(w => w.includes('/status'))).toHaveLength(1);
   });
 
   test('prunes an owned child of a deletable kind the construct no longer renders, and only that', async () => {
