@@ -286,6 +286,22 @@ describe('EtcdCluster membership through etcd\'s own API, against real etcd memb
     await settled(3);
   });
 
+  testWithMembers('a member whose data is lost is replaced by hand (member remove, delete its claim and pod); the operator adds the ordinal back as a new member', async () => {
+    const lost = `${NAME}-1`;
+    const before = (await etcdMembers())!.find(m => m.name === lost)!;
+    await members.kill(lost);
+    // What the README tells a user to do.
+    const lead = (await leader((await etcdMembers())!))!;
+    await removeMember(members.clientURL(ordinal(lead)), before.id);
+    kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
+    kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
+    members.revive(lost);
+    await settled(3);
+    const after = (await etcdMembers())!.find(m => m.name === lost)!;
+    expect(after.id).not.toBe(before.id);
+    expect(await readKey(1, 'greeting')).toBe('hello');
+  });
+
   testWithMembers(`upgrading ${OLD} → ${NEW} rolls one member at a time, highest ordinal first, each once every member is healthy`, async () => {
     const from = members.events.length;
     const started = Date.now();
