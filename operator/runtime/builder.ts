@@ -1,6 +1,6 @@
 import { BuiltinTypes, ControllerDeclaration, customResourceType, EventSpec, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
 import { ChildFailures } from './child-failures';
-import { applyIfChanged, applyStatusIfChanged, controllerReference } from './children';
+import { applyIfChanged, applyStatus, controllerReference } from './children';
 import { jsonEqual } from './diff';
 import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
 import { findCondition } from './conditions';
@@ -138,7 +138,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       if (waiting) {
         requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
       } else {
-        await applyStatusIfChanged(ctx.client, type, resource, status);
+        await applyStatus(ctx.client, type, resource, status);
         clock.at = now;
       }
     }

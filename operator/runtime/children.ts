@@ -1,5 +1,4 @@
 import { KubeClient } from './client';
-import { jsonEqual } from './diff';
 import { needsApply } from './managed-fields';
 import { apiVersionOf, KubeObject, OwnerReference, ResourceType } from './resource';
 
@@ -27,15 +26,13 @@ export async function applyIfChanged<T extends KubeObject>(client: KubeClient, t
   return { object: await client.apply<T>(type, desired), applied: true };
 }
 
-/** Writes `status` through the status subresource when it differs from the object's. */
-export async function applyStatusIfChanged(client: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: object): Promise<boolean> {
-  if (jsonEqual(status, obj.status ?? {})) return false;
+/** Writes `status` through the status subresource (the builder decides when it has changed). */
+export async function applyStatus(client: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: object): Promise<void> {
   await client.apply(type, {
     apiVersion: obj.apiVersion ?? apiVersionOf(type),
     kind: obj.kind ?? type.kind,
     metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
     status,
   }, { subresource: 'status' });
-  return true;
 }
 
