@@ -122,14 +122,23 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Readon
     };
   }
 
-  const ordinal = (m: EtcdMember) => (m.name ? ordinalOf(name, m.name) : undefined)
-    ?? probeOrdinals(Math.max(current.replicas, want, members.length) + 1).find(i => m.peerURLs.includes(peerURL(name, namespace, i)));
+  // Once per member: an unstarted one is found by its peer URL, which may read the hosts file.
+  const ordinals = new Map<string, number | undefined>();
+  const ordinal = (m: EtcdMember) => {
+    if (!ordinals.has(m.id)) {
+      ordinals.set(m.id, (m.name ? ordinalOf(name, m.name) : undefined)
+        ?? probeOrdinals(Math.max(current.replicas, want, members.length) + 1).find(i => m.peerURLs.includes(peerURL(name, namespace, i))));
+    }
+    return ordinals.get(m.id);
+  };
   const urlOf = (m: EtcdMember) => {
     const i = ordinal(m);
     return i !== undefined ? clientURL(name, namespace, i) : m.clientURLs[0];
   };
-  const statuses = new Map<string, EtcdMemberStatus | undefined>(await Promise.all(members.map(async m =>
-    [m.id, m.name && urlOf(m) ? await memberStatus(urlOf(m)!, 1500).catch(() => undefined) : undefined] as const)));
+  const statuses = new Map<string, EtcdMemberStatus | undefined>(await Promise.all(members.map(async m => {
+    const url = m.name ? urlOf(m) : undefined;
+    return [m.id, url ? await memberStatus(url, 1500).catch(() => undefined) : undefined] as const;
+  })));
   const byOrdinal = (a: EtcdMember, b: EtcdMember) => (ordinal(a) ?? Infinity) - (ordinal(b) ?? Infinity);
   const healthy = (m: EtcdMember) => {
     const s = statuses.get(m.id);
