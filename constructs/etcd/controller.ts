@@ -67,9 +67,7 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
   return {
     phase,
     members,
-    ...(membership?.reachable ? {
-      etcdMembers: membership.members.map(({ version, ...m }) => (version ? { ...m, version } : m)),
-    } : {}),
+    ...(membership?.reachable ? { etcdMembers: [...membership.members] } : {}),
     ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
     ...(membership?.version ? { version: membership.version } : {}),
     ...(cluster.spec.backup && backup ? { backupCronJob: backup.metadata.name } : {}),
