@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../operator/runtime/client';
+import { loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { ControlPlane, startControlPlane } from '../test/harness/control-plane';
 import { BenchContext, kubectl } from './measure';
 
@@ -20,9 +20,7 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
     kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfig);
-    const client = new KubeClient(kc, { fieldManager: 'bench' });
+    const client = new KubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {
       await fn({ admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 }, cp);
     } finally {

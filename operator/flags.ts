@@ -39,7 +39,7 @@ export const USAGE = `Usage: reconciler [flags]
   --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
   --max-concurrent-reconciles=N     workers per controller (default 4)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
-  --kubeconfig=PATH                 out of cluster (default: in-cluster, then KUBECONFIG)
+  --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
   --log-level=debug|info|warn|error (default info)
 `;
 

@@ -15,6 +15,8 @@ export type { ManagerOptions } from './runtime/manager';
 export { Informer } from './runtime/informer';
 export { ApiError, isConflict, isGone, isInvalid, isNotFound, KubeClient } from './runtime/client';
 export type { KubeClientOptions } from './runtime/client';
+export { ClusterConfig, loadKubeConfig } from './runtime/kubeconfig';
+export type { KubeConfigLike, LoadKubeConfigOptions } from './runtime/kubeconfig';
 export { EventRecorder } from './runtime/events';
 export { Metrics } from './runtime/metrics';
 export { extractApplied, needsApply } from './runtime/managed-fields';

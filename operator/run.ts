@@ -6,26 +6,18 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerDeclaration } from '../constructs/core/controller';
 import { parseFlags, USAGE } from './flags';
 import { buildController } from './runtime/builder';
 import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
+import { loadKubeConfig } from './runtime/kubeconfig';
 import { createLogger } from './runtime/logger';
 import { Manager } from './runtime/manager';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  return kc;
-}
 
 function ownNamespace(): string {
   if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
@@ -76,7 +68,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const logger = createLogger(flags.logLevel);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
-  const client = new KubeClient(loadKubeConfig(flags.kubeconfig), { fieldManager, observer: metrics.observeRequest });
+  const client = new KubeClient(loadKubeConfig({ path: flags.kubeconfig }), { fieldManager, observer: metrics.observeRequest });
   const manager = new Manager({
     client,
     logger,

@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigLike } from './kubeconfig';
 import { KubeObject, ResourceType, resourcePath } from './resource';
 
 /** An error answer from the API server, with its HTTP status and Kubernetes reason. */
@@ -53,7 +53,11 @@ export class KubeClient {
   private readonly server: URL;
   private readonly agent: http.Agent;
 
-  constructor(readonly kubeConfig: KubeConfig, readonly options: KubeClientOptions) {
+  /**
+   * @param kubeConfig where the API server is and how to authenticate: `loadKubeConfig()`'s
+   *   answer, or a `KubeConfig` of `@kubernetes/client-node`
+   */
+  constructor(readonly kubeConfig: KubeConfigLike, readonly options: KubeClientOptions) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
