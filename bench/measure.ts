@@ -16,6 +16,7 @@ import { renderChildren } from '../operator/runtime/render';
 import { KubeObject, ResourceType } from '../operator/runtime/resource';
 import { freePort } from '../test/harness/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
+import { Tally } from './tally';
 
 const ROOT = path.resolve(__dirname, '..');
 const memcachedType = customResourceType(memcachedKind);
@@ -120,14 +121,6 @@ function auditWrites(log: string, user: string, fromLine: number): { writes: num
 
 const auditLines = (log: string) => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
 
-async function until(what: string, ctx: BenchContext, t0: number, check: () => Promise<boolean>): Promise<number> {
-  for (;;) {
-    if (await check()) return performance.now() - t0;
-    if (performance.now() - t0 > ctx.timeoutMs) throw new Error(`timed out after ${ctx.timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
 async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
   // Waited for, so the garbage collector's work does not load the next measurement.
   kubectl(ctx.admin, ['delete', 'namespace', ns, '--timeout=600s']);
@@ -148,11 +141,12 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
   const ns = `bench-reference-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
   const deployments = Array.from({ length: n }, (_, i) => memcachedDeployment(`ref-${i}`, ns));
+  const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(ctx.client, BuiltinTypes.Deployment, ns, d => d.status?.availableReplicas === 1);
   const t0 = performance.now();
   await pool(deployments, 2, d => ctx.client.create(BuiltinTypes.Deployment, d, ns));
   const deploymentsMs = performance.now() - t0;
-  const settledMs = await until(`${n} reference Deployments available`, ctx, t0, async () =>
-    (await ctx.client.list<KubeObject & { status?: { availableReplicas?: number } }>(BuiltinTypes.Deployment, ns)).items.filter(d => d.status?.availableReplicas === 1).length === n);
+  const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} reference Deployments available`);
+  await available.close();
   await deleteNamespace(ctx, ns);
   return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), writes: n };
 }
@@ -208,14 +202,16 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
   const meter = new ProcessMeter(rec.pid!);
   const auditFrom = auditLines(ctx.auditLog);
   const memcacheds = Array.from({ length: n }, (_, i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: ns }, spec: { size: 1 } }));
+  const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, ns, () => true);
+  // Settled: every Memcached of this generation says Available, its pod listed.
+  const available = await Tally.start<Memcached & KubeObject>(ctx.client, memcachedType, ns, m => m.status?.observedGeneration === m.metadata.generation
+    && m.status?.nodes?.length === 1 && !!m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True'));
   const t0 = performance.now();
   await pool(memcacheds, 2, m => ctx.client.create(memcachedType, m as unknown as KubeObject, ns));
-  const deploymentsMs = await until(`${n} Deployments`, ctx, t0, async () => (await ctx.client.list(BuiltinTypes.Deployment, ns)).items.length === n);
-  // Settled: every Memcached of this generation says Available, its pod listed.
-  const settledMs = await until(`${n} Memcacheds available`, ctx, t0, async () => (await ctx.client.list<Memcached & KubeObject>(memcachedType, ns)).items
-    .filter(m => m.status?.observedGeneration === m.metadata.generation && m.status?.nodes?.length === 1
-      && m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True')).length === n);
+  const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
+  const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Memcacheds available`);
   const usage = meter.stop();
+  await Promise.all([created.close(), available.close()]);
   const converging = auditWrites(ctx.auditLog, user, auditFrom);
   const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
     .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
@@ -250,12 +246,14 @@ export async function measureSampleController(ctx: BenchContext, n: number, opti
   const meter = new ProcessMeter(go.pid!);
   const auditFrom = auditLines(ctx.auditLog);
   const foos = Array.from({ length: n }, (_, i) => ({ apiVersion: 'samplecontroller.k8s.io/v1alpha1', kind: 'Foo', metadata: { name: `foo-${i}`, namespace: ns }, spec: { deploymentName: `foo-${i}`, replicas: 1 } }));
+  const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, ns, () => true);
+  const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(ctx.client, fooType, ns, f => f.status?.availableReplicas === 1);
   const t0 = performance.now();
   await pool(foos, 2, f => ctx.client.create(fooType, f as unknown as KubeObject, ns));
-  const deploymentsMs = await until(`${n} Deployments`, ctx, t0, async () => (await ctx.client.list(BuiltinTypes.Deployment, ns)).items.length === n);
-  const settledMs = await until(`${n} Foos available`, ctx, t0, async () => (await ctx.client.list<KubeObject & { status?: { availableReplicas?: number } }>(fooType, ns)).items
-    .filter(f => f.status?.availableReplicas === 1).length === n);
+  const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
+  const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Foos available`);
   const usage = meter.stop();
+  await Promise.all([created.close(), available.close()]);
   const converging = auditWrites(ctx.auditLog, user, auditFrom);
   await sleep(options.idleSeconds * 1000);
   const idle = auditWrites(ctx.auditLog, user, converging.lines);
