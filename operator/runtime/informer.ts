@@ -40,8 +40,13 @@ export interface InformerOptions {
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
   private readonly byNamespace = new Map<string, Set<string>>();
-  /** Keys by namespace and label=value, and by label=value across namespaces (see labelKey). */
+  /**
+   * Keys by namespace and label=value, and by label=value across namespaces (see labelKey), for
+   * the label names someone has listed by: indexing every label of every object cost more memory
+   * (a set per distinct value: thousands of them) than the objects' own labels.
+   */
   private readonly byLabel = new Map<string, Set<string>>();
+  private readonly indexedLabels = new Set<string>();
   /** Keys by the uid of their controller owner. */
   private readonly byOwner = new Map<string, Set<string>>();
   private readonly handlers: InformerHandler<T>[] = [];
@@ -77,6 +82,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     let keys: Iterable<string>;
     const pairs = Object.entries(labels ?? {});
     if (pairs.length) {
+      for (const [l] of pairs) this.indexLabel(l);
       const sets = pairs.map(([l, v]) => this.byLabel.get(labelKey(namespace, l, v)) ?? new Set<string>());
       keys = sets.reduce((a, b) => (b.size < a.size ? b : a));
     } else {
@@ -230,17 +236,28 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (!set) this.byOwner.set(owner, (set = new Set()));
       set.add(key);
     }
-    for (const [l, v] of Object.entries(obj.metadata.labels ?? {})) {
-      for (const k of [labelKey(obj.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
-        let set = this.byLabel.get(k);
-        if (!set) this.byLabel.set(k, (set = new Set()));
-        set.add(key);
-      }
-    }
+    for (const l of this.indexedLabels) this.indexLabelOf(key, obj, l);
     const ns = obj.metadata.namespace ?? '';
     let set = this.byNamespace.get(ns);
     if (!set) this.byNamespace.set(ns, (set = new Set()));
     set.add(key);
+  }
+
+  /** Starts indexing by label `l`: from now on, and every object already cached. */
+  private indexLabel(l: string): void {
+    if (this.indexedLabels.has(l)) return;
+    this.indexedLabels.add(l);
+    for (const [key, obj] of this.store) this.indexLabelOf(key, obj, l);
+  }
+
+  private indexLabelOf(key: string, obj: T, l: string): void {
+    const v = obj.metadata.labels?.[l];
+    if (v === undefined) return;
+    for (const k of [labelKey(obj.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
+      let set = this.byLabel.get(k);
+      if (!set) this.byLabel.set(k, (set = new Set()));
+      set.add(key);
+    }
   }
 
   private unindexLabels(key: string): void {
@@ -252,6 +269,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (set?.size === 0) this.byOwner.delete(owner);
     }
     for (const [l, v] of Object.entries(old?.metadata.labels ?? {})) {
+      if (!this.indexedLabels.has(l)) continue;
       for (const k of [labelKey(old!.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
         const set = this.byLabel.get(k);
         set?.delete(key);

@@ -182,3 +182,29 @@ test('list by labels uses the label index, and the index follows updates and del
   expect(names('y', { app: 'web', tier: '1' })).toEqual([]);
   expect(names('x', {})).toEqual(['b']);
 });
+
+test('a label index built by a first list follows the updates, adds and deletes after it', async () => {
+  const fake = new FakeListWatch();
+  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) => obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } } as never);
+  fake.lists.push(list('10', [labelled('a', '1', 'x', { app: 'web' }), labelled('b', '2', 'x', { app: 'web' })]));
+  let indexBuilt!: () => void;
+  const afterIndex = new Promise<void>(r => (indexBuilt = r));
+  fake.watches.push(async emit => {
+    await afterIndex;
+    emit({ type: 'MODIFIED', object: labelled('b', '4', 'x', { app: 'db' }) });
+    emit({ type: 'DELETED', object: labelled('a', '5', 'x', { app: 'web' }) });
+    emit({ type: 'ADDED', object: labelled('d', '6', 'x', { app: 'web' }) });
+  });
+  const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+  const names = (ns: string | undefined, labels: Record<string, string>) => inf.list(ns, labels).map(o => o.metadata.name).sort();
+  const stop = new AbortController();
+  const run = inf.run(stop.signal);
+  await inf.waitForSync();
+  expect(names('x', { app: 'web' })).toEqual(['a', 'b']);
+  indexBuilt();
+  await until(() => inf.get('x/d') !== undefined);
+  expect(names('x', { app: 'web' })).toEqual(['d']);
+  expect(names(undefined, { app: 'db' })).toEqual(['b']);
+  stop.abort();
+  await run;
+});
