@@ -1,4 +1,4 @@
-import type { ManagedFieldsEntry } from './managed-fields';
+import type { FieldSet, ManagedFieldsEntry } from './managed-fields';
 import type { KubeObject, ResourceType } from './resource';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -11,18 +11,20 @@ interface PodLike extends KubeObject {
 /**
  * What the informers keep of each object, as client-go's informer transforms do: the cache
  * holds thousands of objects, and most of their bytes are never read.
- * - `managedFields`: only our own Apply entry, which the change check reads (none for Pods);
+ * - `managedFields`: only our own Apply entry, which the change check reads (none for Pods),
+ *   its field sets shared between objects where they are equal (see FieldSetPool);
  * - kubectl's last-applied-configuration annotation (a second copy of the object);
  * - Pods, the heaviest objects and only read: their metadata, `spec.nodeName`, `status.phase`
  *   and each container's name and state — what status and failure reporting read.
  */
-export function cacheTransform(fieldManager: string, type: ResourceType): (obj: KubeObject) => KubeObject {
+export function cacheTransform(fieldManager: string, type: ResourceType, pool: FieldSetPool = new FieldSetPool()): (obj: KubeObject) => KubeObject {
   const isPod = type.group === '' && type.kind === 'Pod';
   return obj => {
     const metadata = { ...obj.metadata };
     const managed = metadata.managedFields as ManagedFieldsEntry[] | undefined;
     if (managed) {
-      const ours = managed.filter(e => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource);
+      const ours = managed.filter(e => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource)
+        .map(e => (e.fieldsV1 ? { ...e, fieldsV1: pool.share(e.fieldsV1) } : e));
       if (ours.length) metadata.managedFields = ours;
       else delete metadata.managedFields;
     }
@@ -45,4 +47,45 @@ export function cacheTransform(fieldManager: string, type: ResourceType): (obj: 
       },
     };
   };
+}
+
+/**
+ * Keeps one copy of equal field sets. Every child one controller renders has the same fields, so
+ * the `f:spec` tree of a thousand Deployments is one object, not a thousand (it was about half
+ * of what a cached Deployment weighed). The top-level subtrees are shared rather than the whole
+ * set, because `f:metadata` names the owner's uid and so differs between objects. Shared sets
+ * are frozen: the cache is read-only, and a write would show through in every object.
+ */
+export class FieldSetPool {
+  private readonly byJson = new Map<string, WeakRef<FieldSet>>();
+  private readonly forget = new FinalizationRegistry<string>(json => {
+    if (!this.byJson.get(json)?.deref()) this.byJson.delete(json);
+  });
+
+  /** The same field set, made of subtrees shared with the equal ones seen before. */
+  share(set: FieldSet): FieldSet {
+    const out: FieldSet = {};
+    for (const [key, subtree] of Object.entries(set)) out[key] = this.shared(subtree);
+    return out;
+  }
+
+  /** How many distinct subtrees are held (for tests). */
+  get size(): number {
+    return this.byJson.size;
+  }
+
+  private shared(subtree: FieldSet): FieldSet {
+    const json = JSON.stringify(subtree);
+    const known = this.byJson.get(json)?.deref();
+    if (known) return known;
+    deepFreeze(subtree);
+    this.byJson.set(json, new WeakRef(subtree));
+    this.forget.register(subtree, json);
+    return subtree;
+  }
+}
+
+function deepFreeze(set: FieldSet): void {
+  for (const child of Object.values(set)) deepFreeze(child);
+  Object.freeze(set);
 }

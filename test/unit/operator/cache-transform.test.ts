@@ -1,4 +1,4 @@
-import { cacheTransform } from '../../../operator/runtime/cache-transform';
+import { cacheTransform, FieldSetPool } from '../../../operator/runtime/cache-transform';
 import { needsApply } from '../../../operator/runtime/managed-fields';
 import { BuiltinTypes } from '../../../constructs';
 
@@ -36,4 +36,37 @@ test('Pods keep what status and failure reporting read: metadata, node, phase, c
     spec: { nodeName: 'n1' },
     status: { phase: 'Running', containerStatuses: [{ name: 'c', state: { running: { startedAt: 't' } } }] },
   });
+});
+
+test('equal field sets are kept once: two children of different owners share their f:spec tree, frozen', () => {
+  const child = (owner: string) => ({
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: {
+      name: `d-${owner}`, namespace: 'ns', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: owner }],
+      managedFields: [{
+        manager: 'opkit', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:ownerReferences': { [`k:{"uid":"${owner}"}`]: { '.': {}, 'f:apiVersion': {}, 'f:kind': {}, 'f:name': {}, 'f:uid': {} } } }, 'f:spec': { 'f:replicas': {}, 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } } } },
+      }],
+    },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } },
+  });
+  const transform = cacheTransform('opkit', BuiltinTypes.Deployment);
+  const [a, b] = [transform(child('u1')), transform(child('u2'))];
+  const fields = (o: typeof a) => (o.metadata.managedFields as Array<{ fieldsV1: Record<string, object> }>)[0].fieldsV1;
+  expect(fields(a)['f:spec']).toBe(fields(b)['f:spec']);
+  expect(fields(a)['f:metadata']).not.toBe(fields(b)['f:metadata']);
+  expect(Object.keys((fields(a)['f:metadata'] as Record<string, object>)['f:ownerReferences'])).toEqual(['k:{"uid":"u1"}']);
+  expect(() => { (fields(a)['f:spec'] as Record<string, object>)['f:paused'] = {}; }).toThrow(TypeError);
+  // The change check reads the shared set as it read its own.
+  const desired = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd-u2', namespace: 'ns', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: 'u2' }] }, spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } };
+  expect(needsApply(desired, b, 'opkit')).toBe(false);
+  expect(needsApply({ ...desired, spec: { ...desired.spec, replicas: 2 } }, b, 'opkit')).toBe(true);
+});
+
+test('a field-set pool holds each distinct subtree once', () => {
+  const pool = new FieldSetPool();
+  pool.share({ 'f:spec': { 'f:a': {} }, 'f:metadata': { 'f:labels': {} } });
+  pool.share({ 'f:spec': { 'f:a': {} }, 'f:metadata': { 'f:labels': {} } });
+  pool.share({ 'f:spec': { 'f:b': {} } });
+  expect(pool.size).toBe(3);
 });
