@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { KubeClient } from './client';
 import { EventRecorder } from './events';
 import { Informer } from './informer';
+import { sameJson } from './managed-fields';
 import { Metrics } from './metrics';
 import { controllerOf, KubeObject, objectKey, splitKey } from './resource';
 import { RateLimiter, RateLimiterOptions, WorkQueue } from './workqueue';
@@ -73,10 +74,20 @@ export class Controller {
     return this.options.name;
   }
 
-  /** Reconcile the objects of this informer's kind. */
+  /**
+   * Reconcile the objects of this informer's kind: when one is added or deleted, when anything
+   * but its status changes, and on every resync. An update that only writes the status (ours,
+   * mostly) is not a reason to reconcile, as with controller-runtime's GenerationChangedPredicate
+   * — except that label, annotation, finalizer and deletion changes, which leave the generation
+   * alone, do count.
+   */
   for(informer: Informer): this {
     const enqueue = (o: KubeObject) => this.queue.add(objectKey(o.metadata));
-    informer.addHandler({ onAdd: enqueue, onUpdate: (_old, o) => enqueue(o), onDelete: enqueue });
+    informer.addHandler({
+      onAdd: enqueue,
+      onUpdate: (old, o) => { if (old === o || !onlyStatusChanged(old, o)) enqueue(o); },
+      onDelete: enqueue,
+    });
     return this;
   }
 
@@ -158,4 +169,15 @@ export class Controller {
       metrics.activeWorkers.set({ controller: name }, this.inFlight);
     }
   }
+}
+
+/** Whether two versions of an object differ in nothing but status and bookkeeping. */
+export function onlyStatusChanged(old: KubeObject, updated: KubeObject): boolean {
+  return sameJson(withoutStatus(old), withoutStatus(updated));
+}
+
+function withoutStatus(o: KubeObject): unknown {
+  const { status: _status, metadata, ...rest } = o as KubeObject & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadata;
+  return { ...rest, metadata: meta };
 }
