@@ -8,6 +8,8 @@
  *   N=200 WORKERS=2 npm run bench:converge
  *   N=1000 IDLE_S=120 npm run bench:converge         # and count writes over 2 idle minutes
  *   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:converge   # profile the reconciler
+ *   BENCH_SKIP_REFERENCE=1 …                         # the reconciler alone, e.g. to try node flags
+ *   BENCH_NODE_ARGS=--trace-gc BENCH_RECONCILER_STDOUT=/tmp/gc.log npm run bench:converge   # its GC, heap by heap
  */
 import { withBenchCluster } from './cluster';
 import { measureReconciler, measureReference } from './measure';
@@ -18,13 +20,13 @@ const IDLE_S = Number(process.env.IDLE_S ?? 0);
 
 async function main(): Promise<void> {
   await withBenchCluster(async (ctx, cluster) => {
-    const reference = await measureReference(ctx, N);
+    const reference = process.env.BENCH_SKIP_REFERENCE === '1' ? undefined : await measureReference(ctx, N);
     const ours = await measureReconciler(ctx, N, { workers: WORKERS, idleSeconds: IDLE_S, nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) });
     console.log(JSON.stringify({
       kubernetes: cluster.version, n: N, workers: WORKERS ?? 'default',
       reference, ours,
-      deploymentsVsReference: +(ours.deploymentsSeconds / reference.deploymentsSeconds).toFixed(2),
-      settledVsReference: +(ours.settledSeconds! / reference.settledSeconds!).toFixed(2),
+      deploymentsVsReference: reference && +(ours.deploymentsSeconds / reference.deploymentsSeconds).toFixed(2),
+      settledVsReference: reference && +(ours.settledSeconds! / reference.settledSeconds!).toFixed(2),
     }, null, 2));
   });
 }

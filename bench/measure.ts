@@ -50,6 +50,8 @@ export interface Measurement {
   /** Write requests in the idle window after settling. */
   readonly idleWrites?: number;
   readonly idleSeconds?: number;
+  /** Where the memory is once settled, from the process's own metrics (Node's heap, and memory outside it). */
+  readonly settledMemoryMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
 
 export function kubectl(kubeconfig: string, args: string[]): string {
@@ -164,8 +166,8 @@ export function synthesizedControllersFlag(): string {
 }
 
 /** Starts a process and stops it (SIGKILL) if the bench exits first. */
-function startProcess(bin: string, args: string[]): ChildProcess {
-  const p = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+function startProcess(bin: string, args: string[], stdoutFile?: string): ChildProcess {
+  const p = spawn(bin, args, { stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'] });
   process.once('exit', () => p.kill('SIGKILL'));
   return p;
 }
@@ -190,7 +192,9 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
     // Read over plain HTTP below; the secure endpoint is tested elsewhere.
     '--metrics-secure=false',
     ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
-    `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`]);
+    `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`],
+  // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
+  process.env.BENCH_RECONCILER_STDOUT);
   const readyBy = Date.now() + 60_000;
   while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) {
     // Caches that never sync (say, RBAC that does not cover a watch) must not hang the bench.
@@ -212,16 +216,26 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Memcacheds available`);
   const usage = meter.stop();
   await Promise.all([created.close(), available.close()]);
+  if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
+    // With BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2: the settled heap, written to the cwd.
+    rec.kill('SIGUSR2');
+    await sleep(15_000);
+  }
   const converging = auditWrites(ctx.auditLog, user, auditFrom);
-  const requests = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n')
-    .filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+  const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
+  const requests = exposition.filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+  const gauge = (name: string) => mib(Number(exposition.find(l => l.startsWith(`${name} `))?.split(' ').pop() ?? NaN));
+  const settledMemoryMiB = {
+    rss: gauge('process_resident_memory_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'),
+    heapUsed: gauge('nodejs_heap_size_used_bytes'), external: gauge('nodejs_external_memory_bytes'),
+  };
   await sleep(options.idleSeconds * 1000);
   const idle = auditWrites(ctx.auditLog, user, converging.lines);
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
   return {
     n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
-    writes: converging.writes, writesBy: converging.by, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds,
+    writes: converging.writes, writesBy: converging.by, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds, settledMemoryMiB,
   };
 }
 
