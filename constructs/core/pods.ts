@@ -1,4 +1,5 @@
 import type { ObjectLike } from './controller';
+import { compareText } from './compare';
 
 interface PodStatus {
   phase?: string;
@@ -25,7 +26,7 @@ const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImage
  * for a `Degraded` condition.
  */
 export function podFailure(pods: readonly ObjectLike[]): { reason: string; message: string } | undefined {
-  for (const p of [...pods].sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!))) {
+  for (const p of [...pods].sort((a, b) => compareText(a.metadata.name!, b.metadata.name!))) {
     if (p.metadata.deletionTimestamp) continue;
     const status = p.status as PodStatus | undefined;
     for (const c of status?.containerStatuses ?? []) {

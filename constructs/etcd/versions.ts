@@ -1,3 +1,5 @@
+import { compareText } from '../core/compare';
+
 /** etcd release numbers (`x.y.z`) and the upgrades etcd supports: one minor at a time, never down a minor. */
 
 export type Version = readonly [number, number, number];
@@ -9,7 +11,7 @@ export function parseVersion(v: string): Version | undefined {
 
 export function compareVersions(a: string, b: string): number {
   const [x, y] = [parseVersion(a), parseVersion(b)];
-  if (!x || !y) return a.localeCompare(b);
+  if (!x || !y) return compareText(a, b);
   return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
 }
 

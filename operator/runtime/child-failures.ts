@@ -3,6 +3,7 @@ import type { Controller, Request } from './controller';
 import type { Informer } from './informer';
 import type { Manager } from './manager';
 import type { KubeObject } from './resource';
+import { compareText } from '../../constructs/core/compare';
 
 /**
  * Warning Events by which Kubernetes' own controllers say they cannot make what a child asks
@@ -60,7 +61,7 @@ export class ChildFailures {
     const found = this.informers
       .flatMap(inf => inf.list(namespace))
       .filter(e => e.involvedObject && isChild(e.involvedObject))
-      .sort((a, b) => lastSeen(b).localeCompare(lastSeen(a)));
+      .sort((a, b) => compareText(lastSeen(b), lastSeen(a)));
     const newest = found[0];
     return newest ? { reason: newest.reason ?? 'FailedCreate', message: `${newest.involvedObject?.kind} ${newest.involvedObject?.name}: ${newest.message ?? ''}`.slice(0, 1024) } : undefined;
   }
