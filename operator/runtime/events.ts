@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BuiltinTypes } from '../../constructs/core/controller';
 import { KubeClient } from './client';
@@ -40,7 +40,8 @@ export class EventRecorder {
 
   async record(subject: EventSubject, type: EventType, reason: string, note: string, action = 'Reconcile'): Promise<void> {
     const namespace = subject.metadata.namespace ?? 'default';
-    const key = `${subject.metadata.uid}|${type}|${reason}|${note}`;
+    // A digest, not the text: a thousand resources' notes are most of what this map would hold.
+    const key = createHash('sha256').update(`${subject.metadata.uid}|${type}|${reason}|${note}`).digest('base64');
     const now = new Date();
     const seen = this.recent.get(key);
     try {
