@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
+import * as v8 from 'node:v8';
 import type { ControllerDeclaration } from '../constructs/core/controller';
 import { parseFlags, USAGE } from './flags';
 import { buildController } from './runtime/builder';
@@ -18,6 +19,20 @@ import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * V8 lets the old generation grow to up to 4 times what survived the last full collection before
+ * collecting again, sized for throughput. A controller's cache is long-lived and its garbage
+ * short-lived, so that slack was most of its memory: at 1000 resources a 25 MiB live heap sat in
+ * 60+ MiB. Growing by 20 % instead keeps the heap near what is live, for a few more (short,
+ * concurrent) full collections. A growth factor given on the command line or in NODE_OPTIONS wins.
+ */
+export const HEAP_GROWING_PERCENT = 20;
+
+function tuneHeapGrowth(): void {
+  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some(a => /--heap[-_]growing[-_]percent/.test(a));
+  if (!given) v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
 
 function ownNamespace(): string {
   if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
@@ -65,6 +80,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     process.stdout.write(USAGE);
     return 0;
   }
+  tuneHeapGrowth();
   const logger = createLogger(flags.logLevel);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
