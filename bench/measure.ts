@@ -34,6 +34,8 @@ export interface BenchContext {
 /** What one contender did converging N resources. */
 export interface Measurement {
   readonly n: number;
+  /** Until all N resources were created (for the reference: its Deployments). */
+  readonly createdSeconds?: number;
   /** Until all N Deployments exist. */
   readonly deploymentsSeconds: number;
   /** Until every resource's status says its pod is available. */
@@ -150,7 +152,7 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} reference Deployments available`);
   await available.close();
   await deleteNamespace(ctx, ns);
-  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), writes: n };
+  return { n, createdSeconds: seconds(deploymentsMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), writes: n };
 }
 
 /**
@@ -158,16 +160,27 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
  * (`--controllers`), so the bench runs exactly what the operator's ServiceAccount is granted.
  */
 export function synthesizedControllersFlag(): string {
-  const file = fs.readFileSync(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
-  const deployment = parseAllDocuments(file).map(d => d.toJS()).find(o => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
-  const flag = (deployment?.spec.template.spec.containers[0].args as string[] | undefined)?.find(a => a.startsWith('--controllers='));
-  if (!flag) throw new Error('dist/0001-memcached.k8s.yaml has no memcached-operator Deployment with --controllers; run npm run synth');
+  const flag = (synthesizedContainer().args as string[] | undefined)?.find(a => a.startsWith('--controllers='));
+  if (!flag) throw new Error('dist/0001-memcached.k8s.yaml: the memcached-operator Deployment has no --controllers');
   return flag;
 }
 
+/** The plain environment values the synthesized operator Deployment sets (NODE_OPTIONS among them). */
+export function synthesizedEnvironment(): Record<string, string> {
+  const env = (synthesizedContainer().env ?? []) as Array<{ name: string; value?: string }>;
+  return Object.fromEntries(env.filter(e => e.value !== undefined).map(e => [e.name, e.value!]));
+}
+
+function synthesizedContainer(): { args?: unknown; env?: unknown } {
+  const file = fs.readFileSync(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
+  const deployment = parseAllDocuments(file).map(d => d.toJS()).find(o => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
+  if (!deployment) throw new Error('dist/0001-memcached.k8s.yaml has no memcached-operator Deployment; run npm run synth');
+  return deployment.spec.template.spec.containers[0];
+}
+
 /** Starts a process and stops it (SIGKILL) if the bench exits first. */
-function startProcess(bin: string, args: string[], stdoutFile?: string): ChildProcess {
-  const p = spawn(bin, args, { stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'] });
+function startProcess(bin: string, args: string[], stdoutFile?: string, env?: Record<string, string>): ChildProcess {
+  const p = spawn(bin, args, { stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'], env: { ...process.env, ...env } });
   process.once('exit', () => p.kill('SIGKILL'));
   return p;
 }
@@ -194,7 +207,9 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
     ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
     `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`],
   // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
-  process.env.BENCH_RECONCILER_STDOUT);
+  process.env.BENCH_RECONCILER_STDOUT,
+  // As the operator's pod runs it (NODE_OPTIONS).
+  synthesizedEnvironment());
   const readyBy = Date.now() + 60_000;
   while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) {
     // Caches that never sync (say, RBAC that does not cover a watch) must not hang the bench.
@@ -212,6 +227,7 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
     && m.status?.nodes?.length === 1 && !!m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True'));
   const t0 = performance.now();
   await pool(memcacheds, 2, m => ctx.client.create(memcachedType, m as unknown as KubeObject, ns));
+  const createdMs = performance.now() - t0;
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Memcacheds available`);
   const usage = meter.stop();
@@ -234,7 +250,7 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
   return {
-    n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
+    n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
     writes: converging.writes, writesBy: converging.by, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds, settledMemoryMiB,
   };
 }
@@ -264,6 +280,7 @@ export async function measureSampleController(ctx: BenchContext, n: number, opti
   const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(ctx.client, fooType, ns, f => f.status?.availableReplicas === 1);
   const t0 = performance.now();
   await pool(foos, 2, f => ctx.client.create(fooType, f as unknown as KubeObject, ns));
+  const createdMs = performance.now() - t0;
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Foos available`);
   const usage = meter.stop();
@@ -274,5 +291,5 @@ export async function measureSampleController(ctx: BenchContext, n: number, opti
   await stopProcess(go);
   await deleteNamespace(ctx, ns);
   kubectl(ctx.admin, ['delete', 'clusterrolebinding', `${ns}-sample-controller`]);
-  return { n, deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
+  return { n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
 }
