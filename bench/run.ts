@@ -53,14 +53,21 @@ function comparisonTable(n: number, ref: Measurement, ours: Measurement, go: Mea
   return [
     `| figure, N = ${n} | reference | ours | ours / reference | Go sample-controller | Go / reference |`,
     '| --- | --- | --- | --- | --- | --- |',
+    row('all N resources created by the bench', `${ref.createdSeconds} s`, `${ours.createdSeconds} s`, ratio(ours.createdSeconds, ref.createdSeconds), `${go.createdSeconds} s`, ratio(go.createdSeconds, ref.createdSeconds)),
     row('all N Deployments exist', `${ref.deploymentsSeconds} s`, `${ours.deploymentsSeconds} s`, ratio(ours.deploymentsSeconds, ref.deploymentsSeconds), `${go.deploymentsSeconds} s`, ratio(go.deploymentsSeconds, ref.deploymentsSeconds)),
     row('all N report their pod available (settled)', `${ref.settledSeconds} s`, `${ours.settledSeconds} s`, ratio(ours.settledSeconds, ref.settledSeconds), `${go.settledSeconds} s`, ratio(go.settledSeconds, ref.settledSeconds)),
     row('CPU seconds of the controller process', '—', show(ours.cpuSeconds), '', show(go.cpuSeconds), ''),
     row('RSS at start → peak', '—', `${ours.idleRssMiB} → ${ours.peakRssMiB} MiB`, '', `${go.idleRssMiB} → ${go.peakRssMiB} MiB`, ''),
+    row('once settled: V8 heap used / committed; resident outside the heap', '—', heapSplit(ours), '', '—', ''),
     row('write requests while converging (per resource)', `${ref.writes} (1.00)`, `${ours.writes} (${perResource(ours.writes, n)})`, ratio(ours.writes, ref.writes), `${go.writes} (${perResource(go.writes, n)})`, ratio(go.writes, ref.writes)),
     row('all requests (per resource)', '—', `${show(ours.requests)} (${perResource(ours.requests, n)})`, '', '— (not counted)', ''),
     row(`write requests in ${IDLE_S} s once settled`, '—', show(ours.idleWrites), '', show(go.idleWrites), ''),
   ].join('\n');
+}
+
+function heapSplit(m: Measurement): string {
+  const mem = m.settledMemoryMiB;
+  return mem ? `${mem.heapUsed} / ${mem.heapTotal} MiB; ${mem.rss - mem.heapTotal} MiB` : '—';
 }
 
 function scalingTable(rows: Array<{ ref: Measurement; ours: Measurement }>): string {
