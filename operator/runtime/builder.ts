@@ -9,12 +9,25 @@ import { Controller, ControllerSetupOptions, ReconcileContext, Request, Result }
 export type { ControllerSetupOptions };
 import type { Manager } from './manager';
 import { renderConstructs } from './render';
+import { RenderCache } from './render-cache';
 import { apiVersionOf, KubeObject, objectKey } from './resource';
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
 
 /** See ControllerSetupOptions.statusCoalesceMs. */
 export const DEFAULT_STATUS_COALESCE_MS = 1000;
+
+/** Renders kept per controller (see RenderCache): enough for the resources of a burst in flight. */
+const RENDER_CACHE_SIZE = 256;
+
+/**
+ * What a render may read: the whole resource (a render function may read its status too) and
+ * the external facts, without the bookkeeping that changes on every write.
+ */
+function renderInput(resource: KubeObject, facts: unknown): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = resource.metadata;
+  return JSON.stringify([{ ...resource, metadata }, facts ?? null]);
+}
 
 /**
  * Builds the controller a declaration describes — controller-runtime's builder, driven by the
@@ -46,6 +59,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   // status write (or child change) was, and the Events recorded since.
   const coalesceMs = options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS;
   const statusClock = new Map<string, { at: number; recorded: Set<string> }>();
+  const renders = new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE);
 
   const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(req, ctx) });
   controller.for(resources);
@@ -149,7 +163,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
 
     async function applyChildren(): Promise<void> {
       const desired = decl.render
-        ? renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type), external: external?.facts }))
+        ? renders.get(key, renderInput(resource!, external?.facts), () => renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type), external: external?.facts })))
         : [];
       for (const d of desired) {
         // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
