@@ -121,7 +121,11 @@ describe('the Memcached controller against a real API server', () => {
     // A label another manager adds to the pod template is not ours to revert: every new pod
     // carries kwok's "container fails while running" chaos label.
     const chaos = 'pod-container-running-failed.stage.kwok.x-k8s.io';
-    kubectlOk(['patch', 'deployment', 'alpha', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { template: { metadata: { labels: { [chaos]: 'true' } } } } })]);
+    // The container fails as soon as it runs (kwok's default is after 1–2 s), as a crash loop
+    // does: a pod that was Ready between failures made Degraded come and go with each
+    // replacement, and under load the test could miss it.
+    const failAtOnce = { [`${chaos}/delay`]: '0s', [`${chaos}/jitter-delay`]: '0s' };
+    kubectlOk(['patch', 'deployment', 'alpha', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { template: { metadata: { labels: { [chaos]: 'true' }, annotations: failAtOnce } } } })]);
     const degraded = await eventually('Degraded=True PodFailing', () => {
       const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
       const d = conditionsOf(m).Degraded;
