@@ -20,10 +20,11 @@ export const DEFAULT_CONCURRENT_RECONCILES = 4;
 /**
  * Node options of the reconciler container. V8's young generation grows to 16 MiB semi-spaces
  * (three of them) for allocation throughput; a controller allocates in small bursts (a watch
- * event, a reconcile) and 1 MiB keeps its resident memory down by tens of MiB at 1000
- * resources, for about the same CPU (bench/RESULTS.md). Allowed in NODE_OPTIONS by Node.
+ * event, a reconcile) and 2 MiB keeps its resident memory down by tens of MiB at 1000
+ * resources; 1 MiB saved 1 MiB more for about 0.9 CPU-s of collections more (bench/RESULTS.md).
+ * Allowed in NODE_OPTIONS by Node.
  */
-export const RECONCILER_NODE_OPTIONS = '--max-semi-space-size=1';
+export const RECONCILER_NODE_OPTIONS = '--max-semi-space-size=2';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 

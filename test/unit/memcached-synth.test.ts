@@ -156,7 +156,7 @@ describe('synthesized Memcached operator', () => {
       '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081',
     ]));
     // A small young generation: what the bench measured the memory figures with.
-    expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' });
+    expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' });
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
     expect(c.ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'metrics', containerPort: 8080 })]));
