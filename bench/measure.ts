@@ -192,6 +192,39 @@ async function stopProcess(p: ChildProcess): Promise<void> {
 }
 
 /**
+ * What every controller is measured by: the bench creates `objects` 2 at a time, then waits until
+ * N Deployments exist and N objects are `settled`, metering the controller process (`pid`) and
+ * counting the writes of its `user` while converging and over `idleSeconds` once settled.
+ * `onSettled` runs between the two, outside either count.
+ */
+async function converge<T extends KubeObject>(ctx: BenchContext, run: {
+  pid: number; user: string; ns: string; type: ResourceType; objects: KubeObject[];
+  settled: (obj: T) => boolean; idleSeconds: number; onSettled?: () => Promise<void>;
+}): Promise<Measurement> {
+  const n = run.objects.length;
+  const meter = new ProcessMeter(run.pid);
+  const auditFrom = auditLines(ctx.auditLog);
+  const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
+  const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
+  const t0 = performance.now();
+  await pool(run.objects, 2, o => ctx.client.create(run.type, o, run.ns));
+  const createdMs = performance.now() - t0;
+  const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
+  const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
+  const usage = meter.stop();
+  await Promise.all([created.close(), settled.close()]);
+  const converging = auditWrites(ctx.auditLog, run.user, auditFrom);
+  await run.onSettled?.();
+  const idleFrom = auditLines(ctx.auditLog);
+  await sleep(run.idleSeconds * 1000);
+  const idle = auditWrites(ctx.auditLog, run.user, idleFrom);
+  return {
+    n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
+    writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: run.idleSeconds,
+  };
+}
+
+/**
  * Our reconciler — the esbuild bundle the image ships (build it first), as the memcached
  * operator's ServiceAccount, with the synthesized `--controllers` — converging N Memcacheds of
  * size 1 created 2 at a time; then `idleSeconds` of counting writes once everything is settled.
@@ -217,42 +250,33 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
     await sleep(100);
   }
   await sleep(1000);
-  const user = 'system:serviceaccount:memcached-system:memcached-operator';
-  const meter = new ProcessMeter(rec.pid!);
-  const auditFrom = auditLines(ctx.auditLog);
   const memcacheds = Array.from({ length: n }, (_, i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: ns }, spec: { size: 1 } }));
-  const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, ns, () => true);
-  // Settled: every Memcached of this generation says Available, its pod listed.
-  const available = await Tally.start<Memcached & KubeObject>(ctx.client, memcachedType, ns, m => m.status?.observedGeneration === m.metadata.generation
-    && m.status?.nodes?.length === 1 && !!m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True'));
-  const t0 = performance.now();
-  await pool(memcacheds, 2, m => ctx.client.create(memcachedType, m as unknown as KubeObject, ns));
-  const createdMs = performance.now() - t0;
-  const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
-  const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Memcacheds available`);
-  const usage = meter.stop();
-  await Promise.all([created.close(), available.close()]);
-  if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
-    // With BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2: the settled heap, written to the cwd.
-    rec.kill('SIGUSR2');
-    await sleep(15_000);
-  }
-  const converging = auditWrites(ctx.auditLog, user, auditFrom);
-  const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
-  const requests = exposition.filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
-  const gauge = (name: string) => mib(Number(exposition.find(l => l.startsWith(`${name} `))?.split(' ').pop() ?? NaN));
-  const settledMemoryMiB = {
-    rss: gauge('process_resident_memory_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'),
-    heapUsed: gauge('nodejs_heap_size_used_bytes'), external: gauge('nodejs_external_memory_bytes'),
-  };
-  await sleep(options.idleSeconds * 1000);
-  const idle = auditWrites(ctx.auditLog, user, converging.lines);
+  let requests = 0;
+  let settledMemoryMiB: Measurement['settledMemoryMiB'];
+  const measured = await converge<Memcached & KubeObject>(ctx, {
+    pid: rec.pid!, user: 'system:serviceaccount:memcached-system:memcached-operator', ns, type: memcachedType, objects: memcacheds as unknown as KubeObject[],
+    // Settled: every Memcached of this generation says Available, its pod listed.
+    settled: m => m.status?.observedGeneration === m.metadata.generation
+      && m.status?.nodes?.length === 1 && !!m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True'),
+    idleSeconds: options.idleSeconds,
+    onSettled: async () => {
+      if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
+        // With BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2: the settled heap, written to the cwd.
+        rec.kill('SIGUSR2');
+        await sleep(15_000);
+      }
+      const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
+      requests = exposition.filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
+      const gauge = (name: string) => mib(Number(exposition.find(l => l.startsWith(`${name} `))?.split(' ').pop() ?? NaN));
+      settledMemoryMiB = {
+        rss: gauge('process_resident_memory_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'),
+        heapUsed: gauge('nodejs_heap_size_used_bytes'), external: gauge('nodejs_external_memory_bytes'),
+      };
+    },
+  });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return {
-    n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
-    writes: converging.writes, writesBy: converging.by, requests, idleWrites: idle.writes, idleSeconds: options.idleSeconds, settledMemoryMiB,
-  };
+  return { ...measured, requests, settledMemoryMiB };
 }
 
 /**
@@ -272,24 +296,13 @@ export async function measureSampleController(ctx: BenchContext, n: number, opti
   const go = startProcess(path.join(options.dir, 'sample-controller'), [`--kubeconfig=${kubeconfig}`]);
   await sleep(3000);
   if (go.exitCode !== null) throw new Error('sample-controller exited at start');
-  const user = `system:serviceaccount:${ns}:sample-controller`;
-  const meter = new ProcessMeter(go.pid!);
-  const auditFrom = auditLines(ctx.auditLog);
   const foos = Array.from({ length: n }, (_, i) => ({ apiVersion: 'samplecontroller.k8s.io/v1alpha1', kind: 'Foo', metadata: { name: `foo-${i}`, namespace: ns }, spec: { deploymentName: `foo-${i}`, replicas: 1 } }));
-  const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, ns, () => true);
-  const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(ctx.client, fooType, ns, f => f.status?.availableReplicas === 1);
-  const t0 = performance.now();
-  await pool(foos, 2, f => ctx.client.create(fooType, f as unknown as KubeObject, ns));
-  const createdMs = performance.now() - t0;
-  const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
-  const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} Foos available`);
-  const usage = meter.stop();
-  await Promise.all([created.close(), available.close()]);
-  const converging = auditWrites(ctx.auditLog, user, auditFrom);
-  await sleep(options.idleSeconds * 1000);
-  const idle = auditWrites(ctx.auditLog, user, converging.lines);
+  const measured = await converge<KubeObject & { status?: { availableReplicas?: number } }>(ctx, {
+    pid: go.pid!, user: `system:serviceaccount:${ns}:sample-controller`, ns, type: fooType, objects: foos as unknown as KubeObject[],
+    settled: f => f.status?.availableReplicas === 1, idleSeconds: options.idleSeconds,
+  });
   await stopProcess(go);
   await deleteNamespace(ctx, ns);
   kubectl(ctx.admin, ['delete', 'clusterrolebinding', `${ns}-sample-controller`]);
-  return { n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage, writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: options.idleSeconds };
+  return measured;
 }
