@@ -10,7 +10,7 @@ export type { ControllerSetupOptions };
 import type { Manager } from './manager';
 import { renderConstructs } from './render';
 import { RenderCache } from './render-cache';
-import { apiVersionOf, KubeObject, objectKey } from './resource';
+import { apiVersionOf, KubeObject, objectKey, withoutBookkeeping } from './resource';
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
 
@@ -25,8 +25,7 @@ const RENDER_CACHE_SIZE = 256;
  * the external facts, without the bookkeeping that changes on every write.
  */
 function renderInput(resource: KubeObject, facts: unknown): string {
-  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = resource.metadata;
-  return JSON.stringify([{ ...resource, metadata }, facts ?? null]);
+  return JSON.stringify([withoutBookkeeping(resource), facts ?? null]);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FieldSet, ManagedFieldsEntry } from './managed-fields';
-import type { KubeObject, ResourceType } from './resource';
+import { deepFreeze, KubeObject, ResourceType } from './resource';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -83,9 +83,4 @@ export class FieldSetPool {
     this.forget.register(subtree, json);
     return subtree;
   }
-}
-
-function deepFreeze(set: FieldSet): void {
-  for (const child of Object.values(set)) deepFreeze(child);
-  Object.freeze(set);
 }

@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import { KubeClient } from './client';
 import { EventRecorder } from './events';
 import { Informer } from './informer';
-import { sameJson } from './managed-fields';
+import { jsonEqual } from './diff';
 import { Metrics } from './metrics';
-import { controllerOf, KubeObject, objectKey, splitKey } from './resource';
+import { controllerOf, KubeObject, objectKey, splitKey, withoutBookkeeping } from './resource';
 import { RateLimiter, RateLimiterOptions, WorkQueue } from './workqueue';
 
 /** Which object to reconcile. */
@@ -173,11 +173,10 @@ export class Controller {
 
 /** Whether two versions of an object differ in nothing but status and bookkeeping. */
 export function onlyStatusChanged(old: KubeObject, updated: KubeObject): boolean {
-  return sameJson(withoutStatus(old), withoutStatus(updated));
+  return jsonEqual(withoutStatus(old), withoutStatus(updated));
 }
 
 function withoutStatus(o: KubeObject): unknown {
-  const { status: _status, metadata, ...rest } = o as KubeObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadata;
-  return { ...rest, metadata: meta };
+  const { status: _status, ...rest } = withoutBookkeeping(o) as KubeObject & { status?: unknown };
+  return rest;
 }

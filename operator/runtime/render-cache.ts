@@ -1,3 +1,5 @@
+import { deepFreeze } from './resource';
+
 /**
  * The latest renders of the most recently reconciled resources, each kept with the input it was
  * rendered from. A resource is reconciled several times in a row with the same input (its
@@ -24,12 +26,4 @@ export class RenderCache<T extends object> {
   get size(): number {
     return this.entries.size;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }

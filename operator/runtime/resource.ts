@@ -62,3 +62,21 @@ export function splitKey(key: string): { namespace?: string; name: string } {
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find(r => r.controller);
 }
+
+/** Freezes a value and everything in it: for objects shared between readers (caches, renders). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * The object without the bookkeeping the API server changes on every write (resourceVersion,
+ * managedFields): what stays the same unless someone changed the object itself.
+ */
+export function withoutBookkeeping<T extends KubeObject>(obj: T): T {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
