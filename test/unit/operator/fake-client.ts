@@ -3,6 +3,9 @@ import type { KubeObject } from '../../../operator/runtime/resource';
 
 type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 
+/** When each scripted watch was opened (its response received), in ms since the epoch. */
+export type WatchOpenTimes = number[];
+
 /**
  * An in-memory stand-in for the list and watch calls of KubeClient: each list answers with the
  * next scripted result; each watch runs the next scripted function (which emits events, then
@@ -12,6 +15,7 @@ export class FakeListWatch {
   readonly lists: Array<KubeList | Error> = [];
   readonly watches: WatchScript[] = [];
   readonly watchQueries: Array<Record<string, string>> = [];
+  readonly watchOpenedAt: WatchOpenTimes = [];
   listCalls = 0;
 
   asClient(): KubeClient {
@@ -23,8 +27,11 @@ export class FakeListWatch {
         if (next instanceof Error) throw next;
         return next;
       },
-      watch: async (_t: unknown, _ns: unknown, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal) => {
+      watch: async (_t: unknown, _ns: unknown, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, _idleMs?: number, onOpen?: () => void) => {
         this.watchQueries.push(query);
+        // Every scripted watch is answered (the server accepted it) before its script runs.
+        this.watchOpenedAt.push(Date.now());
+        onOpen?.();
         const next = this.watches.shift();
         if (!next) {
           if (!signal.aborted) await new Promise<void>(r => signal.addEventListener('abort', () => r(), { once: true }));

@@ -17,11 +17,11 @@ function recorder(inf: Informer) {
 }
 
 /** Runs `inf` until it has synced and opened `watches` watches (its scripted ones done), then stops it. */
-async function runUntil(inf: Informer, fake: FakeListWatch, watches = 0): Promise<void> {
+async function runUntil(inf: Informer, fake: FakeListWatch, watches = 0, timeoutMs = 5000): Promise<void> {
   const stop = new AbortController();
   const run = inf.run(stop.signal);
   await inf.waitForSync();
-  await until(() => fake.watchQueries.length >= watches);
+  await until(() => fake.watchQueries.length >= watches, timeoutMs).finally(() => stop.abort());
   stop.abort();
   await run;
 }
@@ -112,6 +112,35 @@ describe('Informer', () => {
     expect(fake.listCalls).toBe(2);
     expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '10', '11']);
   }, 15_000);
+
+  test('a watch that stayed up resets the backoff: every isolated cut re-watches within about a second', async () => {
+    // client-go's reflector rule: backoff is for a server that keeps failing, not for a healthy
+    // watch that was cut once. Four cuts, each after the watch ran for a while.
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', []));
+    const cut = async () => { await new Promise(r => setTimeout(r, 60)); throw new Error('connection reset'); };
+    fake.watches.push(cut, cut, cut, cut);
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50 });
+    await runUntil(inf, fake, 5, 18_000);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]! - 60);
+    // The base delay (0.8 s, ±20 % jitter) after each cut; no doubling (0.8, 1.6, 3.2, 6.4 s).
+    expect(delays).toHaveLength(4);
+    for (const d of delays) expect(d).toBeLessThan(1_100);
+  }, 20_000);
+
+  test('watches that fail before they stayed up back off exponentially', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', []));
+    const broken = async () => { throw new Error('connection reset'); };
+    fake.watches.push(broken, broken, broken);
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50 });
+    await runUntil(inf, fake, 4, 18_000);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]!);
+    // 0.8, 1.6, 3.2 s, each ±20 %.
+    expect(delays[0]).toBeLessThan(1_100);
+    expect(delays[1]).toBeGreaterThan(1_200);
+    expect(delays[2]).toBeGreaterThan(2_500);
+  }, 20_000);
 
   test('a throwing handler neither stops the informer nor the other handlers', async () => {
     const fake = new FakeListWatch();
