@@ -114,6 +114,47 @@ describe('a reconciler whose connections are cut', () => {
   });
 });
 
+describe('a reconciler whose connections are cut again and again', () => {
+  test('re-watches after the base delay every time: the backoff does not grow across isolated cuts', async () => {
+    installOperator();
+    const ns = createTestNamespace('memcached-recut');
+    const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
+    try {
+      const rec = await ReconcilerProcess.start({
+        kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
+        args: ['--controllers=memcached', `--namespace=${ns}`],
+        name: 'recut',
+      });
+      started.push(rec);
+      const retries = () => rec.logs.filter(l => l.includes('list/watch failed; retrying')).map(l => JSON.parse(l) as { failures: number; retryInMs: number });
+      const writeToChild: number[] = [];
+      for (let round = 0; round < 5; round++) {
+        // Let the watches stay up a while (they are healthy), then cut every connection.
+        await new Promise(r => setTimeout(r, 2_500));
+        const before = retries().length;
+        proxy.cutAll();
+        const wroteAt = Date.now();
+        kubectlOk(['apply', '-f', '-'], { input: memcached(`cut-${round}`, ns) });
+        await eventually(`a Deployment after cut ${round + 1}`, () => hasDeployment(`cut-${round}`, ns), 60_000, 100);
+        writeToChild.push(Date.now() - wroteAt);
+        const after = retries().slice(before);
+        // Every informer's watch broke, and each retried after the base delay (0.8 s ±20 %).
+        expect(after.length).toBeGreaterThan(0);
+        for (const r of after) {
+          expect(r.failures).toBe(1);
+          expect(r.retryInMs).toBeLessThanOrEqual(960);
+        }
+      }
+      process.stderr.write(`[watch cuts] write to child after each of 5 cuts: ${writeToChild.map(ms => `${(ms / 1000).toFixed(1)}s`).join(', ')}\n`);
+      // Before the fix these grew to 28–35 s by the fifth cut.
+      for (const ms of writeToChild) expect(ms).toBeLessThan(6_000);
+      expect((await rec.stop()).code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('a reconciler whose resourceVersion was compacted away', () => {
   let cp: ControlPlane | undefined;
   afterAll(async () => {

@@ -38,16 +38,24 @@ const widgetController: ControllerDeclaration = {
 /** A client that records writes and refuses Deployments with replicas < 0 as the API server would. */
 function fakeClient() {
   const writes: string[] = [];
+  const applied: KubeObject[] = [];
+  const statuses: unknown[] = [];
+  const deletes: Array<{ name: string; uid?: string }> = [];
   const client = {
     fieldManager: 'test',
     apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
       writes.push(`apply ${type.kind}${opts.subresource ? `/${opts.subresource}` : ''} ${obj.metadata.name}`);
+      if (opts.subresource === 'status') statuses.push(obj.status);
+      else applied.push(obj);
       if (type.kind === 'Deployment' && (obj as any).spec.replicas < 0) throw new ApiError(422, 'Invalid', 'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
       return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } };
     },
-    delete: async (type: { kind: string }, name: string) => { writes.push(`delete ${type.kind} ${name}`); },
+    delete: async (type: { kind: string }, name: string, _ns?: string, options: { uid?: string } = {}) => {
+      writes.push(`delete ${type.kind} ${name}`);
+      deletes.push({ name, uid: options.uid });
+    },
   } as unknown as KubeClient;
-  return { client, writes };
+  return { client, writes, applied, statuses, deletes };
 }
 
 /** The widget's Deployment as the API server has it after our apply: nothing left to apply. */
@@ -76,15 +84,39 @@ function appliedDeployment(): KubeObject {
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
 function setup(statusCoalesceMs = 0) {
-  const { client, writes } = fakeClient();
+  const { client, writes, applied, statuses, deletes } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
   const controller = buildController(mgr, widgetController, { client, logger, metrics: new Metrics(), statusCoalesceMs, recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
-  const cache = (type: { group: string; resource: string }, obj: KubeObject) => (mgr.informer(type as never) as any).put(`${obj.metadata.namespace}/${obj.metadata.name}`, obj);
+  const cache = (type: { group: string; resource: string }, obj: KubeObject) => {
+    const inf = mgr.informer(type as never) as any;
+    const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    const old = inf.get(key);
+    inf.put(key, obj);
+    // As a watch event would: handlers see it (and the controller maps it to requests).
+    inf.emit((h: any) => (old ? h.onUpdate?.(old, obj) : h.onAdd?.(obj)));
+  };
+  const uncache = (type: { group: string; resource: string }, key: string) => {
+    const inf = mgr.informer(type as never) as any;
+    const old = inf.get(key);
+    inf.remove(key);
+    inf.emit((h: any) => h.onDelete?.(old));
+  };
+  /** Keys the controller's queue holds now (drained). */
+  const queued = async (): Promise<string[]> => {
+    const q = controller.queue;
+    const out: string[] = [];
+    while (q.length > 0) {
+      const key = (await q.get())!;
+      out.push(key);
+      q.done(key);
+    }
+    return out;
+  };
   const ctx = { client, logger, recorder: (controller as any).options.recorder, signal: new AbortController().signal } as ReconcileContext;
   const reconcile = () => (controller as any).options.reconciler({ namespace: 'ns', name: 'w' }, ctx);
   const widget = (spec: object, generation: number, status?: object): KubeObject => ({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation }, spec, status });
-  return { mgr, writes, events, cache, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
+  return { mgr, writes, applied, statuses, deletes, events, cache, uncache, queued, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
 }
 
 describe('the controller builder', () => {
@@ -148,6 +180,51 @@ describe('the controller builder', () => {
     s.cache(s.widgetType, s.widget({ replicas: 2 }, 4, degraded));
     await s.reconcile();
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
+  });
+
+  test('never adopts: a child name taken by an object it does not control is left alone, Degraded ChildNotOwned, one Warning', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: 1, config: true }, 1));
+    // Someone else's Deployment (no owner at all) and a ConfigMap another controller owns.
+    s.cache(BuiltinTypes.Deployment, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', uid: 'theirs' }, spec: { replicas: 4 } });
+    const other = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u-rs', controller: true }];
+    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', uid: 'cm', ownerReferences: other } });
+    await s.reconcile();
+    // No apply and no delete of either object: only the status is written.
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    const status = s.statuses[0] as { conditions: Array<{ type: string; status: string; reason: string; message: string }> };
+    const degraded = status.conditions.find(c => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'ChildNotOwned' });
+    expect(degraded!.message).toContain('Deployment w');
+    expect(degraded!.message).toContain('ConfigMap w');
+    expect(degraded!.message).toContain('ReplicaSet rs');
+    expect(s.events).toEqual(['Warning/ChildNotOwned']);
+  });
+
+  test('a blocked resource is reconciled again when the object in its way goes, and then creates its child', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    s.cache(BuiltinTypes.Deployment, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', uid: 'theirs' } });
+    await s.reconcile();
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    await s.queued();
+    // The user deletes their Deployment: the widget is queued again, and its child made.
+    s.uncache(BuiltinTypes.Deployment, 'ns/w');
+    expect(await s.queued()).toEqual(['ns/w']);
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes[0]).toBe('apply Deployment w');
+  });
+
+  test('applies to its own child carry the child\'s uid (a precondition), and prunes delete with it', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: 2, config: false }, 2));
+    const owner = [{ apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true }];
+    s.cache(BuiltinTypes.Deployment, { ...appliedDeployment(), metadata: { ...appliedDeployment().metadata, uid: 'd-uid' } });
+    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', uid: 'cm-uid', ownerReferences: owner } });
+    await s.reconcile();
+    expect(s.applied.find(o => o.kind === 'Deployment')?.metadata.uid).toBe('d-uid');
+    expect(s.deletes).toEqual([{ name: 'w', uid: 'cm-uid' }]);
   });
 
   test('a deleted resource, or one being deleted, is left to the garbage collector', async () => {
