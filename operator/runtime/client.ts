@@ -101,8 +101,19 @@ export class KubeClient {
     });
   }
 
-  async delete(type: ResourceType, name: string, namespace?: string, propagationPolicy: 'Background' | 'Foreground' | 'Orphan' = 'Background'): Promise<void> {
-    await this.request('DELETE', resourcePath(type, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy } });
+  /**
+   * Deletes an object. With `uid`, only that object (a precondition): one that was deleted and
+   * made again under the same name by someone else is not touched (409 Conflict).
+   */
+  async delete(type: ResourceType, name: string, namespace?: string, options: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<void> {
+    await this.request('DELETE', resourcePath(type, namespace, name), {
+      body: {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        propagationPolicy: options.propagationPolicy ?? 'Background',
+        ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+      },
+    });
   }
 
   /** Any request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer. */
@@ -140,9 +151,10 @@ export class KubeClient {
   /**
    * Opens a watch and feeds each event to `onEvent` until the server ends the stream, the
    * connection fails, or `signal` aborts. Resolves when the stream ends; rejects on errors
-   * (including a non-2xx answer to the watch request itself).
+   * (including a non-2xx answer to the watch request itself). `onOpen` is called when the
+   * server has accepted the watch (a 2xx answer).
    */
-  async watch(type: ResourceType, namespace: string | undefined, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, idleTimeoutMs = 10 * 60 * 1000): Promise<void> {
+  async watch(type: ResourceType, namespace: string | undefined, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, idleTimeoutMs = 10 * 60 * 1000, onOpen?: () => void): Promise<void> {
     const path = resourcePath(type, namespace);
     const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
     return new Promise<void>((resolve, reject) => {
@@ -157,6 +169,7 @@ export class KubeClient {
           });
           return;
         }
+        onOpen?.();
         let buffered = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {

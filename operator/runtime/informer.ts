@@ -24,6 +24,13 @@ export interface InformerOptions {
   readonly fieldSelector?: string;
   /** What of each object to keep in the cache (client-go's informer transform). @default all of it */
   readonly transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * A watch that the server accepted and that stayed up this long was healthy: its failure
+   * starts the backoff afresh (client-go's reflector rule), so an isolated cut re-watches after
+   * the base delay instead of a delay that grew with every cut the process ever saw.
+   * @default 1000
+   */
+  readonly healthyWatchMs?: number;
 }
 
 /**
@@ -34,7 +41,9 @@ export interface InformerOptions {
  * - on 410 Gone / Expired (the resourceVersion was compacted away) lists again, emitting adds,
  *   updates and deletes for what changed while it was not watching;
  * - on ANY other error (connection reset, timeout, 5xx, 403) it logs, counts, backs off
- *   (0.8 s doubling to 30 s) and tries again; it never stops until its signal aborts;
+ *   (0.8 s doubling to 30 s) and tries again; it never stops until its signal aborts. A
+ *   watch that stayed up (see `healthyWatchMs`) resets the backoff, so only consecutive
+ *   failures make it grow;
  * - a watch that goes silent past its server timeout plus a margin is treated as broken.
  */
 export class Informer<T extends KubeObject = KubeObject> {
@@ -118,6 +127,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const log = this.options.logger.child({ resource: this.type.resource });
     const resync = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000;
     const resyncTimer = resync > 0 ? setInterval(() => this.resync(), resync) : undefined;
+    const healthyWatchMs = this.options.healthyWatchMs ?? 1000;
     let needList = true;
     let failures = 0;
     try {
@@ -130,11 +140,16 @@ export class Informer<T extends KubeObject = KubeObject> {
           // The server ends a watch after timeoutSeconds; spread them so watches do not all
           // reconnect at once.
           const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-          await this.client.watch(this.type, this.options.namespace, {
-            resourceVersion: this.resourceVersion,
-            timeoutSeconds: String(timeoutSeconds),
-            ...this.selector(),
-          }, e => this.handleEvent(e), signal, (timeoutSeconds + 60) * 1000);
+          let openedAt: number | undefined;
+          try {
+            await this.client.watch(this.type, this.options.namespace, {
+              resourceVersion: this.resourceVersion,
+              timeoutSeconds: String(timeoutSeconds),
+              ...this.selector(),
+            }, e => this.handleEvent(e), signal, (timeoutSeconds + 60) * 1000, () => { openedAt = Date.now(); });
+          } finally {
+            if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) failures = 0;
+          }
           failures = 0;
           if (!signal.aborted) this.options.onWatchRestart?.('closed');
         } catch (err) {
