@@ -1,16 +1,17 @@
 import { BuiltinTypes, ControllerDeclaration, customResourceType, EventSpec, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
 import { ChildFailures } from './child-failures';
-import { applyIfChanged, applyStatus, controllerReference } from './children';
+import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { jsonEqual } from './diff';
 import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
-import { findCondition } from './conditions';
+import { findCondition, setCondition } from './conditions';
 import { Controller, ControllerSetupOptions, ReconcileContext, Request, Result } from './controller';
 
 export type { ControllerSetupOptions };
 import type { Manager } from './manager';
 import { renderConstructs } from './render';
 import { RenderCache } from './render-cache';
-import { apiVersionOf, KubeObject, objectKey, withoutBookkeeping } from './resource';
+import { apiVersionOf, KubeObject, objectKey, splitKey, withoutBookkeeping } from './resource';
+import type { Condition } from './conditions';
 
 const keyOf = (kind: string | undefined, name: string | undefined) => `${kind}/${name}`;
 
@@ -38,6 +39,11 @@ function renderInput(resource: KubeObject, facts: unknown): string {
  *   changed (against what our field manager owns), prunes owned children of the `deletes` kinds
  *   that are no longer rendered, runs `prepare`, computes the status, records Events and writes
  *   the status only when it changed;
+ * - never adopting: a child is applied only when it does not exist or this resource is its
+ *   controller (its controller owner reference's uid). Otherwise nothing is applied, the
+ *   status says `Degraded` (ChildNotOwned, naming the object and its owner), one Warning Event
+ *   is recorded, and the resource is reconciled again when that object changes or goes. Updates
+ *   and prunes carry the child's uid as a precondition;
  * - the terminal-error policy: a child the API server refuses as invalid (400/422) is not
  *   retried until the resource's spec changes (its generation); the status says why
  *   (`applyError`), and a Warning Event is recorded once, when `Degraded` turns True.
@@ -59,10 +65,17 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   const coalesceMs = options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS;
   const statusClock = new Map<string, { at: number; recorded: Set<string> }>();
   const renders = new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE);
+  // Objects in the way of a resource's children (not ours), by `Kind|namespace/name`: a change to
+  // one (deleted, or handed to us) reconciles the resources it blocks. And the reverse, to clear.
+  const blockers = new Map<string, Set<string>>();
+  const blockedOn = new Map<string, string[]>();
 
   const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(req, ctx) });
   controller.for(resources);
-  for (const { informer } of owned.values()) controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
+  for (const { type: t, informer } of owned.values()) {
+    controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
+    controller.watches(informer, o => [...blockers.get(blockerKey(t.kind, o)) ?? []].map(splitKeyToRequest));
+  }
   for (const t of readTypes) {
     const map = decl.mapReads?.[t.kind];
     if (map) {
@@ -86,6 +99,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     if (!resource || resource.metadata.deletionTimestamp) {
       refused.delete(key);
       statusClock.delete(key);
+      setBlockers(key, []);
       return;
     }
     const namespace = resource.metadata.namespace;
@@ -95,6 +109,8 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     const before = new Map<string, ObjectLike>();
     const children = new Map<string, ObjectLike>();
     const changes: Array<Observed['changes'][number]> = [];
+    // Children whose names are taken by objects this resource does not control.
+    const notOwned: Array<{ blocker: string; reason: string }> = [];
     const external = decl.external ? await decl.external(resource, cachedChildren(uid), { signal: ctx.signal }) : undefined;
     const known = refused.get(key);
     let applyError = known?.uid === uid && known.generation === generation ? known.message : undefined;
@@ -114,7 +130,8 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       if (!children.has(key) && !changes.some(c => c.verb === 'Deleted' && keyOf(c.kind, c.name) === key)) children.set(key, o);
     }
 
-    const prepared = decl.prepare && !applyError ? await decl.prepare({ createIfAbsent: (t, o) => createIfAbsent(ctx.client, t, o) }, resource, children) : undefined;
+    setBlockers(key, notOwned.map(n => n.blocker));
+    const prepared = decl.prepare && !applyError && notOwned.length === 0 ? await decl.prepare({ createIfAbsent: (t, o) => createIfAbsent(ctx.client, t, o) }, resource, children) : undefined;
     const observed: Observed = {
       children,
       before,
@@ -130,7 +147,7 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       external: external?.facts,
       now: new Date(),
     };
-    const status = decl.status?.(resource, observed);
+    const status = withNotOwned(decl.status?.(resource, observed), notOwned.map(n => n.reason), generation, observed.now);
     const clock = statusClock.get(key) ?? { at: -Infinity, recorded: new Set<string>() };
     for (const e of [...external?.events ?? [], ...eventsOf(resource, observed, status)]) {
       // While a status write waits, the next reconciles compute the same transition Events.
@@ -164,13 +181,26 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       const desired = decl.render
         ? renders.get(key, renderInput(resource!, external?.facts), () => renderConstructs(scope => decl.render!(scope, resource!, { owner: controllerReference(resource!, type), external: external?.facts })))
         : [];
-      for (const d of desired) {
-        // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
-        ctx.signal.throwIfAborted();
+      const planned = desired.map(d => {
         const child = owned.get(d.kind!);
         if (!child) throw new Error(`controller ${decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
-        const key = keyOf(d.kind, d.metadata.name);
         const current = child.informer.get(objectKey({ namespace: d.metadata.namespace ?? namespace, name: d.metadata.name }));
+        return { d, child, current };
+      });
+      // Never adopt: if any name is taken by an object this resource does not control, touch
+      // nothing (a partial set of children would be as wrong), and say so in the status.
+      for (const { current } of planned) {
+        const reason = current && notOwnedReason(current, uid, ctx.client.fieldManager);
+        if (reason) notOwned.push({ blocker: blockerKey(current!.kind, current!), reason });
+      }
+      if (notOwned.length) {
+        ctx.logger.warn({ notOwned: notOwned.map(n => n.reason) }, 'a child\'s name is taken by an object this resource does not control; leaving it alone');
+        return;
+      }
+      for (const { d, child, current } of planned) {
+        // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
+        ctx.signal.throwIfAborted();
+        const key = keyOf(d.kind, d.metadata.name);
         if (current) before.set(key, current);
         const { object, applied } = await applyIfChanged(ctx.client, child.type, d, current);
         children.set(key, object);
@@ -185,14 +215,34 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
           if (children.has(keyOf(t.kind, o.metadata.name))) continue;
           before.set(keyOf(t.kind, o.metadata.name), o);
           try {
-            await ctx.client.delete(t, o.metadata.name!, o.metadata.namespace);
+            // Only this object: one made again under its name since is not ours to delete.
+            await ctx.client.delete(t, o.metadata.name!, o.metadata.namespace, { uid: o.metadata.uid });
           } catch (err) {
-            if (!isNotFound(err)) throw err;
+            if (!isNotFound(err) && !isConflict(err)) throw err;
           }
           changes.push({ verb: 'Deleted', kind: t.kind, name: o.metadata.name! });
           ctx.logger.info({ kind: t.kind, name: o.metadata.name }, 'deleted child no longer rendered');
         }
       }
+    }
+  }
+
+  /** Records which objects block `resource` now, replacing what blocked it before. */
+  function setBlockers(resource: string, keys: string[]): void {
+    for (const k of blockedOn.get(resource) ?? []) {
+      const set = blockers.get(k);
+      set?.delete(resource);
+      if (set?.size === 0) blockers.delete(k);
+    }
+    if (keys.length === 0) {
+      blockedOn.delete(resource);
+      return;
+    }
+    blockedOn.set(resource, keys);
+    for (const k of keys) {
+      let set = blockers.get(k);
+      if (!set) blockers.set(k, (set = new Set()));
+      set.add(resource);
     }
   }
 
@@ -219,6 +269,27 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   }
 
   return controller;
+}
+
+function blockerKey(kind: string | undefined, o: { metadata: { namespace?: string; name?: string } }): string {
+  return `${kind}|${objectKey(o.metadata)}`;
+}
+
+function splitKeyToRequest(key: string): Request {
+  return splitKey(key);
+}
+
+/**
+ * The status with `Degraded=True ChildNotOwned` when children's names are taken by objects the
+ * resource does not control: whatever the kind's own status says, that is why it is not as
+ * specified. Kinds without conditions in their status are left as they are.
+ */
+function withNotOwned(status: object | undefined, reasons: string[], generation: number, now: Date): object | undefined {
+  if (!status || reasons.length === 0) return status;
+  const conditions = (status as { conditions?: Condition[] }).conditions;
+  if (!Array.isArray(conditions)) return status;
+  const message = `${reasons.join('; ')}. The operator never takes over an object it did not create: rename or delete that object, or give this resource another name`;
+  return { ...status, conditions: setCondition(conditions, { type: 'Degraded', status: 'True', reason: 'ChildNotOwned', message: message.slice(0, 32768), observedGeneration: generation }, now) };
 }
 
 async function createIfAbsent(client: KubeClient, type: ResourceType, object: ObjectLike): Promise<boolean> {

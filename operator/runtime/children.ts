@@ -1,6 +1,6 @@
-import { KubeClient } from './client';
-import { needsApply } from './managed-fields';
-import { apiVersionOf, KubeObject, OwnerReference, ResourceType } from './resource';
+import { isConflict, isInvalid, KubeClient } from './client';
+import { appliedEntry, needsApply } from './managed-fields';
+import { apiVersionOf, controllerOf, KubeObject, OwnerReference, ResourceType } from './resource';
 
 /** The controller owner reference a child of `owner` carries, so garbage collection removes it. */
 export function controllerReference(owner: KubeObject, type: ResourceType): OwnerReference {
@@ -23,7 +23,32 @@ export function controllerReference(owner: KubeObject, type: ResourceType): Owne
  */
 export async function applyIfChanged<T extends KubeObject>(client: KubeClient, type: ResourceType, desired: KubeObject, current: T | undefined): Promise<{ object: T; applied: boolean }> {
   if (current && !needsApply(desired, current, client.fieldManager)) return { object: current, applied: false };
-  return { object: await client.apply<T>(type, desired), applied: true };
+  // An update names the object it updates by uid: a precondition the API server checks, so an
+  // object deleted and made again by someone else since the cache saw ours is never changed.
+  const body = current?.metadata.uid ? { ...desired, metadata: { ...desired.metadata, uid: current.metadata.uid } } : desired;
+  try {
+    return { object: await client.apply<T>(type, body), applied: true };
+  } catch (err) {
+    if (current && (isConflict(err) || (isInvalid(err) && String((err as Error).message).includes('metadata.uid')))) {
+      // Not a refusal of the spec: the object changed hands. Retried, it is judged afresh.
+      throw new Error(`${type.kind} ${desired.metadata.name} was deleted or replaced since it was read; retrying: ${(err as Error).message}`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Why a child name cannot be used: an object of that name exists and is not ours. Ours means
+ * this resource is its controller, or it has no controller and our field manager applied it
+ * (children rendered without an owner on purpose, such as a claim kept when the resource is
+ * deleted, which a resource of the same name picks up again). Undefined when it is ours.
+ */
+export function notOwnedReason(current: KubeObject, ownerUid: string, fieldManager: string): string | undefined {
+  const controller = controllerOf(current);
+  if (controller?.uid === ownerUid) return undefined;
+  if (!controller && appliedEntry(current, fieldManager)) return undefined;
+  const held = controller ? `it is controlled by ${controller.kind} ${controller.name}` : 'it has no controller (someone made it by hand or with another tool)';
+  return `${current.kind} ${current.metadata.name} already exists and ${held}`;
 }
 
 /** Writes `status` through the status subresource (the builder decides when it has changed). */
