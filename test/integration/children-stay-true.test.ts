@@ -250,3 +250,28 @@ describe('names the children cannot take are rejected by the API server', () => 
     expect(r.stderr).toContain('must start with a letter');
   });
 });
+
+describe('quantities in any spelling settle: the change check compares them as the API server stores them', () => {
+  // Valid but non-canonical: the API server stores the children's quantities as 2Gi, 500m,
+  // 1536Mi, 1Gi. Compared as written, every reconcile re-applied and the status never came.
+  const etcd = { apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'quant' }, spec: {
+    replicas: 1, storage: '2048Mi',
+    resources: { requests: { cpu: '0.5', memory: '1.5Gi' }, limits: { memory: 2147483648 } },
+    backup: { schedule: '0 0 1 1 *', storage: '1024Mi' },
+  } };
+  const database = { apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'quant' }, spec: {
+    type: 'postgresql', version: '16', storage: { size: '1.5Gi' }, backup: { enabled: true, schedule: '0 0 1 1 *', storageSize: '2048Mi' },
+  } };
+
+  test.each([['etcd', 'etcdcluster', etcd], ['database', 'database', database]] as const)('%s: the status is written and a resync writes nothing', async (operator, kind, resource) => {
+    const o = op(operator);
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(resource) });
+    const r = await settled(o, kind, 'quant');
+    expect(r.status.observedGeneration).toBe(r.metadata.generation);
+    // The StatefulSet holds the canonical spellings: the comparison really was by value.
+    const sts = o.get('statefulset', 'quant');
+    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toMatch(/^(2Gi|1536Mi)$/);
+    const mark = await quietFor(4000);
+    expect(operatorWrites(mark).writes).toEqual([]);
+  });
+});

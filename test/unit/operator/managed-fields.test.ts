@@ -148,6 +148,72 @@ describe('needsApply: the change check against what our field manager owns', () 
   });
 });
 
+describe('needsApply: values the API server normalizes', () => {
+  /** desired() with other resource spellings, against a live object holding the canonical ones. */
+  const withResources = (desiredLimits: Record<string, unknown>, liveLimits: Record<string, unknown>) => {
+    const d: any = desired();
+    d.spec.template.spec.containers[0].resources = { limits: desiredLimits };
+    const fields: any = appliedFields();
+    fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"main"}']['f:resources'] = { 'f:limits': Object.fromEntries(Object.keys(liveLimits).map(k => [`f:${k}`, {}])) };
+    const l = live(fields, o => { o.spec.template.spec.containers[0].resources = { limits: liveLimits }; });
+    return { d, l };
+  };
+
+  test.each([
+    ['2048Mi', '2Gi'],
+    ['1.5Gi', '1536Mi'],
+    ['0.5', '500m'],
+    [1, '1'],
+    ['1000M', '1G'],
+    ['1e3', '1k'],
+    ['0.1', '100m'],
+  ])('a quantity spelled %p, stored as %p, is unchanged', (spelled, stored) => {
+    const { d, l } = withResources({ cpu: spelled }, { cpu: stored });
+    expect(needsApply(d, l, MANAGER)).toBe(false);
+  });
+
+  test('a quantity of another value is a change', () => {
+    const { d, l } = withResources({ memory: '2049Mi' }, { memory: '2Gi' });
+    expect(needsApply(d, l, MANAGER)).toBe(true);
+  });
+
+  test('quantities inside an atomic value (a StatefulSet\'s volumeClaimTemplates) compare by value too', () => {
+    const template = (storage: string) => [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } }];
+    const d: KubeObject = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's', namespace: 'ns' }, spec: { volumeClaimTemplates: template('1.5Gi') } };
+    const l: KubeObject = {
+      apiVersion: 'apps/v1', kind: 'StatefulSet',
+      metadata: { name: 's', namespace: 'ns', managedFields: [{ manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } } }] },
+      // Stored canonically, with the server's defaults added.
+      spec: { volumeClaimTemplates: [{ ...template('1536Mi')[0], apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { ...template('1536Mi')[0]!.spec, volumeMode: 'Filesystem' } }] },
+    };
+    expect(needsApply(d, l, MANAGER)).toBe(false);
+    expect(needsApply({ ...d, spec: { volumeClaimTemplates: template('2Gi') } }, l, MANAGER)).toBe(true);
+  });
+
+  test('strings that only look like quantities outside resource fields still compare as written', () => {
+    const d: any = desired();
+    d.metadata.labels.tier = '1k';
+    const l = live(appliedFields(), o => { o.metadata.labels.tier = '1000'; });
+    expect(needsApply(d, l, MANAGER)).toBe(true);
+  });
+
+  test('an owned field the server dropped as empty ("", false, 0) equals its zero value', () => {
+    const d: any = desired();
+    d.spec.template.spec.containers[0].workingDir = '';
+    d.spec.template.spec.hostNetwork = false;
+    const fields: any = appliedFields();
+    fields['f:spec']['f:template']['f:spec']['f:hostNetwork'] = {};
+    fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"main"}']['f:workingDir'] = {};
+    expect(needsApply(d, live(fields), MANAGER)).toBe(false);
+    // …and one no longer desired is absent either way…
+    delete d.spec.template.spec.hostNetwork;
+    expect(needsApply(d, live(fields), MANAGER)).toBe(false);
+    // …but a non-empty value is a change.
+    d.spec.template.spec.hostNetwork = true;
+    expect(needsApply(d, live(fields), MANAGER)).toBe(true);
+  });
+});
+
 describe('extractApplied', () => {
   test('returns exactly the owned fields with their live values, lists in live order', () => {
     const fields = appliedFields() as any;
