@@ -1,3 +1,4 @@
+import { sameQuantity } from '../../constructs/core/quantity';
 import type { KubeObject } from './resource';
 
 /** One entry of `metadata.managedFields`. */
@@ -45,8 +46,16 @@ function extractOwned(obj: KubeObject, manager: string, apiVersion?: string): Re
 
 class UnknownFieldSet extends Error {}
 
+/**
+ * A field our manager owns whose value the server dropped because it was empty (a Go zero value
+ * under omitempty: "", 0, false): applying the zero value again would change nothing.
+ */
+class Dropped {}
+const DROPPED = new Dropped();
+
 function unwrap(v: unknown): unknown {
   if (v instanceof Atomic) return v.value;
+  if (v instanceof Dropped) return undefined;
   if (Array.isArray(v)) return v.map(unwrap);
   if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unwrap(x)]));
   return v;
@@ -79,8 +88,8 @@ function extractObject(obj: Record<string, unknown>, set: FieldSet): Record<stri
     if (key === '.') continue;
     if (!key.startsWith('f:')) throw new UnknownFieldSet();
     const name = key.slice(2);
-    if (!(name in obj)) continue; // owned but absent (an empty value the server dropped)
-    out[name] = extractValue(obj[name], child);
+    // Owned but absent: an empty value the server dropped.
+    out[name] = name in obj ? extractValue(obj[name], child) : DROPPED;
   }
   return out;
 }
@@ -136,6 +145,7 @@ function sortKeys(v: unknown): unknown {
  * desired object equals a live object without labels.
  */
 export function pruneEmpty(v: unknown): unknown {
+  if (v instanceof Dropped) return v;
   if (v instanceof Atomic) {
     const p = pruneEmpty(v.value);
     return p !== null && typeof p === 'object' && Object.keys(p as object).length === 0 ? p : new Atomic(p);
@@ -146,7 +156,7 @@ export function pruneEmpty(v: unknown): unknown {
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
       if (x === undefined || x === null) continue;
       const p = pruneEmpty(x);
-      if (p !== null && typeof p === 'object' && Object.keys(p as object).length === 0) continue;
+      if (p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p as object).length === 0) continue;
       out[k] = p;
     }
     return out;
@@ -162,33 +172,62 @@ export function sameJson(a: unknown, b: unknown): boolean {
 /**
  * Whether the desired value equals the applied one: same keys and values, lists element by
  * element — except inside an atomic value, where every desired field must be there with its
- * value but server defaults may be added.
+ * value but server defaults may be added. `path` is the field names down to the values, so
+ * that quantities compare by value (see sameScalar).
  */
-function matches(desired: unknown, applied: unknown): boolean {
-  if (applied instanceof Atomic) return contains(applied.value, desired);
+function matches(desired: unknown, applied: unknown, path: readonly string[] = []): boolean {
+  if (applied instanceof Atomic) return contains(applied.value, desired, path);
+  if (applied instanceof Dropped) return isZeroValue(desired);
   if (Array.isArray(desired)) {
-    return Array.isArray(applied) && applied.length === desired.length && desired.every((d, i) => matches(d, applied[i]));
+    return Array.isArray(applied) && applied.length === desired.length && desired.every((d, i) => matches(d, applied[i], path));
   }
   if (desired !== null && typeof desired === 'object') {
     if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) return false;
     const a = applied as Record<string, unknown>;
     const d = desired as Record<string, unknown>;
     const keys = new Set([...Object.keys(a), ...Object.keys(d)]);
-    return [...keys].every(k => k in a && k in d && matches(d[k], a[k]));
+    // An owned field the server dropped as empty is absent either way when no longer desired.
+    return [...keys].every(k => (k in d ? k in a && matches(d[k], a[k], [...path, k]) : a[k] instanceof Dropped));
   }
-  return desired === applied;
+  return sameScalar(desired, applied, path);
 }
 
 /** Whether `live` holds every field of `desired` with an equal value (lists of equal length). */
-function contains(live: unknown, desired: unknown): boolean {
+function contains(live: unknown, desired: unknown, path: readonly string[]): boolean {
   if (Array.isArray(desired)) {
-    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => contains(live[i], d));
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => contains(live[i], d, path));
   }
   if (desired !== null && typeof desired === 'object') {
     if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
-    return Object.entries(desired as Record<string, unknown>).every(([k, v]) => contains((live as Record<string, unknown>)[k], v));
+    return Object.entries(desired as Record<string, unknown>).every(([k, v]) => contains((live as Record<string, unknown>)[k], v, [...path, k]));
   }
-  return desired === live;
+  return sameScalar(desired, live, path);
+}
+
+/** The zero values Go's omitempty drops: what an owned-but-absent field may have been applied as. */
+function isZeroValue(v: unknown): boolean {
+  return v === '' || v === 0 || v === false || v === null || v === undefined;
+}
+
+/**
+ * Scalars are equal as JSON, except quantities (resource requests and limits, capacities,
+ * hard quotas, overheads, `sizeLimit`): the API server stores those canonically ("2048Mi" as
+ * "2Gi", "0.5" as "500m", 1 as "1"), so they compare by value. Elsewhere a string that looks like
+ * a quantity is kept as written, and compared as written.
+ */
+function sameScalar(desired: unknown, applied: unknown, path: readonly string[]): boolean {
+  if (desired === applied) return true;
+  const isScalar = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
+  return isScalar(desired) && isScalar(applied) && isQuantityField(path) && sameQuantity(desired, applied);
+}
+
+const QUANTITY_MAPS = new Set(['requests', 'limits', 'capacity', 'allocatable', 'hard', 'overhead', 'max', 'min', 'default', 'defaultRequest']);
+
+/** Whether the field at `path` holds a quantity in the built-in types. */
+function isQuantityField(path: readonly string[]): boolean {
+  const name = path[path.length - 1];
+  const parent = path[path.length - 2];
+  return name === 'sizeLimit' || (parent !== undefined && QUANTITY_MAPS.has(parent));
 }
 
 /**
