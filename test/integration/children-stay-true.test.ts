@@ -244,6 +244,18 @@ describe('names the children cannot take are rejected by the API server', () => 
     kubectlOk(['create', '--dry-run=server', '-n', ns, '-f', '-'], { input: JSON.stringify({ ...body, kind, metadata: { name: long(max) } }) });
   });
 
+  test.each([
+    ['EtcdCluster', 'etcd', { apiVersion: 'etcd.database.coreos.com/v1alpha1', spec: { backup: { schedule: '@daily' } } }],
+    ['Database', 'database', { apiVersion: 'database.example.com/v1alpha1', spec: { type: 'mysql', version: '8.4', storage: { size: '1Gi' }, backup: { enabled: true } } }],
+  ] as const)('%s with backups: the CronJob <name>-backup needs a name of at most 45 characters', (kind, operator, body) => {
+    const ns = op(operator).ns;
+    const tooLong = kubectl(['create', '--dry-run=server', '-n', ns, '-f', '-'], { input: JSON.stringify({ ...body, kind, metadata: { name: long(46) } }) });
+    expect(tooLong.code).not.toBe(0);
+    expect(tooLong.stderr).toContain('metadata.name');
+    expect(tooLong.stderr).toContain('at most 45 characters');
+    kubectlOk(['create', '--dry-run=server', '-n', ns, '-f', '-'], { input: JSON.stringify({ ...body, kind, metadata: { name: long(45) } }) });
+  });
+
   test('a Service is named after an EtcdCluster, so its name must start with a letter', () => {
     const r = kubectl(['create', '--dry-run=server', '-n', op('etcd').ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: '1kv' }, spec: {} }) });
     expect(r.code).not.toBe(0);

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { invalidCronTabSpecs } from '../support/crontab-cases';
+import { invalidCronTabSpecs, validCronSpecs } from '../support/crontab-cases';
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
@@ -29,6 +29,10 @@ describe('the crontab controller against a real API server', () => {
     const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'bad' }, spec }) });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(field);
+  });
+
+  test.each(validCronSpecs)('the API server accepts the cron expression %s', cronSpec => {
+    kubectlOk(['create', '--dry-run=server', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'ok' }, spec: { cronSpec, image: 'busybox' } }) });
   });
 
   test('seed 000\'s CronTab applies verbatim and becomes a CronJob, owned, with the seconds dropped and reported', async () => {

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { invalidDatabaseSpecs } from '../support/database-cases';
+import { databaseSpecsRefusedByRules, invalidDatabaseSpecs } from '../support/database-cases';
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('the database controller against a real API server', () => {
-  test.each(invalidDatabaseSpecs)('the API server rejects %s, naming the field', (_w, spec, field) => {
+  test.each([...invalidDatabaseSpecs, ...databaseSpecsRefusedByRules])('the API server rejects %s, naming the field', (_w, spec, field) => {
     const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'bad' }, spec }) });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(field);

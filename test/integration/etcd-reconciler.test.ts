@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { invalidEtcdSpecs } from '../support/etcd-cases';
+import { etcdSpecsRefusedByRules, invalidEtcdSpecs } from '../support/etcd-cases';
 import { EtcdMembers } from '../support/etcd-members';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
 import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('the etcdcluster controller against a real API server', () => {
-  test.each(invalidEtcdSpecs)('the API server rejects %s, naming the field', (_what, spec, field) => {
+  test.each([...invalidEtcdSpecs, ...etcdSpecsRefusedByRules])('the API server rejects %s, naming the field', (_what, spec, field) => {
     const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'bad' }, spec }) });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(field);

@@ -44,8 +44,8 @@ function toAjv(s: JsonSchema, root = false): object {
     out[k] = v;
   }
   if (s['x-kubernetes-int-or-string']) {
-    const { pattern, minimum, ...rest } = out;
-    return { ...rest, anyOf: [{ type: 'integer', ...(minimum !== undefined ? { minimum } : {}) }, { type: 'string', ...(pattern ? { pattern } : {}) }] };
+    const { pattern, minimum, maxLength, ...rest } = out;
+    return { ...rest, anyOf: [{ type: 'integer', ...(minimum !== undefined ? { minimum } : {}) }, { type: 'string', ...(pattern ? { pattern } : {}), ...(maxLength !== undefined ? { maxLength } : {}) }] };
   }
   if (s.nullable && s.type) out.type = [s.type, 'null'];
   if (s.properties) {

@@ -12,4 +12,16 @@ export const invalidDatabaseSpecs: Array<[what: string, spec: unknown, field: st
   ['backup enabled as a string', { ...ok, backup: { enabled: 'yes' } }, 'spec.backup.enabled'],
   ['a backup schedule that is not cron', { ...ok, backup: { enabled: true, schedule: 'every night' } }, 'spec.backup.schedule'],
   ['an unknown deletion policy', { ...ok, deletionPolicy: 'Archive' }, 'spec.deletionPolicy'],
+  ['version 99, a release with no image', { ...ok, version: '99' }, 'spec.version'],
+  ['a backup schedule at minute 61', { ...ok, backup: { enabled: true, schedule: '61 * * * *' } }, 'spec.backup.schedule'],
+  ['a backup schedule with L', { ...ok, backup: { enabled: true, schedule: '0 0 L * *' } }, 'spec.backup.schedule'],
+  ['storageClassName not a DNS name', { ...ok, storage: { size: '1Gi', storageClassName: 'Bad_Class' } }, 'spec.storage.storageClassName'],
+];
+
+/** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
+export const databaseSpecsRefusedByRules: Array<[what: string, spec: unknown, field: string]> = [
+  ['a storage size of 1000Pi', { ...ok, storage: { size: '1000Pi' } }, 'spec.storage.size'],
+  ['a backup volume of 1000Pi', { ...ok, backup: { enabled: true, storageSize: '1000Pi' } }, 'spec.backup.storageSize'],
+  ['a mysql version for postgresql', { ...ok, version: '8.4' }, 'spec.version'],
+  ['a postgresql version for mysql', { ...ok, type: 'mysql', version: '16' }, 'spec.version'],
 ];

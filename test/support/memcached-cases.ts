@@ -17,6 +17,11 @@ export const invalidMemcachedSpecs: Array<[what: string, spec: unknown, field: s
   ['containerPort a string', { size: 1, containerPort: '11211' }, 'spec.containerPort'],
   ['unknown field', { size: 1, replicas: 3 }, 'spec.replicas'],
   ['spec a string', 'three', 'spec'],
+  // Image references the kubelet could never pull: refused with the field named.
+  ['a 200 KB image', { size: 1, image: `memcached:${'1'.repeat(200_000)}` }, 'spec.image'],
+  ['an image with an upper-case repository', { size: 1, image: 'UPPER/Case:tag' }, 'spec.image'],
+  ['an image with a malformed digest', { size: 1, image: 'memcached@sha256:xyz' }, 'spec.image'],
+  ['an image with a tag too long', { size: 1, image: `memcached:${'t'.repeat(129)}` }, 'spec.image'],
 ];
 
 export function memcachedWithSpec(name: string, spec: unknown, apiVersion = 'cache.example.com/v1'): object {
