@@ -98,7 +98,7 @@ export function toJson_ApplicationProps(obj: ApplicationProps | undefined): Reco
  */
 export interface ApplicationSpec {
   /**
-   * Container image to run.
+   * Container image to run: [registry/]repository[:tag][@sha256:digest], the repository lower-case.
    *
    * @schema ApplicationSpec#image
    */
@@ -158,21 +158,21 @@ export function toJson_ApplicationSpec(obj: ApplicationSpec | undefined): Record
  */
 export interface ApplicationSpecIngress {
   /**
-   * IngressClass, e.g. nginx. Default: the cluster's default class.
+   * IngressClass (a DNS name), e.g. nginx. Default: the cluster's default class.
    *
    * @schema ApplicationSpecIngress#className
    */
   readonly className?: string;
 
   /**
-   * Host name the Ingress routes, e.g. example.foo.com.
+   * Host name the Ingress routes, e.g. example.foo.com: lower-case DNS labels of at most 63 characters.
    *
    * @schema ApplicationSpecIngress#host
    */
   readonly host: string;
 
   /**
-   * Path prefix routed to the Service.
+   * Path prefix routed to the Service: absolute, with no empty, "." or ".." segment and no percent-encoding.
    *
    * @schema ApplicationSpecIngress#path
    */

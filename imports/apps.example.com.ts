@@ -98,14 +98,14 @@ export function toJson_WebAppProps(obj: WebAppProps | undefined): Record<string,
  */
 export interface WebAppSpec {
   /**
-   * Domain the Ingress routes to the app. Omit for no Ingress.
+   * Domain the Ingress routes to the app: lower-case DNS labels of at most 63 characters. Omit for no Ingress.
    *
    * @schema WebAppSpec#domain
    */
   readonly domain?: string;
 
   /**
-   * Container image to run.
+   * Container image to run: [registry/]repository[:tag][@sha256:digest], the repository lower-case.
    *
    * @schema WebAppSpec#image
    */

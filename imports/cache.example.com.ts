@@ -105,7 +105,7 @@ export interface MemcachedSpec {
   readonly containerPort?: number;
 
   /**
-   * Container image running memcached.
+   * Container image running memcached: [registry/]repository[:tag][@sha256:digest], the repository lower-case.
    *
    * @schema MemcachedSpec#image
    */
@@ -238,7 +238,7 @@ export interface MemcachedV1Spec {
   readonly containerPort?: number;
 
   /**
-   * Container image running memcached.
+   * Container image running memcached: [registry/]repository[:tag][@sha256:digest], the repository lower-case.
    *
    * @schema MemcachedV1Spec#image
    */

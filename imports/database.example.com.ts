@@ -126,7 +126,7 @@ export interface DatabaseSpec {
   readonly type: DatabaseSpecType;
 
   /**
-   * Engine version, the image tag: e.g. 13 or 16.4 for postgresql, 8.4 for mysql.
+   * Engine version, the image tag: 12 to 18 (e.g. 13 or 16.4) for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql.
    *
    * @schema DatabaseSpec#version
    */
@@ -165,7 +165,7 @@ export interface DatabaseSpecBackup {
   readonly enabled?: boolean;
 
   /**
-   * When to dump, as a 5-field cron expression. Default: 02:00 daily.
+   * When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.
    *
    * @schema DatabaseSpecBackup#schedule
    */
@@ -221,7 +221,7 @@ export interface DatabaseSpecStorage {
   readonly size: any;
 
   /**
-   * StorageClass of the data and backup volumes. Default: the cluster default.
+   * StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.
    *
    * @schema DatabaseSpecStorage#storageClassName
    */

@@ -112,7 +112,7 @@ export interface EtcdClusterSpec {
   readonly replicas?: number;
 
   /**
-   * Compute resources of each etcd member.
+   * Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.
    *
    * @schema EtcdClusterSpec#resources
    */
@@ -126,14 +126,14 @@ export interface EtcdClusterSpec {
   readonly storage?: any;
 
   /**
-   * StorageClass of the data volumes. Omitted: the cluster's default StorageClass.
+   * StorageClass of the data volumes (a DNS name). Omitted: the cluster's default StorageClass.
    *
    * @schema EtcdClusterSpec#storageClassName
    */
   readonly storageClassName?: string;
 
   /**
-   * etcd release as x.y.z, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.
+   * etcd release as x.y.z, 3.5.x or 3.6.x, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.
    *
    * @schema EtcdClusterSpec#version
    */
@@ -173,7 +173,7 @@ export interface EtcdClusterSpecBackup {
   readonly retention?: number;
 
   /**
-   * When to take a snapshot, as a 5-field cron expression or a macro, e.g. "0 _/6 * * *" or @daily.
+   * When to take a snapshot, as a 5-field cron expression (each field in its range) or a macro, e.g. "0 _/6 * * *" or @daily.
    *
    * @schema EtcdClusterSpecBackup#schedule
    */
@@ -187,7 +187,7 @@ export interface EtcdClusterSpecBackup {
   readonly storage?: any;
 
   /**
-   * StorageClass of the backup volume. Omitted: the cluster's default StorageClass.
+   * StorageClass of the backup volume (a DNS name). Omitted: the cluster's default StorageClass.
    *
    * @schema EtcdClusterSpecBackup#storageClassName
    */
@@ -212,24 +212,24 @@ export function toJson_EtcdClusterSpecBackup(obj: EtcdClusterSpecBackup | undefi
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Compute resources of each etcd member.
+ * Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.
  *
  * @schema EtcdClusterSpecResources
  */
 export interface EtcdClusterSpecResources {
   /**
-   * Maximum resources per member.
+   * The limit of each container.
    *
    * @schema EtcdClusterSpecResources#limits
    */
-  readonly limits?: { [key: string]: any };
+  readonly limits?: EtcdClusterSpecResourcesLimits;
 
   /**
-   * Minimum resources per member, e.g. {cpu: 100m, memory: 256Mi}.
+   * The requested of each container.
    *
    * @schema EtcdClusterSpecResources#requests
    */
-  readonly requests?: { [key: string]: any };
+  readonly requests?: EtcdClusterSpecResourcesRequests;
 }
 
 /**
@@ -239,8 +239,96 @@ export interface EtcdClusterSpecResources {
 export function toJson_EtcdClusterSpecResources(obj: EtcdClusterSpecResources | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
-    'limits': ((obj.limits) === undefined) ? undefined : (Object.entries(obj.limits).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
-    'requests': ((obj.requests) === undefined) ? undefined : (Object.entries(obj.requests).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'limits': toJson_EtcdClusterSpecResourcesLimits(obj.limits),
+    'requests': toJson_EtcdClusterSpecResourcesRequests(obj.requests),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The limit of each container.
+ *
+ * @schema EtcdClusterSpecResourcesLimits
+ */
+export interface EtcdClusterSpecResourcesLimits {
+  /**
+   * CPU limit, e.g. 500m or 2.
+   *
+   * @schema EtcdClusterSpecResourcesLimits#cpu
+   */
+  readonly cpu?: any;
+
+  /**
+   * Local scratch space limit, e.g. 1Gi.
+   *
+   * @schema EtcdClusterSpecResourcesLimits#ephemeral-storage
+   */
+  readonly ephemeralStorage?: any;
+
+  /**
+   * Memory limit, e.g. 256Mi.
+   *
+   * @schema EtcdClusterSpecResourcesLimits#memory
+   */
+  readonly memory?: any;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecResourcesLimits' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecResourcesLimits(obj: EtcdClusterSpecResourcesLimits | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'ephemeral-storage': obj.ephemeralStorage,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The requested of each container.
+ *
+ * @schema EtcdClusterSpecResourcesRequests
+ */
+export interface EtcdClusterSpecResourcesRequests {
+  /**
+   * CPU requested, e.g. 500m or 2.
+   *
+   * @schema EtcdClusterSpecResourcesRequests#cpu
+   */
+  readonly cpu?: any;
+
+  /**
+   * Local scratch space requested, e.g. 1Gi.
+   *
+   * @schema EtcdClusterSpecResourcesRequests#ephemeral-storage
+   */
+  readonly ephemeralStorage?: any;
+
+  /**
+   * Memory requested, e.g. 256Mi.
+   *
+   * @schema EtcdClusterSpecResourcesRequests#memory
+   */
+  readonly memory?: any;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecResourcesRequests' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecResourcesRequests(obj: EtcdClusterSpecResourcesRequests | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'ephemeral-storage': obj.ephemeralStorage,
+    'memory': obj.memory,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

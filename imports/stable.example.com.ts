@@ -105,7 +105,7 @@ export interface CronTabSpec {
   readonly cronSpec: string;
 
   /**
-   * Container image each run executes.
+   * Container image each run executes: [registry/]repository[:tag][@sha256:digest].
    *
    * @schema CronTabSpec#image
    */

@@ -72,6 +72,12 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
    * @default false
    */
   readonly dns1035Name?: boolean;
+  /**
+   * More CEL rules on the whole resource, for what one field cannot say alone, e.g. a shorter
+   * name when an optional child with a longer name is asked for. Each message names the field.
+   * @default none
+   */
+  readonly validations?: NonNullable<JsonSchema['x-kubernetes-validations']>;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -132,7 +138,7 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
         status: this.props.status.json,
       },
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
-      'x-kubernetes-validations': this.nameRules(),
+      'x-kubernetes-validations': [...this.nameRules(), ...(this.props.validations ?? [])],
     };
   }
 

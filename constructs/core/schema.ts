@@ -96,13 +96,23 @@ export interface QuantityOptions extends FieldOptions<string> {
    * @default false (zero allowed, negative rejected)
    */
   readonly positive?: boolean;
+  /**
+   * The largest value accepted, as a quantity (e.g. `64Ti`): checked by the API server with a
+   * CEL rule, so that a size no volume or node can have is refused at the door.
+   * @default no maximum
+   */
+  readonly maximum?: string;
 }
+
+/** Longer than any quantity a person writes. */
+const QUANTITY_MAX_LENGTH = 64;
 
 /** A quantity's mantissa: digits with an optional fraction. No sign: negative quantities are never wanted. */
 const MANTISSA = '(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))';
 /** The same with at least one non-zero digit. */
 const NONZERO_MANTISSA = '(([0-9]*[1-9][0-9]*(\\.[0-9]*)?)|(0*\\.[0-9]*[1-9][0-9]*))';
-const QUANTITY_SUFFIX = '(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?';
+// An exponent of at most two digits: 1e100 is a valid quantity, but no size or count.
+const QUANTITY_SUFFIX = '(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]{1,2}))?';
 
 export interface ArrayOptions<T> extends FieldOptions<T[]> {
   readonly minItems?: number;
@@ -158,11 +168,14 @@ export const t = {
    * types accept; with `positive`, zero is rejected too.
    */
   quantity<const O extends QuantityOptions>(options?: O): Schema<string | number, PresentFlag<O>> {
+    const max = options?.maximum;
     return node({
       'x-kubernetes-int-or-string': true,
       pattern: `^${options?.positive ? NONZERO_MANTISSA : MANTISSA}${QUANTITY_SUFFIX}$`,
+      maxLength: QUANTITY_MAX_LENGTH,
       // For the integer form (the pattern only checks strings).
       minimum: options?.positive ? 1 : 0,
+      ...(max ? { 'x-kubernetes-validations': [quantityAtMost('self', max)] } : {}),
     }, options);
   },
 
@@ -211,6 +224,46 @@ export const t = {
     return node({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, options);
   },
 };
+
+/**
+ * A CEL rule: the quantity at `path` (relative to the node the rule sits on) is at most `max`.
+ * int-or-string values are read as strings, so `5` and `"5"` alike.
+ */
+function quantityAtMost(path: string, max: string, fieldPath?: string): NonNullable<JsonSchema['x-kubernetes-validations']>[number] {
+  const q = `string(${path})`;
+  return { rule: `isQuantity(${q}) && quantity(${q}).compareTo(quantity('${max}')) <= 0`, message: `must be a quantity of at most ${max}`, ...(fieldPath ? { fieldPath } : {}) };
+}
+
+/** The resources a container may ask for in a kind's spec, with their sane maxima. */
+const COMPUTE_RESOURCE_MAXIMA = { cpu: '512', memory: '16Ti', 'ephemeral-storage': '64Ti' } as const;
+
+/**
+ * A container's `requests` and `limits` of cpu, memory and ephemeral-storage (others are not
+ * fields, so `gpu` is refused naming it), each at most a sane maximum, and a request never
+ * above its limit (CEL rules; the Pod would be refused otherwise, long after the resource was
+ * accepted).
+ */
+export function computeResourcesSchema(description: string) {
+  const amounts = (what: string) => t.object({
+    cpu: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.cpu, description: `CPU ${what}, e.g. 500m or 2.` }),
+    memory: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.memory, description: `Memory ${what}, e.g. 256Mi.` }),
+    'ephemeral-storage': t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA['ephemeral-storage'], description: `Local scratch space ${what}, e.g. 1Gi.` }),
+  }, { description: `The ${what} of each container.` });
+  const schema = t.object({ requests: amounts('requested'), limits: amounts('limit') }, { description });
+  const rules = Object.keys(COMPUTE_RESOURCE_MAXIMA).map(name => {
+    // CEL spells a property with a dash with __dash__.
+    const field = name.replace(/-/g, '__dash__');
+    const both = `has(self.requests) && has(self.limits) && has(self.requests.${field}) && has(self.limits.${field})`;
+    const request = `string(self.requests.${field})`;
+    const limit = `string(self.limits.${field})`;
+    return {
+      rule: `!(${both}) || !isQuantity(${request}) || !isQuantity(${limit}) || quantity(${request}).compareTo(quantity(${limit})) <= 0`,
+      message: `requests.${name} must not be more than limits.${name}`,
+      fieldPath: name.includes('-') ? `.requests['${name}']` : `.requests.${name}`,
+    };
+  });
+  return { ...schema, json: { ...schema.json, 'x-kubernetes-validations': rules } } as typeof schema;
+}
 
 /** The `metav1.Condition` shape, as `status.conditions` lists it. */
 export const conditionSchema = t.object({

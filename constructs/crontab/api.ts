@@ -1,19 +1,15 @@
 import { CustomResource, CustomResourceKind } from '../core/kind';
+import { CRON_MAX_LENGTH, CRON_WITH_SECONDS_PATTERN, IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../core/formats';
 import { conditionsSchema, Static, t } from '../core/schema';
-
-/**
- * A cron expression: five fields (minute hour day-of-month month day-of-week), six with a
- * leading seconds field as seed 000 writes it, or a macro such as @hourly.
- */
-export const CRON_PATTERN = '^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|([0-9*?/,LW#A-Za-z-]+[ \\t]+){4,5}[0-9*?/,LW#A-Za-z-]+)$';
 
 export const cronTabSpecSchema = t.object({
   cronSpec: t.string({
     required: true,
-    pattern: CRON_PATTERN,
+    maxLength: CRON_MAX_LENGTH,
+    pattern: CRON_WITH_SECONDS_PATTERN,
     description: 'When to run, as a cron expression: 5 fields, 6 with a leading seconds field, or a macro like @hourly. CronJobs schedule to the minute, so a seconds field is dropped (see the ScheduleExact condition).',
   }),
-  image: t.string({ required: true, minLength: 1, pattern: '^[^\\s]+$', description: 'Container image each run executes.' }),
+  image: t.string({ required: true, minLength: 1, maxLength: IMAGE_REFERENCE_MAX_LENGTH, pattern: IMAGE_REFERENCE_PATTERN, description: 'Container image each run executes: [registry/]repository[:tag][@sha256:digest].' }),
   replicas: t.integer({ default: 1, minimum: 1, maximum: 100, description: 'Pods each run starts in parallel (Job parallelism and completions).' }),
 }, { description: 'CronTabSpec defines what runs and when.' });
 

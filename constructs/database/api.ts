@@ -1,24 +1,44 @@
-import { CRON_PATTERN } from '../crontab/api';
 import { CustomResource, CustomResourceKind } from '../core/kind';
+import { CRON_MAX_LENGTH, CRON_SCHEDULE_PATTERN, DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from '../core/formats';
 import { conditionsSchema, Static, t } from '../core/schema';
+
+/** Releases with an official image: postgres 12–18, mysql 5.7, 8.0, 8.4 and 9.x (a minor or patch may follow). */
+const POSTGRESQL_VERSION = '1[2-8](\\.[0-9]{1,3})?';
+const MYSQL_VERSION = '(5\\.7|8\\.[04]|9\\.[0-9])(\\.[0-9]{1,3})?';
+const MAX_VOLUME = '64Ti';
+/** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
+export const MAX_DATABASE_NAME_WITH_BACKUP = 45;
 
 export const databaseSpecSchema = t.object({
   type: t.enum(['postgresql', 'mysql'] as const, { required: true, description: 'Database engine: postgresql or mysql.' }),
-  version: t.string({ required: true, pattern: '^[0-9]+(\\.[0-9]+){0,2}$', description: 'Engine version, the image tag: e.g. 13 or 16.4 for postgresql, 8.4 for mysql.' }),
+  version: t.string({
+    required: true,
+    pattern: `^(${POSTGRESQL_VERSION}|${MYSQL_VERSION})$`,
+    description: 'Engine version, the image tag: 12 to 18 (e.g. 13 or 16.4) for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql.',
+  }),
   storage: t.object({
-    size: t.quantity({ required: true, positive: true, description: 'Size of the data volume, e.g. 10Gi.' }),
-    storageClassName: t.string({ minLength: 1, description: 'StorageClass of the data and backup volumes. Default: the cluster default.' }),
+    size: t.quantity({ required: true, positive: true, maximum: MAX_VOLUME, description: 'Size of the data volume, e.g. 10Gi.' }),
+    storageClassName: t.string({ minLength: 1, maxLength: DNS_SUBDOMAIN_MAX_LENGTH, pattern: DNS_SUBDOMAIN_PATTERN, description: 'StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.' }),
   }, { required: true, description: 'The data volume.' }),
   backup: t.object({
     enabled: t.boolean({ default: false, description: 'Run scheduled dumps to a backup volume.' }),
-    schedule: t.string({ default: '0 2 * * *', pattern: CRON_PATTERN, description: 'When to dump, as a 5-field cron expression. Default: 02:00 daily.' }),
-    storageSize: t.quantity({ positive: true, description: 'Size of the backup volume. Default: the data volume size.' }),
+    schedule: t.string({ default: '0 2 * * *', maxLength: CRON_MAX_LENGTH, pattern: CRON_SCHEDULE_PATTERN, description: 'When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.' }),
+    storageSize: t.quantity({ positive: true, maximum: MAX_VOLUME, description: 'Size of the backup volume. Default: the data volume size.' }),
   }, { default: {}, description: 'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.' }),
   deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
     default: 'Retain',
     description: 'What deleting the Database does to its data: Retain keeps the data and backup volumes and the credentials Secret; Delete removes them too.',
   }),
-}, { description: 'DatabaseSpec defines the desired database.' });
+}, {
+  description: 'DatabaseSpec defines the desired database.',
+  extra: {
+    'x-kubernetes-validations': [{
+      rule: `self.type == 'postgresql' ? self.version.matches('^${POSTGRESQL_VERSION}$') : self.version.matches('^${MYSQL_VERSION}$')`,
+      message: 'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
+      fieldPath: '.version',
+    }],
+  },
+});
 
 export const databaseStatusSchema = t.object({
   phase: t.enum(['Creating', 'Ready', 'Failed'] as const, { description: 'Summary of the database\'s state.' }),
@@ -53,4 +73,8 @@ export const databaseKind = new CustomResourceKind({
   ],
   shortNames: ['db'],
   categories: ['all'],
+  validations: [{
+    rule: `!has(self.spec.backup) || !has(self.spec.backup.enabled) || !self.spec.backup.enabled || size(self.metadata.name) <= ${MAX_DATABASE_NAME_WITH_BACKUP}`,
+    message: `metadata.name must be at most ${MAX_DATABASE_NAME_WITH_BACKUP} characters when spec.backup.enabled is true: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+  }],
 });

@@ -1,5 +1,13 @@
 import { CustomResource, CustomResourceKind } from '../core/kind';
-import { conditionsSchema, Static, t } from '../core/schema';
+import { CRON_MAX_LENGTH, CRON_SCHEDULE_PATTERN, DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from '../core/formats';
+import { computeResourcesSchema, conditionsSchema, Static, t } from '../core/schema';
+
+/** The largest data or backup volume a member may ask for. */
+const MAX_VOLUME = '64Ti';
+/** The etcd minor releases the operator runs (and can upgrade between, one minor at a time). */
+const SUPPORTED_VERSIONS = '^3\\.(5|6)\\.[0-9]{1,3}$';
+/** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
+export const MAX_NAME_WITH_BACKUP = 45;
 
 /** The etcd release a new cluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = '3.5.21';
@@ -14,32 +22,33 @@ export const etcdClusterSpecSchema = t.object({
   }),
   version: t.string({
     default: DEFAULT_ETCD_VERSION,
-    pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
-    description: 'etcd release as x.y.z, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
+    pattern: SUPPORTED_VERSIONS,
+    description: 'etcd release as x.y.z, 3.5.x or 3.6.x, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
   }),
   storage: t.quantity({
     positive: true,
+    maximum: MAX_VOLUME,
     default: '1Gi',
     description: 'Size of each member\'s data volume (a PersistentVolumeClaim per member), e.g. 10Gi.',
   }),
   storageClassName: t.string({
     minLength: 1,
-    description: 'StorageClass of the data volumes. Omitted: the cluster\'s default StorageClass.',
+    maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
+    pattern: DNS_SUBDOMAIN_PATTERN,
+    description: 'StorageClass of the data volumes (a DNS name). Omitted: the cluster\'s default StorageClass.',
   }),
   backup: t.object({
     schedule: t.string({
       required: true,
-      pattern: '^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|([0-9*?/,A-Za-z-]+[ \\t]+){4}[0-9*?/,A-Za-z-]+)$',
-      description: 'When to take a snapshot, as a 5-field cron expression or a macro, e.g. "0 */6 * * *" or @daily.',
+      maxLength: CRON_MAX_LENGTH,
+      pattern: CRON_SCHEDULE_PATTERN,
+      description: 'When to take a snapshot, as a 5-field cron expression (each field in its range) or a macro, e.g. "0 */6 * * *" or @daily.',
     }),
     retention: t.integer({ default: 7, minimum: 1, maximum: 1000, description: 'How many snapshots to keep; older ones are deleted after each new one.' }),
-    storage: t.quantity({ positive: true, default: '5Gi', description: 'Size of the backup volume.' }),
-    storageClassName: t.string({ minLength: 1, description: 'StorageClass of the backup volume. Omitted: the cluster\'s default StorageClass.' }),
+    storage: t.quantity({ positive: true, maximum: MAX_VOLUME, default: '5Gi', description: 'Size of the backup volume.' }),
+    storageClassName: t.string({ minLength: 1, maxLength: DNS_SUBDOMAIN_MAX_LENGTH, pattern: DNS_SUBDOMAIN_PATTERN, description: 'StorageClass of the backup volume (a DNS name). Omitted: the cluster\'s default StorageClass.' }),
   }, { description: 'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.' }),
-  resources: t.object({
-    requests: t.map(t.quantity(), { description: 'Minimum resources per member, e.g. {cpu: 100m, memory: 256Mi}.' }),
-    limits: t.map(t.quantity(), { description: 'Maximum resources per member.' }),
-  }, { description: 'Compute resources of each etcd member.' }),
+  resources: computeResourcesSchema('Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.'),
 }, { description: 'EtcdClusterSpec defines the desired state of an etcd cluster.', default: {} });
 
 /** Observed state of an etcd cluster, written by the reconciler. */
@@ -91,4 +100,8 @@ export const etcdClusterKind = new CustomResourceKind({
   ],
   shortNames: ['etcd'],
   categories: ['all'],
+  validations: [{
+    rule: `!has(self.spec) || !has(self.spec.backup) || size(self.metadata.name) <= ${MAX_NAME_WITH_BACKUP}`,
+    message: `metadata.name must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+  }],
 });

@@ -1,4 +1,5 @@
 import { CustomResource, CustomResourceKind } from '../core/kind';
+import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../core/formats';
 import { conditionsSchema, Static, t } from '../core/schema';
 
 /** Desired state of a Memcached cluster. */
@@ -12,8 +13,9 @@ export const memcachedSpecSchema = t.object({
   image: t.string({
     default: 'memcached:1.6',
     minLength: 1,
-    pattern: '^[^\\s]+$',
-    description: 'Container image running memcached.',
+    maxLength: IMAGE_REFERENCE_MAX_LENGTH,
+    pattern: IMAGE_REFERENCE_PATTERN,
+    description: 'Container image running memcached: [registry/]repository[:tag][@sha256:digest], the repository lower-case.',
   }),
   containerPort: t.integer({
     default: 11211,

@@ -1,8 +1,14 @@
 import { CustomResource, CustomResourceKind } from '../core/kind';
+import {
+  DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN, IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN, INGRESS_PATH_MAX_LENGTH, INGRESS_PATH_PATTERN,
+} from '../core/formats';
 import { conditionsSchema, Static, t } from '../core/schema';
 
-const DNS_NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-const IMAGE = { required: true, minLength: 1, pattern: '^[^\\s]+$', description: 'Container image to run.' } as const;
+const DNS_NAME = { pattern: DNS_SUBDOMAIN_PATTERN, maxLength: DNS_SUBDOMAIN_MAX_LENGTH } as const;
+const IMAGE = {
+  required: true, minLength: 1, maxLength: IMAGE_REFERENCE_MAX_LENGTH, pattern: IMAGE_REFERENCE_PATTERN,
+  description: 'Container image to run: [registry/]repository[:tag][@sha256:digest], the repository lower-case.',
+} as const;
 
 /** The status both web kinds report. */
 export const webStatusSchema = t.object({
@@ -23,10 +29,10 @@ export const applicationSpecSchema = t.object({
     port: t.integer({ minimum: 1, maximum: 65535, description: 'Port the Service exposes. Default: the container port.' }),
   }, { default: {}, description: 'The Service in front of the pods.' }),
   ingress: t.object({
-    host: t.string({ required: true, pattern: DNS_NAME, maxLength: 253, description: 'Host name the Ingress routes, e.g. example.foo.com.' }),
-    className: t.string({ minLength: 1, description: 'IngressClass, e.g. nginx. Default: the cluster\'s default class.' }),
-    path: t.string({ default: '/', pattern: '^/', description: 'Path prefix routed to the Service.' }),
-    tlsSecretName: t.string({ pattern: DNS_NAME, description: 'Secret with the TLS certificate for the host; enables HTTPS.' }),
+    host: t.string({ required: true, ...DNS_NAME, description: 'Host name the Ingress routes, e.g. example.foo.com: lower-case DNS labels of at most 63 characters.' }),
+    className: t.string({ minLength: 1, ...DNS_NAME, description: 'IngressClass (a DNS name), e.g. nginx. Default: the cluster\'s default class.' }),
+    path: t.string({ default: '/', maxLength: INGRESS_PATH_MAX_LENGTH, pattern: INGRESS_PATH_PATTERN, description: 'Path prefix routed to the Service: absolute, with no empty, "." or ".." segment and no percent-encoding.' }),
+    tlsSecretName: t.string({ ...DNS_NAME, description: 'Secret with the TLS certificate for the host; enables HTTPS.' }),
   }, { description: 'Expose the app through an Ingress. Omit for no Ingress (an existing one is removed).' }),
 }, { description: 'ApplicationSpec defines the desired state of an Application.' });
 
@@ -58,7 +64,7 @@ export const webAppSpecSchema = t.object({
   replicas: t.integer({ default: 1, minimum: 0, maximum: 100, description: 'Pods to run.' }),
   image: t.string(IMAGE),
   port: t.integer({ default: 80, minimum: 1, maximum: 65535, description: 'Port the container listens on (and the Service exposes).' }),
-  domain: t.string({ pattern: DNS_NAME, maxLength: 253, description: 'Domain the Ingress routes to the app. Omit for no Ingress.' }),
+  domain: t.string({ ...DNS_NAME, description: 'Domain the Ingress routes to the app: lower-case DNS labels of at most 63 characters. Omit for no Ingress.' }),
 }, { description: 'WebAppSpec defines the desired state of a WebApp.' });
 
 export type WebAppSpec = Static<typeof webAppSpecSchema>;

@@ -7,7 +7,7 @@ import { renderChildren } from '../../operator/runtime/render';
 const desiredCronJob = (ct: any) => renderChildren(cronTabController, ct)[0];
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
-import { invalidCronTabSpecs } from '../support/crontab-cases';
+import { invalidCronTabSpecs, validCronSpecs } from '../support/crontab-cases';
 import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
 
 const result = synthProject();
@@ -61,7 +61,7 @@ describe('synthesized CronTab operator', () => {
     expect(validator.validate({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'x' }, spec }).join('\n')).toContain(field);
   });
 
-  test.each(['*/5 * * * *', '0 0 * * 1-5', '@hourly', '30 2 1,15 * MON', '* * * * * *'])('accepts the cron expression %s', cronSpec => {
+  test.each(['*/5 * * * *', '0 0 * * 1-5', '@hourly', '30 2 1,15 * MON', '* * * * * *', ...validCronSpecs])('accepts the cron expression %s', cronSpec => {
     expect(validator.validate({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'x' }, spec: { cronSpec, image: 'busybox' } })).toEqual([]);
   });
 });
