@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applicationModel, structuralProblems, webAppModel } from '../../constructs';
-import { applicationController, desiredWebStatus, webAppController } from '../../constructs/webapp/controller';
+import { applicationController, desiredWebStatus, ingressHostConflict, webAppController } from '../../constructs/webapp/controller';
 import { renderChildren } from '../../operator/runtime/render';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
@@ -99,5 +99,40 @@ describe('the shared web path', () => {
     const s = desiredWebStatus(w, m, { metadata: { name: 'site' }, status: { replicas: 3, availableReplicas: 3 } }, undefined);
     expect(s).toMatchObject({ url: 'http://example.com/', availableReplicas: 3 });
     expect(s.conditions.map(c => `${c.type}=${c.status}`)).toEqual(['Available=True', 'Progressing=False', 'Degraded=False']);
+  });
+});
+
+describe('an Ingress host another, older Ingress already routes', () => {
+  const model = applicationModel({ metadata: { name: 'two', namespace: 'b' }, spec: { image: 'nginx', replicas: 1, port: 80, service: { type: 'ClusterIP' }, ingress: { host: 'shop.example.com', path: '/' } } } as any);
+  const ingress = (ns: string, name: string, created: string, host: string, path = '/', owner?: string) => ({
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+    metadata: { name, namespace: ns, creationTimestamp: created, ...(owner ? { ownerReferences: [{ apiVersion: 'app.aiops.org/v1', kind: 'Application', name, uid: owner, controller: true }] } : {}) },
+    spec: { rules: [{ host, http: { paths: [{ path }] } }] },
+  });
+  const ours = ingress('b', 'two', '2026-01-02T00:00:00Z', 'shop.example.com', '/', 'u-two');
+
+  test('an older one in any namespace with the same host and path is a conflict, named', () => {
+    const conflict = ingressHostConflict(model, 'u-two', ours, [ours, ingress('a', 'one', '2026-01-01T00:00:00Z', 'shop.example.com')]);
+    expect(conflict).toContain('Ingress a/one');
+    expect(conflict).toContain('shop.example.com');
+  });
+
+  test('a younger one, another path or another host is not; nor is our own Ingress', () => {
+    expect(ingressHostConflict(model, 'u-two', ours, [ours, ingress('a', 'late', '2026-01-03T00:00:00Z', 'shop.example.com')])).toBeUndefined();
+    expect(ingressHostConflict(model, 'u-two', ours, [ingress('a', 'api', '2026-01-01T00:00:00Z', 'shop.example.com', '/api')])).toBeUndefined();
+    expect(ingressHostConflict(model, 'u-two', ours, [ingress('a', 'other', '2026-01-01T00:00:00Z', 'other.example.com')])).toBeUndefined();
+  });
+
+  test('before our Ingress exists, any other claim is older', () => {
+    expect(ingressHostConflict(model, 'u-two', undefined, [ingress('a', 'late', '2026-01-03T00:00:00Z', 'shop.example.com')])).toContain('Ingress a/late');
+  });
+
+  test('the status says Degraded HostConflict; a failing pod while short of pods says PodFailing', () => {
+    const app = { apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name: 'two', namespace: 'b', generation: 1 }, spec: {} } as any;
+    const deployment = { metadata: { name: 'two' }, status: { replicas: 1, availableReplicas: 0 } } as any;
+    const degraded = (s: any) => s.conditions.find((c: any) => c.type === 'Degraded');
+    expect(degraded(desiredWebStatus(app, model, deployment, undefined, new Date(), { hostConflict: 'host taken' }))).toMatchObject({ status: 'True', reason: 'HostConflict', message: 'host taken' });
+    expect(degraded(desiredWebStatus(app, model, deployment, undefined, new Date(), { podFailure: { reason: 'PodFailing', message: 'pod x: exited with code 1' } }))).toMatchObject({ status: 'True', reason: 'PodFailing' });
+    expect(degraded(desiredWebStatus(app, model, { ...deployment, status: { replicas: 1, availableReplicas: 1 } }, undefined, new Date(), { podFailure: { reason: 'PodFailing', message: 'old' } }))).toMatchObject({ status: 'False' });
   });
 });

@@ -1,0 +1,92 @@
+/**
+ * What only run time can tell becomes `Degraded` with a Warning Event, for every kit kind whose
+ * children run pods (Memcached has its own test): pods whose containers cannot run, and an
+ * Ingress host and path that an older Ingress already routes.
+ */
+import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+
+jest.setTimeout(240_000);
+
+// kwok's "container fails while running" chaos label, failing at once (as a crash loop does).
+const CHAOS = 'pod-container-running-failed.stage.kwok.x-k8s.io';
+const FAIL_AT_ONCE = { [`${CHAOS}/delay`]: '0s', [`${CHAOS}/jitter-delay`]: '0s' };
+
+const operators: OperatorUnderTest[] = [];
+afterAll(async () => {
+  for (const o of operators) expect((await o.reconciler.stop()).code).toBe(0);
+});
+
+function degraded(o: OperatorUnderTest, kind: string, name: string): any | undefined {
+  return o.get(kind, name)?.status?.conditions?.find((c: any) => c.type === 'Degraded');
+}
+
+function warnings(ns: string, kind: string, name: string, reason: string): any[] {
+  return getJson(['get', 'events.events.k8s.io', '-n', ns]).items
+    .filter((e: any) => e.regarding?.name === name && e.regarding?.kind === kind && e.type === 'Warning' && e.reason === reason);
+}
+
+/**
+ * Another manager adds the chaos label to the workload's pod template (not ours to revert), so
+ * its new pods fail; the resource must say so, then recover once the label goes.
+ */
+async function failingPods(o: OperatorUnderTest, kind: string, resourceKind: string, name: string, workload: string): Promise<void> {
+  const patch = { spec: { template: { metadata: { labels: { [CHAOS]: 'true' }, annotations: FAIL_AT_ONCE } } } };
+  kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
+  const d = await eventually(`${kind} ${name}: Degraded=True PodFailing`, () => {
+    const c = degraded(o, kind, name);
+    return c?.status === 'True' && c.reason === 'PodFailing' ? c : undefined;
+  }, 90_000);
+  expect(d.message).toMatch(/exited with code 1/);
+  await eventually('a Warning Event PodFailing', () => (warnings(o.ns, resourceKind, name, 'PodFailing').length ? true : undefined));
+  kubectlOk(['patch', workload, name, '-n', o.ns, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CHAOS.replace(/\//g, '~1')}` }])]);
+  kubectl(['delete', 'pods', '-n', o.ns, '--field-selector=status.phase=Failed', '--wait=false']);
+  await eventually(`${kind} ${name}: Degraded=False again`, () => (degraded(o, kind, name)?.status === 'False' ? true : undefined), 90_000);
+}
+
+describe('pods that cannot run', () => {
+  testWithNodes('an EtcdCluster whose member cannot run is Degraded PodFailing, with a Warning Event', async () => {
+    const o = await startOperatorUnderTest({ operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'] });
+    operators.push(o);
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'kv' }, spec: { replicas: 1 } }) });
+    await eventually('its StatefulSet', () => o.get('statefulset', 'kv'), 60_000);
+    await failingPods(o, 'etcdcluster', 'EtcdCluster', 'kv', 'statefulset');
+  });
+
+  testWithNodes('a Database whose server cannot run is Degraded PodFailing, with a Warning Event', async () => {
+    const o = await startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] });
+    operators.push(o);
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'db' }, spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' } } }) });
+    await eventually('ready', () => (o.get('database', 'db')?.status?.readyReplicas === 1 ? true : undefined), 90_000);
+    await failingPods(o, 'database', 'Database', 'db', 'statefulset');
+  });
+
+  testWithNodes('an Application whose pods cannot run is Degraded PodFailing, with a Warning Event', async () => {
+    const o = await startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
+    operators.push(o);
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name: 'web' }, spec: { image: 'nginx:1.27' } }) });
+    await eventually('available', () => (o.get('application', 'web')?.status?.availableReplicas === 1 ? true : undefined), 90_000);
+    await failingPods(o, 'application', 'Application', 'web', 'deployment');
+  });
+});
+
+describe('an Ingress host and path another resource already has', () => {
+  test('the second Application to claim it is Degraded HostConflict naming the first; the first is not', async () => {
+    const o = await startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
+    operators.push(o);
+    const app = (name: string) => ({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name }, spec: { image: 'nginx:1.27', ingress: { host: 'shop.example.com' } } });
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(app('first')) });
+    await eventually('the first Ingress', () => o.get('ingress', 'first'));
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(app('second')) });
+    const d = await eventually('Degraded=True HostConflict', () => {
+      const c = degraded(o, 'application', 'second');
+      return c?.status === 'True' && c.reason === 'HostConflict' ? c : undefined;
+    });
+    expect(d.message).toContain(`Ingress ${o.ns}/first`);
+    expect(d.message).toContain('shop.example.com');
+    await eventually('one Warning Event', () => (warnings(o.ns, 'Application', 'second', 'HostConflict').length === 1 ? true : undefined));
+    await eventually('the first settled', () => (degraded(o, 'application', 'first')?.status === 'False' ? true : undefined));
+    expect(degraded(o, 'application', 'first').status).toBe('False');
+
+  });
+});
