@@ -53,6 +53,7 @@ export interface ObjectLike {
     labels?: Record<string, string>;
     ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
     deletionTimestamp?: string;
+    creationTimestamp?: string;
   };
   status?: unknown;
 }
@@ -81,8 +82,11 @@ export interface Observed {
   readonly before: ReadonlyMap<string, ObjectLike>;
   /** What this reconcile changed, e.g. `{ verb: 'Created', kind: 'Deployment', name: 'web' }`. */
   readonly changes: ReadonlyArray<{ readonly verb: 'Created' | 'Updated' | 'Deleted'; readonly kind: string; readonly name: string }>;
-  /** Cached objects of a `reads` type in the resource's namespace, optionally matching labels. */
-  read(type: ResourceType, labels?: Record<string, string>): ObjectLike[];
+  /**
+   * Cached objects of a `reads` type in the resource's namespace, optionally matching labels;
+   * with `allNamespaces`, in every namespace the operator watches.
+   */
+  read(type: ResourceType, labels?: Record<string, string>, options?: { readonly allNamespaces?: boolean }): ObjectLike[];
   /** Why the API server refused a desired child (400/422): not retried until the spec changes. */
   readonly applyError?: string;
   /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */

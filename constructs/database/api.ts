@@ -33,7 +33,8 @@ export const databaseSpecSchema = t.object({
   description: 'DatabaseSpec defines the desired database.',
   extra: {
     'x-kubernetes-validations': [{
-      rule: `self.type == 'postgresql' ? self.version.matches('^${POSTGRESQL_VERSION}$') : self.version.matches('^${MYSQL_VERSION}$')`,
+      // Raw strings (r'…'): CEL's plain strings take no backslash escapes such as a dot's.
+      rule: `self.type == 'postgresql' ? self.version.matches(r'^${POSTGRESQL_VERSION}$') : self.version.matches(r'^${MYSQL_VERSION}$')`,
       message: 'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
       fieldPath: '.version',
     }],

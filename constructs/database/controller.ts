@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
 import { ConditionList } from '../core/conditions';
+import { selectorLabels } from '../core/labels';
+import { podFailure } from '../core/pods';
 import type { Database } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES } from './database-resources';
@@ -91,8 +93,9 @@ export const databaseController: ControllerDeclaration<Database> = {
   owns: [BuiltinTypes.ConfigMap, BuiltinTypes.Service, BuiltinTypes.StatefulSet, BuiltinTypes.CronJob, BuiltinTypes.PersistentVolumeClaim],
   deletes: [BuiltinTypes.CronJob],
   creates: [BuiltinTypes.Secret],
-  // The Warning Events that say its pod or claims cannot be made, for `Degraded`.
-  reads: [BuiltinTypes.CoreEvent],
+  // The Warning Events that say its pod or claims cannot be made, and its pod (whose container
+  // may fail to run), for `Degraded`.
+  reads: [BuiltinTypes.CoreEvent, BuiltinTypes.Pod],
   render: (scope, db, { owner }) => new DatabaseResources(scope, 'db', { name: db.metadata.name, namespace: db.metadata.namespace, spec: db.spec, owner }),
   // The Secret is owned by the retention ConfigMap, so it is made once that exists. Once the
   // status names the Secret, it is known to exist and no request is made at all; before, a
@@ -109,9 +112,17 @@ export const databaseController: ControllerDeclaration<Database> = {
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
     const hasCredentials = !!observed.prepared?.hasCredentials || db.status?.credentialsSecret !== undefined;
+    const pods = observed.read(BuiltinTypes.Pod, selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: 'database', managedBy: '' }));
     return desiredDatabaseStatus(db, observed.children.get(`StatefulSet/${names.statefulSet}`) as StatefulSet | undefined, observed.applyError, hasCredentials,
-      observed.childFailure, observed.now, observed.children.get(`CronJob/${names.backup}`) as CronJob | undefined);
+      observed.childFailure ?? podFailure(pods), observed.now, observed.children.get(`CronJob/${names.backup}`) as CronJob | undefined);
   },
   events: databaseEvents,
   failureOwner: databaseOfChild,
+  // The server's pod is the StatefulSet's, not the Database's: its labels say which Database.
+  mapReads: {
+    Pod: pod => {
+      const l = pod.metadata.labels ?? {};
+      return (l['app.kubernetes.io/name'] === 'postgresql' || l['app.kubernetes.io/name'] === 'mysql') && l['app.kubernetes.io/component'] === 'database' ? l['app.kubernetes.io/instance'] : undefined;
+    },
+  },
 };

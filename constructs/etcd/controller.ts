@@ -1,6 +1,6 @@
 import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
 import { ConditionList } from '../core/conditions';
-import { livePodNames } from '../core/pods';
+import { livePodNames, podFailure } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
@@ -131,16 +131,21 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
     owner,
     topology: external?.topology as EtcdTopology | undefined,
   }),
-  status: (cluster, observed) => desiredEtcdStatus(
-    cluster,
-    observed.children.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet | undefined,
-    livePodNames(observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name))),
-    observed.applyError,
-    observed.childFailure,
-    observed.now,
-    observed.external?.report as MembershipReport | undefined,
-    observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name!).cronJob}`) as CronJob | undefined,
-  ),
+  status: (cluster, observed) => {
+    const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
+    return desiredEtcdStatus(
+      cluster,
+      observed.children.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet | undefined,
+      livePodNames(pods),
+      observed.applyError,
+      // A claim or pod Kubernetes cannot make, or a member whose container cannot run (an image
+      // that cannot be pulled, a crash loop).
+      observed.childFailure ?? podFailure(pods),
+      observed.now,
+      observed.external?.report as MembershipReport | undefined,
+      observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name!).cronJob}`) as CronJob | undefined,
+    );
+  },
   events: etcdEvents,
   mapReads: {
     Pod: pod => {

@@ -1,6 +1,9 @@
 import { BuiltinTypes, ControllerDeclaration, ObjectLike, ResourceLike } from '../core/controller';
 import type { Condition } from '../core/conditions';
 import { ConditionList } from '../core/conditions';
+import { compareText } from '../core/compare';
+import { selectorLabels } from '../core/labels';
+import { podFailure } from '../core/pods';
 import type { Application, WebApp } from './api';
 import { applicationKind, webAppKind } from './api';
 import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from './web-workload';
@@ -12,8 +15,40 @@ interface Deployment extends ObjectLike {
 
 type WebObject = ResourceLike<unknown, { conditions?: Condition[] }>;
 
+interface Ingress extends ObjectLike {
+  spec?: { rules?: Array<{ host?: string; http?: { paths?: Array<{ path?: string }> } }> };
+}
+
+/** What only run time can tell about a web workload: why it is not as specified. */
+export interface WebProblems {
+  /** A pod whose container cannot run (image pull, crash loop). */
+  readonly podFailure?: { readonly reason: string; readonly message: string };
+  /** Another, older Ingress already routes this host and path. */
+  readonly hostConflict?: string;
+}
+
+/**
+ * Whether an older Ingress (not this resource's) already routes the host and path this workload
+ * asks for: then Ingress controllers keep routing it there, and this one's route is dead. The
+ * oldest claim wins (creation time, then namespace/name), as the common Ingress controllers do;
+ * an Ingress not made yet is the youngest. Pure.
+ */
+export function ingressHostConflict(model: WebWorkloadModel, ownerUid: string | undefined, ours: ObjectLike | undefined, ingresses: readonly ObjectLike[]): string | undefined {
+  const wanted = model.ingress;
+  if (!wanted) return undefined;
+  const age = (o: ObjectLike | undefined) => `${o?.metadata.creationTimestamp ?? '~'}\u0000${o?.metadata.namespace ?? ''}/${o?.metadata.name ?? ''}`;
+  const claims = [...ingresses]
+    .filter(i => !i.metadata.ownerReferences?.some(r => r.controller && r.uid === ownerUid))
+    .filter(i => !(i.metadata.namespace === model.namespace && i.metadata.name === model.name))
+    .filter(i => (i as Ingress).spec?.rules?.some(r => r.host === wanted.host && (r.http?.paths ?? []).some(p => (p.path ?? '/') === wanted.path)))
+    .filter(i => compareText(age(i), age(ours)) < 0)
+    .sort((a, b) => compareText(age(a), age(b)));
+  const first = claims[0];
+  return first ? `host ${wanted.host} path ${wanted.path} is already routed by Ingress ${first.metadata.namespace}/${first.metadata.name}, which is older; choose another host or path` : undefined;
+}
+
 /** Status shared by both kinds. Pure; `now` only stamps conditions that change. */
-export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deployment: Deployment | undefined, applyError: string | undefined, now = new Date()) {
+export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deployment: Deployment | undefined, applyError: string | undefined, now = new Date(), problems: WebProblems = {}) {
   const generation = obj.metadata.generation ?? 0;
   const available = deployment?.status?.availableReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
@@ -27,6 +62,9 @@ export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deploy
   const failure = deployment?.status?.conditions?.find(c => c.type === 'ReplicaFailure' && c.status === 'True');
   if (applyError) set('Degraded', 'True', 'InvalidChildren', applyError);
   else if (failure) set('Degraded', 'True', failure.reason ?? 'ReplicaFailure', (failure.message ?? '').slice(0, 1024));
+  // A failing pod matters while the workload is short of available pods.
+  else if (problems.podFailure && available < wanted) set('Degraded', 'True', problems.podFailure.reason, problems.podFailure.message);
+  else if (problems.hostConflict) set('Degraded', 'True', 'HostConflict', problems.hostConflict);
   else set('Degraded', 'False', 'AsExpected', 'the Deployment, Service and Ingress match the spec');
   return { replicas: current, availableReplicas: available, url: workloadUrl(model), observedGeneration: generation, conditions: list.conditions };
 }
@@ -42,10 +80,21 @@ function webController<R extends Application | WebApp>(name: string, kind: Contr
     for: kind,
     owns: [BuiltinTypes.Deployment, BuiltinTypes.Service, BuiltinTypes.Ingress],
     deletes: [BuiltinTypes.Ingress],
+    // Pods, to report those that cannot run; every Ingress, to find a host another one routes.
+    reads: [BuiltinTypes.Pod, BuiltinTypes.Ingress],
     render: (scope, r, { owner }) => new WebWorkload(scope, 'web', { model: toModel(r), owner }),
     status: (r, observed) => {
       const model = toModel(r);
-      return desiredWebStatus(r, model, observed.children.get(`Deployment/${model.name}`) as Deployment | undefined, observed.applyError, observed.now);
+      const pods = observed.read(BuiltinTypes.Pod, selectorLabels({ name: model.appName, instance: model.name, component: 'web', managedBy: '' }));
+      const hostConflict = ingressHostConflict(model, r.metadata.uid, observed.children.get(`Ingress/${model.name}`), observed.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }));
+      return desiredWebStatus(r, model, observed.children.get(`Deployment/${model.name}`) as Deployment | undefined, observed.applyError, observed.now, { podFailure: podFailure(pods), hostConflict });
+    },
+    // Pods belong to the ReplicaSet, not the resource: their labels say which resource.
+    mapReads: {
+      Pod: pod => {
+        const l = pod.metadata.labels ?? {};
+        return l['app.kubernetes.io/name'] === name && l['app.kubernetes.io/component'] === 'web' ? l['app.kubernetes.io/instance'] : undefined;
+      },
     },
   };
 }

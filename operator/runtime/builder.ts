@@ -136,10 +136,10 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
       children,
       before,
       changes,
-      read: (t: ResourceType, labels?: Record<string, string>) => {
+      read: (t: ResourceType, labels?: Record<string, string>, options?: { allNamespaces?: boolean }) => {
         const inf = reads.get(`${t.group}/${t.kind}`);
         if (!inf) throw new Error(`controller ${decl.name} reads ${t.kind} but does not declare it in reads`);
-        return inf.list(namespace, labels);
+        return inf.list(options?.allNamespaces ? undefined : namespace, labels);
       },
       applyError,
       childFailure: failures?.find(namespace, involved => decl.failureOwner!(involved) === resource.metadata.name),
