@@ -84,18 +84,28 @@ describe('leader election between two reconcilers', () => {
   });
 });
 
+/** Installs the operator and starts a Memcached reconciler for a fresh namespace, reaching the API server through a TCP proxy. */
+async function startBehindProxy(name: string): Promise<{ ns: string; proxy: TcpProxy; start: () => Promise<ReconcilerProcess> }> {
+  installOperator();
+  const ns = createTestNamespace(`memcached-${name}`);
+  const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
+  const start = async () => {
+    const rec = await ReconcilerProcess.start({
+      kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
+      args: ['--controllers=memcached', `--namespace=${ns}`],
+      name,
+    });
+    started.push(rec);
+    return rec;
+  };
+  return { ns, proxy, start };
+}
+
 describe('a reconciler whose connections are cut', () => {
   test('reconnects its watches and keeps reconciling', async () => {
-    installOperator();
-    const ns = createTestNamespace('memcached-cut');
-    const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
+    const { ns, proxy, start } = await startBehindProxy('cut');
     try {
-      const rec = await ReconcilerProcess.start({
-        kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
-        args: ['--controllers=memcached', `--namespace=${ns}`],
-        name: 'cut',
-      });
-      started.push(rec);
+      const rec = await start();
       kubectlOk(['apply', '-f', '-'], { input: memcached('before', ns) });
       await eventually('a Deployment before the cut', () => hasDeployment('before', ns));
 
@@ -116,16 +126,9 @@ describe('a reconciler whose connections are cut', () => {
 
 describe('a reconciler whose connections are cut again and again', () => {
   test('re-watches after the base delay every time: the backoff does not grow across isolated cuts', async () => {
-    installOperator();
-    const ns = createTestNamespace('memcached-recut');
-    const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
+    const { ns, proxy, start } = await startBehindProxy('recut');
     try {
-      const rec = await ReconcilerProcess.start({
-        kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
-        args: ['--controllers=memcached', `--namespace=${ns}`],
-        name: 'recut',
-      });
-      started.push(rec);
+      const rec = await start();
       const retries = () => rec.logs.filter(l => l.includes('list/watch failed; retrying')).map(l => JSON.parse(l) as { failures: number; retryInMs: number });
       const writeToChild: number[] = [];
       for (let round = 0; round < 5; round++) {
