@@ -197,6 +197,19 @@ describe('needsApply: values the API server normalizes', () => {
     expect(needsApply(d, l, MANAGER)).toBe(true);
   });
 
+  test('int-or-string values keep their type (the API server stores "8080" and 8080 apart): equal only as given', () => {
+    const service = (targetPort: string | number): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' }, spec: { ports: [{ port: 80, targetPort }] } });
+    const fields = { 'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {}, 'f:targetPort': {} } } } };
+    const stored = (targetPort: string | number): KubeObject => ({
+      ...service(targetPort),
+      metadata: { name: 's', namespace: 'ns', managedFields: [{ manager: MANAGER, operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: fields }] },
+      spec: { ports: [{ port: 80, protocol: 'TCP', targetPort }] },
+    });
+    expect(needsApply(service('8080'), stored('8080'), MANAGER)).toBe(false);
+    expect(needsApply(service('http'), stored('http'), MANAGER)).toBe(false);
+    expect(needsApply(service(8080), stored('8080'), MANAGER)).toBe(true);
+  });
+
   test('an owned field the server dropped as empty ("", false, 0) equals its zero value', () => {
     const d: any = desired();
     d.spec.template.spec.containers[0].workingDir = '';
