@@ -14,6 +14,7 @@ export { Manager } from './runtime/manager';
 export type { ManagerOptions } from './runtime/manager';
 export { Informer } from './runtime/informer';
 export { ApiError, isConflict, isGone, isInvalid, isNotFound, KubeClient } from './runtime/client';
+export { asTerminal, isTerminal, TerminalError } from './runtime/errors';
 export type { KubeClientOptions } from './runtime/client';
 export { ClusterConfig, loadKubeConfig } from './runtime/kubeconfig';
 export type { KubeConfigLike, LoadKubeConfigOptions } from './runtime/kubeconfig';

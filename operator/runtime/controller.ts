@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { KubeClient } from './client';
 import { EventRecorder } from './events';
+import { isTerminal } from './errors';
 import { Informer } from './informer';
 import { jsonEqual } from './diff';
 import { Metrics } from './metrics';
@@ -161,8 +162,15 @@ export class Controller {
     } catch (err) {
       metrics.reconcileTotal.inc({ controller: name, result: 'error' });
       metrics.reconcileErrors.inc({ controller: name });
-      log.error({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'reconciler error; retrying with backoff');
-      this.queue.addRateLimited(key);
+      if (isTerminal(err)) {
+        // Retrying cannot fix it: the next change of the object (a watch event) tries again.
+        metrics.terminalReconcileErrors.inc({ controller: name });
+        this.queue.forget(key);
+        log.error({ err, reason: err.reason }, 'terminal reconciler error; not retrying until the object changes');
+      } else {
+        log.error({ err, retries: this.queue.numRequeues(key) }, 'reconciler error; retrying with backoff');
+        this.queue.addRateLimited(key);
+      }
     } finally {
       end();
       this.inFlight--;

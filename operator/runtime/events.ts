@@ -77,7 +77,7 @@ export class EventRecorder {
       this.recent.set(key, { name, namespace, count: 1, at: now.getTime() });
       this.prune(now.getTime());
     } catch (err) {
-      this.logger.warn({ err: String(err), reason, object: subject.metadata.name }, 'could not record event');
+      this.logger.warn({ err, reason, object: subject.metadata.name }, 'could not record event');
     }
   }
 

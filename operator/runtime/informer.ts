@@ -163,7 +163,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           failures++;
           this.options.onWatchRestart?.('error');
           const delay = jitter(exponentialDelay(failures, 800, 30_000));
-          log.warn({ err: String(err), failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
+          log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
           await sleep(delay, signal);
         }
       }
@@ -305,7 +305,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       try {
         fn(h);
       } catch (err) {
-        this.options.logger.error({ err: String(err), resource: this.type.resource }, 'informer handler threw');
+        this.options.logger.error({ err, resource: this.type.resource }, 'informer handler threw');
       }
     }
   }

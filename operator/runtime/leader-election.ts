@@ -106,7 +106,7 @@ export class LeaderElector {
       });
       this.options.logger.info({ identity: this.options.identity }, 'released leader lease');
     } catch (err) {
-      this.options.logger.warn({ err: String(err) }, 'could not release leader lease');
+      this.options.logger.warn({ err }, 'could not release leader lease');
     }
     this.setLeading(false);
   }
@@ -167,7 +167,7 @@ export class LeaderElector {
       this.observe(this.lease);
       return true;
     } catch (err) {
-      if (!isConflict(err)) this.options.logger.warn({ err: String(err) }, 'leader election attempt failed');
+      if (!isConflict(err)) this.options.logger.warn({ err }, 'leader election attempt failed');
       return false;
     }
   }

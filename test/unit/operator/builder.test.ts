@@ -3,6 +3,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { BuiltinTypes, ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
 import { buildController } from '../../../operator/runtime/builder';
 import { ApiError, KubeClient } from '../../../operator/runtime/client';
+import { TerminalError } from '../../../operator/runtime/errors';
 import type { ReconcileContext } from '../../../operator/runtime/controller';
 import { Manager } from '../../../operator/runtime/manager';
 import { Metrics } from '../../../operator/runtime/metrics';
@@ -83,11 +84,12 @@ function appliedDeployment(): KubeObject {
 }
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
-function setup(statusCoalesceMs = 0) {
+function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetController) {
   const { client, writes, applied, statuses, deletes } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
-  const controller = buildController(mgr, widgetController, { client, logger, metrics: new Metrics(), statusCoalesceMs, recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
+  const metrics = new Metrics();
+  const controller = buildController(mgr, decl, { client, logger, metrics, statusCoalesceMs, recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
   const cache = (type: { group: string; resource: string }, obj: KubeObject) => {
     const inf = mgr.informer(type as never) as any;
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
@@ -116,7 +118,7 @@ function setup(statusCoalesceMs = 0) {
   const ctx = { client, logger, recorder: (controller as any).options.recorder, signal: new AbortController().signal } as ReconcileContext;
   const reconcile = () => (controller as any).options.reconciler({ namespace: 'ns', name: 'w' }, ctx);
   const widget = (spec: object, generation: number, status?: object): KubeObject => ({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation }, spec, status });
-  return { mgr, writes, applied, statuses, deletes, events, cache, uncache, queued, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
+  return { mgr, metrics, writes, applied, statuses, deletes, events, cache, uncache, queued, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
 }
 
 describe('the controller builder', () => {
@@ -225,6 +227,59 @@ describe('the controller builder', () => {
     await s.reconcile();
     expect(s.applied.find(o => o.kind === 'Deployment')?.metadata.uid).toBe('d-uid');
     expect(s.deletes).toEqual([{ name: 'w', uid: 'cm-uid' }]);
+  });
+
+  test('a TerminalError from a step: Degraded with its reason, one Warning, counted, not retried until the generation changes', async () => {
+    let renders = 0;
+    const decl: ControllerDeclaration = {
+      ...widgetController,
+      render: (scope, w, ctx) => {
+        renders++;
+        if (w.spec.replicas > 5) throw new TerminalError('replicas above 5 need a licence: lower spec.replicas', 'LicenceRequired');
+        widgetController.render!(scope, w, ctx);
+      },
+    };
+    const s = setup(0, decl);
+    s.cache(s.widgetType, s.widget({ replicas: 9 }, 1));
+    await expect(s.reconcile()).resolves.toBeUndefined();
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    const degraded = (s.statuses[0] as any).conditions.find((c: any) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'LicenceRequired', message: 'replicas above 5 need a licence: lower spec.replicas' });
+    expect(s.events).toEqual(['Warning/LicenceRequired']);
+    const counted = async () => (await s.metrics.registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')!.get()).values[0]?.value;
+    expect(await counted()).toBe(1);
+    // Same generation: not rendered again, nothing written or recorded.
+    s.cache(s.widgetType, s.widget({ replicas: 9 }, 1, s.statuses[0] as object));
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(renders).toBe(1);
+    expect(s.writes).toEqual([]);
+    expect(await counted()).toBe(1);
+    // A new spec is tried again.
+    s.cache(s.widgetType, s.widget({ replicas: 2 }, 2, s.statuses[0] as object));
+    await s.reconcile();
+    expect(renders).toBe(2);
+    expect(s.writes[0]).toBe('apply Deployment w');
+  });
+
+  test('a TerminalError from the external step is reported, and the step asked again next time', async () => {
+    let calls = 0;
+    const decl: ControllerDeclaration = {
+      ...widgetController,
+      external: async () => {
+        calls++;
+        if (calls === 1) throw new TerminalError('the outside system refuses this spec', 'Refused');
+        return { facts: {} };
+      },
+    };
+    const s = setup(0, decl);
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    await s.reconcile();
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    expect(s.events).toEqual(['Warning/Refused']);
+    await s.reconcile();
+    expect(calls).toBe(2);
+    expect(s.writes).toContain('apply Deployment w');
   });
 
   test('a deleted resource, or one being deleted, is left to the garbage collector', async () => {

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { Controller, onlyStatusChanged } from '../../../operator/runtime/controller';
+import { TerminalError } from '../../../operator/runtime/errors';
 import type { Informer, InformerHandler } from '../../../operator/runtime/informer';
 import { Metrics } from '../../../operator/runtime/metrics';
 import type { KubeObject } from '../../../operator/runtime/resource';
@@ -40,4 +41,29 @@ test('the primary kind is reconciled on add, delete, resync and real changes, no
   expect(queuedBy(h => h.onUpdate!(base, base))).toBe(1);
   expect(queuedBy(h => h.onAdd!(base))).toBe(1);
   expect(queuedBy(h => h.onDelete!(base))).toBe(1);
+});
+
+test('a TerminalError from a reconciler is not retried (and counted); any other error is', async () => {
+  const metrics = new Metrics();
+  const seen: string[] = [];
+  const controller = new Controller({
+    name: 'terminal', logger: pino({ level: 'silent' }), metrics, client: {} as never, recorder: {} as never,
+    rateLimiter: { baseDelayMs: 5, maxDelayMs: 5 },
+    reconciler: async req => {
+      seen.push(req.name);
+      if (req.name === 'bad-spec') throw new TerminalError('cannot be satisfied', 'Unsatisfiable');
+      if (req.name === 'flaky' && seen.filter(n => n === 'flaky').length < 3) throw new Error('connection reset');
+    },
+  });
+  controller.start();
+  controller.queue.add('ns/bad-spec');
+  controller.queue.add('ns/flaky');
+  const deadline = Date.now() + 5000;
+  while (seen.filter(n => n === 'flaky').length < 3 && Date.now() < deadline) await new Promise(r => setTimeout(r, 10));
+  await new Promise(r => setTimeout(r, 100));
+  await controller.stop();
+  expect(seen.filter(n => n === 'bad-spec')).toHaveLength(1);
+  expect(seen.filter(n => n === 'flaky')).toHaveLength(3);
+  const terminal = await metrics.registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')!.get();
+  expect(terminal.values[0]?.value).toBe(1);
 });

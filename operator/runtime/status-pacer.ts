@@ -1,0 +1,58 @@
+/**
+ * When a resource's status is written, and which Events a reconcile still has to record.
+ *
+ * Status writes of a resource are at least `coalesceMs` apart, and come that long after its
+ * children changed: a burst of child events (a new Deployment's status, then its pods) becomes
+ * one write. While a write waits, the next reconciles compute the same transition Events again;
+ * each is recorded once.
+ */
+export class StatusPacer {
+  /** By resource key: when its status was last written (or its children changed), and the Events recorded since. */
+  private readonly clocks = new Map<string, { at: number; recorded: Set<string> }>();
+
+  constructor(private readonly coalesceMs: number) {}
+
+  /** Drops what is remembered of a resource (deleted). */
+  forget(key: string): void {
+    this.clocks.delete(key);
+  }
+
+  /** One reconcile's view of a resource's pacing; `end()` it when the reconcile is done. */
+  begin(key: string): PacedReconcile {
+    const clock = this.clocks.get(key) ?? { at: -Infinity, recorded: new Set<string>() };
+    let waiting = false;
+    return {
+      isNewEvent: e => {
+        const id = `${e.type}|${e.reason}|${e.message}`;
+        if (clock.recorded.has(id)) return false;
+        clock.recorded.add(id);
+        return true;
+      },
+      waitBeforeWrite: childrenChanged => {
+        const now = Date.now();
+        if (childrenChanged) clock.at = now;
+        const wait = this.coalesceMs > 0 ? clock.at + this.coalesceMs - now : 0;
+        waiting = wait > 0;
+        return waiting ? wait : 0;
+      },
+      written: () => {
+        clock.at = Date.now();
+      },
+      end: () => {
+        // Events are held back from repeating only while a status write waits.
+        if (!waiting) clock.recorded.clear();
+        this.clocks.set(key, clock);
+      },
+    };
+  }
+}
+
+export interface PacedReconcile {
+  /** Whether an Event is new since the last status write (and marks it recorded). */
+  isNewEvent(e: { readonly type: string; readonly reason: string; readonly message: string }): boolean;
+  /** How long the status write must wait (0: write now); children that changed restart the wait. */
+  waitBeforeWrite(childrenChanged: boolean): number;
+  /** The status was just written. */
+  written(): void;
+  end(): void;
+}
