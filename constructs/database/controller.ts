@@ -114,7 +114,7 @@ export const databaseController: ControllerDeclaration<Database> = {
     const hasCredentials = !!observed.prepared?.hasCredentials || db.status?.credentialsSecret !== undefined;
     const pods = observed.read(BuiltinTypes.Pod, selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: 'database', managedBy: '' }));
     return desiredDatabaseStatus(db, observed.children.get(`StatefulSet/${names.statefulSet}`) as StatefulSet | undefined, observed.applyError, hasCredentials,
-      observed.childFailure ?? podFailure(pods), observed.now, observed.children.get(`CronJob/${names.backup}`) as CronJob | undefined);
+      podFailure(pods) ?? observed.childFailure, observed.now, observed.children.get(`CronJob/${names.backup}`) as CronJob | undefined);
   },
   events: databaseEvents,
   failureOwner: databaseOfChild,

@@ -138,9 +138,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
       observed.children.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet | undefined,
       livePodNames(pods),
       observed.applyError,
-      // A claim or pod Kubernetes cannot make, or a member whose container cannot run (an image
-      // that cannot be pulled, a crash loop).
-      observed.childFailure ?? podFailure(pods),
+      // A member whose container cannot run (an image that cannot be pulled, a crash loop), or
+      // a claim or pod Kubernetes cannot make or keeps recreating.
+      podFailure(pods) ?? observed.childFailure,
       observed.now,
       observed.external?.report as MembershipReport | undefined,
       observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name!).cronJob}`) as CronJob | undefined,

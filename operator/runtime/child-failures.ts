@@ -8,11 +8,13 @@ import { compareText } from '../../constructs/core/compare';
 /**
  * Warning Events by which Kubernetes' own controllers say they cannot make what a child asks
  * for: the StatefulSet, ReplicaSet and Job controllers' `FailedCreate` (a pod or claim the API
- * server or an admission plugin refused) and the volume controller's `ProvisioningFailed` (a
- * claim no volume can be provisioned for). They are only seen at run time: the child itself was
- * accepted.
+ * server or an admission plugin refused), the volume controller's `ProvisioningFailed` (a
+ * claim no volume can be provisioned for), and the StatefulSet controller's
+ * `RecreatingFailedPod` (a member pod failed; it is deleted and made again at once, so the
+ * failed pod itself is seen only for a moment). They are only seen at run time: the child itself
+ * was accepted.
  */
-export const CHILD_FAILURE_REASONS = ['FailedCreate', 'ProvisioningFailed'] as const;
+export const CHILD_FAILURE_REASONS = ['FailedCreate', 'ProvisioningFailed', 'RecreatingFailedPod'] as const;
 
 /** The object an Event is about. */
 export interface InvolvedObject {

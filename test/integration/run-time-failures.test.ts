@@ -33,12 +33,14 @@ function warnings(ns: string, kind: string, name: string, reason: string): any[]
 async function failingPods(o: OperatorUnderTest, kind: string, resourceKind: string, name: string, workload: string): Promise<void> {
   const patch = { spec: { template: { metadata: { labels: { [CHAOS]: 'true' }, annotations: FAIL_AT_ONCE } } } };
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
-  const d = await eventually(`${kind} ${name}: Degraded=True PodFailing`, () => {
+  // The failed pod itself (PodFailing), or — a StatefulSet deletes a failed pod and makes it again
+  // at once — the StatefulSet controller's Warning that it keeps doing so.
+  const d = await eventually(`${kind} ${name}: Degraded=True PodFailing or RecreatingFailedPod`, () => {
     const c = degraded(o, kind, name);
-    return c?.status === 'True' && c.reason === 'PodFailing' ? c : undefined;
+    return c?.status === 'True' && ['PodFailing', 'RecreatingFailedPod'].includes(c.reason) ? c : undefined;
   }, 90_000);
-  expect(d.message).toMatch(/exited with code 1/);
-  await eventually('a Warning Event PodFailing', () => (warnings(o.ns, resourceKind, name, 'PodFailing').length ? true : undefined));
+  expect(d.message).toMatch(/exited with code 1|recreating failed Pod/);
+  await eventually(`a Warning Event ${d.reason}`, () => (warnings(o.ns, resourceKind, name, d.reason).length ? true : undefined));
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CHAOS.replace(/\//g, '~1')}` }])]);
   kubectl(['delete', 'pods', '-n', o.ns, '--field-selector=status.phase=Failed', '--wait=false']);
   await eventually(`${kind} ${name}: Degraded=False again`, () => (degraded(o, kind, name)?.status === 'False' ? true : undefined), 90_000);
