@@ -21,11 +21,32 @@ export interface Flags {
   help: boolean;
 }
 
-export const USAGE = `Usage: reconciler [flags]
+/** The help text, listing the controllers of the image it runs in (a user's image has its own). */
+export function usage(controllers: readonly string[]): string {
+  return `Usage: reconciler [flags]
 
-  --controllers=a,b                 controllers to run (default: all): memcached, etcdcluster, crontab,
-                                    application, webapp, database
-  --namespace=NS                    watch only this namespace (default: all namespaces)
+  --controllers=a,b                 controllers to run (default: all):
+${' '.repeat(36)}${wrap(controllers.join(', '), 36, 100)}
+${USAGE_FLAGS}`;
+}
+
+/** Breaks a line at ", " so that no line is longer than `width`, continuing at column `indent`. */
+function wrap(text: string, indent: number, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
+const USAGE_FLAGS = `  --namespace=NS                    watch only this namespace (default: all namespaces)
   --leader-elect                    elect one active replica through a Lease
   --leader-election-id=NAME         Lease name (default: cdk8s-operator-kit-leader)
   --leader-election-namespace=NS    Lease namespace (default: the pod's namespace)

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { ControllerDeclaration } from '../constructs/core/controller';
-import { parseFlags, USAGE } from './flags';
+import { parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
 import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
@@ -73,11 +73,11 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   try {
     flags = parseFlags(argv, [...byName.keys()]);
   } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${usage([...byName.keys()])}`);
     return 2;
   }
   if (flags.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(usage([...byName.keys()]));
     return 0;
   }
   tuneHeapGrowth();

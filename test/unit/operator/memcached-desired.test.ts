@@ -8,7 +8,7 @@ import { renderChildren } from '../../../operator/runtime/render';
 const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m as any)[0];
 import { setCondition } from '../../../operator/runtime/conditions';
 import { jsonEqual } from '../../../operator/runtime/diff';
-import { parseDuration, parseFlags } from '../../../operator/flags';
+import { parseDuration, parseFlags, usage } from '../../../operator/flags';
 import { validateBuiltin } from '../../support/builtin-validator';
 
 const mc = (size: number, status?: Memcached['status']): Memcached => ({
@@ -129,4 +129,16 @@ test('a failing pod makes the status Degraded while pods are missing, not once r
   expect(degradedOf(short)).toMatchObject({ status: 'True', reason: 'PodFailing' });
   const whole = desiredStatus(mc(3), { metadata: { name: 'cache', generation: 1 }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 3, updatedReplicas: 3, observedGeneration: 1 } }, ['a', 'b', 'c'], undefined, new Date(), failed);
   expect(degradedOf(whole)).toMatchObject({ status: 'False', reason: 'AsExpected' });
+});
+
+test('--help lists the controllers of the image it runs in, not the kit\'s', () => {
+  const kit = usage(['memcached', 'etcdcluster', 'crontab', 'application', 'webapp', 'database']);
+  expect(kit).toMatch(/memcached, etcdcluster, crontab, application, webapp, database/);
+  const own = usage(['staticsite']);
+  expect(own).toMatch(/--controllers=a,b .*\n\s+staticsite\n/);
+  expect(own).not.toContain('memcached');
+  // Long lists wrap without a line over 100 characters.
+  const many = usage(Array.from({ length: 20 }, (_, i) => `controller-${i}`));
+  expect(Math.max(...many.split('\n').filter(l => l.includes('controller-')).map(l => l.length))).toBeLessThanOrEqual(100);
+  expect(many).toContain('controller-19');
 });
