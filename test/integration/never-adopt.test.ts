@@ -91,37 +91,61 @@ afterAll(async () => {
   await Promise.all(started.map(r => r.stop()));
 });
 
-describe.each(SYSTEMS.map(s => [s.decl.name, s] as const))('%s never adopts an object it did not make', (_name, system) => {
-  test('for each child kind: the object is left as it was, Degraded ChildNotOwned names it, one Warning Event', async () => {
+interface Prepared {
+  readonly ns: string;
+  readonly probe: any;
+  readonly cases: Array<{ name: string; child: any; before: any }>;
+  readonly reconciler: Promise<ReconcilerProcess>;
+}
+
+/**
+ * For every system at once (their reconcilers start concurrently): one resource per child,
+ * `c<i>`, whose child number i is taken by someone else's object made before the resource.
+ */
+const prepared = new Map<System, Prepared>();
+beforeAll(() => {
+  for (const system of SYSTEMS) {
     const ns = createTestNamespace(`adopt-${system.decl.name}`);
-    const kindName = system.decl.for.kind.toLowerCase();
     const probe = withDefaults(system.decl, system.spec, ns, 'probe');
-    const children = renderChildren(system.decl, probe);
-    expect(children.length).toBeGreaterThan(0);
-    // One resource per child: `c<i>`, whose child number i is taken by someone else's object.
-    const cases = children.map((_c, i) => {
+    const cases = renderChildren(system.decl, probe).map((_c, i) => {
       const name = `c${i}`;
       const child = renderChildren(system.decl, { ...probe, metadata: { ...probe.metadata, name } })[i]!;
-      const foreign = foreignCopy(child);
-      kubectlOk(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(foreign) });
+      kubectlOk(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(foreignCopy(child)) });
       return { name, child, before: getJson(['get', child.kind!, child.metadata.name!, '-n', ns]) };
     });
-    const reconciler = await startReconciler(system, ns);
-    started.push(reconciler);
+    const reconciler = startReconciler(system, ns).then(r => {
+      started.push(r);
+      return r;
+    });
+    prepared.set(system, { ns, probe, cases, reconciler });
+  }
+  for (const system of SYSTEMS) {
+    const { ns, cases } = prepared.get(system)!;
     for (const c of cases) kubectlOk(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(resource(system.decl, c.name, system.spec)) });
+  }
+});
 
+describe.each(SYSTEMS.map(s => [s.decl.name, s] as const))('%s never adopts an object it did not make', (_name, system) => {
+  test('for each child kind: the object is left as it was, Degraded ChildNotOwned names it, one Warning Event', async () => {
+    const { ns, probe, cases, reconciler } = prepared.get(system)!;
+    const kindName = system.decl.for.kind.toLowerCase();
+    expect(cases.length).toBeGreaterThan(0);
+    await reconciler;
+    let lastSeen = 0;
     for (const c of cases) {
       const what = `${c.child.kind} ${c.child.metadata.name}`;
       const condition = await eventually(`${kindName} ${c.name} to report ${what} not owned`, () => {
         const d = degraded(kindName, ns, c.name);
         return d?.reason === 'ChildNotOwned' ? d : undefined;
       }, 60_000);
+      lastSeen = Math.max(lastSeen, Date.parse(condition.lastTransitionTime));
       expect(condition.status).toBe('True');
       expect(condition.message).toContain(what);
       expect(condition.message).toContain('has no controller');
     }
-    // Let resyncs and child events come and go: nothing changes, no second Event.
-    await new Promise(r => setTimeout(r, 3_000));
+    // Let resyncs and child events come and go for 3 s after it turned Degraded (its reconciler
+    // started with all the others'): nothing changes, no second Event.
+    await new Promise(r => setTimeout(r, Math.max(0, lastSeen + 4_000 - Date.now())));
     for (const c of cases) {
       const now = getJson(['get', c.child.kind!, c.child.metadata.name!, '-n', ns, '--show-managed-fields']);
       expect(now.metadata.ownerReferences).toBeUndefined();
@@ -138,7 +162,7 @@ describe.each(SYSTEMS.map(s => [s.decl.name, s] as const))('%s never adopts an o
         expect(kubectl(['get', other.kind!, other.metadata.name!, '-n', ns]).code).not.toBe(0);
       }
     }
-    expect((await reconciler.stop()).code).toBe(0);
+    expect((await (await reconciler).stop()).code).toBe(0);
   });
 });
 

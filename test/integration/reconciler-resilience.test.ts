@@ -132,8 +132,8 @@ describe('a reconciler whose connections are cut again and again', () => {
       const retries = () => rec.logs.filter(l => l.includes('list/watch failed; retrying')).map(l => JSON.parse(l) as { failures: number; retryInMs: number });
       const writeToChild: number[] = [];
       for (let round = 0; round < 5; round++) {
-        // Let the watches stay up a while (they are healthy), then cut every connection.
-        await new Promise(r => setTimeout(r, 2_500));
+        // Let the watches stay up past the informer's healthy mark (1 s), then cut every connection.
+        await new Promise(r => setTimeout(r, 1_500));
         const before = retries().length;
         proxy.cutAll();
         const wroteAt = Date.now();
