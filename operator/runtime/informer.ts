@@ -31,6 +31,8 @@ export interface InformerOptions {
    * @default 1000
    */
   readonly healthyWatchMs?: number;
+  /** The first retry delay after a failure; it doubles with each failure in a row, to 30 s. @default 800 (client-go's) */
+  readonly retryBaseMs?: number;
 }
 
 /**
@@ -162,7 +164,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           }
           failures++;
           this.options.onWatchRestart?.('error');
-          const delay = jitter(exponentialDelay(failures, 800, 30_000));
+          const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, 30_000));
           log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
           await sleep(delay, signal);
         }

@@ -120,12 +120,13 @@ describe('Informer', () => {
     fake.lists.push(list('10', []));
     const cut = async () => { await new Promise(r => setTimeout(r, 60)); throw new Error('connection reset'); };
     fake.watches.push(cut, cut, cut, cut);
-    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50 });
+    // A base delay of 200 ms (client-go's is 800 ms) keeps the test short.
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 5, 18_000);
     const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]! - 60);
-    // The base delay (0.8 s, ±20 % jitter) after each cut; no doubling (0.8, 1.6, 3.2, 6.4 s).
+    // The base delay (200 ms, ±20 % jitter) after each cut; no doubling (200, 400, 800, 1600 ms).
     expect(delays).toHaveLength(4);
-    for (const d of delays) expect(d).toBeLessThan(1_100);
+    for (const d of delays) expect(d).toBeLessThan(330);
   }, 20_000);
 
   test('watches that fail before they stayed up back off exponentially', async () => {
@@ -133,13 +134,13 @@ describe('Informer', () => {
     fake.lists.push(list('10', []));
     const broken = async () => { throw new Error('connection reset'); };
     fake.watches.push(broken, broken, broken);
-    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50 });
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 4, 18_000);
     const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]!);
-    // 0.8, 1.6, 3.2 s, each ±20 %.
-    expect(delays[0]).toBeLessThan(1_100);
-    expect(delays[1]).toBeGreaterThan(1_200);
-    expect(delays[2]).toBeGreaterThan(2_500);
+    // 200, 400, 800 ms, each ±20 %.
+    expect(delays[0]).toBeLessThan(330);
+    expect(delays[1]).toBeGreaterThan(300);
+    expect(delays[2]).toBeGreaterThan(620);
   }, 20_000);
 
   test('a throwing handler neither stops the informer nor the other handlers', async () => {
