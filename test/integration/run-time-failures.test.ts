@@ -12,9 +12,18 @@ jest.setTimeout(240_000);
 const CHAOS = 'pod-container-running-failed.stage.kwok.x-k8s.io';
 const FAIL_AT_ONCE = { [`${CHAOS}/delay`]: '0s', [`${CHAOS}/jitter-delay`]: '0s' };
 
-const operators: OperatorUnderTest[] = [];
+// The three operators start together (each in a namespace of its own); the webapp one serves
+// both the pod and the Ingress tests.
+let etcd: Promise<OperatorUnderTest>;
+let database: Promise<OperatorUnderTest>;
+let webapp: Promise<OperatorUnderTest>;
+beforeAll(() => {
+  etcd = startOperatorUnderTest({ operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'] });
+  database = startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] });
+  webapp = startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
+});
 afterAll(async () => {
-  for (const o of operators) expect((await o.reconciler.stop()).code).toBe(0);
+  for (const o of await Promise.all([etcd, database, webapp])) expect((await o.reconciler.stop()).code).toBe(0);
 });
 
 function degraded(o: OperatorUnderTest, kind: string, name: string): any | undefined {
@@ -48,24 +57,21 @@ async function failingPods(o: OperatorUnderTest, kind: string, resourceKind: str
 
 describe('pods that cannot run', () => {
   testWithNodes('an EtcdCluster whose member cannot run is Degraded PodFailing, with a Warning Event', async () => {
-    const o = await startOperatorUnderTest({ operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'] });
-    operators.push(o);
+    const o = await etcd;
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'kv' }, spec: { replicas: 1 } }) });
     await eventually('its StatefulSet', () => o.get('statefulset', 'kv'), 60_000);
     await failingPods(o, 'etcdcluster', 'EtcdCluster', 'kv', 'statefulset');
   });
 
   testWithNodes('a Database whose server cannot run is Degraded PodFailing, with a Warning Event', async () => {
-    const o = await startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] });
-    operators.push(o);
+    const o = await database;
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'db' }, spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' } } }) });
     await eventually('ready', () => (o.get('database', 'db')?.status?.readyReplicas === 1 ? true : undefined), 90_000);
     await failingPods(o, 'database', 'Database', 'db', 'statefulset');
   });
 
   testWithNodes('an Application whose pods cannot run is Degraded PodFailing, with a Warning Event', async () => {
-    const o = await startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
-    operators.push(o);
+    const o = await webapp;
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name: 'web' }, spec: { image: 'nginx:1.27' } }) });
     await eventually('available', () => (o.get('application', 'web')?.status?.availableReplicas === 1 ? true : undefined), 90_000);
     await failingPods(o, 'application', 'Application', 'web', 'deployment');
@@ -74,8 +80,7 @@ describe('pods that cannot run', () => {
 
 describe('an Ingress host and path another resource already has', () => {
   test('the second Application to claim it is Degraded HostConflict naming the first; the first is not', async () => {
-    const o = await startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
-    operators.push(o);
+    const o = await webapp;
     const app = (name: string) => ({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name }, spec: { image: 'nginx:1.27', ingress: { host: 'shop.example.com' } } });
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(app('first')) });
     await eventually('the first Ingress', () => o.get('ingress', 'first'));
