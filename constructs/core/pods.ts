@@ -6,6 +6,19 @@ interface PodStatus {
   containerStatuses?: Array<{ name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number; message?: string } } }>;
 }
 
+/**
+ * For `mapReads.Pod`: the resource a pod belongs to, by its standard labels — pods are made by a
+ * Deployment's ReplicaSet or a StatefulSet, not owned by the resource, but carry its name as
+ * `app.kubernetes.io/instance`, with one of `names` as the app name and `component`.
+ */
+export function podInstance(names: readonly string[], component: string): (pod: ObjectLike) => string | undefined {
+  return pod => {
+    const l = pod.metadata.labels ?? {};
+    const name = l['app.kubernetes.io/name'];
+    return name !== undefined && names.includes(name) && l['app.kubernetes.io/component'] === component ? l['app.kubernetes.io/instance'] : undefined;
+  };
+}
+
 /** Names of the live pods (not terminating, not finished), sorted. */
 export function livePodNames(pods: readonly ObjectLike[]): string[] {
   return pods

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
 import { ConditionList } from '../core/conditions';
 import { selectorLabels } from '../core/labels';
-import { podFailure } from '../core/pods';
+import { podFailure, podInstance } from '../core/pods';
 import type { Database } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES } from './database-resources';
@@ -118,11 +118,5 @@ export const databaseController: ControllerDeclaration<Database> = {
   },
   events: databaseEvents,
   failureOwner: databaseOfChild,
-  // The server's pod is the StatefulSet's, not the Database's: its labels say which Database.
-  mapReads: {
-    Pod: pod => {
-      const l = pod.metadata.labels ?? {};
-      return (l['app.kubernetes.io/name'] === 'postgresql' || l['app.kubernetes.io/name'] === 'mysql') && l['app.kubernetes.io/component'] === 'database' ? l['app.kubernetes.io/instance'] : undefined;
-    },
-  },
+  mapReads: { Pod: podInstance(Object.keys(ENGINES), 'database') },
 };

@@ -1,6 +1,6 @@
 import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
 import { ConditionList } from '../core/conditions';
-import { livePodNames, podFailure } from '../core/pods';
+import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
@@ -147,11 +147,6 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
     );
   },
   events: etcdEvents,
-  mapReads: {
-    Pod: pod => {
-      const l = pod.metadata.labels ?? {};
-      return l['app.kubernetes.io/name'] === 'etcd' && l['app.kubernetes.io/component'] === 'member' ? l['app.kubernetes.io/instance'] : undefined;
-    },
-  },
+  mapReads: { Pod: podInstance(['etcd'], 'member') },
   failureOwner: etcdClusterOfChild,
 };

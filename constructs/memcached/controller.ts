@@ -1,6 +1,6 @@
 import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
 import { ConditionList } from '../core/conditions';
-import { livePodNames, podFailure } from '../core/pods';
+import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
 import { memcachedKind } from './api';
 import { MemcachedDeployment, memcachedSelectorLabels } from './memcached-deployment';
@@ -83,10 +83,5 @@ export const memcachedController: ControllerDeclaration<Memcached> = {
   events: memcachedEvents,
   // Pods are not owned by the Memcached (Deployment → ReplicaSet → Pod): their instance label
   // says which one they belong to, so status.nodes follows pods coming and going.
-  mapReads: {
-    Pod: pod => {
-      const l = pod.metadata.labels ?? {};
-      return l['app.kubernetes.io/name'] === 'memcached' && l['app.kubernetes.io/component'] === 'cache' ? l['app.kubernetes.io/instance'] : undefined;
-    },
-  },
+  mapReads: { Pod: podInstance(['memcached'], 'cache') },
 };

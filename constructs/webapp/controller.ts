@@ -3,7 +3,7 @@ import type { Condition } from '../core/conditions';
 import { ConditionList } from '../core/conditions';
 import { compareText } from '../core/compare';
 import { selectorLabels } from '../core/labels';
-import { podFailure } from '../core/pods';
+import { podFailure, podInstance } from '../core/pods';
 import type { Application, WebApp } from './api';
 import { applicationKind, webAppKind } from './api';
 import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from './web-workload';
@@ -89,13 +89,7 @@ function webController<R extends Application | WebApp>(name: string, kind: Contr
       const hostConflict = ingressHostConflict(model, r.metadata.uid, observed.children.get(`Ingress/${model.name}`), observed.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }));
       return desiredWebStatus(r, model, observed.children.get(`Deployment/${model.name}`) as Deployment | undefined, observed.applyError, observed.now, { podFailure: podFailure(pods), hostConflict });
     },
-    // Pods belong to the ReplicaSet, not the resource: their labels say which resource.
-    mapReads: {
-      Pod: pod => {
-        const l = pod.metadata.labels ?? {};
-        return l['app.kubernetes.io/name'] === name && l['app.kubernetes.io/component'] === 'web' ? l['app.kubernetes.io/instance'] : undefined;
-      },
-    },
+    mapReads: { Pod: podInstance([name], 'web') },
   };
 }
 
