@@ -1,8 +1,21 @@
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { CronTabOperator, CustomResourceDefinition, DatabaseOperator, EtcdClusterOperator, MemcachedOperator, MongoDbStorage, mongoDbCommunityKind, WebAppOperator } from './constructs';
+import {
+  CronTabOperator,
+  CustomResourceDefinition,
+  DatabaseOperator,
+  EtcdClusterOperator,
+  MemcachedOperator,
+  MongoDbStorage,
+  mongoDbCommunityKind,
+  WebAppOperator,
+} from './constructs';
 import { MemcachedV1 } from './imports/cache.example.com';
-import { MongoDbCommunity, MongoDbCommunitySpecSecurityAuthenticationModes, MongoDbCommunitySpecType } from './imports/mongodb.com';
+import {
+  MongoDbCommunity,
+  MongoDbCommunitySpecSecurityAuthenticationModes,
+  MongoDbCommunitySpecType,
+} from './imports/mongodb.com';
 import { EtcdCluster } from './imports/etcd.database.coreos.com';
 import { CronTab } from './imports/stable.example.com';
 import { Application } from './imports/app.aiops.org';
@@ -20,7 +33,11 @@ import { Database, DatabaseSpecType } from './imports/database.example.com';
 export function buildApps(outdir: string): Record<'operators' | 'crds' | 'samples' | 'mongodb', App> {
   const operators = new App({ outdir });
   // Each operator in a chart of its own, its cluster-scoped objects in a chart applied before it.
-  const operator = <P>(id: string, make: (scope: Chart, id: string, props: P & { clusterScope: Chart }) => unknown, props = {} as P) => {
+  const operator = <P>(
+    id: string,
+    make: (scope: Chart, id: string, props: P & { clusterScope: Chart }) => unknown,
+    props = {} as P,
+  ) => {
     const cluster = new Chart(operators, `${id}-cluster`);
     make(new Chart(operators, id), id, { ...props, clusterScope: cluster });
   };
@@ -33,7 +50,9 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   // dist/crds/, imported to typed classes by `npm run import`.
   const crds = new App({ outdir: path.join(outdir, 'crds') });
   for (const group of ['mongodb.com', 'mongodbcommunity.mongodb.com'] as const) {
-    new CustomResourceDefinition(new Chart(crds, group.replace(/\./g, '-')), 'MongoDBCommunity', { kind: mongoDbCommunityKind(group) });
+    new CustomResourceDefinition(new Chart(crds, group.replace(/\./g, '-')), 'MongoDBCommunity', {
+      kind: mongoDbCommunityKind(group),
+    });
   }
 
   const samples = new App({ outdir: path.join(outdir, 'samples') });
@@ -66,7 +85,12 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
   // Seed 001's Database: PostgreSQL 13 on 10Gi, dumped at 02:00 daily.
   new Database(new Chart(samples, 'database-sample'), 'my-db', {
     metadata: { name: 'my-db' },
-    spec: { type: DatabaseSpecType.POSTGRESQL, version: '13', storage: { size: '10Gi' }, backup: { enabled: true, schedule: '0 2 * * *' } },
+    spec: {
+      type: DatabaseSpecType.POSTGRESQL,
+      version: '13',
+      storage: { size: '10Gi' },
+      backup: { enabled: true, schedule: '0 2 * * *' },
+    },
   });
   // Seed 000's MongoDB: storage first, then the replica set through the MongoDB Community
   // operator's API. Its own folder, since it needs that operator (or at least its CRD).
@@ -77,7 +101,11 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
     replicaSetName: 'example-mongodb',
     namespace: 'mongodb',
     members: 3,
-    data: { capacity: '1Gi', request: '500Mi', nfs: { server: '192.168.40.180', paths: ['/data/p1', '/data/p2', '/data/p3'] } },
+    data: {
+      capacity: '1Gi',
+      request: '500Mi',
+      nfs: { server: '192.168.40.180', paths: ['/data/p1', '/data/p2', '/data/p3'] },
+    },
     volumeAccessModes: ['ReadWriteOnce', 'ReadWriteMany', 'ReadOnlyMany'],
     claimAccessModes: ['ReadWriteMany'],
   });
@@ -93,18 +121,25 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
       type: MongoDbCommunitySpecType.REPLICA_SET,
       version: '4.2.6',
       security: { authentication: { modes: [MongoDbCommunitySpecSecurityAuthenticationModes.SCRAM] } },
-      users: [{
-        name: 'my-user',
-        db: 'admin',
-        passwordSecretRef: { name: 'my-user-password' },
-        roles: [{ name: 'clusterAdmin', db: 'admin' }, { name: 'userAdminAnyDatabase', db: 'admin' }],
-        scramCredentialsSecretName: 'my-scram',
-      }],
+      users: [
+        {
+          name: 'my-user',
+          db: 'admin',
+          passwordSecretRef: { name: 'my-user-password' },
+          roles: [
+            { name: 'clusterAdmin', db: 'admin' },
+            { name: 'userAdminAnyDatabase', db: 'admin' },
+          ],
+          scramCredentialsSecretName: 'my-scram',
+        },
+      ],
     },
   });
   return { operators, crds, samples, mongodb };
 }
 
 if (require.main === module) {
-  Object.values(buildApps(process.env.CDK8S_OUTDIR ?? 'dist')).forEach(app => app.synth());
+  Object.values(buildApps(process.env.CDK8S_OUTDIR ?? 'dist')).forEach((app) => {
+    app.synth();
+  });
 }

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
 import { loadKubeConfig } from '../operator/runtime/kubeconfig';
-import { ControlPlane, startControlPlane } from '../test/harness/control-plane';
-import { BenchContext, kubectl } from './measure';
+import { type ControlPlane, startControlPlane } from '../test/harness/control-plane';
+import { type BenchContext, kubectl } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -16,13 +16,19 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
   const cp = await startControlPlane({ verbose: true, audit: true });
   try {
     const auditLog = cp.auditLog ?? process.env.OPKIT_AUDIT_LOG;
-    if (!auditLog) throw new Error('the bench counts writes in the API server\'s audit log: set OPKIT_AUDIT_LOG with OPKIT_KUBECONFIG');
+    if (!auditLog)
+      throw new Error(
+        "the bench counts writes in the API server's audit log: set OPKIT_AUDIT_LOG with OPKIT_KUBECONFIG",
+      );
     kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
     const client = new KubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {
-      await fn({ admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 }, cp);
+      await fn(
+        { admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 },
+        cp,
+      );
     } finally {
       client.close();
     }

@@ -21,18 +21,31 @@ const IDLE_S = Number(process.env.IDLE_S ?? 0);
 async function main(): Promise<void> {
   await withBenchCluster(async (ctx, cluster) => {
     const reference = process.env.BENCH_SKIP_REFERENCE === '1' ? undefined : await measureReference(ctx, N);
-    const ours = await measureReconciler(ctx, N, { workers: WORKERS, idleSeconds: IDLE_S, nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) });
-    console.log(JSON.stringify({
-      kubernetes: cluster.version, n: N, workers: WORKERS ?? 'default',
-      reference, ours,
-      deploymentsVsReference: reference && +(ours.deploymentsSeconds / reference.deploymentsSeconds).toFixed(2),
-      settledVsReference: reference && +(ours.settledSeconds! / reference.settledSeconds!).toFixed(2),
-    }, null, 2));
+    const ours = await measureReconciler(ctx, N, {
+      workers: WORKERS,
+      idleSeconds: IDLE_S,
+      nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
+    console.log(
+      JSON.stringify(
+        {
+          kubernetes: cluster.version,
+          n: N,
+          workers: WORKERS ?? 'default',
+          reference,
+          ours,
+          deploymentsVsReference: reference && +(ours.deploymentsSeconds / reference.deploymentsSeconds).toFixed(2),
+          settledVsReference: reference && +(ours.settledSeconds! / reference.settledSeconds!).toFixed(2),
+        },
+        null,
+        2,
+      ),
+    );
   });
 }
 
 if (require.main === module) {
-  main().catch(err => {
+  main().catch((err) => {
     console.error(err);
     process.exit(1);
   });

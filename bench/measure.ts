@@ -4,23 +4,29 @@
  * same way (time, CPU seconds and RSS of the process from /proc, writes from the API server's
  * audit log).
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
 import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
-import { KubeClient } from '../operator/runtime/client';
+import { type KubeClient } from '../operator/runtime/client';
 import { renderChildren } from '../operator/runtime/render';
-import { KubeObject, ResourceType } from '../operator/runtime/resource';
+import { type KubeObject, type ResourceType } from '../operator/runtime/resource';
 import { freePort } from '../test/harness/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { Tally } from './tally';
 
 const ROOT = path.resolve(__dirname, '..');
 const memcachedType = customResourceType(memcachedKind);
-const fooType: ResourceType = { group: 'samplecontroller.k8s.io', version: 'v1alpha1', kind: 'Foo', resource: 'foos', namespaced: true };
+const fooType: ResourceType = {
+  group: 'samplecontroller.k8s.io',
+  version: 'v1alpha1',
+  kind: 'Foo',
+  resource: 'foos',
+  namespaced: true,
+};
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 export interface BenchContext {
@@ -63,16 +69,21 @@ export function kubectl(kubeconfig: string, args: string[]): string {
 /** Runs `fn` over items with `inFlight` concurrent calls. */
 export async function pool<T>(items: T[], inFlight: number, fn: (t: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = fs
+    .readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   // utime and stime are fields 14 and 15 of stat; after the command name, indexes 11 and 12.
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -96,18 +107,28 @@ class ProcessMeter {
     this.cpuAtStart = cpuSeconds(pid);
     this.idleRss = rssBytes(pid);
     this.peakRss = this.idleRss;
-    this.timer = setInterval(() => { this.peakRss = Math.max(this.peakRss, rssBytes(pid)); }, 50);
+    this.timer = setInterval(() => {
+      this.peakRss = Math.max(this.peakRss, rssBytes(pid));
+    }, 50);
   }
 
   stop(): { cpuSeconds: number; idleRssMiB: number; peakRssMiB: number } {
     clearInterval(this.timer);
     this.peakRss = Math.max(this.peakRss, rssBytes(this.pid));
-    return { cpuSeconds: +(cpuSeconds(this.pid) - this.cpuAtStart).toFixed(2), idleRssMiB: mib(this.idleRss), peakRssMiB: mib(this.peakRss) };
+    return {
+      cpuSeconds: +(cpuSeconds(this.pid) - this.cpuAtStart).toFixed(2),
+      idleRssMiB: mib(this.idleRss),
+      peakRssMiB: mib(this.peakRss),
+    };
   }
 }
 
 /** Write requests in the audit log by `user` since `fromLine` (Lease renewals aside). */
-function auditWrites(log: string, user: string, fromLine: number): { writes: number; by: Record<string, number>; lines: number } {
+function auditWrites(
+  log: string,
+  user: string,
+  fromLine: number,
+): { writes: number; by: Record<string, number>; lines: number } {
   const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
   let writes = 0;
   const by: Record<string, number> = {};
@@ -132,7 +153,12 @@ async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
 
 /** The Deployment our reconciler renders for a Memcached of size 1, without its owner. */
 function memcachedDeployment(name: string, namespace: string): KubeObject {
-  const d = renderChildren(memcachedController, { apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace, uid: 'none' }, spec: { size: 1, image: 'memcached:1.6', containerPort: 11211 } } as Memcached as never)[0];
+  const d = renderChildren(memcachedController, {
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name, namespace, uid: 'none' },
+    spec: { size: 1, image: 'memcached:1.6', containerPort: 11211 },
+  } as Memcached as never)[0];
   delete (d.metadata as { ownerReferences?: unknown }).ownerReferences;
   return d;
 }
@@ -145,14 +171,25 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
   const ns = `bench-reference-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
   const deployments = Array.from({ length: n }, (_, i) => memcachedDeployment(`ref-${i}`, ns));
-  const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(ctx.client, BuiltinTypes.Deployment, ns, d => d.status?.availableReplicas === 1);
+  const available = await Tally.start<KubeObject & { status?: { availableReplicas?: number } }>(
+    ctx.client,
+    BuiltinTypes.Deployment,
+    ns,
+    (d) => d.status?.availableReplicas === 1,
+  );
   const t0 = performance.now();
-  await pool(deployments, 2, d => ctx.client.create(BuiltinTypes.Deployment, d, ns));
+  await pool(deployments, 2, (d) => ctx.client.create(BuiltinTypes.Deployment, d, ns));
   const deploymentsMs = performance.now() - t0;
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} reference Deployments available`);
   await available.close();
   await deleteNamespace(ctx, ns);
-  return { n, createdSeconds: seconds(deploymentsMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), writes: n };
+  return {
+    n,
+    createdSeconds: seconds(deploymentsMs),
+    deploymentsSeconds: seconds(deploymentsMs),
+    settledSeconds: seconds(settledMs),
+    writes: n,
+  };
 }
 
 /**
@@ -160,27 +197,33 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
  * (`--controllers`), so the bench runs exactly what the operator's ServiceAccount is granted.
  */
 export function synthesizedControllersFlag(): string {
-  const flag = (synthesizedContainer().args as string[] | undefined)?.find(a => a.startsWith('--controllers='));
+  const flag = (synthesizedContainer().args as string[] | undefined)?.find((a) => a.startsWith('--controllers='));
   if (!flag) throw new Error('dist/0001-memcached.k8s.yaml: the memcached-operator Deployment has no --controllers');
   return flag;
 }
 
 /** The plain environment values the synthesized operator Deployment sets (NODE_OPTIONS among them). */
 export function synthesizedEnvironment(): Record<string, string> {
-  const env = (synthesizedContainer().env ?? []) as Array<{ name: string; value?: string }>;
-  return Object.fromEntries(env.filter(e => e.value !== undefined).map(e => [e.name, e.value!]));
+  const env = (synthesizedContainer().env ?? []) as { name: string; value?: string }[];
+  return Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 }
 
 function synthesizedContainer(): { args?: unknown; env?: unknown } {
   const file = fs.readFileSync(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
-  const deployment = parseAllDocuments(file).map(d => d.toJS()).find(o => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
-  if (!deployment) throw new Error('dist/0001-memcached.k8s.yaml has no memcached-operator Deployment; run npm run synth');
+  const deployment = parseAllDocuments(file)
+    .map((d) => d.toJS())
+    .find((o) => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
+  if (!deployment)
+    throw new Error('dist/0001-memcached.k8s.yaml has no memcached-operator Deployment; run npm run synth');
   return deployment.spec.template.spec.containers[0];
 }
 
 /** Starts a process and stops it (SIGKILL) if the bench exits first. */
 function startProcess(bin: string, args: string[], stdoutFile?: string, env?: Record<string, string>): ChildProcess {
-  const p = spawn(bin, args, { stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'], env: { ...process.env, ...env } });
+  const p = spawn(bin, args, {
+    stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'],
+    env: { ...process.env, ...env },
+  });
   process.once('exit', () => p.kill('SIGKILL'));
   return p;
 }
@@ -188,7 +231,7 @@ function startProcess(bin: string, args: string[], stdoutFile?: string, env?: Re
 async function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null) return;
   p.kill('SIGTERM');
-  await new Promise(r => p.once('exit', r));
+  await new Promise((r) => p.once('exit', r));
 }
 
 /**
@@ -197,17 +240,26 @@ async function stopProcess(p: ChildProcess): Promise<void> {
  * counting the writes of its `user` while converging and over `idleSeconds` once settled.
  * `onSettled` runs between the two, outside either count.
  */
-async function converge<T extends KubeObject>(ctx: BenchContext, run: {
-  pid: number; user: string; ns: string; type: ResourceType; objects: KubeObject[];
-  settled: (obj: T) => boolean; idleSeconds: number; onSettled?: () => Promise<void>;
-}): Promise<Measurement> {
+async function converge<T extends KubeObject>(
+  ctx: BenchContext,
+  run: {
+    pid: number;
+    user: string;
+    ns: string;
+    type: ResourceType;
+    objects: KubeObject[];
+    settled: (obj: T) => boolean;
+    idleSeconds: number;
+    onSettled?: () => Promise<void>;
+  },
+): Promise<Measurement> {
   const n = run.objects.length;
   const meter = new ProcessMeter(run.pid);
   const auditFrom = auditLines(ctx.auditLog);
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
   const t0 = performance.now();
-  await pool(run.objects, 2, o => ctx.client.create(run.type, o, run.ns));
+  await pool(run.objects, 2, (o) => ctx.client.create(run.type, o, run.ns));
   const createdMs = performance.now() - t0;
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
@@ -219,8 +271,15 @@ async function converge<T extends KubeObject>(ctx: BenchContext, run: {
   await sleep(run.idleSeconds * 1000);
   const idle = auditWrites(ctx.auditLog, run.user, idleFrom);
   return {
-    n, createdSeconds: seconds(createdMs), deploymentsSeconds: seconds(deploymentsMs), settledSeconds: seconds(settledMs), ...usage,
-    writes: converging.writes, writesBy: converging.by, idleWrites: idle.writes, idleSeconds: run.idleSeconds,
+    n,
+    createdSeconds: seconds(createdMs),
+    deploymentsSeconds: seconds(deploymentsMs),
+    settledSeconds: seconds(settledMs),
+    ...usage,
+    writes: converging.writes,
+    writesBy: converging.by,
+    idleWrites: idle.writes,
+    idleSeconds: run.idleSeconds,
   };
 }
 
@@ -229,35 +288,61 @@ async function converge<T extends KubeObject>(ctx: BenchContext, run: {
  * operator's ServiceAccount, with the synthesized `--controllers` — converging N Memcacheds of
  * size 1 created 2 at a time; then `idleSeconds` of counting writes once everything is settled.
  */
-export async function measureReconciler(ctx: BenchContext, n: number, options: { workers?: number; idleSeconds: number; nodeArgs?: string[] }): Promise<Measurement> {
+export async function measureReconciler(
+  ctx: BenchContext,
+  n: number,
+  options: { workers?: number; idleSeconds: number; nodeArgs?: string[] },
+): Promise<Measurement> {
   const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
   const [health, metrics] = [await freePort(), await freePort()];
-  const rec = startProcess(process.execPath, [...(options.nodeArgs ?? []), path.join(ROOT, 'build', 'reconciler', 'main.js'),
-    `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`, synthesizedControllersFlag(), `--namespace=${ns}`, '--log-level=warn',
-    // Read over plain HTTP below; the secure endpoint is tested elsewhere.
-    '--metrics-secure=false',
-    ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
-    `--health-probe-bind-address=127.0.0.1:${health}`, `--metrics-bind-address=127.0.0.1:${metrics}`],
-  // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
-  process.env.BENCH_RECONCILER_STDOUT,
-  // As the operator's pod runs it (NODE_OPTIONS).
-  synthesizedEnvironment());
+  const rec = startProcess(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      path.join(ROOT, 'build', 'reconciler', 'main.js'),
+      `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`,
+      synthesizedControllersFlag(),
+      `--namespace=${ns}`,
+      '--log-level=warn',
+      // Read over plain HTTP below; the secure endpoint is tested elsewhere.
+      '--metrics-secure=false',
+      ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
+      `--health-probe-bind-address=127.0.0.1:${health}`,
+      `--metrics-bind-address=127.0.0.1:${metrics}`,
+    ],
+    // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
+    process.env.BENCH_RECONCILER_STDOUT,
+    // As the operator's pod runs it (NODE_OPTIONS).
+    synthesizedEnvironment(),
+  );
   const readyBy = Date.now() + 60_000;
   while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) {
     // Caches that never sync (say, RBAC that does not cover a watch) must not hang the bench.
-    if (Date.now() > readyBy || rec.exitCode !== null) throw new Error('the reconciler did not become ready within 60 s');
+    if (Date.now() > readyBy || rec.exitCode !== null)
+      throw new Error('the reconciler did not become ready within 60 s');
     await sleep(100);
   }
   await sleep(1000);
-  const memcacheds = Array.from({ length: n }, (_, i) => ({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: ns }, spec: { size: 1 } }));
+  const memcacheds = Array.from({ length: n }, (_, i) => ({
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name: `mc-${i}`, namespace: ns },
+    spec: { size: 1 },
+  }));
   let requests = 0;
   let settledMemoryMiB: Measurement['settledMemoryMiB'];
   const measured = await converge<Memcached & KubeObject>(ctx, {
-    pid: rec.pid!, user: 'system:serviceaccount:memcached-system:memcached-operator', ns, type: memcachedType, objects: memcacheds as unknown as KubeObject[],
+    pid: rec.pid!,
+    user: 'system:serviceaccount:memcached-system:memcached-operator',
+    ns,
+    type: memcachedType,
+    objects: memcacheds,
     // Settled: every Memcached of this generation says Available, its pod listed.
-    settled: m => m.status?.observedGeneration === m.metadata.generation
-      && m.status?.nodes?.length === 1 && !!m.status.conditions?.some(c => c.type === 'Available' && c.status === 'True'),
+    settled: (m) =>
+      m.status?.observedGeneration === m.metadata.generation &&
+      m.status?.nodes?.length === 1 &&
+      !!m.status.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
     idleSeconds: options.idleSeconds,
     onSettled: async () => {
       if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
@@ -266,11 +351,24 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
         await sleep(15_000);
       }
       const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
-      requests = exposition.filter(l => l.startsWith('rest_client_requests_total')).map(l => Number(l.split(' ').pop())).reduce((a, b) => a + b, 0);
-      const gauge = (name: string) => mib(Number(exposition.find(l => l.startsWith(`${name} `))?.split(' ').pop() ?? NaN));
+      requests = exposition
+        .filter((l) => l.startsWith('rest_client_requests_total'))
+        .map((l) => Number(l.split(' ').pop()))
+        .reduce((a, b) => a + b, 0);
+      const gauge = (name: string) =>
+        mib(
+          Number(
+            exposition
+              .find((l) => l.startsWith(`${name} `))
+              ?.split(' ')
+              .pop() ?? NaN,
+          ),
+        );
       settledMemoryMiB = {
-        rss: gauge('process_resident_memory_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'),
-        heapUsed: gauge('nodejs_heap_size_used_bytes'), external: gauge('nodejs_external_memory_bytes'),
+        rss: gauge('process_resident_memory_bytes'),
+        heapTotal: gauge('nodejs_heap_size_total_bytes'),
+        heapUsed: gauge('nodejs_heap_size_used_bytes'),
+        external: gauge('nodejs_external_memory_bytes'),
       };
     },
   });
@@ -284,22 +382,46 @@ export async function measureReconciler(ctx: BenchContext, n: number, options: {
  * 30 s resync), built by bench/build-sample-controller.sh: N Foos of 1 replica created 2 at a
  * time, each becoming a Deployment; settled when every Foo's status counts 1 available replica.
  */
-export async function measureSampleController(ctx: BenchContext, n: number, options: { dir: string; idleSeconds: number }): Promise<Measurement> {
+export async function measureSampleController(
+  ctx: BenchContext,
+  n: number,
+  options: { dir: string; idleSeconds: number },
+): Promise<Measurement> {
   kubectl(ctx.admin, ['apply', '-f', path.join(options.dir, 'crd-status-subresource.yaml')]);
   kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/foos.samplecontroller.k8s.io']);
   const ns = `bench-go-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
   // An identity of its own, so its writes can be told apart in the audit log.
   kubectl(ctx.admin, ['create', 'serviceaccount', 'sample-controller', '-n', ns]);
-  kubectl(ctx.admin, ['create', 'clusterrolebinding', `${ns}-sample-controller`, '--clusterrole=cluster-admin', `--serviceaccount=${ns}:sample-controller`]);
-  const kubeconfig = serviceAccountKubeconfig({ kubeconfig: ctx.admin, namespace: ns, serviceAccount: 'sample-controller' });
+  kubectl(ctx.admin, [
+    'create',
+    'clusterrolebinding',
+    `${ns}-sample-controller`,
+    '--clusterrole=cluster-admin',
+    `--serviceaccount=${ns}:sample-controller`,
+  ]);
+  const kubeconfig = serviceAccountKubeconfig({
+    kubeconfig: ctx.admin,
+    namespace: ns,
+    serviceAccount: 'sample-controller',
+  });
   const go = startProcess(path.join(options.dir, 'sample-controller'), [`--kubeconfig=${kubeconfig}`]);
   await sleep(3000);
   if (go.exitCode !== null) throw new Error('sample-controller exited at start');
-  const foos = Array.from({ length: n }, (_, i) => ({ apiVersion: 'samplecontroller.k8s.io/v1alpha1', kind: 'Foo', metadata: { name: `foo-${i}`, namespace: ns }, spec: { deploymentName: `foo-${i}`, replicas: 1 } }));
+  const foos = Array.from({ length: n }, (_, i) => ({
+    apiVersion: 'samplecontroller.k8s.io/v1alpha1',
+    kind: 'Foo',
+    metadata: { name: `foo-${i}`, namespace: ns },
+    spec: { deploymentName: `foo-${i}`, replicas: 1 },
+  }));
   const measured = await converge<KubeObject & { status?: { availableReplicas?: number } }>(ctx, {
-    pid: go.pid!, user: `system:serviceaccount:${ns}:sample-controller`, ns, type: fooType, objects: foos as unknown as KubeObject[],
-    settled: f => f.status?.availableReplicas === 1, idleSeconds: options.idleSeconds,
+    pid: go.pid!,
+    user: `system:serviceaccount:${ns}:sample-controller`,
+    ns,
+    type: fooType,
+    objects: foos,
+    settled: (f) => f.status?.availableReplicas === 1,
+    idleSeconds: options.idleSeconds,
   });
   await stopProcess(go);
   await deleteNamespace(ctx, ns);

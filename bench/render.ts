@@ -15,7 +15,8 @@ const ITERATIONS = Number(process.env.ITERATIONS ?? 5000);
 
 function memcached(i: number): Memcached {
   return {
-    apiVersion: 'cache.example.com/v1', kind: 'Memcached',
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
     metadata: { name: `mc-${i}`, namespace: 'bench', uid: `uid-${i}`, generation: 1 },
     spec: { size: 1 + (i % 10), image: 'memcached:1.6', containerPort: 11211 },
   };
@@ -40,11 +41,17 @@ const literal = (i: number) => {
   return d;
 };
 
-const construct = time(i => desiredDeployment(memcached(i)));
+const construct = time((i) => desiredDeployment(memcached(i)));
 const reference = time(literal);
-console.log(JSON.stringify({
-  iterations: ITERATIONS,
-  constructRenderMicros: +construct.toFixed(1),
-  literalReferenceMicros: +reference.toFixed(1),
-  constructVsLiteral: +(construct / reference).toFixed(1),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      iterations: ITERATIONS,
+      constructRenderMicros: +construct.toFixed(1),
+      literalReferenceMicros: +reference.toFixed(1),
+      constructVsLiteral: +(construct / reference).toFixed(1),
+    },
+    null,
+    2,
+  ),
+);

@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
-import { Measurement, measureReconciler, measureReference, measureSampleController } from './measure';
+import { type Measurement, measureReconciler, measureReference, measureSampleController } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');
 const SIZES = (process.env.SIZES ?? '100,1000,3000').split(',').map(Number);
@@ -49,18 +49,61 @@ function machine(cluster: { version: string }, goDir: string): string {
 }
 
 function comparisonTable(n: number, ref: Measurement, ours: Measurement, go: Measurement): string {
-  const row = (figure: string, r: string, o: string, or: string, g: string, gr: string) => `| ${figure} | ${r} | ${o} | ${or} | ${g} | ${gr} |`;
+  const row = (figure: string, r: string, o: string, or: string, g: string, gr: string) =>
+    `| ${figure} | ${r} | ${o} | ${or} | ${g} | ${gr} |`;
   return [
     `| figure, N = ${n} | reference | ours | ours / reference | Go sample-controller | Go / reference |`,
     '| --- | --- | --- | --- | --- | --- |',
-    row('all N resources created by the bench', `${ref.createdSeconds} s`, `${ours.createdSeconds} s`, ratio(ours.createdSeconds, ref.createdSeconds), `${go.createdSeconds} s`, ratio(go.createdSeconds, ref.createdSeconds)),
-    row('all N Deployments exist', `${ref.deploymentsSeconds} s`, `${ours.deploymentsSeconds} s`, ratio(ours.deploymentsSeconds, ref.deploymentsSeconds), `${go.deploymentsSeconds} s`, ratio(go.deploymentsSeconds, ref.deploymentsSeconds)),
-    row('all N report their pod available (settled)', `${ref.settledSeconds} s`, `${ours.settledSeconds} s`, ratio(ours.settledSeconds, ref.settledSeconds), `${go.settledSeconds} s`, ratio(go.settledSeconds, ref.settledSeconds)),
+    row(
+      'all N resources created by the bench',
+      `${ref.createdSeconds} s`,
+      `${ours.createdSeconds} s`,
+      ratio(ours.createdSeconds, ref.createdSeconds),
+      `${go.createdSeconds} s`,
+      ratio(go.createdSeconds, ref.createdSeconds),
+    ),
+    row(
+      'all N Deployments exist',
+      `${ref.deploymentsSeconds} s`,
+      `${ours.deploymentsSeconds} s`,
+      ratio(ours.deploymentsSeconds, ref.deploymentsSeconds),
+      `${go.deploymentsSeconds} s`,
+      ratio(go.deploymentsSeconds, ref.deploymentsSeconds),
+    ),
+    row(
+      'all N report their pod available (settled)',
+      `${ref.settledSeconds} s`,
+      `${ours.settledSeconds} s`,
+      ratio(ours.settledSeconds, ref.settledSeconds),
+      `${go.settledSeconds} s`,
+      ratio(go.settledSeconds, ref.settledSeconds),
+    ),
     row('CPU seconds of the controller process', '—', show(ours.cpuSeconds), '', show(go.cpuSeconds), ''),
-    row('RSS at start → peak', '—', `${ours.idleRssMiB} → ${ours.peakRssMiB} MiB`, '', `${go.idleRssMiB} → ${go.peakRssMiB} MiB`, ''),
+    row(
+      'RSS at start → peak',
+      '—',
+      `${ours.idleRssMiB} → ${ours.peakRssMiB} MiB`,
+      '',
+      `${go.idleRssMiB} → ${go.peakRssMiB} MiB`,
+      '',
+    ),
     row('once settled: V8 heap used / committed; resident outside the heap', '—', heapSplit(ours), '', '—', ''),
-    row('write requests while converging (per resource)', `${ref.writes} (1.00)`, `${ours.writes} (${perResource(ours.writes, n)})`, ratio(ours.writes, ref.writes), `${go.writes} (${perResource(go.writes, n)})`, ratio(go.writes, ref.writes)),
-    row('all requests (per resource)', '—', `${show(ours.requests)} (${perResource(ours.requests, n)})`, '', '— (not counted)', ''),
+    row(
+      'write requests while converging (per resource)',
+      `${ref.writes} (1.00)`,
+      `${ours.writes} (${perResource(ours.writes, n)})`,
+      ratio(ours.writes, ref.writes),
+      `${go.writes} (${perResource(go.writes, n)})`,
+      ratio(go.writes, ref.writes),
+    ),
+    row(
+      'all requests (per resource)',
+      '—',
+      `${show(ours.requests)} (${perResource(ours.requests, n)})`,
+      '',
+      '— (not counted)',
+      '',
+    ),
     row(`write requests in ${IDLE_S} s once settled`, '—', show(ours.idleWrites), '', show(go.idleWrites), ''),
   ].join('\n');
 }
@@ -70,12 +113,15 @@ function heapSplit(m: Measurement): string {
   return mem ? `${mem.heapUsed} / ${mem.heapTotal} MiB; ${mem.rss - mem.heapTotal} MiB` : '—';
 }
 
-function scalingTable(rows: Array<{ ref: Measurement; ours: Measurement }>): string {
+function scalingTable(rows: { ref: Measurement; ours: Measurement }[]): string {
   return [
     '| N | Deployments exist (vs reference) | settled (vs reference) | CPU s (per 1000) | RSS start → peak | writes / resource | requests / resource |',
     '| --- | --- | --- | --- | --- | --- | --- |',
-    ...rows.map(({ ref, ours }) => `| ${ours.n} | ${ours.deploymentsSeconds} s (${ratio(ours.deploymentsSeconds, ref.deploymentsSeconds)}) | ${ours.settledSeconds} s (${ratio(ours.settledSeconds, ref.settledSeconds)}) | `
-      + `${show(ours.cpuSeconds)} (${ours.cpuSeconds === undefined ? '—' : (ours.cpuSeconds / ours.n * 1000).toFixed(2)}) | ${ours.idleRssMiB} → ${ours.peakRssMiB} MiB | ${perResource(ours.writes, ours.n)} | ${perResource(ours.requests, ours.n)} |`),
+    ...rows.map(
+      ({ ref, ours }) =>
+        `| ${ours.n} | ${ours.deploymentsSeconds} s (${ratio(ours.deploymentsSeconds, ref.deploymentsSeconds)}) | ${ours.settledSeconds} s (${ratio(ours.settledSeconds, ref.settledSeconds)}) | ` +
+        `${show(ours.cpuSeconds)} (${ours.cpuSeconds === undefined ? '—' : ((ours.cpuSeconds / ours.n) * 1000).toFixed(2)}) | ${ours.idleRssMiB} → ${ours.peakRssMiB} MiB | ${perResource(ours.writes, ours.n)} | ${perResource(ours.requests, ours.n)} |`,
+    ),
   ].join('\n');
 }
 
@@ -91,9 +137,15 @@ function goals(ref: Measurement, ours: Measurement): string {
 }
 
 async function main(): Promise<void> {
-  const goDir = execFileSync('bash', [path.join(ROOT, 'bench', 'build-sample-controller.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+  const goDir = execFileSync('bash', [path.join(ROOT, 'bench', 'build-sample-controller.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+    .trim()
+    .split('\n')
+    .pop()!;
   await withBenchCluster(async (ctx, cluster) => {
-    const scaling: Array<{ ref: Measurement; ours: Measurement }> = [];
+    const scaling: { ref: Measurement; ours: Measurement }[] = [];
     let comparison: { ref: Measurement; ours: Measurement; go: Measurement } | undefined;
     for (const n of [...new Set([...SIZES, COMPARE_N])].sort((a, b) => a - b)) {
       process.stderr.write(`[bench] N = ${n}: reference\n`);
@@ -133,16 +185,17 @@ async function main(): Promise<void> {
     const current = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8') : '# Benchmark results\n';
     const start = current.indexOf(BEGIN);
     const end = current.indexOf(END);
-    const next = start >= 0 && end > start
-      ? `${current.slice(0, start)}${section}${current.slice(end + END.length)}`
-      : `${current.trimEnd()}\n\n${section}\n`;
+    const next =
+      start >= 0 && end > start
+        ? `${current.slice(0, start)}${section}${current.slice(end + END.length)}`
+        : `${current.trimEnd()}\n\n${section}\n`;
     fs.writeFileSync(RESULTS_FILE, next);
     process.stdout.write(`${section}\n`);
   });
 }
 
 if (require.main === module) {
-  main().catch(err => {
+  main().catch((err) => {
     console.error(err);
     process.exit(1);
   });

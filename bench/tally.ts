@@ -17,7 +17,12 @@ export class Tally<T extends KubeObject = KubeObject> {
   private readonly running: Promise<void>;
   private waiter?: { target: number; resolve: (at: number) => void };
 
-  private constructor(client: KubeClient, type: ResourceType, namespace: string, private readonly predicate: (obj: T) => boolean) {
+  private constructor(
+    client: KubeClient,
+    type: ResourceType,
+    namespace: string,
+    private readonly predicate: (obj: T) => boolean,
+  ) {
     this.informer = new Informer<T>(client, type, { namespace, logger: pino({ level: 'warn' }), resyncPeriodMs: 0 });
     const update = (obj: T) => {
       const key = obj.metadata.name ?? '';
@@ -27,14 +32,24 @@ export class Tally<T extends KubeObject = KubeObject> {
     };
     this.informer.addHandler({
       onAdd: update,
-      onUpdate: (_old, obj) => update(obj),
-      onDelete: obj => { this.matching.delete(obj.metadata.name ?? ''); this.check(); },
+      onUpdate: (_old, obj) => {
+        update(obj);
+      },
+      onDelete: (obj) => {
+        this.matching.delete(obj.metadata.name ?? '');
+        this.check();
+      },
     });
     this.running = this.informer.run(this.stop.signal);
   }
 
   /** Starts watching; resolves once the first list is in, so no change after this is missed. */
-  static async start<T extends KubeObject>(client: KubeClient, type: ResourceType, namespace: string, predicate: (obj: T) => boolean): Promise<Tally<T>> {
+  static async start<T extends KubeObject>(
+    client: KubeClient,
+    type: ResourceType,
+    namespace: string,
+    predicate: (obj: T) => boolean,
+  ): Promise<Tally<T>> {
     const tally = new Tally<T>(client, type, namespace, predicate);
     await tally.informer.waitForSync();
     return tally;
@@ -50,8 +65,17 @@ export class Tally<T extends KubeObject = KubeObject> {
     try {
       return await new Promise<number>((resolve, reject) => {
         this.waiter = { target, resolve };
-        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} (${this.matching.size} of ${target})`)), Math.max(0, t0 + timeoutMs - performance.now()));
-      }).then(at => at - t0);
+        timer = setTimeout(
+          () => {
+            reject(
+              new Error(
+                `timed out after ${timeoutMs / 1000} s waiting for ${what} (${this.matching.size} of ${target})`,
+              ),
+            );
+          },
+          Math.max(0, t0 + timeoutMs - performance.now()),
+        );
+      }).then((at) => at - t0);
     } finally {
       clearTimeout(timer);
       this.waiter = undefined;

@@ -74,13 +74,15 @@ export function parseDuration(text: string): number {
     total += Number(m[1]) * units[m[2]];
     consumed += m[0].length;
   }
-  if (consumed !== text.length || consumed === 0) throw new Error(`invalid duration ${JSON.stringify(text)}; use forms like 500ms, 15s, 2m, 10h`);
+  if (consumed !== text.length || consumed === 0)
+    throw new Error(`invalid duration ${JSON.stringify(text)}; use forms like 500ms, 15s, 2m, 10h`);
   return total;
 }
 
 function positiveInt(name: string, text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--${name} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -108,31 +110,40 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const controllers = values.controllers ? values.controllers.split(',').map(s => s.trim()).filter(Boolean) : known;
-  const unknown = controllers.filter(c => !known.includes(c));
+  const controllers = values.controllers
+    ? values.controllers
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : known;
+  const unknown = controllers.filter((c) => !known.includes(c));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
-  if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']!)) throw new Error(`--log-level must be debug, info, warn or error`);
-  if (!['true', 'false'].includes(values['metrics-secure']!)) throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
+  if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']))
+    throw new Error(`--log-level must be debug, info, warn or error`);
+  if (!['true', 'false'].includes(values['metrics-secure']))
+    throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
   const flags: Flags = {
     controllers,
     namespace: values.namespace || undefined,
-    leaderElect: values['leader-elect']!,
-    leaderElectionId: values['leader-election-id']!,
+    leaderElect: values['leader-elect'],
+    leaderElectionId: values['leader-election-id'],
     leaderElectionNamespace: values['leader-election-namespace'],
-    leaseDurationMs: parseDuration(values['leader-election-lease-duration']!),
-    renewDeadlineMs: parseDuration(values['leader-election-renew-deadline']!),
-    retryPeriodMs: parseDuration(values['leader-election-retry-period']!),
-    metricsBindAddress: values['metrics-bind-address']!,
+    leaseDurationMs: parseDuration(values['leader-election-lease-duration']),
+    renewDeadlineMs: parseDuration(values['leader-election-renew-deadline']),
+    retryPeriodMs: parseDuration(values['leader-election-retry-period']),
+    metricsBindAddress: values['metrics-bind-address'],
     metricsSecure: values['metrics-secure'] === 'true',
     metricsCertPath: values['metrics-cert-path'],
-    healthProbeBindAddress: values['health-probe-bind-address']!,
-    maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']!),
+    healthProbeBindAddress: values['health-probe-bind-address'],
+    maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']),
     kubeconfig: values.kubeconfig,
-    logLevel: values['log-level']!,
-    syncPeriodMs: parseDuration(values['sync-period']!),
-    help: values.help!,
+    logLevel: values['log-level'],
+    syncPeriodMs: parseDuration(values['sync-period']),
+    help: values.help,
   };
-  if (flags.renewDeadlineMs >= flags.leaseDurationMs) throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
-  if (flags.retryPeriodMs >= flags.renewDeadlineMs) throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
+  if (flags.renewDeadlineMs >= flags.leaseDurationMs)
+    throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
+  if (flags.retryPeriodMs >= flags.renewDeadlineMs)
+    throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
   return flags;
 }

@@ -7,5 +7,10 @@ import { applicationController, webAppController } from '../constructs/webapp/co
 
 /** Every controller the kit's image runs, by the name `--controllers` uses. */
 export const KIT_CONTROLLERS: readonly ControllerDeclaration[] = [
-  memcachedController, etcdClusterController, cronTabController, applicationController, webAppController, databaseController,
+  memcachedController,
+  etcdClusterController,
+  cronTabController,
+  applicationController,
+  webAppController,
+  databaseController,
 ];

@@ -9,8 +9,11 @@ export function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then(code => process.exit(code), err => {
-    process.stderr.write(`${String(err)}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }

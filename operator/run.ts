@@ -30,7 +30,9 @@ const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/name
 export const HEAP_GROWING_PERCENT = 20;
 
 function tuneHeapGrowth(): void {
-  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some(a => /--heap[-_]growing[-_]percent/.test(a));
+  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) =>
+    /--heap[-_]growing[-_]percent/.test(a),
+  );
   if (!given) v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
@@ -63,8 +65,10 @@ export interface RunOperatorOptions {
 export async function runOperator(options: RunOperatorOptions): Promise<number> {
   const byName = new Map<string, ControllerDeclaration>();
   for (const c of options.controllers) {
-    if (byName.has(c.name)) throw new Error(`two controllers are named ${JSON.stringify(c.name)}; names must be unique`);
-    if (!c.render && !c.status) throw new Error(`controller ${c.name} has neither render nor status: it would do nothing`);
+    if (byName.has(c.name))
+      throw new Error(`two controllers are named ${JSON.stringify(c.name)}; names must be unique`);
+    if (!c.render && !c.status)
+      throw new Error(`controller ${c.name} has neither render nor status: it would do nothing`);
     byName.set(c.name, c);
   }
   const argv = [...(options.argv ?? process.argv.slice(2))];
@@ -84,35 +88,49 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const logger = createLogger(flags.logLevel);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
-  const client = new KubeClient(loadKubeConfig({ path: flags.kubeconfig }), { fieldManager, observer: metrics.observeRequest });
+  const client = new KubeClient(loadKubeConfig({ path: flags.kubeconfig }), {
+    fieldManager,
+    observer: metrics.observeRequest,
+  });
   const manager = new Manager({
     client,
     logger,
     metrics,
     namespace: flags.namespace,
     metricsBindAddress: flags.metricsBindAddress,
-    metricsSecurity: flags.metricsSecure ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath } : undefined,
+    metricsSecurity: flags.metricsSecure
+      ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath }
+      : undefined,
     healthProbeBindAddress: flags.healthProbeBindAddress,
     syncPeriodMs: flags.syncPeriodMs,
-    leaderElection: flags.leaderElect ? {
-      namespace: flags.leaderElectionNamespace ?? ownNamespace(),
-      name: flags.leaderElectionId,
-      identity,
-      leaseDurationMs: flags.leaseDurationMs,
-      renewDeadlineMs: flags.renewDeadlineMs,
-      retryPeriodMs: flags.retryPeriodMs,
-    } : undefined,
+    leaderElection: flags.leaderElect
+      ? {
+          namespace: flags.leaderElectionNamespace ?? ownNamespace(),
+          name: flags.leaderElectionId,
+          identity,
+          leaseDurationMs: flags.leaseDurationMs,
+          renewDeadlineMs: flags.renewDeadlineMs,
+          retryPeriodMs: flags.retryPeriodMs,
+        }
+      : undefined,
   });
   for (const name of flags.controllers) {
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
-    const recorder = new EventRecorder(client, `${fieldManager}/${name}`, identity, logger.child({ logger: 'events', controller: name }));
-    manager.add(buildController(manager, byName.get(name)!, {
+    const recorder = new EventRecorder(
       client,
-      recorder,
-      logger,
-      metrics,
-      maxConcurrentReconciles: flags.maxConcurrentReconciles,
-    }));
+      `${fieldManager}/${name}`,
+      identity,
+      logger.child({ logger: 'events', controller: name }),
+    );
+    manager.add(
+      buildController(manager, byName.get(name)!, {
+        client,
+        recorder,
+        logger,
+        metrics,
+        maxConcurrentReconciles: flags.maxConcurrentReconciles,
+      }),
+    );
   }
 
   const stop = new AbortController();
@@ -125,17 +143,32 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     logger.info({ signal: sig }, 'signal received: shutting down gracefully');
     stop.abort();
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => {
+    onSignal('SIGTERM');
+  });
+  process.on('SIGINT', () => {
+    onSignal('SIGINT');
+  });
 
-  logger.info({ controllers: flags.controllers, namespace: flags.namespace ?? '(all)', leaderElection: flags.leaderElect, identity }, 'starting manager');
+  logger.info(
+    {
+      controllers: flags.controllers,
+      namespace: flags.namespace ?? '(all)',
+      leaderElection: flags.leaderElect,
+      identity,
+    },
+    'starting manager',
+  );
   try {
     return await manager.run(stop.signal);
   } catch (err) {
     logger.error({ err: err instanceof Error ? err.message : String(err) }, 'manager failed');
     return 1;
   } finally {
-    await new Promise<void>(r => logger.flush(() => r()));
+    await new Promise<void>((r) => {
+      logger.flush(() => {
+        r();
+      });
+    });
   }
 }
-

@@ -3,6 +3,6 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-for (const file of readdirSync('test/harness').filter(f => f.endsWith('.sh'))) {
+for (const file of readdirSync('test/harness').filter((f) => f.endsWith('.sh'))) {
   copyFileSync(join('test/harness', file), join('lib/test/harness', file));
 }

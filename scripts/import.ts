@@ -14,14 +14,20 @@ import { parseAllDocuments } from 'yaml';
 const ROOT = path.resolve(__dirname, '..');
 const SOURCES = [path.join(ROOT, 'dist'), path.join(ROOT, 'dist', 'crds')];
 
-interface Crd { kind: string; spec: { group: string } }
+interface Crd {
+  kind: string;
+  spec: { group: string };
+}
 
 /** Every CustomResourceDefinition in the YAML files of the given directories, by API group. */
 export function collectCrds(dirs: readonly string[] = SOURCES): Map<string, Crd[]> {
   const byGroup = new Map<string, Crd[]>();
   for (const dir of dirs) {
     if (!fs.existsSync(dir)) continue;
-    for (const file of fs.readdirSync(dir).filter(f => /\.ya?ml$/.test(f)).sort()) {
+    for (const file of fs
+      .readdirSync(dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort()) {
       for (const doc of parseAllDocuments(fs.readFileSync(path.join(dir, file), 'utf8'))) {
         const obj = doc.toJS() as Crd | null;
         if (obj?.kind !== 'CustomResourceDefinition') continue;
@@ -41,14 +47,18 @@ export function importCrds(outDir: string, dirs: readonly string[] = SOURCES): s
   try {
     for (const [group, crds] of byGroup) {
       const file = path.join(tmp, `${group}.yaml`);
-      fs.writeFileSync(file, crds.map(c => JSON.stringify(c)).join('\n---\n'));
+      fs.writeFileSync(file, crds.map((c) => JSON.stringify(c)).join('\n---\n'));
       // Run outside the project: `cdk8s import <file>` appends the file to the cdk8s.yaml it
       // finds in its working directory, and these are temp files.
-      execFileSync(cli, ['import', '--no-check-upgrade', '--language', 'typescript', '--output', path.resolve(outDir), file], {
-        cwd: tmp,
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
-      });
+      execFileSync(
+        cli,
+        ['import', '--no-check-upgrade', '--language', 'typescript', '--output', path.resolve(outDir), file],
+        {
+          cwd: tmp,
+          stdio: ['ignore', 'pipe', 'inherit'],
+          env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
+        },
+      );
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

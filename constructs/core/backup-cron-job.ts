@@ -1,5 +1,5 @@
 import { k8s } from 'cdk8s-plus-27';
-import { Construct } from 'constructs';
+import { type Construct } from 'constructs';
 import { restrictedPodSecurityContext } from './security';
 
 export interface BackupCronJobProps {

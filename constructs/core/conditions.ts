@@ -13,9 +13,13 @@ export function rfc3339(d: Date): string {
  * Sets a condition in a list, metav1-style: the transition time changes only when the status
  * does, so an unchanged condition produces an unchanged list (and no status write).
  */
-export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date = new Date()): Condition[] {
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  now: Date = new Date(),
+): Condition[] {
   const list = [...(conditions ?? [])];
-  const i = list.findIndex(c => c.type === input.type);
+  const i = list.findIndex((c) => c.type === input.type);
   const existing = i >= 0 ? list[i] : undefined;
   const lastTransitionTime = existing && existing.status === input.status ? existing.lastTransitionTime : rfc3339(now);
   const next: Condition = { ...input, lastTransitionTime };
@@ -25,7 +29,7 @@ export function setCondition(conditions: readonly Condition[] | undefined, input
 }
 
 export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
-  return conditions?.find(c => c.type === type);
+  return conditions?.find((c) => c.type === type);
 }
 
 /**
@@ -35,12 +39,20 @@ export function findCondition(conditions: readonly Condition[] | undefined, type
 export class ConditionList {
   private list: Condition[];
 
-  constructor(existing: readonly Condition[] | undefined, private readonly generation: number, private readonly now: Date = new Date()) {
+  constructor(
+    existing: readonly Condition[] | undefined,
+    private readonly generation: number,
+    private readonly now: Date = new Date(),
+  ) {
     this.list = [...(existing ?? [])];
   }
 
   readonly set = (type: string, status: Condition['status'], reason: string, message: string): void => {
-    this.list = setCondition(this.list, { type, status, reason, message: message.slice(0, 32768), observedGeneration: this.generation }, this.now);
+    this.list = setCondition(
+      this.list,
+      { type, status, reason, message: message.slice(0, 32768), observedGeneration: this.generation },
+      this.now,
+    );
   };
 
   get conditions(): Condition[] {

@@ -1,9 +1,17 @@
 import { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import { type Construct } from 'constructs';
 import { ConditionList } from './conditions';
-import { BuiltinTypes, ControllerDeclaration, ObjectLike, Observed, OwnerReferenceLike, ResourceLike, ResourceType } from './controller';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type ObjectLike,
+  type Observed,
+  type OwnerReferenceLike,
+  type ResourceLike,
+  type ResourceType,
+} from './controller';
 import type { CustomResourceKind } from './kind';
-import { Operator, OperatorOptions } from './operator';
+import { Operator, type OperatorOptions } from './operator';
 import { renderConstructs } from './render';
 import { conditionsSchema, t } from './schema';
 
@@ -43,34 +51,58 @@ const KNOWN_TYPES: readonly ResourceType[] = Object.values(BuiltinTypes);
  * The kinds it owns (and so its RBAC) come from rendering the examples at synth time. Pass the
  * result both to a `ConstructOperator` (synth) and to `runOperator` (the reconciler).
  */
-export function constructController<R extends ResourceLike>(props: ConstructControllerProps<R>): ControllerDeclaration<R> {
+export function constructController<R extends ResourceLike>(
+  props: ConstructControllerProps<R>,
+): ControllerDeclaration<R> {
   const where = `constructController for ${props.kind.kind}`;
-  if (props.examples.length === 0) throw new Error(`${where}: give at least one example spec; its render decides the RBAC`);
-  const owns = new Map<string, ResourceType>((props.owns ?? []).map(o => [typeKey(o.group, o.kind), o]));
+  if (props.examples.length === 0)
+    throw new Error(`${where}: give at least one example spec; its render decides the RBAC`);
+  const owns = new Map<string, ResourceType>((props.owns ?? []).map((o) => [typeKey(o.group, o.kind), o]));
   for (const spec of props.examples) {
-    const resource = { apiVersion: props.kind.apiVersion, kind: props.kind.kind, metadata: { name: 'example', namespace: 'example', uid: 'example', generation: 1 }, spec } as unknown as R;
-    const owner = { apiVersion: props.kind.apiVersion, kind: props.kind.kind, name: 'example', uid: 'example', controller: true, blockOwnerDeletion: true };
-    for (const child of renderConstructs(scope => props.render(scope, resource, { owner }))) {
+    const resource = {
+      apiVersion: props.kind.apiVersion,
+      kind: props.kind.kind,
+      metadata: { name: 'example', namespace: 'example', uid: 'example', generation: 1 },
+      spec,
+    } as unknown as R;
+    const owner = {
+      apiVersion: props.kind.apiVersion,
+      kind: props.kind.kind,
+      name: 'example',
+      uid: 'example',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    for (const child of renderConstructs((scope) => {
+      props.render(scope, resource, { owner });
+    })) {
       const group = (child.apiVersion ?? '').includes('/') ? child.apiVersion!.split('/')[0] : '';
       const key = typeKey(group, child.kind ?? '');
       if (owns.has(key)) continue;
-      const known = KNOWN_TYPES.find(k => typeKey(k.group, k.kind) === key && child.apiVersion === (k.group ? `${k.group}/${k.version}` : k.version));
+      const known = KNOWN_TYPES.find(
+        (k) =>
+          typeKey(k.group, k.kind) === key && child.apiVersion === (k.group ? `${k.group}/${k.version}` : k.version),
+      );
       if (!known) {
-        throw new Error(`${where}: the construct renders ${child.apiVersion} ${child.kind}, a type the kit does not know; declare it in owns with its resource name, e.g. { group: '${group}', version: '...', kind: '${child.kind}', resource: '...', namespaced: true }`);
+        throw new Error(
+          `${where}: the construct renders ${child.apiVersion} ${child.kind}, a type the kit does not know; declare it in owns with its resource name, e.g. { group: '${group}', version: '...', kind: '${child.kind}', resource: '...', namespaced: true }`,
+        );
       }
       owns.set(key, known);
     }
   }
-  const keep = new Set((props.keep ?? [BuiltinTypes.PersistentVolumeClaim]).map(k => typeKey(k.group, k.kind)));
+  const keep = new Set((props.keep ?? [BuiltinTypes.PersistentVolumeClaim]).map((k) => typeKey(k.group, k.kind)));
   const owned = [...owns.values()];
   return {
     name: props.name ?? props.kind.singular,
     for: props.kind,
     owns: owned,
     // What it renders no longer is deleted — except what it must keep (claims: user data).
-    deletes: owned.filter(o => !keep.has(typeKey(o.group, o.kind))),
+    deletes: owned.filter((o) => !keep.has(typeKey(o.group, o.kind))),
     render: props.render,
-    status: props.status ?? ((resource, observed) => constructStatus(resource as ResourceLike<unknown, { conditions?: [] }>, observed)),
+    status:
+      props.status ??
+      ((resource, observed) => constructStatus(resource as ResourceLike<unknown, { conditions?: [] }>, observed)),
   };
 }
 
@@ -80,10 +112,16 @@ function typeKey(group: string, kind: string): string {
 
 /** The status schema `constructStatus` writes; use it as the kind's `status`. */
 export function constructStatusSchema() {
-  return t.object({
-    observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
-    conditions: conditionsSchema('Available (every Deployment and StatefulSet it made is ready) and Degraded.'),
-  }, { description: 'The observed state, written by the operator.' });
+  return t.object(
+    {
+      observedGeneration: t.integer({
+        minimum: 0,
+        description: 'The .metadata.generation the status was computed from.',
+      }),
+      conditions: conditionsSchema('Available (every Deployment and StatefulSet it made is ready) and Degraded.'),
+    },
+    { description: 'The observed state, written by the operator.' },
+  );
 }
 
 interface Workload extends ObjectLike {
@@ -98,12 +136,27 @@ interface Workload extends ObjectLike {
 export function constructStatus(resource: ResourceLike<unknown, { conditions?: [] }>, observed: Observed): object {
   const generation = resource.metadata.generation ?? 0;
   const list = new ConditionList(resource.status?.conditions, generation, observed.now);
-  const workloads = [...observed.children.values()].filter(c => c.kind === 'Deployment' || c.kind === 'StatefulSet') as Workload[];
-  const waiting = workloads.filter(w => (w.status?.readyReplicas ?? 0) < (w.spec?.replicas ?? 1));
-  if (waiting.length === 0) list.set('Available', 'True', 'AllReady', workloads.length ? `${workloads.length} workload(s) ready` : 'no workloads to wait for');
-  else list.set('Available', 'False', 'WaitingForPods', `not ready yet: ${waiting.map(w => `${w.kind} ${w.metadata.name}`).join(', ')}`);
+  const workloads = [...observed.children.values()].filter(
+    (c) => c.kind === 'Deployment' || c.kind === 'StatefulSet',
+  ) as Workload[];
+  const waiting = workloads.filter((w) => (w.status?.readyReplicas ?? 0) < (w.spec?.replicas ?? 1));
+  if (waiting.length === 0)
+    list.set(
+      'Available',
+      'True',
+      'AllReady',
+      workloads.length ? `${workloads.length} workload(s) ready` : 'no workloads to wait for',
+    );
+  else
+    list.set(
+      'Available',
+      'False',
+      'WaitingForPods',
+      `not ready yet: ${waiting.map((w) => `${w.kind} ${w.metadata.name}`).join(', ')}`,
+    );
   if (observed.applyError) list.set('Degraded', 'True', 'InvalidChildren', observed.applyError);
-  else if (observed.childFailure && waiting.length) list.set('Degraded', 'True', observed.childFailure.reason, observed.childFailure.message);
+  else if (observed.childFailure && waiting.length)
+    list.set('Degraded', 'True', observed.childFailure.reason, observed.childFailure.message);
   else list.set('Degraded', 'False', 'AsExpected', 'the children match the spec');
   return { observedGeneration: generation, conditions: list.conditions };
 }
@@ -133,6 +186,11 @@ export class ConstructOperator extends Operator {
   /** A resource of the kind in `scope` (a chart applied after the CRD is established). */
   addSample(scope: Construct, name: string, spec: unknown, namespace?: string): ApiObject {
     const kind = this.controller.for;
-    return new ApiObject(scope, `${name}-sample`, { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, spec } as never);
+    return new ApiObject(scope, `${name}-sample`, {
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
+      metadata: { name, namespace },
+      spec,
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { CustomResourceKind } from './kind';
+import { type CustomResourceKind } from './kind';
 
 /** A Kubernetes resource type, as RBAC rules and watches name it. */
 export interface ResourceType {
@@ -38,7 +38,13 @@ export const BuiltinTypes = {
 
 /** The resource type of a custom kind (its storage version). */
 export function customResourceType(kind: CustomResourceKind): ResourceType {
-  return { group: kind.group, version: kind.storageVersion, kind: kind.kind, resource: kind.plural, namespaced: kind.namespaced };
+  return {
+    group: kind.group,
+    version: kind.storageVersion,
+    kind: kind.kind,
+    resource: kind.plural,
+    namespaced: kind.namespaced,
+  };
 }
 
 /** The shape of every Kubernetes object as the reconciler sees it (plain JSON). */
@@ -51,7 +57,7 @@ export interface ObjectLike {
     uid?: string;
     generation?: number;
     labels?: Record<string, string>;
-    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
     deletionTimestamp?: string;
     creationTimestamp?: string;
   };
@@ -81,12 +87,20 @@ export interface Observed {
   /** The children as they were before it (for "scaled from 3 to 5"). */
   readonly before: ReadonlyMap<string, ObjectLike>;
   /** What this reconcile changed, e.g. `{ verb: 'Created', kind: 'Deployment', name: 'web' }`. */
-  readonly changes: ReadonlyArray<{ readonly verb: 'Created' | 'Updated' | 'Deleted'; readonly kind: string; readonly name: string }>;
+  readonly changes: readonly {
+    readonly verb: 'Created' | 'Updated' | 'Deleted';
+    readonly kind: string;
+    readonly name: string;
+  }[];
   /**
    * Cached objects of a `reads` type in the resource's namespace, optionally matching labels;
    * with `allNamespaces`, in every namespace the operator watches.
    */
-  read(type: ResourceType, labels?: Record<string, string>, options?: { readonly allNamespaces?: boolean }): ObjectLike[];
+  read(
+    type: ResourceType,
+    labels?: Record<string, string>,
+    options?: { readonly allNamespaces?: boolean },
+  ): ObjectLike[];
   /** Why the API server refused a desired child (400/422): not retried until the spec changes. */
   readonly applyError?: string;
   /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */
@@ -161,7 +175,11 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * `owner` as their controller owner reference; leave it off only on purpose (e.g. data that
    * outlives the resource).
    */
-  render?(scope: Construct, resource: R, context: { readonly owner: OwnerReferenceLike; readonly external?: Record<string, unknown> }): void;
+  render?(
+    scope: Construct,
+    resource: R,
+    context: { readonly owner: OwnerReferenceLike; readonly external?: Record<string, unknown> },
+  ): void;
   /** The status the resource should show. Pure. @default no status is written */
   status?(resource: R, observed: Observed): object;
   /**
@@ -173,7 +191,7 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * For each `reads` type whose objects are not owned by the resource: which resource (by name,
    * in the object's namespace) an object concerns, e.g. a Pod by its instance label.
    */
-  readonly mapReads?: { readonly [kind: string]: (object: ObjectLike) => string | undefined };
+  readonly mapReads?: Readonly<Record<string, (object: ObjectLike) => string | undefined>>;
   /**
    * Which resource a child named in a Warning Event belongs to (e.g. a claim
    * `data-<name>-0`). Given this, the runtime watches FailedCreate and ProvisioningFailed
@@ -187,7 +205,11 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * state from the outside system and `children`, never from memory, so a crash at any point
    * resumes. Throwing retries with backoff.
    */
-  external?(resource: R, children: ReadonlyMap<string, ObjectLike>, context: { readonly signal: AbortSignal }): Promise<ExternalStep>;
+  external?(
+    resource: R,
+    children: ReadonlyMap<string, ObjectLike>,
+    context: { readonly signal: AbortSignal },
+  ): Promise<ExternalStep>;
   /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
   prepare?(api: PrepareApi, resource: R, children: ReadonlyMap<string, ObjectLike>): Promise<Record<string, unknown>>;
 }
@@ -195,7 +217,9 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
 /** Throws when a declaration is inconsistent, with what to change. */
 export function validateControllerDeclaration(c: ControllerDeclaration): void {
   if (!/^[a-z][a-z0-9-]*$/.test(c.name)) {
-    throw new Error(`controller name ${JSON.stringify(c.name)} must be lower-case letters, digits and dashes, e.g. "memcached"`);
+    throw new Error(
+      `controller name ${JSON.stringify(c.name)} must be lower-case letters, digits and dashes, e.g. "memcached"`,
+    );
   }
   const owned = new Set((c.owns ?? []).map(keyOf));
   for (const d of c.deletes ?? []) {

@@ -1,7 +1,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { claimUnique } from './unique';
-import { CustomResourceKind } from './kind';
+import { type CustomResourceKind } from './kind';
 
 export interface CustomResourceDefinitionProps {
   /** The kind to define. */
@@ -27,7 +27,12 @@ export class CustomResourceDefinition extends Construct {
     super(scope, id);
     const k = props.kind;
     this.kind = k;
-    claimUnique(this, `crd:${k.crdName}`, first => `CRD ${k.crdName} is already defined at ${first}; a kind belongs to one operator — give its controllers to that one`);
+    claimUnique(
+      this,
+      `crd:${k.crdName}`,
+      (first) =>
+        `CRD ${k.crdName} is already defined at ${first}; a kind belongs to one operator — give its controllers to that one`,
+    );
     const subresources: Record<string, unknown> = { status: {} };
     if (k.props.scale) {
       subresources.scale = {
@@ -37,7 +42,7 @@ export class CustomResourceDefinition extends Construct {
       };
     }
     const printerColumns = [
-      ...(k.props.printerColumns ?? []).map(c => ({ ...c })),
+      ...(k.props.printerColumns ?? []).map((c) => ({ ...c })),
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ];
     const schema = k.openApiSchema();
@@ -56,7 +61,7 @@ export class CustomResourceDefinition extends Construct {
           ...(k.props.shortNames?.length ? { shortNames: [...k.props.shortNames] } : {}),
           ...(k.props.categories?.length ? { categories: [...k.props.categories] } : {}),
         },
-        versions: k.versions.map(name => ({
+        versions: k.versions.map((name) => ({
           name,
           served: true,
           storage: name === k.storageVersion,

@@ -50,7 +50,13 @@ function cronField(value: string, question = false): string {
 }
 
 const MACRO = '@(?:annually|yearly|monthly|weekly|daily|midnight|hourly)';
-const FIVE_FIELDS = [cronField(MINUTE), cronField(HOUR), cronField(DAY_OF_MONTH, true), cronField(MONTH), cronField(DAY_OF_WEEK, true)].join(' +');
+const FIVE_FIELDS = [
+  cronField(MINUTE),
+  cronField(HOUR),
+  cronField(DAY_OF_MONTH, true),
+  cronField(MONTH),
+  cronField(DAY_OF_WEEK, true),
+].join(' +');
 
 /** A CronJob schedule: five fields (minute hour day-of-month month day-of-week) or a macro. */
 export const CRON_SCHEDULE_PATTERN = `^(?:${MACRO}|${FIVE_FIELDS})$`;

@@ -1,4 +1,4 @@
-import { JsonSchema, Schema, Static } from './schema';
+import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
 
 /** A column `kubectl get` prints for the kind. */
@@ -89,7 +89,10 @@ const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
  * The single definition of a custom kind. The CRD construct, the typed sample resources and the
  * reconciler all read it, so names, versions and schema are written down exactly once.
  */
-export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St extends Schema<unknown> = Schema<unknown>> {
+export class CustomResourceKind<
+  S extends Schema<unknown> = Schema<unknown>,
+  St extends Schema<unknown> = Schema<unknown>,
+> {
   readonly group: string;
   readonly kind: string;
   readonly plural: string;
@@ -131,8 +134,14 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
       type: 'object',
       description: this.props.description,
       properties: {
-        apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
-        kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+        apiVersion: {
+          type: 'string',
+          description: 'APIVersion defines the versioned schema of this representation of an object.',
+        },
+        kind: {
+          type: 'string',
+          description: 'Kind is a string value representing the REST resource this object represents.',
+        },
         metadata: { type: 'object' },
         spec: this.props.spec.json,
         status: this.props.status.json,
@@ -145,10 +154,12 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
   /** CEL rules on metadata.name: what the names of the children this kind makes require. */
   private nameRules(): NonNullable<JsonSchema['x-kubernetes-validations']> {
     const max = this.props.maxNameLength ?? 63;
-    const rules = [{
-      rule: `size(self.metadata.name) <= ${max}`,
-      message: `metadata.name must be at most ${max} characters: the objects this ${this.kind} makes are named after it`,
-    }];
+    const rules = [
+      {
+        rule: `size(self.metadata.name) <= ${max}`,
+        message: `metadata.name must be at most ${max} characters: the objects this ${this.kind} makes are named after it`,
+      },
+    ];
     if (this.props.dns1035Name) {
       rules.push({
         rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
@@ -162,14 +173,21 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
     const p = this.props;
     const where = `custom kind ${JSON.stringify(p.kind)}`;
     if (!DNS_SUBDOMAIN.test(p.group)) {
-      throw new Error(`${where}: group ${JSON.stringify(p.group)} must be a lower-case DNS subdomain with at least one dot, e.g. "cache.example.com"`);
+      throw new Error(
+        `${where}: group ${JSON.stringify(p.group)} must be a lower-case DNS subdomain with at least one dot, e.g. "cache.example.com"`,
+      );
     }
     if (!KIND.test(p.kind)) {
       throw new Error(`${where}: kind must be CamelCase starting with an upper-case letter, e.g. "Memcached"`);
     }
-    for (const [field, value] of [['plural', this.plural], ['singular', this.singular]] as const) {
+    for (const [field, value] of [
+      ['plural', this.plural],
+      ['singular', this.singular],
+    ] as const) {
       if (!LOWER_NAME.test(value)) {
-        throw new Error(`${where}: ${field} ${JSON.stringify(value)} must be lower-case letters, digits and dashes; set it explicitly`);
+        throw new Error(
+          `${where}: ${field} ${JSON.stringify(value)} must be lower-case letters, digits and dashes; set it explicitly`,
+        );
       }
     }
     if (p.versions.length === 0) {
@@ -177,21 +195,30 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
     }
     for (const v of p.versions) {
       if (!VERSION.test(v)) {
-        throw new Error(`${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`);
+        throw new Error(
+          `${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`,
+        );
       }
     }
     if (new Set(p.versions).size !== p.versions.length) {
       throw new Error(`${where}: versions ${JSON.stringify(p.versions)} list one version twice`);
     }
     if (!p.versions.includes(this.storageVersion)) {
-      throw new Error(`${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(p.versions)}`);
+      throw new Error(
+        `${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(p.versions)}`,
+      );
     }
     for (const name of p.shortNames ?? []) {
       if (!/^[a-z][a-z0-9]*$/.test(name)) {
-        throw new Error(`${where}: short name ${JSON.stringify(name)} must be lower-case letters and digits, e.g. "mc"`);
+        throw new Error(
+          `${where}: short name ${JSON.stringify(name)} must be lower-case letters and digits, e.g. "mc"`,
+        );
       }
     }
-    if (p.maxNameLength !== undefined && !(Number.isInteger(p.maxNameLength) && p.maxNameLength >= 1 && p.maxNameLength <= 253)) {
+    if (
+      p.maxNameLength !== undefined &&
+      !(Number.isInteger(p.maxNameLength) && p.maxNameLength >= 1 && p.maxNameLength <= 253)
+    ) {
       throw new Error(`${where}: maxNameLength must be a whole number from 1 to 253, got ${p.maxNameLength}`);
     }
     if (p.spec.json.type !== 'object' || p.status.json.type !== 'object') {
@@ -202,7 +229,8 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
     if (p.scale) {
       this.assertPath(schema, p.scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
       this.assertPath(schema, p.scale.statusReplicasPath, 'integer', 'scale.statusReplicasPath', '.status.');
-      if (p.scale.labelSelectorPath) this.assertPath(schema, p.scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
+      if (p.scale.labelSelectorPath)
+        this.assertPath(schema, p.scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
     }
     for (const col of p.printerColumns ?? []) {
       if (col.jsonPath === '.metadata.creationTimestamp') continue;
@@ -211,7 +239,13 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
   }
 
   /** Checks that a `.a.b.c` path names a field of the schema (of the given type, when given). */
-  private assertPath(schema: JsonSchema, path: string, type: JsonSchema['type'] | undefined, what: string, prefix: string): void {
+  private assertPath(
+    schema: JsonSchema,
+    path: string,
+    type: JsonSchema['type'] | undefined,
+    what: string,
+    prefix: string,
+  ): void {
     const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
     if (!path.startsWith(prefix)) {
       throw new Error(`${where}: path ${JSON.stringify(path)} must start with "${prefix}"`);
@@ -220,11 +254,15 @@ export class CustomResourceKind<S extends Schema<unknown> = Schema<unknown>, St 
     for (const part of path.slice(1).split('.')) {
       nodeAt = nodeAt?.properties?.[part];
       if (!nodeAt) {
-        throw new Error(`${where}: path ${JSON.stringify(path)} names no field of the schema; add the field or fix the path`);
+        throw new Error(
+          `${where}: path ${JSON.stringify(path)} names no field of the schema; add the field or fix the path`,
+        );
       }
     }
     if (type && nodeAt?.type !== type) {
-      throw new Error(`${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt?.type}`);
+      throw new Error(
+        `${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt?.type}`,
+      );
     }
   }
 }
@@ -250,15 +288,34 @@ export interface CustomResource<S extends Schema<unknown>, St extends Schema<unk
 }
 
 /** Endings and words whose plural a rule would get wrong as often as right: say it explicitly. */
-const DOUBTFUL_ENDINGS = ['f', 'fe', 'o', 'is', 'um', 'person', 'child', 'man', 'mouse', 'goose', 'foot', 'tooth', 'index', 'matrix', 'vertex', 'criterion'];
+const DOUBTFUL_ENDINGS = [
+  'f',
+  'fe',
+  'o',
+  'is',
+  'um',
+  'person',
+  'child',
+  'man',
+  'mouse',
+  'goose',
+  'foot',
+  'tooth',
+  'index',
+  'matrix',
+  'vertex',
+  'criterion',
+];
 
 /** The regular English plural of a kind, lower-cased; throws where English is in doubt. */
 export function englishPlural(kind: string): string {
   const word = kind.toLowerCase();
   // "Redis" is a name, not a Latin word: its plural is regular.
-  const doubtful = word !== 'redis' && DOUBTFUL_ENDINGS.find(e => word.endsWith(e));
+  const doubtful = word !== 'redis' && DOUBTFUL_ENDINGS.find((e) => word.endsWith(e));
   if (doubtful) {
-    throw new Error(`custom kind ${JSON.stringify(kind)}: its plural is not certain from English rules (words ending in "${doubtful}" vary); set plural explicitly, e.g. plural: '${word}s'`);
+    throw new Error(
+      `custom kind ${JSON.stringify(kind)}: its plural is not certain from English rules (words ending in "${doubtful}" vary); set plural explicitly, e.g. plural: '${word}s'`,
+    );
   }
   if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;

@@ -1,11 +1,11 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { ControllerDeclaration, validateControllerDeclaration } from './controller';
+import { type ControllerDeclaration, validateControllerDeclaration } from './controller';
 import { CustomResourceDefinition } from './crd';
-import { CustomResourceKind } from './kind';
+import { type CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';
-import { leaderElectionRules, metricsAuthRules, PolicyRule, rulesForControllers } from './rbac';
+import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
 
@@ -110,7 +110,8 @@ export interface OperatorProps extends OperatorOptions {
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const QUANTITY = /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
+const QUANTITY =
+  /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
 
 /**
  * A complete operator: CRDs, least-privilege RBAC, and the reconciler Deployment with its
@@ -143,7 +144,12 @@ export class Operator extends Construct {
     const name = props.name ?? id;
     const namespace = props.namespace ?? `${name}-system`;
     validateOperatorProps(name, namespace, props);
-    claimUnique(this, `operator:${name}`, first => `Operator ${JSON.stringify(name)}: another operator (${first}) already has this name, and their objects would collide; give one of them another name`);
+    claimUnique(
+      this,
+      `operator:${name}`,
+      (first) =>
+        `Operator ${JSON.stringify(name)}: another operator (${first}) already has this name, and their objects would collide; give one of them another name`,
+    );
     this.operatorName = name;
     this.operatorNamespace = namespace;
     const clusterHolder = new Construct(props.clusterScope ?? this, props.clusterScope ? `${name}-cluster` : 'Cluster');
@@ -170,13 +176,16 @@ export class Operator extends Construct {
       });
     }
 
-    const kinds = uniqueKinds(props.controllers.map(c => c.for));
+    const kinds = uniqueKinds(props.controllers.map((c) => c.for));
     const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
     if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
-    this.crds = kinds.map(k => new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
-      kind: k,
-      labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
-    }));
+    this.crds = kinds.map(
+      (k) =>
+        new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
+          kind: k,
+          labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
+        }),
+    );
 
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
       metadata: metadata('operator'),
@@ -242,13 +251,15 @@ export class Operator extends Construct {
     const healthPort = props.healthPort ?? 8081;
     const r = props.resources ?? {};
     const args = [
-      `--controllers=${props.controllers.map(c => c.name).join(',')}`,
+      `--controllers=${props.controllers.map((c) => c.name).join(',')}`,
       `--metrics-bind-address=:${metricsPort}`,
       ...(metricsSecure ? [] : ['--metrics-secure=false']),
       `--health-probe-bind-address=:${healthPort}`,
       `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
       `--log-level=${props.logLevel ?? 'info'}`,
-      ...(leaderElection ? ['--leader-elect', `--leader-election-id=${leaderElectionId}`, `--leader-election-namespace=${namespace}`] : []),
+      ...(leaderElection
+        ? ['--leader-elect', `--leader-election-id=${leaderElectionId}`, `--leader-election-namespace=${namespace}`]
+        : []),
       ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
     ];
 
@@ -265,37 +276,45 @@ export class Operator extends Construct {
             securityContext: restrictedPodSecurityContext(),
             // Graceful shutdown finishes in-flight reconciles and releases the lease.
             terminationGracePeriodSeconds: 30,
-            containers: [{
-              name: 'manager',
-              image: imageReference(props),
-              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
-              args,
-              env: [
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                { name: 'NODE_OPTIONS', value: RECONCILER_NODE_OPTIONS },
-              ],
-              ports: [
-                { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
-                { name: 'health', containerPort: healthPort, protocol: 'TCP' },
-              ],
-              livenessProbe: {
-                httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
-                initialDelaySeconds: 15,
-                periodSeconds: 20,
+            containers: [
+              {
+                name: 'manager',
+                image: imageReference(props),
+                imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+                args,
+                env: [
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'NODE_OPTIONS', value: RECONCILER_NODE_OPTIONS },
+                ],
+                ports: [
+                  { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                  { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                ],
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
+                  initialDelaySeconds: 15,
+                  periodSeconds: 20,
+                },
+                readinessProbe: {
+                  httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
+                  initialDelaySeconds: 5,
+                  periodSeconds: 10,
+                },
+                resources: {
+                  requests: {
+                    cpu: k8s.Quantity.fromString(r.cpuRequest ?? '10m'),
+                    memory: k8s.Quantity.fromString(r.memoryRequest ?? '64Mi'),
+                  },
+                  limits: {
+                    cpu: k8s.Quantity.fromString(r.cpuLimit ?? '500m'),
+                    memory: k8s.Quantity.fromString(r.memoryLimit ?? '256Mi'),
+                  },
+                },
+                securityContext: restrictedContainerSecurityContext(),
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
               },
-              readinessProbe: {
-                httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
-                initialDelaySeconds: 5,
-                periodSeconds: 10,
-              },
-              resources: {
-                requests: { cpu: k8s.Quantity.fromString(r.cpuRequest ?? '10m'), memory: k8s.Quantity.fromString(r.memoryRequest ?? '64Mi') },
-                limits: { cpu: k8s.Quantity.fromString(r.cpuLimit ?? '500m'), memory: k8s.Quantity.fromString(r.memoryLimit ?? '256Mi') },
-              },
-              securityContext: restrictedContainerSecurityContext(),
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-            }],
+            ],
             // The root filesystem is read-only; Node and its libraries may still want a scratch dir.
             volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
           },
@@ -308,13 +327,21 @@ export class Operator extends Construct {
       spec: {
         type: 'ClusterIP',
         selector,
-        ports: [{ name: metricsSecure ? 'https' : 'http', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        ports: [
+          {
+            name: metricsSecure ? 'https' : 'http',
+            port: metricsPort,
+            targetPort: k8s.IntOrString.fromString('metrics'),
+            protocol: 'TCP',
+          },
+        ],
       },
     });
     // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
     for (const holder of new Set([clusterHolder, crdHolder])) {
       if (!Chart.of(holder).namespace) continue;
-      for (const o of holder.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+      for (const o of holder.node.findAll())
+        if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     }
   }
 }
@@ -326,11 +353,15 @@ function uniqueKinds(kinds: readonly CustomResourceKind[]): CustomResourceKind[]
 }
 
 function validateOperatorProps(name: string, namespace: string, props: OperatorProps): void {
-  const fail = (msg: string): never => { throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`); };
+  const fail = (msg: string): never => {
+    throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`);
+  };
   if (props.image === undefined) {
-    const foreign = props.controllers.map(c => c.name).filter(c => !KIT_IMAGE_CONTROLLERS.includes(c));
+    const foreign = props.controllers.map((c) => c.name).filter((c) => !KIT_IMAGE_CONTROLLERS.includes(c));
     if (foreign.length) {
-      fail(`the kit's image runs only its own controllers (${KIT_IMAGE_CONTROLLERS.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`);
+      fail(
+        `the kit's image runs only its own controllers (${KIT_IMAGE_CONTROLLERS.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`,
+      );
     }
   }
   try {
@@ -339,30 +370,46 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
     fail((err as Error).message.replace(/^Operator "[^"]*": /, ''));
   }
   if (!DNS_LABEL.test(name) || name.length > 40) {
-    fail('name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"');
+    fail(
+      'name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"',
+    );
   }
-  for (const [field, value] of [['namespace', namespace], ['watchNamespace', props.watchNamespace]] as const) {
+  for (const [field, value] of [
+    ['namespace', namespace],
+    ['watchNamespace', props.watchNamespace],
+  ] as const) {
     if (value !== undefined && (!DNS_LABEL.test(value) || value.length > 63)) {
-      fail(`${field} ${JSON.stringify(value)} must be a lower-case DNS label (letters, digits, dashes; at most 63 characters)`);
+      fail(
+        `${field} ${JSON.stringify(value)} must be a lower-case DNS label (letters, digits, dashes; at most 63 characters)`,
+      );
     }
   }
   if (props.controllers.length === 0) fail('give at least one controller in "controllers"');
-  const names = props.controllers.map(c => c.name);
+  const names = props.controllers.map((c) => c.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) fail(`controller ${JSON.stringify(dup)} is listed twice; list each controller once`);
   props.controllers.forEach(validateControllerDeclaration);
   const replicas = props.replicas ?? 1;
-  if (!Number.isInteger(replicas) || replicas < 1) fail(`replicas must be a whole number of at least 1, got ${replicas}`);
+  if (!Number.isInteger(replicas) || replicas < 1)
+    fail(`replicas must be a whole number of at least 1, got ${replicas}`);
   if (replicas > 1 && props.leaderElection === false) {
-    fail(`${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`);
+    fail(
+      `${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`,
+    );
   }
   const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
-  if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100) fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
+  if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
+    fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
   const metricsPort = props.metricsPort ?? 8080;
   const healthPort = props.healthPort ?? 8081;
-  for (const [field, port] of [['metricsPort', metricsPort], ['healthPort', healthPort]] as const) {
+  for (const [field, port] of [
+    ['metricsPort', metricsPort],
+    ['healthPort', healthPort],
+  ] as const) {
     if (!Number.isInteger(port) || port < 1024 || port > 65535) {
-      fail(`${field} must be a whole number from 1024 to 65535 (the reconciler runs as non-root and cannot bind lower ports), got ${port}`);
+      fail(
+        `${field} must be a whole number from 1024 to 65535 (the reconciler runs as non-root and cannot bind lower ports), got ${port}`,
+      );
     }
   }
   if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
@@ -371,18 +418,30 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   }
   for (const [field, value] of Object.entries(props.resources ?? {})) {
     if (value !== undefined && !QUANTITY.test(String(value))) {
-      fail(`resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`);
+      fail(
+        `resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`,
+      );
     }
   }
 }
 
 /** The controllers the kit's own image (`DEFAULT_IMAGE`) contains. */
-export const KIT_IMAGE_CONTROLLERS: readonly string[] = ['memcached', 'etcdcluster', 'crontab', 'application', 'webapp', 'database'];
+export const KIT_IMAGE_CONTROLLERS: readonly string[] = [
+  'memcached',
+  'etcdcluster',
+  'crontab',
+  'application',
+  'webapp',
+  'database',
+];
 
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const DOMAIN = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?';
+const DOMAIN =
+  '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?';
 /** `[registry[:port]/]path[:tag][@digest]`, as the OCI distribution reference grammar has it. */
-const IMAGE_REFERENCE = new RegExp(`^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}))?$`);
+const IMAGE_REFERENCE = new RegExp(
+  `^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}))?$`,
+);
 
 /** A parsed image reference. */
 export interface ImageReference {
@@ -397,7 +456,9 @@ export function parseImageReference(image: string): ImageReference {
   const m = IMAGE_REFERENCE.exec(image);
   // A first component without a dot, colon or "localhost" is a path, not a registry (docker's rule).
   if (!m) {
-    throw new Error(`${JSON.stringify(image)} is not an image reference; use [registry/]repository[:tag][@sha256:digest] with a lower-case repository, e.g. "ghcr.io/acme/operator:1.2.0"`);
+    throw new Error(
+      `${JSON.stringify(image)} is not an image reference; use [registry/]repository[:tag][@sha256:digest] with a lower-case repository, e.g. "ghcr.io/acme/operator:1.2.0"`,
+    );
   }
   let [, registry, repository] = m;
   const [, , , tag, digest] = m;
@@ -415,11 +476,16 @@ function imageReference(props: OperatorProps): string {
   const ref = parseImageReference(image);
   const where = `Operator ${JSON.stringify(props.name ?? '')}`.replace(' ""', '');
   if ((ref.tag || ref.digest) && props.imageTag) {
-    throw new Error(`${where}: image ${JSON.stringify(image)} already names a ${ref.digest ? 'digest' : 'tag'}; drop imageTag (${JSON.stringify(props.imageTag)}) or the one in image`);
+    throw new Error(
+      `${where}: image ${JSON.stringify(image)} already names a ${ref.digest ? 'digest' : 'tag'}; drop imageTag (${JSON.stringify(props.imageTag)}) or the one in image`,
+    );
   }
   if (ref.tag || ref.digest) return image;
   const tag = props.imageTag ?? DEFAULT_IMAGE_TAG;
-  if (!/^[\w][\w.-]{0,127}$/.test(tag)) throw new Error(`${where}: imageTag ${JSON.stringify(tag)} is not a tag; use letters, digits, ".", "_" and "-", e.g. "1.2.0"`);
+  if (!/^[\w][\w.-]{0,127}$/.test(tag))
+    throw new Error(
+      `${where}: imageTag ${JSON.stringify(tag)} is not a tag; use letters, digits, ".", "_" and "-", e.g. "1.2.0"`,
+    );
   return `${image}:${tag}`;
 }
 
@@ -429,7 +495,7 @@ function imageReference(props: OperatorProps): string {
  * `<id>-cluster`, applied first.
  */
 function placement(scope: Construct, id: string, props: OperatorProps): { scope: Construct; clusterScope?: Construct } {
-  if (scope.node.scopes.some(s => Chart.isChart(s))) return { scope, clusterScope: props.clusterScope };
+  if (scope.node.scopes.some((s) => Chart.isChart(s))) return { scope, clusterScope: props.clusterScope };
   const clusterScope = props.clusterScope ?? new Chart(scope, `${id}-cluster`);
   return { scope: new Chart(scope, id), clusterScope };
 }

@@ -3,7 +3,13 @@ import { compareText } from './compare';
 
 interface PodStatus {
   phase?: string;
-  containerStatuses?: Array<{ name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number; message?: string } } }>;
+  containerStatuses?: {
+    name: string;
+    state?: {
+      waiting?: { reason?: string; message?: string };
+      terminated?: { reason?: string; exitCode?: number; message?: string };
+    };
+  }[];
 }
 
 /**
@@ -12,26 +18,36 @@ interface PodStatus {
  * `app.kubernetes.io/instance`, with one of `names` as the app name and `component`.
  */
 export function podInstance(names: readonly string[], component: string): (pod: ObjectLike) => string | undefined {
-  return pod => {
+  return (pod) => {
     const l = pod.metadata.labels ?? {};
     const name = l['app.kubernetes.io/name'];
-    return name !== undefined && names.includes(name) && l['app.kubernetes.io/component'] === component ? l['app.kubernetes.io/instance'] : undefined;
+    return name !== undefined && names.includes(name) && l['app.kubernetes.io/component'] === component
+      ? l['app.kubernetes.io/instance']
+      : undefined;
   };
 }
 
 /** Names of the live pods (not terminating, not finished), sorted. */
 export function livePodNames(pods: readonly ObjectLike[]): string[] {
   return pods
-    .filter(p => {
+    .filter((p) => {
       const phase = (p.status as PodStatus | undefined)?.phase;
       return !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
     })
-    .map(p => p.metadata.name!)
+    .map((p) => p.metadata.name!)
     .sort();
 }
 
 /** Waiting reasons that mean a container cannot run as specified, not that it is still starting. */
-const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+const STUCK_REASONS = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
 
 /**
  * The first pod (by name) whose container failed or cannot start — a failed pod with a
@@ -45,11 +61,25 @@ export function podFailure(pods: readonly ObjectLike[]): { reason: string; messa
     for (const c of status?.containerStatuses ?? []) {
       const waiting = c.state?.waiting;
       if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
-        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(0, 1024) };
+        return {
+          reason: 'PodFailing',
+          message:
+            `pod ${p.metadata.name}: container ${c.name} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(
+              0,
+              1024,
+            ),
+        };
       }
       const done = c.state?.terminated;
       if (done && done.exitCode !== 0 && status?.phase === 'Failed') {
-        return { reason: 'PodFailing', message: `pod ${p.metadata.name}: container ${c.name} exited with code ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}${done.message ? `: ${done.message}` : ''}`.slice(0, 1024) };
+        return {
+          reason: 'PodFailing',
+          message:
+            `pod ${p.metadata.name}: container ${c.name} exited with code ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}${done.message ? `: ${done.message}` : ''}`.slice(
+              0,
+              1024,
+            ),
+        };
       }
     }
   }

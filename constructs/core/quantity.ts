@@ -5,7 +5,8 @@
 export function parseQuantity(q: string | number): number {
   if (typeof q === 'number') return q;
   const nanos = quantityNanos(q);
-  if (nanos === undefined) throw new Error(`${JSON.stringify(q)} is not a Kubernetes quantity; use forms like 500Mi, 1Gi, 500M`);
+  if (nanos === undefined)
+    throw new Error(`${JSON.stringify(q)} is not a Kubernetes quantity; use forms like 500Mi, 1Gi, 500M`);
   return Number(nanos) / 1e9;
 }
 
@@ -26,9 +27,9 @@ export function quantityNanos(q: string | number): bigint | undefined {
   const [, sign, whole = '', fraction = '', binary, decimal, exponent] = m;
   let numerator = BigInt(`${whole}${fraction}` || '0');
   let exp10 = -fraction.length + 9;
-  if (binary) numerator <<= BINARY_EXPONENT[binary]!;
+  if (binary) numerator <<= BINARY_EXPONENT[binary];
   else if (exponent !== undefined) exp10 += Number(exponent);
-  else exp10 += DECIMAL_EXPONENT[decimal ?? '']!;
+  else exp10 += DECIMAL_EXPONENT[decimal ?? ''];
   // Huge exponents are not worth a number of millions of digits: no real quantity has one.
   if (Math.abs(exp10) > 400) return undefined;
   let nanos: bigint;

@@ -1,4 +1,4 @@
-import { BuiltinTypes, ControllerDeclaration, customResourceType, ResourceType } from './controller';
+import { BuiltinTypes, type ControllerDeclaration, customResourceType, type ResourceType } from './controller';
 
 /** One RBAC rule in wire form. */
 export interface PolicyRule {
@@ -28,7 +28,7 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
   const grant = (type: ResourceType, verbs: readonly string[], subresource?: string) => {
     const key = `${type.group}|${type.resource}|${subresource ?? ''}`;
     const entry = grants.get(key) ?? { type, subresource, verbs: new Set<string>() };
-    verbs.forEach(v => entry.verbs.add(v));
+    verbs.forEach((v) => entry.verbs.add(v));
     grants.set(key, entry);
   };
 
@@ -50,28 +50,40 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
   // Merge entries with identical group and verbs into one rule, for a readable ClusterRole.
   const merged = new Map<string, { namespaced: boolean; rule: PolicyRule }>();
   const sorted = [...grants.values()].sort((a, b) =>
-    `${a.type.group}/${a.type.resource}/${a.subresource ?? ''}`.localeCompare(`${b.type.group}/${b.type.resource}/${b.subresource ?? ''}`));
+    `${a.type.group}/${a.type.resource}/${a.subresource ?? ''}`.localeCompare(
+      `${b.type.group}/${b.type.resource}/${b.subresource ?? ''}`,
+    ),
+  );
   for (const g of sorted) {
-    const verbs = VERB_ORDER.filter(v => g.verbs.has(v));
+    const verbs = VERB_ORDER.filter((v) => g.verbs.has(v));
     const key = `${g.type.namespaced}|${g.type.group}|${verbs.join(',')}`;
     const resource = g.subresource ? `${g.type.resource}/${g.subresource}` : g.type.resource;
     const existing = merged.get(key);
     if (existing) {
       existing.rule.resources.push(resource);
     } else {
-      merged.set(key, { namespaced: g.type.namespaced, rule: { apiGroups: [g.type.group], resources: [resource], verbs } });
+      merged.set(key, {
+        namespaced: g.type.namespaced,
+        rule: { apiGroups: [g.type.group], resources: [resource], verbs },
+      });
     }
   }
   const all = [...merged.values()];
   return {
-    namespaced: all.filter(r => r.namespaced).map(r => r.rule),
-    clusterScoped: all.filter(r => !r.namespaced).map(r => r.rule),
+    namespaced: all.filter((r) => r.namespaced).map((r) => r.rule),
+    clusterScoped: all.filter((r) => !r.namespaced).map((r) => r.rule),
   };
 }
 
 /** What a leader-elected manager needs in its own namespace: its Lease, nothing more. */
 export function leaderElectionRules(): PolicyRule[] {
-  return [{ apiGroups: [BuiltinTypes.Lease.group], resources: [BuiltinTypes.Lease.resource], verbs: ['get', 'create', 'update'] }];
+  return [
+    {
+      apiGroups: [BuiltinTypes.Lease.group],
+      resources: [BuiltinTypes.Lease.resource],
+      verbs: ['get', 'create', 'update'],
+    },
+  ];
 }
 
 /** What serving /metrics securely needs: TokenReviews and SubjectAccessReviews (cluster-scoped). */

@@ -1,5 +1,5 @@
 import { App, Chart } from 'cdk8s';
-import { Construct } from 'constructs';
+import { type Construct } from 'constructs';
 import type { ObjectLike } from './controller';
 
 /**

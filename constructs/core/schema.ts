@@ -38,7 +38,7 @@ export interface JsonSchema {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
-  'x-kubernetes-validations'?: Array<{ rule: string; message?: string; fieldPath?: string; reason?: string }>;
+  'x-kubernetes-validations'?: { rule: string; message?: string; fieldPath?: string; reason?: string }[];
 }
 
 /**
@@ -54,7 +54,7 @@ export interface Schema<T, P extends boolean = boolean> {
 }
 
 /** The TypeScript type of values a schema accepts, as read back from the API server. */
-export type Static<S> = S extends Schema<infer T, boolean> ? T : never;
+export type Static<S> = S extends Schema<infer T> ? T : never;
 
 type PresentKeys<P> = { [K in keyof P]: P[K] extends Schema<unknown, true> ? K : never }[keyof P];
 type OptionalKeys<P> = Exclude<keyof P, PresentKeys<P>>;
@@ -142,11 +142,25 @@ function defined<T extends object>(o: T): Partial<T> {
 /** Builders for schema nodes. */
 export const t = {
   string<const O extends StringOptions>(options?: O): Schema<string, PresentFlag<O>> {
-    return node({ type: 'string', ...defined({ minLength: options?.minLength, maxLength: options?.maxLength, pattern: options?.pattern, format: options?.format }) }, options);
+    return node(
+      {
+        type: 'string',
+        ...defined({
+          minLength: options?.minLength,
+          maxLength: options?.maxLength,
+          pattern: options?.pattern,
+          format: options?.format,
+        }),
+      },
+      options,
+    );
   },
 
   /** A string restricted to the given values. */
-  enum<const V extends readonly string[], const O extends FieldOptions<V[number]>>(values: V, options?: O): Schema<V[number], PresentFlag<O>> {
+  enum<const V extends readonly string[], const O extends FieldOptions<V[number]>>(
+    values: V,
+    options?: O,
+  ): Schema<V[number], PresentFlag<O>> {
     if (values.length === 0) throw new Error('t.enum() needs at least one allowed value');
     return node({ type: 'string', enum: [...values] }, options);
   },
@@ -169,14 +183,17 @@ export const t = {
    */
   quantity<const O extends QuantityOptions>(options?: O): Schema<string | number, PresentFlag<O>> {
     const max = options?.maximum;
-    return node({
-      'x-kubernetes-int-or-string': true,
-      pattern: `^${options?.positive ? NONZERO_MANTISSA : MANTISSA}${QUANTITY_SUFFIX}$`,
-      maxLength: QUANTITY_MAX_LENGTH,
-      // For the integer form (the pattern only checks strings).
-      minimum: options?.positive ? 1 : 0,
-      ...(max ? { 'x-kubernetes-validations': [quantityAtMost('self', max)] } : {}),
-    }, options);
+    return node(
+      {
+        'x-kubernetes-int-or-string': true,
+        pattern: `^${options?.positive ? NONZERO_MANTISSA : MANTISSA}${QUANTITY_SUFFIX}$`,
+        maxLength: QUANTITY_MAX_LENGTH,
+        // For the integer form (the pattern only checks strings).
+        minimum: options?.positive ? 1 : 0,
+        ...(max ? { 'x-kubernetes-validations': [quantityAtMost('self', max)] } : {}),
+      },
+      options,
+    );
   },
 
   /** An RFC 3339 timestamp, as metav1.Time serializes. */
@@ -185,34 +202,46 @@ export const t = {
   },
 
   array<I, const O extends ArrayOptions<I>>(items: Schema<I>, options?: O): Schema<I[], PresentFlag<O>> {
-    return node({
-      type: 'array',
-      items: items.json,
-      ...defined({
-        minItems: options?.minItems,
-        maxItems: options?.maxItems,
-        'x-kubernetes-list-type': options?.listType,
-        'x-kubernetes-list-map-keys': options?.mapKeys,
-      }),
-    }, options);
+    return node(
+      {
+        type: 'array',
+        items: items.json,
+        ...defined({
+          minItems: options?.minItems,
+          maxItems: options?.maxItems,
+          'x-kubernetes-list-type': options?.listType,
+          'x-kubernetes-list-map-keys': options?.mapKeys,
+        }),
+      },
+      options,
+    );
   },
 
   /** An object with known properties. Fields marked `required: true` go to the schema's `required`. */
-  object<P extends Record<string, Schema<unknown>>, const O extends ObjectOptions>(properties: P, options?: O): Schema<ObjectOf<P>, PresentFlag<O>> {
+  object<P extends Record<string, Schema<unknown>>, const O extends ObjectOptions>(
+    properties: P,
+    options?: O,
+  ): Schema<ObjectOf<P>, PresentFlag<O>> {
     const required = Object.entries(properties)
       .filter(([, s]) => s.present && s.json.default === undefined)
       .map(([k]) => k);
     const props = Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, s.json]));
-    return node({
-      type: 'object',
-      properties: props,
-      ...(required.length > 0 ? { required } : {}),
-      ...defined({ minProperties: options?.minProperties }),
-    }, options);
+    return node(
+      {
+        type: 'object',
+        properties: props,
+        ...(required.length > 0 ? { required } : {}),
+        ...defined({ minProperties: options?.minProperties }),
+      },
+      options,
+    );
   },
 
   /** A string-keyed map whose values share one schema (labels, annotations, env maps). */
-  map<V, const O extends FieldOptions<Record<string, V>>>(values: Schema<V>, options?: O): Schema<Record<string, V>, PresentFlag<O>> {
+  map<V, const O extends FieldOptions<Record<string, V>>>(
+    values: Schema<V>,
+    options?: O,
+  ): Schema<Record<string, V>, PresentFlag<O>> {
     return node({ type: 'object', additionalProperties: values.json }, options);
   },
 
@@ -220,7 +249,9 @@ export const t = {
    * An object whose contents the API server keeps as given (for embedded resources whose schema
    * is not ours to restate, such as a StatefulSet override). Use sparingly: it disables pruning.
    */
-  opaqueObject<const O extends FieldOptions<Record<string, unknown>>>(options?: O): Schema<Record<string, unknown>, PresentFlag<O>> {
+  opaqueObject<const O extends FieldOptions<Record<string, unknown>>>(
+    options?: O,
+  ): Schema<Record<string, unknown>, PresentFlag<O>> {
     return node({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, options);
   },
 };
@@ -229,9 +260,17 @@ export const t = {
  * A CEL rule: the quantity at `path` (relative to the node the rule sits on) is at most `max`.
  * int-or-string values are read as strings, so `5` and `"5"` alike.
  */
-function quantityAtMost(path: string, max: string, fieldPath?: string): NonNullable<JsonSchema['x-kubernetes-validations']>[number] {
+function quantityAtMost(
+  path: string,
+  max: string,
+  fieldPath?: string,
+): NonNullable<JsonSchema['x-kubernetes-validations']>[number] {
   const q = `string(${path})`;
-  return { rule: `isQuantity(${q}) && quantity(${q}).compareTo(quantity('${max}')) <= 0`, message: `must be a quantity of at most ${max}`, ...(fieldPath ? { fieldPath } : {}) };
+  return {
+    rule: `isQuantity(${q}) && quantity(${q}).compareTo(quantity('${max}')) <= 0`,
+    message: `must be a quantity of at most ${max}`,
+    ...(fieldPath ? { fieldPath } : {}),
+  };
 }
 
 /** The resources a container may ask for in a kind's spec, with their sane maxima. */
@@ -244,13 +283,20 @@ const COMPUTE_RESOURCE_MAXIMA = { cpu: '512', memory: '16Ti', 'ephemeral-storage
  * accepted).
  */
 export function computeResourcesSchema(description: string) {
-  const amounts = (what: string) => t.object({
-    cpu: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.cpu, description: `CPU ${what}, e.g. 500m or 2.` }),
-    memory: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.memory, description: `Memory ${what}, e.g. 256Mi.` }),
-    'ephemeral-storage': t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA['ephemeral-storage'], description: `Local scratch space ${what}, e.g. 1Gi.` }),
-  }, { description: `The ${what} of each container.` });
+  const amounts = (what: string) =>
+    t.object(
+      {
+        cpu: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.cpu, description: `CPU ${what}, e.g. 500m or 2.` }),
+        memory: t.quantity({ maximum: COMPUTE_RESOURCE_MAXIMA.memory, description: `Memory ${what}, e.g. 256Mi.` }),
+        'ephemeral-storage': t.quantity({
+          maximum: COMPUTE_RESOURCE_MAXIMA['ephemeral-storage'],
+          description: `Local scratch space ${what}, e.g. 1Gi.`,
+        }),
+      },
+      { description: `The ${what} of each container.` },
+    );
   const schema = t.object({ requests: amounts('requested'), limits: amounts('limit') }, { description });
-  const rules = Object.keys(COMPUTE_RESOURCE_MAXIMA).map(name => {
+  const rules = Object.keys(COMPUTE_RESOURCE_MAXIMA).map((name) => {
     // CEL spells a property with a dash with __dash__.
     const field = name.replace(/-/g, '__dash__');
     const both = `has(self.requests) && has(self.limits) && has(self.requests.${field}) && has(self.limits.${field})`;
@@ -266,18 +312,45 @@ export function computeResourcesSchema(description: string) {
 }
 
 /** The `metav1.Condition` shape, as `status.conditions` lists it. */
-export const conditionSchema = t.object({
-  type: t.string({ required: true, maxLength: 316, description: 'Type of condition in CamelCase, e.g. Available, Progressing, Degraded.', pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' }),
-  status: t.enum(['True', 'False', 'Unknown'] as const, { required: true, description: 'Status of the condition.' }),
-  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation that the condition was set from.' }),
-  lastTransitionTime: t.dateTime({ required: true, description: 'When the condition last changed from one status to another.' }),
-  reason: t.string({ required: true, minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', description: 'Programmatic identifier for the last transition, in CamelCase.' }),
-  message: t.string({ required: true, maxLength: 32768, description: 'Human-readable details about the last transition.' }),
-}, { description: 'A metav1.Condition.' });
+export const conditionSchema = t.object(
+  {
+    type: t.string({
+      required: true,
+      maxLength: 316,
+      description: 'Type of condition in CamelCase, e.g. Available, Progressing, Degraded.',
+      pattern:
+        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+    }),
+    status: t.enum(['True', 'False', 'Unknown'] as const, { required: true, description: 'Status of the condition.' }),
+    observedGeneration: t.integer({
+      minimum: 0,
+      description: 'The .metadata.generation that the condition was set from.',
+    }),
+    lastTransitionTime: t.dateTime({
+      required: true,
+      description: 'When the condition last changed from one status to another.',
+    }),
+    reason: t.string({
+      required: true,
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+      description: 'Programmatic identifier for the last transition, in CamelCase.',
+    }),
+    message: t.string({
+      required: true,
+      maxLength: 32768,
+      description: 'Human-readable details about the last transition.',
+    }),
+  },
+  { description: 'A metav1.Condition.' },
+);
 
 export type Condition = Static<typeof conditionSchema>;
 
 /** `status.conditions`: a list keyed by `type`, so server-side apply merges one condition at a time. */
-export function conditionsSchema(description = 'The latest observations of the resource\'s state (Available, Progressing, Degraded).') {
+export function conditionsSchema(
+  description = "The latest observations of the resource's state (Available, Progressing, Degraded).",
+) {
   return t.array(conditionSchema, { description, listType: 'map', mapKeys: ['type'] });
 }

@@ -1,4 +1,4 @@
-import { k8s } from 'cdk8s-plus-27';
+import { type k8s } from 'cdk8s-plus-27';
 
 /** The uid/gid of the distroless "nonroot" user, which the reconciler image runs as. */
 export const NON_ROOT_UID = 65532;
@@ -15,7 +15,9 @@ export function restrictedPodSecurityContext(uid = NON_ROOT_UID): k8s.PodSecurit
 }
 
 /** Container-level settings that satisfy the `restricted` Pod Security Standard. */
-export function restrictedContainerSecurityContext(options: { readOnlyRootFilesystem?: boolean } = {}): k8s.SecurityContext {
+export function restrictedContainerSecurityContext(
+  options: { readOnlyRootFilesystem?: boolean } = {},
+): k8s.SecurityContext {
   return {
     allowPrivilegeEscalation: false,
     capabilities: { drop: ['ALL'] },

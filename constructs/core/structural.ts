@@ -1,4 +1,4 @@
-import { JsonSchema } from './schema';
+import { type JsonSchema } from './schema';
 
 /**
  * Throws when a schema is not structural in the sense of apiextensions.k8s.io/v1: every node must
@@ -27,7 +27,9 @@ export function structuralProblems(schema: JsonSchema, path = '<root>'): string[
         problems.push(`${at}: has both properties and additionalProperties; use one`);
       }
       if (!s.properties && s.additionalProperties === undefined && !preserve && at.split('.').pop() !== 'metadata') {
-        problems.push(`${at}: object lists no properties; add properties, additionalProperties, or x-kubernetes-preserve-unknown-fields`);
+        problems.push(
+          `${at}: object lists no properties; add properties, additionalProperties, or x-kubernetes-preserve-unknown-fields`,
+        );
       }
     }
     if (s.type === 'array') {

@@ -1,4 +1,4 @@
-import { Construct } from 'constructs';
+import { type Construct } from 'constructs';
 
 const claims = new WeakMap<Construct, Map<string, string>>();
 

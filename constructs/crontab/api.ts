@@ -1,25 +1,53 @@
-import { CustomResource, CustomResourceKind } from '../core/kind';
-import { CRON_MAX_LENGTH, CRON_WITH_SECONDS_PATTERN, IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../core/formats';
-import { conditionsSchema, Static, t } from '../core/schema';
+import { type CustomResource, CustomResourceKind } from '../core/kind';
+import {
+  CRON_MAX_LENGTH,
+  CRON_WITH_SECONDS_PATTERN,
+  IMAGE_REFERENCE_MAX_LENGTH,
+  IMAGE_REFERENCE_PATTERN,
+} from '../core/formats';
+import { conditionsSchema, type Static, t } from '../core/schema';
 
-export const cronTabSpecSchema = t.object({
-  cronSpec: t.string({
-    required: true,
-    maxLength: CRON_MAX_LENGTH,
-    pattern: CRON_WITH_SECONDS_PATTERN,
-    description: 'When to run, as a cron expression: 5 fields, 6 with a leading seconds field, or a macro like @hourly. CronJobs schedule to the minute, so a seconds field is dropped (see the ScheduleExact condition).',
-  }),
-  image: t.string({ required: true, minLength: 1, maxLength: IMAGE_REFERENCE_MAX_LENGTH, pattern: IMAGE_REFERENCE_PATTERN, description: 'Container image each run executes: [registry/]repository[:tag][@sha256:digest].' }),
-  replicas: t.integer({ default: 1, minimum: 1, maximum: 100, description: 'Pods each run starts in parallel (Job parallelism and completions).' }),
-}, { description: 'CronTabSpec defines what runs and when.' });
+export const cronTabSpecSchema = t.object(
+  {
+    cronSpec: t.string({
+      required: true,
+      maxLength: CRON_MAX_LENGTH,
+      pattern: CRON_WITH_SECONDS_PATTERN,
+      description:
+        'When to run, as a cron expression: 5 fields, 6 with a leading seconds field, or a macro like @hourly. CronJobs schedule to the minute, so a seconds field is dropped (see the ScheduleExact condition).',
+    }),
+    image: t.string({
+      required: true,
+      minLength: 1,
+      maxLength: IMAGE_REFERENCE_MAX_LENGTH,
+      pattern: IMAGE_REFERENCE_PATTERN,
+      description: 'Container image each run executes: [registry/]repository[:tag][@sha256:digest].',
+    }),
+    replicas: t.integer({
+      default: 1,
+      minimum: 1,
+      maximum: 100,
+      description: 'Pods each run starts in parallel (Job parallelism and completions).',
+    }),
+  },
+  { description: 'CronTabSpec defines what runs and when.' },
+);
 
-export const cronTabStatusSchema = t.object({
-  cronJob: t.string({ description: 'Name of the CronJob that runs this CronTab.' }),
-  schedule: t.string({ description: 'The schedule the CronJob actually uses (minute resolution).' }),
-  lastScheduleTime: t.dateTime({ description: 'When a run was last scheduled.' }),
-  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
-  conditions: conditionsSchema('Available, Degraded, and ScheduleExact (False when a seconds field had to be dropped).'),
-}, { description: 'CronTabStatus is the observed state of a CronTab.' });
+export const cronTabStatusSchema = t.object(
+  {
+    cronJob: t.string({ description: 'Name of the CronJob that runs this CronTab.' }),
+    schedule: t.string({ description: 'The schedule the CronJob actually uses (minute resolution).' }),
+    lastScheduleTime: t.dateTime({ description: 'When a run was last scheduled.' }),
+    observedGeneration: t.integer({
+      minimum: 0,
+      description: 'The .metadata.generation the status was computed from.',
+    }),
+    conditions: conditionsSchema(
+      'Available, Degraded, and ScheduleExact (False when a seconds field had to be dropped).',
+    ),
+  },
+  { description: 'CronTabStatus is the observed state of a CronTab.' },
+);
 
 export type CronTabSpec = Static<typeof cronTabSpecSchema>;
 export type CronTab = CustomResource<typeof cronTabSpecSchema, typeof cronTabStatusSchema>;
@@ -31,7 +59,8 @@ export const cronTabKind = new CustomResourceKind({
   versions: ['v1'],
   // The CronJob takes the CronTab's name, and each Job adds 11 characters to it.
   maxNameLength: 52,
-  description: 'CronTab runs an image on a cron schedule, through a batch/v1 CronJob kept in step by the crontab operator.',
+  description:
+    'CronTab runs an image on a cron schedule, through a batch/v1 CronJob kept in step by the crontab operator.',
   spec: cronTabSpecSchema,
   status: cronTabStatusSchema,
   printerColumns: [

@@ -1,4 +1,10 @@
-import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type EventSpec,
+  type ObjectLike,
+  type Observed,
+} from '../core/controller';
 import { ConditionList, findCondition } from '../core/conditions';
 import type { CronTab } from './api';
 import { cronJobSchedule, cronTabKind } from './api';
@@ -10,17 +16,31 @@ interface CronJob extends ObjectLike {
 }
 
 /** The status a CronTab should show. Pure; `now` only stamps conditions that change. */
-export function desiredCronTabStatus(ct: CronTab, cronJob: CronJob | undefined, applyError: string | undefined, now = new Date()) {
+export function desiredCronTabStatus(
+  ct: CronTab,
+  cronJob: CronJob | undefined,
+  applyError: string | undefined,
+  now = new Date(),
+) {
   const generation = ct.metadata.generation ?? 0;
   const { schedule, droppedSeconds } = cronJobSchedule(ct.spec.cronSpec);
   const list = new ConditionList(ct.status?.conditions, generation, now);
   const { set } = list;
-  set('Available', cronJob && !applyError ? 'True' : 'False', cronJob && !applyError ? 'Scheduled' : 'NoCronJob',
-    cronJob && !applyError ? `CronJob ${ct.metadata.name} runs on "${schedule}"` : 'no CronJob runs this CronTab');
+  set(
+    'Available',
+    cronJob && !applyError ? 'True' : 'False',
+    cronJob && !applyError ? 'Scheduled' : 'NoCronJob',
+    cronJob && !applyError ? `CronJob ${ct.metadata.name} runs on "${schedule}"` : 'no CronJob runs this CronTab',
+  );
   if (applyError) set('Degraded', 'True', 'InvalidCronJob', applyError);
   else set('Degraded', 'False', 'AsExpected', 'the CronJob matches the spec');
   if (droppedSeconds !== undefined) {
-    set('ScheduleExact', 'False', 'SecondsDropped', `CronJobs schedule to the minute: the seconds field "${droppedSeconds}" was dropped, so "${ct.spec.cronSpec}" runs on "${schedule}", at most once a minute`);
+    set(
+      'ScheduleExact',
+      'False',
+      'SecondsDropped',
+      `CronJobs schedule to the minute: the seconds field "${droppedSeconds}" was dropped, so "${ct.spec.cronSpec}" runs on "${schedule}", at most once a minute`,
+    );
   } else {
     set('ScheduleExact', 'True', 'MinuteSchedule', `runs on "${schedule}" exactly`);
   }
@@ -35,11 +55,13 @@ export function desiredCronTabStatus(ct: CronTab, cronJob: CronJob | undefined, 
 
 /** Created or updated CronJobs, and — once per change of the spec — a dropped seconds field. */
 export function cronTabEvents(ct: CronTab, observed: Observed, status: object | undefined): EventSpec[] {
-  const events: EventSpec[] = observed.changes.filter(c => c.kind === 'CronJob' && c.verb !== 'Deleted').map(c => ({
-    type: 'Normal',
-    reason: c.verb,
-    message: `${c.verb} CronJob ${c.name} on "${(observed.children.get(`CronJob/${c.name}`) as CronJob | undefined)?.spec?.schedule}"`,
-  }));
+  const events: EventSpec[] = observed.changes
+    .filter((c) => c.kind === 'CronJob' && c.verb !== 'Deleted')
+    .map((c) => ({
+      type: 'Normal',
+      reason: c.verb,
+      message: `${c.verb} CronJob ${c.name} on "${(observed.children.get(`CronJob/${c.name}`) as CronJob | undefined)?.spec?.schedule}"`,
+    }));
   const exact = findCondition((status as { conditions?: [] } | undefined)?.conditions, 'ScheduleExact');
   const was = findCondition(ct.status?.conditions, 'ScheduleExact');
   if (exact?.status === 'False' && (was?.status !== 'False' || was.observedGeneration !== exact.observedGeneration)) {
@@ -53,7 +75,19 @@ export const cronTabController: ControllerDeclaration<CronTab> = {
   name: 'crontab',
   for: cronTabKind,
   owns: [BuiltinTypes.CronJob],
-  render: (scope, ct, { owner }) => new CronTabCronJob(scope, 'crontab', { name: ct.metadata.name, namespace: ct.metadata.namespace, spec: ct.spec, owner }),
-  status: (ct, observed) => desiredCronTabStatus(ct, observed.applyError ? undefined : observed.children.get(`CronJob/${ct.metadata.name}`) as CronJob | undefined, observed.applyError, observed.now),
+  render: (scope, ct, { owner }) =>
+    new CronTabCronJob(scope, 'crontab', {
+      name: ct.metadata.name,
+      namespace: ct.metadata.namespace,
+      spec: ct.spec,
+      owner,
+    }),
+  status: (ct, observed) =>
+    desiredCronTabStatus(
+      ct,
+      observed.applyError ? undefined : (observed.children.get(`CronJob/${ct.metadata.name}`) as CronJob | undefined),
+      observed.applyError,
+      observed.now,
+    ),
   events: cronTabEvents,
 };

@@ -2,7 +2,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
-import { cronJobSchedule, CronTabSpec } from './api';
+import { cronJobSchedule, type CronTabSpec } from './api';
 
 export interface CronTabCronJobProps {
   readonly name: string;
@@ -23,9 +23,19 @@ export class CronTabCronJob extends Construct {
 
   constructor(scope: Construct, id: string, props: CronTabCronJobProps) {
     super(scope, id);
-    const labels = standardLabels({ name: 'crontab', instance: props.name, component: 'job', managedBy: props.managedBy ?? 'crontab-operator' });
+    const labels = standardLabels({
+      name: 'crontab',
+      instance: props.name,
+      component: 'job',
+      managedBy: props.managedBy ?? 'crontab-operator',
+    });
     this.cronJob = new k8s.KubeCronJob(this, 'Resource', {
-      metadata: { name: props.name, namespace: props.namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined },
+      metadata: {
+        name: props.name,
+        namespace: props.namespace,
+        labels,
+        ownerReferences: props.owner ? [props.owner] : undefined,
+      },
       spec: {
         schedule: cronJobSchedule(props.spec.cronSpec).schedule,
         concurrencyPolicy: 'Forbid',
@@ -43,15 +53,17 @@ export class CronTabCronJob extends Construct {
                 restartPolicy: 'OnFailure',
                 automountServiceAccountToken: false,
                 securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-                containers: [{
-                  name: 'task',
-                  image: props.spec.image,
-                  resources: {
-                    requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('32Mi') },
-                    limits: { memory: k8s.Quantity.fromString('128Mi') },
+                containers: [
+                  {
+                    name: 'task',
+                    image: props.spec.image,
+                    resources: {
+                      requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('32Mi') },
+                      limits: { memory: k8s.Quantity.fromString('128Mi') },
+                    },
+                    securityContext: restrictedContainerSecurityContext(),
                   },
-                  securityContext: restrictedContainerSecurityContext(),
-                }],
+                ],
               },
             },
           },

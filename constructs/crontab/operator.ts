@@ -1,5 +1,5 @@
-import { Construct } from 'constructs';
-import { Operator, OperatorOptions } from '../core/operator';
+import { type Construct } from 'constructs';
+import { Operator, type OperatorOptions } from '../core/operator';
 import { cronTabController } from './controller';
 
 export interface CronTabOperatorProps extends OperatorOptions {}

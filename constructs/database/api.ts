@@ -1,6 +1,11 @@
-import { CustomResource, CustomResourceKind } from '../core/kind';
-import { CRON_MAX_LENGTH, CRON_SCHEDULE_PATTERN, DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from '../core/formats';
-import { conditionsSchema, Static, t } from '../core/schema';
+import { type CustomResource, CustomResourceKind } from '../core/kind';
+import {
+  CRON_MAX_LENGTH,
+  CRON_SCHEDULE_PATTERN,
+  DNS_SUBDOMAIN_MAX_LENGTH,
+  DNS_SUBDOMAIN_PATTERN,
+} from '../core/formats';
+import { conditionsSchema, type Static, t } from '../core/schema';
 
 /** Releases with an official image: postgres 12–18, mysql 5.7, 8.0, 8.4 and 9.x (a minor or patch may follow). */
 const POSTGRESQL_VERSION = '1[2-8](\\.[0-9]{1,3})?';
@@ -9,48 +14,95 @@ const MAX_VOLUME = '64Ti';
 /** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
 export const MAX_DATABASE_NAME_WITH_BACKUP = 45;
 
-export const databaseSpecSchema = t.object({
-  type: t.enum(['postgresql', 'mysql'] as const, { required: true, description: 'Database engine: postgresql or mysql.' }),
-  version: t.string({
-    required: true,
-    pattern: `^(${POSTGRESQL_VERSION}|${MYSQL_VERSION})$`,
-    description: 'Engine version, the image tag: 12 to 18 (e.g. 13 or 16.4) for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql.',
-  }),
-  storage: t.object({
-    size: t.quantity({ required: true, positive: true, maximum: MAX_VOLUME, description: 'Size of the data volume, e.g. 10Gi.' }),
-    storageClassName: t.string({ minLength: 1, maxLength: DNS_SUBDOMAIN_MAX_LENGTH, pattern: DNS_SUBDOMAIN_PATTERN, description: 'StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.' }),
-  }, { required: true, description: 'The data volume.' }),
-  backup: t.object({
-    enabled: t.boolean({ default: false, description: 'Run scheduled dumps to a backup volume.' }),
-    schedule: t.string({ default: '0 2 * * *', maxLength: CRON_MAX_LENGTH, pattern: CRON_SCHEDULE_PATTERN, description: 'When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.' }),
-    storageSize: t.quantity({ positive: true, maximum: MAX_VOLUME, description: 'Size of the backup volume. Default: the data volume size.' }),
-  }, { default: {}, description: 'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.' }),
-  deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
-    default: 'Retain',
-    description: 'What deleting the Database does to its data: Retain keeps the data and backup volumes and the credentials Secret; Delete removes them too.',
-  }),
-}, {
-  description: 'DatabaseSpec defines the desired database.',
-  extra: {
-    'x-kubernetes-validations': [{
-      // Raw strings (r'…'): CEL's plain strings take no backslash escapes such as a dot's.
-      rule: `self.type == 'postgresql' ? self.version.matches(r'^${POSTGRESQL_VERSION}$') : self.version.matches(r'^${MYSQL_VERSION}$')`,
-      message: 'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
-      fieldPath: '.version',
-    }],
+export const databaseSpecSchema = t.object(
+  {
+    type: t.enum(['postgresql', 'mysql'] as const, {
+      required: true,
+      description: 'Database engine: postgresql or mysql.',
+    }),
+    version: t.string({
+      required: true,
+      pattern: `^(${POSTGRESQL_VERSION}|${MYSQL_VERSION})$`,
+      description:
+        'Engine version, the image tag: 12 to 18 (e.g. 13 or 16.4) for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql.',
+    }),
+    storage: t.object(
+      {
+        size: t.quantity({
+          required: true,
+          positive: true,
+          maximum: MAX_VOLUME,
+          description: 'Size of the data volume, e.g. 10Gi.',
+        }),
+        storageClassName: t.string({
+          minLength: 1,
+          maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
+          pattern: DNS_SUBDOMAIN_PATTERN,
+          description: 'StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.',
+        }),
+      },
+      { required: true, description: 'The data volume.' },
+    ),
+    backup: t.object(
+      {
+        enabled: t.boolean({ default: false, description: 'Run scheduled dumps to a backup volume.' }),
+        schedule: t.string({
+          default: '0 2 * * *',
+          maxLength: CRON_MAX_LENGTH,
+          pattern: CRON_SCHEDULE_PATTERN,
+          description:
+            'When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.',
+        }),
+        storageSize: t.quantity({
+          positive: true,
+          maximum: MAX_VOLUME,
+          description: 'Size of the backup volume. Default: the data volume size.',
+        }),
+      },
+      {
+        default: {},
+        description:
+          'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.',
+      },
+    ),
+    deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
+      default: 'Retain',
+      description:
+        'What deleting the Database does to its data: Retain keeps the data and backup volumes and the credentials Secret; Delete removes them too.',
+    }),
   },
-});
+  {
+    description: 'DatabaseSpec defines the desired database.',
+    extra: {
+      'x-kubernetes-validations': [
+        {
+          // Raw strings (r'…'): CEL's plain strings take no backslash escapes such as a dot's.
+          rule: `self.type == 'postgresql' ? self.version.matches(r'^${POSTGRESQL_VERSION}$') : self.version.matches(r'^${MYSQL_VERSION}$')`,
+          message:
+            'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
+          fieldPath: '.version',
+        },
+      ],
+    },
+  },
+);
 
-export const databaseStatusSchema = t.object({
-  phase: t.enum(['Creating', 'Ready', 'Failed'] as const, { description: 'Summary of the database\'s state.' }),
-  readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
-  endpoint: t.string({ description: 'Where clients connect, host:port.' }),
-  credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
-  backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
-  lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
-  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
-  conditions: conditionsSchema(),
-}, { description: 'DatabaseStatus is the observed state of a Database.' });
+export const databaseStatusSchema = t.object(
+  {
+    phase: t.enum(['Creating', 'Ready', 'Failed'] as const, { description: "Summary of the database's state." }),
+    readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
+    endpoint: t.string({ description: 'Where clients connect, host:port.' }),
+    credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
+    backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
+    lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
+    observedGeneration: t.integer({
+      minimum: 0,
+      description: 'The .metadata.generation the status was computed from.',
+    }),
+    conditions: conditionsSchema(),
+  },
+  { description: 'DatabaseStatus is the observed state of a Database.' },
+);
 
 export type DatabaseSpec = Static<typeof databaseSpecSchema>;
 export type Database = CustomResource<typeof databaseSpecSchema, typeof databaseStatusSchema>;
@@ -63,7 +115,8 @@ export const databaseKind = new CustomResourceKind({
   // The StatefulSet takes the Database's name (its pods' revision label adds 11 characters) and Services take it too.
   maxNameLength: 52,
   dns1035Name: true,
-  description: 'Database runs a PostgreSQL or MySQL server as a StatefulSet with its data on a volume, generated credentials, and optional scheduled backups.',
+  description:
+    'Database runs a PostgreSQL or MySQL server as a StatefulSet with its data on a volume, generated credentials, and optional scheduled backups.',
   spec: databaseSpecSchema,
   status: databaseStatusSchema,
   printerColumns: [
@@ -74,8 +127,10 @@ export const databaseKind = new CustomResourceKind({
   ],
   shortNames: ['db'],
   categories: ['all'],
-  validations: [{
-    rule: `!has(self.spec.backup) || !has(self.spec.backup.enabled) || !self.spec.backup.enabled || size(self.metadata.name) <= ${MAX_DATABASE_NAME_WITH_BACKUP}`,
-    message: `metadata.name must be at most ${MAX_DATABASE_NAME_WITH_BACKUP} characters when spec.backup.enabled is true: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
-  }],
+  validations: [
+    {
+      rule: `!has(self.spec.backup) || !has(self.spec.backup.enabled) || !self.spec.backup.enabled || size(self.metadata.name) <= ${MAX_DATABASE_NAME_WITH_BACKUP}`,
+      message: `metadata.name must be at most ${MAX_DATABASE_NAME_WITH_BACKUP} characters when spec.backup.enabled is true: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+    },
+  ],
 });

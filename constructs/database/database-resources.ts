@@ -19,34 +19,41 @@ interface Engine {
   readonly dump: (host: string) => string;
 }
 
-const fromSecret = (name: string, secret: string, key: string): k8s.EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const fromSecret = (name: string, secret: string, key: string): k8s.EnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key } },
+});
 
 /** The engines a Database can run. Their images run as uid 999. */
 export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
   postgresql: {
-    image: v => `postgres:${v}`,
+    image: (v) => `postgres:${v}`,
     port: 5432,
     dataPath: '/var/lib/postgresql/data',
     scratchPaths: ['/var/run/postgresql', '/tmp'],
-    env: s => [
-      fromSecret('POSTGRES_USER', s, 'username'), fromSecret('POSTGRES_PASSWORD', s, 'password'), fromSecret('POSTGRES_DB', s, 'database'),
+    env: (s) => [
+      fromSecret('POSTGRES_USER', s, 'username'),
+      fromSecret('POSTGRES_PASSWORD', s, 'password'),
+      fromSecret('POSTGRES_DB', s, 'database'),
       // A subdirectory, so the volume's lost+found does not upset initdb.
       { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
     ],
     ready: 'pg_isready -U "$POSTGRES_USER" -d "$POSTGRES_DB" -h 127.0.0.1',
-    dump: host => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
+    dump: (host) => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
   },
   mysql: {
-    image: v => `mysql:${v}`,
+    image: (v) => `mysql:${v}`,
     port: 3306,
     dataPath: '/var/lib/mysql',
     scratchPaths: ['/var/run/mysqld', '/tmp'],
-    env: s => [
-      fromSecret('MYSQL_USER', s, 'username'), fromSecret('MYSQL_PASSWORD', s, 'password'), fromSecret('MYSQL_DATABASE', s, 'database'),
+    env: (s) => [
+      fromSecret('MYSQL_USER', s, 'username'),
+      fromSecret('MYSQL_PASSWORD', s, 'password'),
+      fromSecret('MYSQL_DATABASE', s, 'database'),
       { name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' },
     ],
     ready: 'mysqladmin ping -h 127.0.0.1 -u"$MYSQL_USER" -p"$MYSQL_PASSWORD"',
-    dump: host => `mysqldump -h ${host} -u"$DB_USER" -p"$DB_PASSWORD" "$DB_NAME"`,
+    dump: (host) => `mysqldump -h ${host} -u"$DB_USER" -p"$DB_PASSWORD" "$DB_NAME"`,
   },
 };
 
@@ -65,7 +72,14 @@ export interface DatabaseResourcesProps {
 
 /** Names of a Database's children. */
 export function databaseNames(name: string) {
-  return { service: name, headless: `${name}-headless`, statefulSet: name, credentials: `${name}-credentials`, backup: `${name}-backup`, retention: `${name}-retention` };
+  return {
+    service: name,
+    headless: `${name}-headless`,
+    statefulSet: name,
+    credentials: `${name}-credentials`,
+    backup: `${name}-backup`,
+    retention: `${name}-retention`,
+  };
 }
 
 /**
@@ -88,16 +102,29 @@ export class DatabaseResources extends Construct {
     const { name, spec } = props;
     const engine = ENGINES[spec.type];
     const names = databaseNames(name);
-    const labelProps = { name: spec.type, instance: name, component: 'database', managedBy: props.managedBy ?? 'database-operator' };
+    const labelProps = {
+      name: spec.type,
+      instance: name,
+      component: 'database',
+      managedBy: props.managedBy ?? 'database-operator',
+    };
     const labels = standardLabels(labelProps);
     const selector = selectorLabels(labelProps);
     const owned = props.owner ? [props.owner] : undefined;
-    const meta = (objectName: string, l = labels) => ({ name: objectName, namespace: props.namespace, labels: l, ownerReferences: owned });
+    const meta = (objectName: string, l = labels) => ({
+      name: objectName,
+      namespace: props.namespace,
+      labels: l,
+      ownerReferences: owned,
+    });
     const deleteData = spec.deletionPolicy === 'Delete';
     const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
 
     new k8s.KubeConfigMap(this, 'Retention', {
-      metadata: { ...meta(names.retention, standardLabels({ ...labelProps, component: 'retention' })), ownerReferences: deleteData ? owned : undefined },
+      metadata: {
+        ...meta(names.retention, standardLabels({ ...labelProps, component: 'retention' })),
+        ownerReferences: deleteData ? owned : undefined,
+      },
       data: {
         deletionPolicy: spec.deletionPolicy,
         note: deleteData
@@ -106,8 +133,14 @@ export class DatabaseResources extends Construct {
       },
     });
 
-    new k8s.KubeService(this, 'Headless', { metadata: meta(names.headless), spec: { clusterIp: 'None', selector, ports: portSpec } });
-    new k8s.KubeService(this, 'Service', { metadata: meta(names.service), spec: { type: 'ClusterIP', selector, ports: portSpec } });
+    new k8s.KubeService(this, 'Headless', {
+      metadata: meta(names.headless),
+      spec: { clusterIp: 'None', selector, ports: portSpec },
+    });
+    new k8s.KubeService(this, 'Service', {
+      metadata: meta(names.service),
+      spec: { type: 'ClusterIP', selector, ports: portSpec },
+    });
 
     const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
     new k8s.KubeStatefulSet(this, 'StatefulSet', {
@@ -122,28 +155,43 @@ export class DatabaseResources extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(DB_UID),
-            containers: [{
-              name: spec.type,
-              image: engine.image(spec.version),
-              env: engine.env(names.credentials),
-              ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
-              readinessProbe: { exec: { command: ['sh', '-c', engine.ready] }, initialDelaySeconds: 5, periodSeconds: 10 },
-              livenessProbe: { tcpSocket: { port: k8s.IntOrString.fromString('db') }, initialDelaySeconds: 30, periodSeconds: 10 },
-              resources: { requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') }, limits: { memory: k8s.Quantity.fromString('1Gi') } },
-              securityContext: restrictedContainerSecurityContext(),
-              volumeMounts: [{ name: 'data', mountPath: engine.dataPath }, ...scratch],
-            }],
-            volumes: scratch.map(s => ({ name: s.name, emptyDir: {} })),
+            containers: [
+              {
+                name: spec.type,
+                image: engine.image(spec.version),
+                env: engine.env(names.credentials),
+                ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
+                readinessProbe: {
+                  exec: { command: ['sh', '-c', engine.ready] },
+                  initialDelaySeconds: 5,
+                  periodSeconds: 10,
+                },
+                livenessProbe: {
+                  tcpSocket: { port: k8s.IntOrString.fromString('db') },
+                  initialDelaySeconds: 30,
+                  periodSeconds: 10,
+                },
+                resources: {
+                  requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
+                  limits: { memory: k8s.Quantity.fromString('1Gi') },
+                },
+                securityContext: restrictedContainerSecurityContext(),
+                volumeMounts: [{ name: 'data', mountPath: engine.dataPath }, ...scratch],
+              },
+            ],
+            volumes: scratch.map((s) => ({ name: s.name, emptyDir: {} })),
           },
         },
-        volumeClaimTemplates: [{
-          metadata: { name: 'data', labels: selector },
-          spec: {
-            accessModes: ['ReadWriteOnce'],
-            storageClassName: spec.storage.storageClassName,
-            resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage.size)) } },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data', labels: selector },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              storageClassName: spec.storage.storageClassName,
+              resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage.size)) } },
+            },
           },
-        }],
+        ],
       },
     });
 
@@ -155,7 +203,9 @@ export class DatabaseResources extends Construct {
         spec: {
           accessModes: ['ReadWriteOnce'],
           storageClassName: spec.storage.storageClassName,
-          resources: { requests: { storage: k8s.Quantity.fromString(String(spec.backup.storageSize ?? spec.storage.size)) } },
+          resources: {
+            requests: { storage: k8s.Quantity.fromString(String(spec.backup.storageSize ?? spec.storage.size)) },
+          },
         },
       });
       const host = `${names.service}.${props.namespace}.svc`;
@@ -164,16 +214,35 @@ export class DatabaseResources extends Construct {
         labels: backupLabels,
         schedule: spec.backup.schedule,
         uid: DB_UID,
-        containers: [{
-          name: 'dump',
-          image: engine.image(spec.version),
-          command: ['sh', '-c', `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`],
-          env: [fromSecret('DB_USER', names.credentials, 'username'), fromSecret('DB_PASSWORD', names.credentials, 'password'), fromSecret('DB_NAME', names.credentials, 'database')],
-          resources: { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('512Mi') } },
-          securityContext: restrictedContainerSecurityContext(),
-          volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tmp', mountPath: '/tmp' }],
-        }],
-        volumes: [{ name: 'backup', persistentVolumeClaim: { claimName: names.backup } }, { name: 'tmp', emptyDir: {} }],
+        containers: [
+          {
+            name: 'dump',
+            image: engine.image(spec.version),
+            command: [
+              'sh',
+              '-c',
+              `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
+            ],
+            env: [
+              fromSecret('DB_USER', names.credentials, 'username'),
+              fromSecret('DB_PASSWORD', names.credentials, 'password'),
+              fromSecret('DB_NAME', names.credentials, 'database'),
+            ],
+            resources: {
+              requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+              limits: { memory: k8s.Quantity.fromString('512Mi') },
+            },
+            securityContext: restrictedContainerSecurityContext(),
+            volumeMounts: [
+              { name: 'backup', mountPath: '/backup' },
+              { name: 'tmp', mountPath: '/tmp' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'backup', persistentVolumeClaim: { claimName: names.backup } },
+          { name: 'tmp', emptyDir: {} },
+        ],
       });
     }
   }

@@ -1,6 +1,11 @@
-import { CustomResource, CustomResourceKind } from '../core/kind';
-import { CRON_MAX_LENGTH, CRON_SCHEDULE_PATTERN, DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from '../core/formats';
-import { computeResourcesSchema, conditionsSchema, Static, t } from '../core/schema';
+import { type CustomResource, CustomResourceKind } from '../core/kind';
+import {
+  CRON_MAX_LENGTH,
+  CRON_SCHEDULE_PATTERN,
+  DNS_SUBDOMAIN_MAX_LENGTH,
+  DNS_SUBDOMAIN_PATTERN,
+} from '../core/formats';
+import { computeResourcesSchema, conditionsSchema, type Static, t } from '../core/schema';
 
 /** The largest data or backup volume a member may ask for. */
 const MAX_VOLUME = '64Ti';
@@ -13,67 +18,110 @@ export const MAX_NAME_WITH_BACKUP = 45;
 export const DEFAULT_ETCD_VERSION = '3.5.21';
 
 /** Desired state of an etcd cluster. */
-export const etcdClusterSpecSchema = t.object({
-  replicas: t.integer({
-    default: 3,
-    minimum: 1,
-    maximum: 9,
-    description: 'Number of etcd members, from 1 to 9. Odd numbers tolerate the most failures for their size; an even number is accepted but reported in status.',
-  }),
-  version: t.string({
-    default: DEFAULT_ETCD_VERSION,
-    pattern: SUPPORTED_VERSIONS,
-    description: 'etcd release as x.y.z, 3.5.x or 3.6.x, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
-  }),
-  storage: t.quantity({
-    positive: true,
-    maximum: MAX_VOLUME,
-    default: '1Gi',
-    description: 'Size of each member\'s data volume (a PersistentVolumeClaim per member), e.g. 10Gi.',
-  }),
-  storageClassName: t.string({
-    minLength: 1,
-    maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
-    pattern: DNS_SUBDOMAIN_PATTERN,
-    description: 'StorageClass of the data volumes (a DNS name). Omitted: the cluster\'s default StorageClass.',
-  }),
-  backup: t.object({
-    schedule: t.string({
-      required: true,
-      maxLength: CRON_MAX_LENGTH,
-      pattern: CRON_SCHEDULE_PATTERN,
-      description: 'When to take a snapshot, as a 5-field cron expression (each field in its range) or a macro, e.g. "0 */6 * * *" or @daily.',
+export const etcdClusterSpecSchema = t.object(
+  {
+    replicas: t.integer({
+      default: 3,
+      minimum: 1,
+      maximum: 9,
+      description:
+        'Number of etcd members, from 1 to 9. Odd numbers tolerate the most failures for their size; an even number is accepted but reported in status.',
     }),
-    retention: t.integer({ default: 7, minimum: 1, maximum: 1000, description: 'How many snapshots to keep; older ones are deleted after each new one.' }),
-    storage: t.quantity({ positive: true, maximum: MAX_VOLUME, default: '5Gi', description: 'Size of the backup volume.' }),
-    storageClassName: t.string({ minLength: 1, maxLength: DNS_SUBDOMAIN_MAX_LENGTH, pattern: DNS_SUBDOMAIN_PATTERN, description: 'StorageClass of the backup volume (a DNS name). Omitted: the cluster\'s default StorageClass.' }),
-  }, { description: 'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.' }),
-  resources: computeResourcesSchema('Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.'),
-}, { description: 'EtcdClusterSpec defines the desired state of an etcd cluster.', default: {} });
+    version: t.string({
+      default: DEFAULT_ETCD_VERSION,
+      pattern: SUPPORTED_VERSIONS,
+      description: 'etcd release as x.y.z, 3.5.x or 3.6.x, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.',
+    }),
+    storage: t.quantity({
+      positive: true,
+      maximum: MAX_VOLUME,
+      default: '1Gi',
+      description: "Size of each member's data volume (a PersistentVolumeClaim per member), e.g. 10Gi.",
+    }),
+    storageClassName: t.string({
+      minLength: 1,
+      maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
+      pattern: DNS_SUBDOMAIN_PATTERN,
+      description: "StorageClass of the data volumes (a DNS name). Omitted: the cluster's default StorageClass.",
+    }),
+    backup: t.object(
+      {
+        schedule: t.string({
+          required: true,
+          maxLength: CRON_MAX_LENGTH,
+          pattern: CRON_SCHEDULE_PATTERN,
+          description:
+            'When to take a snapshot, as a 5-field cron expression (each field in its range) or a macro, e.g. "0 */6 * * *" or @daily.',
+        }),
+        retention: t.integer({
+          default: 7,
+          minimum: 1,
+          maximum: 1000,
+          description: 'How many snapshots to keep; older ones are deleted after each new one.',
+        }),
+        storage: t.quantity({
+          positive: true,
+          maximum: MAX_VOLUME,
+          default: '5Gi',
+          description: 'Size of the backup volume.',
+        }),
+        storageClassName: t.string({
+          minLength: 1,
+          maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
+          pattern: DNS_SUBDOMAIN_PATTERN,
+          description: "StorageClass of the backup volume (a DNS name). Omitted: the cluster's default StorageClass.",
+        }),
+      },
+      {
+        description:
+          'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.',
+      },
+    ),
+    resources: computeResourcesSchema(
+      'Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.',
+    ),
+  },
+  { description: 'EtcdClusterSpec defines the desired state of an etcd cluster.', default: {} },
+);
 
 /** Observed state of an etcd cluster, written by the reconciler. */
-export const etcdClusterStatusSchema = t.object({
-  phase: t.enum(['Creating', 'Running', 'Scaling', 'Upgrading', 'Failed'] as const, { description: 'Summary of the cluster\'s state.' }),
-  members: t.array(t.string(), { description: 'Names of the member pods that exist now, sorted.' }),
-  etcdMembers: t.array(t.object({
-    name: t.string({ description: 'Member name (its pod\'s name).' }),
-    id: t.string({ description: 'Member ID, in decimal, as etcdctl --write-out=json shows it.' }),
-    learner: t.boolean({ description: 'A learner: replicates but does not vote until promoted.' }),
-    started: t.boolean({ description: 'Whether the member has started; an added member has not until its pod runs etcd.' }),
-    healthy: t.boolean({ description: 'Whether it answered the operator and knows a leader.' }),
-    leader: t.boolean({ description: 'Whether it is the leader.' }),
-    version: t.string({ description: 'The etcd version it runs.' }),
-  }), { description: 'The member list as etcd reports it (through its members API), in ordinal order.' }),
-  step: t.string({ description: 'What the operator is doing to membership or versions, or waiting for; absent when settled.' }),
-  version: t.string({ description: 'The oldest etcd version a member runs.' }),
-  backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
-  lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
-  replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
-  readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
-  clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),
-  observedGeneration: t.integer({ minimum: 0, description: 'The .metadata.generation the status was computed from.' }),
-  conditions: conditionsSchema(),
-}, { description: 'EtcdClusterStatus defines the observed state of an etcd cluster.' });
+export const etcdClusterStatusSchema = t.object(
+  {
+    phase: t.enum(['Creating', 'Running', 'Scaling', 'Upgrading', 'Failed'] as const, {
+      description: "Summary of the cluster's state.",
+    }),
+    members: t.array(t.string(), { description: 'Names of the member pods that exist now, sorted.' }),
+    etcdMembers: t.array(
+      t.object({
+        name: t.string({ description: "Member name (its pod's name)." }),
+        id: t.string({ description: 'Member ID, in decimal, as etcdctl --write-out=json shows it.' }),
+        learner: t.boolean({ description: 'A learner: replicates but does not vote until promoted.' }),
+        started: t.boolean({
+          description: 'Whether the member has started; an added member has not until its pod runs etcd.',
+        }),
+        healthy: t.boolean({ description: 'Whether it answered the operator and knows a leader.' }),
+        leader: t.boolean({ description: 'Whether it is the leader.' }),
+        version: t.string({ description: 'The etcd version it runs.' }),
+      }),
+      { description: 'The member list as etcd reports it (through its members API), in ordinal order.' },
+    ),
+    step: t.string({
+      description: 'What the operator is doing to membership or versions, or waiting for; absent when settled.',
+    }),
+    version: t.string({ description: 'The oldest etcd version a member runs.' }),
+    backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
+    lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
+    replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
+    readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
+    clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),
+    observedGeneration: t.integer({
+      minimum: 0,
+      description: 'The .metadata.generation the status was computed from.',
+    }),
+    conditions: conditionsSchema(),
+  },
+  { description: 'EtcdClusterStatus defines the observed state of an etcd cluster.' },
+);
 
 export type EtcdClusterSpec = Static<typeof etcdClusterSpecSchema>;
 export type EtcdClusterStatus = Static<typeof etcdClusterStatusSchema>;
@@ -87,7 +135,8 @@ export const etcdClusterKind = new CustomResourceKind({
   // The StatefulSet takes the cluster's name (its pods' revision label adds 11 characters) and Services take it too.
   maxNameLength: 52,
   dns1035Name: true,
-  description: 'EtcdCluster is an etcd cluster run as a StatefulSet with a data volume per member, kept at the requested size by the etcd operator.',
+  description:
+    'EtcdCluster is an etcd cluster run as a StatefulSet with a data volume per member, kept at the requested size by the etcd operator.',
   spec: etcdClusterSpecSchema,
   status: etcdClusterStatusSchema,
   specRequired: false,
@@ -100,8 +149,10 @@ export const etcdClusterKind = new CustomResourceKind({
   ],
   shortNames: ['etcd'],
   categories: ['all'],
-  validations: [{
-    rule: `!has(self.spec) || !has(self.spec.backup) || size(self.metadata.name) <= ${MAX_NAME_WITH_BACKUP}`,
-    message: `metadata.name must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
-  }],
+  validations: [
+    {
+      rule: `!has(self.spec) || !has(self.spec.backup) || size(self.metadata.name) <= ${MAX_NAME_WITH_BACKUP}`,
+      message: `metadata.name must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+    },
+  ],
 });

@@ -1,53 +1,104 @@
-import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type EventSpec,
+  type ObjectLike,
+  type Observed,
+} from '../core/controller';
 import { ConditionList } from '../core/conditions';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
-import { EtcdTopology, MembershipReport, quorum, reconcileMembership } from './membership';
+import { type EtcdTopology, type MembershipReport, quorum, reconcileMembership } from './membership';
 
-interface CronJob extends ObjectLike { status?: { lastSuccessfulTime?: string } }
+interface CronJob extends ObjectLike {
+  status?: { lastSuccessfulTime?: string };
+}
 
 interface StatefulSet extends ObjectLike {
   spec?: { replicas?: number };
-  status?: { replicas?: number; readyReplicas?: number; currentReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+  status?: {
+    replicas?: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    observedGeneration?: number;
+  };
 }
 
 type Cluster = EtcdCluster;
 
 /** Membership steps: the phase says Scaling while one is under way. */
-const SCALING_STEPS = new Set(['AddingMember', 'WaitingForMember', 'PromotingLearner', 'LearnerCatchingUp', 'PromoteFailed', 'RemovingMember', 'TransferringLeadership', 'WaitingForQuorum']);
+const SCALING_STEPS = new Set([
+  'AddingMember',
+  'WaitingForMember',
+  'PromotingLearner',
+  'LearnerCatchingUp',
+  'PromoteFailed',
+  'RemovingMember',
+  'TransferringLeadership',
+  'WaitingForQuorum',
+]);
 
 /**
  * The status an EtcdCluster should show. Pure; `now` only stamps conditions that change.
  * `membership` is what etcd's own API said (absent when the cluster is rendered statically):
  * availability is then a healthy voting quorum, not ready pods.
  */
-export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined, members: string[], applyError: string | undefined, childFailure?: { reason: string; message: string }, now = new Date(), membership?: MembershipReport, backup?: CronJob): EtcdClusterStatus {
+export function desiredEtcdStatus(
+  cluster: Cluster,
+  sts: StatefulSet | undefined,
+  members: string[],
+  applyError: string | undefined,
+  childFailure?: { reason: string; message: string },
+  now = new Date(),
+  membership?: MembershipReport,
+  backup?: CronJob,
+): EtcdClusterStatus {
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
   const generation = cluster.metadata.generation ?? 0;
   const list = new ConditionList(cluster.status?.conditions, generation, now);
   const { set } = list;
-  const voters = membership?.members.filter(m => !m.learner && m.started) ?? [];
-  const healthyVoters = voters.filter(m => m.healthy).length;
+  const voters = membership?.members.filter((m) => !m.learner && m.started) ?? [];
+  const healthyVoters = voters.filter((m) => m.healthy).length;
   if (membership?.reachable) {
     const q = quorum(voters.length);
-    set('Available', healthyVoters >= q ? 'True' : 'False', healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum', `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`);
+    set(
+      'Available',
+      healthyVoters >= q ? 'True' : 'False',
+      healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum',
+      `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`,
+    );
   } else if (membership) {
-    set('Available', 'False', membership.step?.reason ?? 'MembersUnreachable', membership.step?.message ?? 'no member answers');
+    set(
+      'Available',
+      'False',
+      membership.step?.reason ?? 'MembersUnreachable',
+      membership.step?.message ?? 'no member answers',
+    );
   } else {
     const q = quorum(want);
-    set('Available', ready >= q ? 'True' : 'False', ready >= q ? 'QuorumReady' : 'NoQuorum', `${ready}/${want} members ready; quorum is ${q}`);
+    set(
+      'Available',
+      ready >= q ? 'True' : 'False',
+      ready >= q ? 'QuorumReady' : 'NoQuorum',
+      `${ready}/${want} members ready; quorum is ${q}`,
+    );
   }
   const scaling = current !== want || (membership?.reachable === true && voters.length !== want);
   const step = membership?.step;
   const complete = !step && !scaling && ready === want;
   if (step) set('Progressing', 'True', step.reason, step.message);
   else {
-    set('Progressing', complete ? 'False' : 'True', complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
-      complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`);
+    set(
+      'Progressing',
+      complete ? 'False' : 'True',
+      complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
+      complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`,
+    );
   }
   if (applyError) set('Degraded', 'True', 'InvalidResources', applyError);
   else if (membership?.refused) set('Degraded', 'True', membership.refused.reason, membership.refused.message);
@@ -56,14 +107,26 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
   else set('Degraded', 'False', 'AsExpected', 'the StatefulSet and Services match the spec');
   const q = quorum(want);
   if (want % 2 === 0) {
-    set('OddMembers', 'False', 'EvenMemberCount', `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`);
+    set(
+      'OddMembers',
+      'False',
+      'EvenMemberCount',
+      `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`,
+    );
   } else {
     set('OddMembers', 'True', 'OddMemberCount', `${want} members tolerate ${want - q} failure(s)`);
   }
-  const phase = applyError ? 'Failed'
-    : step && SCALING_STEPS.has(step.reason) ? 'Scaling'
-      : step?.reason === 'Upgrading' ? 'Upgrading'
-        : scaling && sts ? 'Scaling' : complete ? 'Running' : 'Creating';
+  const phase = applyError
+    ? 'Failed'
+    : step && SCALING_STEPS.has(step.reason)
+      ? 'Scaling'
+      : step?.reason === 'Upgrading'
+        ? 'Upgrading'
+        : scaling && sts
+          ? 'Scaling'
+          : complete
+            ? 'Running'
+            : 'Creating';
   return {
     phase,
     members,
@@ -71,7 +134,9 @@ export function desiredEtcdStatus(cluster: Cluster, sts: StatefulSet | undefined
     ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
     ...(membership?.version ? { version: membership.version } : {}),
     ...(cluster.spec.backup && backup ? { backupCronJob: backup.metadata.name } : {}),
-    ...(cluster.spec.backup && backup?.status?.lastSuccessfulTime ? { lastBackupTime: backup.status.lastSuccessfulTime } : {}),
+    ...(cluster.spec.backup && backup?.status?.lastSuccessfulTime
+      ? { lastBackupTime: backup.status.lastSuccessfulTime }
+      : {}),
     replicas: current,
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
@@ -97,9 +162,14 @@ export function etcdEvents(cluster: Cluster, observed: Observed, status: object 
   const name = cluster.metadata.name;
   const events: EventSpec[] = [];
   if (!observed.before.has(`StatefulSet/${name}`) && observed.children.has(`StatefulSet/${name}`)) {
-    events.push({ type: 'Normal', reason: 'Created', message: `Created etcd cluster ${name} with ${cluster.spec.replicas} members` });
+    events.push({
+      type: 'Normal',
+      reason: 'Created',
+      message: `Created etcd cluster ${name} with ${cluster.spec.replicas} members`,
+    });
   }
-  const odd = (conditions: Array<{ type: string; status: string; message: string }> | undefined) => conditions?.find(c => c.type === 'OddMembers');
+  const odd = (conditions: { type: string; status: string; message: string }[] | undefined) =>
+    conditions?.find((c) => c.type === 'OddMembers');
   const now = odd((status as EtcdClusterStatus | undefined)?.conditions);
   if (now?.status === 'False' && odd(cluster.status?.conditions)?.status !== 'False') {
     events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
@@ -116,7 +186,14 @@ export function etcdEvents(cluster: Cluster, observed: Observed, status: object 
 export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
   name: 'etcdcluster',
   for: etcdClusterKind,
-  owns: [BuiltinTypes.Service, BuiltinTypes.ConfigMap, BuiltinTypes.StatefulSet, BuiltinTypes.PodDisruptionBudget, BuiltinTypes.CronJob, BuiltinTypes.PersistentVolumeClaim],
+  owns: [
+    BuiltinTypes.Service,
+    BuiltinTypes.ConfigMap,
+    BuiltinTypes.StatefulSet,
+    BuiltinTypes.PodDisruptionBudget,
+    BuiltinTypes.CronJob,
+    BuiltinTypes.PersistentVolumeClaim,
+  ],
   // The backup CronJob goes when backups are unscheduled; claims (the backups') are never deleted.
   deletes: [BuiltinTypes.CronJob],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
@@ -124,13 +201,14 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
     const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
     return { facts: { topology, report }, events, requeueAfterMs };
   },
-  render: (scope, cluster, { owner, external }) => new EtcdClusterResources(scope, 'etcd', {
-    name: cluster.metadata.name,
-    namespace: cluster.metadata.namespace!,
-    spec: cluster.spec,
-    owner,
-    topology: external?.topology as EtcdTopology | undefined,
-  }),
+  render: (scope, cluster, { owner, external }) =>
+    new EtcdClusterResources(scope, 'etcd', {
+      name: cluster.metadata.name,
+      namespace: cluster.metadata.namespace!,
+      spec: cluster.spec,
+      owner,
+      topology: external?.topology as EtcdTopology | undefined,
+    }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
     return desiredEtcdStatus(
@@ -143,7 +221,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
       podFailure(pods) ?? observed.childFailure,
       observed.now,
       observed.external?.report as MembershipReport | undefined,
-      observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name!).cronJob}`) as CronJob | undefined,
+      observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name).cronJob}`) as CronJob | undefined,
     );
   },
   events: etcdEvents,

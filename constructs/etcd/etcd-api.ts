@@ -27,7 +27,11 @@ export interface EtcdMemberStatus {
 
 /** An answer etcd gave with an error (e.g. "can only promote a learner member which is in sync with leader"). */
 export class EtcdApiError extends Error {
-  constructor(readonly url: string, readonly status: number, message: string) {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    message: string,
+  ) {
     super(`${url}: ${message}`);
   }
 }
@@ -39,29 +43,35 @@ export function etcdCall<T>(clientURL: string, path: string, body: object, timeo
   const url = new URL(path, clientURL);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      timeout: timeoutMs,
-    }, res => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', c => { text += c; });
-      res.on('end', () => {
-        let json: any;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          reject(new EtcdApiError(url.href, res.statusCode ?? 0, `not JSON: ${text.slice(0, 200)}`));
-          return;
-        }
-        if ((res.statusCode ?? 500) >= 300 || json.error || (json.code && json.message)) {
-          reject(new EtcdApiError(url.href, res.statusCode ?? 0, String(json.message ?? json.error ?? text)));
-        } else {
-          resolve(json as T);
-        }
-      });
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => {
+          let json: any;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            reject(new EtcdApiError(url.href, res.statusCode ?? 0, `not JSON: ${text.slice(0, 200)}`));
+            return;
+          }
+          if ((res.statusCode ?? 500) >= 300 || json.error || (json.code && json.message)) {
+            reject(new EtcdApiError(url.href, res.statusCode ?? 0, String(json.message ?? json.error ?? text)));
+          } else {
+            resolve(json as T);
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${url.href}: no answer in ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);
@@ -85,7 +95,10 @@ export async function listMembers(clientURL: string): Promise<EtcdMember[]> {
 }
 
 export async function addMember(clientURL: string, peerURL: string, asLearner: boolean): Promise<EtcdMember> {
-  const r = await etcdCall<{ member: unknown }>(clientURL, '/v3/cluster/member/add', { peerURLs: [peerURL], isLearner: asLearner });
+  const r = await etcdCall<{ member: unknown }>(clientURL, '/v3/cluster/member/add', {
+    peerURLs: [peerURL],
+    isLearner: asLearner,
+  });
   return member(r.member);
 }
 

@@ -5,7 +5,7 @@ import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
-import { bootstrapTopology, EtcdTopology, membersConfigMapName, quorum } from './membership';
+import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './membership';
 
 export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
 
@@ -58,7 +58,6 @@ export function etcdSelectorLabels(name: string): Record<string, string> {
   return selectorLabels({ name: 'etcd', instance: name, component: 'member', managedBy: '' });
 }
 
-
 /**
  * Everything an etcd cluster runs on: a headless Service for stable peer names, a client
  * Service, a ConfigMap the members read their initial cluster from, a StatefulSet (one data PVC
@@ -81,13 +80,23 @@ export class EtcdClusterResources extends Construct {
   constructor(scope: Construct, id: string, props: EtcdClusterResourcesProps) {
     super(scope, id);
     const { name, namespace, spec } = props;
-    const labels = standardLabels({ name: 'etcd', instance: name, component: 'member', managedBy: props.managedBy ?? 'etcd-operator' });
+    const labels = standardLabels({
+      name: 'etcd',
+      instance: name,
+      component: 'member',
+      managedBy: props.managedBy ?? 'etcd-operator',
+    });
     const selector = etcdSelectorLabels(name);
     const ownerReferences = props.owner ? [props.owner] : undefined;
     const meta = (objectName: string) => ({ name: objectName, namespace, labels, ownerReferences });
     const peerDomain = `${name}.${namespace}.svc`;
     const topology = props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version);
-    const port = (portName: string, n: number) => ({ name: portName, port: n, targetPort: k8s.IntOrString.fromString(portName), protocol: 'TCP' });
+    const port = (portName: string, n: number) => ({
+      name: portName,
+      port: n,
+      targetPort: k8s.IntOrString.fromString(portName),
+      protocol: 'TCP',
+    });
 
     this.peerService = new k8s.KubeService(this, 'PeerService', {
       metadata: meta(name),
@@ -133,55 +142,79 @@ export class EtcdClusterResources extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-            containers: [{
-              name: 'etcd',
-              image: `quay.io/coreos/etcd:v${topology.version}`,
-              command: ['etcd'],
-              args: [
-                '--name=$(POD_NAME)',
-                '--data-dir=/var/lib/etcd/data',
-                `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
-                `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
-                `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
-                `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
-                `--initial-cluster-token=${name}.${namespace}`,
-              ],
-              env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-              envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
-              ports: [
-                { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
-                { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
-              ],
-              livenessProbe: { httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') }, initialDelaySeconds: 15, periodSeconds: 10, failureThreshold: 6 },
-              readinessProbe: { httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') }, initialDelaySeconds: 5, periodSeconds: 5 },
-              resources: {
-                requests: quantities(spec.resources?.requests) ?? { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('128Mi') },
-                limits: quantities(spec.resources?.limits),
+            containers: [
+              {
+                name: 'etcd',
+                image: `quay.io/coreos/etcd:v${topology.version}`,
+                command: ['etcd'],
+                args: [
+                  '--name=$(POD_NAME)',
+                  '--data-dir=/var/lib/etcd/data',
+                  `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
+                  `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
+                  `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
+                  `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
+                  `--initial-cluster-token=${name}.${namespace}`,
+                ],
+                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
+                ports: [
+                  { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
+                  { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
+                ],
+                livenessProbe: {
+                  httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+                  initialDelaySeconds: 15,
+                  periodSeconds: 10,
+                  failureThreshold: 6,
+                },
+                readinessProbe: {
+                  httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+                  initialDelaySeconds: 5,
+                  periodSeconds: 5,
+                },
+                resources: {
+                  requests: quantities(spec.resources?.requests) ?? {
+                    cpu: k8s.Quantity.fromString('100m'),
+                    memory: k8s.Quantity.fromString('128Mi'),
+                  },
+                  limits: quantities(spec.resources?.limits),
+                },
+                securityContext: restrictedContainerSecurityContext(),
+                volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
               },
-              securityContext: restrictedContainerSecurityContext(),
-              volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
-            }],
+            ],
           },
         },
-        volumeClaimTemplates: [{
-          metadata: { name: 'data', labels: selector },
-          spec: {
-            accessModes: ['ReadWriteOnce'],
-            storageClassName: spec.storageClassName,
-            resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage)) } },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data', labels: selector },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              storageClassName: spec.storageClassName,
+              resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage)) } },
+            },
           },
-        }],
+        ],
       },
     });
 
     this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
       metadata: meta(name),
-      spec: { minAvailable: k8s.IntOrString.fromNumber(quorum(topology.replicas)), selector: { matchLabels: selector } },
+      spec: {
+        minAvailable: k8s.IntOrString.fromNumber(quorum(topology.replicas)),
+        selector: { matchLabels: selector },
+      },
     });
 
     if (spec.backup) {
       const names = etcdBackupNames(name);
-      const backupLabels = standardLabels({ name: 'etcd', instance: name, component: 'backup', managedBy: props.managedBy ?? 'etcd-operator' });
+      const backupLabels = standardLabels({
+        name: 'etcd',
+        instance: name,
+        component: 'backup',
+        managedBy: props.managedBy ?? 'etcd-operator',
+      });
       // Snapshots are user data: the claim has no owner, so deleting the cluster keeps it.
       new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
         metadata: { name: names.claim, namespace, labels: backupLabels },
@@ -192,29 +225,43 @@ export class EtcdClusterResources extends Construct {
         },
       });
       const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
-      const small = { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('256Mi') } };
+      const small = {
+        requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+        limits: { memory: k8s.Quantity.fromString('256Mi') },
+      };
       this.backupCronJob = backupCronJob(this, 'Backup', {
         metadata: { ...meta(names.cronJob), labels: backupLabels },
         labels: backupLabels,
         schedule: spec.backup.schedule,
         uid: NON_ROOT_UID,
         // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
-        initContainers: [{
-          name: 'snapshot',
-          image: `quay.io/coreos/etcd:v${topology.version}`,
-          command: ['etcdctl', `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`, '--dial-timeout=10s', 'snapshot', 'save', `/backups/${SNAPSHOT_IN_PROGRESS}`],
-          resources: small,
-          securityContext: restrictedContainerSecurityContext(),
-          volumeMounts,
-        }],
-        containers: [{
-          name: 'rotate',
-          image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
-          command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
-          resources: small,
-          securityContext: restrictedContainerSecurityContext(),
-          volumeMounts,
-        }],
+        initContainers: [
+          {
+            name: 'snapshot',
+            image: `quay.io/coreos/etcd:v${topology.version}`,
+            command: [
+              'etcdctl',
+              `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`,
+              '--dial-timeout=10s',
+              'snapshot',
+              'save',
+              `/backups/${SNAPSHOT_IN_PROGRESS}`,
+            ],
+            resources: small,
+            securityContext: restrictedContainerSecurityContext(),
+            volumeMounts,
+          },
+        ],
+        containers: [
+          {
+            name: 'rotate',
+            image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+            command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
+            resources: small,
+            securityContext: restrictedContainerSecurityContext(),
+            volumeMounts,
+          },
+        ],
         volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
       });
     }

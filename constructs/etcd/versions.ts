@@ -25,7 +25,10 @@ export function lowestVersion(versions: readonly string[]): string | undefined {
  * a downgrade to an earlier minor (or major) release, or an upgrade that skips a minor.
  * Patch releases within a minor go either way.
  */
-export function unsupportedVersionChange(running: string, wanted: string): { reason: string; message: string } | undefined {
+export function unsupportedVersionChange(
+  running: string,
+  wanted: string,
+): { reason: string; message: string } | undefined {
   const [r, w] = [parseVersion(running), parseVersion(wanted)];
   if (!r || !w) return undefined;
   if (w[0] < r[0] || (w[0] === r[0] && w[1] < r[1])) {

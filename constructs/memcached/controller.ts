@@ -1,4 +1,10 @@
-import { BuiltinTypes, ControllerDeclaration, EventSpec, ObjectLike, Observed } from '../core/controller';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type EventSpec,
+  type ObjectLike,
+  type Observed,
+} from '../core/controller';
 import { ConditionList } from '../core/conditions';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
@@ -12,7 +18,7 @@ interface Deployment extends ObjectLike {
     readyReplicas?: number;
     updatedReplicas?: number;
     observedGeneration?: number;
-    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
   };
 }
 
@@ -20,42 +26,73 @@ interface Deployment extends ObjectLike {
  * The status a Memcached should show, from its Deployment and its pods. Pure; `now` only stamps
  * conditions whose status changes.
  */
-export function desiredStatus(mc: Memcached, deployment: Deployment | undefined, podNames: string[], applyError: string | undefined, now = new Date(), podFailed?: { reason: string; message: string }): MemcachedStatus {
+export function desiredStatus(
+  mc: Memcached,
+  deployment: Deployment | undefined,
+  podNames: string[],
+  applyError: string | undefined,
+  now = new Date(),
+  podFailed?: { reason: string; message: string },
+): MemcachedStatus {
   const size = mc.spec.size;
   const ready = deployment?.status?.readyReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
   const updated = deployment?.status?.updatedReplicas ?? 0;
   const generation = mc.metadata.generation ?? 0;
-  const rolledOut = !!deployment && (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0);
-  const replicaFailure = deployment?.status?.conditions?.find(c => c.type === 'ReplicaFailure' && c.status === 'True');
+  const rolledOut =
+    !!deployment && (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0);
+  const replicaFailure = deployment?.status?.conditions?.find(
+    (c) => c.type === 'ReplicaFailure' && c.status === 'True',
+  );
   const list = new ConditionList(mc.status?.conditions, generation, now);
   const { set } = list;
 
-  set('Available', ready > 0 ? 'True' : 'False', ready > 0 ? 'PodsReady' : 'NoPodsReady', `${ready}/${size} pods ready`);
+  set(
+    'Available',
+    ready > 0 ? 'True' : 'False',
+    ready > 0 ? 'PodsReady' : 'NoPodsReady',
+    `${ready}/${size} pods ready`,
+  );
   const complete = rolledOut && ready === size && current === size && updated === size;
   if (complete) set('Progressing', 'False', 'Complete', `all ${size} pods are updated and ready`);
   else if (current > size) set('Progressing', 'True', 'ScalingDown', `scaling down from ${current} to ${size} pods`);
   else if (current < size) set('Progressing', 'True', 'ScalingUp', `scaling up from ${current} to ${size} pods`);
   else set('Progressing', 'True', 'WaitingForPods', `${ready}/${size} pods ready, ${updated} updated`);
   if (applyError) set('Degraded', 'True', 'InvalidDeployment', applyError);
-  else if (replicaFailure) set('Degraded', 'True', replicaFailure.reason ?? 'ReplicaFailure', (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024));
+  else if (replicaFailure)
+    set(
+      'Degraded',
+      'True',
+      replicaFailure.reason ?? 'ReplicaFailure',
+      (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024),
+    );
   // A failing pod matters while it leaves the Memcached short of ready pods; once replacements
   // are all ready, it is history.
   else if (podFailed && ready < size) set('Degraded', 'True', podFailed.reason, podFailed.message);
   else set('Degraded', 'False', 'AsExpected', 'the Deployment matches the spec');
 
-  return { nodes: podNames, replicas: current, readyReplicas: ready, observedGeneration: generation, conditions: list.conditions };
+  return {
+    nodes: podNames,
+    replicas: current,
+    readyReplicas: ready,
+    observedGeneration: generation,
+    conditions: list.conditions,
+  };
 }
 
 /** What the Deployment's change means to a person: created, scaled, or put back to the spec. */
 export function memcachedEvents(mc: Memcached, observed: Observed): EventSpec[] {
   const name = mc.metadata.name;
-  const change = observed.changes.find(c => c.kind === 'Deployment');
+  const change = observed.changes.find((c) => c.kind === 'Deployment');
   if (!change) return [];
   const size = mc.spec.size;
   const before = (observed.before.get(`Deployment/${name}`) as Deployment | undefined)?.spec?.replicas;
-  if (change.verb === 'Created') return [{ type: 'Normal', reason: 'Created', message: `Created Deployment ${name} with ${size} replicas` }];
-  if (before !== undefined && before !== size) return [{ type: 'Normal', reason: 'Scaled', message: `Scaled Deployment ${name} from ${before} to ${size} replicas` }];
+  if (change.verb === 'Created')
+    return [{ type: 'Normal', reason: 'Created', message: `Created Deployment ${name} with ${size} replicas` }];
+  if (before !== undefined && before !== size)
+    return [
+      { type: 'Normal', reason: 'Scaled', message: `Scaled Deployment ${name} from ${before} to ${size} replicas` },
+    ];
   return [{ type: 'Normal', reason: 'Updated', message: `Updated Deployment ${name} to match the spec` }];
 }
 
@@ -69,16 +106,24 @@ export const memcachedController: ControllerDeclaration<Memcached> = {
   for: memcachedKind,
   owns: [BuiltinTypes.Deployment],
   reads: [BuiltinTypes.Pod],
-  render: (scope, mc, { owner }) => new MemcachedDeployment(scope, 'memcached', {
-    name: mc.metadata.name,
-    namespace: mc.metadata.namespace,
-    // The API server applies the CRD's defaults (image, containerPort) on every read.
-    spec: mc.spec,
-    owner,
-  }),
+  render: (scope, mc, { owner }) =>
+    new MemcachedDeployment(scope, 'memcached', {
+      name: mc.metadata.name,
+      namespace: mc.metadata.namespace,
+      // The API server applies the CRD's defaults (image, containerPort) on every read.
+      spec: mc.spec,
+      owner,
+    }),
   status: (mc, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, memcachedSelectorLabels(mc.metadata.name));
-    return desiredStatus(mc, observed.children.get(`Deployment/${mc.metadata.name}`) as Deployment | undefined, livePodNames(pods), observed.applyError, observed.now, podFailure(pods));
+    return desiredStatus(
+      mc,
+      observed.children.get(`Deployment/${mc.metadata.name}`) as Deployment | undefined,
+      livePodNames(pods),
+      observed.applyError,
+      observed.now,
+      podFailure(pods),
+    );
   },
   events: memcachedEvents,
   // Pods are not owned by the Memcached (Deployment → ReplicaSet → Pod): their instance label

@@ -36,7 +36,12 @@ export class MemcachedDeployment extends Construct {
 
   constructor(scope: Construct, id: string, props: MemcachedDeploymentProps) {
     super(scope, id);
-    const labels = standardLabels({ name: 'memcached', instance: props.name, component: 'cache', managedBy: props.managedBy ?? 'memcached-operator' });
+    const labels = standardLabels({
+      name: 'memcached',
+      instance: props.name,
+      component: 'cache',
+      managedBy: props.managedBy ?? 'memcached-operator',
+    });
     const port = props.spec.containerPort;
     const portRef = k8s.IntOrString.fromString('memcached');
     this.deployment = new k8s.KubeDeployment(this, 'Resource', {
@@ -55,19 +60,21 @@ export class MemcachedDeployment extends Construct {
             // memcached never talks to the API server.
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(MEMCACHE_UID),
-            containers: [{
-              name: 'memcached',
-              image: props.spec.image,
-              args: ['-m', '64', '-o', 'modern', '-v'],
-              ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
-              livenessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 10, periodSeconds: 10 },
-              readinessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 2, periodSeconds: 5 },
-              resources: {
-                requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-                limits: { memory: k8s.Quantity.fromString('128Mi') },
+            containers: [
+              {
+                name: 'memcached',
+                image: props.spec.image,
+                args: ['-m', '64', '-o', 'modern', '-v'],
+                ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
+                livenessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 10, periodSeconds: 10 },
+                readinessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 2, periodSeconds: 5 },
+                resources: {
+                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+                  limits: { memory: k8s.Quantity.fromString('128Mi') },
+                },
+                securityContext: restrictedContainerSecurityContext(),
               },
-              securityContext: restrictedContainerSecurityContext(),
-            }],
+            ],
           },
         },
       },

@@ -74,7 +74,7 @@ export class MongoDbStorage extends Construct {
 
   constructor(scope: Construct, id: string, props: MongoDbStorageProps) {
     validateStorageProps(props);
-    const inChart = scope.node.scopes.some(s => Chart.isChart(s));
+    const inChart = scope.node.scopes.some((s) => Chart.isChart(s));
     const volumesParent = props.volumesScope ?? (inChart ? undefined : new Chart(scope, `${id}-volumes`));
     super(inChart ? scope : new Chart(scope, id), id);
     this.volumesScope = new Construct(volumesParent ?? this, 'Volumes');
@@ -92,77 +92,110 @@ export class MongoDbStorage extends Construct {
     if (props.createNamespace ?? true) {
       new k8s.KubeNamespace(this.volumesScope, 'Namespace', { metadata: { name: props.namespace } });
     }
-    const volumes: Array<[string, MongoDbVolumeOptions]> = [['data-volume', props.data]];
+    const volumes: [string, MongoDbVolumeOptions][] = [['data-volume', props.data]];
     if (props.logs) volumes.push(['logs-volume', props.logs]);
     for (const [volume, options] of volumes) {
       for (let i = 0; i < members; i++) {
         const claimName = `${volume}-${props.replicaSetName}-${i}`;
-        const memberLabels = { ...labels, 'cdk8s-operator-kit.io/volume': volume, 'cdk8s-operator-kit.io/member': String(i) };
+        const memberLabels = {
+          ...labels,
+          'cdk8s-operator-kit.io/volume': volume,
+          'cdk8s-operator-kit.io/member': String(i),
+        };
         const request = options.request ?? options.capacity ?? '1Gi';
         let volumeName: string | undefined;
         if (options.nfs) {
           volumeName = `${props.namespace}-${claimName}`;
-          this.persistentVolumes.push(new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
-            metadata: { name: volumeName, labels: memberLabels },
-            spec: {
-              capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
-              volumeMode: 'Filesystem',
-              accessModes: [...(props.volumeAccessModes ?? ['ReadWriteOnce'])],
-              persistentVolumeReclaimPolicy: 'Retain',
-              // No class: only claims that name this volume may bind it.
-              storageClassName: '',
-              mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
-              nfs: { server: options.nfs.server, path: options.nfs.paths[i] },
-              claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: props.namespace, name: claimName },
-            },
-          }));
+          this.persistentVolumes.push(
+            new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
+              metadata: { name: volumeName, labels: memberLabels },
+              spec: {
+                capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
+                volumeMode: 'Filesystem',
+                accessModes: [...(props.volumeAccessModes ?? ['ReadWriteOnce'])],
+                persistentVolumeReclaimPolicy: 'Retain',
+                // No class: only claims that name this volume may bind it.
+                storageClassName: '',
+                mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
+                nfs: { server: options.nfs.server, path: options.nfs.paths[i] },
+                claimRef: {
+                  apiVersion: 'v1',
+                  kind: 'PersistentVolumeClaim',
+                  namespace: props.namespace,
+                  name: claimName,
+                },
+              },
+            }),
+          );
         }
-        this.claims.push(new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
-          metadata: { name: claimName, namespace: props.namespace, labels: memberLabels },
-          spec: {
-            accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
-            volumeMode: 'Filesystem',
-            storageClassName: options.nfs ? '' : options.storageClassName,
-            volumeName,
-            resources: { requests: { storage: k8s.Quantity.fromString(request) } },
-          },
-        }));
+        this.claims.push(
+          new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
+            metadata: { name: claimName, namespace: props.namespace, labels: memberLabels },
+            spec: {
+              accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
+              volumeMode: 'Filesystem',
+              storageClassName: options.nfs ? '' : options.storageClassName,
+              volumeName,
+              resources: { requests: { storage: k8s.Quantity.fromString(request) } },
+            },
+          }),
+        );
       }
     }
     // A chart's namespace would be stamped on the volumes and the Namespace too.
     if (volumesChart.namespace) {
-      for (const o of this.volumesScope.node.findAll()) if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+      for (const o of this.volumesScope.node.findAll())
+        if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     }
   }
 }
 
 function validateStorageProps(p: MongoDbStorageProps): void {
   const where = `MongoDbStorage ${JSON.stringify(p.replicaSetName)}`;
-  const fail = (msg: string): never => { throw new Error(`${where}: ${msg}`); };
-  if (!DNS_SUBDOMAIN.test(p.replicaSetName) || p.replicaSetName.length > 40) fail('replicaSetName must be a lower-case DNS name of at most 40 characters, e.g. "example-mongodb"');
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.namespace)) fail(`namespace ${JSON.stringify(p.namespace)} must be a lower-case DNS label`);
+  const fail = (msg: string): never => {
+    throw new Error(`${where}: ${msg}`);
+  };
+  if (!DNS_SUBDOMAIN.test(p.replicaSetName) || p.replicaSetName.length > 40)
+    fail('replicaSetName must be a lower-case DNS name of at most 40 characters, e.g. "example-mongodb"');
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.namespace))
+    fail(`namespace ${JSON.stringify(p.namespace)} must be a lower-case DNS label`);
   const members = p.members ?? 3;
-  if (!Number.isInteger(members) || members < 1 || members > 50) fail(`members must be a whole number from 1 to 50, got ${members}`);
+  if (!Number.isInteger(members) || members < 1 || members > 50)
+    fail(`members must be a whole number from 1 to 50, got ${members}`);
   for (const modes of [p.volumeAccessModes, p.claimAccessModes]) {
-    for (const m of modes ?? []) if (!ACCESS_MODES.includes(m)) fail(`access mode ${JSON.stringify(m)} is not one of ${ACCESS_MODES.join(', ')}`);
+    for (const m of modes ?? [])
+      if (!ACCESS_MODES.includes(m)) fail(`access mode ${JSON.stringify(m)} is not one of ${ACCESS_MODES.join(', ')}`);
   }
   const claimModes = p.claimAccessModes ?? ['ReadWriteOnce'];
   const volumeModes = p.volumeAccessModes ?? ['ReadWriteOnce'];
-  for (const [name, v] of [['data', p.data], ['logs', p.logs]] as const) {
+  for (const [name, v] of [
+    ['data', p.data],
+    ['logs', p.logs],
+  ] as const) {
     if (!v) continue;
     if (!v.nfs && !v.storageClassName) fail(`${name}: give nfs (server and one path per member) or a storageClassName`);
     if (v.nfs && v.storageClassName) fail(`${name}: give nfs or storageClassName, not both`);
     const request = quantity(fail, `${name}.request`, v.request ?? v.capacity ?? '1Gi');
     if (v.nfs) {
       const capacity = quantity(fail, `${name}.capacity`, v.capacity ?? '1Gi');
-      if (request > capacity) fail(`${name}: each claim asks ${v.request} but each volume holds ${v.capacity ?? '1Gi'}; a claim cannot bind a smaller volume — lower request or raise capacity`);
+      if (request > capacity)
+        fail(
+          `${name}: each claim asks ${v.request} but each volume holds ${v.capacity ?? '1Gi'}; a claim cannot bind a smaller volume — lower request or raise capacity`,
+        );
       if (!v.nfs.server.trim()) fail(`${name}.nfs.server is empty; give the NFS server's address`);
-      if (v.nfs.paths.length !== members) fail(`${name}.nfs.paths has ${v.nfs.paths.length} path(s) for ${members} members; give exactly one export path per member`);
-      const bad = v.nfs.paths.find(x => !x.startsWith('/'));
+      if (v.nfs.paths.length !== members)
+        fail(
+          `${name}.nfs.paths has ${v.nfs.paths.length} path(s) for ${members} members; give exactly one export path per member`,
+        );
+      const bad = v.nfs.paths.find((x) => !x.startsWith('/'));
       if (bad !== undefined) fail(`${name}.nfs.paths: ${JSON.stringify(bad)} is not an absolute path`);
-      if (new Set(v.nfs.paths).size !== v.nfs.paths.length) fail(`${name}.nfs.paths lists one path twice; members must not share a data directory`);
-      const unsupported = claimModes.filter(m => !volumeModes.includes(m));
-      if (unsupported.length) fail(`claims ask for ${unsupported.join(', ')}, which the volumes do not offer (${volumeModes.join(', ')}); they would never bind`);
+      if (new Set(v.nfs.paths).size !== v.nfs.paths.length)
+        fail(`${name}.nfs.paths lists one path twice; members must not share a data directory`);
+      const unsupported = claimModes.filter((m) => !volumeModes.includes(m));
+      if (unsupported.length)
+        fail(
+          `claims ask for ${unsupported.join(', ')}, which the volumes do not offer (${volumeModes.join(', ')}); they would never bind`,
+        );
     }
   }
 }

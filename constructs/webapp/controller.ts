@@ -1,4 +1,4 @@
-import { BuiltinTypes, ControllerDeclaration, ObjectLike, ResourceLike } from '../core/controller';
+import { BuiltinTypes, type ControllerDeclaration, type ObjectLike, type ResourceLike } from '../core/controller';
 import type { Condition } from '../core/conditions';
 import { ConditionList } from '../core/conditions';
 import { compareText } from '../core/compare';
@@ -6,17 +6,21 @@ import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
 import type { Application, WebApp } from './api';
 import { applicationKind, webAppKind } from './api';
-import { applicationModel, WebWorkload, webAppModel, WebWorkloadModel, workloadUrl } from './web-workload';
+import { applicationModel, WebWorkload, webAppModel, type WebWorkloadModel, workloadUrl } from './web-workload';
 
 interface Deployment extends ObjectLike {
   spec?: { replicas?: number };
-  status?: { replicas?: number; availableReplicas?: number; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+  status?: {
+    replicas?: number;
+    availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
 }
 
 type WebObject = ResourceLike<unknown, { conditions?: Condition[] }>;
 
 interface Ingress extends ObjectLike {
-  spec?: { rules?: Array<{ host?: string; http?: { paths?: Array<{ path?: string }> } }> };
+  spec?: { rules?: { host?: string; http?: { paths?: { path?: string }[] } }[] };
 }
 
 /** What only run time can tell about a web workload: why it is not as specified. */
@@ -33,22 +37,41 @@ export interface WebProblems {
  * oldest claim wins (creation time, then namespace/name), as the common Ingress controllers do;
  * an Ingress not made yet is the youngest. Pure.
  */
-export function ingressHostConflict(model: WebWorkloadModel, ownerUid: string | undefined, ours: ObjectLike | undefined, ingresses: readonly ObjectLike[]): string | undefined {
+export function ingressHostConflict(
+  model: WebWorkloadModel,
+  ownerUid: string | undefined,
+  ours: ObjectLike | undefined,
+  ingresses: readonly ObjectLike[],
+): string | undefined {
   const wanted = model.ingress;
   if (!wanted) return undefined;
-  const age = (o: ObjectLike | undefined) => `${o?.metadata.creationTimestamp ?? '~'}\u0000${o?.metadata.namespace ?? ''}/${o?.metadata.name ?? ''}`;
+  const age = (o: ObjectLike | undefined) =>
+    `${o?.metadata.creationTimestamp ?? '~'}\u0000${o?.metadata.namespace ?? ''}/${o?.metadata.name ?? ''}`;
   const claims = [...ingresses]
-    .filter(i => !i.metadata.ownerReferences?.some(r => r.controller && r.uid === ownerUid))
-    .filter(i => !(i.metadata.namespace === model.namespace && i.metadata.name === model.name))
-    .filter(i => (i as Ingress).spec?.rules?.some(r => r.host === wanted.host && (r.http?.paths ?? []).some(p => (p.path ?? '/') === wanted.path)))
-    .filter(i => compareText(age(i), age(ours)) < 0)
+    .filter((i) => !i.metadata.ownerReferences?.some((r) => r.controller && r.uid === ownerUid))
+    .filter((i) => !(i.metadata.namespace === model.namespace && i.metadata.name === model.name))
+    .filter((i) =>
+      (i as Ingress).spec?.rules?.some(
+        (r) => r.host === wanted.host && (r.http?.paths ?? []).some((p) => (p.path ?? '/') === wanted.path),
+      ),
+    )
+    .filter((i) => compareText(age(i), age(ours)) < 0)
     .sort((a, b) => compareText(age(a), age(b)));
   const first = claims[0];
-  return first ? `host ${wanted.host} path ${wanted.path} is already routed by Ingress ${first.metadata.namespace}/${first.metadata.name}, which is older; choose another host or path` : undefined;
+  return first
+    ? `host ${wanted.host} path ${wanted.path} is already routed by Ingress ${first.metadata.namespace}/${first.metadata.name}, which is older; choose another host or path`
+    : undefined;
 }
 
 /** Status shared by both kinds. Pure; `now` only stamps conditions that change. */
-export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deployment: Deployment | undefined, applyError: string | undefined, now = new Date(), problems: WebProblems = {}) {
+export function desiredWebStatus(
+  obj: WebObject,
+  model: WebWorkloadModel,
+  deployment: Deployment | undefined,
+  applyError: string | undefined,
+  now = new Date(),
+  problems: WebProblems = {},
+) {
   const generation = obj.metadata.generation ?? 0;
   const available = deployment?.status?.availableReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
@@ -56,17 +79,34 @@ export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deploy
   const { set } = list;
   const wanted = model.replicas;
   const isAvailable = wanted === 0 ? !!deployment : available > 0;
-  set('Available', isAvailable ? 'True' : 'False', isAvailable ? 'PodsAvailable' : 'NoPodsAvailable', `${available}/${wanted} pods available`);
+  set(
+    'Available',
+    isAvailable ? 'True' : 'False',
+    isAvailable ? 'PodsAvailable' : 'NoPodsAvailable',
+    `${available}/${wanted} pods available`,
+  );
   const done = current === wanted && available === wanted;
-  set('Progressing', done ? 'False' : 'True', done ? 'Complete' : 'WaitingForPods', `${available}/${wanted} pods available, ${current} exist`);
-  const failure = deployment?.status?.conditions?.find(c => c.type === 'ReplicaFailure' && c.status === 'True');
+  set(
+    'Progressing',
+    done ? 'False' : 'True',
+    done ? 'Complete' : 'WaitingForPods',
+    `${available}/${wanted} pods available, ${current} exist`,
+  );
+  const failure = deployment?.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
   if (applyError) set('Degraded', 'True', 'InvalidChildren', applyError);
   else if (failure) set('Degraded', 'True', failure.reason ?? 'ReplicaFailure', (failure.message ?? '').slice(0, 1024));
   // A failing pod matters while the workload is short of available pods.
-  else if (problems.podFailure && available < wanted) set('Degraded', 'True', problems.podFailure.reason, problems.podFailure.message);
+  else if (problems.podFailure && available < wanted)
+    set('Degraded', 'True', problems.podFailure.reason, problems.podFailure.message);
   else if (problems.hostConflict) set('Degraded', 'True', 'HostConflict', problems.hostConflict);
   else set('Degraded', 'False', 'AsExpected', 'the Deployment, Service and Ingress match the spec');
-  return { replicas: current, availableReplicas: available, url: workloadUrl(model), observedGeneration: generation, conditions: list.conditions };
+  return {
+    replicas: current,
+    availableReplicas: available,
+    url: workloadUrl(model),
+    observedGeneration: generation,
+    conditions: list.conditions,
+  };
 }
 
 /**
@@ -74,7 +114,11 @@ export function desiredWebStatus(obj: WebObject, model: WebWorkloadModel, deploy
  * renders (Deployment, Service, optional Ingress) — two spellings of the same thing that cannot
  * drift apart. An Ingress the spec stops asking for is pruned.
  */
-function webController<R extends Application | WebApp>(name: string, kind: ControllerDeclaration['for'], toModel: (r: R) => WebWorkloadModel): ControllerDeclaration<R> {
+function webController<R extends Application | WebApp>(
+  name: string,
+  kind: ControllerDeclaration['for'],
+  toModel: (r: R) => WebWorkloadModel,
+): ControllerDeclaration<R> {
   return {
     name,
     for: kind,
@@ -85,9 +129,24 @@ function webController<R extends Application | WebApp>(name: string, kind: Contr
     render: (scope, r, { owner }) => new WebWorkload(scope, 'web', { model: toModel(r), owner }),
     status: (r, observed) => {
       const model = toModel(r);
-      const pods = observed.read(BuiltinTypes.Pod, selectorLabels({ name: model.appName, instance: model.name, component: 'web', managedBy: '' }));
-      const hostConflict = ingressHostConflict(model, r.metadata.uid, observed.children.get(`Ingress/${model.name}`), observed.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }));
-      return desiredWebStatus(r, model, observed.children.get(`Deployment/${model.name}`) as Deployment | undefined, observed.applyError, observed.now, { podFailure: podFailure(pods), hostConflict });
+      const pods = observed.read(
+        BuiltinTypes.Pod,
+        selectorLabels({ name: model.appName, instance: model.name, component: 'web', managedBy: '' }),
+      );
+      const hostConflict = ingressHostConflict(
+        model,
+        r.metadata.uid,
+        observed.children.get(`Ingress/${model.name}`),
+        observed.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }),
+      );
+      return desiredWebStatus(
+        r,
+        model,
+        observed.children.get(`Deployment/${model.name}`) as Deployment | undefined,
+        observed.applyError,
+        observed.now,
+        { podFailure: podFailure(pods), hostConflict },
+      );
     },
     mapReads: { Pod: podInstance([name], 'web') },
   };

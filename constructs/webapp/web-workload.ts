@@ -18,7 +18,12 @@ export interface WebWorkloadModel {
   readonly replicas: number;
   readonly port: number;
   readonly service: { readonly type: string; readonly port: number };
-  readonly ingress?: { readonly host: string; readonly className?: string; readonly path: string; readonly tlsSecretName?: string };
+  readonly ingress?: {
+    readonly host: string;
+    readonly className?: string;
+    readonly path: string;
+    readonly tlsSecretName?: string;
+  };
 }
 
 export function applicationModel(app: Pick<Application, 'metadata' | 'spec'>): WebWorkloadModel {
@@ -31,7 +36,14 @@ export function applicationModel(app: Pick<Application, 'metadata' | 'spec'>): W
     replicas: s.replicas,
     port: s.port,
     service: { type: s.service?.type ?? 'ClusterIP', port: s.service?.port ?? s.port },
-    ingress: s.ingress ? { host: s.ingress.host, className: s.ingress.className, path: s.ingress.path, tlsSecretName: s.ingress.tlsSecretName } : undefined,
+    ingress: s.ingress
+      ? {
+          host: s.ingress.host,
+          className: s.ingress.className,
+          path: s.ingress.path,
+          tlsSecretName: s.ingress.tlsSecretName,
+        }
+      : undefined,
   };
 }
 
@@ -71,10 +83,20 @@ export class WebWorkload extends Construct {
   constructor(scope: Construct, id: string, props: WebWorkloadProps) {
     super(scope, id);
     const m = props.model;
-    const labelProps = { name: m.appName, instance: m.name, component: 'web', managedBy: props.managedBy ?? 'webapp-operator' };
+    const labelProps = {
+      name: m.appName,
+      instance: m.name,
+      component: 'web',
+      managedBy: props.managedBy ?? 'webapp-operator',
+    };
     const labels = standardLabels(labelProps);
     const selector = selectorLabels(labelProps);
-    const metadata = { name: m.name, namespace: m.namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined };
+    const metadata = {
+      name: m.name,
+      namespace: m.namespace,
+      labels,
+      ownerReferences: props.owner ? [props.owner] : undefined,
+    };
     const http = k8s.IntOrString.fromString('http');
     this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
       metadata,
@@ -86,23 +108,32 @@ export class WebWorkload extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-            containers: [{
-              name: 'app',
-              image: m.image,
-              ports: [{ name: 'http', containerPort: m.port, protocol: 'TCP' }],
-              readinessProbe: { tcpSocket: { port: http }, periodSeconds: 5 },
-              livenessProbe: { tcpSocket: { port: http }, initialDelaySeconds: 10, periodSeconds: 10 },
-              resources: { requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') }, limits: { memory: k8s.Quantity.fromString('256Mi') } },
-              // Web servers write caches and pid files: a writable root keeps common images working.
-              securityContext: restrictedContainerSecurityContext({ readOnlyRootFilesystem: false }),
-            }],
+            containers: [
+              {
+                name: 'app',
+                image: m.image,
+                ports: [{ name: 'http', containerPort: m.port, protocol: 'TCP' }],
+                readinessProbe: { tcpSocket: { port: http }, periodSeconds: 5 },
+                livenessProbe: { tcpSocket: { port: http }, initialDelaySeconds: 10, periodSeconds: 10 },
+                resources: {
+                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+                  limits: { memory: k8s.Quantity.fromString('256Mi') },
+                },
+                // Web servers write caches and pid files: a writable root keeps common images working.
+                securityContext: restrictedContainerSecurityContext({ readOnlyRootFilesystem: false }),
+              },
+            ],
           },
         },
       },
     });
     this.service = new k8s.KubeService(this, 'Service', {
       metadata,
-      spec: { type: m.service.type, selector, ports: [{ name: 'http', port: m.service.port, targetPort: http, protocol: 'TCP' }] },
+      spec: {
+        type: m.service.type,
+        selector,
+        ports: [{ name: 'http', port: m.service.port, targetPort: http, protocol: 'TCP' }],
+      },
     });
     if (m.ingress) {
       this.ingress = new k8s.KubeIngress(this, 'Ingress', {
@@ -110,10 +141,20 @@ export class WebWorkload extends Construct {
         spec: {
           ingressClassName: m.ingress.className,
           tls: m.ingress.tlsSecretName ? [{ hosts: [m.ingress.host], secretName: m.ingress.tlsSecretName }] : undefined,
-          rules: [{
-            host: m.ingress.host,
-            http: { paths: [{ path: m.ingress.path, pathType: 'Prefix', backend: { service: { name: m.name, port: { name: 'http' } } } }] },
-          }],
+          rules: [
+            {
+              host: m.ingress.host,
+              http: {
+                paths: [
+                  {
+                    path: m.ingress.path,
+                    pathType: 'Prefix',
+                    backend: { service: { name: m.name, port: { name: 'http' } } },
+                  },
+                ],
+              },
+            },
+          ],
         },
       });
     }

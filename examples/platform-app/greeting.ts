@@ -2,27 +2,47 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import {
-  constructController, constructStatusSchema, CustomResource, CustomResourceKind, OwnerReferenceLike,
-  restrictedContainerSecurityContext, restrictedPodSecurityContext, t,
+  constructController,
+  constructStatusSchema,
+  CustomResource,
+  CustomResourceKind,
+  OwnerReferenceLike,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  t,
 } from 'cdk8s-operator-kit';
 
-export const greetingSpec = t.object({
-  message: t.string({ required: true, minLength: 1, description: 'What to say.' }),
-  replicas: t.integer({ default: 1, minimum: 1, maximum: 5, description: 'Servers.' }),
-}, { description: 'GreetingSpec: what to say, and how many servers say it.' });
+export const greetingSpec = t.object(
+  {
+    message: t.string({ required: true, minLength: 1, description: 'What to say.' }),
+    replicas: t.integer({ default: 1, minimum: 1, maximum: 5, description: 'Servers.' }),
+  },
+  { description: 'GreetingSpec: what to say, and how many servers say it.' },
+);
 
 export const greetingKind = new CustomResourceKind({
-  group: 'platform.example.com', kind: 'Greeting', versions: ['v1'],
+  group: 'platform.example.com',
+  kind: 'Greeting',
+  versions: ['v1'],
   description: 'Greeting serves a message over HTTP.',
-  spec: greetingSpec, status: constructStatusSchema(), dns1035Name: true,
+  spec: greetingSpec,
+  status: constructStatusSchema(),
+  dns1035Name: true,
 });
 
 export type Greeting = CustomResource<typeof greetingSpec, ReturnType<typeof constructStatusSchema>>;
 
 export class GreetingServer extends Construct {
-  constructor(scope: Construct, id: string, props: { greeting: Pick<Greeting, 'metadata' | 'spec'>; owner?: OwnerReferenceLike }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { greeting: Pick<Greeting, 'metadata' | 'spec'>; owner?: OwnerReferenceLike },
+  ) {
     super(scope, id);
-    const { metadata: { name, namespace }, spec } = props.greeting;
+    const {
+      metadata: { name, namespace },
+      spec,
+    } = props.greeting;
     const labels = { 'app.kubernetes.io/name': 'greeting', 'app.kubernetes.io/instance': name };
     const meta = { name, namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined };
     new k8s.KubeConfigMap(this, 'Message', { metadata: meta, data: { 'index.html': spec.message } });
@@ -35,12 +55,21 @@ export class GreetingServer extends Construct {
           metadata: { labels },
           spec: {
             securityContext: restrictedPodSecurityContext(101),
-            containers: [{
-              name: 'web', image: 'nginxinc/nginx-unprivileged:1.27-alpine',
-              securityContext: restrictedContainerSecurityContext(),
-              volumeMounts: [{ name: 'message', mountPath: '/usr/share/nginx/html' }, { name: 'tmp', mountPath: '/tmp' }],
-            }],
-            volumes: [{ name: 'message', configMap: { name } }, { name: 'tmp', emptyDir: {} }],
+            containers: [
+              {
+                name: 'web',
+                image: 'nginxinc/nginx-unprivileged:1.27-alpine',
+                securityContext: restrictedContainerSecurityContext(),
+                volumeMounts: [
+                  { name: 'message', mountPath: '/usr/share/nginx/html' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'message', configMap: { name } },
+              { name: 'tmp', emptyDir: {} },
+            ],
           },
         },
       },

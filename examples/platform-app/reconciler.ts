@@ -2,4 +2,4 @@
 import { runOperator } from 'cdk8s-operator-kit/reconciler';
 import { greetingController } from './greeting';
 
-runOperator({ controllers: [greetingController] }).then(code => process.exit(code));
+runOperator({ controllers: [greetingController] }).then((code) => process.exit(code));

@@ -5,7 +5,11 @@ import { staticSiteController } from './static-site';
 
 export function staticSiteApp(outdir = 'dist/static-site'): App {
   const app = new App({ outdir });
-  const operator = new ConstructOperator(app, 'static-site', { controller: staticSiteController, image: 'registry.example.com/static-site-operator', imageTag: '0.1.0' });
+  const operator = new ConstructOperator(app, 'static-site', {
+    controller: staticSiteController,
+    image: 'registry.example.com/static-site-operator',
+    imageTag: '0.1.0',
+  });
   const samples = new Chart(app, 'samples');
   operator.addSample(samples, 'hello', { pages: { 'index.html': '<h1>Hello</h1>' }, host: 'hello.example.com' });
   return app;

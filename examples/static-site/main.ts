@@ -2,7 +2,10 @@
 import { runOperator } from '../../operator/run';
 import { staticSiteController } from './static-site';
 
-runOperator({ controllers: [staticSiteController] }).then(code => process.exit(code), err => {
-  process.stderr.write(`${String(err)}\n`);
-  process.exit(1);
-});
+runOperator({ controllers: [staticSiteController] }).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`${String(err)}\n`);
+    process.exit(1);
+  },
+);

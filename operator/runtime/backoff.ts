@@ -13,8 +13,11 @@ export function jitter(ms: number, fraction = 0.2): number {
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    if (signal?.aborted) return resolve();
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);

@@ -36,6 +36,6 @@ export class Blockers {
 
   /** The resources an object of `kind` blocks, as requests. */
   blockedBy(kind: string, o: { metadata: { namespace?: string; name?: string } }): Request[] {
-    return [...this.byObject.get(Blockers.key(kind, o)) ?? []].map(splitKey);
+    return [...(this.byObject.get(Blockers.key(kind, o)) ?? [])].map(splitKey);
   }
 }

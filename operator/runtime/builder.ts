@@ -1,12 +1,31 @@
-import { BuiltinTypes, ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
 import { Blockers } from './blockers';
 import { ChildFailures } from './child-failures';
-import { Controller, ControllerSetupOptions, ReconcileContext, Request, Result } from './controller';
+import {
+  Controller,
+  type ControllerSetupOptions,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from './controller';
 import { asTerminal } from './errors';
 import type { Manager } from './manager';
 import {
-  applyChildren, claimChildren, computeStatus, ControllerParts, fillFromCache, knownTerminal, observe, pruneChildren, ReconcileState,
-  recordEvents, recordTerminal, renderDesired, runExternal, runPrepare, writeStatus,
+  applyChildren,
+  claimChildren,
+  computeStatus,
+  type ControllerParts,
+  fillFromCache,
+  knownTerminal,
+  observe,
+  pruneChildren,
+  ReconcileState,
+  recordEvents,
+  recordTerminal,
+  renderDesired,
+  runExternal,
+  runPrepare,
+  writeStatus,
 } from './reconcile-steps';
 import { RenderCache } from './render-cache';
 import type { KubeObject } from './resource';
@@ -40,18 +59,22 @@ const RENDER_CACHE_SIZE = 256;
  *   status says why, and a Warning Event is recorded once, when `Degraded` turns True.
  * Any other error is thrown, and the work queue retries it with backoff.
  */
-export function buildController(mgr: Manager, decl: ControllerDeclaration, options: ControllerSetupOptions): Controller {
+export function buildController(
+  mgr: Manager,
+  decl: ControllerDeclaration,
+  options: ControllerSetupOptions,
+): Controller {
   const type = customResourceType(decl.for);
-  const owned = new Map((decl.owns ?? []).map(t => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
-  const readTypes = (decl.reads ?? []).filter(t => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
+  const owned = new Map((decl.owns ?? []).map((t) => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
+  const readTypes = (decl.reads ?? []).filter((t) => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
   const blockers = new Blockers();
   const parts: Omit<ControllerParts, 'failures'> = {
     decl,
     type,
     resources: mgr.informer(type),
     owned,
-    reads: new Map(readTypes.map(t => [`${t.group}/${t.kind}`, mgr.informer(t)] as const)),
-    deletable: (decl.deletes ?? []).map(t => owned.get(t.kind)!),
+    reads: new Map(readTypes.map((t) => [`${t.group}/${t.kind}`, mgr.informer(t)] as const)),
+    deletable: (decl.deletes ?? []).map((t) => owned.get(t.kind)!),
     renders: new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE),
     refused: new Map(),
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS),
@@ -59,16 +82,20 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
     metrics: options.metrics,
   };
 
-  const controller = new Controller({ ...options, name: decl.name, reconciler: (req, ctx) => reconcile(withFailures, req, ctx) });
+  const controller = new Controller({
+    ...options,
+    name: decl.name,
+    reconciler: (req, ctx) => reconcile(withFailures, req, ctx),
+  });
   controller.for(parts.resources);
   for (const { type: t, informer } of owned.values()) {
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
-    controller.watches(informer, o => blockers.blockedBy(t.kind, o));
+    controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
   }
   for (const t of readTypes) {
     const map = decl.mapReads?.[t.kind];
     if (map) {
-      controller.watches(parts.reads.get(`${t.group}/${t.kind}`)!, o => {
+      controller.watches(parts.reads.get(`${t.group}/${t.kind}`)!, (o) => {
         const name = map(o);
         return name ? [{ namespace: o.metadata.namespace, name }] : [];
       });
@@ -76,10 +103,10 @@ export function buildController(mgr: Manager, decl: ControllerDeclaration, optio
   }
   const failureOwner = decl.failureOwner;
   const failures = failureOwner
-    ? ChildFailures.watch(mgr, controller, involved => {
-      const name = failureOwner(involved);
-      return name ? { namespace: involved.namespace, name } : undefined;
-    })
+    ? ChildFailures.watch(mgr, controller, (involved) => {
+        const name = failureOwner(involved);
+        return name ? { namespace: involved.namespace, name } : undefined;
+      })
     : undefined;
   const withFailures: ControllerParts = { ...parts, failures };
   return controller;
@@ -113,7 +140,10 @@ async function reconcile(parts: ControllerParts, req: Request, ctx: ReconcileCon
     }
   }
   fillFromCache(parts, s);
-  parts.blockers.set(s.key, s.notOwned.map(n => n.blocker));
+  parts.blockers.set(
+    s.key,
+    s.notOwned.map((n) => n.blocker),
+  );
   await runPrepare(parts, s);
   const { observed, status } = computeStatus(parts, s);
   const paced = parts.pacer.begin(s.key);

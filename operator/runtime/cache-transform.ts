@@ -1,11 +1,11 @@
 import type { FieldSet, ManagedFieldsEntry } from './managed-fields';
-import { deepFreeze, KubeObject, ResourceType } from './resource';
+import { deepFreeze, type KubeObject, type ResourceType } from './resource';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 interface PodLike extends KubeObject {
   spec?: { nodeName?: string };
-  status?: { phase?: string; containerStatuses?: Array<{ name: string; state?: unknown }> };
+  status?: { phase?: string; containerStatuses?: { name: string; state?: unknown }[] };
 }
 
 /**
@@ -17,14 +17,19 @@ interface PodLike extends KubeObject {
  * - Pods, the heaviest objects and only read: their metadata, `spec.nodeName`, `status.phase`
  *   and each container's name and state — what status and failure reporting read.
  */
-export function cacheTransform(fieldManager: string, type: ResourceType, pool: FieldSetPool = new FieldSetPool()): (obj: KubeObject) => KubeObject {
+export function cacheTransform(
+  fieldManager: string,
+  type: ResourceType,
+  pool: FieldSetPool = new FieldSetPool(),
+): (obj: KubeObject) => KubeObject {
   const isPod = type.group === '' && type.kind === 'Pod';
-  return obj => {
+  return (obj) => {
     const metadata = { ...obj.metadata };
     const managed = metadata.managedFields as ManagedFieldsEntry[] | undefined;
     if (managed) {
-      const ours = managed.filter(e => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource)
-        .map(e => (e.fieldsV1 ? { ...e, fieldsV1: pool.share(e.fieldsV1) } : e));
+      const ours = managed
+        .filter((e) => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource)
+        .map((e) => (e.fieldsV1 ? { ...e, fieldsV1: pool.share(e.fieldsV1) } : e));
       if (ours.length) metadata.managedFields = ours;
       else delete metadata.managedFields;
     }
@@ -43,7 +48,7 @@ export function cacheTransform(fieldManager: string, type: ResourceType, pool: F
       spec: { nodeName: pod.spec?.nodeName },
       status: {
         phase: pod.status?.phase,
-        containerStatuses: pod.status?.containerStatuses?.map(c => ({ name: c.name, state: c.state })),
+        containerStatuses: pod.status?.containerStatuses?.map((c) => ({ name: c.name, state: c.state })),
       },
     };
   };
@@ -58,7 +63,7 @@ export function cacheTransform(fieldManager: string, type: ResourceType, pool: F
  */
 export class FieldSetPool {
   private readonly byJson = new Map<string, WeakRef<FieldSet>>();
-  private readonly forget = new FinalizationRegistry<string>(json => {
+  private readonly forget = new FinalizationRegistry<string>((json) => {
     if (!this.byJson.get(json)?.deref()) this.byJson.delete(json);
   });
 

@@ -47,10 +47,16 @@ export class ChildFailures {
    * Caches the failure Warning Events and has `controller` reconcile what `map` says each one is
    * about (e.g. a StatefulSet or claim named after its custom resource).
    */
-  static watch(mgr: Manager, controller: Controller, map: (involved: InvolvedObject) => Request | undefined): ChildFailures {
-    const informers = CHILD_FAILURE_REASONS.map(reason => mgr.informer<CoreEvent>(BuiltinTypes.CoreEvent, { fieldSelector: `type=Warning,reason=${reason}` }));
+  static watch(
+    mgr: Manager,
+    controller: Controller,
+    map: (involved: InvolvedObject) => Request | undefined,
+  ): ChildFailures {
+    const informers = CHILD_FAILURE_REASONS.map((reason) =>
+      mgr.informer<CoreEvent>(BuiltinTypes.CoreEvent, { fieldSelector: `type=Warning,reason=${reason}` }),
+    );
     for (const inf of informers) {
-      controller.watches(inf as Informer, e => {
+      controller.watches(inf, (e) => {
         const req = e.involvedObject ? map(e.involvedObject) : undefined;
         return req ? [req] : [];
       });
@@ -61,11 +67,19 @@ export class ChildFailures {
   /** The newest failure about a child in `namespace` that `isChild` recognises, if any. */
   find(namespace: string | undefined, isChild: (involved: InvolvedObject) => boolean): ChildFailure | undefined {
     const found = this.informers
-      .flatMap(inf => inf.list(namespace))
-      .filter(e => e.involvedObject && isChild(e.involvedObject))
+      .flatMap((inf) => inf.list(namespace))
+      .filter((e) => e.involvedObject && isChild(e.involvedObject))
       .sort((a, b) => compareText(lastSeen(b), lastSeen(a)));
     const newest = found[0];
-    return newest ? { reason: newest.reason ?? 'FailedCreate', message: `${newest.involvedObject?.kind} ${newest.involvedObject?.name}: ${newest.message ?? ''}`.slice(0, 1024) } : undefined;
+    return newest
+      ? {
+          reason: newest.reason ?? 'FailedCreate',
+          message: `${newest.involvedObject?.kind} ${newest.involvedObject?.name}: ${newest.message ?? ''}`.slice(
+            0,
+            1024,
+          ),
+        }
+      : undefined;
   }
 }
 

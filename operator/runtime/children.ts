@@ -1,6 +1,6 @@
-import { isConflict, isInvalid, KubeClient } from './client';
+import { isConflict, isInvalid, type KubeClient } from './client';
 import { appliedEntry, needsApply } from './managed-fields';
-import { apiVersionOf, controllerOf, KubeObject, OwnerReference, ResourceType } from './resource';
+import { apiVersionOf, controllerOf, type KubeObject, type OwnerReference, type ResourceType } from './resource';
 
 /** The controller owner reference a child of `owner` carries, so garbage collection removes it. */
 export function controllerReference(owner: KubeObject, type: ResourceType): OwnerReference {
@@ -21,17 +21,26 @@ export function controllerReference(owner: KubeObject, type: ResourceType): Owne
  * the child. Returns the object as it now is and whether a write happened. Skipping the no-op
  * apply is what makes a resync of settled objects cost zero write requests.
  */
-export async function applyIfChanged<T extends KubeObject>(client: KubeClient, type: ResourceType, desired: KubeObject, current: T | undefined): Promise<{ object: T; applied: boolean }> {
+export async function applyIfChanged<T extends KubeObject>(
+  client: KubeClient,
+  type: ResourceType,
+  desired: KubeObject,
+  current: T | undefined,
+): Promise<{ object: T; applied: boolean }> {
   if (current && !needsApply(desired, current, client.fieldManager)) return { object: current, applied: false };
   // An update names the object it updates by uid: a precondition the API server checks, so an
   // object deleted and made again by someone else since the cache saw ours is never changed.
-  const body = current?.metadata.uid ? { ...desired, metadata: { ...desired.metadata, uid: current.metadata.uid } } : desired;
+  const body = current?.metadata.uid
+    ? { ...desired, metadata: { ...desired.metadata, uid: current.metadata.uid } }
+    : desired;
   try {
     return { object: await client.apply<T>(type, body), applied: true };
   } catch (err) {
     if (current && (isConflict(err) || (isInvalid(err) && String((err as Error).message).includes('metadata.uid')))) {
       // Not a refusal of the spec: the object changed hands. Retried, it is judged afresh.
-      throw new Error(`${type.kind} ${desired.metadata.name} was deleted or replaced since it was read; retrying: ${(err as Error).message}`);
+      throw new Error(
+        `${type.kind} ${desired.metadata.name} was deleted or replaced since it was read; retrying: ${(err as Error).message}`,
+      );
     }
     throw err;
   }
@@ -47,17 +56,27 @@ export function notOwnedReason(current: KubeObject, ownerUid: string, fieldManag
   const controller = controllerOf(current);
   if (controller?.uid === ownerUid) return undefined;
   if (!controller && appliedEntry(current, fieldManager)) return undefined;
-  const held = controller ? `it is controlled by ${controller.kind} ${controller.name}` : 'it has no controller (someone made it by hand or with another tool)';
+  const held = controller
+    ? `it is controlled by ${controller.kind} ${controller.name}`
+    : 'it has no controller (someone made it by hand or with another tool)';
   return `${current.kind} ${current.metadata.name} already exists and ${held}`;
 }
 
 /** Writes `status` through the status subresource (the builder decides when it has changed). */
-export async function applyStatus(client: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: object): Promise<void> {
-  await client.apply(type, {
-    apiVersion: obj.apiVersion ?? apiVersionOf(type),
-    kind: obj.kind ?? type.kind,
-    metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
-    status,
-  }, { subresource: 'status' });
+export async function applyStatus(
+  client: KubeClient,
+  type: ResourceType,
+  obj: KubeObject & { status?: unknown },
+  status: object,
+): Promise<void> {
+  await client.apply(
+    type,
+    {
+      apiVersion: obj.apiVersion ?? apiVersionOf(type),
+      kind: obj.kind ?? type.kind,
+      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
+      status,
+    },
+    { subresource: 'status' },
+  );
 }
-

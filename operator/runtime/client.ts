@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
-import { KubeObject, ResourceType, resourcePath } from './resource';
+import { type KubeObject, type ResourceType, resourcePath } from './resource';
 
 /** An error answer from the API server, with its HTTP status and Kubernetes reason. */
 export class ApiError extends Error {
@@ -18,7 +18,8 @@ export class ApiError extends Error {
 
 export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
 export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
-export const isGone = (e: unknown) => e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+export const isGone = (e: unknown) =>
+  e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
 /** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
 export const isInvalid = (e: unknown) => e instanceof ApiError && (e.status === 422 || e.status === 400);
 
@@ -57,7 +58,10 @@ export class KubeClient {
    * @param kubeConfig where the API server is and how to authenticate: `loadKubeConfig()`'s
    *   answer, or a `KubeConfig` of `@kubernetes/client-node`
    */
-  constructor(readonly kubeConfig: KubeConfigLike, readonly options: KubeClientOptions) {
+  constructor(
+    readonly kubeConfig: KubeConfigLike,
+    readonly options: KubeClientOptions,
+  ) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
@@ -75,25 +79,46 @@ export class KubeClient {
     return this.request<T>('GET', resourcePath(type, namespace, name));
   }
 
-  async list<T extends KubeObject>(type: ResourceType, namespace?: string, query: Record<string, string> = {}): Promise<KubeList<T>> {
+  async list<T extends KubeObject>(
+    type: ResourceType,
+    namespace?: string,
+    query: Record<string, string> = {},
+  ): Promise<KubeList<T>> {
     return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
-    return this.request<T>('POST', resourcePath(type, namespace), { body: obj, query: { fieldManager: this.fieldManager } });
-  }
-
-  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
-  async apply<T extends KubeObject>(type: ResourceType, obj: KubeObject, options: { subresource?: string; force?: boolean } = {}): Promise<T> {
-    return this.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, options.subresource), {
+    return this.request<T>('POST', resourcePath(type, namespace), {
       body: obj,
-      contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: this.fieldManager, force: String(options.force ?? true) },
+      query: { fieldManager: this.fieldManager },
     });
   }
 
+  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
+  async apply<T extends KubeObject>(
+    type: ResourceType,
+    obj: KubeObject,
+    options: { subresource?: string; force?: boolean } = {},
+  ): Promise<T> {
+    return this.request<T>(
+      'PATCH',
+      resourcePath(type, obj.metadata.namespace, obj.metadata.name, options.subresource),
+      {
+        body: obj,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: this.fieldManager, force: String(options.force ?? true) },
+      },
+    );
+  }
+
   /** JSON merge patch, e.g. for finalizers. */
-  async mergePatch<T extends KubeObject>(type: ResourceType, name: string, namespace: string | undefined, patch: unknown, subresource?: string): Promise<T> {
+  async mergePatch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -105,7 +130,12 @@ export class KubeClient {
    * Deletes an object. With `uid`, only that object (a precondition): one that was deleted and
    * made again under the same name by someone else is not touched (409 Conflict).
    */
-  async delete(type: ResourceType, name: string, namespace?: string, options: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<void> {
+  async delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    options: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {},
+  ): Promise<void> {
     await this.request('DELETE', resourcePath(type, namespace, name), {
       body: {
         kind: 'DeleteOptions',
@@ -117,29 +147,42 @@ export class KubeClient {
   }
 
   /** Any request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer. */
-  async request<T = unknown>(method: string, path: string, opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {}): Promise<T> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {},
+  ): Promise<T> {
     const started = process.hrtime.bigint();
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const req = await this.prepare(method, path, opts.query, {
-      ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}),
+      ...(payload
+        ? {
+            'Content-Type': opts.contentType ?? 'application/json',
+            'Content-Length': String(Buffer.byteLength(payload)),
+          }
+        : {}),
     });
     return new Promise<T>((resolve, reject) => {
-      const r = req.module.request(req.options, res => {
+      const r = req.module.request(req.options, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', c => chunks.push(c));
+        res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
           const status = res.statusCode ?? 0;
           this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
           const text = Buffer.concat(chunks).toString('utf8');
           let body: any;
-          try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = text;
+          }
           if (status >= 200 && status < 300) resolve(body as T);
           else reject(toApiError(status, body, `${method} ${path}`));
         });
         res.on('error', reject);
       });
       r.setTimeout(this.options.timeoutMs ?? 30_000, () => r.destroy(new Error(`${method} ${path}: timed out`)));
-      r.on('error', err => {
+      r.on('error', (err) => {
         this.options.observer?.(method, path, 0, Number(process.hrtime.bigint() - started) / 1e9);
         reject(err);
       });
@@ -154,17 +197,29 @@ export class KubeClient {
    * (including a non-2xx answer to the watch request itself). `onOpen` is called when the
    * server has accepted the watch (a 2xx answer).
    */
-  async watch(type: ResourceType, namespace: string | undefined, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, idleTimeoutMs = 10 * 60 * 1000, onOpen?: () => void): Promise<void> {
+  async watch(
+    type: ResourceType,
+    namespace: string | undefined,
+    query: Record<string, string>,
+    onEvent: (e: WatchEvent) => void,
+    signal: AbortSignal,
+    idleTimeoutMs = 10 * 60 * 1000,
+    onOpen?: () => void,
+  ): Promise<void> {
     const path = resourcePath(type, namespace);
     const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
     return new Promise<void>((resolve, reject) => {
-      const r = req.module.request({ ...req.options, agent: false }, res => {
+      const r = req.module.request({ ...req.options, agent: false }, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];
-          res.on('data', c => chunks.push(c));
+          res.on('data', (c) => chunks.push(c));
           res.on('end', () => {
             let body: any;
-            try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
+            try {
+              body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            } catch {
+              body = undefined;
+            }
             reject(toApiError(res.statusCode ?? 0, body, `watch ${path}`));
           });
           return;
@@ -187,14 +242,22 @@ export class KubeClient {
             }
           }
         });
-        res.on('end', () => resolve());
+        res.on('end', () => {
+          resolve();
+        });
         res.on('error', reject);
-        res.on('aborted', () => reject(new Error(`watch ${path}: connection aborted`)));
+        res.on('aborted', () => {
+          reject(new Error(`watch ${path}: connection aborted`));
+        });
       });
       // A connection that carries nothing (not even a bookmark) for this long is dead.
       r.setTimeout(idleTimeoutMs, () => r.destroy(new Error(`watch ${path}: no data for ${idleTimeoutMs / 1000}s`)));
-      r.on('error', err => (signal.aborted ? resolve() : reject(err)));
-      r.on('close', () => (signal.aborted ? resolve() : reject(new Error(`watch ${path}: connection closed`))));
+      r.on('error', (err) => {
+        signal.aborted ? resolve() : reject(err);
+      });
+      r.on('close', () => {
+        signal.aborted ? resolve() : reject(new Error(`watch ${path}: connection closed`));
+      });
       const abort = () => r.destroy();
       if (signal.aborted) abort();
       signal.addEventListener('abort', abort, { once: true });
@@ -207,7 +270,12 @@ export class KubeClient {
     this.agent.destroy();
   }
 
-  private async prepare(method: string, path: string, query: Record<string, string> | undefined, headers: Record<string, string>) {
+  private async prepare(
+    method: string,
+    path: string,
+    query: Record<string, string> | undefined,
+    headers: Record<string, string>,
+  ) {
     const qs = query && Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : '';
     const basePath = this.server.pathname.replace(/\/$/, '');
     const options: https.RequestOptions = {

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import { KubeClient } from './client';
-import { EventRecorder } from './events';
+import { type KubeClient } from './client';
+import { type EventRecorder } from './events';
 import { isTerminal } from './errors';
-import { Informer } from './informer';
+import { type Informer } from './informer';
 import { jsonEqual } from './diff';
-import { Metrics } from './metrics';
-import { controllerOf, KubeObject, objectKey, splitKey, withoutBookkeeping } from './resource';
-import { RateLimiter, RateLimiterOptions, WorkQueue } from './workqueue';
+import { type Metrics } from './metrics';
+import { controllerOf, type KubeObject, objectKey, splitKey, withoutBookkeeping } from './resource';
+import { RateLimiter, type RateLimiterOptions, WorkQueue } from './workqueue';
 
 /** Which object to reconcile. */
 export interface Request {
@@ -83,10 +83,14 @@ export class Controller {
    * alone, do count.
    */
   for(informer: Informer): this {
-    const enqueue = (o: KubeObject) => this.queue.add(objectKey(o.metadata));
+    const enqueue = (o: KubeObject) => {
+      this.queue.add(objectKey(o.metadata));
+    };
     informer.addHandler({
       onAdd: enqueue,
-      onUpdate: (old, o) => { if (old === o || !onlyStatusChanged(old, o)) enqueue(o); },
+      onUpdate: (old, o) => {
+        if (old === o || !onlyStatusChanged(old, o)) enqueue(o);
+      },
       onDelete: enqueue,
     });
     return this;
@@ -101,14 +105,32 @@ export class Controller {
         this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }));
       }
     };
-    informer.addHandler({ onAdd: enqueueOwner, onUpdate: (old, o) => { enqueueOwner(old); enqueueOwner(o); }, onDelete: enqueueOwner });
+    informer.addHandler({
+      onAdd: enqueueOwner,
+      onUpdate: (old, o) => {
+        enqueueOwner(old);
+        enqueueOwner(o);
+      },
+      onDelete: enqueueOwner,
+    });
     return this;
   }
 
   /** Reconcile whatever `map` returns for each changed object. */
   watches(informer: Informer, map: (o: KubeObject) => Request[]): this {
-    const enqueue = (o: KubeObject) => map(o).forEach(r => this.queue.add(objectKey(r)));
-    informer.addHandler({ onAdd: enqueue, onUpdate: (old, o) => { enqueue(old); enqueue(o); }, onDelete: enqueue });
+    const enqueue = (o: KubeObject) => {
+      map(o).forEach((r) => {
+        this.queue.add(objectKey(r));
+      });
+    };
+    informer.addHandler({
+      onAdd: enqueue,
+      onUpdate: (old, o) => {
+        enqueue(old);
+        enqueue(o);
+      },
+      onDelete: enqueue,
+    });
     return this;
   }
 
@@ -146,12 +168,21 @@ export class Controller {
   private async reconcileKey(key: string): Promise<void> {
     const { metrics, name } = this.options;
     const req = splitKey(key);
-    const log = this.log.child({ [req.namespace ? 'namespace' : 'cluster']: req.namespace ?? true, name: req.name, reconcileID: Math.random().toString(36).slice(2, 10) });
+    const log = this.log.child({
+      [req.namespace ? 'namespace' : 'cluster']: req.namespace ?? true,
+      name: req.name,
+      reconcileID: Math.random().toString(36).slice(2, 10),
+    });
     const end = metrics.reconcileTime.startTimer({ controller: name });
     this.inFlight++;
     metrics.activeWorkers.set({ controller: name }, this.inFlight);
     try {
-      const result = await this.options.reconciler(req, { client: this.options.client, recorder: this.options.recorder, logger: log, signal: this.stopping.signal });
+      const result = await this.options.reconciler(req, {
+        client: this.options.client,
+        recorder: this.options.recorder,
+        logger: log,
+        signal: this.stopping.signal,
+      });
       this.queue.forget(key);
       if (result?.requeueAfterMs && result.requeueAfterMs > 0) {
         this.queue.addAfter(key, result.requeueAfterMs);

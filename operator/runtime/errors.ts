@@ -1,4 +1,4 @@
-import { ApiError, isInvalid } from './client';
+import { type ApiError, isInvalid } from './client';
 
 /**
  * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`, kube-rs's
@@ -13,7 +13,11 @@ export class TerminalError extends Error {
    * @param message what is wrong and, where it can, how to fix it
    * @param reason a CamelCase reason for the `Degraded` condition and the Warning Event
    */
-  constructor(message: string, readonly reason = 'TerminalError', options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly reason = 'TerminalError',
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'TerminalError';
   }

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BuiltinTypes } from '../../constructs/core/controller';
-import { KubeClient } from './client';
+import { type KubeClient } from './client';
 import { microTime } from './time';
-import { KubeObject } from './resource';
+import { type KubeObject } from './resource';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -16,7 +16,6 @@ export interface EventSubject {
 
 /** Repeats of the same event within this window become a series count, not a new object. */
 const SERIES_WINDOW_MS = 10 * 60 * 1000;
-
 
 /**
  * Records events.k8s.io/v1 Events about objects, like client-go's recorder: one Event object
@@ -33,12 +32,23 @@ export class EventRecorder {
     private readonly logger: Logger,
   ) {
     // The API server requires a qualified name here (e.g. `example.com/my-controller`).
-    if (!/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(reportingController) || reportingController.length > 128) {
-      throw new Error(`reportingController ${JSON.stringify(reportingController)} is not a qualified name such as "cdk8s-operator-kit/memcached"`);
+    if (
+      !/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(reportingController) ||
+      reportingController.length > 128
+    ) {
+      throw new Error(
+        `reportingController ${JSON.stringify(reportingController)} is not a qualified name such as "cdk8s-operator-kit/memcached"`,
+      );
     }
   }
 
-  async record(subject: EventSubject, type: EventType, reason: string, note: string, action = 'Reconcile'): Promise<void> {
+  async record(
+    subject: EventSubject,
+    type: EventType,
+    reason: string,
+    note: string,
+    action = 'Reconcile',
+  ): Promise<void> {
     const namespace = subject.metadata.namespace ?? 'default';
     // A digest, not the text: a thousand resources' notes are most of what this map would hold.
     const key = createHash('sha256').update(`${subject.metadata.uid}|${type}|${reason}|${note}`).digest('base64');
@@ -54,26 +64,30 @@ export class EventRecorder {
         return;
       }
       const name = `${subject.metadata.name}.${randomBytes(8).toString('hex')}`;
-      await this.client.create(BuiltinTypes.Event, {
-        apiVersion: 'events.k8s.io/v1',
-        kind: 'Event',
-        metadata: { name, namespace },
-        eventTime: microTime(now),
-        reportingController: this.reportingController,
-        reportingInstance: this.reportingInstance,
-        action,
-        reason,
-        note: note.slice(0, 1024),
-        type,
-        regarding: {
-          apiVersion: subject.apiVersion,
-          kind: subject.kind,
-          name: subject.metadata.name,
-          namespace: subject.metadata.namespace,
-          uid: subject.metadata.uid,
-          resourceVersion: subject.metadata.resourceVersion,
+      await this.client.create(
+        BuiltinTypes.Event,
+        {
+          apiVersion: 'events.k8s.io/v1',
+          kind: 'Event',
+          metadata: { name, namespace },
+          eventTime: microTime(now),
+          reportingController: this.reportingController,
+          reportingInstance: this.reportingInstance,
+          action,
+          reason,
+          note: note.slice(0, 1024),
+          type,
+          regarding: {
+            apiVersion: subject.apiVersion,
+            kind: subject.kind,
+            name: subject.metadata.name,
+            namespace: subject.metadata.namespace,
+            uid: subject.metadata.uid,
+            resourceVersion: subject.metadata.resourceVersion,
+          },
         },
-      }, namespace);
+        namespace,
+      );
       this.recent.set(key, { name, namespace, count: 1, at: now.getTime() });
       this.prune(now.getTime());
     } catch (err) {

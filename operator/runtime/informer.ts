@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { exponentialDelay, jitter, sleep } from './backoff';
-import { ApiError, isGone, KubeClient, WatchEvent } from './client';
-import { apiVersionOf, controllerOf, KubeObject, objectKey, ResourceType } from './resource';
+import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
+import { apiVersionOf, controllerOf, type KubeObject, objectKey, type ResourceType } from './resource';
 
 export interface InformerHandler<T extends KubeObject> {
   onAdd?(obj: T): void;
@@ -62,10 +62,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly byOwner = new Map<string, Set<string>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private synced = false;
-  private readonly syncWaiters: Array<() => void> = [];
+  private readonly syncWaiters: (() => void)[] = [];
   private resourceVersion = '';
 
-  constructor(private readonly client: KubeClient, readonly type: ResourceType, private readonly options: InformerOptions) {}
+  constructor(
+    private readonly client: KubeClient,
+    readonly type: ResourceType,
+    private readonly options: InformerOptions,
+  ) {}
 
   addHandler(handler: InformerHandler<T>): void {
     this.handlers.push(handler);
@@ -77,7 +81,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Resolves once the first list has filled the cache. */
   waitForSync(): Promise<void> {
-    return this.synced ? Promise.resolve() : new Promise(r => this.syncWaiters.push(r));
+    return this.synced ? Promise.resolve() : new Promise((r) => this.syncWaiters.push(r));
   }
 
   get(key: string): T | undefined {
@@ -128,7 +132,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     const log = this.options.logger.child({ resource: this.type.resource });
     const resync = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000;
-    const resyncTimer = resync > 0 ? setInterval(() => this.resync(), resync) : undefined;
+    const resyncTimer =
+      resync > 0
+        ? setInterval(() => {
+            this.resync();
+          }, resync)
+        : undefined;
     const healthyWatchMs = this.options.healthyWatchMs ?? 1000;
     let needList = true;
     let failures = 0;
@@ -144,11 +153,23 @@ export class Informer<T extends KubeObject = KubeObject> {
           const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
           let openedAt: number | undefined;
           try {
-            await this.client.watch(this.type, this.options.namespace, {
-              resourceVersion: this.resourceVersion,
-              timeoutSeconds: String(timeoutSeconds),
-              ...this.selector(),
-            }, e => this.handleEvent(e), signal, (timeoutSeconds + 60) * 1000, () => { openedAt = Date.now(); });
+            await this.client.watch(
+              this.type,
+              this.options.namespace,
+              {
+                resourceVersion: this.resourceVersion,
+                timeoutSeconds: String(timeoutSeconds),
+                ...this.selector(),
+              },
+              (e) => {
+                this.handleEvent(e);
+              },
+              signal,
+              (timeoutSeconds + 60) * 1000,
+              () => {
+                openedAt = Date.now();
+              },
+            );
           } finally {
             if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) failures = 0;
           }
@@ -194,26 +215,32 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const [key, old] of [...this.store]) {
       if (!fresh.has(key)) {
         this.remove(key);
-        this.emit(h => h.onDelete?.(old));
+        this.emit((h) => h.onDelete?.(old));
       }
     }
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
       this.put(key, obj);
-      if (!old) this.emit(h => h.onAdd?.(obj));
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit(h => h.onUpdate?.(old, obj));
+      if (!old) this.emit((h) => h.onAdd?.(obj));
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
     }
     this.resourceVersion = rv;
     if (!this.synced) {
       this.synced = true;
-      this.syncWaiters.splice(0).forEach(r => r());
+      this.syncWaiters.splice(0).forEach((r) => {
+        r();
+      });
     }
   }
 
   private handleEvent(e: WatchEvent): void {
     if (e.type === 'ERROR') {
       const status = e.object as unknown as { code?: number; reason?: string; message?: string };
-      throw new ApiError(status.code ?? 500, status.reason ?? 'Unknown', `watch ${this.type.resource}: ${status.message ?? 'error event'}`);
+      throw new ApiError(
+        status.code ?? 500,
+        status.reason ?? 'Unknown',
+        `watch ${this.type.resource}: ${status.message ?? 'error event'}`,
+      );
     }
     if (e.object.metadata?.resourceVersion) this.resourceVersion = e.object.metadata.resourceVersion;
     if (e.type === 'BOOKMARK') return;
@@ -222,11 +249,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const old = this.store.get(key);
     if (e.type === 'DELETED') {
       this.remove(key);
-      this.emit(h => h.onDelete?.(obj));
+      this.emit((h) => h.onDelete?.(obj));
     } else {
       this.put(key, obj);
-      if (old) this.emit(h => h.onUpdate?.(old, obj));
-      else this.emit(h => h.onAdd?.(obj));
+      if (old) this.emit((h) => h.onUpdate?.(old, obj));
+      else this.emit((h) => h.onAdd?.(obj));
     }
   }
 
@@ -236,12 +263,13 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** The object as cached: with its apiVersion and kind, transformed. */
   private typed(obj: T): T {
-    const typed = obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+    const typed =
+      obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
     return (this.options.transform ? this.options.transform(typed) : typed) as T;
   }
 
   private resync(): void {
-    for (const obj of this.store.values()) this.emit(h => h.onUpdate?.(obj, obj));
+    for (const obj of this.store.values()) this.emit((h) => h.onUpdate?.(obj, obj));
   }
 
   private put(key: string, obj: T): void {

@@ -51,7 +51,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): ClusterConf
   if (options.path) return ClusterConfig.fromFiles([options.path], options.context, env);
   const listed = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
   if (listed.length) return ClusterConfig.fromFiles(listed, options.context, env);
-  if (env.KUBERNETES_SERVICE_HOST) return ClusterConfig.inCluster(options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR, env);
+  if (env.KUBERNETES_SERVICE_HOST)
+    return ClusterConfig.inCluster(options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR, env);
   const home = path.join(env.HOME ?? os.homedir(), '.kube', 'config');
   if (fs.existsSync(home)) return ClusterConfig.fromFiles([home], options.context, env);
   throw new Error('no cluster to talk to: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a pod');
@@ -89,21 +90,35 @@ export class ClusterConfig implements KubeConfigLike {
     const port = env.KUBERNETES_SERVICE_PORT ?? '443';
     if (!host) throw new Error('not in a pod: KUBERNETES_SERVICE_HOST is not set');
     const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    return new ClusterConfig(server, { ca: readFile(path.join(dir, 'ca.crt'), 'the in-cluster CA') }, { kind: 'tokenFile', file: path.join(dir, 'token') });
+    return new ClusterConfig(
+      server,
+      { ca: readFile(path.join(dir, 'ca.crt'), 'the in-cluster CA') },
+      { kind: 'tokenFile', file: path.join(dir, 'token') },
+    );
   }
 
   /** The current (or named) context of one or more kubeconfig files, merged as kubectl merges them. */
-  static fromFiles(files: readonly string[], contextName: string | undefined, env: NodeJS.ProcessEnv = process.env): ClusterConfig {
-    const merged = mergeKubeconfigs(files.filter(f => files.length === 1 || fs.existsSync(f)));
+  static fromFiles(
+    files: readonly string[],
+    contextName: string | undefined,
+    env: NodeJS.ProcessEnv = process.env,
+  ): ClusterConfig {
+    const merged = mergeKubeconfigs(files.filter((f) => files.length === 1 || fs.existsSync(f)));
     const where = files.join(path.delimiter);
     const name = contextName ?? merged.currentContext;
     if (!name) throw new Error(`kubeconfig ${where}: no current-context is set`);
     const context = merged.contexts.get(name);
     if (!context) throw new Error(`kubeconfig ${where}: no context named ${JSON.stringify(name)}`);
     const cluster = merged.clusters.get(context.value.cluster);
-    if (!cluster) throw new Error(`kubeconfig ${where}: context ${JSON.stringify(name)} names cluster ${JSON.stringify(context.value.cluster)}, which is not defined`);
+    if (!cluster)
+      throw new Error(
+        `kubeconfig ${where}: context ${JSON.stringify(name)} names cluster ${JSON.stringify(context.value.cluster)}, which is not defined`,
+      );
     const user = context.value.user ? merged.users.get(context.value.user) : { value: {}, dir: cluster.dir };
-    if (!user) throw new Error(`kubeconfig ${where}: context ${JSON.stringify(name)} names user ${JSON.stringify(context.value.user)}, which is not defined`);
+    if (!user)
+      throw new Error(
+        `kubeconfig ${where}: context ${JSON.stringify(name)} names user ${JSON.stringify(context.value.user)}, which is not defined`,
+      );
     return new ClusterConfig(
       requireServer(cluster.value, where),
       clusterTls(cluster.value, cluster.dir, where),
@@ -144,19 +159,28 @@ export class ClusterConfig implements KubeConfigLike {
     const source = this.source;
     if (source.kind === 'static') return source.credentials;
     const now = Date.now();
-    const fresh = this.credentials && (source.kind === 'tokenFile'
-      ? now - this.fetchedAt < TOKEN_FILE_REFRESH_MS
-      : this.credentials.expiresAt === undefined || now < this.credentials.expiresAt - EXEC_EXPIRY_MARGIN_MS);
+    const fresh =
+      this.credentials &&
+      (source.kind === 'tokenFile'
+        ? now - this.fetchedAt < TOKEN_FILE_REFRESH_MS
+        : this.credentials.expiresAt === undefined || now < this.credentials.expiresAt - EXEC_EXPIRY_MARGIN_MS);
     if (fresh) return this.credentials!;
     // Concurrent requests share one fetch (one plugin run, not one per request).
-    this.pending ??= (source.kind === 'tokenFile'
-      ? fs.promises.readFile(source.file, 'utf8').then(t => ({ authorization: `Bearer ${t.trim()}`, cert: source.cert, key: source.key }))
-      : runExecPlugin(source.plugin, source.baseDir, source.env)
-    ).then(c => {
-      this.credentials = c;
-      this.fetchedAt = Date.now();
-      return c;
-    }).finally(() => { this.pending = undefined; });
+    this.pending ??= (
+      source.kind === 'tokenFile'
+        ? fs.promises
+            .readFile(source.file, 'utf8')
+            .then((t) => ({ authorization: `Bearer ${t.trim()}`, cert: source.cert, key: source.key }))
+        : runExecPlugin(source.plugin, source.baseDir, source.env)
+    )
+      .then((c) => {
+        this.credentials = c;
+        this.fetchedAt = Date.now();
+        return c;
+      })
+      .finally(() => {
+        this.pending = undefined;
+      });
     try {
       return await this.pending;
     } catch (err) {
@@ -167,7 +191,10 @@ export class ClusterConfig implements KubeConfigLike {
   }
 }
 
-interface Named<T> { value: T; dir: string }
+interface Named<T> {
+  value: T;
+  dir: string;
+}
 interface Merged {
   currentContext?: string;
   clusters: Map<string, Named<any>>;
@@ -188,9 +215,14 @@ function mergeKubeconfigs(files: readonly string[]): Merged {
     // Relative paths in a kubeconfig are relative to the file that holds them.
     const dir = path.dirname(path.resolve(file));
     merged.currentContext ??= doc['current-context'] || undefined;
-    for (const [key, field] of [['clusters', 'cluster'], ['users', 'user'], ['contexts', 'context']] as const) {
+    for (const [key, field] of [
+      ['clusters', 'cluster'],
+      ['users', 'user'],
+      ['contexts', 'context'],
+    ] as const) {
       for (const entry of doc[key] ?? []) {
-        if (entry?.name !== undefined && !merged[key].has(entry.name)) merged[key].set(entry.name, { value: entry[field] ?? {}, dir });
+        if (entry?.name !== undefined && !merged[key].has(entry.name))
+          merged[key].set(entry.name, { value: entry[field] ?? {}, dir });
       }
     }
   }
@@ -203,28 +235,41 @@ function requireServer(cluster: any, where: string): string {
   return cluster.server;
 }
 
-function clusterTls(cluster: any, dir: string, where: string): { ca?: Buffer; insecure?: boolean; serverName?: string } {
+function clusterTls(
+  cluster: any,
+  dir: string,
+  where: string,
+): { ca?: Buffer; insecure?: boolean; serverName?: string } {
   const ca = cluster['certificate-authority-data']
     ? Buffer.from(cluster['certificate-authority-data'], 'base64')
-    : cluster['certificate-authority'] ? readFile(path.resolve(dir, cluster['certificate-authority']), `kubeconfig ${where}: certificate-authority`) : undefined;
+    : cluster['certificate-authority']
+      ? readFile(path.resolve(dir, cluster['certificate-authority']), `kubeconfig ${where}: certificate-authority`)
+      : undefined;
   return { ca, insecure: cluster['insecure-skip-tls-verify'] === true, serverName: cluster['tls-server-name'] };
 }
 
 function userCredentials(user: any, dir: string, where: string, env: NodeJS.ProcessEnv): CredentialSource {
   if (user['auth-provider']) {
-    throw new Error(`kubeconfig ${where}: the auth-provider ${JSON.stringify(user['auth-provider'].name)} is not supported (kubectl removed them too); use an exec credential plugin such as the cloud's kubelogin`);
+    throw new Error(
+      `kubeconfig ${where}: the auth-provider ${JSON.stringify(user['auth-provider'].name)} is not supported (kubectl removed them too); use an exec credential plugin such as the cloud's kubelogin`,
+    );
   }
   if (user.exec) {
     const plugin = user.exec as ExecPlugin;
     if (!plugin.command) throw new Error(`kubeconfig ${where}: the exec plugin has no command`);
     if (!/^client\.authentication\.k8s\.io\/(v1|v1beta1)$/.test(plugin.apiVersion ?? '')) {
-      throw new Error(`kubeconfig ${where}: exec plugin apiVersion ${JSON.stringify(plugin.apiVersion)} is not supported (client.authentication.k8s.io/v1 or v1beta1)`);
+      throw new Error(
+        `kubeconfig ${where}: exec plugin apiVersion ${JSON.stringify(plugin.apiVersion)} is not supported (client.authentication.k8s.io/v1 or v1beta1)`,
+      );
     }
     return { kind: 'exec', plugin, baseDir: dir, env };
   }
-  const pick = (data: string, file: string, what: string) => user[data]
-    ? Buffer.from(user[data], 'base64')
-    : user[file] ? readFile(path.resolve(dir, user[file]), `kubeconfig ${where}: ${what}`) : undefined;
+  const pick = (data: string, file: string, what: string) =>
+    user[data]
+      ? Buffer.from(user[data], 'base64')
+      : user[file]
+        ? readFile(path.resolve(dir, user[file]), `kubeconfig ${where}: ${what}`)
+        : undefined;
   const cert = pick('client-certificate-data', 'client-certificate', 'client-certificate');
   const key = pick('client-key-data', 'client-key', 'client-key');
   if (!!cert !== !!key) throw new Error(`kubeconfig ${where}: a client certificate needs both a certificate and a key`);
@@ -232,7 +277,8 @@ function userCredentials(user: any, dir: string, where: string, env: NodeJS.Proc
   let authorization: string | undefined;
   if (user.token) authorization = `Bearer ${user.token}`;
   // Basic auth is rare today, but kubectl still honours it.
-  else if (user.username !== undefined) authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+  else if (user.username !== undefined)
+    authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
   return { kind: 'static', credentials: { cert, key, authorization } };
 }
 
@@ -248,35 +294,53 @@ function readFile(file: string, what: string): Buffer {
 function runExecPlugin(plugin: ExecPlugin, baseDir: string, env: NodeJS.ProcessEnv): Promise<Credentials> {
   // A command given as a relative path (with a slash) is relative to the kubeconfig's folder;
   // a bare name is looked up on PATH.
-  const command = plugin.command.includes('/') && !path.isAbsolute(plugin.command) ? path.resolve(baseDir, plugin.command) : plugin.command;
+  const command =
+    plugin.command.includes('/') && !path.isAbsolute(plugin.command)
+      ? path.resolve(baseDir, plugin.command)
+      : plugin.command;
   const execInfo = { apiVersion: plugin.apiVersion, kind: 'ExecCredential', spec: { interactive: false } };
   const childEnv: NodeJS.ProcessEnv = { ...env, KUBERNETES_EXEC_INFO: JSON.stringify(execInfo) };
   for (const e of plugin.env ?? []) childEnv[e.name] = e.value;
   return new Promise((resolve, reject) => {
-    execFile(command, plugin.args ?? [], { env: childEnv, timeout: 60_000, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const hint = (err as NodeJS.ErrnoException).code === 'ENOENT' && plugin.installHint ? `\n${plugin.installHint}` : '';
-        reject(new Error(`exec credential plugin ${plugin.command} failed: ${err.message}${stderr ? `: ${stderr.trim()}` : ''}${hint}`));
-        return;
-      }
-      let answer: any;
-      try {
-        answer = JSON.parse(stdout);
-      } catch {
-        reject(new Error(`exec credential plugin ${plugin.command} did not print an ExecCredential as JSON`));
-        return;
-      }
-      const status = answer?.status ?? {};
-      if (answer?.kind !== 'ExecCredential' || (!status.token && !(status.clientCertificateData && status.clientKeyData))) {
-        reject(new Error(`exec credential plugin ${plugin.command} printed no token and no client certificate in status`));
-        return;
-      }
-      resolve({
-        authorization: status.token ? `Bearer ${status.token}` : undefined,
-        cert: status.clientCertificateData,
-        key: status.clientKeyData,
-        expiresAt: status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : undefined,
-      });
-    });
+    execFile(
+      command,
+      plugin.args ?? [],
+      { env: childEnv, timeout: 60_000, maxBuffer: 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) {
+          const hint =
+            (err as NodeJS.ErrnoException).code === 'ENOENT' && plugin.installHint ? `\n${plugin.installHint}` : '';
+          reject(
+            new Error(
+              `exec credential plugin ${plugin.command} failed: ${err.message}${stderr ? `: ${stderr.trim()}` : ''}${hint}`,
+            ),
+          );
+          return;
+        }
+        let answer: any;
+        try {
+          answer = JSON.parse(stdout);
+        } catch {
+          reject(new Error(`exec credential plugin ${plugin.command} did not print an ExecCredential as JSON`));
+          return;
+        }
+        const status = answer?.status ?? {};
+        if (
+          answer?.kind !== 'ExecCredential' ||
+          (!status.token && !(status.clientCertificateData && status.clientKeyData))
+        ) {
+          reject(
+            new Error(`exec credential plugin ${plugin.command} printed no token and no client certificate in status`),
+          );
+          return;
+        }
+        resolve({
+          authorization: status.token ? `Bearer ${status.token}` : undefined,
+          cert: status.clientCertificateData,
+          key: status.clientKeyData,
+          expiresAt: status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : undefined,
+        });
+      },
+    );
   });
 }

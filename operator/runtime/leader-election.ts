@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { BuiltinTypes } from '../../constructs/core/controller';
 import { sleep } from './backoff';
-import { isConflict, isNotFound, KubeClient } from './client';
+import { isConflict, isNotFound, type KubeClient } from './client';
 import { resourcePath } from './resource';
 import { microTime } from './time';
 
@@ -36,7 +36,6 @@ interface Lease {
   spec: LeaseSpec;
 }
 
-
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics:
  * - a follower takes the lease only when its holder has not renewed it for a whole lease
@@ -52,20 +51,32 @@ export class LeaderElector {
   private leading = false;
   private lease?: Lease;
 
-  constructor(private readonly client: KubeClient, private readonly options: LeaderElectionOptions) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: LeaderElectionOptions,
+  ) {}
 
   get isLeader(): boolean {
     return this.leading;
   }
 
-  private get leaseDurationMs() { return this.options.leaseDurationMs ?? 15_000; }
-  private get renewDeadlineMs() { return this.options.renewDeadlineMs ?? 10_000; }
-  private get retryPeriodMs() { return this.options.retryPeriodMs ?? 2_000; }
+  private get leaseDurationMs() {
+    return this.options.leaseDurationMs ?? 15_000;
+  }
+  private get renewDeadlineMs() {
+    return this.options.renewDeadlineMs ?? 10_000;
+  }
+  private get retryPeriodMs() {
+    return this.options.retryPeriodMs ?? 2_000;
+  }
 
   /** Resolves once this process leads; resolves false if `signal` aborted first. */
   async acquire(signal: AbortSignal): Promise<boolean> {
     const log = this.options.logger;
-    log.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, 'attempting to acquire leader lease');
+    log.info(
+      { lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity },
+      'attempting to acquire leader lease',
+    );
     while (!signal.aborted) {
       if (await this.tryAcquireOrRenew()) {
         this.setLeading(true);
@@ -102,7 +113,10 @@ export class LeaderElector {
     const now = microTime(new Date());
     try {
       await this.client.request('PUT', this.path(), {
-        body: { ...this.lease, spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now } },
+        body: {
+          ...this.lease,
+          spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        },
       });
       this.options.logger.info({ identity: this.options.identity }, 'released leader lease');
     } catch (err) {
@@ -140,14 +154,18 @@ export class LeaderElector {
         current = await this.client.request<Lease>('GET', this.path());
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        this.lease = await this.client.request<Lease>('POST', resourcePath(BuiltinTypes.Lease, this.options.namespace), {
-          body: {
-            apiVersion: 'coordination.k8s.io/v1',
-            kind: 'Lease',
-            metadata: { name: this.options.name, namespace: this.options.namespace },
-            spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
+        this.lease = await this.client.request<Lease>(
+          'POST',
+          resourcePath(BuiltinTypes.Lease, this.options.namespace),
+          {
+            body: {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata: { name: this.options.name, namespace: this.options.namespace },
+              spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
+            },
           },
-        });
+        );
         this.observe(this.lease);
         return true;
       }
@@ -160,7 +178,7 @@ export class LeaderElector {
       const takingOver = holder !== me;
       const spec: LeaseSpec = {
         ...desired,
-        acquireTime: takingOver ? microTime(now) : current.spec.acquireTime ?? microTime(now),
+        acquireTime: takingOver ? microTime(now) : (current.spec.acquireTime ?? microTime(now)),
         leaseTransitions: (current.spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
       };
       this.lease = await this.client.request<Lease>('PUT', this.path(), { body: { ...current, spec } });

@@ -12,12 +12,16 @@ export interface ManagedFieldsEntry {
 }
 
 /** A fieldsV1 set: keys `f:<name>`, `k:<json key>`, `v:<json value>`, `i:<index>`, `.` (the node itself). */
-export type FieldSet = { [key: string]: FieldSet };
+export interface FieldSet {
+  [key: string]: FieldSet;
+}
 
 /** The entry recording what `manager` last applied (server-side apply) to the object itself. */
 export function appliedEntry(obj: KubeObject, manager: string): ManagedFieldsEntry | undefined {
   const entries = (obj.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  return entries.find(e => e.manager === manager && e.operation === 'Apply' && !e.subresource && e.fieldsType === 'FieldsV1');
+  return entries.find(
+    (e) => e.manager === manager && e.operation === 'Apply' && !e.subresource && e.fieldsType === 'FieldsV1',
+  );
 }
 
 /**
@@ -26,7 +30,11 @@ export function appliedEntry(obj: KubeObject, manager: string): ManagedFieldsEnt
  * it. Undefined when the manager has applied nothing to this object (or at another apiVersion),
  * or when the field set uses a form this reader does not know: the caller must then apply.
  */
-export function extractApplied(obj: KubeObject, manager: string, apiVersion?: string): Record<string, unknown> | undefined {
+export function extractApplied(
+  obj: KubeObject,
+  manager: string,
+  apiVersion?: string,
+): Record<string, unknown> | undefined {
   const owned = extractOwned(obj, manager, apiVersion);
   return owned && (unwrap(owned) as Record<string, unknown>);
 }
@@ -57,12 +65,13 @@ function unwrap(v: unknown): unknown {
   if (v instanceof Atomic) return v.value;
   if (v instanceof Dropped) return undefined;
   if (Array.isArray(v)) return v.map(unwrap);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unwrap(x)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unwrap(x)]));
   return v;
 }
 
 function isLeaf(set: FieldSet): boolean {
-  return Object.keys(set).every(k => k === '.');
+  return Object.keys(set).every((k) => k === '.');
 }
 
 /**
@@ -95,17 +104,17 @@ function extractObject(obj: Record<string, unknown>, set: FieldSet): Record<stri
 }
 
 function extractList(list: unknown[], set: FieldSet): unknown[] {
-  const byKey: Array<{ match: (item: unknown, index: number) => boolean; set: FieldSet }> = [];
+  const byKey: { match: (item: unknown, index: number) => boolean; set: FieldSet }[] = [];
   for (const [key, child] of Object.entries(set)) {
     if (key === '.') continue;
     const kind = key.slice(0, 2);
     const text = key.slice(2);
     if (kind === 'k:') {
       const wanted = JSON.parse(text) as Record<string, unknown>;
-      byKey.push({ match: item => isKeyMatch(item, wanted), set: child });
+      byKey.push({ match: (item) => isKeyMatch(item, wanted), set: child });
     } else if (kind === 'v:') {
       const wanted = JSON.parse(text) as unknown;
-      byKey.push({ match: item => canonical(item) === canonical(wanted), set: child });
+      byKey.push({ match: (item) => canonical(item) === canonical(wanted), set: child });
     } else if (kind === 'i:') {
       const index = Number(text);
       byKey.push({ match: (_item, i) => i === index, set: child });
@@ -115,7 +124,7 @@ function extractList(list: unknown[], set: FieldSet): unknown[] {
   }
   const out: unknown[] = [];
   list.forEach((item, i) => {
-    const owned = byKey.find(k => k.match(item, i));
+    const owned = byKey.find((k) => k.match(item, i));
     if (owned) out.push(extractValue(item, owned.set));
   });
   return out;
@@ -134,7 +143,11 @@ function canonical(v: unknown): string {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v as object).sort().map(k => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -148,7 +161,7 @@ export function pruneEmpty(v: unknown): unknown {
   if (v instanceof Dropped) return v;
   if (v instanceof Atomic) {
     const p = pruneEmpty(v.value);
-    return p !== null && typeof p === 'object' && Object.keys(p as object).length === 0 ? p : new Atomic(p);
+    return p !== null && typeof p === 'object' && Object.keys(p).length === 0 ? p : new Atomic(p);
   }
   if (Array.isArray(v)) return v.map(pruneEmpty);
   if (v !== null && typeof v === 'object') {
@@ -156,7 +169,7 @@ export function pruneEmpty(v: unknown): unknown {
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
       if (x === undefined || x === null) continue;
       const p = pruneEmpty(x);
-      if (p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p as object).length === 0) continue;
+      if (p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p).length === 0) continue;
       out[k] = p;
     }
     return out;
@@ -179,7 +192,11 @@ function matches(desired: unknown, applied: unknown, path: readonly string[] = [
   if (applied instanceof Atomic) return contains(applied.value, desired, path);
   if (applied instanceof Dropped) return isZeroValue(desired);
   if (Array.isArray(desired)) {
-    return Array.isArray(applied) && applied.length === desired.length && desired.every((d, i) => matches(d, applied[i], path));
+    return (
+      Array.isArray(applied) &&
+      applied.length === desired.length &&
+      desired.every((d, i) => matches(d, applied[i], path))
+    );
   }
   if (desired !== null && typeof desired === 'object') {
     if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) return false;
@@ -187,7 +204,7 @@ function matches(desired: unknown, applied: unknown, path: readonly string[] = [
     const d = desired as Record<string, unknown>;
     const keys = new Set([...Object.keys(a), ...Object.keys(d)]);
     // An owned field the server dropped as empty is absent either way when no longer desired.
-    return [...keys].every(k => (k in d ? k in a && matches(d[k], a[k], [...path, k]) : a[k] instanceof Dropped));
+    return [...keys].every((k) => (k in d ? k in a && matches(d[k], a[k], [...path, k]) : a[k] instanceof Dropped));
   }
   return sameScalar(desired, applied, path);
 }
@@ -199,7 +216,9 @@ function contains(live: unknown, desired: unknown, path: readonly string[]): boo
   }
   if (desired !== null && typeof desired === 'object') {
     if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
-    return Object.entries(desired as Record<string, unknown>).every(([k, v]) => contains((live as Record<string, unknown>)[k], v, [...path, k]));
+    return Object.entries(desired as Record<string, unknown>).every(([k, v]) =>
+      contains((live as Record<string, unknown>)[k], v, [...path, k]),
+    );
   }
   return sameScalar(desired, live, path);
 }
@@ -221,7 +240,18 @@ function sameScalar(desired: unknown, applied: unknown, path: readonly string[])
   return isScalar(desired) && isScalar(applied) && isQuantityField(path) && sameQuantity(desired, applied);
 }
 
-const QUANTITY_MAPS = new Set(['requests', 'limits', 'capacity', 'allocatable', 'hard', 'overhead', 'max', 'min', 'default', 'defaultRequest']);
+const QUANTITY_MAPS = new Set([
+  'requests',
+  'limits',
+  'capacity',
+  'allocatable',
+  'hard',
+  'overhead',
+  'max',
+  'min',
+  'default',
+  'defaultRequest',
+]);
 
 /** Whether the field at `path` holds a quantity in the built-in types. */
 function isQuantityField(path: readonly string[]): boolean {

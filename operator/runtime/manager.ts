@@ -4,15 +4,15 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { KubeClient } from './client';
-import { Controller } from './controller';
+import { type KubeClient } from './client';
+import { type Controller } from './controller';
 import { cacheTransform } from './cache-transform';
 import { Informer } from './informer';
-import { LeaderElector, LeaderElectionOptions } from './leader-election';
-import { Metrics } from './metrics';
+import { LeaderElector, type LeaderElectionOptions } from './leader-election';
+import { type Metrics } from './metrics';
 import type { MetricsAuthorizer } from './metrics-auth';
 import { selfSignedCertificate } from './self-signed';
-import { ResourceType } from './resource';
+import { type ResourceType } from './resource';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -61,13 +61,18 @@ export class Manager {
       this.elector = new LeaderElector(options.client, {
         ...options.leaderElection,
         logger: options.logger.child({ logger: 'leader-election' }),
-        onLeaderChange: leading => options.metrics.leader.set({ name: options.leaderElection!.name }, leading ? 1 : 0),
+        onLeaderChange: (leading) => {
+          options.metrics.leader.set({ name: options.leaderElection!.name }, leading ? 1 : 0);
+        },
       });
     }
   }
 
   /** The one shared informer of a resource type (and field selector). */
-  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(type: ResourceType, options: { fieldSelector?: string } = {}): Informer<T> {
+  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(
+    type: ResourceType,
+    options: { fieldSelector?: string } = {},
+  ): Informer<T> {
     const key = `${type.group}/${type.resource}?${options.fieldSelector ?? ''}`;
     let inf = this.informers.get(key);
     if (!inf) {
@@ -77,7 +82,9 @@ export class Manager {
         namespace: type.namespaced ? this.options.namespace : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
         logger: this.options.logger.child({ logger: 'informer' }),
-        onWatchRestart: reason => this.options.metrics.watchRestarts.inc({ resource: type.resource, reason }),
+        onWatchRestart: (reason) => {
+          this.options.metrics.watchRestarts.inc({ resource: type.resource, reason });
+        },
       });
       this.informers.set(key, inf);
     }
@@ -89,7 +96,7 @@ export class Manager {
   }
 
   get synced(): boolean {
-    return [...this.informers.values()].every(i => i.hasSynced());
+    return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
   /** Runs until `signal` aborts (resolves 0) or the lease is lost (resolves 1). */
@@ -97,16 +104,18 @@ export class Manager {
     const log = this.options.logger;
     await this.serve();
     const informerStop = new AbortController();
-    const informerRuns = [...this.informers.values()].map(i => i.run(informerStop.signal));
+    const informerRuns = [...this.informers.values()].map((i) => i.run(informerStop.signal));
     let exitCode = 0;
     try {
-      await Promise.race([Promise.all([...this.informers.values()].map(i => i.waitForSync())), aborted(signal)]);
+      await Promise.race([Promise.all([...this.informers.values()].map((i) => i.waitForSync())), aborted(signal)]);
       if (signal.aborted) return 0;
       log.info({ informers: this.informers.size }, 'caches synced');
 
       if (this.elector && !(await this.elector.acquire(signal))) return 0;
       if (signal.aborted) return 0;
-      this.controllers.forEach(c => c.start());
+      this.controllers.forEach((c) => {
+        c.start();
+      });
 
       if (this.elector) {
         const kept = await this.elector.holdUntilLost(signal);
@@ -114,15 +123,33 @@ export class Manager {
       } else {
         await aborted(signal);
       }
-      log.info({ reason: exitCode ? 'lost leader lease' : 'signal' }, 'shutting down: no new work; waiting for in-flight reconciles');
-      await withTimeout(Promise.all(this.controllers.map(c => c.stop())), this.options.gracefulShutdownTimeoutMs ?? 25_000, () =>
-        log.warn('graceful shutdown timed out with reconciles still running'));
+      log.info(
+        { reason: exitCode ? 'lost leader lease' : 'signal' },
+        'shutting down: no new work; waiting for in-flight reconciles',
+      );
+      await withTimeout(
+        Promise.all(this.controllers.map((c) => c.stop())),
+        this.options.gracefulShutdownTimeoutMs ?? 25_000,
+        () => {
+          log.warn('graceful shutdown timed out with reconciles still running');
+        },
+      );
       if (exitCode === 0) await this.elector?.release();
       return exitCode;
     } finally {
       informerStop.abort();
       await Promise.allSettled(informerRuns);
-      await Promise.all(this.servers.map(s => new Promise<void>(r => { s.closeAllConnections?.(); s.close(() => r()); })));
+      await Promise.all(
+        this.servers.map(
+          (s) =>
+            new Promise<void>((r) => {
+              s.closeAllConnections?.();
+              s.close(() => {
+                r();
+              });
+            }),
+        ),
+      );
       this.options.client.close();
       log.info({ exitCode }, 'manager stopped');
     }
@@ -130,47 +157,77 @@ export class Manager {
 
   private async serve(): Promise<void> {
     const { metricsBindAddress, healthProbeBindAddress, metrics, logger } = this.options;
-    const listen = async (address: string | undefined, what: string, handler: http.RequestListener, tls?: { cert: string; key: string }) => {
+    const listen = async (
+      address: string | undefined,
+      what: string,
+      handler: http.RequestListener,
+      tls?: { cert: string; key: string },
+    ) => {
       if (!address || address === '0') return;
       const { host, port } = parseBindAddress(address);
       const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => resolve());
+        server.listen(port, host, () => {
+          resolve();
+        });
       });
       this.servers.push(server);
       const actual = server.address();
-      logger.info({ address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address, secure: !!tls }, `serving ${what}`);
+      logger.info(
+        { address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address, secure: !!tls },
+        `serving ${what}`,
+      );
     };
     await listen(healthProbeBindAddress, 'health probes', (req, res) => {
       const path = (req.url ?? '').split('?')[0];
-      if (path === '/healthz' || path === '/livez') return reply(res, 200, 'ok');
-      if (path === '/readyz') return this.synced ? reply(res, 200, 'ok') : reply(res, 503, 'informers not synced');
+      if (path === '/healthz' || path === '/livez') {
+        reply(res, 200, 'ok');
+        return;
+      }
+      if (path === '/readyz') {
+        this.synced ? reply(res, 200, 'ok') : reply(res, 503, 'informers not synced');
+        return;
+      }
       reply(res, 404, 'not found');
     });
     const security = this.options.metricsSecurity;
-    await listen(metricsBindAddress, 'metrics', async (req, res) => {
-      const urlPath = (req.url ?? '').split('?')[0];
-      if (urlPath !== '/metrics') return reply(res, 404, 'not found');
-      try {
-        if (security) {
-          const decision = await security.authorizer.authorize(req.headers.authorization, urlPath);
-          if (decision.status !== 200) return reply(res, decision.status, decision.reason);
+    await listen(
+      metricsBindAddress,
+      'metrics',
+      async (req, res) => {
+        const urlPath = (req.url ?? '').split('?')[0];
+        if (urlPath !== '/metrics') {
+          reply(res, 404, 'not found');
+          return;
         }
-        const body = await metrics.registry.metrics();
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
-        res.end(body);
-      } catch (err) {
-        reply(res, 500, String(err));
-      }
-    }, security ? servingCertificate(security.certPath) : undefined);
+        try {
+          if (security) {
+            const decision = await security.authorizer.authorize(req.headers.authorization, urlPath);
+            if (decision.status !== 200) {
+              reply(res, decision.status, decision.reason);
+              return;
+            }
+          }
+          const body = await metrics.registry.metrics();
+          res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+          res.end(body);
+        } catch (err) {
+          reply(res, 500, String(err));
+        }
+      },
+      security ? servingCertificate(security.certPath) : undefined,
+    );
   }
 }
 
 /** The mounted certificate, or a self-signed one made now (what controller-runtime does too). */
 function servingCertificate(certPath: string | undefined): { cert: string; key: string } {
   if (certPath) {
-    return { cert: fs.readFileSync(path.join(certPath, 'tls.crt'), 'utf8'), key: fs.readFileSync(path.join(certPath, 'tls.key'), 'utf8') };
+    return {
+      cert: fs.readFileSync(path.join(certPath, 'tls.crt'), 'utf8'),
+      key: fs.readFileSync(path.join(certPath, 'tls.key'), 'utf8'),
+    };
   }
   const host = os.hostname();
   return selfSignedCertificate(host, [host, 'localhost']);
@@ -186,17 +243,33 @@ export function parseBindAddress(address: string): { host?: string; port: number
   const i = address.lastIndexOf(':');
   const host = i > 0 ? address.slice(0, i).replace(/^\[|\]$/g, '') : undefined;
   const port = Number(address.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad bind address ${JSON.stringify(address)}: expected host:port or :port`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`bad bind address ${JSON.stringify(address)}: expected host:port or :port`);
   return { host, port };
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
-  return signal.aborted ? Promise.resolve() : new Promise(r => signal.addEventListener('abort', () => r(), { once: true }));
+  return signal.aborted
+    ? Promise.resolve()
+    : new Promise((r) => {
+        signal.addEventListener(
+          'abort',
+          () => {
+            r();
+          },
+          { once: true },
+        );
+      });
 }
 
 async function withTimeout(p: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>(r => { timer = setTimeout(() => { onTimeout(); r(); }, ms); });
+  const timeout = new Promise<void>((r) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      r();
+    }, ms);
+  });
   await Promise.race([p.then(() => undefined), timeout]);
   clearTimeout(timer);
 }

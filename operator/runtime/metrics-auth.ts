@@ -5,7 +5,11 @@ import type { KubeClient } from './client';
 export type AuthDecision = { status: 200 } | { status: 401 | 403; reason: string };
 
 interface TokenReview {
-  status?: { authenticated?: boolean; error?: string; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } };
+  status?: {
+    authenticated?: boolean;
+    error?: string;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  };
 }
 interface SubjectAccessReview {
   status?: { allowed?: boolean; reason?: string };
@@ -29,7 +33,10 @@ export interface MetricsAuthorizerOptions {
 export class MetricsAuthorizer {
   private readonly cache = new Map<string, { decision: AuthDecision; expires: number }>();
 
-  constructor(private readonly client: KubeClient, private readonly options: MetricsAuthorizerOptions = {}) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: MetricsAuthorizerOptions = {},
+  ) {}
 
   async authorize(authorization: string | undefined, path: string): Promise<AuthDecision> {
     const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
@@ -49,13 +56,23 @@ export class MetricsAuthorizer {
     });
     const user = tr.status?.user;
     if (!tr.status?.authenticated || !user?.username) return { status: 401, reason: 'the token is not valid' };
-    const sar = await this.client.request<SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: { user: user.username, uid: user.uid, groups: user.groups, extra: user.extra, nonResourceAttributes: { path, verb: 'get' } },
+    const sar = await this.client.request<SubjectAccessReview>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: user.username,
+            uid: user.uid,
+            groups: user.groups,
+            extra: user.extra,
+            nonResourceAttributes: { path, verb: 'get' },
+          },
+        },
       },
-    });
+    );
     if (!sar.status?.allowed) return { status: 403, reason: `${user.username} may not get ${path}` };
     return { status: 200 };
   }

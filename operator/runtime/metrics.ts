@@ -108,10 +108,18 @@ export class Metrics {
 
   forQueue(name: string): QueueMetrics {
     return {
-      depth: n => this.queueDepth.set({ name }, n),
-      added: () => this.queueAdds.inc({ name }),
-      retried: () => this.queueRetries.inc({ name }),
-      latency: s => this.queueLatency.observe({ name }, s),
+      depth: (n) => {
+        this.queueDepth.set({ name }, n);
+      },
+      added: () => {
+        this.queueAdds.inc({ name });
+      },
+      retried: () => {
+        this.queueRetries.inc({ name });
+      },
+      latency: (s) => {
+        this.queueLatency.observe({ name }, s);
+      },
     };
   }
 

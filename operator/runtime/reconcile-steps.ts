@@ -4,19 +4,26 @@
  * Each is a short function of the controller's parts and the reconcile's state, so each can be
  * read, tested and extended (a finalize step, a conversion hook) on its own.
  */
-import type { ControllerDeclaration, EventSpec, ExternalStep, ObjectLike, Observed, ResourceType } from '../../constructs/core/controller';
+import type {
+  ControllerDeclaration,
+  EventSpec,
+  ExternalStep,
+  ObjectLike,
+  Observed,
+  ResourceType,
+} from '../../constructs/core/controller';
 import type { ChildFailures } from './child-failures';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
-import { isConflict, isInvalid, isNotFound, KubeClient } from './client';
-import { Condition, findCondition, setCondition } from './conditions';
+import { isConflict, isInvalid, isNotFound, type KubeClient } from './client';
+import { type Condition, findCondition, setCondition } from './conditions';
 import type { ReconcileContext, Request, Result } from './controller';
 import { jsonEqual } from './diff';
-import { TerminalError } from './errors';
+import { type TerminalError } from './errors';
 import type { Informer } from './informer';
 import type { Metrics } from './metrics';
 import { renderConstructs } from './render';
 import type { RenderCache } from './render-cache';
-import { KubeObject, objectKey, withoutBookkeeping } from './resource';
+import { type KubeObject, objectKey, withoutBookkeeping } from './resource';
 import { Blockers } from './blockers';
 import type { PacedReconcile, StatusPacer } from './status-pacer';
 
@@ -61,15 +68,19 @@ export class ReconcileState {
   readonly before = new Map<string, ObjectLike>();
   /** The children as they are now, by `Kind/name`. */
   readonly children = new Map<string, ObjectLike>();
-  readonly changes: Array<Observed['changes'][number]> = [];
+  readonly changes: Observed['changes'][number][] = [];
   /** Children whose names are taken by objects this resource does not control. */
-  readonly notOwned: Array<{ readonly blocker: string; readonly reason: string }> = [];
+  readonly notOwned: { readonly blocker: string; readonly reason: string }[] = [];
   external?: ExternalStep;
   /** Why the spec cannot be satisfied as it is: nothing more is tried until it changes. */
   terminal?: TerminalError;
   prepared?: Record<string, unknown>;
 
-  constructor(readonly key: string, readonly resource: Resource, readonly ctx: ReconcileContext) {}
+  constructor(
+    readonly key: string,
+    readonly resource: Resource,
+    readonly ctx: ReconcileContext,
+  ) {}
 
   get uid(): string {
     return this.resource.metadata.uid!;
@@ -105,7 +116,8 @@ export function observe(parts: ControllerParts, req: Request): Resource | undefi
 
 /** External: the declaration's work on a system outside Kubernetes, before rendering. */
 export async function runExternal(parts: ControllerParts, s: ReconcileState): Promise<void> {
-  if (parts.decl.external) s.external = await parts.decl.external(s.resource, cachedChildren(parts, s.uid), { signal: s.ctx.signal });
+  if (parts.decl.external)
+    s.external = await parts.decl.external(s.resource, cachedChildren(parts, s.uid), { signal: s.ctx.signal });
 }
 
 /** The terminal error already reported for this very generation, if any. */
@@ -117,13 +129,21 @@ export function knownTerminal(parts: ControllerParts, s: ReconcileState): Termin
 }
 
 /** Records a terminal error of this reconcile; `remember` keeps it until the generation changes. */
-export function recordTerminal(parts: ControllerParts, s: ReconcileState, error: TerminalError, remember: boolean): void {
+export function recordTerminal(
+  parts: ControllerParts,
+  s: ReconcileState,
+  error: TerminalError,
+  remember: boolean,
+): void {
   s.terminal = error;
   if (remember) parts.refused.set(s.key, { uid: s.uid, generation: s.generation, error });
   parts.metrics.terminalReconcileErrors.inc({ controller: parts.decl.name });
-  s.ctx.logger.warn({ err: error, reason: error.reason }, isInvalid(error.cause)
-    ? 'the API server refused a desired child; not retrying until the spec changes'
-    : 'the spec cannot be satisfied; not retrying until it changes');
+  s.ctx.logger.warn(
+    { err: error, reason: error.reason },
+    isInvalid(error.cause)
+      ? 'the API server refused a desired child; not retrying until the spec changes'
+      : 'the spec cannot be satisfied; not retrying until it changes',
+  );
 }
 
 /** Render: the desired children, from the construct (the last render is reused while its input is the same). */
@@ -133,7 +153,10 @@ export function renderDesired(parts: ControllerParts, s: ReconcileState): KubeOb
   if (!render) return [];
   const facts = s.external?.facts;
   return parts.renders.get(s.key, renderInput(s.resource, facts), () =>
-    renderConstructs(scope => render(scope, s.resource, { owner: controllerReference(s.resource, type), external: facts })));
+    renderConstructs((scope) => {
+      render(scope, s.resource, { owner: controllerReference(s.resource, type), external: facts });
+    }),
+  );
 }
 
 /**
@@ -149,19 +172,29 @@ function renderInput(resource: KubeObject, facts: unknown): string {
  * taken by an object this resource does not control, nothing is returned (a partial set of
  * children would be as wrong) and `notOwned` says which.
  */
-export function claimChildren(parts: ControllerParts, s: ReconcileState, desired: readonly KubeObject[]): PlannedChild[] | undefined {
-  const planned = desired.map(d => {
+export function claimChildren(
+  parts: ControllerParts,
+  s: ReconcileState,
+  desired: readonly KubeObject[],
+): PlannedChild[] | undefined {
+  const planned = desired.map((d) => {
     const owned = parts.owned.get(d.kind!);
-    if (!owned) throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
-    const current = owned.informer.get(objectKey({ namespace: d.metadata.namespace ?? s.namespace, name: d.metadata.name }));
+    if (!owned)
+      throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
+    const current = owned.informer.get(
+      objectKey({ namespace: d.metadata.namespace ?? s.namespace, name: d.metadata.name }),
+    );
     return { desired: d, owned, current };
   });
   for (const { current } of planned) {
     const reason = current && notOwnedReason(current, s.uid, s.ctx.client.fieldManager);
-    if (reason) s.notOwned.push({ blocker: Blockers.key(current!.kind, current!), reason });
+    if (reason) s.notOwned.push({ blocker: Blockers.key(current.kind, current), reason });
   }
   if (s.notOwned.length === 0) return planned;
-  s.ctx.logger.warn({ notOwned: s.notOwned.map(n => n.reason) }, 'a child\'s name is taken by an object this resource does not control; leaving it alone');
+  s.ctx.logger.warn(
+    { notOwned: s.notOwned.map((n) => n.reason) },
+    "a child's name is taken by an object this resource does not control; leaving it alone",
+  );
   return undefined;
 }
 
@@ -176,7 +209,10 @@ export async function applyChildren(s: ReconcileState, planned: readonly Planned
     s.children.set(key, object);
     if (applied) {
       s.changes.push({ verb: current ? 'Updated' : 'Created', kind: desired.kind!, name: desired.metadata.name! });
-      s.ctx.logger.info({ kind: desired.kind, child: desired.metadata.name }, current ? 'updated child' : 'created child');
+      s.ctx.logger.info(
+        { kind: desired.kind, child: desired.metadata.name },
+        current ? 'updated child' : 'created child',
+      );
     }
   }
 }
@@ -203,7 +239,8 @@ export async function pruneChildren(parts: ControllerParts, s: ReconcileState): 
 /** Children not (re)applied this time — after a refusal, or when blocked — are as the cache has them. */
 export function fillFromCache(parts: ControllerParts, s: ReconcileState): void {
   for (const [key, o] of cachedChildren(parts, s.uid)) {
-    if (!s.children.has(key) && !s.changes.some(c => c.verb === 'Deleted' && childKey(c.kind, c.name) === key)) s.children.set(key, o);
+    if (!s.children.has(key) && !s.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key))
+      s.children.set(key, o);
   }
 }
 
@@ -219,7 +256,10 @@ export async function runPrepare(parts: ControllerParts, s: ReconcileState): Pro
  * where the runtime knows better — a child name taken by someone else's object (ChildNotOwned),
  * or a terminal error the kind does not report itself (one that is not the API server's refusal).
  */
-export function computeStatus(parts: ControllerParts, s: ReconcileState): { observed: Observed; status: object | undefined } {
+export function computeStatus(
+  parts: ControllerParts,
+  s: ReconcileState,
+): { observed: Observed; status: object | undefined } {
   const { decl } = parts;
   const refusal = s.terminal && isInvalid(s.terminal.cause) ? s.terminal.message : undefined;
   const observed: Observed = {
@@ -232,14 +272,17 @@ export function computeStatus(parts: ControllerParts, s: ReconcileState): { obse
       return inf.list(options?.allNamespaces ? undefined : s.namespace, labels);
     },
     applyError: refusal,
-    childFailure: parts.failures?.find(s.namespace, involved => decl.failureOwner!(involved) === s.resource.metadata.name),
+    childFailure: parts.failures?.find(
+      s.namespace,
+      (involved) => decl.failureOwner!(involved) === s.resource.metadata.name,
+    ),
     prepared: s.prepared,
     external: s.external?.facts,
     now: new Date(),
   };
   let status = decl.status?.(s.resource, observed);
   if (s.notOwned.length) {
-    const message = `${s.notOwned.map(n => n.reason).join('; ')}. The operator never takes over an object it did not create: rename or delete that object, or give this resource another name`;
+    const message = `${s.notOwned.map((n) => n.reason).join('; ')}. The operator never takes over an object it did not create: rename or delete that object, or give this resource another name`;
     status = withDegraded(status, 'ChildNotOwned', message, s.generation, observed.now);
   } else if (s.terminal && !refusal) {
     status = withDegraded(status, s.terminal.reason, s.terminal.message, s.generation, observed.now);
@@ -248,26 +291,54 @@ export function computeStatus(parts: ControllerParts, s: ReconcileState): { obse
 }
 
 /** The status with `Degraded=True` for this reason; a status without conditions is left as it is. */
-function withDegraded(status: object | undefined, reason: string, message: string, generation: number, now: Date): object | undefined {
+function withDegraded(
+  status: object | undefined,
+  reason: string,
+  message: string,
+  generation: number,
+  now: Date,
+): object | undefined {
   const conditions = (status as { conditions?: Condition[] } | undefined)?.conditions;
   if (!status || !Array.isArray(conditions)) return status;
-  return { ...status, conditions: setCondition(conditions, { type: 'Degraded', status: 'True', reason, message: message.slice(0, 32768), observedGeneration: generation }, now) };
+  return {
+    ...status,
+    conditions: setCondition(
+      conditions,
+      { type: 'Degraded', status: 'True', reason, message: message.slice(0, 32768), observedGeneration: generation },
+      now,
+    ),
+  };
 }
 
 /**
  * Events: the external step's, the kind's (or one per changed child), and a Warning when
  * `Degraded` turns True — each once while a status write waits.
  */
-export async function recordEvents(parts: ControllerParts, s: ReconcileState, observed: Observed, status: object | undefined, paced: PacedReconcile): Promise<void> {
-  for (const e of [...s.external?.events ?? [], ...eventsOf(parts.decl, s.resource, observed, status)]) {
+export async function recordEvents(
+  parts: ControllerParts,
+  s: ReconcileState,
+  observed: Observed,
+  status: object | undefined,
+  paced: PacedReconcile,
+): Promise<void> {
+  for (const e of [...(s.external?.events ?? []), ...eventsOf(parts.decl, s.resource, observed, status)]) {
     if (paced.isNewEvent(e)) await s.ctx.recorder.record(s.resource, e.type, e.reason, e.message);
   }
 }
 
-function eventsOf(decl: ControllerDeclaration, resource: Resource, observed: Observed, status: object | undefined): EventSpec[] {
+function eventsOf(
+  decl: ControllerDeclaration,
+  resource: Resource,
+  observed: Observed,
+  status: object | undefined,
+): EventSpec[] {
   const events = decl.events
     ? decl.events(resource, observed, status)
-    : observed.changes.map(c => ({ type: 'Normal' as const, reason: c.verb, message: `${c.verb} ${c.kind} ${c.name}` }));
+    : observed.changes.map((c) => ({
+        type: 'Normal' as const,
+        reason: c.verb,
+        message: `${c.verb} ${c.kind} ${c.name}`,
+      }));
   const now = findCondition((status as { conditions?: Condition[] } | undefined)?.conditions, 'Degraded');
   const was = findCondition(resource.status?.conditions, 'Degraded');
   if (now?.status === 'True' && !(was?.status === 'True' && was.reason === now.reason)) {
@@ -280,7 +351,12 @@ function eventsOf(decl: ControllerDeclaration, resource: Resource, observed: Obs
  * Write: the status through the status subresource when it changed — or, while children just
  * changed (their own status follows in a moment), a requeue for when that burst has passed.
  */
-export async function writeStatus(parts: ControllerParts, s: ReconcileState, status: object | undefined, paced: PacedReconcile): Promise<Result | undefined> {
+export async function writeStatus(
+  parts: ControllerParts,
+  s: ReconcileState,
+  status: object | undefined,
+  paced: PacedReconcile,
+): Promise<Result | undefined> {
   let requeueAfterMs = s.external?.requeueAfterMs;
   if (status && !jsonEqual(status, s.resource.status ?? {})) {
     const wait = paced.waitBeforeWrite(s.changes.length > 0);

@@ -1,8 +1,8 @@
-import { Construct } from 'constructs';
-import { ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import { type Construct } from 'constructs';
+import { type ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
 import { renderConstructs as renderInChart } from '../../constructs/core/render';
 import { controllerReference } from './children';
-import { KubeObject } from './resource';
+import { type KubeObject } from './resource';
 
 /** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
@@ -10,7 +10,12 @@ export function renderConstructs(build: (scope: Construct) => void): KubeObject[
 }
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
-export function renderChildren(declaration: ControllerDeclaration, resource: KubeObject & { spec: unknown }): KubeObject[] {
+export function renderChildren(
+  declaration: ControllerDeclaration,
+  resource: KubeObject & { spec: unknown },
+): KubeObject[] {
   if (!declaration.render) return [];
-  return renderConstructs(scope => declaration.render!(scope, resource, { owner: controllerReference(resource, customResourceType(declaration.for)) }));
+  return renderConstructs((scope) => {
+    declaration.render!(scope, resource, { owner: controllerReference(resource, customResourceType(declaration.for)) });
+  });
 }

@@ -60,7 +60,7 @@ export function splitKey(key: string): { namespace?: string; name: string } {
 
 /** The controller owner reference of an object, if any. */
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
-  return obj.metadata.ownerReferences?.find(r => r.controller);
+  return obj.metadata.ownerReferences?.find((r) => r.controller);
 }
 
 /** Freezes a value and everything in it: for objects shared between readers (caches, renders). */

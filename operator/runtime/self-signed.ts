@@ -6,23 +6,39 @@ import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
  * build X.509, so the few DER structures a certificate needs are written here rather than
  * pulling in a PKI library.
  */
-export function selfSignedCertificate(commonName: string, dnsNames: readonly string[], validDays = 365): { cert: string; key: string } {
+export function selfSignedCertificate(
+  commonName: string,
+  dnsNames: readonly string[],
+  validDays = 365,
+): { cert: string; key: string } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const ecdsaWithSha256 = seq(oid('1.2.840.10045.4.3.2'));
   const name = seq(set(seq(oid('2.5.4.3'), tlv(0x0c, Buffer.from(commonName, 'utf8')))));
   const now = Date.now();
   const validity = seq(time(new Date(now - 60_000)), time(new Date(now + validDays * 86_400_000)));
   const spki = publicKey.export({ type: 'spki', format: 'der' });
-  const subjectAltName = seq(...dnsNames.map(d => tlv(0x82, Buffer.from(d, 'ascii'))));
-  const extensions = tlv(0xa3, seq(
-    seq(oid('2.5.29.19'), tlv(0x01, Buffer.from([0xff])), octets(seq())), // basicConstraints, critical: not a CA
-    seq(oid('2.5.29.15'), tlv(0x01, Buffer.from([0xff])), octets(tlv(0x03, Buffer.from([0x07, 0x80])))), // keyUsage: digitalSignature
-    seq(oid('2.5.29.37'), octets(seq(oid('1.3.6.1.5.5.7.3.1')))), // extKeyUsage: serverAuth
-    seq(oid('2.5.29.17'), octets(subjectAltName)),
-  ));
+  const subjectAltName = seq(...dnsNames.map((d) => tlv(0x82, Buffer.from(d, 'ascii'))));
+  const extensions = tlv(
+    0xa3,
+    seq(
+      seq(oid('2.5.29.19'), tlv(0x01, Buffer.from([0xff])), octets(seq())), // basicConstraints, critical: not a CA
+      seq(oid('2.5.29.15'), tlv(0x01, Buffer.from([0xff])), octets(tlv(0x03, Buffer.from([0x07, 0x80])))), // keyUsage: digitalSignature
+      seq(oid('2.5.29.37'), octets(seq(oid('1.3.6.1.5.5.7.3.1')))), // extKeyUsage: serverAuth
+      seq(oid('2.5.29.17'), octets(subjectAltName)),
+    ),
+  );
   const serial = randomBytes(16);
   serial[0] &= 0x7f; // a positive INTEGER
-  const tbs = seq(tlv(0xa0, int(Buffer.from([2]))), int(serial), ecdsaWithSha256, name, validity, name, spki, extensions);
+  const tbs = seq(
+    tlv(0xa0, int(Buffer.from([2]))),
+    int(serial),
+    ecdsaWithSha256,
+    name,
+    validity,
+    name,
+    spki,
+    extensions,
+  );
   const signature = sign('sha256', tbs, { key: privateKey, dsaEncoding: 'der' });
   const der = seq(tbs, ecdsaWithSha256, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
   return {
@@ -67,6 +83,9 @@ function time(d: Date): Buffer {
 }
 
 function pem(label: string, der: Buffer): string {
-  const b64 = der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const b64 = der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }

@@ -22,13 +22,13 @@ export class StatusPacer {
     const clock = this.clocks.get(key) ?? { at: -Infinity, recorded: new Set<string>() };
     let waiting = false;
     return {
-      isNewEvent: e => {
+      isNewEvent: (e) => {
         const id = `${e.type}|${e.reason}|${e.message}`;
         if (clock.recorded.has(id)) return false;
         clock.recorded.add(id);
         return true;
       },
-      waitBeforeWrite: childrenChanged => {
+      waitBeforeWrite: (childrenChanged) => {
         const now = Date.now();
         if (childrenChanged) clock.at = now;
         const wait = this.coalesceMs > 0 ? clock.at + this.coalesceMs - now : 0;

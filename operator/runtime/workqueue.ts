@@ -34,7 +34,10 @@ export class RateLimiter {
   private readonly qps: number;
   private readonly burst: number;
 
-  constructor(options: RateLimiterOptions = {}, private readonly now: () => number = Date.now) {
+  constructor(
+    options: RateLimiterOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
     this.base = options.baseDelayMs ?? 5;
     this.max = options.maxDelayMs ?? 1_000_000;
     this.qps = options.qps ?? 10;
@@ -81,10 +84,13 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly addedAt = new Map<string, number>();
   private readonly waiting = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly getters: Array<(key: string | undefined) => void> = [];
+  private readonly getters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
 
-  constructor(readonly rateLimiter: RateLimiter = new RateLimiter(), private readonly metrics?: QueueMetrics) {}
+  constructor(
+    readonly rateLimiter: RateLimiter = new RateLimiter(),
+    private readonly metrics?: QueueMetrics,
+  ) {}
 
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
@@ -98,7 +104,10 @@ export class WorkQueue {
   /** Adds `key` after `ms`; an earlier pending add of the same key wins. */
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
     const at = Date.now() + ms;
     const pending = this.waiting.get(key);
     if (pending && pending.at <= at) return;
@@ -129,7 +138,7 @@ export class WorkQueue {
     const key = this.queue.shift();
     if (key !== undefined) return Promise.resolve(this.startProcessing(key));
     if (this.shuttingDown) return Promise.resolve(undefined);
-    return new Promise(resolve => this.getters.push(resolve));
+    return new Promise((resolve) => this.getters.push(resolve));
   }
 
   /** Marks `key` processed; if it was added meanwhile, it is queued again. */
@@ -154,7 +163,9 @@ export class WorkQueue {
     this.queue.splice(0);
     this.dirty.clear();
     this.metrics?.depth(0);
-    this.getters.splice(0).forEach(g => g(undefined));
+    this.getters.splice(0).forEach((g) => {
+      g(undefined);
+    });
   }
 
   private push(key: string): void {

@@ -7,9 +7,11 @@ import { startControlPlane } from './control-plane';
 async function main(): Promise<void> {
   const cp = await startControlPlane({ audit: process.argv.includes('--audit') });
   process.stdout.write(`Kubernetes ${cp.version} at ${cp.server}\nexport KUBECONFIG=${cp.kubeconfig}\n`);
-  process.stdout.write(cp.nodes
-    ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.\n'
-    : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).\n');
+  process.stdout.write(
+    cp.nodes
+      ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.\n'
+      : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).\n',
+  );
   if (cp.etcdUrl) process.stdout.write(`etcd at ${cp.etcdUrl}\n`);
   const stop = async () => {
     await cp.stop();
@@ -20,7 +22,7 @@ async function main(): Promise<void> {
   setInterval(() => undefined, 1 << 30);
 }
 
-main().catch(err => {
+main().catch((err) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

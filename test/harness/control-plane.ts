@@ -11,7 +11,7 @@
  *  3. Otherwise test/harness/build-control-plane.sh builds them from their Go modules and caches
  *     them outside the repository, keyed by version.
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as net from 'node:net';
@@ -138,7 +138,7 @@ function kwokIn(dir: string): ControlPlaneBinaries['kwok'] {
 /** `etcd` and any `etcd-v<version>` beside it, by the version each reports. */
 function etcdReleasesIn(dir: string): Record<string, string> {
   const releases: Record<string, string> = {};
-  for (const f of fs.readdirSync(dir).filter(n => n === 'etcd' || /^etcd-v\d/.test(n))) {
+  for (const f of fs.readdirSync(dir).filter((n) => n === 'etcd' || /^etcd-v\d/.test(n))) {
     const bin = path.join(dir, f);
     const version = /etcd Version: (\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
     if (version) releases[version] = bin;
@@ -157,10 +157,26 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const existing = process.env.OPKIT_KUBECONFIG;
   if (existing && !options.extraApiserverArgs?.length) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
-    const version = JSON.parse(execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' })).serverVersion.gitVersion;
-    const server = execFileSync('kubectl', ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { encoding: 'utf8' });
-    const nodes = execFileSync('kubectl', ['--kubeconfig', existing, 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' }).trim().length > 0;
-    return { kubeconfig: existing, server, version, owned: false, etcdReleases: {}, nodes, stop: async () => undefined };
+    const version = JSON.parse(
+      execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' }),
+    ).serverVersion.gitVersion;
+    const server = execFileSync(
+      'kubectl',
+      ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'],
+      { encoding: 'utf8' },
+    );
+    const nodes =
+      execFileSync('kubectl', ['--kubeconfig', existing, 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' }).trim()
+        .length > 0;
+    return {
+      kubeconfig: existing,
+      server,
+      version,
+      owned: false,
+      etcdReleases: {},
+      nodes,
+      stop: async () => undefined,
+    };
   }
   const bins = resolveBinaries(verbose);
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
@@ -175,7 +191,9 @@ export async function freePort(): Promise<number> {
     srv.on('error', reject);
     srv.listen(0, '127.0.0.1', () => {
       const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+      srv.close(() => {
+        resolve(port);
+      });
     });
   });
 }
@@ -186,15 +204,59 @@ function openssl(cwd: string, args: string[]): void {
 
 /** A CA, an apiserver serving certificate for loopback, and the service-account key pair. */
 function generateCertificates(dir: string): void {
-  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=opkit-test-ca']);
-  fs.writeFileSync(path.join(dir, 'serving.ext'), [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=digitalSignature,keyEncipherment',
-    'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
-  ].join('\n'));
-  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver']);
-  openssl(dir, ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver.crt', '-days', '2', '-extfile', 'serving.ext']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=opkit-test-ca',
+  ]);
+  fs.writeFileSync(
+    path.join(dir, 'serving.ext'),
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+    ].join('\n'),
+  );
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'apiserver.key',
+    '-out',
+    'apiserver.csr',
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'apiserver.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'apiserver.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'serving.ext',
+  ]);
   openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
   openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
 }
@@ -225,23 +287,46 @@ function kubeconfigYaml(server: string, caFile: string, user: string, token: str
 
 /** GET a path with a bearer token; resolves with the status code (0 on connection error). */
 function probe(url: string, ca: Buffer, token?: string): Promise<number> {
-  return new Promise(resolve => {
-    const req = https.get(url, { ca, headers: token ? { Authorization: `Bearer ${token}` } : {}, rejectUnauthorized: !!ca.length, timeout: 2000 }, res => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
+  return new Promise((resolve) => {
+    const req = https.get(
+      url,
+      {
+        ca,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        rejectUnauthorized: !!ca.length,
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', () => {
+      resolve(0);
     });
-    req.on('error', () => resolve(0));
-    req.on('timeout', () => { req.destroy(); resolve(0); });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(0);
+    });
   });
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, procs: ChildProcess[], timeoutMs: number, logsDir: string): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  procs: ChildProcess[],
+  timeoutMs: number,
+  logsDir: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const dead = procs.find(p => p.exitCode !== null || p.signalCode !== null);
-    if (dead) throw new Error(`${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`);
+    const dead = procs.find((p) => p.exitCode !== null || p.signalCode !== null);
+    if (dead)
+      throw new Error(
+        `${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`,
+      );
     if (await check()) return;
-    await new Promise(r => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${what}: not ready within ${timeoutMs / 1000}s; see logs in ${logsDir}`);
 }
@@ -255,7 +340,11 @@ function startProcess(bin: string, args: string[], logFile: string): ChildProces
 
 async function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
-  const exited = new Promise<void>(r => p.once('exit', () => r()));
+  const exited = new Promise<void>((r) =>
+    p.once('exit', () => {
+      r();
+    }),
+  );
   p.kill('SIGTERM');
   const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
   await exited;
@@ -272,21 +361,30 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
   fs.mkdirSync(logs);
   generateCertificates(certs);
 
-  const [etcdClient, etcdPeer, apiPort, kcmPort, schedulerPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [etcdClient, etcdPeer, apiPort, kcmPort, schedulerPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const adminToken = randomBytes(24).toString('hex');
   const kcmToken = randomBytes(24).toString('hex');
   const schedulerToken = randomBytes(24).toString('hex');
   const kwokToken = randomBytes(24).toString('hex');
-  fs.writeFileSync(path.join(certs, 'tokens.csv'), [
-    `${adminToken},opkit-admin,opkit-admin,"system:masters"`,
-    // All controllers share one identity here (no per-controller service accounts), so it needs
-    // the rights of every controller: give it the masters group.
-    `${kcmToken},system:kube-controller-manager,system:kube-controller-manager,"system:masters"`,
-    // The scheduler's own user, which the API server's bootstrap RBAC already grants what it needs.
-    `${schedulerToken},system:kube-scheduler,system:kube-scheduler`,
-    // kwok gets the rights of a kubelet and a volume provisioner, from KWOK_RULES below.
-    `${kwokToken},opkit-kwok,opkit-kwok`,
-  ].join('\n') + '\n');
+  fs.writeFileSync(
+    path.join(certs, 'tokens.csv'),
+    [
+      `${adminToken},opkit-admin,opkit-admin,"system:masters"`,
+      // All controllers share one identity here (no per-controller service accounts), so it needs
+      // the rights of every controller: give it the masters group.
+      `${kcmToken},system:kube-controller-manager,system:kube-controller-manager,"system:masters"`,
+      // The scheduler's own user, which the API server's bootstrap RBAC already grants what it needs.
+      `${schedulerToken},system:kube-scheduler,system:kube-scheduler`,
+      // kwok gets the rights of a kubelet and a volume provisioner, from KWOK_RULES below.
+      `${kwokToken},opkit-kwok,opkit-kwok`,
+    ].join('\n') + '\n',
+  );
 
   const procs: ChildProcess[] = [];
   const stop = async (opts: { keepLogs?: boolean } = {}) => {
@@ -298,86 +396,138 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
 
   try {
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-    procs.push(startProcess(bins.etcd, [
-      '--name', 'default',
-      '--data-dir', path.join(workDir, 'etcd-data'),
-      '--listen-client-urls', etcdUrl,
-      '--advertise-client-urls', etcdUrl,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`,
-      // Test data is throwaway: skipping fsync makes every write much cheaper.
-      '--unsafe-no-fsync',
-      '--log-level', 'warn',
-    ], path.join(logs, 'etcd.log')));
+    procs.push(
+      startProcess(
+        bins.etcd,
+        [
+          '--name',
+          'default',
+          '--data-dir',
+          path.join(workDir, 'etcd-data'),
+          '--listen-client-urls',
+          etcdUrl,
+          '--advertise-client-urls',
+          etcdUrl,
+          '--listen-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-advertise-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-cluster',
+          `default=http://127.0.0.1:${etcdPeer}`,
+          // Test data is throwaway: skipping fsync makes every write much cheaper.
+          '--unsafe-no-fsync',
+          '--log-level',
+          'warn',
+        ],
+        path.join(logs, 'etcd.log'),
+      ),
+    );
 
     const auditLog = options.audit ? path.join(logs, 'audit.log') : undefined;
     if (auditLog) {
-      fs.writeFileSync(path.join(certs, 'audit-policy.yaml'), [
-        'apiVersion: audit.k8s.io/v1',
-        'kind: Policy',
-        'omitStages: ["RequestReceived"]',
-        'rules:',
-        '- level: Metadata',
-        '  verbs: ["create", "update", "patch", "delete", "deletecollection"]',
-        '- level: None',
-        '',
-      ].join('\n'));
+      fs.writeFileSync(
+        path.join(certs, 'audit-policy.yaml'),
+        [
+          'apiVersion: audit.k8s.io/v1',
+          'kind: Policy',
+          'omitStages: ["RequestReceived"]',
+          'rules:',
+          '- level: Metadata',
+          '  verbs: ["create", "update", "patch", "delete", "deletecollection"]',
+          '- level: None',
+          '',
+        ].join('\n'),
+      );
     }
 
     const server = `https://127.0.0.1:${apiPort}`;
-    procs.push(startProcess(bins.kubeApiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      `--cert-dir=${certs}`,
-      `--tls-cert-file=${path.join(certs, 'apiserver.crt')}`,
-      `--tls-private-key-file=${path.join(certs, 'apiserver.key')}`,
-      `--client-ca-file=${path.join(certs, 'ca.crt')}`,
-      `--token-auth-file=${path.join(certs, 'tokens.csv')}`,
-      '--authorization-mode=RBAC',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${path.join(certs, 'sa.pub')}`,
-      `--service-account-signing-key-file=${path.join(certs, 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--allow-privileged=false',
-      ...(auditLog ? [`--audit-policy-file=${path.join(certs, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking', '--audit-log-format=json'] : []),
-      '--v=1',
-      ...(options.extraApiserverArgs ?? []),
-    ], path.join(logs, 'kube-apiserver.log')));
+    procs.push(
+      startProcess(
+        bins.kubeApiserver,
+        [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${apiPort}`,
+          `--cert-dir=${certs}`,
+          `--tls-cert-file=${path.join(certs, 'apiserver.crt')}`,
+          `--tls-private-key-file=${path.join(certs, 'apiserver.key')}`,
+          `--client-ca-file=${path.join(certs, 'ca.crt')}`,
+          `--token-auth-file=${path.join(certs, 'tokens.csv')}`,
+          '--authorization-mode=RBAC',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${path.join(certs, 'sa.pub')}`,
+          `--service-account-signing-key-file=${path.join(certs, 'sa.key')}`,
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--allow-privileged=false',
+          ...(auditLog
+            ? [
+                `--audit-policy-file=${path.join(certs, 'audit-policy.yaml')}`,
+                `--audit-log-path=${auditLog}`,
+                '--audit-log-mode=blocking',
+                '--audit-log-format=json',
+              ]
+            : []),
+          '--v=1',
+          ...(options.extraApiserverArgs ?? []),
+        ],
+        path.join(logs, 'kube-apiserver.log'),
+      ),
+    );
 
     const ca = fs.readFileSync(path.join(certs, 'ca.crt'));
-    await waitFor('kube-apiserver', async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200, procs, 90_000, logs);
+    await waitFor(
+      'kube-apiserver',
+      async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200,
+      procs,
+      90_000,
+      logs,
+    );
 
     const kubeconfig = path.join(workDir, 'kubeconfig');
-    fs.writeFileSync(kubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'opkit-admin', adminToken), { mode: 0o600 });
+    fs.writeFileSync(kubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'opkit-admin', adminToken), {
+      mode: 0o600,
+    });
 
     if (bins.kubeControllerManager) {
       const kcmKubeconfig = path.join(certs, 'kcm.kubeconfig');
-      fs.writeFileSync(kcmKubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'kcm', kcmToken), { mode: 0o600 });
-      procs.push(startProcess(bins.kubeControllerManager, [
-        `--kubeconfig=${kcmKubeconfig}`,
-        `--authentication-kubeconfig=${kcmKubeconfig}`,
-        `--authorization-kubeconfig=${kcmKubeconfig}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${kcmPort}`,
-        '--leader-elect=false',
-        `--service-account-private-key-file=${path.join(certs, 'sa.key')}`,
-        `--root-ca-file=${path.join(certs, 'ca.crt')}`,
-        '--use-service-account-credentials=false',
-        // Everything on by default (garbage collector, deployment, replicaset, statefulset, job,
-        // cronjob, persistentvolume binder, namespace, serviceaccount ...), and no cloud.
-        '--controllers=*',
-        // Faster than the defaults, so tests see garbage collection and bindings sooner, and
-        // no client-side throttling of the controllers' own requests (default 20 qps).
-        '--concurrent-gc-syncs=5',
-        '--kube-api-qps=200',
-        '--kube-api-burst=400',
-        '--pvclaimbinder-sync-period=2s',
-        '--v=1',
-      ], path.join(logs, 'kube-controller-manager.log')));
-      await waitFor('kube-controller-manager', async () => (await probe(`https://127.0.0.1:${kcmPort}/healthz`, Buffer.alloc(0))) === 200, procs, 60_000, logs);
+      fs.writeFileSync(kcmKubeconfig, kubeconfigYaml(server, path.join(certs, 'ca.crt'), 'kcm', kcmToken), {
+        mode: 0o600,
+      });
+      procs.push(
+        startProcess(
+          bins.kubeControllerManager,
+          [
+            `--kubeconfig=${kcmKubeconfig}`,
+            `--authentication-kubeconfig=${kcmKubeconfig}`,
+            `--authorization-kubeconfig=${kcmKubeconfig}`,
+            '--bind-address=127.0.0.1',
+            `--secure-port=${kcmPort}`,
+            '--leader-elect=false',
+            `--service-account-private-key-file=${path.join(certs, 'sa.key')}`,
+            `--root-ca-file=${path.join(certs, 'ca.crt')}`,
+            '--use-service-account-credentials=false',
+            // Everything on by default (garbage collector, deployment, replicaset, statefulset, job,
+            // cronjob, persistentvolume binder, namespace, serviceaccount ...), and no cloud.
+            '--controllers=*',
+            // Faster than the defaults, so tests see garbage collection and bindings sooner, and
+            // no client-side throttling of the controllers' own requests (default 20 qps).
+            '--concurrent-gc-syncs=5',
+            '--kube-api-qps=200',
+            '--kube-api-burst=400',
+            '--pvclaimbinder-sync-period=2s',
+            '--v=1',
+          ],
+          path.join(logs, 'kube-controller-manager.log'),
+        ),
+      );
+      await waitFor(
+        'kube-controller-manager',
+        async () => (await probe(`https://127.0.0.1:${kcmPort}/healthz`, Buffer.alloc(0))) === 200,
+        procs,
+        60_000,
+        logs,
+      );
     } else {
       log(verbose, 'no kube-controller-manager in KUBEBUILDER_ASSETS: no garbage collection or workload controllers');
     }
@@ -391,17 +541,37 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     }
 
     // The "default" ServiceAccount must exist before pods can be created in "default".
-    await waitFor('default ServiceAccount', async () => {
-      try {
-        execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'serviceaccount', 'default', '-n', 'default'], { stdio: 'ignore' });
-        return true;
-      } catch {
-        return !bins.kubeControllerManager;
-      }
-    }, procs, 60_000, logs);
+    await waitFor(
+      'default ServiceAccount',
+      async () => {
+        try {
+          execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'serviceaccount', 'default', '-n', 'default'], {
+            stdio: 'ignore',
+          });
+          return true;
+        } catch {
+          return !bins.kubeControllerManager;
+        }
+      },
+      procs,
+      60_000,
+      logs,
+    );
 
     log(verbose, `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${workDir})`);
-    return { kubeconfig, server, version: bins.version, owned: true, workDir, auditLog, etcdUrl, etcdReleases: bins.etcdReleases, etcdctl: bins.etcdctl, nodes, stop };
+    return {
+      kubeconfig,
+      server,
+      version: bins.version,
+      owned: true,
+      workDir,
+      auditLog,
+      etcdUrl,
+      etcdReleases: bins.etcdReleases,
+      etcdctl: bins.etcdctl,
+      nodes,
+      stop,
+    };
   } catch (err) {
     await stop({ keepLogs: true });
     throw err;
@@ -411,11 +581,23 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
 /** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
 const KWOK_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-  { apiGroups: [''], resources: ['nodes/status', 'pods/status', 'persistentvolumes/status', 'persistentvolumeclaims/status'], verbs: ['update', 'patch'] },
+  {
+    apiGroups: [''],
+    resources: ['nodes/status', 'pods/status', 'persistentvolumes/status', 'persistentvolumeclaims/status'],
+    verbs: ['update', 'patch'],
+  },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
-  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  {
+    apiGroups: [''],
+    resources: ['persistentvolumes'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+  },
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
 ];
 
@@ -441,58 +623,118 @@ const KWOK_STAGES = [
  * rights (not the admin's).
  */
 async function startNodes(o: {
-  bins: ControlPlaneBinaries; server: string; certs: string; logs: string; procs: ChildProcess[];
-  kubeconfig: string; schedulerToken: string; schedulerPort: number; kwokToken: string;
+  bins: ControlPlaneBinaries;
+  server: string;
+  certs: string;
+  logs: string;
+  procs: ChildProcess[];
+  kubeconfig: string;
+  schedulerToken: string;
+  schedulerPort: number;
+  kwokToken: string;
 }): Promise<void> {
   const ca = path.join(o.certs, 'ca.crt');
-  const kubectl = (args: string[], input?: string) => execFileSync('kubectl', ['--kubeconfig', o.kubeconfig, ...args], { input, stdio: ['pipe', 'pipe', 'pipe'], encoding: 'utf8' });
+  const kubectl = (args: string[], input?: string) =>
+    execFileSync('kubectl', ['--kubeconfig', o.kubeconfig, ...args], {
+      input,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      encoding: 'utf8',
+    });
 
   const schedulerKubeconfig = path.join(o.certs, 'scheduler.kubeconfig');
   fs.writeFileSync(schedulerKubeconfig, kubeconfigYaml(o.server, ca, 'scheduler', o.schedulerToken), { mode: 0o600 });
-  o.procs.push(startProcess(o.bins.kubeScheduler!, [
-    `--kubeconfig=${schedulerKubeconfig}`,
-    `--authentication-kubeconfig=${schedulerKubeconfig}`,
-    `--authorization-kubeconfig=${schedulerKubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${o.schedulerPort}`,
-    '--leader-elect=false',
-    '--v=1',
-  ], path.join(o.logs, 'kube-scheduler.log')));
+  o.procs.push(
+    startProcess(
+      o.bins.kubeScheduler!,
+      [
+        `--kubeconfig=${schedulerKubeconfig}`,
+        `--authentication-kubeconfig=${schedulerKubeconfig}`,
+        `--authorization-kubeconfig=${schedulerKubeconfig}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${o.schedulerPort}`,
+        '--leader-elect=false',
+        '--v=1',
+      ],
+      path.join(o.logs, 'kube-scheduler.log'),
+    ),
+  );
 
-  kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'opkit:kwok' }, rules: KWOK_RULES },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'opkit:kwok' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit:kwok' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'opkit-kwok' }] },
-      ...Array.from({ length: NODE_COUNT }, (_, i) => ({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: {
-          name: `kwok-node-${i}`,
-          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-          labels: { 'kubernetes.io/hostname': `kwok-node-${i}`, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+  kubectl(
+    ['apply', '--server-side', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'opkit:kwok' },
+          rules: KWOK_RULES,
         },
-      })),
-    ],
-  }));
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'opkit:kwok' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit:kwok' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'opkit-kwok' }],
+        },
+        ...Array.from({ length: NODE_COUNT }, (_, i) => ({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: {
+            name: `kwok-node-${i}`,
+            annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+            labels: {
+              'kubernetes.io/hostname': `kwok-node-${i}`,
+              'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64',
+              type: 'kwok',
+            },
+          },
+        })),
+      ],
+    }),
+  );
   // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
   kubectl(['apply', '--server-side', '-f', path.join(o.bins.kwok!.stages, 'volume/fast/storage-class.yaml')]);
 
   const kwokKubeconfig = path.join(o.certs, 'kwok.kubeconfig');
   fs.writeFileSync(kwokKubeconfig, kubeconfigYaml(o.server, ca, 'kwok', o.kwokToken), { mode: 0o600 });
-  o.procs.push(startProcess(o.bins.kwok!.bin, [
-    `--kubeconfig=${kwokKubeconfig}`,
-    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-    '--node-lease-duration-seconds=40',
-    '--cidr=10.244.0.0/16',
-    '--node-ip=10.240.0.1',
-    ...KWOK_STAGES.flatMap(stage => ['-c', path.join(o.bins.kwok!.stages, stage)]),
-  ], path.join(o.logs, 'kwok.log')));
+  o.procs.push(
+    startProcess(
+      o.bins.kwok!.bin,
+      [
+        `--kubeconfig=${kwokKubeconfig}`,
+        '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+        '--node-lease-duration-seconds=40',
+        '--cidr=10.244.0.0/16',
+        '--node-ip=10.240.0.1',
+        ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(o.bins.kwok!.stages, stage)]),
+      ],
+      path.join(o.logs, 'kwok.log'),
+    ),
+  );
 
-  await waitFor('kube-scheduler', async () => (await probe(`https://127.0.0.1:${o.schedulerPort}/healthz`, Buffer.alloc(0))) === 200, o.procs, 60_000, o.logs);
-  await waitFor(`${NODE_COUNT} Ready nodes`, async () => {
-    const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])).items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
-    return nodes.filter(n => n.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True')).length === NODE_COUNT;
-  }, o.procs, 60_000, o.logs);
+  await waitFor(
+    'kube-scheduler',
+    async () => (await probe(`https://127.0.0.1:${o.schedulerPort}/healthz`, Buffer.alloc(0))) === 200,
+    o.procs,
+    60_000,
+    o.logs,
+  );
+  await waitFor(
+    `${NODE_COUNT} Ready nodes`,
+    async () => {
+      const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])).items as {
+        status?: { conditions?: { type: string; status: string }[] };
+      }[];
+      return (
+        nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length ===
+        NODE_COUNT
+      );
+    },
+    o.procs,
+    60_000,
+    o.logs,
+  );
 }

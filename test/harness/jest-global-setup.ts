@@ -15,5 +15,7 @@ export default async function globalSetup(): Promise<void> {
   if (cp.etcdctl) process.env.OPKIT_TEST_ETCDCTL = cp.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
-  process.stderr.write(`[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+  process.stderr.write(
+    `[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
+  );
 }

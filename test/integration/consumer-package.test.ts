@@ -18,8 +18,14 @@ let app: string;
 let tarball: string;
 
 function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): string {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}) in ${cwd}:\n${r.stdout}\n${r.stderr}`);
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  });
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}) in ${cwd}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
@@ -28,7 +34,10 @@ beforeAll(() => {
   const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], ROOT));
   tarball = path.join(work, packed[0].filename);
   app = path.join(work, 'platform-app');
-  fs.cpSync(path.join(ROOT, 'examples', 'platform-app'), app, { recursive: true, filter: src => !/node_modules|\/dist$/.test(src) });
+  fs.cpSync(path.join(ROOT, 'examples', 'platform-app'), app, {
+    recursive: true,
+    filter: (src) => !/node_modules|\/dist$/.test(src),
+  });
   const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8'));
   pkg.dependencies['cdk8s-operator-kit'] = `file:${tarball}`;
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify(pkg, null, 2));
@@ -36,39 +45,89 @@ beforeAll(() => {
 });
 
 test('the tarball holds the compiled library, its types and the harness scripts, nothing else of the repo', () => {
-  const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map(f => f.replace(/^package\//, ''));
-  for (const f of ['lib/constructs/index.js', 'lib/constructs/index.d.ts', 'lib/operator/index.js', 'lib/test/harness/index.js', 'lib/test/harness/build-control-plane.sh', 'operator/Dockerfile', 'LICENSE', 'CHANGELOG.md', 'README.md', 'package.json']) {
+  const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''));
+  for (const f of [
+    'lib/constructs/index.js',
+    'lib/constructs/index.d.ts',
+    'lib/operator/index.js',
+    'lib/test/harness/index.js',
+    'lib/test/harness/build-control-plane.sh',
+    'operator/Dockerfile',
+    'LICENSE',
+    'CHANGELOG.md',
+    'README.md',
+    'package.json',
+  ]) {
     expect(files).toContain(f);
   }
-  expect(files.filter(f => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-  expect(files.filter(f => /^(test\/(unit|integration)|bench|dist|imports|examples|scripts)\//.test(f) || f.startsWith('lib/test/support'))).toEqual([]);
+  expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+  expect(
+    files.filter(
+      (f) =>
+        /^(test\/(unit|integration)|bench|dist|imports|examples|scripts)\//.test(f) || f.startsWith('lib/test/support'),
+    ),
+  ).toEqual([]);
 });
 
 test('the app type-checks against the published types, synthesizes, and its own tests pass', () => {
   run('npx', ['tsc', '-p', '.'], app);
   run('npm', ['run', 'synth'], app);
-  expect(fs.readdirSync(path.join(app, 'dist')).sort()).toEqual(['0000-cluster.k8s.yaml', '0001-platform.k8s.yaml', '0002-samples.k8s.yaml']);
+  expect(fs.readdirSync(path.join(app, 'dist')).sort()).toEqual([
+    '0000-cluster.k8s.yaml',
+    '0001-platform.k8s.yaml',
+    '0002-samples.k8s.yaml',
+  ]);
   run('npx', ['jest', '--ci'], app);
 });
 
-test('it runs under the cdk8s init template\'s ts-node and CommonJS tsconfig, subpath imports included', () => {
+test("it runs under the cdk8s init template's ts-node and CommonJS tsconfig, subpath imports included", () => {
   fs.rmSync(path.join(app, 'dist'), { recursive: true, force: true });
   run('npm', ['run', 'synth:ts-node'], app);
   expect(fs.readdirSync(path.join(app, 'dist'))).toHaveLength(3);
-  expect(run('npx', ['ts-node', '--project', 'tsconfig.cdk8s-init.json', 'reconciler.ts', '--help'], app)).toContain('--leader-elect');
+  expect(run('npx', ['ts-node', '--project', 'tsconfig.cdk8s-init.json', 'reconciler.ts', '--help'], app)).toContain(
+    '--leader-elect',
+  );
 });
 
-test('one copy of cdk8s and constructs: the kit takes the app\'s (peer dependencies)', () => {
+test("one copy of cdk8s and constructs: the kit takes the app's (peer dependencies)", () => {
   expect(fs.existsSync(path.join(app, 'node_modules', 'cdk8s-operator-kit', 'node_modules', 'cdk8s'))).toBe(false);
   expect(fs.existsSync(path.join(app, 'node_modules', 'cdk8s-operator-kit', 'node_modules', 'constructs'))).toBe(false);
 });
 
 test('the package loads from CommonJS and from ESM, and its reconciler starts', () => {
-  expect(run(process.execPath, ['-e', "const k = require('cdk8s-operator-kit'); console.log(typeof k.MemcachedOperator, typeof require('cdk8s-operator-kit/reconciler').runOperator)"], app).trim()).toBe('function function');
-  expect(run(process.execPath, ['--input-type=module', '-e', "import { ConstructOperator } from 'cdk8s-operator-kit'; import { runOperator } from 'cdk8s-operator-kit/reconciler'; import { startControlPlane } from 'cdk8s-operator-kit/testing'; console.log(typeof ConstructOperator, typeof runOperator, typeof startControlPlane)"], app).trim()).toBe('function function function');
-  const help = spawnSync(process.execPath, ['--import', 'tsx', 'reconciler.ts', '--help'], { cwd: app, encoding: 'utf8' });
+  expect(
+    run(
+      process.execPath,
+      [
+        '-e',
+        "const k = require('cdk8s-operator-kit'); console.log(typeof k.MemcachedOperator, typeof require('cdk8s-operator-kit/reconciler').runOperator)",
+      ],
+      app,
+    ).trim(),
+  ).toBe('function function');
+  expect(
+    run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { ConstructOperator } from 'cdk8s-operator-kit'; import { runOperator } from 'cdk8s-operator-kit/reconciler'; import { startControlPlane } from 'cdk8s-operator-kit/testing'; console.log(typeof ConstructOperator, typeof runOperator, typeof startControlPlane)",
+      ],
+      app,
+    ).trim(),
+  ).toBe('function function function');
+  const help = spawnSync(process.execPath, ['--import', 'tsx', 'reconciler.ts', '--help'], {
+    cwd: app,
+    encoding: 'utf8',
+  });
   expect(help.status).toBe(0);
   expect(help.stdout).toContain('--leader-elect');
-  const wrong = spawnSync(process.execPath, ['--import', 'tsx', 'reconciler.ts', '--controllers=memcached'], { cwd: app, encoding: 'utf8' });
+  const wrong = spawnSync(process.execPath, ['--import', 'tsx', 'reconciler.ts', '--controllers=memcached'], {
+    cwd: app,
+    encoding: 'utf8',
+  });
   expect(wrong.stderr).toContain('known: greeting');
 });

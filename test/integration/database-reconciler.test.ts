@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { databaseSpecsRefusedByRules, invalidDatabaseSpecs } from '../support/database-cases';
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
-import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -12,12 +12,31 @@ jest.setTimeout(180_000);
 let ns: string;
 let reconciler: ReconcilerProcess;
 let get: OperatorUnderTest['get'];
-const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p.metadata.name).sort();
+const pvcNames = () =>
+  getJson(['get', 'pvc', '-n', ns])
+    .items.map((p: any) => p.metadata.name)
+    .sort();
 
 beforeAll(async () => {
-  ({ ns, reconciler, get } = await startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] }));
+  ({ ns, reconciler, get } = await startOperatorUnderTest({
+    operator: 'database',
+    controllers: 'database',
+    crds: ['databases.database.example.com'],
+  }));
   // Backs up every minute from now on; checked by a later test, so the wait overlaps the others.
-  kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'busy' }, spec: { type: 'postgresql', version: '16', storage: { size: '2Gi' }, backup: { enabled: true, schedule: '* * * * *' } } }) });
+  kubectlOk(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'database.example.com/v1alpha1',
+      kind: 'Database',
+      metadata: { name: 'busy' },
+      spec: {
+        type: 'postgresql',
+        version: '16',
+        storage: { size: '2Gi' },
+        backup: { enabled: true, schedule: '* * * * *' },
+      },
+    }),
+  });
 });
 
 afterAll(async () => {
@@ -25,72 +44,165 @@ afterAll(async () => {
 });
 
 describe('the database controller against a real API server', () => {
-  test.each([...invalidDatabaseSpecs, ...databaseSpecsRefusedByRules])('the API server rejects %s, naming the field', (_w, spec, field) => {
-    const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'bad' }, spec }) });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(field);
-  });
+  test.each([...invalidDatabaseSpecs, ...databaseSpecsRefusedByRules])(
+    'the API server rejects %s, naming the field',
+    (_w, spec, field) => {
+      const r = kubectl(['create', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'database.example.com/v1alpha1',
+          kind: 'Database',
+          metadata: { name: 'bad' },
+          spec,
+        }),
+      });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(field);
+    },
+  );
 
   let secret: any;
-  test('seed 001\'s Database applies verbatim: StatefulSet, Services, backup claim and CronJob, and a generated Secret', async () => {
+  test("seed 001's Database applies verbatim: StatefulSet, Services, backup claim and CronJob, and a generated Secret", async () => {
     kubectlOk(['apply', '-n', ns, '-f', SEED]);
     const db = get('database', 'my-db');
-    for (const [kind, name] of [['statefulset', 'my-db'], ['service', 'my-db'], ['service', 'my-db-headless'], ['cronjob', 'my-db-backup'], ['pvc', 'my-db-backup']]) {
+    for (const [kind, name] of [
+      ['statefulset', 'my-db'],
+      ['service', 'my-db'],
+      ['service', 'my-db-headless'],
+      ['cronjob', 'my-db-backup'],
+      ['pvc', 'my-db-backup'],
+    ]) {
       const child = await eventually(`${kind}/${name}`, () => get(kind, name));
-      if (kind !== 'pvc') expect(child.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Database', uid: db.metadata.uid, controller: true })]);
+      if (kind !== 'pvc')
+        expect(child.metadata.ownerReferences).toEqual([
+          expect.objectContaining({ kind: 'Database', uid: db.metadata.uid, controller: true }),
+        ]);
     }
     expect(get('pvc', 'my-db-backup').metadata.ownerReferences).toBeUndefined();
     expect(get('cronjob', 'my-db-backup').spec.schedule).toBe('0 2 * * *');
     secret = await eventually('the credentials Secret', () => get('secret', 'my-db-credentials'));
     expect(Object.keys(secret.data).sort()).toEqual(['database', 'password', 'username']);
     expect(Buffer.from(secret.data.password, 'base64').toString().length).toBeGreaterThanOrEqual(32);
-    await eventually('the data claim from the StatefulSet', () => (pvcNames().includes('data-my-db-0') ? true : undefined), 60_000);
-    const status = await eventually('status', () => get('database', 'my-db').status?.endpoint ? get('database', 'my-db').status : undefined);
-    expect(status).toMatchObject({ endpoint: `my-db.${ns}.svc:5432`, credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup' });
+    await eventually(
+      'the data claim from the StatefulSet',
+      () => (pvcNames().includes('data-my-db-0') ? true : undefined),
+      60_000,
+    );
+    const status = await eventually('status', () =>
+      get('database', 'my-db').status?.endpoint ? get('database', 'my-db').status : undefined,
+    );
+    expect(status).toMatchObject({
+      endpoint: `my-db.${ns}.svc:5432`,
+      credentialsSecret: 'my-db-credentials',
+      backupCronJob: 'my-db-backup',
+    });
     expect(['Creating', 'Ready']).toContain(status.phase);
   });
 
   test('spec updates propagate, drift is reverted, and the Secret never changes', async () => {
     kubectlOk(['patch', 'database', 'my-db', '-n', ns, '--type=merge', '-p', '{"spec":{"version":"16"}}']);
-    await eventually('postgres:16', () => (get('statefulset', 'my-db')?.spec.template.spec.containers[0].image === 'postgres:16' ? true : undefined));
-    kubectlOk(['patch', 'service', 'my-db', '-n', ns, '--type=merge', '-p', '{"spec":{"selector":{"app.kubernetes.io/instance":"elsewhere"}}}']);
-    await eventually('the selector to be restored', () => (get('service', 'my-db')?.spec.selector['app.kubernetes.io/instance'] === 'my-db' ? true : undefined));
+    await eventually('postgres:16', () =>
+      get('statefulset', 'my-db')?.spec.template.spec.containers[0].image === 'postgres:16' ? true : undefined,
+    );
+    kubectlOk([
+      'patch',
+      'service',
+      'my-db',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"selector":{"app.kubernetes.io/instance":"elsewhere"}}}',
+    ]);
+    await eventually('the selector to be restored', () =>
+      get('service', 'my-db')?.spec.selector['app.kubernetes.io/instance'] === 'my-db' ? true : undefined,
+    );
     const now = get('secret', 'my-db-credentials');
-    expect({ uid: now.metadata.uid, rv: now.metadata.resourceVersion, data: now.data }).toEqual({ uid: secret.metadata.uid, rv: secret.metadata.resourceVersion, data: secret.data });
+    expect({ uid: now.metadata.uid, rv: now.metadata.resourceVersion, data: now.data }).toEqual({
+      uid: secret.metadata.uid,
+      rv: secret.metadata.resourceVersion,
+      data: secret.data,
+    });
   });
 
-  testWithNodes('once its pod runs: phase Ready with its claims Bound, and a scheduled backup Job completes into lastBackupTime', async () => {
-    const db = await eventually('phase Ready', () => (get('database', 'busy')?.status?.phase === 'Ready' ? get('database', 'busy') : undefined), 60_000);
-    expect(db.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'ServerReady' });
-    for (const claim of ['data-busy-0', 'busy-backup']) expect(get('pvc', claim).status.phase).toBe('Bound');
-    const withBackup = await eventually('lastBackupTime', () => (get('database', 'busy')?.status?.lastBackupTime ? get('database', 'busy') : undefined), 150_000);
-    const jobs = getJson(['get', 'jobs', '-n', ns]).items.filter((j: any) => j.metadata.ownerReferences?.[0]?.name === 'busy-backup');
-    expect(jobs.some((j: any) => j.status?.succeeded === 1)).toBe(true);
-    expect(Date.parse(withBackup.status.lastBackupTime)).toBeGreaterThan(Date.now() - 5 * 60_000);
-    kubectlOk(['delete', 'database', 'busy', '-n', ns]);
-  });
+  testWithNodes(
+    'once its pod runs: phase Ready with its claims Bound, and a scheduled backup Job completes into lastBackupTime',
+    async () => {
+      const db = await eventually(
+        'phase Ready',
+        () => (get('database', 'busy')?.status?.phase === 'Ready' ? get('database', 'busy') : undefined),
+        60_000,
+      );
+      expect(db.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({
+        status: 'True',
+        reason: 'ServerReady',
+      });
+      for (const claim of ['data-busy-0', 'busy-backup']) expect(get('pvc', claim).status.phase).toBe('Bound');
+      const withBackup = await eventually(
+        'lastBackupTime',
+        () => (get('database', 'busy')?.status?.lastBackupTime ? get('database', 'busy') : undefined),
+        150_000,
+      );
+      const jobs = getJson(['get', 'jobs', '-n', ns]).items.filter(
+        (j: any) => j.metadata.ownerReferences?.[0]?.name === 'busy-backup',
+      );
+      expect(jobs.some((j: any) => j.status?.succeeded === 1)).toBe(true);
+      expect(Date.parse(withBackup.status.lastBackupTime)).toBeGreaterThan(Date.now() - 5 * 60_000);
+      kubectlOk(['delete', 'database', 'busy', '-n', ns]);
+    },
+  );
 
   test('disabling backups removes the CronJob and keeps the backup volume', async () => {
     kubectlOk(['patch', 'database', 'my-db', '-n', ns, '--type=merge', '-p', '{"spec":{"backup":{"enabled":false}}}']);
     await eventually('the CronJob to be deleted', () => (get('cronjob', 'my-db-backup') ? undefined : true));
     expect(get('pvc', 'my-db-backup')).toBeDefined();
-    await eventually('status without backups', () => (get('database', 'my-db').status?.backupCronJob === undefined ? true : undefined));
+    await eventually('status without backups', () =>
+      get('database', 'my-db').status?.backupCronJob === undefined ? true : undefined,
+    );
   });
 
   test('deleting a Database (Retain) removes the server but keeps its volumes and credentials', async () => {
     kubectlOk(['delete', 'database', 'my-db', '-n', ns]);
-    await eventually('the StatefulSet and Services to be collected', () => (get('statefulset', 'my-db') || get('service', 'my-db') ? undefined : true), 90_000);
+    await eventually(
+      'the StatefulSet and Services to be collected',
+      () => (get('statefulset', 'my-db') || get('service', 'my-db') ? undefined : true),
+      90_000,
+    );
     expect(pvcNames().filter((n: string) => n.includes('my-db'))).toEqual(['data-my-db-0', 'my-db-backup']);
     expect(get('secret', 'my-db-credentials').data).toEqual(secret.data);
   });
 
   test('with deletionPolicy Delete, the volumes and credentials go with the Database', async () => {
-    kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'scratch' }, spec: { type: 'mysql', version: '8.4', storage: { size: '1Gi' }, backup: { enabled: true }, deletionPolicy: 'Delete' } }) });
-    await eventually('its claims', () => (pvcNames().includes('data-scratch-0') && pvcNames().includes('scratch-backup') ? true : undefined), 60_000);
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'scratch' },
+        spec: {
+          type: 'mysql',
+          version: '8.4',
+          storage: { size: '1Gi' },
+          backup: { enabled: true },
+          deletionPolicy: 'Delete',
+        },
+      }),
+    });
+    await eventually(
+      'its claims',
+      () => (pvcNames().includes('data-scratch-0') && pvcNames().includes('scratch-backup') ? true : undefined),
+      60_000,
+    );
     await eventually('its Secret', () => get('secret', 'scratch-credentials'));
     kubectlOk(['delete', 'database', 'scratch', '-n', ns]);
-    await eventually('the claims to be collected', () => (pvcNames().some((n: string) => n.includes('scratch')) ? undefined : true), 120_000);
-    await eventually('the Secret to be collected', () => (get('secret', 'scratch-credentials') ? undefined : true), 60_000);
+    await eventually(
+      'the claims to be collected',
+      () => (pvcNames().some((n: string) => n.includes('scratch')) ? undefined : true),
+      120_000,
+    );
+    await eventually(
+      'the Secret to be collected',
+      () => (get('secret', 'scratch-credentials') ? undefined : true),
+      60_000,
+    );
     expect(pvcNames().filter((n: string) => n.includes('my-db'))).toEqual(['data-my-db-0', 'my-db-backup']);
   });
 });

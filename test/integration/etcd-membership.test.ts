@@ -2,10 +2,18 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { addMember, etcdCall, EtcdMember, listMembers, memberStatus, removeMember, transferLeadership } from '../../constructs/etcd/etcd-api';
+import {
+  addMember,
+  etcdCall,
+  type EtcdMember,
+  listMembers,
+  memberStatus,
+  removeMember,
+  transferLeadership,
+} from '../../constructs/etcd/etcd-api';
 import { EtcdMembers } from '../support/etcd-members';
 import { eventually, getJson, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
-import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
 /**
@@ -19,9 +27,18 @@ const OLD = '3.5.21';
 const NEW = '3.6.16';
 const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
 const canRun = nodesRun && !!releases[OLD] && !!releases[NEW];
-const testWithMembers = canRun ? testWithNodes : (name: string, fn: () => Promise<unknown>) => test.skip(`${name} (needs simulated nodes and etcd ${OLD} and ${NEW})`, fn);
+const testWithMembers = canRun
+  ? testWithNodes
+  : (name: string, fn: () => Promise<unknown>) => {
+      test.skip(`${name} (needs simulated nodes and etcd ${OLD} and ${NEW})`, fn);
+    };
 
-const testWithEtcdctl = canRun && process.env.OPKIT_TEST_ETCDCTL ? testWithNodes : (name: string, fn: () => Promise<unknown>) => test.skip(`${name} (needs etcdctl)`, fn);
+const testWithEtcdctl =
+  canRun && process.env.OPKIT_TEST_ETCDCTL
+    ? testWithNodes
+    : (name: string, fn: () => Promise<unknown>) => {
+        test.skip(`${name} (needs etcdctl)`, fn);
+      };
 
 jest.setTimeout(240_000);
 
@@ -34,9 +51,14 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const cluster = () => op.get('etcdcluster', NAME);
 const sts = () => op.get('statefulset', NAME);
 const scale = (n: number) => kubectlOk(['scale', 'etcdcluster', NAME, '-n', op.ns, `--replicas=${n}`]);
-const eventReasons = () => getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items
-  .filter((e: any) => e.regarding?.kind === 'EtcdCluster' && e.regarding?.name === NAME).map((e: any) => e.reason);
-const claims = () => getJson(['get', 'pvc', '-n', op.ns]).items.map((c: any) => c.metadata.name).sort();
+const eventReasons = () =>
+  getJson(['get', 'events.events.k8s.io', '-n', op.ns])
+    .items.filter((e: any) => e.regarding?.kind === 'EtcdCluster' && e.regarding?.name === NAME)
+    .map((e: any) => e.reason);
+const claims = () =>
+  getJson(['get', 'pvc', '-n', op.ns])
+    .items.map((c: any) => c.metadata.name)
+    .sort();
 
 /** The member list from the first member that answers with a quorum's view. */
 async function etcdMembers(): Promise<EtcdMember[] | undefined> {
@@ -51,43 +73,57 @@ async function etcdMembers(): Promise<EtcdMember[] | undefined> {
 }
 
 async function leader(list: EtcdMember[]): Promise<EtcdMember | undefined> {
-  for (const m of list.filter(x => x.name)) {
+  for (const m of list.filter((x) => x.name)) {
     const s = await memberStatus(members.clientURL(ordinal(m))).catch(() => undefined);
-    if (s && s.leader !== '0') return list.find(x => x.id === s.leader);
+    if (s && s.leader !== '0') return list.find((x) => x.id === s.leader);
   }
   return undefined;
 }
 
 /** A member's ordinal: from its name, or (not started yet) from its loopback address 127.77.x.<ordinal + 1>. */
-const ordinal = (m: EtcdMember) => (m.name ? Number(/-(\d+)$/.exec(m.name)![1]) : Number(/\.(\d+):\d+$/.exec(m.peerURLs[0])![1]) - 1);
+const ordinal = (m: EtcdMember) =>
+  m.name ? Number(/-(\d+)$/.exec(m.name)![1]) : Number(/\.(\d+):\d+$/.exec(m.peerURLs[0])![1]) - 1;
 
 /**
  * Waits until the cluster has `n` started voting members kv-0..kv-(n-1), all healthy in status,
  * the StatefulSet at n, and nothing in progress.
  */
 async function settled(n: number, timeoutMs = 120_000): Promise<any> {
-  return eventually(`${n} settled members`, async () => {
-    lastSeen = '';
-    const c = cluster();
-    const list = await etcdMembers();
-    const names = list?.map(m => m.name).sort();
-    const ok = c?.status?.etcdMembers?.length === n
-      && c.status.etcdMembers.every((m: any) => m.started && m.healthy && !m.learner)
-      && !c.status.step
-      && c.status.observedGeneration === c.metadata.generation
-      && sts()?.spec.replicas === n
-      && JSON.stringify(names) === JSON.stringify(Array.from({ length: n }, (_, i) => `${NAME}-${i}`).sort())
-      && list!.every(m => !m.isLearner);
-    lastSeen = JSON.stringify({ status: c?.status, statefulSetReplicas: sts()?.spec.replicas, etcd: list, running: members.runningPods() });
-    return ok ? c : undefined;
-  }, timeoutMs, 500).catch(err => {
+  return eventually(
+    `${n} settled members`,
+    async () => {
+      lastSeen = '';
+      const c = cluster();
+      const list = await etcdMembers();
+      const names = list?.map((m) => m.name).sort();
+      const ok =
+        c?.status?.etcdMembers?.length === n &&
+        c.status.etcdMembers.every((m: any) => m.started && m.healthy && !m.learner) &&
+        !c.status.step &&
+        c.status.observedGeneration === c.metadata.generation &&
+        sts()?.spec.replicas === n &&
+        JSON.stringify(names) === JSON.stringify(Array.from({ length: n }, (_, i) => `${NAME}-${i}`).sort()) &&
+        list!.every((m) => !m.isLearner);
+      lastSeen = JSON.stringify({
+        status: c?.status,
+        statefulSetReplicas: sts()?.spec.replicas,
+        etcd: list,
+        running: members.runningPods(),
+      });
+      return ok ? c : undefined;
+    },
+    timeoutMs,
+    500,
+  ).catch((err) => {
     throw new Error(`${err.message}; last seen ${lastSeen}; reconciler: ${reconciler.logs.slice(-15).join('\n')}`);
   });
 }
 let lastSeen = '';
 
 /** Samples the member list while `during` runs: the most learners, unstarted members and members at once. */
-async function watchMembership<T>(during: () => Promise<T>): Promise<{ result: T; maxLearners: number; maxUnstarted: number; minHealthyVoters: number; votersAtMin: number }> {
+async function watchMembership<T>(
+  during: () => Promise<T>,
+): Promise<{ result: T; maxLearners: number; maxUnstarted: number; minHealthyVoters: number; votersAtMin: number }> {
   let done = false;
   let maxLearners = 0;
   let maxUnstarted = 0;
@@ -97,16 +133,25 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{ result: T
     while (!done) {
       const list = await etcdMembers();
       if (list) {
-        maxLearners = Math.max(maxLearners, list.filter(m => m.isLearner).length);
-        maxUnstarted = Math.max(maxUnstarted, list.filter(m => !m.name).length);
-        const voters = list.filter(m => !m.isLearner);
-        const healthy = (await Promise.all(voters.map(m => memberStatus(members.clientURL(ordinal(m)), 1000).then(s => s.leader !== '0', () => false)))).filter(Boolean).length;
+        maxLearners = Math.max(maxLearners, list.filter((m) => m.isLearner).length);
+        maxUnstarted = Math.max(maxUnstarted, list.filter((m) => !m.name).length);
+        const voters = list.filter((m) => !m.isLearner);
+        const healthy = (
+          await Promise.all(
+            voters.map((m) =>
+              memberStatus(members.clientURL(ordinal(m)), 1000).then(
+                (s) => s.leader !== '0',
+                () => false,
+              ),
+            ),
+          )
+        ).filter(Boolean).length;
         if (healthy < minHealthyVoters) {
           minHealthyVoters = healthy;
           votersAtMin = voters.length;
         }
       }
-      await new Promise(r => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200));
     }
   })();
   try {
@@ -119,7 +164,10 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{ result: T
 }
 
 async function readKey(ordinalToAsk: number, key: string): Promise<string | undefined> {
-  const r = await etcdCall<{ kvs?: Array<{ value: string }> }>(members.clientURL(ordinalToAsk), '/v3/kv/range', { key: b64(key), serializable: true });
+  const r = await etcdCall<{ kvs?: { value: string }[] }>(members.clientURL(ordinalToAsk), '/v3/kv/range', {
+    key: b64(key),
+    serializable: true,
+  });
   return r.kvs?.[0] ? Buffer.from(r.kvs[0].value, 'base64').toString() : undefined;
 }
 
@@ -144,68 +192,110 @@ afterAll(async () => {
   expect(exit?.code).toBe(0);
 });
 
-describe('EtcdCluster membership through etcd\'s own API, against real etcd members', () => {
-  testWithMembers(`a new cluster of 3 (etcd ${OLD}) bootstraps together, then switches its members' ConfigMap to the existing cluster`, async () => {
-    // Snapshots every minute, keeping 2: checked near the end, once the CronJob has run.
-    kubectlOk(['apply', '-n', op.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: NAME }, spec: { replicas: 3, version: OLD, backup: { schedule: '* * * * *', retention: 2 } } }) });
-    const c = await settled(3);
-    expect(c.status.version).toBe(OLD);
-    expect(c.status.etcdMembers.filter((m: any) => m.leader)).toHaveLength(1);
-    expect(c.status.conditions.find((x: any) => x.type === 'Available')).toMatchObject({ status: 'True', reason: 'QuorumHealthy' });
-    const cm = op.get('configmap', `${NAME}-members`);
-    expect(cm.data.ETCD_INITIAL_CLUSTER_STATE).toBe('existing');
-    expect(cm.data.ETCD_INITIAL_CLUSTER.split(',').map((e: string) => e.split('=')[0])).toEqual([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
-    await etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64('greeting'), value: b64('hello') });
-  });
+describe("EtcdCluster membership through etcd's own API, against real etcd members", () => {
+  testWithMembers(
+    `a new cluster of 3 (etcd ${OLD}) bootstraps together, then switches its members' ConfigMap to the existing cluster`,
+    async () => {
+      // Snapshots every minute, keeping 2: checked near the end, once the CronJob has run.
+      kubectlOk(['apply', '-n', op.ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'etcd.database.coreos.com/v1alpha1',
+          kind: 'EtcdCluster',
+          metadata: { name: NAME },
+          spec: { replicas: 3, version: OLD, backup: { schedule: '* * * * *', retention: 2 } },
+        }),
+      });
+      const c = await settled(3);
+      expect(c.status.version).toBe(OLD);
+      expect(c.status.etcdMembers.filter((m: any) => m.leader)).toHaveLength(1);
+      expect(c.status.conditions.find((x: any) => x.type === 'Available')).toMatchObject({
+        status: 'True',
+        reason: 'QuorumHealthy',
+      });
+      const cm = op.get('configmap', `${NAME}-members`);
+      expect(cm.data.ETCD_INITIAL_CLUSTER_STATE).toBe('existing');
+      expect(cm.data.ETCD_INITIAL_CLUSTER.split(',').map((e: string) => e.split('=')[0])).toEqual([
+        `${NAME}-0`,
+        `${NAME}-1`,
+        `${NAME}-2`,
+      ]);
+      await etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64('greeting'), value: b64('hello') });
+    },
+  );
 
-  testWithMembers('scaling 3 → 5 adds one learner at a time, promotes it once caught up, and the data reaches the new members', async () => {
-    const started = Date.now();
-    const watch = await watchMembership(async () => {
-      scale(5);
-      return settled(5);
-    });
-    timings.push(`3 → 5: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    // What each step waited on: when each member was added, its etcd started, and it was promoted.
-    const at = (t: number) => `${((t - started) / 1000).toFixed(1)}s`;
-    const steps = getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items
-      .filter((e: any) => ['MemberAdded', 'MemberPromoted'].includes(e.reason) && Date.parse(e.eventTime) >= started - 1000)
-      .map((e: any) => ({ t: Date.parse(e.eventTime), what: `${e.reason} ${/kv-\d/.exec(e.note)?.[0]}` }))
-      .concat(members.events.filter(e => e.what === 'started' && e.at >= started).map(e => ({ t: e.at, what: `etcd started ${e.pod}` })))
-      .sort((a: any, b: any) => a.t - b.t);
-    timings.push(`3 → 5 steps: ${steps.map((x: any) => `${at(x.t)} ${x.what}`).join(', ')}`);
-    expect(watch.maxLearners).toBeLessThanOrEqual(1);
-    expect(watch.maxUnstarted).toBeLessThanOrEqual(1);
-    const reasons = eventReasons();
-    expect(reasons.filter((r: string) => r === 'MemberAdded')).toHaveLength(2);
-    expect(reasons.filter((r: string) => r === 'MemberPromoted')).toHaveLength(2);
-    await eventually('the key on the newest member', async () => (await readKey(4, 'greeting')) === 'hello' || undefined);
-    // The members added later started with the existing cluster, not a new one of their own.
-    const cm = op.get('configmap', `${NAME}-members`);
-    expect(cm.data.ETCD_INITIAL_CLUSTER.split(',')).toHaveLength(5);
-    expect(op.get('poddisruptionbudget', NAME).spec.minAvailable).toBe(3);
-  });
+  testWithMembers(
+    'scaling 3 → 5 adds one learner at a time, promotes it once caught up, and the data reaches the new members',
+    async () => {
+      const started = Date.now();
+      const watch = await watchMembership(async () => {
+        scale(5);
+        return settled(5);
+      });
+      timings.push(`3 → 5: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // What each step waited on: when each member was added, its etcd started, and it was promoted.
+      const at = (t: number) => `${((t - started) / 1000).toFixed(1)}s`;
+      const steps = getJson(['get', 'events.events.k8s.io', '-n', op.ns])
+        .items.filter(
+          (e: any) => ['MemberAdded', 'MemberPromoted'].includes(e.reason) && Date.parse(e.eventTime) >= started - 1000,
+        )
+        .map((e: any) => ({ t: Date.parse(e.eventTime), what: `${e.reason} ${/kv-\d/.exec(e.note)?.[0]}` }))
+        .concat(
+          members.events
+            .filter((e) => e.what === 'started' && e.at >= started)
+            .map((e) => ({ t: e.at, what: `etcd started ${e.pod}` })),
+        )
+        .sort((a: any, b: any) => a.t - b.t);
+      timings.push(`3 → 5 steps: ${steps.map((x: any) => `${at(x.t)} ${x.what}`).join(', ')}`);
+      expect(watch.maxLearners).toBeLessThanOrEqual(1);
+      expect(watch.maxUnstarted).toBeLessThanOrEqual(1);
+      const reasons = eventReasons();
+      expect(reasons.filter((r: string) => r === 'MemberAdded')).toHaveLength(2);
+      expect(reasons.filter((r: string) => r === 'MemberPromoted')).toHaveLength(2);
+      await eventually(
+        'the key on the newest member',
+        async () => (await readKey(4, 'greeting')) === 'hello' || undefined,
+      );
+      // The members added later started with the existing cluster, not a new one of their own.
+      const cm = op.get('configmap', `${NAME}-members`);
+      expect(cm.data.ETCD_INITIAL_CLUSTER.split(',')).toHaveLength(5);
+      expect(op.get('poddisruptionbudget', NAME).spec.minAvailable).toBe(3);
+    },
+  );
 
-  testWithMembers('scaling 5 → 3 moves leadership off a member before removing it, keeps a healthy quorum throughout, and drops the removed members\' claims', async () => {
-    // Make the first member to go the leader.
-    let list = (await etcdMembers())!;
-    const lead = (await leader(list))!;
-    const kv4 = list.find(m => m.name === `${NAME}-4`)!;
-    if (lead.id !== kv4.id) await transferLeadership(members.clientURL(ordinal(lead)), kv4.id);
-    await eventually('kv-4 to lead', async () => ((await leader((await etcdMembers())!))?.name === `${NAME}-4` ? true : undefined));
-    const started = Date.now();
-    const watch = await watchMembership(async () => {
-      scale(3);
-      return settled(3);
-    });
-    timings.push(`5 → 3: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    // With 5 voters the quorum is 3; the sampler never saw fewer healthy voters than a quorum of those there were.
-    expect(watch.minHealthyVoters).toBeGreaterThanOrEqual(Math.floor(watch.votersAtMin / 2) + 1);
-    expect(eventReasons()).toContain('LeadershipTransferred');
-    list = (await etcdMembers())!;
-    expect((await leader(list))?.name).toMatch(new RegExp(`^${NAME}-[012]$`));
-    expect(await readKey(0, 'greeting')).toBe('hello');
-    await eventually('the removed members\' claims to go', () => (JSON.stringify(claims().filter((c: string) => c.startsWith('data-'))) === JSON.stringify([0, 1, 2].map(i => `data-${NAME}-${i}`)) ? true : undefined), 60_000);
-  });
+  testWithMembers(
+    "scaling 5 → 3 moves leadership off a member before removing it, keeps a healthy quorum throughout, and drops the removed members' claims",
+    async () => {
+      // Make the first member to go the leader.
+      let list = (await etcdMembers())!;
+      const lead = (await leader(list))!;
+      const kv4 = list.find((m) => m.name === `${NAME}-4`)!;
+      if (lead.id !== kv4.id) await transferLeadership(members.clientURL(ordinal(lead)), kv4.id);
+      await eventually('kv-4 to lead', async () =>
+        (await leader((await etcdMembers())!))?.name === `${NAME}-4` ? true : undefined,
+      );
+      const started = Date.now();
+      const watch = await watchMembership(async () => {
+        scale(3);
+        return settled(3);
+      });
+      timings.push(`5 → 3: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // With 5 voters the quorum is 3; the sampler never saw fewer healthy voters than a quorum of those there were.
+      expect(watch.minHealthyVoters).toBeGreaterThanOrEqual(Math.floor(watch.votersAtMin / 2) + 1);
+      expect(eventReasons()).toContain('LeadershipTransferred');
+      list = (await etcdMembers())!;
+      expect((await leader(list))?.name).toMatch(new RegExp(`^${NAME}-[012]$`));
+      expect(await readKey(0, 'greeting')).toBe('hello');
+      await eventually(
+        "the removed members' claims to go",
+        () =>
+          JSON.stringify(claims().filter((c: string) => c.startsWith('data-'))) ===
+          JSON.stringify([0, 1, 2].map((i) => `data-${NAME}-${i}`))
+            ? true
+            : undefined,
+        60_000,
+      );
+    },
+  );
 
   testWithMembers('an operator that dies right after `member add` finishes the step when it starts again', async () => {
     expect((await reconciler.stop()).code).toBe(0);
@@ -218,158 +308,269 @@ describe('EtcdCluster membership through etcd\'s own API, against real etcd memb
     expect(await readKey(3, 'greeting')).toBe('hello');
   });
 
-  testWithMembers('an operator that dies right after `member remove` shrinks the StatefulSet when it starts again, and removes nothing more', async () => {
-    expect((await reconciler.stop()).code).toBe(0);
-    scale(3);
-    const list = (await etcdMembers())!;
-    const kv3 = list.find(m => m.name === `${NAME}-3`)!;
-    const lead = (await leader(list))!;
-    if (lead.id === kv3.id) {
-      await transferLeadership(members.clientURL(3), list.find(m => m.name === `${NAME}-0`)!.id);
-      await eventually('kv-0 to lead', async () => ((await leader((await etcdMembers())!))?.name === `${NAME}-0` ? true : undefined));
-    }
-    await removeMember(members.clientURL(0), kv3.id);
-    expect(sts().spec.replicas).toBe(4);
-    reconciler = await op.startAgain();
-    await settled(3);
-  });
+  testWithMembers(
+    'an operator that dies right after `member remove` shrinks the StatefulSet when it starts again, and removes nothing more',
+    async () => {
+      expect((await reconciler.stop()).code).toBe(0);
+      scale(3);
+      const list = (await etcdMembers())!;
+      const kv3 = list.find((m) => m.name === `${NAME}-3`)!;
+      const lead = (await leader(list))!;
+      if (lead.id === kv3.id) {
+        await transferLeadership(members.clientURL(3), list.find((m) => m.name === `${NAME}-0`)!.id);
+        await eventually('kv-0 to lead', async () =>
+          (await leader((await etcdMembers())!))?.name === `${NAME}-0` ? true : undefined,
+        );
+      }
+      await removeMember(members.clientURL(0), kv3.id);
+      expect(sts().spec.replicas).toBe(4);
+      reconciler = await op.startAgain();
+      await settled(3);
+    },
+  );
 
-  testWithMembers('an operator killed (SIGKILL) in the middle of 3 → 5 resumes from the member list: no extra member, none twice', async () => {
-    scale(5);
-    await eventually('the StatefulSet to grow to 4', () => (sts()?.spec.replicas === 4 ? true : undefined), 60_000, 50);
-    await reconciler.stop('SIGKILL');
-    reconciler = await op.startAgain();
-    await settled(5);
-    scale(3);
-    await settled(3);
-  });
+  testWithMembers(
+    'an operator killed (SIGKILL) in the middle of 3 → 5 resumes from the member list: no extra member, none twice',
+    async () => {
+      scale(5);
+      await eventually(
+        'the StatefulSet to grow to 4',
+        () => (sts()?.spec.replicas === 4 ? true : undefined),
+        60_000,
+        50,
+      );
+      await reconciler.stop('SIGKILL');
+      reconciler = await op.startAgain();
+      await settled(5);
+      scale(3);
+      await settled(3);
+    },
+  );
 
-  testWithMembers('a member that never starts holds the scale-up, says so, and is removed when the spec no longer wants it', async () => {
-    members.refuse(`${NAME}-3`);
-    scale(5);
-    const waiting = await eventually('WaitingForMember', () => {
-      const c = cluster();
-      return c?.status?.step?.startsWith('WaitingForMember') ? c : undefined;
-    }, 60_000);
-    expect(waiting.status.step).toContain(`${NAME}-3`);
-    expect(waiting.status.conditions.find((x: any) => x.type === 'Progressing')).toMatchObject({ status: 'True', reason: 'WaitingForMember' });
-    await new Promise(r => setTimeout(r, 5000));
-    const list = (await etcdMembers())!;
-    expect(list).toHaveLength(4);
-    expect(list.filter(m => !m.name)).toHaveLength(1);
-    expect(sts().spec.replicas).toBe(4);
-    scale(3);
-    await settled(3);
-    members.revive(`${NAME}-3`);
-  });
+  testWithMembers(
+    'a member that never starts holds the scale-up, says so, and is removed when the spec no longer wants it',
+    async () => {
+      members.refuse(`${NAME}-3`);
+      scale(5);
+      const waiting = await eventually(
+        'WaitingForMember',
+        () => {
+          const c = cluster();
+          return c?.status?.step?.startsWith('WaitingForMember') ? c : undefined;
+        },
+        60_000,
+      );
+      expect(waiting.status.step).toContain(`${NAME}-3`);
+      expect(waiting.status.conditions.find((x: any) => x.type === 'Progressing')).toMatchObject({
+        status: 'True',
+        reason: 'WaitingForMember',
+      });
+      await new Promise((r) => setTimeout(r, 5000));
+      const list = (await etcdMembers())!;
+      expect(list).toHaveLength(4);
+      expect(list.filter((m) => !m.name)).toHaveLength(1);
+      expect(sts().spec.replicas).toBe(4);
+      scale(3);
+      await settled(3);
+      members.revive(`${NAME}-3`);
+    },
+  );
 
-  testWithMembers('scaling up waits while a member is down; scaling down goes on while the rest keep quorum', async () => {
-    await members.kill(`${NAME}-1`);
-    scale(5);
-    const waiting = await eventually('WaitingForHealthyMembers', () => {
-      const c = cluster();
-      return c?.status?.step?.startsWith('WaitingForHealthyMembers') ? c : undefined;
-    }, 60_000);
-    expect(waiting.status.step).toContain(`${NAME}-1`);
-    expect((await etcdMembers())!).toHaveLength(3);
-    members.revive(`${NAME}-1`);
-    await settled(5);
+  testWithMembers(
+    'scaling up waits while a member is down; scaling down goes on while the rest keep quorum',
+    async () => {
+      await members.kill(`${NAME}-1`);
+      scale(5);
+      const waiting = await eventually(
+        'WaitingForHealthyMembers',
+        () => {
+          const c = cluster();
+          return c?.status?.step?.startsWith('WaitingForHealthyMembers') ? c : undefined;
+        },
+        60_000,
+      );
+      expect(waiting.status.step).toContain(`${NAME}-1`);
+      expect((await etcdMembers())!).toHaveLength(3);
+      members.revive(`${NAME}-1`);
+      await settled(5);
 
-    await members.kill(`${NAME}-1`);
-    scale(3);
-    // 5 → 4 leaves 3 healthy of 4 (quorum 3); 4 → 3 leaves 1 healthy of... kv-0 and kv-2 of 3 (quorum 2).
-    await eventually('3 members with kv-1 still down', async () => {
-      const list = await etcdMembers();
-      return list?.length === 3 && sts()?.spec.replicas === 3 ? true : undefined;
-    }, 120_000, 500);
-    members.revive(`${NAME}-1`);
-    await settled(3);
-  });
+      await members.kill(`${NAME}-1`);
+      scale(3);
+      // 5 → 4 leaves 3 healthy of 4 (quorum 3); 4 → 3 leaves 1 healthy of... kv-0 and kv-2 of 3 (quorum 2).
+      await eventually(
+        '3 members with kv-1 still down',
+        async () => {
+          const list = await etcdMembers();
+          return list?.length === 3 && sts()?.spec.replicas === 3 ? true : undefined;
+        },
+        120_000,
+        500,
+      );
+      members.revive(`${NAME}-1`);
+      await settled(3);
+    },
+  );
 
-  testWithMembers('a member whose data is lost is replaced by hand (member remove, delete its claim and pod); the operator adds the ordinal back as a new member', async () => {
-    const lost = `${NAME}-1`;
-    const before = (await etcdMembers())!.find(m => m.name === lost)!;
-    await members.kill(lost);
-    // What the README tells a user to do.
-    const lead = (await leader((await etcdMembers())!))!;
-    await removeMember(members.clientURL(ordinal(lead)), before.id);
-    kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
-    kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
-    members.revive(lost);
-    await settled(3);
-    const after = (await etcdMembers())!.find(m => m.name === lost)!;
-    expect(after.id).not.toBe(before.id);
-    expect(await readKey(1, 'greeting')).toBe('hello');
-  });
+  testWithMembers(
+    'a member whose data is lost is replaced by hand (member remove, delete its claim and pod); the operator adds the ordinal back as a new member',
+    async () => {
+      const lost = `${NAME}-1`;
+      const before = (await etcdMembers())!.find((m) => m.name === lost)!;
+      await members.kill(lost);
+      // What the README tells a user to do.
+      const lead = (await leader((await etcdMembers())!))!;
+      await removeMember(members.clientURL(ordinal(lead)), before.id);
+      kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
+      kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
+      members.revive(lost);
+      await settled(3);
+      const after = (await etcdMembers())!.find((m) => m.name === lost)!;
+      expect(after.id).not.toBe(before.id);
+      expect(await readKey(1, 'greeting')).toBe('hello');
+    },
+  );
 
-  testWithMembers(`upgrading ${OLD} → ${NEW} rolls one member at a time, highest ordinal first, each once every member is healthy`, async () => {
-    const from = members.events.length;
-    const started = Date.now();
-    kubectlOk(['patch', 'etcdcluster', NAME, '-n', op.ns, '--type=merge', '-p', JSON.stringify({ spec: { version: NEW } })]);
-    const c = await eventually('every member at the new version', async () => {
-      const x = await settled(3, 10_000).catch(() => undefined);
-      return x?.status?.version === NEW && x.status.etcdMembers.every((m: any) => m.version === NEW) ? x : undefined;
-    }, 180_000, 1000);
-    timings.push(`upgrade of 3: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    expect(c.status.phase).toBe('Running');
-    const rolled = members.events.slice(from);
-    expect(rolled.filter(e => e.what === 'stopped').map(e => e.pod)).toEqual([2, 1, 0].map(i => `${NAME}-${i}`));
-    expect(rolled.filter(e => e.what === 'started').map(e => `${e.pod}@${e.version}`)).toEqual([2, 1, 0].map(i => `${NAME}-${i}@${NEW}`));
-    // One member down at a time: each stop is followed by that member's start before the next stop.
-    for (let i = 0; i < rolled.length; i += 2) expect([rolled[i].what, rolled[i + 1]?.what, rolled[i].pod === rolled[i + 1]?.pod]).toEqual(['stopped', 'started', true]);
-    expect(await readKey(0, 'greeting')).toBe('hello');
-    expect(sts().spec.updateStrategy.rollingUpdate.partition).toBe(0);
-  });
+  testWithMembers(
+    `upgrading ${OLD} → ${NEW} rolls one member at a time, highest ordinal first, each once every member is healthy`,
+    async () => {
+      const from = members.events.length;
+      const started = Date.now();
+      kubectlOk([
+        'patch',
+        'etcdcluster',
+        NAME,
+        '-n',
+        op.ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { version: NEW } }),
+      ]);
+      const c = await eventually(
+        'every member at the new version',
+        async () => {
+          const x = await settled(3, 10_000).catch(() => undefined);
+          return x?.status?.version === NEW && x.status.etcdMembers.every((m: any) => m.version === NEW)
+            ? x
+            : undefined;
+        },
+        180_000,
+        1000,
+      );
+      timings.push(`upgrade of 3: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      expect(c.status.phase).toBe('Running');
+      const rolled = members.events.slice(from);
+      expect(rolled.filter((e) => e.what === 'stopped').map((e) => e.pod)).toEqual(
+        [2, 1, 0].map((i) => `${NAME}-${i}`),
+      );
+      expect(rolled.filter((e) => e.what === 'started').map((e) => `${e.pod}@${e.version}`)).toEqual(
+        [2, 1, 0].map((i) => `${NAME}-${i}@${NEW}`),
+      );
+      // One member down at a time: each stop is followed by that member's start before the next stop.
+      for (let i = 0; i < rolled.length; i += 2)
+        expect([rolled[i].what, rolled[i + 1]?.what, rolled[i].pod === rolled[i + 1]?.pod]).toEqual([
+          'stopped',
+          'started',
+          true,
+        ]);
+      expect(await readKey(0, 'greeting')).toBe('hello');
+      expect(sts().spec.updateStrategy.rollingUpdate.partition).toBe(0);
+    },
+  );
 
-  testWithMembers('a downgrade across a minor is refused with Degraded and a Warning Event; the members keep their version', async () => {
-    kubectlOk(['patch', 'etcdcluster', NAME, '-n', op.ns, '--type=merge', '-p', JSON.stringify({ spec: { version: OLD } })]);
-    const degraded = await eventually('Degraded DowngradeRefused', () => {
-      const d = cluster()?.status?.conditions?.find((x: any) => x.type === 'Degraded');
-      return d?.status === 'True' ? d : undefined;
-    });
-    expect(degraded.reason).toBe('DowngradeRefused');
-    expect(degraded.message).toContain(`from ${NEW}`);
-    expect(sts().spec.template.spec.containers[0].image).toBe(`quay.io/coreos/etcd:v${NEW}`);
-    await eventually('a Warning Event', () => (getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items
-      .some((e: any) => e.type === 'Warning' && e.reason === 'DowngradeRefused') ? true : undefined));
-    expect(members.runningPods()).toEqual([0, 1, 2].map(i => `${NAME}-${i}`));
-  });
+  testWithMembers(
+    'a downgrade across a minor is refused with Degraded and a Warning Event; the members keep their version',
+    async () => {
+      kubectlOk([
+        'patch',
+        'etcdcluster',
+        NAME,
+        '-n',
+        op.ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { version: OLD } }),
+      ]);
+      const degraded = await eventually('Degraded DowngradeRefused', () => {
+        const d = cluster()?.status?.conditions?.find((x: any) => x.type === 'Degraded');
+        return d?.status === 'True' ? d : undefined;
+      });
+      expect(degraded.reason).toBe('DowngradeRefused');
+      expect(degraded.message).toContain(`from ${NEW}`);
+      expect(sts().spec.template.spec.containers[0].image).toBe(`quay.io/coreos/etcd:v${NEW}`);
+      await eventually('a Warning Event', () =>
+        getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items.some(
+          (e: any) => e.type === 'Warning' && e.reason === 'DowngradeRefused',
+        )
+          ? true
+          : undefined,
+      );
+      expect(members.runningPods()).toEqual([0, 1, 2].map((i) => `${NAME}-${i}`));
+    },
+  );
 
   testWithMembers('scheduled snapshots: status records the last successful one', async () => {
-    const c = await eventually('a successful scheduled backup', () => (cluster()?.status?.lastBackupTime ? cluster() : undefined), 120_000, 1000);
+    const c = await eventually(
+      'a successful scheduled backup',
+      () => (cluster()?.status?.lastBackupTime ? cluster() : undefined),
+      120_000,
+      1000,
+    );
     expect(c.status.backupCronJob).toBe(`${NAME}-backup`);
     expect(Date.parse(c.status.lastBackupTime)).toBeLessThanOrEqual(Date.now());
   });
 
-  testWithEtcdctl('the backup Job\'s own commands save a real snapshot of the members and keep `retention` of them', async () => {
-    // kwok runs no containers: run the Job's two steps here, as written, against the real members.
-    const pod = op.get('cronjob', `${NAME}-backup`).spec.jobTemplate.spec.template.spec;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-backups-'));
-    const [tool, ...args] = pod.initContainers[0].command;
-    expect(tool).toBe('etcdctl');
-    const [sh, shFlag, script] = pod.containers[0].command;
-    for (let run = 0; run < 3; run++) {
-      if (run) await new Promise(r => setTimeout(r, 1100)); // snapshots are named to the second
-      const out = execFileSync(process.env.OPKIT_TEST_ETCDCTL!, args.map((a: string) => (a.startsWith('--endpoints=') ? `--endpoints=${members.clientURL(0)}` : a.replace('/backups', dir))), { encoding: 'utf8' });
-      expect(out).toContain('Snapshot saved');
-      execFileSync(sh, [shFlag, script.replace('cd /backups', `cd ${dir}`)]);
-    }
-    const kept = fs.readdirSync(dir);
-    expect(kept).toHaveLength(2);
-    for (const f of kept) {
-      expect(f).toMatch(new RegExp(`^${NAME}-\\d{8}T\\d{6}Z\\.db$`));
-      expect(fs.statSync(path.join(dir, f)).size).toBeGreaterThan(16 * 1024);
-    }
-    fs.rmSync(dir, { recursive: true });
-  });
+  testWithEtcdctl(
+    "the backup Job's own commands save a real snapshot of the members and keep `retention` of them",
+    async () => {
+      // kwok runs no containers: run the Job's two steps here, as written, against the real members.
+      const pod = op.get('cronjob', `${NAME}-backup`).spec.jobTemplate.spec.template.spec;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-backups-'));
+      const [tool, ...args] = pod.initContainers[0].command;
+      expect(tool).toBe('etcdctl');
+      const [sh, shFlag, script] = pod.containers[0].command;
+      for (let run = 0; run < 3; run++) {
+        if (run) await new Promise((r) => setTimeout(r, 1100)); // snapshots are named to the second
+        const out = execFileSync(
+          process.env.OPKIT_TEST_ETCDCTL!,
+          args.map((a: string) =>
+            a.startsWith('--endpoints=') ? `--endpoints=${members.clientURL(0)}` : a.replace('/backups', dir),
+          ),
+          { encoding: 'utf8' },
+        );
+        expect(out).toContain('Snapshot saved');
+        execFileSync(sh, [shFlag, script.replace('cd /backups', `cd ${dir}`)]);
+      }
+      const kept = fs.readdirSync(dir);
+      expect(kept).toHaveLength(2);
+      for (const f of kept) {
+        expect(f).toMatch(new RegExp(`^${NAME}-\\d{8}T\\d{6}Z\\.db$`));
+        expect(fs.statSync(path.join(dir, f)).size).toBeGreaterThan(16 * 1024);
+      }
+      fs.rmSync(dir, { recursive: true });
+    },
+  );
 
-  testWithMembers('unscheduling backups removes the CronJob, and deleting the cluster keeps the snapshots\' claim', async () => {
-    kubectlOk(['patch', 'etcdcluster', NAME, '-n', op.ns, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/backup' }])]);
-    await eventually('the CronJob to go', () => (op.get('cronjob', `${NAME}-backup`) ? undefined : true));
-    // The status follows within the builder's coalescing window.
-    await eventually('the status to drop the CronJob', () => (cluster()?.status?.backupCronJob === undefined ? true : undefined));
-    kubectlOk(['delete', 'etcdcluster', NAME, '-n', op.ns]);
-    await eventually('the StatefulSet to be collected', () => (sts() ? undefined : true), 90_000);
-    expect(claims()).toEqual([...[0, 1, 2].map(i => `data-${NAME}-${i}`), `${NAME}-backups`]);
-  });
+  testWithMembers(
+    "unscheduling backups removes the CronJob, and deleting the cluster keeps the snapshots' claim",
+    async () => {
+      kubectlOk([
+        'patch',
+        'etcdcluster',
+        NAME,
+        '-n',
+        op.ns,
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: '/spec/backup' }]),
+      ]);
+      await eventually('the CronJob to go', () => (op.get('cronjob', `${NAME}-backup`) ? undefined : true));
+      // The status follows within the builder's coalescing window.
+      await eventually('the status to drop the CronJob', () =>
+        cluster()?.status?.backupCronJob === undefined ? true : undefined,
+      );
+      kubectlOk(['delete', 'etcdcluster', NAME, '-n', op.ns]);
+      await eventually('the StatefulSet to be collected', () => (sts() ? undefined : true), 90_000);
+      expect(claims()).toEqual([...[0, 1, 2].map((i) => `data-${NAME}-${i}`), `${NAME}-backups`]);
+    },
+  );
 });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { etcdSpecsRefusedByRules, invalidEtcdSpecs } from '../support/etcd-cases';
 import { EtcdMembers } from '../support/etcd-members';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
-import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -18,16 +18,23 @@ let reconciler: ReconcilerProcess;
 let get: OperatorUnderTest['get'];
 let members: EtcdMembers | undefined;
 
-const pvcNames = () => getJson(['get', 'pvc', '-n', ns]).items.map((p: any) => p.metadata.name).sort();
+const pvcNames = () =>
+  getJson(['get', 'pvc', '-n', ns])
+    .items.map((p: any) => p.metadata.name)
+    .sort();
 
 beforeAll(async () => {
   // The seed's members run as real etcd processes (see etcd-members.ts), reached through the hosts file.
   const hostsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-hosts-')), 'hosts.json');
   ({ ns, reconciler, get } = await startOperatorUnderTest({
-    operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'], env: { OPKIT_ETCD_HOSTS_FILE: hostsFile },
+    operator: 'etcd',
+    controllers: 'etcdcluster',
+    crds: ['etcdclusters.etcd.database.coreos.com'],
+    env: { OPKIT_ETCD_HOSTS_FILE: hostsFile },
   }));
   const releases = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
-  if (nodesRun && releases['3.5.21']) members = await new EtcdMembers(ns, NAME, hostsFile, 220 + Math.floor(Math.random() * 30)).start();
+  if (nodesRun && releases['3.5.21'])
+    members = await new EtcdMembers(ns, NAME, hostsFile, 220 + Math.floor(Math.random() * 30)).start();
 });
 
 afterAll(async () => {
@@ -36,60 +43,93 @@ afterAll(async () => {
 });
 
 describe('the etcdcluster controller against a real API server', () => {
-  test.each([...invalidEtcdSpecs, ...etcdSpecsRefusedByRules])('the API server rejects %s, naming the field', (_what, spec, field) => {
-    const r = kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'bad' }, spec }) });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(field);
-  });
+  test.each([...invalidEtcdSpecs, ...etcdSpecsRefusedByRules])(
+    'the API server rejects %s, naming the field',
+    (_what, spec, field) => {
+      const r = kubectl(['create', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'etcd.database.coreos.com/v1alpha1',
+          kind: 'EtcdCluster',
+          metadata: { name: 'bad' },
+          spec,
+        }),
+      });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(field);
+    },
+  );
 
-  test('seed 000\'s EtcdCluster applies verbatim and gets its Services, StatefulSet and PDB, all owned', async () => {
+  test("seed 000's EtcdCluster applies verbatim and gets its Services, StatefulSet and PDB, all owned", async () => {
     kubectlOk(['apply', '-n', ns, '-f', SEED]);
     const cluster = get('etcdcluster', NAME);
     expect(cluster.spec).toEqual({ replicas: 3, storage: '10Gi', version: '3.5.21' });
-    for (const [kind, name] of [['service', NAME], ['service', `${NAME}-client`], ['statefulset', NAME], ['poddisruptionbudget', NAME]]) {
+    for (const [kind, name] of [
+      ['service', NAME],
+      ['service', `${NAME}-client`],
+      ['statefulset', NAME],
+      ['poddisruptionbudget', NAME],
+    ]) {
       const child = await eventually(`${kind}/${name}`, () => get(kind, name));
-      expect(child.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'EtcdCluster', name: NAME, uid: cluster.metadata.uid, controller: true })]);
+      expect(child.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'EtcdCluster', name: NAME, uid: cluster.metadata.uid, controller: true }),
+      ]);
     }
     expect(get('statefulset', NAME).spec.replicas).toBe(3);
     expect(get('poddisruptionbudget', NAME).spec.minAvailable).toBe(2);
     // The StatefulSet controller claims a 10Gi data volume per member.
     await eventually('three PVCs', () => (pvcNames().length === 3 ? true : undefined), 60_000);
-    expect(pvcNames()).toEqual([0, 1, 2].map(i => `data-${NAME}-${i}`));
+    expect(pvcNames()).toEqual([0, 1, 2].map((i) => `data-${NAME}-${i}`));
     expect(get('pvc', `data-${NAME}-0`).spec.resources.requests.storage).toBe('10Gi');
   });
 
   test('status lists the members and says what is going on', async () => {
-    const cluster = await eventually('status', () => {
-      const c = get('etcdcluster', NAME);
-      return c.status?.members?.length === 3 && c.status.observedGeneration === c.metadata.generation ? c : undefined;
-    }, 60_000);
+    const cluster = await eventually(
+      'status',
+      () => {
+        const c = get('etcdcluster', NAME);
+        return c.status?.members?.length === 3 && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+      },
+      60_000,
+    );
     expect(cluster.status.clientService).toBe(`${NAME}-client.${ns}.svc:2379`);
     if (!nodesRun) {
       expect(cluster.status).toMatchObject({ phase: 'Creating', readyReplicas: 0 });
-      expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'Bootstrapping' });
+      expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({
+        status: 'False',
+        reason: 'Bootstrapping',
+      });
     }
   });
 
-  testWithNodes('once its members run: phase Running, Available with a healthy quorum, claims Bound, the budget allows one disruption', async () => {
-    const cluster = await eventually('phase Running', () => {
-      const c = get('etcdcluster', NAME);
-      return c.status?.phase === 'Running' && c.status.readyReplicas === 3 ? c : undefined;
-    }, 90_000);
-    const cond = Object.fromEntries(cluster.status.conditions.map((c: any) => [c.type, c]));
-    expect(cond.Available).toMatchObject({ status: 'True', reason: 'QuorumHealthy' });
-    expect(cluster.status.etcdMembers.map((m: any) => `${m.name}:${m.version}`)).toEqual([0, 1, 2].map(i => `${NAME}-${i}:3.5.21`));
-    expect(cond.Progressing).toMatchObject({ status: 'False', reason: 'Complete' });
-    expect(cond.Degraded).toMatchObject({ status: 'False' });
-    expect(cluster.status.members).toEqual([0, 1, 2].map(i => `${NAME}-${i}`));
-    const claims = getJson(['get', 'pvc', '-n', ns]).items;
-    expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
-    const pdb = await eventually('the budget to count healthy members', () => {
-      const p = get('poddisruptionbudget', NAME);
-      return p?.status?.currentHealthy === 3 ? p : undefined;
-    });
-    // 3 members, quorum 2: one may be disrupted, never two.
-    expect(pdb.status).toMatchObject({ currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1 });
-  });
+  testWithNodes(
+    'once its members run: phase Running, Available with a healthy quorum, claims Bound, the budget allows one disruption',
+    async () => {
+      const cluster = await eventually(
+        'phase Running',
+        () => {
+          const c = get('etcdcluster', NAME);
+          return c.status?.phase === 'Running' && c.status.readyReplicas === 3 ? c : undefined;
+        },
+        90_000,
+      );
+      const cond = Object.fromEntries(cluster.status.conditions.map((c: any) => [c.type, c]));
+      expect(cond.Available).toMatchObject({ status: 'True', reason: 'QuorumHealthy' });
+      expect(cluster.status.etcdMembers.map((m: any) => `${m.name}:${m.version}`)).toEqual(
+        [0, 1, 2].map((i) => `${NAME}-${i}:3.5.21`),
+      );
+      expect(cond.Progressing).toMatchObject({ status: 'False', reason: 'Complete' });
+      expect(cond.Degraded).toMatchObject({ status: 'False' });
+      expect(cluster.status.members).toEqual([0, 1, 2].map((i) => `${NAME}-${i}`));
+      const claims = getJson(['get', 'pvc', '-n', ns]).items;
+      expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
+      const pdb = await eventually('the budget to count healthy members', () => {
+        const p = get('poddisruptionbudget', NAME);
+        return p?.status?.currentHealthy === 3 ? p : undefined;
+      });
+      // 3 members, quorum 2: one may be disrupted, never two.
+      expect(pdb.status).toMatchObject({ currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1 });
+    },
+  );
 
   test('an even member count is accepted but warned about in status and by an Event', async () => {
     kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=4']);
@@ -98,38 +138,88 @@ describe('the etcdcluster controller against a real API server', () => {
       return c?.status === 'False' ? c : undefined;
     });
     expect(cond.reason).toBe('EvenMemberCount');
-    await eventually('a Warning Event', () => (getJson(['get', 'events.events.k8s.io', '-n', ns]).items
-      .some((e: any) => e.type === 'Warning' && e.reason === 'EvenMemberCount') ? true : undefined));
+    await eventually('a Warning Event', () =>
+      getJson(['get', 'events.events.k8s.io', '-n', ns]).items.some(
+        (e: any) => e.type === 'Warning' && e.reason === 'EvenMemberCount',
+      )
+        ? true
+        : undefined,
+    );
     kubectlOk(['scale', 'etcdcluster', NAME, '-n', ns, '--replicas=3']);
-    if (members) await eventually('3 members again', () => (get('etcdcluster', NAME)?.status?.etcdMembers?.length === 3 && get('statefulset', NAME)?.spec.replicas === 3 ? true : undefined), 60_000);
+    if (members)
+      await eventually(
+        '3 members again',
+        () =>
+          get('etcdcluster', NAME)?.status?.etcdMembers?.length === 3 && get('statefulset', NAME)?.spec.replicas === 3
+            ? true
+            : undefined,
+        60_000,
+      );
   });
 
-  testWithNodes('a member claim Kubernetes refuses (quota) makes it Degraded with the reason and a Warning Event, until it is fixed', async () => {
-    // Every claim the quota allows is taken, so the StatefulSet controller cannot make the new one.
-    kubectlOk(['create', 'quota', 'claims', '-n', ns, `--hard=persistentvolumeclaims=${pvcNames().length}`]);
-    await eventually('the quota to be counted', () => (getJson(['get', 'quota', 'claims', '-n', ns]).status?.used ? true : undefined));
-    kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'starved' }, spec: { replicas: 1 } }) });
-    const degraded = await eventually('Degraded=True FailedCreate', () => {
-      const d = get('etcdcluster', 'starved')?.status?.conditions?.find((c: any) => c.type === 'Degraded');
-      return d?.status === 'True' ? d : undefined;
-    }, 60_000);
-    expect(degraded.reason).toBe('FailedCreate');
-    expect(degraded.message).toMatch(/StatefulSet starved: .*exceeded quota/);
-    await eventually('a Warning Event about the EtcdCluster', () => (getJson(['get', 'events.events.k8s.io', '-n', ns]).items
-      .some((e: any) => e.type === 'Warning' && e.reason === 'FailedCreate' && e.regarding?.kind === 'EtcdCluster' && e.regarding?.name === 'starved') ? true : undefined));
-    kubectlOk(['delete', 'quota', 'claims', '-n', ns]);
-    await eventually('Degraded=False once its member runs', () => {
-      const c = get('etcdcluster', 'starved');
-      return c?.status?.readyReplicas === 1 && c.status.conditions.find((x: any) => x.type === 'Degraded')?.status === 'False' ? true : undefined;
-    }, 120_000);
-    kubectlOk(['delete', 'etcdcluster', 'starved', '-n', ns]);
-  });
+  testWithNodes(
+    'a member claim Kubernetes refuses (quota) makes it Degraded with the reason and a Warning Event, until it is fixed',
+    async () => {
+      // Every claim the quota allows is taken, so the StatefulSet controller cannot make the new one.
+      kubectlOk(['create', 'quota', 'claims', '-n', ns, `--hard=persistentvolumeclaims=${pvcNames().length}`]);
+      await eventually('the quota to be counted', () =>
+        getJson(['get', 'quota', 'claims', '-n', ns]).status?.used ? true : undefined,
+      );
+      kubectlOk(['apply', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'etcd.database.coreos.com/v1alpha1',
+          kind: 'EtcdCluster',
+          metadata: { name: 'starved' },
+          spec: { replicas: 1 },
+        }),
+      });
+      const degraded = await eventually(
+        'Degraded=True FailedCreate',
+        () => {
+          const d = get('etcdcluster', 'starved')?.status?.conditions?.find((c: any) => c.type === 'Degraded');
+          return d?.status === 'True' ? d : undefined;
+        },
+        60_000,
+      );
+      expect(degraded.reason).toBe('FailedCreate');
+      expect(degraded.message).toMatch(/StatefulSet starved: .*exceeded quota/);
+      await eventually('a Warning Event about the EtcdCluster', () =>
+        getJson(['get', 'events.events.k8s.io', '-n', ns]).items.some(
+          (e: any) =>
+            e.type === 'Warning' &&
+            e.reason === 'FailedCreate' &&
+            e.regarding?.kind === 'EtcdCluster' &&
+            e.regarding?.name === 'starved',
+        )
+          ? true
+          : undefined,
+      );
+      kubectlOk(['delete', 'quota', 'claims', '-n', ns]);
+      await eventually(
+        'Degraded=False once its member runs',
+        () => {
+          const c = get('etcdcluster', 'starved');
+          return c?.status?.readyReplicas === 1 &&
+            c.status.conditions.find((x: any) => x.type === 'Degraded')?.status === 'False'
+            ? true
+            : undefined;
+        },
+        120_000,
+      );
+      kubectlOk(['delete', 'etcdcluster', 'starved', '-n', ns]);
+    },
+  );
 
   test('deleting the EtcdCluster removes its workloads but keeps every PVC', async () => {
     kubectlOk(['delete', 'etcdcluster', NAME, '-n', ns]);
     await eventually('the StatefulSet to be collected', () => (get('statefulset', NAME) ? undefined : true), 90_000);
-    await eventually('the Services and PDB to be collected', () => (get('service', NAME) || get('service', `${NAME}-client`) || get('poddisruptionbudget', NAME) ? undefined : true), 90_000);
+    await eventually(
+      'the Services and PDB to be collected',
+      () =>
+        get('service', NAME) || get('service', `${NAME}-client`) || get('poddisruptionbudget', NAME) ? undefined : true,
+      90_000,
+    );
     // The members' claims are kept (a member removed by scaling down takes its claim with it: see etcd-membership.test.ts).
-    expect(pvcNames().filter((n: string) => n.includes(NAME))).toEqual([0, 1, 2].map(i => `data-${NAME}-${i}`));
+    expect(pvcNames().filter((n: string) => n.includes(NAME))).toEqual([0, 1, 2].map((i) => `data-${NAME}-${i}`));
   });
 });

@@ -37,10 +37,14 @@ describe('dist/ applied with kubectl to a real API server', () => {
     // The namespace enforces `restricted`; a non-compliant template would make the ReplicaSet
     // fail to create pods (FailedCreate). (With simulated nodes the pod is even "Running": kwok
     // runs no container, so this checks admission, not the image.)
-    const pods = await eventually('the reconciler pod', () => {
-      const list = getJson(['get', 'pods', '-n', 'memcached-system', '-l', 'app.kubernetes.io/name=memcached']);
-      return list.items.length === 1 ? list.items : undefined;
-    }, 60_000);
+    const pods = await eventually(
+      'the reconciler pod',
+      () => {
+        const list = getJson(['get', 'pods', '-n', 'memcached-system', '-l', 'app.kubernetes.io/name=memcached']);
+        return list.items.length === 1 ? list.items : undefined;
+      },
+      60_000,
+    );
     expect(pods[0].spec.serviceAccountName).toBe('memcached-operator');
     const events = getJson(['get', 'events', '-n', 'memcached-system']);
     expect(events.items.filter((e: any) => e.reason === 'FailedCreate').map((e: any) => e.message)).toEqual([]);
@@ -48,7 +52,7 @@ describe('dist/ applied with kubectl to a real API server', () => {
 
   test('the synthesized sample and every seed sample apply verbatim', () => {
     kubectlOk(['apply', '-n', ns, '-f', path.join(DIST, 'samples')]);
-    for (const file of fs.readdirSync(SEEDS).filter(f => /memcached.*\.yaml$/.test(f))) {
+    for (const file of fs.readdirSync(SEEDS).filter((f) => /memcached.*\.yaml$/.test(f))) {
       const r = kubectl(['apply', '-n', ns, '-f', path.join(SEEDS, file)]);
       expect({ file, code: r.code, stderr: r.stderr }).toEqual({ file, code: 0, stderr: '' });
     }
@@ -56,7 +60,9 @@ describe('dist/ applied with kubectl to a real API server', () => {
     // Defaults are applied by the API server from the CRD schema.
     expect(sample.spec).toEqual({ size: 3, image: 'memcached:1.6', containerPort: 11211 });
     // Served at both versions.
-    expect(getJson(['get', 'memcacheds.v1alpha1.cache.example.com', 'example-memcached', '-n', ns]).apiVersion).toBe('cache.example.com/v1alpha1');
+    expect(getJson(['get', 'memcacheds.v1alpha1.cache.example.com', 'example-memcached', '-n', ns]).apiVersion).toBe(
+      'cache.example.com/v1alpha1',
+    );
   });
 
   test.each(invalidMemcachedSpecs)('the API server rejects %s, naming the field', (_what, spec, field) => {
@@ -77,7 +83,9 @@ describe('dist/ applied with kubectl to a real API server', () => {
   test('kubectl scale works through the scale subresource', () => {
     kubectlOk(['scale', 'memcached', 'memcached-sample', '-n', ns, '--replicas=5']);
     expect(getJson(['get', 'memcached', 'memcached-sample', '-n', ns]).spec.size).toBe(5);
-    const scale = JSON.parse(kubectlOk(['get', '--raw', `/apis/cache.example.com/v1/namespaces/${ns}/memcacheds/memcached-sample/scale`]));
+    const scale = JSON.parse(
+      kubectlOk(['get', '--raw', `/apis/cache.example.com/v1/namespaces/${ns}/memcacheds/memcached-sample/scale`]),
+    );
     expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 5 } });
     // The scale subresource enforces the schema too.
     const r = kubectl(['scale', 'memcached', 'memcached-sample', '-n', ns, '--replicas=11']);
@@ -101,7 +109,12 @@ describe('the operator ServiceAccount can do exactly what its controller needs',
   };
 
   // Objects, not arrays: jest takes a trailing parameter beyond a row's length for `done`.
-  type Access = { verb: string; resource: string; namespace?: string; subresource?: string };
+  interface Access {
+    verb: string;
+    resource: string;
+    namespace?: string;
+    subresource?: string;
+  }
   const allowed: Access[] = [
     { verb: 'watch', resource: 'memcacheds.cache.example.com', namespace: 'default' },
     { verb: 'list', resource: 'memcacheds.cache.example.com' },
@@ -113,8 +126,9 @@ describe('the operator ServiceAccount can do exactly what its controller needs',
     { verb: 'create', resource: 'events.events.k8s.io', namespace: 'default' },
     { verb: 'update', resource: 'leases.coordination.k8s.io', namespace: 'memcached-system' },
   ];
-  const where = (a: Access) => `${a.subresource ? `/${a.subresource} ` : ''}${a.namespace ? `in ${a.namespace}` : 'cluster-wide'}`;
-  test.each(allowed.map(a => ({ ...a, where: where(a) })))('may $verb $resource $where', a => {
+  const where = (a: Access) =>
+    `${a.subresource ? `/${a.subresource} ` : ''}${a.namespace ? `in ${a.namespace}` : 'cluster-wide'}`;
+  test.each(allowed.map((a) => ({ ...a, where: where(a) })))('may $verb $resource $where', (a) => {
     expect(canI(a.verb, a.resource, a.namespace, a.subresource)).toBe('yes');
   });
 
@@ -134,18 +148,25 @@ describe('the operator ServiceAccount can do exactly what its controller needs',
     { verb: 'update', resource: 'leases.coordination.k8s.io', namespace: 'kube-system' },
     { verb: 'create', resource: 'events', namespace: 'default' },
   ];
-  test.each(denied.map(a => ({ ...a, where: where(a) })))('may not $verb $resource $where', a => {
+  test.each(denied.map((a) => ({ ...a, where: where(a) })))('may not $verb $resource $where', (a) => {
     expect(canI(a.verb, a.resource, a.namespace)).toBe('no');
   });
 
   test('a SubjectAccessReview agrees with kubectl auth can-i', () => {
-    const review = (verb: string, resource: string, group: string) => JSON.parse(kubectlOk(['create', '-o', 'json', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: { user: OPERATOR_SA, groups: ['system:serviceaccounts', 'system:serviceaccounts:memcached-system', 'system:authenticated'], resourceAttributes: { namespace: 'default', verb, group, resource } },
-      }),
-    })).status.allowed;
+    const review = (verb: string, resource: string, group: string) =>
+      JSON.parse(
+        kubectlOk(['create', '-o', 'json', '-f', '-'], {
+          input: JSON.stringify({
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user: OPERATOR_SA,
+              groups: ['system:serviceaccounts', 'system:serviceaccounts:memcached-system', 'system:authenticated'],
+              resourceAttributes: { namespace: 'default', verb, group, resource },
+            },
+          }),
+        }),
+      ).status.allowed;
     expect(review('list', 'memcacheds', 'cache.example.com')).toBe(true);
     expect(review('get', 'secrets', '')).toBe(false);
   });
@@ -161,12 +182,25 @@ describe('garbage collection', () => {
         kind: 'ConfigMap',
         metadata: {
           name: 'gc-child',
-          ownerReferences: [{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'gc-owner', uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            {
+              apiVersion: 'cache.example.com/v1',
+              kind: 'Memcached',
+              name: 'gc-owner',
+              uid: owner.metadata.uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
         },
         data: { a: 'b' },
       }),
     });
     kubectlOk(['delete', 'memcached', 'gc-owner', '-n', ns, '--wait=false']);
-    await eventually('the child to be garbage-collected', () => (kubectl(['get', 'configmap', 'gc-child', '-n', ns]).code !== 0 ? true : undefined), 60_000);
+    await eventually(
+      'the child to be garbage-collected',
+      () => (kubectl(['get', 'configmap', 'gc-child', '-n', ns]).code !== 0 ? true : undefined),
+      60_000,
+    );
   });
 });

@@ -12,7 +12,12 @@ let ns: string;
 let reconciler: ReconcilerProcess;
 
 function memcached(name: string, size: number) {
-  return JSON.stringify({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace: ns }, spec: { size } });
+  return JSON.stringify({
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name, namespace: ns },
+    spec: { size },
+  });
 }
 
 function deployment(name: string): any | undefined {
@@ -21,8 +26,8 @@ function deployment(name: string): any | undefined {
 }
 
 function podNames(name: string): string[] {
-  return getJson(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${name},app.kubernetes.io/name=memcached`]).items
-    .filter((p: any) => !p.metadata.deletionTimestamp)
+  return getJson(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${name},app.kubernetes.io/name=memcached`])
+    .items.filter((p: any) => !p.metadata.deletionTimestamp)
     .map((p: any) => p.metadata.name)
     .sort();
 }
@@ -32,8 +37,15 @@ function operatorWrites(fromLine = 0): { total: number; lines: number; sample: s
   const log = process.env.OPKIT_TEST_AUDIT_LOG;
   if (!log) throw new Error('the control plane runs without an audit log');
   const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
-  const writes = lines.slice(fromLine).map(l => JSON.parse(l)).filter(e => e.user?.username === OPERATOR_USER);
-  return { total: writes.length, lines: lines.length, sample: writes.slice(0, 5).map(e => `${e.verb} ${e.requestURI}`) };
+  const writes = lines
+    .slice(fromLine)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.user?.username === OPERATOR_USER);
+  return {
+    total: writes.length,
+    lines: lines.length,
+    sample: writes.slice(0, 5).map((e) => `${e.verb} ${e.requestURI}`),
+  };
 }
 
 beforeAll(async () => {
@@ -59,11 +71,29 @@ describe('the Memcached controller against a real API server', () => {
     const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
     const dep = await eventually('the Deployment', () => deployment('alpha'));
     expect(dep.spec.replicas).toBe(2);
-    expect(dep.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'alpha', 'app.kubernetes.io/managed-by': 'memcached-operator' });
-    expect(dep.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'alpha', uid: mc.metadata.uid, controller: true, blockOwnerDeletion: true }]);
-    expect(dep.spec.template.spec.containers[0]).toMatchObject({ image: 'memcached:1.6', ports: [{ containerPort: 11211, name: 'memcached', protocol: 'TCP' }] });
+    expect(dep.metadata.labels).toMatchObject({
+      'app.kubernetes.io/name': 'memcached',
+      'app.kubernetes.io/instance': 'alpha',
+      'app.kubernetes.io/managed-by': 'memcached-operator',
+    });
+    expect(dep.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        name: 'alpha',
+        uid: mc.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(dep.spec.template.spec.containers[0]).toMatchObject({
+      image: 'memcached:1.6',
+      ports: [{ containerPort: 11211, name: 'memcached', protocol: 'TCP' }],
+    });
     // Server-side apply under one field manager.
-    expect(dep.metadata.managedFields.map((f: any) => `${f.manager}/${f.operation}`)).toContain('cdk8s-operator-kit/Apply');
+    expect(dep.metadata.managedFields.map((f: any) => `${f.manager}/${f.operation}`)).toContain(
+      'cdk8s-operator-kit/Apply',
+    );
   });
 
   test('changing size, and kubectl scale on the Memcached, change the replicas', async () => {
@@ -75,85 +105,150 @@ describe('the Memcached controller against a real API server', () => {
 
   /** The Running pods of a Memcached, by name. */
   function runningPods(name: string): string[] {
-    return getJson(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${name},app.kubernetes.io/name=memcached`]).items
-      .filter((p: any) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running')
+    return getJson([
+      'get',
+      'pods',
+      '-n',
+      ns,
+      '-l',
+      `app.kubernetes.io/instance=${name},app.kubernetes.io/name=memcached`,
+    ])
+      .items.filter((p: any) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running')
       .map((p: any) => p.metadata.name)
       .sort();
   }
 
   /** Waits until the Memcached reports `size` ready pods, status.nodes equal to the Running pods. */
   async function readyAt(name: string, size: number): Promise<any> {
-    return eventually(`${name} ready at size ${size}`, () => {
-      const mc = getJson(['get', 'memcached', name, '-n', ns]);
-      const running = runningPods(name);
-      const ok = running.length === size && JSON.stringify(mc.status?.nodes) === JSON.stringify(running)
-        && mc.status?.readyReplicas === size && mc.status?.observedGeneration === mc.metadata.generation;
-      return ok ? mc : undefined;
-    }, 60_000);
+    return eventually(
+      `${name} ready at size ${size}`,
+      () => {
+        const mc = getJson(['get', 'memcached', name, '-n', ns]);
+        const running = runningPods(name);
+        const ok =
+          running.length === size &&
+          JSON.stringify(mc.status?.nodes) === JSON.stringify(running) &&
+          mc.status?.readyReplicas === size &&
+          mc.status?.observedGeneration === mc.metadata.generation;
+        return ok ? mc : undefined;
+      },
+      60_000,
+    );
   }
 
   const conditionsOf = (mc: any) => Object.fromEntries(mc.status.conditions.map((c: any) => [c.type, c]));
 
-  testWithNodes('status.nodes equals the Running pods after scale up and scale down (seed 004), and readyReplicas follows', async () => {
-    for (const size of [3, 1, 2]) {
-      kubectlOk(['scale', 'memcached', 'alpha', '-n', ns, `--replicas=${size}`]);
-      const mc = await readyAt('alpha', size);
-      const cond = conditionsOf(mc);
-      expect(cond.Available).toMatchObject({ status: 'True', reason: 'PodsReady', observedGeneration: mc.metadata.generation });
-      expect(cond.Progressing).toMatchObject({ status: 'False', reason: 'Complete' });
-      expect(cond.Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
-    }
-  });
+  testWithNodes(
+    'status.nodes equals the Running pods after scale up and scale down (seed 004), and readyReplicas follows',
+    async () => {
+      for (const size of [3, 1, 2]) {
+        kubectlOk(['scale', 'memcached', 'alpha', '-n', ns, `--replicas=${size}`]);
+        const mc = await readyAt('alpha', size);
+        const cond = conditionsOf(mc);
+        expect(cond.Available).toMatchObject({
+          status: 'True',
+          reason: 'PodsReady',
+          observedGeneration: mc.metadata.generation,
+        });
+        expect(cond.Progressing).toMatchObject({ status: 'False', reason: 'Complete' });
+        expect(cond.Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
+      }
+    },
+  );
 
   testWithNodes('a deleted pod leaves status.nodes, and its replacement joins it', async () => {
     const before = (await readyAt('alpha', 2)).status.nodes as string[];
     kubectlOk(['delete', 'pod', before[0], '-n', ns, '--wait=false']);
-    const mc = await eventually('the replacement in status.nodes', () => {
-      const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
-      const running = runningPods('alpha');
-      return !running.includes(before[0]) && running.length === 2 && JSON.stringify(m.status?.nodes) === JSON.stringify(running) ? m : undefined;
-    }, 60_000);
+    const mc = await eventually(
+      'the replacement in status.nodes',
+      () => {
+        const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+        const running = runningPods('alpha');
+        return !running.includes(before[0]) &&
+          running.length === 2 &&
+          JSON.stringify(m.status?.nodes) === JSON.stringify(running)
+          ? m
+          : undefined;
+      },
+      60_000,
+    );
     expect(mc.status.nodes).not.toContain(before[0]);
     expect(mc.status.nodes).toContain(before[1]);
   });
 
-  testWithNodes('pods whose containers fail make it Degraded with the pod\'s reason and one Warning Event; healthy pods clear it', async () => {
-    // A label another manager adds to the pod template is not ours to revert: every new pod
-    // carries kwok's "container fails while running" chaos label.
-    const chaos = 'pod-container-running-failed.stage.kwok.x-k8s.io';
-    // The container fails as soon as it runs (kwok's default is after 1–2 s), as a crash loop
-    // does: a pod that was Ready between failures made Degraded come and go with each
-    // replacement, and under load the test could miss it.
-    const failAtOnce = { [`${chaos}/delay`]: '0s', [`${chaos}/jitter-delay`]: '0s' };
-    kubectlOk(['patch', 'deployment', 'alpha', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { template: { metadata: { labels: { [chaos]: 'true' }, annotations: failAtOnce } } } })]);
-    const degraded = await eventually('Degraded=True PodFailing', () => {
-      const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
-      const d = conditionsOf(m).Degraded;
-      return d?.status === 'True' && d.reason === 'PodFailing' ? d : undefined;
-    }, 60_000);
-    expect(degraded.message).toMatch(/exited with code 1/);
-    const warnings = await eventually('a Warning Event', () => {
-      const list = getJson(['get', 'events.events.k8s.io', '-n', ns]).items
-        .filter((e: any) => e.regarding?.name === 'alpha' && e.regarding?.kind === 'Memcached' && e.type === 'Warning' && e.reason === 'PodFailing');
-      return list.length ? list : undefined;
-    });
-    expect(warnings.length).toBeGreaterThanOrEqual(1);
-    kubectlOk(['patch', 'deployment', 'alpha', '-n', ns, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${chaos.replace(/\//g, '~1')}` }])]);
-    const mc = await readyAt('alpha', 2);
-    expect(conditionsOf(mc).Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
-    kubectl(['delete', 'pods', '-n', ns, '--field-selector=status.phase=Failed', '--wait=false']);
-  });
+  testWithNodes(
+    "pods whose containers fail make it Degraded with the pod's reason and one Warning Event; healthy pods clear it",
+    async () => {
+      // A label another manager adds to the pod template is not ours to revert: every new pod
+      // carries kwok's "container fails while running" chaos label.
+      const chaos = 'pod-container-running-failed.stage.kwok.x-k8s.io';
+      // The container fails as soon as it runs (kwok's default is after 1–2 s), as a crash loop
+      // does: a pod that was Ready between failures made Degraded come and go with each
+      // replacement, and under load the test could miss it.
+      const failAtOnce = { [`${chaos}/delay`]: '0s', [`${chaos}/jitter-delay`]: '0s' };
+      kubectlOk([
+        'patch',
+        'deployment',
+        'alpha',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { template: { metadata: { labels: { [chaos]: 'true' }, annotations: failAtOnce } } } }),
+      ]);
+      const degraded = await eventually(
+        'Degraded=True PodFailing',
+        () => {
+          const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+          const d = conditionsOf(m).Degraded;
+          return d?.status === 'True' && d.reason === 'PodFailing' ? d : undefined;
+        },
+        60_000,
+      );
+      expect(degraded.message).toMatch(/exited with code 1/);
+      const warnings = await eventually('a Warning Event', () => {
+        const list = getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter(
+          (e: any) =>
+            e.regarding?.name === 'alpha' &&
+            e.regarding?.kind === 'Memcached' &&
+            e.type === 'Warning' &&
+            e.reason === 'PodFailing',
+        );
+        return list.length ? list : undefined;
+      });
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      kubectlOk([
+        'patch',
+        'deployment',
+        'alpha',
+        '-n',
+        ns,
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${chaos.replace(/\//g, '~1')}` }]),
+      ]);
+      const mc = await readyAt('alpha', 2);
+      expect(conditionsOf(mc).Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
+      kubectl(['delete', 'pods', '-n', ns, '--field-selector=status.phase=Failed', '--wait=false']);
+    },
+  );
 
   test('status.nodes lists exactly the current pods after scale up and after scale down', async () => {
     for (const size of [3, 1]) {
       kubectlOk(['scale', 'memcached', 'alpha', '-n', ns, `--replicas=${size}`]);
-      await eventually(`status for size ${size}`, () => {
-        const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
-        const pods = podNames('alpha');
-        const ok = pods.length === size && JSON.stringify(mc.status?.nodes) === JSON.stringify(pods)
-          && mc.status?.observedGeneration === mc.metadata.generation;
-        return ok ? mc : undefined;
-      }, 60_000);
+      await eventually(
+        `status for size ${size}`,
+        () => {
+          const mc = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+          const pods = podNames('alpha');
+          const ok =
+            pods.length === size &&
+            JSON.stringify(mc.status?.nodes) === JSON.stringify(pods) &&
+            mc.status?.observedGeneration === mc.metadata.generation;
+          return ok ? mc : undefined;
+        },
+        60_000,
+      );
     }
   });
 
@@ -166,38 +261,62 @@ describe('the Memcached controller against a real API server', () => {
     });
     expect(recreated.spec.replicas).toBe(1);
     kubectlOk(['scale', 'deployment', 'alpha', '-n', ns, '--replicas=7']);
-    await eventually('the replicas to be reverted', () => (deployment('alpha')?.spec.replicas === 1 ? true : undefined));
+    await eventually('the replicas to be reverted', () =>
+      deployment('alpha')?.spec.replicas === 1 ? true : undefined,
+    );
   });
 
   test('Events tell what the controller did', async () => {
     const events = await eventually('events', () => {
-      const list = getJson(['get', 'events.events.k8s.io', '-n', ns]).items
-        .filter((e: any) => e.regarding?.kind === 'Memcached' && e.regarding?.name === 'alpha');
+      const list = getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter(
+        (e: any) => e.regarding?.kind === 'Memcached' && e.regarding?.name === 'alpha',
+      );
       const reasons = new Set(list.map((e: any) => e.reason));
       return reasons.has('Created') && reasons.has('Scaled') ? list : undefined;
     });
     const scaled = events.find((e: any) => e.reason === 'Scaled');
-    expect(scaled).toMatchObject({ type: 'Normal', reportingController: 'cdk8s-operator-kit/memcached', note: expect.stringMatching(/Scaled Deployment alpha from \d+ to \d+ replicas/) });
+    expect(scaled).toMatchObject({
+      type: 'Normal',
+      reportingController: 'cdk8s-operator-kit/memcached',
+      note: expect.stringMatching(/Scaled Deployment alpha from \d+ to \d+ replicas/),
+    });
   });
 
   test('a resync of many settled objects writes nothing', async () => {
     const count = 20;
     const items = Array.from({ length: count }, (_, i) => JSON.parse(memcached(`quiet-${i}`, 1 + (i % 3))));
     kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-    await eventually('every status to settle', () => {
-      const items = getJson(['get', 'memcacheds', '-n', ns]).items.filter((m: any) => m.metadata.name.startsWith('quiet-'));
-      return items.length === count && items.every((m: any) => m.status?.nodes?.length === m.spec.size && m.status.observedGeneration === m.metadata.generation) ? true : undefined;
-    }, 90_000);
+    await eventually(
+      'every status to settle',
+      () => {
+        const items = getJson(['get', 'memcacheds', '-n', ns]).items.filter((m: any) =>
+          m.metadata.name.startsWith('quiet-'),
+        );
+        return items.length === count &&
+          items.every(
+            (m: any) =>
+              m.status?.nodes?.length === m.spec.size && m.status.observedGeneration === m.metadata.generation,
+          )
+          ? true
+          : undefined;
+      },
+      90_000,
+    );
     // Let the last writes (status after the final pod events) land, then watch a quiet window.
-    await eventually('no writes for 4s', async () => {
-      const start = operatorWrites().lines;
-      await new Promise(r => setTimeout(r, 4000));
-      const w = operatorWrites(start);
-      return w.total === 0 ? w : undefined;
-    }, 60_000, 0);
+    await eventually(
+      'no writes for 4s',
+      async () => {
+        const start = operatorWrites().lines;
+        await new Promise((r) => setTimeout(r, 4000));
+        const w = operatorWrites(start);
+        return w.total === 0 ? w : undefined;
+      },
+      60_000,
+      0,
+    );
     const mark = operatorWrites();
     const reconcilesBefore = await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached' });
-    await new Promise(r => setTimeout(r, 10_000)); // three resyncs at --sync-period=3s
+    await new Promise((r) => setTimeout(r, 10_000)); // three resyncs at --sync-period=3s
     const reconcilesAfter = await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached' });
     const writes = operatorWrites(mark.lines);
     // The resyncs really ran: every object was reconciled again, at least twice...
@@ -217,15 +336,17 @@ describe('the Memcached controller against a real API server', () => {
   });
 
   test('the reconciler serves health, readiness and Prometheus metrics', async () => {
-    expect(await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached', result: 'success' })).toBeGreaterThan(0);
+    expect(
+      await reconciler.metric('controller_runtime_reconcile_total', { controller: 'memcached', result: 'success' }),
+    ).toBeGreaterThan(0);
     expect(await reconciler.metric('workqueue_adds_total', { name: 'memcached' })).toBeGreaterThan(0);
     expect(await reconciler.metric('rest_client_requests_total', { method: 'PATCH' })).toBeGreaterThan(0);
     expect(await reconciler.metric('controller_runtime_reconcile_errors_total')).toBe(0);
   });
 
   test('its logs are JSON, one object per line', () => {
-    const parsed = reconciler.logs.slice(0, 20).map(l => JSON.parse(l));
+    const parsed = reconciler.logs.slice(0, 20).map((l) => JSON.parse(l));
     expect(parsed[0]).toMatchObject({ level: 'info', msg: 'starting manager' });
-    expect(parsed.every(p => typeof p.time === 'string' && typeof p.msg === 'string')).toBe(true);
+    expect(parsed.every((p) => typeof p.time === 'string' && typeof p.msg === 'string')).toBe(true);
   });
 });

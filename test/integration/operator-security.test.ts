@@ -19,27 +19,38 @@ beforeAll(() => {
 
 /** What the API server's authorizer answers for the database operator (a SubjectAccessReview). */
 function allowed(verb: string, resource: string, namespace?: string): boolean {
-  const review = JSON.parse(kubectlOk(['create', '-o', 'json', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: { user: DATABASE_SA, groups: DATABASE_GROUPS, resourceAttributes: { namespace, verb, group: '', resource } },
+  const review = JSON.parse(
+    kubectlOk(['create', '-o', 'json', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: DATABASE_SA,
+          groups: DATABASE_GROUPS,
+          resourceAttributes: { namespace, verb, group: '', resource },
+        },
+      }),
     }),
-  }));
+  );
   return review.status.allowed === true;
 }
 
 describe('the database operator cannot read any Secret', () => {
   const namespaces = [undefined, 'default', 'kube-system', 'database-system'];
-  test.each(['get', 'list', 'watch', 'update', 'patch', 'delete'].flatMap(verb => namespaces.map(ns => ({ verb, where: ns ?? 'all namespaces', ns }))))(
-    'may not $verb secrets in $where', ({ verb, ns }) => {
-      expect(allowed(verb, 'secrets', ns)).toBe(false);
-    });
+  test.each(
+    ['get', 'list', 'watch', 'update', 'patch', 'delete'].flatMap((verb) =>
+      namespaces.map((ns) => ({ verb, where: ns ?? 'all namespaces', ns })),
+    ),
+  )('may not $verb secrets in $where', ({ verb, ns }) => {
+    expect(allowed(verb, 'secrets', ns)).toBe(false);
+  });
 
   test('may only create them (the generated credentials), and kubectl auth can-i agrees', () => {
     expect(allowed('create', 'secrets', 'default')).toBe(true);
     expect(kubectl(['auth', 'can-i', 'get', 'secrets', '-A', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('no');
-    expect(kubectl(['auth', 'can-i', 'create', 'secrets', '-n', 'default', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('yes');
+    expect(kubectl(['auth', 'can-i', 'create', 'secrets', '-n', 'default', `--as=${DATABASE_SA}`]).stdout.trim()).toBe(
+      'yes',
+    );
   });
 });
 
@@ -56,7 +67,13 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
     });
     kubectlOk(['create', 'serviceaccount', 'prometheus', '-n', ns]);
     kubectlOk(['create', 'serviceaccount', 'nosy', '-n', ns]);
-    kubectlOk(['create', 'clusterrolebinding', `metrics-reader-${ns}`, '--clusterrole=memcached-metrics-reader', `--serviceaccount=${ns}:prometheus`]);
+    kubectlOk([
+      'create',
+      'clusterrolebinding',
+      `metrics-reader-${ns}`,
+      '--clusterrole=memcached-metrics-reader',
+      `--serviceaccount=${ns}:prometheus`,
+    ]);
   });
 
   afterAll(async () => {
@@ -67,19 +84,26 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
   /** GET /metrics over TLS (the certificate is self-signed), with an optional bearer token. */
   function scrape(token?: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = https.get({
-        host: '127.0.0.1',
-        port: reconciler.metricsPort,
-        path: '/metrics',
-        rejectUnauthorized: false,
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
-        timeout: 10_000,
-      }, res => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', c => { body += c; });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = https.get(
+        {
+          host: '127.0.0.1',
+          port: reconciler.metricsPort,
+          path: '/metrics',
+          rejectUnauthorized: false,
+          headers: token ? { Authorization: `Bearer ${token}` } : {},
+          timeout: 10_000,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => {
+            body += c;
+          });
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body });
+          });
+        },
+      );
       req.on('error', reject);
     });
   }
@@ -87,7 +111,9 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
   const token = (sa: string) => kubectlOk(['create', 'token', sa, '-n', ns]).trim();
 
   test('plain HTTP gets no metrics', async () => {
-    expect((await httpGet(`http://127.0.0.1:${reconciler.metricsPort}/metrics`)).body).not.toContain('controller_runtime_reconcile_total');
+    expect((await httpGet(`http://127.0.0.1:${reconciler.metricsPort}/metrics`)).body).not.toContain(
+      'controller_runtime_reconcile_total',
+    );
   });
 
   test('no token → 401; a bad token → 401', async () => {

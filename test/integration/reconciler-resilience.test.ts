@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { ControlPlane, startControlPlane } from '../harness/control-plane';
+import { type ControlPlane, startControlPlane } from '../harness/control-plane';
 import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
 
@@ -10,7 +10,12 @@ const LEASE_DURATION_MS = 15_000; // the default, as the operator Deployment run
 jest.setTimeout(240_000);
 
 function memcached(name: string, namespace: string, size = 1) {
-  return JSON.stringify({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name, namespace }, spec: { size } });
+  return JSON.stringify({
+    apiVersion: 'cache.example.com/v1',
+    kind: 'Memcached',
+    metadata: { name, namespace },
+    spec: { size },
+  });
 }
 
 function hasDeployment(name: string, namespace: string, kubeconfig?: string): true | undefined {
@@ -19,11 +24,15 @@ function hasDeployment(name: string, namespace: string, kubeconfig?: string): tr
 
 function installOperator(kubeconfig?: string): void {
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')], { kubeconfig });
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com'], { kubeconfig });
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com'], {
+    kubeconfig,
+  });
 }
 
 function apiServerAddress(kubeconfig: string): { host: string; port: number } {
-  const server = kubectlOk(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], { kubeconfig });
+  const server = kubectlOk(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'], {
+    kubeconfig,
+  });
   const url = new URL(server);
   return { host: url.hostname, port: Number(url.port) };
 }
@@ -34,7 +43,7 @@ beforeAll(() => {
   execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
 });
 afterAll(async () => {
-  await Promise.all(started.map(r => r.stop('SIGKILL')));
+  await Promise.all(started.map((r) => r.stop('SIGKILL')));
 });
 
 describe('leader election between two reconcilers', () => {
@@ -42,7 +51,13 @@ describe('leader election between two reconcilers', () => {
     installOperator();
     const ns = createTestNamespace('memcached-le');
     const lease = 'memcached-operator-leader-test';
-    const args = ['--controllers=memcached', `--namespace=${ns}`, '--leader-elect', `--leader-election-id=${lease}`, '--leader-election-namespace=memcached-system'];
+    const args = [
+      '--controllers=memcached',
+      `--namespace=${ns}`,
+      '--leader-elect',
+      `--leader-election-id=${lease}`,
+      '--leader-election-namespace=memcached-system',
+    ];
     const holder = () => {
       const r = kubectl(['get', 'lease', lease, '-n', 'memcached-system', '-o', 'jsonpath={.spec.holderIdentity}']);
       return r.code === 0 ? r.stdout : '';
@@ -51,7 +66,12 @@ describe('leader election between two reconcilers', () => {
     const a = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-a' });
     started.push(a);
     await eventually('leader-a to lead', () => (holder().startsWith('leader-a_') ? true : undefined));
-    const b = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-b', bundle: true });
+    const b = await ReconcilerProcess.start({
+      kubeconfig: serviceAccountKubeconfig(),
+      args,
+      name: 'leader-b',
+      bundle: true,
+    });
     started.push(b);
 
     kubectlOk(['apply', '-f', '-'], { input: memcached('first', ns) });
@@ -66,7 +86,9 @@ describe('leader election between two reconcilers', () => {
     await a.stop('SIGKILL');
     await eventually('leader-b to take over', () => (holder().startsWith('leader-b_') ? true : undefined), 60_000);
     const takeoverMs = Date.now() - killedAt;
-    process.stderr.write(`[leader-election] takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(1)}s (lease ${LEASE_DURATION_MS / 1000}s)\n`);
+    process.stderr.write(
+      `[leader-election] takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(1)}s (lease ${LEASE_DURATION_MS / 1000}s)\n`,
+    );
     // The follower counts the lease duration from when it last saw the record change (it polls
     // every 2 s retry period, so up to 2 s after the renewal), then acquires at its next poll
     // (up to 2 s more): at most lease + 2 retry periods after the leader's last renewal, which
@@ -80,12 +102,14 @@ describe('leader election between two reconcilers', () => {
     const exit = await b.stop('SIGTERM');
     expect(exit).toEqual({ code: 0, signal: null });
     expect(holder()).toBe('');
-    expect(b.logs.some(l => l.includes('released leader lease'))).toBe(true);
+    expect(b.logs.some((l) => l.includes('released leader lease'))).toBe(true);
   });
 });
 
 /** Installs the operator and starts a Memcached reconciler for a fresh namespace, reaching the API server through a TCP proxy. */
-async function startBehindProxy(name: string): Promise<{ ns: string; proxy: TcpProxy; start: () => Promise<ReconcilerProcess> }> {
+async function startBehindProxy(
+  name: string,
+): Promise<{ ns: string; proxy: TcpProxy; start: () => Promise<ReconcilerProcess> }> {
   installOperator();
   const ns = createTestNamespace(`memcached-${name}`);
   const proxy = await TcpProxy.start(apiServerAddress(testKubeconfig()));
@@ -129,11 +153,14 @@ describe('a reconciler whose connections are cut again and again', () => {
     const { ns, proxy, start } = await startBehindProxy('recut');
     try {
       const rec = await start();
-      const retries = () => rec.logs.filter(l => l.includes('list/watch failed; retrying')).map(l => JSON.parse(l) as { failures: number; retryInMs: number });
+      const retries = () =>
+        rec.logs
+          .filter((l) => l.includes('list/watch failed; retrying'))
+          .map((l) => JSON.parse(l) as { failures: number; retryInMs: number });
       const writeToChild: number[] = [];
       for (let round = 0; round < 5; round++) {
         // Let the watches stay up past the informer's healthy mark (1 s), then cut every connection.
-        await new Promise(r => setTimeout(r, 1_500));
+        await new Promise((r) => setTimeout(r, 1_500));
         const before = retries().length;
         proxy.cutAll();
         const wroteAt = Date.now();
@@ -148,7 +175,9 @@ describe('a reconciler whose connections are cut again and again', () => {
           expect(r.retryInMs).toBeLessThanOrEqual(960);
         }
       }
-      process.stderr.write(`[watch cuts] write to child after each of 5 cuts: ${writeToChild.map(ms => `${(ms / 1000).toFixed(1)}s`).join(', ')}\n`);
+      process.stderr.write(
+        `[watch cuts] write to child after each of 5 cuts: ${writeToChild.map((ms) => `${(ms / 1000).toFixed(1)}s`).join(', ')}\n`,
+      );
       // Before the fix these grew to 28–35 s by the fifth cut.
       for (const ms of writeToChild) expect(ms).toBeLessThan(6_000);
       expect((await rec.stop()).code).toBe(0);
@@ -191,9 +220,13 @@ describe('a reconciler whose resourceVersion was compacted away', () => {
       await etcdCompact(cp.etcdUrl!, revision);
       proxy.resume();
 
-      await eventually('the change made during the gap to be reconciled', () => hasDeployment('during-gap', ns, kubeconfig), 90_000);
+      await eventually(
+        'the change made during the gap to be reconciled',
+        () => hasDeployment('during-gap', ns, kubeconfig),
+        90_000,
+      );
       expect(await rec.metric('opkit_watch_restarts_total', { reason: 'expired' })).toBeGreaterThanOrEqual(1);
-      expect(rec.logs.some(l => l.includes('watch resourceVersion expired; listing again'))).toBe(true);
+      expect(rec.logs.some((l) => l.includes('watch resourceVersion expired; listing again'))).toBe(true);
       expect((await rec.stop()).code).toBe(0);
     } finally {
       await proxy.close();
@@ -202,7 +235,11 @@ describe('a reconciler whose resourceVersion was compacted away', () => {
 });
 
 async function etcdPost(url: string, path: string, body: unknown): Promise<any> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json' },
+  });
   if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
   return res.json();
 }

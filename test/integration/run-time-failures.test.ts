@@ -4,7 +4,7 @@
  * Ingress host and path that an older Ingress already routes.
  */
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
-import { OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 
 jest.setTimeout(240_000);
 
@@ -18,9 +18,21 @@ let etcd: Promise<OperatorUnderTest>;
 let database: Promise<OperatorUnderTest>;
 let webapp: Promise<OperatorUnderTest>;
 beforeAll(() => {
-  etcd = startOperatorUnderTest({ operator: 'etcd', controllers: 'etcdcluster', crds: ['etcdclusters.etcd.database.coreos.com'] });
-  database = startOperatorUnderTest({ operator: 'database', controllers: 'database', crds: ['databases.database.example.com'] });
-  webapp = startOperatorUnderTest({ operator: 'webapp', controllers: 'application,webapp', crds: ['applications.app.aiops.org', 'webapps.apps.example.com'] });
+  etcd = startOperatorUnderTest({
+    operator: 'etcd',
+    controllers: 'etcdcluster',
+    crds: ['etcdclusters.etcd.database.coreos.com'],
+  });
+  database = startOperatorUnderTest({
+    operator: 'database',
+    controllers: 'database',
+    crds: ['databases.database.example.com'],
+  });
+  webapp = startOperatorUnderTest({
+    operator: 'webapp',
+    controllers: 'application,webapp',
+    crds: ['applications.app.aiops.org', 'webapps.apps.example.com'],
+  });
 });
 afterAll(async () => {
   for (const o of await Promise.all([etcd, database, webapp])) expect((await o.reconciler.stop()).code).toBe(0);
@@ -31,49 +43,100 @@ function degraded(o: OperatorUnderTest, kind: string, name: string): any | undef
 }
 
 function warnings(ns: string, kind: string, name: string, reason: string): any[] {
-  return getJson(['get', 'events.events.k8s.io', '-n', ns]).items
-    .filter((e: any) => e.regarding?.name === name && e.regarding?.kind === kind && e.type === 'Warning' && e.reason === reason);
+  return getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter(
+    (e: any) => e.regarding?.name === name && e.regarding?.kind === kind && e.type === 'Warning' && e.reason === reason,
+  );
 }
 
 /**
  * Another manager adds the chaos label to the workload's pod template (not ours to revert), so
  * its new pods fail; the resource must say so, then recover once the label goes.
  */
-async function failingPods(o: OperatorUnderTest, kind: string, resourceKind: string, name: string, workload: string): Promise<void> {
+async function failingPods(
+  o: OperatorUnderTest,
+  kind: string,
+  resourceKind: string,
+  name: string,
+  workload: string,
+): Promise<void> {
   const patch = { spec: { template: { metadata: { labels: { [CHAOS]: 'true' }, annotations: FAIL_AT_ONCE } } } };
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
   // The failed pod itself (PodFailing), or — a StatefulSet deletes a failed pod and makes it again
   // at once — the StatefulSet controller's Warning that it keeps doing so.
-  const d = await eventually(`${kind} ${name}: Degraded=True PodFailing or RecreatingFailedPod`, () => {
-    const c = degraded(o, kind, name);
-    return c?.status === 'True' && ['PodFailing', 'RecreatingFailedPod'].includes(c.reason) ? c : undefined;
-  }, 90_000);
+  const d = await eventually(
+    `${kind} ${name}: Degraded=True PodFailing or RecreatingFailedPod`,
+    () => {
+      const c = degraded(o, kind, name);
+      return c?.status === 'True' && ['PodFailing', 'RecreatingFailedPod'].includes(c.reason) ? c : undefined;
+    },
+    90_000,
+  );
   expect(d.message).toMatch(/exited with code 1|recreating failed Pod/);
-  await eventually(`a Warning Event ${d.reason}`, () => (warnings(o.ns, resourceKind, name, d.reason).length ? true : undefined));
-  kubectlOk(['patch', workload, name, '-n', o.ns, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CHAOS.replace(/\//g, '~1')}` }])]);
+  await eventually(`a Warning Event ${d.reason}`, () =>
+    warnings(o.ns, resourceKind, name, d.reason).length ? true : undefined,
+  );
+  kubectlOk([
+    'patch',
+    workload,
+    name,
+    '-n',
+    o.ns,
+    '--type=json',
+    '-p',
+    JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CHAOS.replace(/\//g, '~1')}` }]),
+  ]);
   kubectl(['delete', 'pods', '-n', o.ns, '--field-selector=status.phase=Failed', '--wait=false']);
-  await eventually(`${kind} ${name}: Degraded=False again`, () => (degraded(o, kind, name)?.status === 'False' ? true : undefined), 90_000);
+  await eventually(
+    `${kind} ${name}: Degraded=False again`,
+    () => (degraded(o, kind, name)?.status === 'False' ? true : undefined),
+    90_000,
+  );
 }
 
 describe('pods that cannot run', () => {
   testWithNodes('an EtcdCluster whose member cannot run is Degraded PodFailing, with a Warning Event', async () => {
     const o = await etcd;
-    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'kv' }, spec: { replicas: 1 } }) });
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'etcd.database.coreos.com/v1alpha1',
+        kind: 'EtcdCluster',
+        metadata: { name: 'kv' },
+        spec: { replicas: 1 },
+      }),
+    });
     await eventually('its StatefulSet', () => o.get('statefulset', 'kv'), 60_000);
     await failingPods(o, 'etcdcluster', 'EtcdCluster', 'kv', 'statefulset');
   });
 
   testWithNodes('a Database whose server cannot run is Degraded PodFailing, with a Warning Event', async () => {
     const o = await database;
-    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'db' }, spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' } } }) });
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'db' },
+        spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' } },
+      }),
+    });
     await eventually('ready', () => (o.get('database', 'db')?.status?.readyReplicas === 1 ? true : undefined), 90_000);
     await failingPods(o, 'database', 'Database', 'db', 'statefulset');
   });
 
   testWithNodes('an Application whose pods cannot run is Degraded PodFailing, with a Warning Event', async () => {
     const o = await webapp;
-    kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name: 'web' }, spec: { image: 'nginx:1.27' } }) });
-    await eventually('available', () => (o.get('application', 'web')?.status?.availableReplicas === 1 ? true : undefined), 90_000);
+    kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'app.aiops.org/v1',
+        kind: 'Application',
+        metadata: { name: 'web' },
+        spec: { image: 'nginx:1.27' },
+      }),
+    });
+    await eventually(
+      'available',
+      () => (o.get('application', 'web')?.status?.availableReplicas === 1 ? true : undefined),
+      90_000,
+    );
     await failingPods(o, 'application', 'Application', 'web', 'deployment');
   });
 });
@@ -81,7 +144,12 @@ describe('pods that cannot run', () => {
 describe('an Ingress host and path another resource already has', () => {
   test('the second Application to claim it is Degraded HostConflict naming the first; the first is not', async () => {
     const o = await webapp;
-    const app = (name: string) => ({ apiVersion: 'app.aiops.org/v1', kind: 'Application', metadata: { name }, spec: { image: 'nginx:1.27', ingress: { host: 'shop.example.com' } } });
+    const app = (name: string) => ({
+      apiVersion: 'app.aiops.org/v1',
+      kind: 'Application',
+      metadata: { name },
+      spec: { image: 'nginx:1.27', ingress: { host: 'shop.example.com' } },
+    });
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(app('first')) });
     await eventually('the first Ingress', () => o.get('ingress', 'first'));
     kubectlOk(['apply', '-n', o.ns, '-f', '-'], { input: JSON.stringify(app('second')) });
@@ -91,9 +159,12 @@ describe('an Ingress host and path another resource already has', () => {
     });
     expect(d.message).toContain(`Ingress ${o.ns}/first`);
     expect(d.message).toContain('shop.example.com');
-    await eventually('one Warning Event', () => (warnings(o.ns, 'Application', 'second', 'HostConflict').length === 1 ? true : undefined));
-    await eventually('the first settled', () => (degraded(o, 'application', 'first')?.status === 'False' ? true : undefined));
+    await eventually('one Warning Event', () =>
+      warnings(o.ns, 'Application', 'second', 'HostConflict').length === 1 ? true : undefined,
+    );
+    await eventually('the first settled', () =>
+      degraded(o, 'application', 'first')?.status === 'False' ? true : undefined,
+    );
     expect(degraded(o, 'application', 'first').status).toBe('False');
-
   });
 });

@@ -24,9 +24,11 @@ const get = (kind: string, name: string) => {
 
 beforeAll(async () => {
   const app = staticSiteApp(fs.mkdtempSync(path.join(os.tmpdir(), 'static-site-')));
-  const operatorCharts = app.charts.filter(c => c.node.id !== 'samples');
-  objects = operatorCharts.flatMap(c => c.toJson());
-  kubectlOk(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+  const operatorCharts = app.charts.filter((c) => c.node.id !== 'samples');
+  objects = operatorCharts.flatMap((c) => c.toJson());
+  kubectlOk(['apply', '--server-side', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+  });
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/staticsites.sites.example.com']);
   ns = createTestNamespace('static-site');
   reconciler = await ReconcilerProcess.start({
@@ -43,39 +45,71 @@ afterAll(async () => {
 
 describe('a StaticSite, through ConstructOperator', () => {
   test('its RBAC is derived from what the construct renders: those kinds, no Secrets, no claims deleted', () => {
-    const role = objects.find(o => o.kind === 'ClusterRole' && o.metadata.name === 'static-site-manager-role');
-    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`));
-    expect(grants).toEqual(expect.arrayContaining([
-      '/configmaps: get,list,watch,create,update,patch,delete',
-      '/services: get,list,watch,create,update,patch,delete',
-      'apps/deployments: get,list,watch,create,update,patch,delete',
-      'networking.k8s.io/ingresses: get,list,watch,create,update,patch,delete',
-    ]));
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'static-site-manager-role');
+    const grants = role.rules.flatMap((r: any) =>
+      r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
+    );
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        '/configmaps: get,list,watch,create,update,patch,delete',
+        '/services: get,list,watch,create,update,patch,delete',
+        'apps/deployments: get,list,watch,create,update,patch,delete',
+        'networking.k8s.io/ingresses: get,list,watch,create,update,patch,delete',
+      ]),
+    );
     expect(JSON.stringify(role.rules)).not.toMatch(/secrets|persistentvolumeclaims|\*/);
   });
 
   test('a site becomes its ConfigMap, Deployment, Service and Ingress, all owned; the status says Available', async () => {
-    kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'sites.example.com/v1alpha1', kind: 'StaticSite', metadata: { name: 'hello' }, spec: { pages: { 'index.html': '<h1>Hi</h1>' }, host: 'hello.example.com' } }) });
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'sites.example.com/v1alpha1',
+        kind: 'StaticSite',
+        metadata: { name: 'hello' },
+        spec: { pages: { 'index.html': '<h1>Hi</h1>' }, host: 'hello.example.com' },
+      }),
+    });
     const site = get('staticsite', 'hello');
     for (const kind of ['configmap', 'deployment', 'service', 'ingress']) {
       const child = await eventually(kind, () => get(kind, 'hello'));
-      expect(child.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StaticSite', uid: site.metadata.uid, controller: true })]);
+      expect(child.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'StaticSite', uid: site.metadata.uid, controller: true }),
+      ]);
     }
     expect(get('configmap', 'hello').data).toEqual({ 'index.html': '<h1>Hi</h1>' });
     expect(get('ingress', 'hello').spec.rules[0].host).toBe('hello.example.com');
-    const status = await eventually('status', () => {
-      const s = get('staticsite', 'hello').status;
-      const available = s?.conditions?.find((c: any) => c.type === 'Available')?.status;
-      return s?.observedGeneration === site.metadata.generation && (!nodesRun || available === 'True') ? s : undefined;
-    }, 60_000);
+    const status = await eventually(
+      'status',
+      () => {
+        const s = get('staticsite', 'hello').status;
+        const available = s?.conditions?.find((c: any) => c.type === 'Available')?.status;
+        return s?.observedGeneration === site.metadata.generation && (!nodesRun || available === 'True')
+          ? s
+          : undefined;
+      },
+      60_000,
+    );
     expect(status.conditions.find((c: any) => c.type === 'Degraded')).toMatchObject({ status: 'False' });
   });
 
   test('new pages update the ConfigMap and roll the pods; dropping the host prunes the Ingress', async () => {
     const before = get('deployment', 'hello').spec.template.metadata.annotations['sites.example.com/pages-sha256'];
-    kubectlOk(['patch', 'staticsite', 'hello', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { pages: { 'index.html': '<h1>Bye</h1>' } } })]);
-    await eventually('the new page', () => (get('configmap', 'hello').data['index.html'] === '<h1>Bye</h1>' ? true : undefined));
-    expect(get('deployment', 'hello').spec.template.metadata.annotations['sites.example.com/pages-sha256']).not.toBe(before);
+    kubectlOk([
+      'patch',
+      'staticsite',
+      'hello',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { pages: { 'index.html': '<h1>Bye</h1>' } } }),
+    ]);
+    await eventually('the new page', () =>
+      get('configmap', 'hello').data['index.html'] === '<h1>Bye</h1>' ? true : undefined,
+    );
+    expect(get('deployment', 'hello').spec.template.metadata.annotations['sites.example.com/pages-sha256']).not.toBe(
+      before,
+    );
     kubectlOk(['patch', 'staticsite', 'hello', '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/spec/host"}]']);
     await eventually('the Ingress to be pruned', () => (get('ingress', 'hello') ? undefined : true));
     expect(get('service', 'hello')).toBeDefined();
@@ -83,7 +117,15 @@ describe('a StaticSite, through ConstructOperator', () => {
 
   test('deleting the site lets the garbage collector remove what it made', async () => {
     kubectlOk(['delete', 'staticsite', 'hello', '-n', ns]);
-    await eventually('children collected', () => (get('deployment', 'hello') || get('configmap', 'hello') || get('service', 'hello') ? undefined : true), 90_000);
-    expect(getJson(['get', 'events.events.k8s.io', '-n', ns]).items.some((e: any) => e.regarding?.kind === 'StaticSite' && e.reason === 'Created')).toBe(true);
+    await eventually(
+      'children collected',
+      () => (get('deployment', 'hello') || get('configmap', 'hello') || get('service', 'hello') ? undefined : true),
+      90_000,
+    );
+    expect(
+      getJson(['get', 'events.events.k8s.io', '-n', ns]).items.some(
+        (e: any) => e.regarding?.kind === 'StaticSite' && e.reason === 'Created',
+      ),
+    ).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { JsonSchema } from '../../constructs';
 import type { K8sObject } from './synth';
 
@@ -39,13 +39,26 @@ function describe(e: ErrorObject): string {
 function toAjv(s: JsonSchema, root = false): object {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s)) {
-    if (k.startsWith('x-kubernetes-') || k === 'nullable' || k === 'properties' || k === 'items' || k === 'additionalProperties') continue;
+    if (
+      k.startsWith('x-kubernetes-') ||
+      k === 'nullable' ||
+      k === 'properties' ||
+      k === 'items' ||
+      k === 'additionalProperties'
+    )
+      continue;
     if (k === 'format' && v !== 'date-time') continue;
     out[k] = v;
   }
   if (s['x-kubernetes-int-or-string']) {
     const { pattern, minimum, maxLength, ...rest } = out;
-    return { ...rest, anyOf: [{ type: 'integer', ...(minimum !== undefined ? { minimum } : {}) }, { type: 'string', ...(pattern ? { pattern } : {}), ...(maxLength !== undefined ? { maxLength } : {}) }] };
+    return {
+      ...rest,
+      anyOf: [
+        { type: 'integer', ...(minimum !== undefined ? { minimum } : {}) },
+        { type: 'string', ...(pattern ? { pattern } : {}), ...(maxLength !== undefined ? { maxLength } : {}) },
+      ],
+    };
   }
   if (s.nullable && s.type) out.type = [s.type, 'null'];
   if (s.properties) {

@@ -1,6 +1,6 @@
 /** Invalid Database specs, with the field each rejection must name (unit and integration tiers). */
 const ok = { type: 'postgresql', version: '13', storage: { size: '10Gi' } };
-export const invalidDatabaseSpecs: Array<[what: string, spec: unknown, field: string]> = [
+export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][] = [
   ['an unknown engine', { ...ok, type: 'oracle' }, 'spec.type'],
   ['no type', { version: '13', storage: { size: '1Gi' } }, 'spec.type'],
   ['a version with letters', { ...ok, version: 'latest' }, 'spec.version'],
@@ -10,16 +10,28 @@ export const invalidDatabaseSpecs: Array<[what: string, spec: unknown, field: st
   ['a zero storage size', { ...ok, storage: { size: '0.0' } }, 'spec.storage.size'],
   ['a zero backup volume', { ...ok, backup: { enabled: true, storageSize: '0Mi' } }, 'spec.backup.storageSize'],
   ['backup enabled as a string', { ...ok, backup: { enabled: 'yes' } }, 'spec.backup.enabled'],
-  ['a backup schedule that is not cron', { ...ok, backup: { enabled: true, schedule: 'every night' } }, 'spec.backup.schedule'],
+  [
+    'a backup schedule that is not cron',
+    { ...ok, backup: { enabled: true, schedule: 'every night' } },
+    'spec.backup.schedule',
+  ],
   ['an unknown deletion policy', { ...ok, deletionPolicy: 'Archive' }, 'spec.deletionPolicy'],
   ['version 99, a release with no image', { ...ok, version: '99' }, 'spec.version'],
-  ['a backup schedule at minute 61', { ...ok, backup: { enabled: true, schedule: '61 * * * *' } }, 'spec.backup.schedule'],
+  [
+    'a backup schedule at minute 61',
+    { ...ok, backup: { enabled: true, schedule: '61 * * * *' } },
+    'spec.backup.schedule',
+  ],
   ['a backup schedule with L', { ...ok, backup: { enabled: true, schedule: '0 0 L * *' } }, 'spec.backup.schedule'],
-  ['storageClassName not a DNS name', { ...ok, storage: { size: '1Gi', storageClassName: 'Bad_Class' } }, 'spec.storage.storageClassName'],
+  [
+    'storageClassName not a DNS name',
+    { ...ok, storage: { size: '1Gi', storageClassName: 'Bad_Class' } },
+    'spec.storage.storageClassName',
+  ],
 ];
 
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
-export const databaseSpecsRefusedByRules: Array<[what: string, spec: unknown, field: string]> = [
+export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: string][] = [
   ['a storage size of 1000Pi', { ...ok, storage: { size: '1000Pi' } }, 'spec.storage.size'],
   ['a backup volume of 1000Pi', { ...ok, backup: { enabled: true, storageSize: '1000Pi' } }, 'spec.backup.storageSize'],
   ['a mysql version for postgresql', { ...ok, version: '8.4' }, 'spec.version'],

@@ -1,5 +1,5 @@
 /** Invalid EtcdCluster specs and the field each rejection must name (unit and integration tiers). */
-export const invalidEtcdSpecs: Array<[what: string, spec: unknown, field: string]> = [
+export const invalidEtcdSpecs: [what: string, spec: unknown, field: string][] = [
   ['replicas 0', { replicas: 0 }, 'spec.replicas'],
   ['replicas 10', { replicas: 10 }, 'spec.replicas'],
   ['replicas as a string', { replicas: '3' }, 'spec.replicas'],
@@ -16,7 +16,11 @@ export const invalidEtcdSpecs: Array<[what: string, spec: unknown, field: string
   ['a bad resource quantity', { resources: { requests: { cpu: 'lots' } } }, 'spec.resources.requests.cpu'],
   ['an unknown field', { size: 3 }, 'spec.size'],
   ['storageClassName not a DNS name', { storageClassName: 'Bad_Class' }, 'spec.storageClassName'],
-  ['a backup storageClassName not a DNS name', { backup: { schedule: '@daily', storageClassName: 'Bad_Class' } }, 'spec.backup.storageClassName'],
+  [
+    'a backup storageClassName not a DNS name',
+    { backup: { schedule: '@daily', storageClassName: 'Bad_Class' } },
+    'spec.backup.storageClassName',
+  ],
   ['a backup schedule at minute 61', { backup: { schedule: '61 * * * *' } }, 'spec.backup.schedule'],
   ['a backup schedule with step 0', { backup: { schedule: '*/0 * * * *' } }, 'spec.backup.schedule'],
   ['a resource named gpu', { resources: { limits: { gpu: '1' } } }, 'spec.resources.limits.gpu'],
@@ -25,10 +29,18 @@ export const invalidEtcdSpecs: Array<[what: string, spec: unknown, field: string
 ];
 
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
-export const etcdSpecsRefusedByRules: Array<[what: string, spec: unknown, field: string]> = [
+export const etcdSpecsRefusedByRules: [what: string, spec: unknown, field: string][] = [
   ['storage 1000Pi', { storage: '1000Pi' }, 'spec.storage'],
   ['limits.memory 1000Pi', { resources: { limits: { memory: '1000Pi' } } }, 'spec.resources.limits.memory'],
-  ['requests.cpu 2 over limits.cpu 1', { resources: { requests: { cpu: 2 }, limits: { cpu: '1' } } }, 'spec.resources.requests.cpu'],
-  ['requests.memory 2Gi over limits.memory 1024Mi', { resources: { requests: { memory: '2Gi' }, limits: { memory: '1024Mi' } } }, 'spec.resources.requests.memory'],
+  [
+    'requests.cpu 2 over limits.cpu 1',
+    { resources: { requests: { cpu: 2 }, limits: { cpu: '1' } } },
+    'spec.resources.requests.cpu',
+  ],
+  [
+    'requests.memory 2Gi over limits.memory 1024Mi',
+    { resources: { requests: { memory: '2Gi' }, limits: { memory: '1024Mi' } } },
+    'spec.resources.requests.memory',
+  ],
   ['a backup volume of 1000Pi', { backup: { schedule: '@daily', storage: '1000Pi' } }, 'spec.backup.storage'],
 ];

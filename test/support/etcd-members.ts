@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,7 +8,10 @@ import { testKubeconfig } from './kube';
 
 interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
-  spec: { containers: Array<{ image: string; args?: string[] }>; volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }> };
+  spec: {
+    containers: { image: string; args?: string[] }[];
+    volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[];
+  };
   status?: { phase?: string };
 }
 
@@ -54,7 +57,12 @@ export class EtcdMembers {
   /**
    * @param subnet 1–254, a loopback /24 of its own (127.77.<subnet>.0) so clusters never share addresses.
    */
-  constructor(readonly namespace: string, readonly cluster: string, readonly hostsFile: string, private readonly subnet: number) {
+  constructor(
+    readonly namespace: string,
+    readonly cluster: string,
+    readonly hostsFile: string,
+    private readonly subnet: number,
+  ) {
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), `etcd-members-${cluster}-`));
     const hosts = fs.existsSync(hostsFile) ? JSON.parse(fs.readFileSync(hostsFile, 'utf8')) : {};
     for (let i = 0; i < 10; i++) hosts[memberDnsName(cluster, namespace, i)] = this.address(i);
@@ -72,19 +80,25 @@ export class EtcdMembers {
 
   /** Starts following the pods (through a `kubectl proxy` of its own: plain HTTP, no client library). */
   async start(): Promise<this> {
-    const proxy = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${testKubeconfig()}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proxy = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${testKubeconfig()}`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
-      proxy.stdout!.once('data', (b: Buffer) => {
+      proxy.stdout.once('data', (b: Buffer) => {
         const m = /127\.0\.0\.1:(\d+)/.exec(b.toString());
         if (m) resolve(`http://127.0.0.1:${m[1]}`);
         else reject(new Error(`kubectl proxy: ${b}`));
       });
-      proxy.once('exit', code => reject(new Error(`kubectl proxy exited with ${code}`)));
+      proxy.once('exit', (code) => {
+        reject(new Error(`kubectl proxy exited with ${code}`));
+      });
     });
     this.proxy = { process: proxy, url };
     const loop = async () => {
       if (this.stopped) return;
-      this.ticking = this.tick().catch(err => { process.stderr.write(`[etcd-members] ${err instanceof Error ? err.message : err}\n`); });
+      this.ticking = this.tick().catch((err) => {
+        process.stderr.write(`[etcd-members] ${err instanceof Error ? err.message : err}\n`);
+      });
       await this.ticking;
       if (!this.stopped) this.timer = setTimeout(loop, 250);
     };
@@ -124,24 +138,34 @@ export class EtcdMembers {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
-    await Promise.all([...this.running.keys()].map(p => this.stopMember(p, 'SIGTERM')));
+    await Promise.all([...this.running.keys()].map((p) => this.stopMember(p, 'SIGTERM')));
     this.proxy?.process.kill();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
   private async tick(): Promise<void> {
     const selector = encodeURIComponent(`app.kubernetes.io/name=etcd,app.kubernetes.io/instance=${this.cluster}`);
-    const pods = (await this.get<{ items: Pod[] }>(`/api/v1/namespaces/${this.namespace}/pods?labelSelector=${selector}`))!.items;
-    const live = new Map(pods.filter(p => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).map(p => [p.metadata.name, p]));
+    const pods = (await this.get<{ items: Pod[] }>(
+      `/api/v1/namespaces/${this.namespace}/pods?labelSelector=${selector}`,
+    ))!.items;
+    const live = new Map(
+      pods
+        .filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+        .map((p) => [p.metadata.name, p]),
+    );
     for (const [name, m] of this.running) {
       if (live.get(name)?.metadata.uid !== m.uid) await this.stopMember(name, 'SIGTERM');
     }
     // A volume is its claim's: a claim deleted and made again under the same name is a new, empty one.
-    const claims = new Map((await this.get<{ items: Array<{ metadata: { name: string; uid: string } }> }>(`/api/v1/namespaces/${this.namespace}/persistentvolumeclaims`))!.items
-      .map(c => [c.metadata.name, `${c.metadata.name}-${c.metadata.uid}`]));
-    const inUse = new Set([...this.running.values()].map(m => m.dataDir));
-    for (const dir of fs.readdirSync(this.root).filter(d => !d.endsWith('.log'))) {
-      if (![...claims.values()].includes(dir) && !inUse.has(dir)) fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
+    const claims = new Map(
+      (await this.get<{ items: { metadata: { name: string; uid: string } }[] }>(
+        `/api/v1/namespaces/${this.namespace}/persistentvolumeclaims`,
+      ))!.items.map((c) => [c.metadata.name, `${c.metadata.name}-${c.metadata.uid}`]),
+    );
+    const inUse = new Set([...this.running.values()].map((m) => m.dataDir));
+    for (const dir of fs.readdirSync(this.root).filter((d) => !d.endsWith('.log'))) {
+      if (![...claims.values()].includes(dir) && !inUse.has(dir))
+        fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
     }
     for (const [name, pod] of live) {
       if (this.running.has(name) || this.refused.has(name) || this.down.has(name)) continue;
@@ -151,7 +175,7 @@ export class EtcdMembers {
   }
 
   private claimOf(pod: Pod | undefined): string | undefined {
-    return pod?.spec.volumes?.find(v => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
+    return pod?.spec.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
   }
 
   private async startMember(pod: Pod, volume: string): Promise<void> {
@@ -162,31 +186,43 @@ export class EtcdMembers {
     const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
     const bin = releases[version];
     if (!bin) throw new Error(`no etcd ${version} binary for pod ${name} (have ${Object.keys(releases).join(', ')})`);
-    const cm = await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${this.namespace}/configmaps/${membersConfigMapName(this.cluster)}`);
+    const cm = await this.get<{ data?: Record<string, string> }>(
+      `/api/v1/namespaces/${this.namespace}/configmaps/${membersConfigMapName(this.cluster)}`,
+    );
     if (!cm?.data) return; // as a kubelet: the pod cannot start without its ConfigMap
-    const token = container.args?.find(a => a.startsWith('--initial-cluster-token='));
+    const token = container.args?.find((a) => a.startsWith('--initial-cluster-token='));
     const dataDir = path.join(this.root, volume);
     const ip = this.address(ordinal);
     const logFile = fs.openSync(path.join(this.root, `${name}.log`), 'a');
-    const child = spawn(bin, [
-      `--name=${name}`,
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
-      `--advertise-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
-      `--listen-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
-      `--initial-advertise-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
-      ...(token ? [token] : []),
-      '--listen-metrics-urls=',
-    ], {
-      env: { PATH: process.env.PATH, ETCD_INITIAL_CLUSTER: cm.data.ETCD_INITIAL_CLUSTER, ETCD_INITIAL_CLUSTER_STATE: cm.data.ETCD_INITIAL_CLUSTER_STATE },
-      stdio: ['ignore', logFile, logFile],
-    });
+    const child = spawn(
+      bin,
+      [
+        `--name=${name}`,
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
+        `--advertise-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
+        `--listen-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
+        `--initial-advertise-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
+        ...(token ? [token] : []),
+        '--listen-metrics-urls=',
+      ],
+      {
+        env: {
+          PATH: process.env.PATH,
+          ETCD_INITIAL_CLUSTER: cm.data.ETCD_INITIAL_CLUSTER,
+          ETCD_INITIAL_CLUSTER_STATE: cm.data.ETCD_INITIAL_CLUSTER_STATE,
+        },
+        stdio: ['ignore', logFile, logFile],
+      },
+    );
     fs.closeSync(logFile);
-    const exited = new Promise<void>(resolve => child.once('exit', () => {
-      // An etcd that exits on its own (e.g. removed from the cluster) is restarted by the next tick, as a kubelet would.
-      if (this.running.get(name)?.process === child) this.running.delete(name);
-      resolve();
-    }));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', () => {
+        // An etcd that exits on its own (e.g. removed from the cluster) is restarted by the next tick, as a kubelet would.
+        if (this.running.get(name)?.process === child) this.running.delete(name);
+        resolve();
+      }),
+    );
     this.running.set(name, { pod: name, uid: pod.metadata.uid, version, dataDir: volume, process: child, exited });
     this.events.push({ at: Date.now(), what: 'started', pod: name, version });
   }

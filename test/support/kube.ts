@@ -9,7 +9,10 @@ export interface KubectlResult {
 /** The kubeconfig of the test control plane (set by the integration tier's global setup). */
 export function testKubeconfig(): string {
   const k = process.env.OPKIT_TEST_KUBECONFIG;
-  if (!k) throw new Error('OPKIT_TEST_KUBECONFIG is not set: integration tests run under `npm test`, which starts a control plane');
+  if (!k)
+    throw new Error(
+      'OPKIT_TEST_KUBECONFIG is not set: integration tests run under `npm test`, which starts a control plane',
+    );
   return k;
 }
 
@@ -36,7 +39,12 @@ export function getJson<T = any>(args: string[], options: { kubeconfig?: string 
 }
 
 /** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
-export async function eventually<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 250): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -46,8 +54,9 @@ export async function eventually<T>(what: string, check: () => T | undefined | P
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise(r => setTimeout(r, intervalMs));
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
@@ -67,5 +76,7 @@ export const nodesRun = !!process.env.OPKIT_TEST_NODES;
  */
 export function testWithNodes(name: string, fn: () => Promise<unknown> | void, timeoutMs?: number): void {
   if (nodesRun) test(name, fn as () => Promise<void>, timeoutMs);
-  else test.skip(`${name} [skipped: no simulated nodes — kube-scheduler or kwok missing, pods never run]`, () => undefined);
+  else
+    test.skip(`${name} [skipped: no simulated nodes — kube-scheduler or kwok missing, pods never run]`, () =>
+      undefined);
 }

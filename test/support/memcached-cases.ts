@@ -2,7 +2,7 @@
  * Invalid Memcached specs, each with the field the rejection must name. Shared by the unit tier
  * (offline schema validation) and the integration tier (the real API server).
  */
-export const invalidMemcachedSpecs: Array<[what: string, spec: unknown, field: string]> = [
+export const invalidMemcachedSpecs: [what: string, spec: unknown, field: string][] = [
   ['size 0', { size: 0 }, 'spec.size'],
   ['size 11', { size: 11 }, 'spec.size'],
   ['size as a string', { size: '3' }, 'spec.size'],

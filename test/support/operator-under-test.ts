@@ -19,17 +19,27 @@ export interface OperatorUnderTest {
  * reconciler running `controllers` as the operator's own ServiceAccount (`<operator>-operator`
  * in `<operator>-system`), so the synthesized RBAC is what it works with.
  */
-export async function startOperatorUnderTest(options: { operator: string; controllers: string; crds: string[]; args?: string[]; env?: Record<string, string> }): Promise<OperatorUnderTest> {
+export async function startOperatorUnderTest(options: {
+  operator: string;
+  controllers: string;
+  crds: string[];
+  args?: string[];
+  env?: Record<string, string>;
+}): Promise<OperatorUnderTest> {
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...options.crds.map(c => `crd/${c}`)]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...options.crds.map((c) => `crd/${c}`)]);
   const ns = createTestNamespace(options.operator);
-  const kubeconfig = serviceAccountKubeconfig({ namespace: `${options.operator}-system`, serviceAccount: `${options.operator}-operator` });
-  const start = () => ReconcilerProcess.start({
-    kubeconfig,
-    args: [`--controllers=${options.controllers}`, `--namespace=${ns}`, ...(options.args ?? [])],
-    name: `${options.operator}-reconciler`,
-    env: options.env,
+  const kubeconfig = serviceAccountKubeconfig({
+    namespace: `${options.operator}-system`,
+    serviceAccount: `${options.operator}-operator`,
   });
+  const start = () =>
+    ReconcilerProcess.start({
+      kubeconfig,
+      args: [`--controllers=${options.controllers}`, `--namespace=${ns}`, ...(options.args ?? [])],
+      name: `${options.operator}-reconciler`,
+      env: options.env,
+    });
   const reconciler = await start();
   return {
     ns,

@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -15,7 +15,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * so the reconciler under test has exactly the RBAC that dist/ grants, nothing more.
  * `server` overrides the API server address (e.g. a proxy in front of it).
  */
-export function serviceAccountKubeconfig(options: { server?: string; kubeconfig?: string; namespace?: string; serviceAccount?: string } = {}): string {
+export function serviceAccountKubeconfig(
+  options: { server?: string; kubeconfig?: string; namespace?: string; serviceAccount?: string } = {},
+): string {
   const admin = options.kubeconfig ?? testKubeconfig();
   const ns = options.namespace ?? 'memcached-system';
   const sa = options.serviceAccount ?? 'memcached-operator';
@@ -23,27 +25,48 @@ export function serviceAccountKubeconfig(options: { server?: string; kubeconfig?
   const cfg = parseYamlDoc(fs.readFileSync(admin, 'utf8'));
   const cluster = cfg.clusters[0].cluster;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-')), 'kubeconfig');
-  fs.writeFileSync(file, JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'c', cluster: { server: options.server ?? cluster.server, 'certificate-authority-data': cluster['certificate-authority-data'] } }],
-    users: [{ name: 'sa', user: { token } }],
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'sa' } }],
-    'current-context': 'c',
-  }), { mode: 0o600 });
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'c',
+          cluster: {
+            server: options.server ?? cluster.server,
+            'certificate-authority-data': cluster['certificate-authority-data'],
+          },
+        },
+      ],
+      users: [{ name: 'sa', user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'sa' } }],
+      'current-context': 'c',
+    }),
+    { mode: 0o600 },
+  );
   return file;
 }
 
 export function httpGet(url: string): Promise<{ status: number; body: string }> {
-  return new Promise(resolve => {
-    const req = http.get(url, { timeout: 2000 }, res => {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: 2000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', c => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('data', (c) => {
+        body += c;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
     });
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.on('timeout', () => { req.destroy(); resolve({ status: 0, body: '' }); });
+    req.on('error', () => {
+      resolve({ status: 0, body: '' });
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve({ status: 0, body: '' });
+    });
   });
 }
 
@@ -52,36 +75,66 @@ export class ReconcilerProcess {
   readonly logs: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  private constructor(readonly child: ChildProcess, readonly healthPort: number, readonly metricsPort: number, readonly name: string) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly healthPort: number,
+    readonly metricsPort: number,
+    readonly name: string,
+  ) {
     const collect = (chunk: Buffer) => this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
-    this.exited = new Promise(r => child.once('exit', (code, signal) => r({ code, signal })));
+    this.exited = new Promise((r) =>
+      child.once('exit', (code, signal) => {
+        r({ code, signal });
+      }),
+    );
   }
 
   /**
    * Starts operator/main.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
    * (build it first with `npm run bundle`).
    */
-  static async start(options: { kubeconfig: string; args?: string[]; name?: string; bundle?: boolean; entry?: string; env?: Record<string, string> }): Promise<ReconcilerProcess> {
+  static async start(options: {
+    kubeconfig: string;
+    args?: string[];
+    name?: string;
+    bundle?: boolean;
+    entry?: string;
+    env?: Record<string, string>;
+  }): Promise<ReconcilerProcess> {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
-    const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'operator', 'main.ts')];
-    const child = spawn(process.execPath, [
-      ...entry,
-      `--kubeconfig=${options.kubeconfig}`,
-      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      // Tests read metrics over plain HTTP (and TokenReviews would show up as writes in the audit
-      // log); the secure default has its own test.
-      ...((options.args ?? []).some(a => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false']),
-      ...(options.args ?? []),
-    ], { cwd: ROOT, env: { ...process.env, POD_NAME: name, KUBECONFIG: '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const entry = options.bundle
+      ? [path.join(ROOT, 'build', 'reconciler', 'main.js')]
+      : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'operator', 'main.ts')];
+    const child = spawn(
+      process.execPath,
+      [
+        ...entry,
+        `--kubeconfig=${options.kubeconfig}`,
+        `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+        // Tests read metrics over plain HTTP (and TokenReviews would show up as writes in the audit
+        // log); the secure default has its own test.
+        ...((options.args ?? []).some((a) => a.startsWith('--metrics-secure')) ? [] : ['--metrics-secure=false']),
+        ...(options.args ?? []),
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, POD_NAME: name, KUBECONFIG: '', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);
-    await eventually(`${name} to be ready`, async () => {
-      if (child.exitCode !== null) throw new Error(`exited early:\n${proc.logs.join('\n')}`);
-      return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
-    }, 60_000);
+    await eventually(
+      `${name} to be ready`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exited early:\n${proc.logs.join('\n')}`);
+        return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
+      },
+      60_000,
+    );
     return proc;
   }
 
@@ -93,7 +146,7 @@ export class ReconcilerProcess {
       if (!line.startsWith(name)) continue;
       const m = /^([a-zA-Z_:]+)(\{([^}]*)\})?\s+(\S+)$/.exec(line);
       if (!m || m[1] !== name) continue;
-      const lbls = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(x => [x[1], x[2]]));
+      const lbls = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
       if (Object.entries(labels).every(([k, v]) => lbls[k] === v)) total += Number(m[4]);
     }
     return total;
@@ -109,22 +162,37 @@ export class ReconcilerProcess {
 export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   private paused = false;
-  private constructor(private readonly server: net.Server, readonly port: number) {}
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
     let proxy!: TcpProxy;
-    const server = net.createServer(client => {
-      if (proxy.paused) { client.destroy(); return; }
+    const server = net.createServer((client) => {
+      if (proxy.paused) {
+        client.destroy();
+        return;
+      }
       const upstream = net.connect(target.port, target.host);
       proxy.sockets.add(client);
       proxy.sockets.add(upstream);
-      const drop = () => { client.destroy(); upstream.destroy(); proxy.sockets.delete(client); proxy.sockets.delete(upstream); };
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        proxy.sockets.delete(client);
+        proxy.sockets.delete(upstream);
+      };
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
       upstream.pipe(client);
     });
-    await new Promise<void>(r => server.listen(0, '127.0.0.1', () => r()));
+    await new Promise<void>((r) =>
+      server.listen(0, '127.0.0.1', () => {
+        r();
+      }),
+    );
     proxy = new TcpProxy(server, (server.address() as net.AddressInfo).port);
     return proxy;
   }
@@ -140,11 +208,19 @@ export class TcpProxy {
   }
 
   /** While paused, new connections are refused (reset at once). */
-  pause(): void { this.paused = true; }
-  resume(): void { this.paused = false; }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
 
   async close(): Promise<void> {
     this.cutAll();
-    await new Promise<void>(r => this.server.close(() => r()));
+    await new Promise<void>((r) =>
+      this.server.close(() => {
+        r();
+      }),
+    );
   }
 }

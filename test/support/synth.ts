@@ -5,7 +5,12 @@ import { parseAllDocuments } from 'yaml';
 import { buildApps } from '../../main';
 
 /** A Kubernetes object as synthesized. */
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: any };
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [k: string]: unknown };
+  [k: string]: any;
+}
 
 export interface SynthResult {
   /** The temp directory everything was written to (like dist/). */
@@ -21,22 +26,27 @@ export interface SynthResult {
 /** Synthesizes the whole project, as `npm run synth` does, into a fresh temp directory. */
 export function synthProject(): SynthResult {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-synth-'));
-  Object.values(buildApps(dir)).forEach(app => app.synth());
+  Object.values(buildApps(dir)).forEach((app) => {
+    app.synth();
+  });
   const files = readTree(dir);
-  const parse = (prefix: (f: string) => boolean) => Object.entries(files)
-    .filter(([f]) => prefix(f))
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([, text]) => parseYaml(text));
+  const parse = (prefix: (f: string) => boolean) =>
+    Object.entries(files)
+      .filter(([f]) => prefix(f))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([, text]) => parseYaml(text));
   return {
     dir,
     files,
-    objects: parse(f => !f.includes('/')),
-    samples: parse(f => f.startsWith('samples/')),
+    objects: parse((f) => !f.includes('/')),
+    samples: parse((f) => f.startsWith('samples/')),
   };
 }
 
 export function parseYaml(text: string): K8sObject[] {
-  return parseAllDocuments(text).map(d => d.toJS()).filter(Boolean);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter(Boolean);
 }
 
 /** Every file under `dir`, by relative path. */
@@ -55,7 +65,7 @@ export function readTree(dir: string): Record<string, string> {
 
 /** The objects of one kind (and name, when given). */
 export function find(objects: K8sObject[], kind: string, name?: string): K8sObject[] {
-  return objects.filter(o => o.kind === kind && (name === undefined || o.metadata.name === name));
+  return objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
 }
 
 /** Exactly one object of that kind and name; throws otherwise. */
@@ -66,8 +76,8 @@ export function one(objects: K8sObject[], kind: string, name: string): K8sObject
 }
 
 /** Pod specs of every workload (Deployments, StatefulSets, Jobs, CronJobs, Pods). */
-export function podSpecsOf(objects: K8sObject[]): Array<{ owner: string; spec: any }> {
-  const out: Array<{ owner: string; spec: any }> = [];
+export function podSpecsOf(objects: K8sObject[]): { owner: string; spec: any }[] {
+  const out: { owner: string; spec: any }[] = [];
   for (const o of objects) {
     const owner = `${o.kind}/${o.metadata.name}`;
     if (o.kind === 'Pod') out.push({ owner, spec: o.spec });

@@ -11,17 +11,31 @@ import { invalidDatabaseSpecs } from '../support/database-cases';
 import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
 
 const result = synthProject();
-const files = Object.fromEntries(Object.entries(result.files).filter(([f]) => /^\d{4}-database|samples\/database/.test(f)));
-const objects = Object.keys(files).filter(f => !f.includes('/')).sort().flatMap(f => parseYaml(files[f]));
+const files = Object.fromEntries(
+  Object.entries(result.files).filter(([f]) => /^\d{4}-database|samples\/database/.test(f)),
+);
+const objects = Object.keys(files)
+  .filter((f) => !f.includes('/'))
+  .sort()
+  .flatMap((f) => parseYaml(files[f]));
 const crd = one(objects, 'CustomResourceDefinition', 'databases.database.example.com');
 const validator = new CrdValidator(crd);
 const SEED = path.join(__dirname, '..', 'fixtures', 'seeds', '001-my-db.yaml');
 
-const db = (spec: object = {}) => ({
-  apiVersion: 'database.example.com/v1alpha1', kind: 'Database',
-  metadata: { name: 'my-db', namespace: 'data', uid: 'u-5', generation: 2 },
-  spec: { type: 'postgresql', version: '13', storage: { size: '10Gi' }, backup: { enabled: true, schedule: '0 2 * * *' }, deletionPolicy: 'Retain', ...spec },
-}) as any;
+const db = (spec: object = {}) =>
+  ({
+    apiVersion: 'database.example.com/v1alpha1',
+    kind: 'Database',
+    metadata: { name: 'my-db', namespace: 'data', uid: 'u-5', generation: 2 },
+    spec: {
+      type: 'postgresql',
+      version: '13',
+      storage: { size: '10Gi' },
+      backup: { enabled: true, schedule: '0 2 * * *' },
+      deletionPolicy: 'Retain',
+      ...spec,
+    },
+  }) as any;
 
 describe('synthesized Database operator', () => {
   test('matches the snapshot', () => {
@@ -40,32 +54,55 @@ describe('synthesized Database operator', () => {
 
   test('RBAC: Secrets create only (no read of any Secret); the only delete is on CronJobs; claims never deleted', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
-    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`));
-    expect(grants).toEqual(expect.arrayContaining([
-      '/secrets: create',
-      '/persistentvolumeclaims: get,list,watch,create,update,patch',
+    const grants = role.rules.flatMap((r: any) =>
+      r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
+    );
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        '/secrets: create',
+        '/persistentvolumeclaims: get,list,watch,create,update,patch',
+        'batch/cronjobs: get,list,watch,create,update,patch,delete',
+      ]),
+    );
+    expect(grants.filter((g: string) => g.includes('delete'))).toEqual([
       'batch/cronjobs: get,list,watch,create,update,patch,delete',
-    ]));
-    expect(grants.filter((g: string) => g.includes('delete'))).toEqual(['batch/cronjobs: get,list,watch,create,update,patch,delete']);
+    ]);
     expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);
-    for (const o of objects) expect(() => validateBuiltin(o)).not.toThrow();
+    for (const o of objects)
+      expect(() => {
+        validateBuiltin(o);
+      }).not.toThrow();
   });
 
-  test('the synthesized sample and seed 001\'s sample validate verbatim', () => {
+  test("the synthesized sample and seed 001's sample validate verbatim", () => {
     expect(validator.validate(parseYaml(files['samples/database-sample.k8s.yaml'])[0])).toEqual([]);
     expect(validator.validate(parseYaml(fs.readFileSync(SEED, 'utf8'))[0])).toEqual([]);
   });
 
   test.each(invalidDatabaseSpecs)('rejects %s, naming the field', (_w, spec, field) => {
-    expect(validator.validate({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'x' }, spec }).join('\n')).toContain(field);
+    expect(
+      validator
+        .validate({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'x' }, spec })
+        .join('\n'),
+    ).toContain(field);
   });
 });
 
 describe('the children of a Database', () => {
   test('postgresql with backups: Services, StatefulSet on a 10Gi claim, backup claim and CronJob; Retain keeps data', () => {
     const children = desiredDatabaseChildren(db()) as any[];
-    expect(children.map(c => `${c.kind}/${c.metadata.name}`)).toEqual(['ConfigMap/my-db-retention', 'Service/my-db-headless', 'Service/my-db', 'StatefulSet/my-db', 'PersistentVolumeClaim/my-db-backup', 'CronJob/my-db-backup']);
-    for (const c of children) expect(() => validateBuiltin(c)).not.toThrow();
+    expect(children.map((c) => `${c.kind}/${c.metadata.name}`)).toEqual([
+      'ConfigMap/my-db-retention',
+      'Service/my-db-headless',
+      'Service/my-db',
+      'StatefulSet/my-db',
+      'PersistentVolumeClaim/my-db-backup',
+      'CronJob/my-db-backup',
+    ]);
+    for (const c of children)
+      expect(() => {
+        validateBuiltin(c);
+      }).not.toThrow();
     const [retention, , svc, sts, backupClaim, cron] = children;
     // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
     expect(retention.metadata.ownerReferences).toBeUndefined();
@@ -75,28 +112,51 @@ describe('the children of a Database', () => {
     expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('10Gi');
     const c = sts.spec.template.spec.containers[0];
     expect(c.image).toBe('postgres:13');
-    expect(c.env.find((e: any) => e.name === 'POSTGRES_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'my-db-credentials', key: 'password' });
+    expect(c.env.find((e: any) => e.name === 'POSTGRES_PASSWORD').valueFrom.secretKeyRef).toEqual({
+      name: 'my-db-credentials',
+      key: 'password',
+    });
     // The backup claim is user data: not owned under Retain, so deleting the Database keeps it.
     expect(backupClaim.metadata.ownerReferences).toBeUndefined();
     expect(cron.spec.schedule).toBe('0 2 * * *');
     expect(cron.spec.jobTemplate.spec.template.spec.containers[0].command[2]).toContain('pg_dump -h my-db.data.svc');
     for (const { spec } of podSpecsOf(children)) {
-      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, seccompProfile: { type: 'RuntimeDefault' } });
-      expect(spec.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+      expect(spec.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 999,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(spec.containers[0].securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+      });
     }
     // No secret material anywhere in the children.
     expect(JSON.stringify(children)).not.toMatch(/"password"\s*:\s*"/);
   });
 
   test('Delete policy: claims go with the Database; no backups: no backup objects; mysql works the same way', () => {
-    const children = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4', deletionPolicy: 'Delete', backup: { enabled: false, schedule: '0 2 * * *' } })) as any[];
-    expect(children.map(c => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'StatefulSet']);
+    const children = desiredDatabaseChildren(
+      db({
+        type: 'mysql',
+        version: '8.4',
+        deletionPolicy: 'Delete',
+        backup: { enabled: false, schedule: '0 2 * * *' },
+      }),
+    ) as any[];
+    expect(children.map((c) => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'StatefulSet']);
     expect(children[0].metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5', controller: true });
     const sts = children[3];
     expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Delete');
-    expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'mysql:8.4', ports: [{ containerPort: 3306 }] });
+    expect(sts.spec.template.spec.containers[0]).toMatchObject({
+      image: 'mysql:8.4',
+      ports: [{ containerPort: 3306 }],
+    });
     const withBackup = desiredDatabaseChildren(db({ deletionPolicy: 'Delete' })) as any[];
-    expect(withBackup.find(c => c.kind === 'PersistentVolumeClaim').metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5' });
+    expect(withBackup.find((c) => c.kind === 'PersistentVolumeClaim').metadata.ownerReferences[0]).toMatchObject({
+      kind: 'Database',
+      uid: 'u-5',
+    });
   });
 
   test('credentials are random, generated per Database, and owned by the retention ConfigMap', () => {
@@ -106,16 +166,34 @@ describe('the children of a Database', () => {
     expect(a.stringData.password).not.toBe(b.stringData.password);
     expect(a.stringData.password.length).toBeGreaterThanOrEqual(32);
     expect(a.stringData).toMatchObject({ username: 'app', database: 'my_db' });
-    expect(a.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'my-db-retention', uid: 'cm-1' }]);
+    expect(a.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'my-db-retention', uid: 'cm-1' },
+    ]);
   });
 
   test('status: endpoint, credentials, backups, phase', () => {
     const s = desiredDatabaseStatus(db(), undefined, undefined, true);
-    expect(s).toMatchObject({ phase: 'Creating', endpoint: 'my-db.data.svc:5432', credentialsSecret: 'my-db-credentials', backupCronJob: 'my-db-backup', observedGeneration: 2 });
-    expect(desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined, true).phase).toBe('Ready');
+    expect(s).toMatchObject({
+      phase: 'Creating',
+      endpoint: 'my-db.data.svc:5432',
+      credentialsSecret: 'my-db-credentials',
+      backupCronJob: 'my-db-backup',
+      observedGeneration: 2,
+    });
+    expect(
+      desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined, true).phase,
+    ).toBe('Ready');
     expect(desiredDatabaseStatus(db(), undefined, 'rejected', false).credentialsSecret).toBeUndefined();
-    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), undefined, undefined, true);
+    const off = desiredDatabaseStatus(
+      db({ backup: { enabled: false, schedule: '0 2 * * *' } }),
+      undefined,
+      undefined,
+      true,
+    );
     expect(off.backupCronJob).toBeUndefined();
-    expect(off.conditions.find(c => c.type === 'BackupScheduled')).toMatchObject({ status: 'False', reason: 'Disabled' });
+    expect(off.conditions.find((c) => c.type === 'BackupScheduled')).toMatchObject({
+      status: 'False',
+      reason: 'Disabled',
+    });
   });
 });

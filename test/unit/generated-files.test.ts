@@ -33,10 +33,21 @@ describe('committed generated files are current', () => {
   // The API reference is generated from the doc comments: run `npm run docs`.
   test('docs/api/ equals a fresh typedoc of the three entry points', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-docs-'));
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--logLevel', 'Warn', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--logLevel', 'Warn', '--out', out],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     const fresh = readTree(out);
-    expect(Object.keys(fresh)).toEqual(expect.arrayContaining(['README.md', 'cdk8s-operator-kit.md', 'cdk8s-operator-kit/reconciler.md', 'cdk8s-operator-kit/testing.md']));
+    expect(Object.keys(fresh)).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'cdk8s-operator-kit.md',
+        'cdk8s-operator-kit/reconciler.md',
+        'cdk8s-operator-kit/testing.md',
+      ]),
+    );
     expect(fresh['cdk8s-operator-kit.md']).toContain('### ConstructOperator');
     expect(readTree(path.join(ROOT, 'docs', 'api'))).toEqual(fresh);
   }, 60_000);

@@ -21,16 +21,20 @@ describe('the reconciler image', () => {
     expect(dockerfile).toMatch(/^ENTRYPOINT \[.*"\/app\/main\.js"\]$/m);
   });
 
-  test('runs a supported Node.js LTS (22), and bundles the entry point given as ENTRY (the kit\'s by default)', () => {
+  test("runs a supported Node.js LTS (22), and bundles the entry point given as ENTRY (the kit's by default)", () => {
     expect(dockerfile).toMatch(/^FROM node:22-/m);
     expect(dockerfile).toMatch(/^FROM gcr\.io\/distroless\/nodejs22-/m);
     expect(dockerfile).toMatch(/^ARG ENTRY=operator\/main\.ts$/m);
     expect(dockerfile).toContain('esbuild "$ENTRY" --bundle');
   });
 
-  test('a user\'s entry point bundles the same way: the StaticSite example\'s reconciler', () => {
+  test("a user's entry point bundles the same way: the StaticSite example's reconciler", () => {
     const bundle = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-')), 'main.js');
-    execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs'), bundle, 'examples/static-site/main.ts'], { cwd: ROOT, stdio: 'ignore' });
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'operator', 'bundle.mjs'), bundle, 'examples/static-site/main.ts'],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
     const bad = spawnSync(process.execPath, [bundle, '--controllers=memcached'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('unknown controller(s) memcached; known: staticsite');
@@ -44,6 +48,8 @@ describe('the reconciler image', () => {
     expect(help.stdout).toContain('--leader-elect');
     const bad = spawnSync(process.execPath, [bundle, '--controllers=nope'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('unknown controller(s) nope; known: memcached, etcdcluster, crontab, application, webapp, database');
+    expect(bad.stderr).toContain(
+      'unknown controller(s) nope; known: memcached, etcdcluster, crontab, application, webapp, database',
+    );
   }, 60_000);
 });

@@ -1,18 +1,29 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { memcachedController, memcachedKind, metricsAuthRules, rulesForControllers, structuralProblems } from '../../constructs';
+import {
+  memcachedController,
+  memcachedKind,
+  metricsAuthRules,
+  rulesForControllers,
+  structuralProblems,
+} from '../../constructs';
 import { validateBuiltin, isBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidMemcachedSpecs, memcachedWithSpec } from '../support/memcached-cases';
 import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';
 
 const SEEDS = path.join(__dirname, '..', 'fixtures', 'seeds');
-const seedFiles = fs.readdirSync(SEEDS).filter(f => /memcached.*\.yaml$/.test(f));
+const seedFiles = fs.readdirSync(SEEDS).filter((f) => /memcached.*\.yaml$/.test(f));
 
 const result = synthProject();
 // This file is about the Memcached operator's charts and sample.
-const files = Object.fromEntries(Object.entries(result.files).filter(([f]) => /^\d{4}-memcached|samples\/memcached/.test(f)));
-const objects = Object.keys(files).filter(f => !f.startsWith('samples/')).sort().flatMap(f => parseYaml(files[f]));
+const files = Object.fromEntries(
+  Object.entries(result.files).filter(([f]) => /^\d{4}-memcached|samples\/memcached/.test(f)),
+);
+const objects = Object.keys(files)
+  .filter((f) => !f.startsWith('samples/'))
+  .sort()
+  .flatMap((f) => parseYaml(files[f]));
 const samples = parseYaml(files['samples/memcached-sample.k8s.yaml']);
 const crd = one(objects, 'CustomResourceDefinition', 'memcacheds.cache.example.com');
 
@@ -21,23 +32,27 @@ describe('synthesized Memcached operator', () => {
     expect(files).toMatchSnapshot();
   });
 
-  test('writes every operator\'s cluster-scoped chart before its namespaced chart, samples apart', () => {
-    const top = Object.keys(result.files).filter(f => !f.includes('/')).sort();
-    const operators = top.filter(f => !f.includes('-cluster.')).map(f => /^(\d{4})-(.+)\.k8s\.yaml$/.exec(f)!);
-    expect(operators.map(m => m[2])).toEqual(expect.arrayContaining(['memcached', 'etcd', 'crontab']));
+  test("writes every operator's cluster-scoped chart before its namespaced chart, samples apart", () => {
+    const top = Object.keys(result.files)
+      .filter((f) => !f.includes('/'))
+      .sort();
+    const operators = top.filter((f) => !f.includes('-cluster.')).map((f) => /^(\d{4})-(.+)\.k8s\.yaml$/.exec(f)!);
+    expect(operators.map((m) => m[2])).toEqual(expect.arrayContaining(['memcached', 'etcd', 'crontab']));
     for (const [, index, name] of operators) {
-      const cluster = top.find(f => f.endsWith(`-${name}-cluster.k8s.yaml`));
+      const cluster = top.find((f) => f.endsWith(`-${name}-cluster.k8s.yaml`));
       expect({ name, cluster: cluster !== undefined && cluster.slice(0, 4) < index }).toEqual({ name, cluster: true });
     }
     expect(Object.keys(result.files)).toContain('samples/memcached-sample.k8s.yaml');
     // Samples never ride with the operators: a CR cannot be applied before its CRD is established.
-    for (const f of top) expect(parseYaml(result.files[f]).map(o => o.apiVersion.split('/')[0])).not.toContain('cache.example.com');
+    for (const f of top)
+      expect(parseYaml(result.files[f]).map((o) => o.apiVersion.split('/')[0])).not.toContain('cache.example.com');
   });
 
   test('cluster-scoped objects carry no namespace; namespaced ones carry the operator namespace', () => {
     const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
     for (const o of objects) {
-      if (clusterScoped.has(o.kind)) expect({ kind: o.kind, ns: o.metadata.namespace }).toEqual({ kind: o.kind, ns: undefined });
+      if (clusterScoped.has(o.kind))
+        expect({ kind: o.kind, ns: o.metadata.namespace }).toEqual({ kind: o.kind, ns: undefined });
       else expect({ kind: o.kind, ns: o.metadata.namespace }).toEqual({ kind: o.kind, ns: 'memcached-system' });
     }
   });
@@ -45,8 +60,17 @@ describe('synthesized Memcached operator', () => {
   test('the CRD names, versions and scope follow the seeds', () => {
     expect(crd.spec.group).toBe('cache.example.com');
     expect(crd.spec.scope).toBe('Namespaced');
-    expect(crd.spec.names).toMatchObject({ kind: 'Memcached', plural: 'memcacheds', singular: 'memcached', shortNames: ['mc'], categories: ['all'] });
-    expect(crd.spec.versions.map((v: any) => [v.name, v.served, v.storage])).toEqual([['v1alpha1', true, false], ['v1', true, true]]);
+    expect(crd.spec.names).toMatchObject({
+      kind: 'Memcached',
+      plural: 'memcacheds',
+      singular: 'memcached',
+      shortNames: ['mc'],
+      categories: ['all'],
+    });
+    expect(crd.spec.versions.map((v: any) => [v.name, v.served, v.storage])).toEqual([
+      ['v1alpha1', true, false],
+      ['v1', true, true],
+    ]);
     // Both versions carry the same schema, so no conversion webhook is needed.
     expect(crd.spec.versions[0].schema).toEqual(crd.spec.versions[1].schema);
   });
@@ -58,7 +82,9 @@ describe('synthesized Memcached operator', () => {
       const untyped: string[] = [];
       const walk = (s: any, at: string) => {
         if (!s.type && !s['x-kubernetes-int-or-string'] && !s['x-kubernetes-preserve-unknown-fields']) untyped.push(at);
-        Object.entries(s.properties ?? {}).forEach(([k, c]) => walk(c, `${at}.${k}`));
+        Object.entries(s.properties ?? {}).forEach(([k, c]) => {
+          walk(c, `${at}.${k}`);
+        });
         if (s.items) walk(s.items, `${at}[]`);
       };
       walk(v.schema.openAPIV3Schema, '');
@@ -66,19 +92,28 @@ describe('synthesized Memcached operator', () => {
     }
   });
 
-  test('the spec schema has the seeds\' fields, bounds and defaults, with descriptions', () => {
+  test("the spec schema has the seeds' fields, bounds and defaults, with descriptions", () => {
     const spec = crd.spec.versions[1].schema.openAPIV3Schema.properties.spec;
     expect(spec.required).toEqual(['size']);
     expect(spec.properties.size).toMatchObject({ type: 'integer', minimum: 1, maximum: 10 });
     expect(spec.properties.image).toMatchObject({ type: 'string', default: 'memcached:1.6' });
     expect(spec.properties.containerPort).toMatchObject({ type: 'integer', default: 11211 });
     for (const [name, field] of Object.entries<any>(spec.properties)) {
-      expect({ name, hasDescription: typeof field.description === 'string' && field.description.length > 10 }).toEqual({ name, hasDescription: true });
+      expect({ name, hasDescription: typeof field.description === 'string' && field.description.length > 10 }).toEqual({
+        name,
+        hasDescription: true,
+      });
     }
     const status = crd.spec.versions[1].schema.openAPIV3Schema.properties.status;
     expect(status.properties.nodes).toMatchObject({ type: 'array', items: { type: 'string' } });
     expect(status.properties.conditions['x-kubernetes-list-type']).toBe('map');
-    expect(status.properties.conditions.items.required).toEqual(['type', 'status', 'lastTransitionTime', 'reason', 'message']);
+    expect(status.properties.conditions.items.required).toEqual([
+      'type',
+      'status',
+      'lastTransitionTime',
+      'reason',
+      'message',
+    ]);
   });
 
   test('status and scale subresources, printer columns', () => {
@@ -97,69 +132,92 @@ describe('synthesized Memcached operator', () => {
 
   test('RBAC grants exactly what the memcached controller needs, never a wildcard', () => {
     const role = one(objects, 'ClusterRole', 'memcached-manager-role');
-    const grants = role.rules.flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`)).sort();
-    expect(grants).toEqual([
-      '/pods: get,list,watch',
-      'apps/deployments: get,list,watch,create,update,patch',
-      // For the secure /metrics endpoint: who is scraping, and may they.
-      'authentication.k8s.io/tokenreviews: create',
-      'authorization.k8s.io/subjectaccessreviews: create',
-      'cache.example.com/memcacheds/finalizers: update',
-      'cache.example.com/memcacheds/status: get,update,patch',
-      'cache.example.com/memcacheds: get,list,watch',
-      'events.k8s.io/events: create,patch',
-    ].sort());
-    for (const r of objects.filter(o => o.kind === 'ClusterRole' || o.kind === 'Role').flatMap(o => o.rules)) {
-      expect([...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.nonResourceURLs ?? []), ...r.verbs]).not.toContain('*');
+    const grants = role.rules
+      .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
+      .sort();
+    expect(grants).toEqual(
+      [
+        '/pods: get,list,watch',
+        'apps/deployments: get,list,watch,create,update,patch',
+        // For the secure /metrics endpoint: who is scraping, and may they.
+        'authentication.k8s.io/tokenreviews: create',
+        'authorization.k8s.io/subjectaccessreviews: create',
+        'cache.example.com/memcacheds/finalizers: update',
+        'cache.example.com/memcacheds/status: get,update,patch',
+        'cache.example.com/memcacheds: get,list,watch',
+        'events.k8s.io/events: create,patch',
+      ].sort(),
+    );
+    for (const r of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').flatMap((o) => o.rules)) {
+      expect([...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.nonResourceURLs ?? []), ...r.verbs]).not.toContain(
+        '*',
+      );
     }
     // No access to Secrets, and no delete anywhere: garbage collection removes children.
     expect(JSON.stringify(role.rules)).not.toMatch(/secrets|delete/);
     const leader = one(objects, 'Role', 'memcached-leader-election-role');
-    expect(leader.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+    expect(leader.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
   });
 
-  test('the bindings give those roles to the operator\'s ServiceAccount', () => {
+  test("the bindings give those roles to the operator's ServiceAccount", () => {
     const subject = { kind: 'ServiceAccount', name: 'memcached-operator', namespace: 'memcached-system' };
     expect(one(objects, 'ClusterRoleBinding', 'memcached-manager-rolebinding')).toMatchObject({
-      roleRef: { kind: 'ClusterRole', name: 'memcached-manager-role' }, subjects: [subject],
+      roleRef: { kind: 'ClusterRole', name: 'memcached-manager-role' },
+      subjects: [subject],
     });
     expect(one(objects, 'RoleBinding', 'memcached-leader-election-rolebinding')).toMatchObject({
-      roleRef: { kind: 'Role', name: 'memcached-leader-election-role' }, subjects: [subject],
+      roleRef: { kind: 'Role', name: 'memcached-leader-election-role' },
+      subjects: [subject],
     });
   });
 
   test('every pod spec meets the restricted Pod Security Standard and mounts its token', () => {
     const specs = podSpecsOf(objects);
-    expect(specs.map(s => s.owner)).toEqual(['Deployment/memcached-operator']);
+    expect(specs.map((s) => s.owner)).toEqual(['Deployment/memcached-operator']);
     for (const { spec } of specs) {
       expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(spec.automountServiceAccountToken).toBe(true);
       for (const c of spec.containers) {
-        expect(c.securityContext).toEqual(expect.objectContaining({
-          allowPrivilegeEscalation: false,
-          capabilities: { drop: ['ALL'] },
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-        }));
+        expect(c.securityContext).toEqual(
+          expect.objectContaining({
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+          }),
+        );
         expect(c.resources.requests).toBeDefined();
         expect(c.resources.limits).toBeDefined();
       }
     }
-    expect((one(objects, 'Namespace', 'memcached-system').metadata.labels as Record<string, string>)['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(
+      (one(objects, 'Namespace', 'memcached-system').metadata.labels as Record<string, string>)[
+        'pod-security.kubernetes.io/enforce'
+      ],
+    ).toBe('restricted');
   });
 
   test('the reconciler Deployment: args select the controller, probes, metrics port and Service', () => {
     const dep = one(objects, 'Deployment', 'memcached-operator');
     const c = dep.spec.template.spec.containers[0];
-    expect(c.args).toEqual(expect.arrayContaining([
-      '--controllers=memcached', '--leader-elect', '--leader-election-id=memcached-operator-leader',
-      '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081',
-    ]));
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        '--controllers=memcached',
+        '--leader-elect',
+        '--leader-election-id=memcached-operator-leader',
+        '--metrics-bind-address=:8080',
+        '--health-probe-bind-address=:8081',
+      ]),
+    );
     // A small young generation: what the bench measured the memory figures with.
     expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-semi-space-size=2' });
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
-    expect(c.ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'metrics', containerPort: 8080 })]));
+    expect(c.ports).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'metrics', containerPort: 8080 })]),
+    );
     expect(dep.spec.template.spec.serviceAccountName).toBe('memcached-operator');
     const svc = one(objects, 'Service', 'memcached-metrics');
     expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
@@ -169,29 +227,45 @@ describe('synthesized Memcached operator', () => {
 
   test('every object carries the standard app.kubernetes.io labels', () => {
     for (const o of objects) {
-      expect(Object.keys(o.metadata.labels ?? {})).toEqual(expect.arrayContaining(['app.kubernetes.io/part-of', 'app.kubernetes.io/managed-by']));
+      expect(Object.keys(o.metadata.labels ?? {})).toEqual(
+        expect.arrayContaining(['app.kubernetes.io/part-of', 'app.kubernetes.io/managed-by']),
+      );
     }
   });
 
   test('every built-in object validates against the Kubernetes OpenAPI schema', () => {
-    const builtins = objects.filter(o => isBuiltin(o.apiVersion));
+    const builtins = objects.filter((o) => isBuiltin(o.apiVersion));
     expect(builtins.length).toBe(objects.length);
-    for (const o of builtins) expect(() => validateBuiltin(o)).not.toThrow();
+    for (const o of builtins)
+      expect(() => {
+        validateBuiltin(o);
+      }).not.toThrow();
     // The validator can fail: a broken Deployment is caught.
     const broken = structuredClone(one(objects, 'Deployment', 'memcached-operator'));
     broken.spec.replicas = 'three';
-    expect(() => validateBuiltin(broken)).toThrow();
+    expect(() => {
+      validateBuiltin(broken);
+    }).toThrow();
   });
 
   test('/metrics is secure by default: HTTPS Service port, a metrics-reader ClusterRole to bind to Prometheus', () => {
-    expect(one(objects, 'ClusterRole', 'memcached-metrics-reader').rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
-    expect(one(objects, 'Service', 'memcached-metrics').spec.ports).toEqual([{ name: 'https', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
-    expect(one(objects, 'Deployment', 'memcached-operator').spec.template.spec.containers[0].args).not.toContain('--metrics-secure=false');
+    expect(one(objects, 'ClusterRole', 'memcached-metrics-reader').rules).toEqual([
+      { nonResourceURLs: ['/metrics'], verbs: ['get'] },
+    ]);
+    expect(one(objects, 'Service', 'memcached-metrics').spec.ports).toEqual([
+      { name: 'https', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
+    expect(one(objects, 'Deployment', 'memcached-operator').spec.template.spec.containers[0].args).not.toContain(
+      '--metrics-secure=false',
+    );
   });
 
   test('the declaration and the output agree', () => {
     const rules = rulesForControllers([memcachedController]);
-    expect(one(objects, 'ClusterRole', 'memcached-manager-role').rules).toEqual([...rules.namespaced, ...metricsAuthRules()]);
+    expect(one(objects, 'ClusterRole', 'memcached-manager-role').rules).toEqual([
+      ...rules.namespaced,
+      ...metricsAuthRules(),
+    ]);
     expect(memcachedKind.crdName).toBe(crd.metadata.name);
   });
 });
@@ -206,7 +280,12 @@ describe('sample Memcached resources', () => {
   });
 
   test('defaults fill in image and containerPort', () => {
-    const cr = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'x' }, spec: { size: 2 } };
+    const cr = {
+      apiVersion: 'cache.example.com/v1alpha1',
+      kind: 'Memcached',
+      metadata: { name: 'x' },
+      spec: { size: 2 },
+    };
     expect(validator.validate(cr)).toEqual([]);
   });
 
@@ -216,14 +295,20 @@ describe('sample Memcached resources', () => {
     expect(errors.join('\n')).toContain(field);
   });
 
-  test.each(seedFiles)('the seed sample %s validates verbatim', file => {
+  test.each(seedFiles)('the seed sample %s validates verbatim', (file) => {
     const docs = parseYaml(fs.readFileSync(path.join(SEEDS, file), 'utf8'));
     expect(docs).toHaveLength(1);
     expect(validator.validate(docs[0])).toEqual([]);
   });
 
   test('rejects a Memcached without spec, and an unserved version', () => {
-    expect(validator.validate({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'x' } }).join()).toContain('spec: Required value');
-    expect(validator.validate({ apiVersion: 'cache.example.com/v2', kind: 'Memcached', metadata: { name: 'x' }, spec: { size: 1 } }).join()).toContain('apiVersion');
+    expect(
+      validator.validate({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name: 'x' } }).join(),
+    ).toContain('spec: Required value');
+    expect(
+      validator
+        .validate({ apiVersion: 'cache.example.com/v2', kind: 'Memcached', metadata: { name: 'x' }, spec: { size: 1 } })
+        .join(),
+    ).toContain('apiVersion');
   });
 });

@@ -12,19 +12,27 @@ describe('the platform chart', () => {
   });
 
   test('three operators, each in its namespace, every object labelled for the team', () => {
-    expect(objects.filter(o => o.kind === 'Deployment').map(o => `${o.metadata.namespace}/${o.metadata.name}`).sort())
-      .toEqual(['cache-system/cache-operator', 'databases/db-operator', 'greeting-system/greeting-operator']);
+    expect(
+      objects
+        .filter((o) => o.kind === 'Deployment')
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual(['cache-system/cache-operator', 'databases/db-operator', 'greeting-system/greeting-operator']);
     for (const o of objects) expect(o.metadata.labels?.team).toBe('platform');
   });
 
   test('the cluster-scoped objects are in their own chart, which the platform chart depends on', () => {
-    expect(clusterObjects.filter(o => o.kind === 'CustomResourceDefinition').map(o => o.metadata.name).sort())
-      .toEqual(['databases.database.example.com', 'greetings.platform.example.com', 'memcacheds.cache.example.com']);
+    expect(
+      clusterObjects
+        .filter((o) => o.kind === 'CustomResourceDefinition')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['databases.database.example.com', 'greetings.platform.example.com', 'memcacheds.cache.example.com']);
     expect(chart.node.dependencies).toContain(cluster);
   });
 
   test('the Greeting operator may manage exactly what its construct makes', () => {
-    const role = clusterObjects.find(o => o.kind === 'ClusterRole' && o.metadata.name === 'greeting-manager-role');
+    const role = clusterObjects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'greeting-manager-role');
     const resources = role.rules.flatMap((r: { resources: string[] }) => r.resources);
     expect(resources).toEqual(expect.arrayContaining(['configmaps', 'deployments', 'greetings', 'greetings/status']));
     expect(resources).not.toContain('secrets');

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { k8s } from 'cdk8s-plus-27';
-import { BuiltinTypes, ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
+import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
 import { buildController } from '../../../operator/runtime/builder';
-import { ApiError, KubeClient } from '../../../operator/runtime/client';
+import { ApiError, type KubeClient } from '../../../operator/runtime/client';
 import { TerminalError } from '../../../operator/runtime/errors';
 import type { ReconcileContext } from '../../../operator/runtime/controller';
 import { Manager } from '../../../operator/runtime/manager';
@@ -12,7 +12,10 @@ import type { KubeObject } from '../../../operator/runtime/resource';
 const logger = pino({ level: 'silent' });
 
 const widgetKind = new CustomResourceKind({
-  group: 'test.example.com', kind: 'Widget', versions: ['v1'], description: 'A widget.',
+  group: 'test.example.com',
+  kind: 'Widget',
+  versions: ['v1'],
+  description: 'A widget.',
   spec: t.object({ replicas: t.integer({ required: true }), config: t.boolean() }),
   status: t.object({ ready: t.boolean(), conditions: t.array(t.object({ type: t.string() })) }),
 });
@@ -25,14 +28,37 @@ const widgetController: ControllerDeclaration = {
   deletes: [BuiltinTypes.ConfigMap],
   render: (scope, w, { owner }) => {
     const meta = { name: w.metadata.name, namespace: w.metadata.namespace, ownerReferences: [owner] };
-    new k8s.KubeDeployment(scope, 'd', { metadata: meta, spec: { replicas: w.spec.replicas, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    new k8s.KubeDeployment(scope, 'd', {
+      metadata: meta,
+      spec: {
+        replicas: w.spec.replicas,
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+      },
+    });
     if (w.spec.config) new k8s.KubeConfigMap(scope, 'c', { metadata: meta, data: { a: 'b' } });
   },
   status: (w, o) => ({
     ready: !o.applyError,
-    conditions: [o.applyError
-      ? { type: 'Degraded', status: 'True', reason: 'InvalidChildren', message: o.applyError, lastTransitionTime: 't', observedGeneration: w.metadata.generation }
-      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'ok', lastTransitionTime: 't', observedGeneration: w.metadata.generation }],
+    conditions: [
+      o.applyError
+        ? {
+            type: 'Degraded',
+            status: 'True',
+            reason: 'InvalidChildren',
+            message: o.applyError,
+            lastTransitionTime: 't',
+            observedGeneration: w.metadata.generation,
+          }
+        : {
+            type: 'Degraded',
+            status: 'False',
+            reason: 'AsExpected',
+            message: 'ok',
+            lastTransitionTime: 't',
+            observedGeneration: w.metadata.generation,
+          },
+    ],
   }),
 };
 
@@ -41,14 +67,19 @@ function fakeClient() {
   const writes: string[] = [];
   const applied: KubeObject[] = [];
   const statuses: unknown[] = [];
-  const deletes: Array<{ name: string; uid?: string }> = [];
+  const deletes: { name: string; uid?: string }[] = [];
   const client = {
     fieldManager: 'test',
     apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
       writes.push(`apply ${type.kind}${opts.subresource ? `/${opts.subresource}` : ''} ${obj.metadata.name}`);
       if (opts.subresource === 'status') statuses.push(obj.status);
       else applied.push(obj);
-      if (type.kind === 'Deployment' && (obj as any).spec.replicas < 0) throw new ApiError(422, 'Invalid', 'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
+      if (type.kind === 'Deployment' && (obj as any).spec.replicas < 0)
+        throw new ApiError(
+          422,
+          'Invalid',
+          'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+        );
       return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } };
     },
     delete: async (type: { kind: string }, name: string, _ns?: string, options: { uid?: string } = {}) => {
@@ -61,26 +92,56 @@ function fakeClient() {
 
 /** The widget's Deployment as the API server has it after our apply: nothing left to apply. */
 function appliedDeployment(): KubeObject {
-  const owner = { apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true, blockOwnerDeletion: true };
-  const ownerFields = { '.': {}, 'f:apiVersion': {}, 'f:blockOwnerDeletion': {}, 'f:controller': {}, 'f:kind': {}, 'f:name': {}, 'f:uid': {} };
+  const owner = {
+    apiVersion: 'test.example.com/v1',
+    kind: 'Widget',
+    name: 'w',
+    uid: 'u-w',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const ownerFields = {
+    '.': {},
+    'f:apiVersion': {},
+    'f:blockOwnerDeletion': {},
+    'f:controller': {},
+    'f:kind': {},
+    'f:name': {},
+    'f:uid': {},
+  };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {
-      name: 'w', namespace: 'ns', ownerReferences: [owner],
-      managedFields: [{
-        manager: 'test', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1',
-        fieldsV1: {
-          'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"u-w"}': ownerFields } },
-          'f:spec': {
-            'f:replicas': {}, 'f:selector': {},
-            'f:template': { 'f:metadata': { 'f:labels': { 'f:a': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } },
+      name: 'w',
+      namespace: 'ns',
+      ownerReferences: [owner],
+      managedFields: [
+        {
+          manager: 'test',
+          operation: 'Apply',
+          apiVersion: 'apps/v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"u-w"}': ownerFields } },
+            'f:spec': {
+              'f:replicas': {},
+              'f:selector': {},
+              'f:template': {
+                'f:metadata': { 'f:labels': { 'f:a': {} } },
+                'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } },
+              },
+            },
           },
         },
-      }],
+      ],
     },
-    spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
-  } as KubeObject;
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    },
+  };
 }
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
@@ -89,7 +150,17 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
   const metrics = new Metrics();
-  const controller = buildController(mgr, decl, { client, logger, metrics, statusCoalesceMs, recorder: { record: async (_o: unknown, type: string, reason: string) => { events.push(`${type}/${reason}`); } } as never });
+  const controller = buildController(mgr, decl, {
+    client,
+    logger,
+    metrics,
+    statusCoalesceMs,
+    recorder: {
+      record: async (_o: unknown, type: string, reason: string) => {
+        events.push(`${type}/${reason}`);
+      },
+    } as never,
+  });
   const cache = (type: { group: string; resource: string }, obj: KubeObject) => {
     const inf = mgr.informer(type as never) as any;
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
@@ -115,10 +186,35 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
     }
     return out;
   };
-  const ctx = { client, logger, recorder: (controller as any).options.recorder, signal: new AbortController().signal } as ReconcileContext;
+  const ctx = {
+    client,
+    logger,
+    recorder: (controller as any).options.recorder,
+    signal: new AbortController().signal,
+  } as ReconcileContext;
   const reconcile = () => (controller as any).options.reconciler({ namespace: 'ns', name: 'w' }, ctx);
-  const widget = (spec: object, generation: number, status?: object): KubeObject => ({ apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation }, spec, status });
-  return { mgr, metrics, writes, applied, statuses, deletes, events, cache, uncache, queued, reconcile, widget, widgetType: { group: 'test.example.com', resource: 'widgets' } };
+  const widget = (spec: object, generation: number, status?: object): KubeObject => ({
+    apiVersion: 'test.example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation },
+    spec,
+    status,
+  });
+  return {
+    mgr,
+    metrics,
+    writes,
+    applied,
+    statuses,
+    deletes,
+    events,
+    cache,
+    uncache,
+    queued,
+    reconcile,
+    widget,
+    widgetType: { group: 'test.example.com', resource: 'widgets' },
+  };
 }
 
 describe('the controller builder', () => {
@@ -139,29 +235,37 @@ describe('the controller builder', () => {
     expect(s.events).toEqual(['Normal/Created']);
     // A child event within the window: still one status write pending, no Event twice.
     s.cache(BuiltinTypes.Deployment, appliedDeployment());
-    await new Promise(r => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50));
     const second = await s.reconcile();
     expect(second.requeueAfterMs).toBeLessThanOrEqual(200);
     expect(s.writes).toEqual(['apply Deployment w']);
-    await new Promise(r => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 200));
     expect(await s.reconcile()).toBeUndefined();
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
     expect(s.events).toEqual(['Normal/Created']);
     // A change right after that write waits out the window too.
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1, { ready: false, conditions: [] }));
     expect(await s.reconcile()).toEqual({ requeueAfterMs: expect.any(Number) });
-    expect(s.writes.filter(w => w.includes('/status'))).toHaveLength(1);
+    expect(s.writes.filter((w) => w.includes('/status'))).toHaveLength(1);
   });
 
   test('prunes an owned child of a deletable kind the construct no longer renders, and only that', async () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 1, config: false }, 2));
     const owner = [{ apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true }];
-    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', ownerReferences: owner } });
-    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone-elses', namespace: 'ns' } });
+    s.cache(BuiltinTypes.ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'w', namespace: 'ns', ownerReferences: owner },
+    });
+    s.cache(BuiltinTypes.ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'someone-elses', namespace: 'ns' },
+    });
     await s.reconcile();
     expect(s.writes).toContain('delete ConfigMap w');
-    expect(s.writes.filter(w => w.startsWith('delete'))).toEqual(['delete ConfigMap w']);
+    expect(s.writes.filter((w) => w.startsWith('delete'))).toEqual(['delete ConfigMap w']);
   });
 
   test('a child the API server refuses: Degraded with its message, one Warning, no retry until the generation changes', async () => {
@@ -171,7 +275,20 @@ describe('the controller builder', () => {
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
     expect(s.events).toEqual(['Warning/InvalidChildren']);
     // The stored status now says Degraded; a resync neither re-applies nor records again.
-    const degraded = { ready: false, conditions: [{ type: 'Degraded', status: 'True', reason: 'InvalidChildren', message: 'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0', lastTransitionTime: 't', observedGeneration: 3 }] };
+    const degraded = {
+      ready: false,
+      conditions: [
+        {
+          type: 'Degraded',
+          status: 'True',
+          reason: 'InvalidChildren',
+          message:
+            'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+          lastTransitionTime: 't',
+          observedGeneration: 3,
+        },
+      ],
+    };
     s.cache(s.widgetType, s.widget({ replicas: -1 }, 3, degraded));
     s.writes.length = 0;
     s.events.length = 0;
@@ -188,14 +305,25 @@ describe('the controller builder', () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 1, config: true }, 1));
     // Someone else's Deployment (no owner at all) and a ConfigMap another controller owns.
-    s.cache(BuiltinTypes.Deployment, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', uid: 'theirs' }, spec: { replicas: 4 } });
+    s.cache(BuiltinTypes.Deployment, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'w', namespace: 'ns', uid: 'theirs' },
+      spec: { replicas: 4 },
+    });
     const other = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u-rs', controller: true }];
-    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', uid: 'cm', ownerReferences: other } });
+    s.cache(BuiltinTypes.ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'w', namespace: 'ns', uid: 'cm', ownerReferences: other },
+    });
     await s.reconcile();
     // No apply and no delete of either object: only the status is written.
     expect(s.writes).toEqual(['apply Widget/status w']);
-    const status = s.statuses[0] as { conditions: Array<{ type: string; status: string; reason: string; message: string }> };
-    const degraded = status.conditions.find(c => c.type === 'Degraded');
+    const status = s.statuses[0] as {
+      conditions: { type: string; status: string; reason: string; message: string }[];
+    };
+    const degraded = status.conditions.find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'True', reason: 'ChildNotOwned' });
     expect(degraded!.message).toContain('Deployment w');
     expect(degraded!.message).toContain('ConfigMap w');
@@ -206,7 +334,11 @@ describe('the controller builder', () => {
   test('a blocked resource is reconciled again when the object in its way goes, and then creates its child', async () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
-    s.cache(BuiltinTypes.Deployment, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns', uid: 'theirs' } });
+    s.cache(BuiltinTypes.Deployment, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'w', namespace: 'ns', uid: 'theirs' },
+    });
     await s.reconcile();
     expect(s.writes).toEqual(['apply Widget/status w']);
     await s.queued();
@@ -218,14 +350,21 @@ describe('the controller builder', () => {
     expect(s.writes[0]).toBe('apply Deployment w');
   });
 
-  test('applies to its own child carry the child\'s uid (a precondition), and prunes delete with it', async () => {
+  test("applies to its own child carry the child's uid (a precondition), and prunes delete with it", async () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 2, config: false }, 2));
     const owner = [{ apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true }];
-    s.cache(BuiltinTypes.Deployment, { ...appliedDeployment(), metadata: { ...appliedDeployment().metadata, uid: 'd-uid' } });
-    s.cache(BuiltinTypes.ConfigMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', uid: 'cm-uid', ownerReferences: owner } });
+    s.cache(BuiltinTypes.Deployment, {
+      ...appliedDeployment(),
+      metadata: { ...appliedDeployment().metadata, uid: 'd-uid' },
+    });
+    s.cache(BuiltinTypes.ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'w', namespace: 'ns', uid: 'cm-uid', ownerReferences: owner },
+    });
     await s.reconcile();
-    expect(s.applied.find(o => o.kind === 'Deployment')?.metadata.uid).toBe('d-uid');
+    expect(s.applied.find((o) => o.kind === 'Deployment')?.metadata.uid).toBe('d-uid');
     expect(s.deletes).toEqual([{ name: 'w', uid: 'cm-uid' }]);
   });
 
@@ -235,7 +374,8 @@ describe('the controller builder', () => {
       ...widgetController,
       render: (scope, w, ctx) => {
         renders++;
-        if (w.spec.replicas > 5) throw new TerminalError('replicas above 5 need a licence: lower spec.replicas', 'LicenceRequired');
+        if (w.spec.replicas > 5)
+          throw new TerminalError('replicas above 5 need a licence: lower spec.replicas', 'LicenceRequired');
         widgetController.render!(scope, w, ctx);
       },
     };
@@ -244,9 +384,15 @@ describe('the controller builder', () => {
     await expect(s.reconcile()).resolves.toBeUndefined();
     expect(s.writes).toEqual(['apply Widget/status w']);
     const degraded = (s.statuses[0] as any).conditions.find((c: any) => c.type === 'Degraded');
-    expect(degraded).toMatchObject({ status: 'True', reason: 'LicenceRequired', message: 'replicas above 5 need a licence: lower spec.replicas' });
+    expect(degraded).toMatchObject({
+      status: 'True',
+      reason: 'LicenceRequired',
+      message: 'replicas above 5 need a licence: lower spec.replicas',
+    });
     expect(s.events).toEqual(['Warning/LicenceRequired']);
-    const counted = async () => (await s.metrics.registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')!.get()).values[0]?.value;
+    const counted = async () =>
+      (await s.metrics.registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')!.get()).values[0]
+        ?.value;
     expect(await counted()).toBe(1);
     // Same generation: not rendered again, nothing written or recorded.
     s.cache(s.widgetType, s.widget({ replicas: 9 }, 1, s.statuses[0] as object));
@@ -285,7 +431,10 @@ describe('the controller builder', () => {
   test('a deleted resource, or one being deleted, is left to the garbage collector', async () => {
     const s = setup();
     await s.reconcile();
-    s.cache(s.widgetType, { ...s.widget({ replicas: 1 }, 1), metadata: { name: 'w', namespace: 'ns', uid: 'u', deletionTimestamp: 'now' } });
+    s.cache(s.widgetType, {
+      ...s.widget({ replicas: 1 }, 1),
+      metadata: { name: 'w', namespace: 'ns', uid: 'u', deletionTimestamp: 'now' },
+    });
     await s.reconcile();
     expect(s.writes).toEqual([]);
   });

@@ -3,35 +3,78 @@ import { needsApply } from '../../../operator/runtime/managed-fields';
 import { BuiltinTypes } from '../../../constructs';
 
 const managedFields = [
-  { manager: 'opkit', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
-  { manager: 'opkit', operation: 'Apply', apiVersion: 'apps/v1', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } },
-  { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } },
+  {
+    manager: 'opkit',
+    operation: 'Apply',
+    apiVersion: 'apps/v1',
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+  },
+  {
+    manager: 'opkit',
+    operation: 'Apply',
+    apiVersion: 'apps/v1',
+    subresource: 'status',
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:status': {} },
+  },
+  {
+    manager: 'kube-controller-manager',
+    operation: 'Update',
+    apiVersion: 'apps/v1',
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:status': {} },
+  },
 ];
 
-test('keeps only our own Apply entry and drops kubectl\'s last-applied copy; the change check still works', () => {
+test("keeps only our own Apply entry and drops kubectl's last-applied copy; the change check still works", () => {
   const deployment = {
-    apiVersion: 'apps/v1', kind: 'Deployment',
-    metadata: { name: 'd', namespace: 'ns', managedFields, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"a":1}', keep: 'me' } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'd',
+      namespace: 'ns',
+      managedFields,
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"a":1}', keep: 'me' },
+    },
     spec: { replicas: 3 },
   };
   const cached = cacheTransform('opkit', BuiltinTypes.Deployment)(deployment);
   expect(cached.metadata.managedFields).toEqual([managedFields[0]]);
   expect(cached.metadata.annotations).toEqual({ keep: 'me' });
   expect(cached.spec).toEqual({ replicas: 3 });
-  const desired = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'ns' }, spec: { replicas: 3 } };
+  const desired = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'd', namespace: 'ns' },
+    spec: { replicas: 3 },
+  };
   expect(needsApply(desired, cached, 'opkit')).toBe(false);
   expect(needsApply({ ...desired, spec: { replicas: 4 } }, cached, 'opkit')).toBe(true);
 });
 
 test('Pods keep what status and failure reporting read: metadata, node, phase, container states', () => {
   const pod = {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: 'p', namespace: 'ns', labels: { a: 'b' }, deletionTimestamp: 't', managedFields },
-    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', env: [{ name: 'A', value: 'B' }] }], volumes: [{ name: 'v' }] },
-    status: { phase: 'Running', podIP: '10.0.0.1', conditions: [{ type: 'Ready' }], containerStatuses: [{ name: 'c', image: 'x', imageID: 'sha', ready: true, state: { running: { startedAt: 't' } } }] },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'c', image: 'x', env: [{ name: 'A', value: 'B' }] }],
+      volumes: [{ name: 'v' }],
+    },
+    status: {
+      phase: 'Running',
+      podIP: '10.0.0.1',
+      conditions: [{ type: 'Ready' }],
+      containerStatuses: [
+        { name: 'c', image: 'x', imageID: 'sha', ready: true, state: { running: { startedAt: 't' } } },
+      ],
+    },
   };
   expect(cacheTransform('opkit', BuiltinTypes.Pod)(pod)).toEqual({
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: 'p', namespace: 'ns', labels: { a: 'b' }, deletionTimestamp: 't' },
     spec: { nodeName: 'n1' },
     status: { phase: 'Running', containerStatuses: [{ name: 'c', state: { running: { startedAt: 't' } } }] },
@@ -40,25 +83,58 @@ test('Pods keep what status and failure reporting read: metadata, node, phase, c
 
 test('equal field sets are kept once: two children of different owners share their f:spec tree, frozen', () => {
   const child = (owner: string) => ({
-    apiVersion: 'apps/v1', kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
     metadata: {
-      name: `d-${owner}`, namespace: 'ns', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: owner }],
-      managedFields: [{
-        manager: 'opkit', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:ownerReferences': { [`k:{"uid":"${owner}"}`]: { '.': {}, 'f:apiVersion': {}, 'f:kind': {}, 'f:name': {}, 'f:uid': {} } } }, 'f:spec': { 'f:replicas': {}, 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } } } },
-      }],
+      name: `d-${owner}`,
+      namespace: 'ns',
+      ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: owner }],
+      managedFields: [
+        {
+          manager: 'opkit',
+          operation: 'Apply',
+          apiVersion: 'apps/v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:ownerReferences': {
+                [`k:{"uid":"${owner}"}`]: { '.': {}, 'f:apiVersion': {}, 'f:kind': {}, 'f:name': {}, 'f:uid': {} },
+              },
+            },
+            'f:spec': {
+              'f:replicas': {},
+              'f:template': {
+                'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } },
+              },
+            },
+          },
+        },
+      ],
     },
     spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } },
   });
   const transform = cacheTransform('opkit', BuiltinTypes.Deployment);
   const [a, b] = [transform(child('u1')), transform(child('u2'))];
-  const fields = (o: typeof a) => (o.metadata.managedFields as Array<{ fieldsV1: Record<string, object> }>)[0].fieldsV1;
+  const fields = (o: typeof a) => (o.metadata.managedFields as { fieldsV1: Record<string, object> }[])[0].fieldsV1;
   expect(fields(a)['f:spec']).toBe(fields(b)['f:spec']);
   expect(fields(a)['f:metadata']).not.toBe(fields(b)['f:metadata']);
-  expect(Object.keys((fields(a)['f:metadata'] as Record<string, object>)['f:ownerReferences'])).toEqual(['k:{"uid":"u1"}']);
-  expect(() => { (fields(a)['f:spec'] as Record<string, object>)['f:paused'] = {}; }).toThrow(TypeError);
+  expect(Object.keys((fields(a)['f:metadata'] as Record<string, object>)['f:ownerReferences'])).toEqual([
+    'k:{"uid":"u1"}',
+  ]);
+  expect(() => {
+    (fields(a)['f:spec'] as Record<string, object>)['f:paused'] = {};
+  }).toThrow(TypeError);
   // The change check reads the shared set as it read its own.
-  const desired = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd-u2', namespace: 'ns', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: 'u2' }] }, spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } };
+  const desired = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'd-u2',
+      namespace: 'ns',
+      ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: 'u2' }],
+    },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } },
+  };
   expect(needsApply(desired, b, 'opkit')).toBe(false);
   expect(needsApply({ ...desired, spec: { ...desired.spec, replicas: 2 } }, b, 'opkit')).toBe(true);
 });

@@ -12,9 +12,9 @@ export type WatchOpenTimes = number[];
  * ends the stream, or throws to break it).
  */
 export class FakeListWatch {
-  readonly lists: Array<KubeList | Error> = [];
+  readonly lists: (KubeList | Error)[] = [];
   readonly watches: WatchScript[] = [];
-  readonly watchQueries: Array<Record<string, string>> = [];
+  readonly watchQueries: Record<string, string>[] = [];
   readonly watchOpenedAt: WatchOpenTimes = [];
   listCalls = 0;
 
@@ -27,14 +27,31 @@ export class FakeListWatch {
         if (next instanceof Error) throw next;
         return next;
       },
-      watch: async (_t: unknown, _ns: unknown, query: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal, _idleMs?: number, onOpen?: () => void) => {
+      watch: async (
+        _t: unknown,
+        _ns: unknown,
+        query: Record<string, string>,
+        onEvent: (e: WatchEvent) => void,
+        signal: AbortSignal,
+        _idleMs?: number,
+        onOpen?: () => void,
+      ) => {
         this.watchQueries.push(query);
         // Every scripted watch is answered (the server accepted it) before its script runs.
         this.watchOpenedAt.push(Date.now());
         onOpen?.();
         const next = this.watches.shift();
         if (!next) {
-          if (!signal.aborted) await new Promise<void>(r => signal.addEventListener('abort', () => r(), { once: true }));
+          if (!signal.aborted)
+            await new Promise<void>((r) => {
+              signal.addEventListener(
+                'abort',
+                () => {
+                  r();
+                },
+                { once: true },
+              );
+            });
           return;
         }
         await next(onEvent, query);
@@ -44,7 +61,12 @@ export class FakeListWatch {
 }
 
 export function obj(name: string, rv: string, namespace = 'ns', extra: Partial<KubeObject> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion: rv, uid: `uid-${name}` }, ...extra };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, resourceVersion: rv, uid: `uid-${name}` },
+    ...extra,
+  };
 }
 
 export function list(rv: string, items: KubeObject[]): KubeList {

@@ -9,9 +9,9 @@ const logger = pino({ level: 'silent' });
 function recorder(inf: Informer) {
   const events: string[] = [];
   inf.addHandler({
-    onAdd: o => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
+    onAdd: (o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
     onUpdate: (_old, o) => events.push(`update ${o.metadata.name}@${o.metadata.resourceVersion}`),
-    onDelete: o => events.push(`delete ${o.metadata.name}`),
+    onDelete: (o) => events.push(`delete ${o.metadata.name}`),
   });
   return events;
 }
@@ -21,7 +21,9 @@ async function runUntil(inf: Informer, fake: FakeListWatch, watches = 0, timeout
   const stop = new AbortController();
   const run = inf.run(stop.signal);
   await inf.waitForSync();
-  await until(() => fake.watchQueries.length >= watches, timeoutMs).finally(() => stop.abort());
+  await until(() => fake.watchQueries.length >= watches, timeoutMs).finally(() => {
+    stop.abort();
+  });
   stop.abort();
   await run;
 }
@@ -37,7 +39,7 @@ async function until(cond: () => boolean, ms = 5000) {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise(r => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -45,28 +47,41 @@ describe('Informer', () => {
   test('lists, then watches from the list resourceVersion; bookmarks move it on', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('10', [obj('a', '5')]));
-    fake.watches.push(async emit => {
+    fake.watches.push(async (emit) => {
       emit({ type: 'ADDED', object: obj('b', '11') });
       emit({ type: 'MODIFIED', object: obj('a', '12') });
-      emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } as never });
+      emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } });
     });
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
     const events = recorder(inf);
     await runUntil(inf, fake, 2);
     expect(events).toEqual(['add a@5', 'add b@11', 'update a@12']);
-    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '20']);
+    expect(fake.watchQueries.map((q) => q.resourceVersion)).toEqual(['10', '20']);
     expect(fake.listCalls).toBe(1);
-    expect(inf.list('ns').map(o => o.metadata.name).sort()).toEqual(['a', 'b']);
+    expect(
+      inf
+        .list('ns')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
   test('an ERROR 410 event makes it list again, and it reports what changed meanwhile', async () => {
     const fake = new FakeListWatch();
     const restarts: string[] = [];
     fake.lists.push(list('10', [obj('a', '5'), obj('b', '6')]));
-    fake.watches.push(async emit => emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never }));
+    fake.watches.push(async (emit) => {
+      emit({
+        type: 'ERROR',
+        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never,
+      });
+    });
     // While it was not watching: a deleted, b changed, c created.
     fake.lists.push(list('30', [obj('b', '25'), obj('c', '26')]));
-    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, onWatchRestart: r => restarts.push(r) });
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, {
+      logger,
+      onWatchRestart: (r) => restarts.push(r),
+    });
     const events = recorder(inf);
     const stop = new AbortController();
     const run = inf.run(stop.signal);
@@ -75,13 +90,15 @@ describe('Informer', () => {
     await run;
     expect(events).toEqual(['add a@5', 'add b@6', 'delete a', 'update b@25', 'add c@26']);
     expect(restarts).toEqual(['expired']);
-    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '30']);
+    expect(fake.watchQueries.map((q) => q.resourceVersion)).toEqual(['10', '30']);
   });
 
   test('a 410 answer to the watch request also makes it list again', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('10', []), list('40', [obj('x', '39')]));
-    fake.watches.push(async () => { throw new ApiError(410, 'Gone', 'too old'); });
+    fake.watches.push(async () => {
+      throw new ApiError(410, 'Gone', 'too old');
+    });
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
     const stop = new AbortController();
     const run = inf.run(stop.signal);
@@ -97,10 +114,17 @@ describe('Informer', () => {
     const restarts: string[] = [];
     fake.lists.push(new Error('ECONNREFUSED'), list('10', []));
     fake.watches.push(
-      async () => { throw new Error('socket hang up'); },
-      async emit => emit({ type: 'ADDED', object: obj('late', '11') }),
+      async () => {
+        throw new Error('socket hang up');
+      },
+      async (emit) => {
+        emit({ type: 'ADDED', object: obj('late', '11') });
+      },
     );
-    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, onWatchRestart: r => restarts.push(r) });
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, {
+      logger,
+      onWatchRestart: (r) => restarts.push(r),
+    });
     const stop = new AbortController();
     const run = inf.run(stop.signal);
     await until(() => inf.get('ns/late') !== undefined, 10_000);
@@ -110,7 +134,7 @@ describe('Informer', () => {
     expect(restarts.slice(0, 2)).toEqual(['error', 'error']);
     // After a plain error it resumes from where it was, not with a new list.
     expect(fake.listCalls).toBe(2);
-    expect(fake.watchQueries.map(q => q.resourceVersion)).toEqual(['10', '10', '11']);
+    expect(fake.watchQueries.map((q) => q.resourceVersion)).toEqual(['10', '10', '11']);
   }, 15_000);
 
   test('a watch that stayed up resets the backoff: every isolated cut re-watches within about a second', async () => {
@@ -118,12 +142,15 @@ describe('Informer', () => {
     // watch that was cut once. Four cuts, each after the watch ran for a while.
     const fake = new FakeListWatch();
     fake.lists.push(list('10', []));
-    const cut = async () => { await new Promise(r => setTimeout(r, 60)); throw new Error('connection reset'); };
+    const cut = async () => {
+      await new Promise((r) => setTimeout(r, 60));
+      throw new Error('connection reset');
+    };
     fake.watches.push(cut, cut, cut, cut);
     // A base delay of 200 ms (client-go's is 800 ms) keeps the test short.
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 5, 18_000);
-    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]! - 60);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i] - 60);
     // The base delay (200 ms, ±20 % jitter) after each cut; no doubling (200, 400, 800, 1600 ms).
     expect(delays).toHaveLength(4);
     for (const d of delays) expect(d).toBeLessThan(330);
@@ -132,11 +159,13 @@ describe('Informer', () => {
   test('watches that fail before they stayed up back off exponentially', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('10', []));
-    const broken = async () => { throw new Error('connection reset'); };
+    const broken = async () => {
+      throw new Error('connection reset');
+    };
     fake.watches.push(broken, broken, broken);
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 4, 18_000);
-    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]!);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]);
     // 200, 400, 800 ms, each ±20 %.
     expect(delays[0]).toBeLessThan(330);
     expect(delays[1]).toBeGreaterThan(300);
@@ -147,7 +176,11 @@ describe('Informer', () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('1', [obj('a', '1'), obj('b', '1')]));
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
-    inf.addHandler({ onAdd: () => { throw new Error('boom'); } });
+    inf.addHandler({
+      onAdd: () => {
+        throw new Error('boom');
+      },
+    });
     const events = recorder(inf);
     const stop = new AbortController();
     const run = inf.run(stop.signal);
@@ -164,7 +197,7 @@ describe('Informer', () => {
     const events = recorder(inf);
     const stop = new AbortController();
     const run = inf.run(stop.signal);
-    await until(() => events.filter(e => e.startsWith('update')).length >= 2);
+    await until(() => events.filter((e) => e.startsWith('update')).length >= 2);
     stop.abort();
     await run;
     expect(events[0]).toBe('add a@1');
@@ -173,14 +206,21 @@ describe('Informer', () => {
 
   test('list filters by namespace and labels', async () => {
     const fake = new FakeListWatch();
-    fake.lists.push(list('1', [
-      obj('a', '1', 'x', { metadata: { name: 'a', namespace: 'x', labels: { app: 'm' } } }),
-      obj('b', '1', 'x', { metadata: { name: 'b', namespace: 'x', labels: { app: 'n' } } }),
-      obj('c', '1', 'y', { metadata: { name: 'c', namespace: 'y', labels: { app: 'm' } } }),
-    ]));
+    fake.lists.push(
+      list('1', [
+        obj('a', '1', 'x', { metadata: { name: 'a', namespace: 'x', labels: { app: 'm' } } }),
+        obj('b', '1', 'x', { metadata: { name: 'b', namespace: 'x', labels: { app: 'n' } } }),
+        obj('c', '1', 'y', { metadata: { name: 'c', namespace: 'y', labels: { app: 'm' } } }),
+      ]),
+    );
     const inf = await syncedOnce(fake, BuiltinTypes.ConfigMap);
-    expect(inf.list('x', { app: 'm' }).map(o => o.metadata.name)).toEqual(['a']);
-    expect(inf.list(undefined, { app: 'm' }).map(o => o.metadata.name).sort()).toEqual(['a', 'c']);
+    expect(inf.list('x', { app: 'm' }).map((o) => o.metadata.name)).toEqual(['a']);
+    expect(
+      inf
+        .list(undefined, { app: 'm' })
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'c']);
     expect(inf.list('x').length).toBe(2);
   });
 });
@@ -197,14 +237,25 @@ test('objects from a LIST are cached with their apiVersion and kind, as watch ev
 
 test('list by labels uses the label index, and the index follows updates and deletes', async () => {
   const fake = new FakeListWatch();
-  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) => obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } } as never);
-  fake.lists.push(list('10', [labelled('a', '1', 'x', { app: 'web', tier: '1' }), labelled('b', '2', 'x', { app: 'web' }), labelled('c', '3', 'y', { app: 'web' })]));
-  fake.watches.push(async emit => {
+  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) =>
+    obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } });
+  fake.lists.push(
+    list('10', [
+      labelled('a', '1', 'x', { app: 'web', tier: '1' }),
+      labelled('b', '2', 'x', { app: 'web' }),
+      labelled('c', '3', 'y', { app: 'web' }),
+    ]),
+  );
+  fake.watches.push(async (emit) => {
     emit({ type: 'MODIFIED', object: labelled('b', '4', 'x', { app: 'db' }) });
     emit({ type: 'DELETED', object: labelled('a', '5', 'x', { app: 'web', tier: '1' }) });
   });
   const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
-  const names = (ns: string | undefined, labels: Record<string, string>) => inf.list(ns, labels).map(o => o.metadata.name).sort();
+  const names = (ns: string | undefined, labels: Record<string, string>) =>
+    inf
+      .list(ns, labels)
+      .map((o) => o.metadata.name)
+      .sort();
   await runUntil(inf, fake, 2);
   expect(names('x', { app: 'web' })).toEqual([]);
   expect(names('x', { app: 'db' })).toEqual(['b']);
@@ -215,18 +266,23 @@ test('list by labels uses the label index, and the index follows updates and del
 
 test('a label index built by a first list follows the updates, adds and deletes after it', async () => {
   const fake = new FakeListWatch();
-  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) => obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } } as never);
+  const labelled = (name: string, rv: string, ns: string, labels: Record<string, string>) =>
+    obj(name, rv, ns, { metadata: { name, namespace: ns, resourceVersion: rv, uid: `uid-${name}`, labels } });
   fake.lists.push(list('10', [labelled('a', '1', 'x', { app: 'web' }), labelled('b', '2', 'x', { app: 'web' })]));
   let indexBuilt!: () => void;
-  const afterIndex = new Promise<void>(r => (indexBuilt = r));
-  fake.watches.push(async emit => {
+  const afterIndex = new Promise<void>((r) => (indexBuilt = r));
+  fake.watches.push(async (emit) => {
     await afterIndex;
     emit({ type: 'MODIFIED', object: labelled('b', '4', 'x', { app: 'db' }) });
     emit({ type: 'DELETED', object: labelled('a', '5', 'x', { app: 'web' }) });
     emit({ type: 'ADDED', object: labelled('d', '6', 'x', { app: 'web' }) });
   });
   const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
-  const names = (ns: string | undefined, labels: Record<string, string>) => inf.list(ns, labels).map(o => o.metadata.name).sort();
+  const names = (ns: string | undefined, labels: Record<string, string>) =>
+    inf
+      .list(ns, labels)
+      .map((o) => o.metadata.name)
+      .sort();
   const stop = new AbortController();
   const run = inf.run(stop.signal);
   await inf.waitForSync();

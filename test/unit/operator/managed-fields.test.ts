@@ -11,7 +11,9 @@ const desired = (): KubeObject => ({
     name: 'web',
     namespace: 'ns',
     labels: { app: 'web', tier: 'cache' },
-    ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true }],
+    ownerReferences: [
+      { apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true },
+    ],
   },
   spec: {
     replicas: 3,
@@ -19,13 +21,15 @@ const desired = (): KubeObject => ({
     template: {
       metadata: { labels: { app: 'web' } },
       spec: {
-        containers: [{
-          name: 'main',
-          image: 'nginx:1',
-          ports: [{ containerPort: 80, name: 'http' }],
-          resources: { limits: { cpu: '1' } },
-          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-        }],
+        containers: [
+          {
+            name: 'main',
+            image: 'nginx:1',
+            ports: [{ containerPort: 80, name: 'http' }],
+            resources: { limits: { cpu: '1' } },
+            volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+          },
+        ],
         volumes: [{ name: 'tmp', emptyDir: {} }],
       },
     },
@@ -68,8 +72,21 @@ function live(fields = appliedFields(), mutate: (o: any) => void = () => undefin
   o.metadata.labels.extra = 'set-by-someone-else';
   o.metadata.managedFields = [
     { manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: fields },
-    { manager: 'kubectl-label', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:extra': {} } } } },
-    { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'apps/v1', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } },
+    {
+      manager: 'kubectl-label',
+      operation: 'Update',
+      apiVersion: 'v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:extra': {} } } },
+    },
+    {
+      manager: 'kube-controller-manager',
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      subresource: 'status',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:status': {} },
+    },
   ];
   o.spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
   o.spec.template.spec.containers[0].imagePullPolicy = 'IfNotPresent';
@@ -81,7 +98,7 @@ function live(fields = appliedFields(), mutate: (o: any) => void = () => undefin
 }
 
 describe('needsApply: the change check against what our field manager owns', () => {
-  test('a settled object needs no apply, despite defaults, status and other managers\' fields', () => {
+  test("a settled object needs no apply, despite defaults, status and other managers' fields", () => {
     expect(needsApply(desired(), live(), MANAGER)).toBe(false);
   });
 
@@ -119,7 +136,15 @@ describe('needsApply: the change check against what our field manager owns', () 
   test('a value another manager changed, taking the field from us, is a change', () => {
     const fields = appliedFields() as any;
     delete fields['f:spec']['f:replicas'];
-    expect(needsApply(desired(), live(fields, o => { o.spec.replicas = 7; }), MANAGER)).toBe(true);
+    expect(
+      needsApply(
+        desired(),
+        live(fields, (o) => {
+          o.spec.replicas = 7;
+        }),
+        MANAGER,
+      ),
+    ).toBe(true);
   });
 
   test('an object we never applied, or applied at another version, needs an apply', () => {
@@ -131,14 +156,42 @@ describe('needsApply: the change check against what our field manager owns', () 
   });
 
   test('an atomic value (owned whole) may carry server defaults, but not lose or change what we applied', () => {
-    const sts = (claim: object): KubeObject => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'ns' }, spec: { volumeClaimTemplates: [claim] } });
-    const applied = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    const sts = (claim: object): KubeObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: 'ns' },
+      spec: { volumeClaimTemplates: [claim] },
+    });
+    const applied = {
+      metadata: { name: 'data' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
     // What the API server returns for the atomic list: defaults and a status added.
-    const defaulted = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...applied, spec: { ...applied.spec, volumeMode: 'Filesystem' }, status: { phase: 'Pending' } };
+    const defaulted = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      ...applied,
+      spec: { ...applied.spec, volumeMode: 'Filesystem' },
+      status: { phase: 'Pending' },
+    };
     const live = sts(defaulted);
-    live.metadata.managedFields = [{ manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } } }];
+    live.metadata.managedFields = [
+      {
+        manager: MANAGER,
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } },
+      },
+    ];
     expect(needsApply(sts(applied), live, MANAGER)).toBe(false);
-    expect(needsApply(sts({ ...applied, spec: { ...applied.spec, resources: { requests: { storage: '2Gi' } } } }), live, MANAGER)).toBe(true);
+    expect(
+      needsApply(
+        sts({ ...applied, spec: { ...applied.spec, resources: { requests: { storage: '2Gi' } } } }),
+        live,
+        MANAGER,
+      ),
+    ).toBe(true);
   });
 
   test('a field set of an unknown form is not trusted', () => {
@@ -154,8 +207,12 @@ describe('needsApply: values the API server normalizes', () => {
     const d: any = desired();
     d.spec.template.spec.containers[0].resources = { limits: desiredLimits };
     const fields: any = appliedFields();
-    fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"main"}']['f:resources'] = { 'f:limits': Object.fromEntries(Object.keys(liveLimits).map(k => [`f:${k}`, {}])) };
-    const l = live(fields, o => { o.spec.template.spec.containers[0].resources = { limits: liveLimits }; });
+    fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"main"}']['f:resources'] = {
+      'f:limits': Object.fromEntries(Object.keys(liveLimits).map((k) => [`f:${k}`, {}])),
+    };
+    const l = live(fields, (o) => {
+      o.spec.template.spec.containers[0].resources = { limits: liveLimits };
+    });
     return { d, l };
   };
 
@@ -177,14 +234,43 @@ describe('needsApply: values the API server normalizes', () => {
     expect(needsApply(d, l, MANAGER)).toBe(true);
   });
 
-  test('quantities inside an atomic value (a StatefulSet\'s volumeClaimTemplates) compare by value too', () => {
-    const template = (storage: string) => [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } }];
-    const d: KubeObject = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's', namespace: 'ns' }, spec: { volumeClaimTemplates: template('1.5Gi') } };
+  test("quantities inside an atomic value (a StatefulSet's volumeClaimTemplates) compare by value too", () => {
+    const template = (storage: string) => [
+      { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } },
+    ];
+    const d: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 's', namespace: 'ns' },
+      spec: { volumeClaimTemplates: template('1.5Gi') },
+    };
     const l: KubeObject = {
-      apiVersion: 'apps/v1', kind: 'StatefulSet',
-      metadata: { name: 's', namespace: 'ns', managedFields: [{ manager: MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } } }] },
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: {
+        name: 's',
+        namespace: 'ns',
+        managedFields: [
+          {
+            manager: MANAGER,
+            operation: 'Apply',
+            apiVersion: 'apps/v1',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:spec': { 'f:volumeClaimTemplates': {} } },
+          },
+        ],
+      },
       // Stored canonically, with the server's defaults added.
-      spec: { volumeClaimTemplates: [{ ...template('1536Mi')[0], apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { ...template('1536Mi')[0]!.spec, volumeMode: 'Filesystem' } }] },
+      spec: {
+        volumeClaimTemplates: [
+          {
+            ...template('1536Mi')[0],
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            spec: { ...template('1536Mi')[0].spec, volumeMode: 'Filesystem' },
+          },
+        ],
+      },
     };
     expect(needsApply(d, l, MANAGER)).toBe(false);
     expect(needsApply({ ...d, spec: { volumeClaimTemplates: template('2Gi') } }, l, MANAGER)).toBe(true);
@@ -193,16 +279,31 @@ describe('needsApply: values the API server normalizes', () => {
   test('strings that only look like quantities outside resource fields still compare as written', () => {
     const d: any = desired();
     d.metadata.labels.tier = '1k';
-    const l = live(appliedFields(), o => { o.metadata.labels.tier = '1000'; });
+    const l = live(appliedFields(), (o) => {
+      o.metadata.labels.tier = '1000';
+    });
     expect(needsApply(d, l, MANAGER)).toBe(true);
   });
 
   test('int-or-string values keep their type (the API server stores "8080" and 8080 apart): equal only as given', () => {
-    const service = (targetPort: string | number): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' }, spec: { ports: [{ port: 80, targetPort }] } });
-    const fields = { 'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {}, 'f:targetPort': {} } } } };
+    const service = (targetPort: string | number): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', namespace: 'ns' },
+      spec: { ports: [{ port: 80, targetPort }] },
+    });
+    const fields = {
+      'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {}, 'f:targetPort': {} } } },
+    };
     const stored = (targetPort: string | number): KubeObject => ({
       ...service(targetPort),
-      metadata: { name: 's', namespace: 'ns', managedFields: [{ manager: MANAGER, operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: fields }] },
+      metadata: {
+        name: 's',
+        namespace: 'ns',
+        managedFields: [
+          { manager: MANAGER, operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: fields },
+        ],
+      },
       spec: { ports: [{ port: 80, protocol: 'TCP', targetPort }] },
     });
     expect(needsApply(service('8080'), stored('8080'), MANAGER)).toBe(false);
@@ -231,20 +332,36 @@ describe('extractApplied', () => {
   test('returns exactly the owned fields with their live values, lists in live order', () => {
     const fields = appliedFields() as any;
     fields['f:metadata']['f:finalizers'] = { 'v:"a.io/x"': {} };
-    const out = extractApplied(live(fields, o => { o.metadata.finalizers = ['other.io/y', 'a.io/x']; }), MANAGER) as any;
+    const out = extractApplied(
+      live(fields, (o) => {
+        o.metadata.finalizers = ['other.io/y', 'a.io/x'];
+      }),
+      MANAGER,
+    ) as any;
     expect(out.metadata).toEqual({
       labels: { app: 'web', tier: 'cache' },
-      ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'x.io/v1', kind: 'Web', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true },
+      ],
       finalizers: ['a.io/x'],
     });
     expect(out.spec.strategy).toBeUndefined();
     expect(out.spec.template.spec.containers[0]).toEqual({
-      name: 'main', image: 'nginx:1', ports: [{ containerPort: 80, name: 'http' }], resources: { limits: { cpu: '1' } }, volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+      name: 'main',
+      image: 'nginx:1',
+      ports: [{ containerPort: 80, name: 'http' }],
+      resources: { limits: { cpu: '1' } },
+      volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
     });
     expect(out.status).toBeUndefined();
   });
 });
 
 test('pruneEmpty drops what the server drops (null, undefined, empty maps and lists), nothing else', () => {
-  expect(pruneEmpty({ a: {}, b: [], c: null, d: undefined, e: 0, f: '', g: false, h: { i: {} }, j: [{}] })).toEqual({ e: 0, f: '', g: false, j: [{}] });
+  expect(pruneEmpty({ a: {}, b: [], c: null, d: undefined, e: 0, f: '', g: false, h: { i: {} }, j: [{}] })).toEqual({
+    e: 0,
+    f: '',
+    g: false,
+    j: [{}],
+  });
 });

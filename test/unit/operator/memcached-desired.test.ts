@@ -23,7 +23,11 @@ describe('desired Deployment of a Memcached', () => {
   const d = desiredDeployment(mc(3)) as any;
 
   test('replicas, image, port, owner reference and labels follow the resource', () => {
-    expect(d).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'cache', namespace: 'team' } });
+    expect(d).toMatchObject({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'cache', namespace: 'team' },
+    });
     expect(d.spec.replicas).toBe(3);
     const c = d.spec.template.spec.containers[0];
     expect(c.image).toBe('memcached:1.6.21');
@@ -31,16 +35,39 @@ describe('desired Deployment of a Memcached', () => {
     expect(c.livenessProbe.tcpSocket.port).toBe('memcached');
     expect(c.readinessProbe.tcpSocket.port).toBe('memcached');
     expect(c.resources.requests).toEqual({ cpu: '50m', memory: '64Mi' });
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
-    expect(d.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'cache', 'app.kubernetes.io/managed-by': 'memcached-operator' });
+    expect(d.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        name: 'cache',
+        uid: 'u-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(d.metadata.labels).toMatchObject({
+      'app.kubernetes.io/name': 'memcached',
+      'app.kubernetes.io/instance': 'cache',
+      'app.kubernetes.io/managed-by': 'memcached-operator',
+    });
     expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
   });
 
   test('meets the restricted Pod Security Standard and validates as a Deployment', () => {
     const pod = d.spec.template.spec;
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 11211, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true });
-    expect(() => validateBuiltin(d)).not.toThrow();
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 11211,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.containers[0].securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+    });
+    expect(() => {
+      validateBuiltin(d);
+    }).not.toThrow();
   });
 });
 
@@ -53,13 +80,21 @@ describe('Memcached status', () => {
 
   test('pods pending: not Available, Progressing, not Degraded; observedGeneration tracks generation', () => {
     const s = desiredStatus(mc(3), deployment(3, 0), ['p1', 'p2', 'p3'], undefined);
-    expect(byType(s)).toEqual({ Available: 'False/NoPodsReady', Progressing: 'True/WaitingForPods', Degraded: 'False/AsExpected' });
+    expect(byType(s)).toEqual({
+      Available: 'False/NoPodsReady',
+      Progressing: 'True/WaitingForPods',
+      Degraded: 'False/AsExpected',
+    });
     expect(s).toMatchObject({ nodes: ['p1', 'p2', 'p3'], replicas: 3, readyReplicas: 0, observedGeneration: 4 });
-    expect(s.conditions!.every(c => c.observedGeneration === 4)).toBe(true);
+    expect(s.conditions!.every((c) => c.observedGeneration === 4)).toBe(true);
   });
 
   test('all ready: Available and no longer Progressing', () => {
-    expect(byType(desiredStatus(mc(3), deployment(3, 3), [], undefined))).toEqual({ Available: 'True/PodsReady', Progressing: 'False/Complete', Degraded: 'False/AsExpected' });
+    expect(byType(desiredStatus(mc(3), deployment(3, 3), [], undefined))).toEqual({
+      Available: 'True/PodsReady',
+      Progressing: 'False/Complete',
+      Degraded: 'False/AsExpected',
+    });
   });
 
   test('scaling down and up are named', () => {
@@ -68,11 +103,17 @@ describe('Memcached status', () => {
   });
 
   test('a rejected Deployment or a ReplicaFailure makes it Degraded with the reason', () => {
-    expect(byType(desiredStatus(mc(3), undefined, [], 'PATCH ...: 422 Invalid')).Degraded).toBe('True/InvalidDeployment');
-    const failing = deployment(0, 0, { conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden' }] });
+    expect(byType(desiredStatus(mc(3), undefined, [], 'PATCH ...: 422 Invalid')).Degraded).toBe(
+      'True/InvalidDeployment',
+    );
+    const failing = deployment(0, 0, {
+      conditions: [
+        { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden' },
+      ],
+    });
     const s = desiredStatus(mc(3), failing, [], undefined);
     expect(byType(s).Degraded).toBe('True/FailedCreate');
-    expect(s.conditions!.find(c => c.type === 'Degraded')!.message).toContain('forbidden');
+    expect(s.conditions!.find((c) => c.type === 'Degraded')!.message).toContain('forbidden');
   });
 
   test('an unchanged situation yields an identical status (so nothing is written)', () => {
@@ -102,12 +143,32 @@ describe('helpers', () => {
   });
 
   test('flags: controller-runtime names, durations, validation', () => {
-    const f = parseFlags(['--controllers=memcached', '--leader-elect', '--leader-election-lease-duration=4s', '--leader-election-renew-deadline=3s', '--leader-election-retry-period=500ms', '--namespace=team'], ['memcached']);
-    expect(f).toMatchObject({ controllers: ['memcached'], leaderElect: true, leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500, namespace: 'team', metricsBindAddress: ':8080' });
+    const f = parseFlags(
+      [
+        '--controllers=memcached',
+        '--leader-elect',
+        '--leader-election-lease-duration=4s',
+        '--leader-election-renew-deadline=3s',
+        '--leader-election-retry-period=500ms',
+        '--namespace=team',
+      ],
+      ['memcached'],
+    );
+    expect(f).toMatchObject({
+      controllers: ['memcached'],
+      leaderElect: true,
+      leaseDurationMs: 4000,
+      renewDeadlineMs: 3000,
+      retryPeriodMs: 500,
+      namespace: 'team',
+      metricsBindAddress: ':8080',
+    });
     expect(parseFlags([], ['memcached']).controllers).toEqual(['memcached']);
     expect(() => parseFlags(['--controllers=nope'], ['memcached'])).toThrow(/unknown controller\(s\) nope/);
     expect(() => parseFlags(['--bogus'], ['memcached'])).toThrow();
-    expect(() => parseFlags(['--leader-election-renew-deadline=20s'], ['memcached'])).toThrow(/shorter than the lease duration/);
+    expect(() => parseFlags(['--leader-election-renew-deadline=20s'], ['memcached'])).toThrow(
+      /shorter than the lease duration/,
+    );
     expect(() => parseFlags(['--max-concurrent-reconciles=0'], ['memcached'])).toThrow(/at least 1/);
     expect(parseDuration('1h30m')).toBe(5_400_000);
     expect(() => parseDuration('10 seconds')).toThrow(/invalid duration/);
@@ -117,21 +178,48 @@ describe('helpers', () => {
 describe('EventRecorder', () => {
   test('insists on a reportingController the API server accepts', () => {
     const client = {} as KubeClient;
-    expect(() => new EventRecorder(client, 'cdk8s-operator-kit/memcached', 'pod_1', pino({ level: 'silent' }))).not.toThrow();
-    expect(() => new EventRecorder(client, 'cdk8s-operator-kit/application,webapp', 'pod_1', pino({ level: 'silent' }))).toThrow(/not a qualified name/);
+    expect(
+      () => new EventRecorder(client, 'cdk8s-operator-kit/memcached', 'pod_1', pino({ level: 'silent' })),
+    ).not.toThrow();
+    expect(
+      () => new EventRecorder(client, 'cdk8s-operator-kit/application,webapp', 'pod_1', pino({ level: 'silent' })),
+    ).toThrow(/not a qualified name/);
   });
 });
 
 test('a failing pod makes the status Degraded while pods are missing, not once replacements are ready', () => {
   const failed = { reason: 'PodFailing', message: 'pod x: container memcached exited with code 1' };
-  const degradedOf = (s: { conditions?: Array<{ type: string; status: string; reason: string }> }) => s.conditions!.find(c => c.type === 'Degraded');
-  const short = desiredStatus(mc(3), { metadata: { name: 'cache', generation: 1 }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, updatedReplicas: 3, observedGeneration: 1 } }, ['a', 'b'], undefined, new Date(), failed);
+  const degradedOf = (s: { conditions?: { type: string; status: string; reason: string }[] }) =>
+    s.conditions!.find((c) => c.type === 'Degraded');
+  const short = desiredStatus(
+    mc(3),
+    {
+      metadata: { name: 'cache', generation: 1 },
+      spec: { replicas: 3 },
+      status: { replicas: 3, readyReplicas: 2, updatedReplicas: 3, observedGeneration: 1 },
+    },
+    ['a', 'b'],
+    undefined,
+    new Date(),
+    failed,
+  );
   expect(degradedOf(short)).toMatchObject({ status: 'True', reason: 'PodFailing' });
-  const whole = desiredStatus(mc(3), { metadata: { name: 'cache', generation: 1 }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 3, updatedReplicas: 3, observedGeneration: 1 } }, ['a', 'b', 'c'], undefined, new Date(), failed);
+  const whole = desiredStatus(
+    mc(3),
+    {
+      metadata: { name: 'cache', generation: 1 },
+      spec: { replicas: 3 },
+      status: { replicas: 3, readyReplicas: 3, updatedReplicas: 3, observedGeneration: 1 },
+    },
+    ['a', 'b', 'c'],
+    undefined,
+    new Date(),
+    failed,
+  );
   expect(degradedOf(whole)).toMatchObject({ status: 'False', reason: 'AsExpected' });
 });
 
-test('--help lists the controllers of the image it runs in, not the kit\'s', () => {
+test("--help lists the controllers of the image it runs in, not the kit's", () => {
   const kit = usage(['memcached', 'etcdcluster', 'crontab', 'application', 'webapp', 'database']);
   expect(kit).toMatch(/memcached, etcdcluster, crontab, application, webapp, database/);
   const own = usage(['staticsite']);
@@ -139,6 +227,13 @@ test('--help lists the controllers of the image it runs in, not the kit\'s', () 
   expect(own).not.toContain('memcached');
   // Long lists wrap without a line over 100 characters.
   const many = usage(Array.from({ length: 20 }, (_, i) => `controller-${i}`));
-  expect(Math.max(...many.split('\n').filter(l => l.includes('controller-')).map(l => l.length))).toBeLessThanOrEqual(100);
+  expect(
+    Math.max(
+      ...many
+        .split('\n')
+        .filter((l) => l.includes('controller-'))
+        .map((l) => l.length),
+    ),
+  ).toBeLessThanOrEqual(100);
   expect(many).toContain('controller-19');
 });

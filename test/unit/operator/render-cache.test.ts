@@ -3,7 +3,10 @@ import { RenderCache } from '../../../operator/runtime/render-cache';
 test('an unchanged input returns the earlier render; a changed one renders again', () => {
   const cache = new RenderCache<{ replicas: number }[]>(8);
   let renders = 0;
-  const render = (replicas: number) => () => { renders++; return [{ replicas }]; };
+  const render = (replicas: number) => () => {
+    renders++;
+    return [{ replicas }];
+  };
   const first = cache.get('ns/a', '{"size":1}', render(1));
   expect(cache.get('ns/a', '{"size":1}', render(1))).toBe(first);
   expect(renders).toBe(1);
@@ -15,16 +18,23 @@ test('an unchanged input returns the earlier render; a changed one renders again
 });
 
 test('renders are frozen: they are shared between reconciles', () => {
-  const cache = new RenderCache<Array<{ spec: { replicas: number } }>>(8);
+  const cache = new RenderCache<{ spec: { replicas: number } }[]>(8);
   const kept = cache.get('ns/a', 'x', () => [{ spec: { replicas: 1 } }]);
-  expect(() => { kept[0].spec.replicas = 2; }).toThrow(TypeError);
-  expect(() => { kept.push({ spec: { replicas: 3 } }); }).toThrow(TypeError);
+  expect(() => {
+    kept[0].spec.replicas = 2;
+  }).toThrow(TypeError);
+  expect(() => {
+    kept.push({ spec: { replicas: 3 } });
+  }).toThrow(TypeError);
 });
 
 test('holds at most its capacity, dropping the least recently used', () => {
   const cache = new RenderCache<object[]>(2);
   let renders = 0;
-  const render = () => { renders++; return [{}]; };
+  const render = () => {
+    renders++;
+    return [{}];
+  };
   cache.get('a', 'x', render);
   cache.get('b', 'x', render);
   cache.get('a', 'x', render); // a is now the most recent

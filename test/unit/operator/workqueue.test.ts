@@ -4,7 +4,10 @@ import { exponentialDelay } from '../../../operator/runtime/backoff';
 describe('WorkQueue', () => {
   test('de-duplicates keys added before they are processed', async () => {
     const q = new WorkQueue();
-    q.add('a'); q.add('b'); q.add('a'); q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    q.add('a');
     expect(q.length).toBe(2);
     expect(await q.get()).toBe('a');
     expect(await q.get()).toBe('b');
@@ -18,8 +21,10 @@ describe('WorkQueue', () => {
     q.add('a'); // changed again while being reconciled
     expect(q.length).toBe(0); // not handed out while in flight
     let second: string | undefined;
-    const pending = q.get().then(k => { second = k; });
-    await new Promise(r => setImmediate(r));
+    const pending = q.get().then((k) => {
+      second = k;
+    });
+    await new Promise((r) => setImmediate(r));
     expect(second).toBeUndefined();
     q.done('a');
     await pending;
@@ -57,9 +62,13 @@ describe('WorkQueue', () => {
   test('reports depth, adds, retries and latency', async () => {
     const seen = { depth: [] as number[], added: 0, retried: 0, latency: 0 };
     const q = new WorkQueue(new RateLimiter(), {
-      depth: n => seen.depth.push(n), added: () => seen.added++, retried: () => seen.retried++, latency: () => seen.latency++,
+      depth: (n) => seen.depth.push(n),
+      added: () => seen.added++,
+      retried: () => seen.retried++,
+      latency: () => seen.latency++,
     });
-    q.add('a'); q.add('b');
+    q.add('a');
+    q.add('b');
     await q.get();
     q.addRateLimited('c');
     expect(seen.added).toBe(2);
