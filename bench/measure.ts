@@ -4,6 +4,7 @@
  * same way (time, CPU seconds and RSS of the process from /proc, writes from the API server's
  * audit log).
  */
+import type { KubeObject, ResourceType } from '../constructs/contract';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -13,7 +14,6 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { type KubeClient } from '../operator/runtime/client';
 import { renderChildren } from '../operator/runtime/render';
-import { type KubeObject, type ResourceType } from '../operator/runtime/resource';
 import { freePort } from '../test/harness/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { Tally } from './tally';

@@ -8,7 +8,7 @@ export * from './core/schema';
 export * from './core/structural';
 export * from './core/kind';
 export * from './core/crd';
-export * from './core/controller';
+export * from './contract';
 export * from './core/rbac';
 export * from './core/labels';
 export * from './core/security';

@@ -22,4 +22,4 @@ export { EventRecorder } from './runtime/events';
 export { Metrics } from './runtime/metrics';
 export { extractApplied, needsApply } from './runtime/managed-fields';
 export { renderChildren } from './runtime/render';
-export type { KubeObject } from './runtime/resource';
+export type { KubeObject } from '../constructs/contract';

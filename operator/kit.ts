@@ -1,4 +1,4 @@
-import type { ControllerDeclaration } from '../constructs/core/controller';
+import type { ControllerDeclaration } from '../constructs/contract';
 import { cronTabController } from '../constructs/crontab/controller';
 import { databaseController } from '../constructs/database/controller';
 import { etcdClusterController } from '../constructs/etcd/controller';

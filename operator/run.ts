@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
-import type { ControllerDeclaration } from '../constructs/core/controller';
+import type { ControllerDeclaration } from '../constructs/contract';
 import { parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
 import { KubeClient } from './runtime/client';

@@ -1,3 +1,4 @@
+import type { Problem } from '../contract/declaration';
 import type { Condition } from './schema';
 
 export type { Condition };
@@ -53,6 +54,16 @@ export class ConditionList {
       { type, status, reason, message: message.slice(0, 32768), observedGeneration: this.generation },
       this.now,
     );
+  };
+
+  /**
+   * `Degraded`: True for the first problem present (list them most telling first), else False
+   * (AsExpected) saying what matches. Every kind reports why it is not as specified this way.
+   */
+  readonly degraded = (problems: readonly (Problem | false | undefined)[], asExpected: string): void => {
+    const problem = problems.find((p): p is Problem => !!p);
+    if (problem) this.set('Degraded', 'True', problem.reason, problem.message);
+    else this.set('Degraded', 'False', 'AsExpected', asExpected);
   };
 
   get conditions(): Condition[] {

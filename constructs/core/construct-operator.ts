@@ -4,18 +4,22 @@ import { ConditionList } from './conditions';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
-  type ObjectLike,
+  type Deployment,
+  type KubeObject,
   type Observed,
   type OwnerReferenceLike,
-  type ResourceLike,
+  type CustomResourceObject,
   type ResourceType,
-} from './controller';
+  type StatefulSet,
+  type StatusOf,
+} from '../contract';
+import type { Condition } from './conditions';
 import type { CustomResourceKind } from './kind';
 import { Operator, type OperatorOptions } from './operator';
 import { renderConstructs } from './render';
 import { conditionsSchema, t } from './schema';
 
-export interface ConstructControllerProps<R extends ResourceLike> {
+export interface ConstructControllerProps<R extends CustomResourceObject> {
   /** The kind whose resources become constructs. */
   readonly kind: CustomResourceKind;
   /** Name used in `--controllers=...`. @default the kind's singular, e.g. `staticsite` */
@@ -33,7 +37,7 @@ export interface ConstructControllerProps<R extends ResourceLike> {
    */
   readonly examples: readonly R['spec'][];
   /** The status. @default `constructStatus`: observedGeneration, Available and Degraded conditions */
-  readonly status?: (resource: R, observed: Observed) => object;
+  readonly status?: (resource: R, observed: Observed) => StatusOf<R>;
   /** Kinds it may render that no example shows, for which it needs rights too. */
   readonly owns?: readonly ResourceType[];
   /**
@@ -51,7 +55,7 @@ const KNOWN_TYPES: readonly ResourceType[] = Object.values(BuiltinTypes);
  * The kinds it owns (and so its RBAC) come from rendering the examples at synth time. Pass the
  * result both to a `ConstructOperator` (synth) and to `runOperator` (the reconciler).
  */
-export function constructController<R extends ResourceLike>(
+export function constructController<R extends CustomResourceObject>(
   props: ConstructControllerProps<R>,
 ): ControllerDeclaration<R> {
   const where = `constructController for ${props.kind.kind}`;
@@ -100,9 +104,9 @@ export function constructController<R extends ResourceLike>(
     // What it renders no longer is deleted — except what it must keep (claims: user data).
     deletes: owned.filter((o) => !keep.has(typeKey(o.group, o.kind))),
     render: props.render,
-    status:
-      props.status ??
-      ((resource, observed) => constructStatus(resource as ResourceLike<unknown, { conditions?: [] }>, observed)),
+    // The default is for kinds whose status schema is `constructStatusSchema()`, as documented:
+    // its status type is then ConstructStatus.
+    status: props.status ?? ((resource, observed) => constructStatus(resource, observed) as StatusOf<R>),
   };
 }
 
@@ -124,21 +128,26 @@ export function constructStatusSchema() {
   );
 }
 
-interface Workload extends ObjectLike {
-  spec?: { replicas?: number };
-  status?: { readyReplicas?: number; observedGeneration?: number };
+/** The status `constructStatus` writes. */
+export interface ConstructStatus {
+  observedGeneration: number;
+  conditions: Condition[];
+}
+
+function isWorkload(o: KubeObject): o is Deployment | StatefulSet {
+  return o.kind === 'Deployment' || o.kind === 'StatefulSet';
 }
 
 /**
  * A status for any construct: `Available` when every Deployment and StatefulSet it made has
  * all its replicas ready, `Degraded` when a child was refused or cannot be made. Pure.
  */
-export function constructStatus(resource: ResourceLike<unknown, { conditions?: [] }>, observed: Observed): object {
+export function constructStatus(resource: CustomResourceObject, observed: Observed): ConstructStatus {
   const generation = resource.metadata.generation ?? 0;
-  const list = new ConditionList(resource.status?.conditions, generation, observed.now);
-  const workloads = [...observed.children.values()].filter(
-    (c) => c.kind === 'Deployment' || c.kind === 'StatefulSet',
-  ) as Workload[];
+  // A kind using this status has `constructStatusSchema()` as its status schema.
+  const previous = resource.status as Partial<ConstructStatus> | undefined;
+  const list = new ConditionList(previous?.conditions, generation, observed.now);
+  const workloads = [...observed.children.values()].filter(isWorkload);
   const waiting = workloads.filter((w) => (w.status?.readyReplicas ?? 0) < (w.spec?.replicas ?? 1));
   if (waiting.length === 0)
     list.set(
@@ -154,10 +163,13 @@ export function constructStatus(resource: ResourceLike<unknown, { conditions?: [
       'WaitingForPods',
       `not ready yet: ${waiting.map((w) => `${w.kind} ${w.metadata.name}`).join(', ')}`,
     );
-  if (observed.applyError) list.set('Degraded', 'True', 'InvalidChildren', observed.applyError);
-  else if (observed.childFailure && waiting.length)
-    list.set('Degraded', 'True', observed.childFailure.reason, observed.childFailure.message);
-  else list.set('Degraded', 'False', 'AsExpected', 'the children match the spec');
+  list.degraded(
+    [
+      observed.applyError !== undefined && { reason: 'InvalidChildren', message: observed.applyError },
+      waiting.length > 0 && observed.childFailure,
+    ],
+    'the children match the spec',
+  );
   return { observedGeneration: generation, conditions: list.conditions };
 }
 

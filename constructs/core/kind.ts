@@ -1,3 +1,4 @@
+import type { CustomResourceObject } from '../contract/objects';
 import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
 
@@ -267,24 +268,13 @@ export class CustomResourceKind<
   }
 }
 
-/** A resource of a custom kind as the reconciler reads it. */
-export interface CustomResource<S extends Schema<unknown>, St extends Schema<unknown>> {
+/** A resource of a custom kind as the reconciler reads it: its spec and status typed by the kind's schemas. */
+export interface CustomResource<S extends Schema<unknown>, St extends Schema<unknown>> extends CustomResourceObject<
+  Static<S>,
+  Partial<Static<St>>
+> {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    deletionTimestamp?: string;
-    creationTimestamp?: string;
-  };
-  spec: Static<S>;
-  status?: Partial<Static<St>>;
 }
 
 /** Endings and words whose plural a rule would get wrong as often as right: say it explicitly. */

@@ -1,7 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { type ControllerDeclaration, validateControllerDeclaration } from './controller';
+import { type ControllerDeclaration, validateControllerDeclaration } from '../contract';
 import { CustomResourceDefinition } from './crd';
 import { type CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';

@@ -1,23 +1,12 @@
-import type { ObjectLike } from './controller';
+import type { KubeObject, Pod, Problem } from '../contract';
 import { compareText } from './compare';
-
-interface PodStatus {
-  phase?: string;
-  containerStatuses?: {
-    name: string;
-    state?: {
-      waiting?: { reason?: string; message?: string };
-      terminated?: { reason?: string; exitCode?: number; message?: string };
-    };
-  }[];
-}
 
 /**
  * For `mapReads.Pod`: the resource a pod belongs to, by its standard labels — pods are made by a
  * Deployment's ReplicaSet or a StatefulSet, not owned by the resource, but carry its name as
  * `app.kubernetes.io/instance`, with one of `names` as the app name and `component`.
  */
-export function podInstance(names: readonly string[], component: string): (pod: ObjectLike) => string | undefined {
+export function podInstance(names: readonly string[], component: string): (pod: KubeObject) => string | undefined {
   return (pod) => {
     const l = pod.metadata.labels ?? {};
     const name = l['app.kubernetes.io/name'];
@@ -28,13 +17,13 @@ export function podInstance(names: readonly string[], component: string): (pod: 
 }
 
 /** Names of the live pods (not terminating, not finished), sorted. */
-export function livePodNames(pods: readonly ObjectLike[]): string[] {
+export function livePodNames(pods: readonly Pod[]): string[] {
   return pods
     .filter((p) => {
-      const phase = (p.status as PodStatus | undefined)?.phase;
+      const phase = p.status?.phase;
       return !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
     })
-    .map((p) => p.metadata.name!)
+    .map((p) => p.metadata.name ?? '')
     .sort();
 }
 
@@ -54,10 +43,10 @@ const STUCK_REASONS = new Set([
  * container that exited non-zero, or a container stuck in a back-off — as a reason and message
  * for a `Degraded` condition.
  */
-export function podFailure(pods: readonly ObjectLike[]): { reason: string; message: string } | undefined {
-  for (const p of [...pods].sort((a, b) => compareText(a.metadata.name!, b.metadata.name!))) {
+export function podFailure(pods: readonly Pod[]): Problem | undefined {
+  for (const p of [...pods].sort((a, b) => compareText(a.metadata.name ?? '', b.metadata.name ?? ''))) {
     if (p.metadata.deletionTimestamp) continue;
-    const status = p.status as PodStatus | undefined;
+    const status = p.status;
     for (const c of status?.containerStatuses ?? []) {
       const waiting = c.state?.waiting;
       if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {

@@ -1,4 +1,4 @@
-import { BuiltinTypes, type ControllerDeclaration, customResourceType, type ResourceType } from './controller';
+import { BuiltinTypes, type ControllerDeclaration, customResourceType, type ResourceType } from '../contract';
 
 /** One RBAC rule in wire form. */
 export interface PolicyRule {

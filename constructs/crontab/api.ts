@@ -50,6 +50,7 @@ export const cronTabStatusSchema = t.object(
 );
 
 export type CronTabSpec = Static<typeof cronTabSpecSchema>;
+export type CronTabStatus = Static<typeof cronTabStatusSchema>;
 export type CronTab = CustomResource<typeof cronTabSpecSchema, typeof cronTabStatusSchema>;
 
 /** `crontabs.stable.example.com`, v1, short name `ct` (seed 000), made real by a CronJob. */

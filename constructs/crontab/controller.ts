@@ -1,27 +1,22 @@
-import {
-  BuiltinTypes,
-  type ControllerDeclaration,
-  type EventSpec,
-  type ObjectLike,
-  type Observed,
-} from '../core/controller';
+import { BuiltinTypes, type ControllerDeclaration, type CronJob, type EventSpec, type Observed } from '../contract';
 import { ConditionList, findCondition } from '../core/conditions';
-import type { CronTab } from './api';
+import type { CronTab, CronTabStatus } from './api';
 import { cronJobSchedule, cronTabKind } from './api';
 import { CronTabCronJob } from './crontab-cronjob';
 
-interface CronJob extends ObjectLike {
-  spec?: { schedule?: string };
-  status?: { lastScheduleTime?: string; active?: unknown[] };
+/** What a CronTab's status is made from. */
+export interface CronTabStatusInput {
+  readonly cronJob?: CronJob;
+  /** The API server's refusal of the CronJob. */
+  readonly applyError?: string;
+  /** Stamps conditions whose status changes. @default the current time */
+  readonly now?: Date;
 }
 
-/** The status a CronTab should show. Pure; `now` only stamps conditions that change. */
-export function desiredCronTabStatus(
-  ct: CronTab,
-  cronJob: CronJob | undefined,
-  applyError: string | undefined,
-  now = new Date(),
-) {
+/** The status a CronTab should show. Pure. */
+export function desiredCronTabStatus(ct: CronTab, input: CronTabStatusInput): CronTabStatus {
+  const { cronJob, applyError } = input;
+  const now = input.now ?? new Date();
   const generation = ct.metadata.generation ?? 0;
   const { schedule, droppedSeconds } = cronJobSchedule(ct.spec.cronSpec);
   const list = new ConditionList(ct.status?.conditions, generation, now);
@@ -32,8 +27,10 @@ export function desiredCronTabStatus(
     cronJob && !applyError ? 'Scheduled' : 'NoCronJob',
     cronJob && !applyError ? `CronJob ${ct.metadata.name} runs on "${schedule}"` : 'no CronJob runs this CronTab',
   );
-  if (applyError) set('Degraded', 'True', 'InvalidCronJob', applyError);
-  else set('Degraded', 'False', 'AsExpected', 'the CronJob matches the spec');
+  list.degraded(
+    [applyError !== undefined && { reason: 'InvalidCronJob', message: applyError }],
+    'the CronJob matches the spec',
+  );
   if (droppedSeconds !== undefined) {
     set(
       'ScheduleExact',
@@ -54,15 +51,15 @@ export function desiredCronTabStatus(
 }
 
 /** Created or updated CronJobs, and — once per change of the spec — a dropped seconds field. */
-export function cronTabEvents(ct: CronTab, observed: Observed, status: object | undefined): EventSpec[] {
+export function cronTabEvents(ct: CronTab, observed: Observed, status: CronTab['status']): EventSpec[] {
   const events: EventSpec[] = observed.changes
     .filter((c) => c.kind === 'CronJob' && c.verb !== 'Deleted')
     .map((c) => ({
       type: 'Normal',
       reason: c.verb,
-      message: `${c.verb} CronJob ${c.name} on "${(observed.children.get(`CronJob/${c.name}`) as CronJob | undefined)?.spec?.schedule}"`,
+      message: `${c.verb} CronJob ${c.name} on "${observed.children.of(BuiltinTypes.CronJob, c.name)?.spec?.schedule ?? ''}"`,
     }));
-  const exact = findCondition((status as { conditions?: [] } | undefined)?.conditions, 'ScheduleExact');
+  const exact = findCondition(status?.conditions, 'ScheduleExact');
   const was = findCondition(ct.status?.conditions, 'ScheduleExact');
   if (exact?.status === 'False' && (was?.status !== 'False' || was.observedGeneration !== exact.observedGeneration)) {
     events.push({ type: 'Warning', reason: 'SecondsDropped', message: exact.message });
@@ -83,11 +80,10 @@ export const cronTabController: ControllerDeclaration<CronTab> = {
       owner,
     }),
   status: (ct, observed) =>
-    desiredCronTabStatus(
-      ct,
-      observed.applyError ? undefined : (observed.children.get(`CronJob/${ct.metadata.name}`) as CronJob | undefined),
-      observed.applyError,
-      observed.now,
-    ),
+    desiredCronTabStatus(ct, {
+      cronJob: observed.applyError ? undefined : observed.children.of(BuiltinTypes.CronJob, ct.metadata.name),
+      applyError: observed.applyError,
+      now: observed.now,
+    }),
   events: cronTabEvents,
 };

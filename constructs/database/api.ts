@@ -105,6 +105,7 @@ export const databaseStatusSchema = t.object(
 );
 
 export type DatabaseSpec = Static<typeof databaseSpecSchema>;
+export type DatabaseStatus = Static<typeof databaseStatusSchema>;
 export type Database = CustomResource<typeof databaseSpecSchema, typeof databaseStatusSchema>;
 
 /** `databases.database.example.com`, v1alpha1 (seed 001). */

@@ -2,32 +2,34 @@ import { randomBytes } from 'node:crypto';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
+  type CronJob,
   type EventSpec,
-  type ObjectLike,
+  type KubeObject,
   type Observed,
-} from '../core/controller';
+  type Problem,
+  type Secret,
+  type StatefulSet,
+} from '../contract';
 import { ConditionList } from '../core/conditions';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
-import type { Database } from './api';
+import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES } from './database-resources';
 
-interface StatefulSet extends ObjectLike {
-  status?: { readyReplicas?: number };
-}
-interface CronJob extends ObjectLike {
-  status?: { lastSuccessfulTime?: string };
+/** What `prepare` found of the credentials Secret. */
+export interface DatabasePrepared {
+  /** The Secret is known to exist. */
+  readonly hasCredentials: boolean;
+  /** This reconcile created it. */
+  readonly createdCredentials?: boolean;
 }
 
 /**
  * The credentials Secret a new Database gets: a random password, generated here at run time.
  * It is owned by the retention ConfigMap, so it lives exactly as long as the Database's data.
  */
-export function newCredentials(
-  db: Database,
-  retention: ObjectLike,
-): ObjectLike & { type: string; stringData: Record<string, string> } {
+export function newCredentials(db: Database, retention: KubeObject): Secret {
   const names = databaseNames(db.metadata.name);
   return {
     apiVersion: 'v1',
@@ -42,7 +44,7 @@ export function newCredentials(
         'app.kubernetes.io/managed-by': 'database-operator',
       },
       ownerReferences: [
-        { apiVersion: 'v1', kind: 'ConfigMap', name: retention.metadata.name!, uid: retention.metadata.uid! },
+        { apiVersion: 'v1', kind: 'ConfigMap', name: names.retention, uid: retention.metadata.uid ?? '' },
       ],
     },
     type: 'Opaque',
@@ -54,22 +56,27 @@ export function newCredentials(
   };
 }
 
-/**
- * The status a Database should show. Pure; `now` only stamps conditions that change.
- * `hasCredentials`: whether the credentials Secret is known to exist.
- */
-export function desiredDatabaseStatus(
-  db: Database,
-  sts: StatefulSet | undefined,
-  applyError: string | undefined,
-  hasCredentials: boolean,
-  childFailure?: { reason: string; message: string },
-  now = new Date(),
-  backup?: CronJob,
-) {
+/** What a Database's status is made from. */
+export interface DatabaseStatusInput {
+  readonly statefulSet?: StatefulSet;
+  readonly backup?: CronJob;
+  /** The API server's refusal of a child. */
+  readonly applyError?: string;
+  /** Whether the credentials Secret is known to exist. */
+  readonly hasCredentials: boolean;
+  /** A pod, claim or StatefulSet Kubernetes cannot make or run. */
+  readonly childFailure?: Problem;
+  /** Stamps conditions whose status changes. @default the current time */
+  readonly now?: Date;
+}
+
+/** The status a Database should show. Pure. */
+export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
+  const { applyError, hasCredentials, childFailure, backup } = input;
   const generation = db.metadata.generation ?? 0;
   const names = databaseNames(db.metadata.name);
-  const ready = sts?.status?.readyReplicas ?? 0;
+  const ready = input.statefulSet?.status?.readyReplicas ?? 0;
+  const now = input.now ?? new Date();
   const list = new ConditionList(db.status?.conditions, generation, now);
   const { set } = list;
   set(
@@ -78,10 +85,14 @@ export function desiredDatabaseStatus(
     ready > 0 ? 'ServerReady' : 'ServerNotReady',
     ready > 0 ? 'the database server is ready' : 'the database server is not ready yet',
   );
-  if (applyError) set('Degraded', 'True', 'InvalidResources', applyError);
-  // Kubernetes accepted the StatefulSet or claim but cannot make it: only its Events say so.
-  else if (childFailure && ready < 1) set('Degraded', 'True', childFailure.reason, childFailure.message);
-  else set('Degraded', 'False', 'AsExpected', 'the StatefulSet, Services and backups match the spec');
+  list.degraded(
+    [
+      applyError !== undefined && { reason: 'InvalidResources', message: applyError },
+      // Kubernetes accepted the StatefulSet or claim but cannot make it: only its Events say so.
+      ready < 1 && childFailure,
+    ],
+    'the StatefulSet, Services and backups match the spec',
+  );
   set(
     'BackupScheduled',
     db.spec.backup.enabled ? 'True' : 'False',
@@ -110,7 +121,7 @@ export function databaseOfChild(involved: { kind?: string; name?: string }): str
 }
 
 /** One Event per changed child, plus the credentials generated and backups switched off. */
-export function databaseEvents(db: Database, observed: Observed): EventSpec[] {
+export function databaseEvents(db: Database, observed: Observed<object, DatabasePrepared>): EventSpec[] {
   const names = databaseNames(db.metadata.name);
   const events: EventSpec[] = observed.changes.map((c) =>
     c.kind === 'CronJob' && c.verb === 'Deleted'
@@ -137,7 +148,7 @@ export function databaseEvents(db: Database, observed: Observed): EventSpec[] {
  * delete right on claims: data goes only through the StatefulSet's retention policy or owner
  * references.
  */
-export const databaseController: ControllerDeclaration<Database> = {
+export const databaseController: ControllerDeclaration<Database, object, DatabasePrepared> = {
   name: 'database',
   for: databaseKind,
   owns: [
@@ -166,27 +177,26 @@ export const databaseController: ControllerDeclaration<Database> = {
   prepare: async (api, db, children) => {
     const names = databaseNames(db.metadata.name);
     if (db.status?.credentialsSecret === names.credentials) return { hasCredentials: true };
-    const retention = children.get(`ConfigMap/${names.retention}`);
+    const retention = children.of(BuiltinTypes.ConfigMap, names.retention);
     if (!retention) return { hasCredentials: false };
     const createdCredentials = await api.createIfAbsent(BuiltinTypes.Secret, newCredentials(db, retention));
     return { hasCredentials: true, createdCredentials };
   },
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
-    const hasCredentials = !!observed.prepared?.hasCredentials || db.status?.credentialsSecret !== undefined;
+    const hasCredentials = observed.prepared?.hasCredentials === true || db.status?.credentialsSecret !== undefined;
     const pods = observed.read(
       BuiltinTypes.Pod,
       selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: 'database', managedBy: '' }),
     );
-    return desiredDatabaseStatus(
-      db,
-      observed.children.get(`StatefulSet/${names.statefulSet}`) as StatefulSet | undefined,
-      observed.applyError,
+    return desiredDatabaseStatus(db, {
+      statefulSet: observed.children.of(BuiltinTypes.StatefulSet, names.statefulSet),
+      backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
+      applyError: observed.applyError,
       hasCredentials,
-      podFailure(pods) ?? observed.childFailure,
-      observed.now,
-      observed.children.get(`CronJob/${names.backup}`) as CronJob | undefined,
-    );
+      childFailure: podFailure(pods) ?? observed.childFailure,
+      now: observed.now,
+    });
   },
   events: databaseEvents,
   failureOwner: databaseOfChild,

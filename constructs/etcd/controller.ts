@@ -1,33 +1,40 @@
 import {
   BuiltinTypes,
   type ControllerDeclaration,
+  type CronJob,
   type EventSpec,
-  type ObjectLike,
   type Observed,
-} from '../core/controller';
-import { ConditionList } from '../core/conditions';
+  type Problem,
+  type StatefulSet,
+} from '../contract';
+import { ConditionList, findCondition } from '../core/conditions';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import { type EtcdTopology, type MembershipReport, quorum, reconcileMembership } from './membership';
 
-interface CronJob extends ObjectLike {
-  status?: { lastSuccessfulTime?: string };
+/** What the membership step found, for the render (the topology) and the status (the report). */
+export interface EtcdFacts {
+  readonly topology: EtcdTopology;
+  readonly report: MembershipReport;
 }
 
-interface StatefulSet extends ObjectLike {
-  spec?: { replicas?: number };
-  status?: {
-    replicas?: number;
-    readyReplicas?: number;
-    currentReplicas?: number;
-    updatedReplicas?: number;
-    observedGeneration?: number;
-  };
+/** What an EtcdCluster's status is made from. */
+export interface EtcdStatusInput {
+  readonly statefulSet?: StatefulSet;
+  /** Names of the live member pods. */
+  readonly members: string[];
+  /** The API server's refusal of a child. */
+  readonly applyError?: string;
+  /** A member pod or claim Kubernetes cannot make or run. */
+  readonly childFailure?: Problem;
+  /** What etcd's own API said; absent when rendered statically. */
+  readonly membership?: MembershipReport;
+  readonly backup?: CronJob;
+  /** Stamps conditions whose status changes. @default the current time */
+  readonly now?: Date;
 }
-
-type Cluster = EtcdCluster;
 
 /** Membership steps: the phase says Scaling while one is under way. */
 const SCALING_STEPS = new Set([
@@ -42,20 +49,12 @@ const SCALING_STEPS = new Set([
 ]);
 
 /**
- * The status an EtcdCluster should show. Pure; `now` only stamps conditions that change.
- * `membership` is what etcd's own API said (absent when the cluster is rendered statically):
- * availability is then a healthy voting quorum, not ready pods.
+ * The status an EtcdCluster should show. Pure. With `membership` (what etcd's own API said),
+ * availability is a healthy voting quorum, not ready pods.
  */
-export function desiredEtcdStatus(
-  cluster: Cluster,
-  sts: StatefulSet | undefined,
-  members: string[],
-  applyError: string | undefined,
-  childFailure?: { reason: string; message: string },
-  now = new Date(),
-  membership?: MembershipReport,
-  backup?: CronJob,
-): EtcdClusterStatus {
+export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput): EtcdClusterStatus {
+  const { statefulSet: sts, members, applyError, childFailure, membership, backup } = input;
+  const now = input.now ?? new Date();
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
@@ -100,11 +99,15 @@ export function desiredEtcdStatus(
       complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`,
     );
   }
-  if (applyError) set('Degraded', 'True', 'InvalidResources', applyError);
-  else if (membership?.refused) set('Degraded', 'True', membership.refused.reason, membership.refused.message);
-  // Kubernetes accepted the StatefulSet but cannot make its members: only its Events say so.
-  else if (childFailure && ready < want) set('Degraded', 'True', childFailure.reason, childFailure.message);
-  else set('Degraded', 'False', 'AsExpected', 'the StatefulSet and Services match the spec');
+  list.degraded(
+    [
+      applyError !== undefined && { reason: 'InvalidResources', message: applyError },
+      membership?.refused,
+      // Kubernetes accepted the StatefulSet but cannot make its members: only its Events say so.
+      ready < want && childFailure,
+    ],
+    'the StatefulSet and Services match the spec',
+  );
   const q = quorum(want);
   if (want % 2 === 0) {
     set(
@@ -157,21 +160,23 @@ export function etcdClusterOfChild(involved: { kind?: string; name?: string }): 
  * turns even. Membership steps (member added, promoted, removed; leadership moved) have their
  * own Events from the membership step.
  */
-export function etcdEvents(cluster: Cluster, observed: Observed, status: object | undefined): EventSpec[] {
+export function etcdEvents(
+  cluster: EtcdCluster,
+  observed: Observed<EtcdFacts>,
+  status: EtcdCluster['status'],
+): EventSpec[] {
   if (observed.applyError) return [];
   const name = cluster.metadata.name;
   const events: EventSpec[] = [];
-  if (!observed.before.has(`StatefulSet/${name}`) && observed.children.has(`StatefulSet/${name}`)) {
+  if (!observed.before.of(BuiltinTypes.StatefulSet, name) && observed.children.of(BuiltinTypes.StatefulSet, name)) {
     events.push({
       type: 'Normal',
       reason: 'Created',
       message: `Created etcd cluster ${name} with ${cluster.spec.replicas} members`,
     });
   }
-  const odd = (conditions: { type: string; status: string; message: string }[] | undefined) =>
-    conditions?.find((c) => c.type === 'OddMembers');
-  const now = odd((status as EtcdClusterStatus | undefined)?.conditions);
-  if (now?.status === 'False' && odd(cluster.status?.conditions)?.status !== 'False') {
+  const now = findCondition(status?.conditions, 'OddMembers');
+  if (now?.status === 'False' && findCondition(cluster.status?.conditions, 'OddMembers')?.status !== 'False') {
     events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
   }
   return events;
@@ -183,7 +188,7 @@ export function etcdEvents(cluster: Cluster, observed: Observed, status: object 
  * say a member's pod or claim cannot be made (for `Degraded`). It never deletes
  * PersistentVolumeClaims: member data outlives scale-downs and the EtcdCluster itself.
  */
-export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
+export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts> = {
   name: 'etcdcluster',
   for: etcdClusterKind,
   owns: [
@@ -207,22 +212,21 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster> = {
       namespace: cluster.metadata.namespace!,
       spec: cluster.spec,
       owner,
-      topology: external?.topology as EtcdTopology | undefined,
+      topology: external?.topology,
     }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
-    return desiredEtcdStatus(
-      cluster,
-      observed.children.get(`StatefulSet/${cluster.metadata.name}`) as StatefulSet | undefined,
-      livePodNames(pods),
-      observed.applyError,
+    return desiredEtcdStatus(cluster, {
+      statefulSet: observed.children.of(BuiltinTypes.StatefulSet, cluster.metadata.name),
+      members: livePodNames(pods),
+      applyError: observed.applyError,
       // A member whose container cannot run (an image that cannot be pulled, a crash loop), or
       // a claim or pod Kubernetes cannot make or keeps recreating.
-      podFailure(pods) ?? observed.childFailure,
-      observed.now,
-      observed.external?.report as MembershipReport | undefined,
-      observed.children.get(`CronJob/${etcdBackupNames(cluster.metadata.name).cronJob}`) as CronJob | undefined,
-    );
+      childFailure: podFailure(pods) ?? observed.childFailure,
+      now: observed.now,
+      membership: observed.external?.report,
+      backup: observed.children.of(BuiltinTypes.CronJob, etcdBackupNames(cluster.metadata.name).cronJob),
+    });
   },
   events: etcdEvents,
   mapReads: { Pod: podInstance(['etcd'], 'member') },

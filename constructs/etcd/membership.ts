@@ -1,4 +1,4 @@
-import type { EventSpec, ObjectLike } from '../core/controller';
+import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
 import { clientURL, memberName, ordinalOf, peerURL } from './addresses';
 import type { EtcdCluster } from './api';
 import {
@@ -81,20 +81,8 @@ const STEP_POLL_MS = 1000;
 const WAIT_POLL_MS = 3000;
 const SETTLED_POLL_MS = 30_000;
 
-interface StatefulSetLike extends ObjectLike {
-  spec?: {
-    replicas?: number;
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
-    template?: { spec?: { containers?: { image?: string }[] } };
-  };
-}
-
 /** The topology the cluster's StatefulSet and ConfigMap have now. */
-function currentTopology(
-  sts: StatefulSetLike,
-  cm: (ObjectLike & { data?: Record<string, string> }) | undefined,
-  fallback: EtcdTopology,
-): EtcdTopology {
+function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: EtcdTopology): EtcdTopology {
   const image = sts.spec?.template?.spec?.containers?.[0]?.image ?? '';
   return {
     replicas: sts.spec?.replicas ?? fallback.replicas,
@@ -118,16 +106,13 @@ function currentTopology(
  * 5. settled: roll a new version member by member, highest ordinal first, each only once every
  *    member is healthy; downgrades across a minor and skipped minors are refused.
  */
-export async function reconcileMembership(
-  cluster: EtcdCluster,
-  children: ReadonlyMap<string, ObjectLike>,
-): Promise<MembershipResult> {
+export async function reconcileMembership(cluster: EtcdCluster, children: Children): Promise<MembershipResult> {
   const name = cluster.metadata.name;
   const namespace = cluster.metadata.namespace!;
   const want = cluster.spec.replicas;
   const wantVersion = cluster.spec.version;
-  const sts = children.get(`StatefulSet/${name}`) as StatefulSetLike | undefined;
-  const cm = children.get(`ConfigMap/${membersConfigMapName(name)}`);
+  const sts = children.of(BuiltinTypes.StatefulSet, name);
+  const cm = children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name));
   const bootstrap = bootstrapTopology(name, namespace, want, wantVersion);
   if (!sts) {
     return {

@@ -1,39 +1,34 @@
 import {
   BuiltinTypes,
   type ControllerDeclaration,
+  type Deployment,
   type EventSpec,
-  type ObjectLike,
   type Observed,
-} from '../core/controller';
+  type Problem,
+} from '../contract';
 import { ConditionList } from '../core/conditions';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
 import { memcachedKind } from './api';
 import { MemcachedDeployment, memcachedSelectorLabels } from './memcached-deployment';
 
-interface Deployment extends ObjectLike {
-  spec?: { replicas?: number };
-  status?: {
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    observedGeneration?: number;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-  };
+/** What a Memcached's status is made from. */
+export interface MemcachedStatusInput {
+  readonly deployment?: Deployment;
+  /** Names of the live pods. */
+  readonly podNames: string[];
+  /** The API server's refusal of the Deployment. */
+  readonly applyError?: string;
+  /** A pod whose container cannot run. */
+  readonly podFailed?: Problem;
+  /** Stamps conditions whose status changes. @default the current time */
+  readonly now?: Date;
 }
 
-/**
- * The status a Memcached should show, from its Deployment and its pods. Pure; `now` only stamps
- * conditions whose status changes.
- */
-export function desiredStatus(
-  mc: Memcached,
-  deployment: Deployment | undefined,
-  podNames: string[],
-  applyError: string | undefined,
-  now = new Date(),
-  podFailed?: { reason: string; message: string },
-): MemcachedStatus {
+/** The status a Memcached should show, from its Deployment and its pods. Pure. */
+export function desiredStatus(mc: Memcached, input: MemcachedStatusInput): MemcachedStatus {
+  const { deployment, podNames, applyError, podFailed } = input;
+  const now = input.now ?? new Date();
   const size = mc.spec.size;
   const ready = deployment?.status?.readyReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
@@ -58,18 +53,19 @@ export function desiredStatus(
   else if (current > size) set('Progressing', 'True', 'ScalingDown', `scaling down from ${current} to ${size} pods`);
   else if (current < size) set('Progressing', 'True', 'ScalingUp', `scaling up from ${current} to ${size} pods`);
   else set('Progressing', 'True', 'WaitingForPods', `${ready}/${size} pods ready, ${updated} updated`);
-  if (applyError) set('Degraded', 'True', 'InvalidDeployment', applyError);
-  else if (replicaFailure)
-    set(
-      'Degraded',
-      'True',
-      replicaFailure.reason ?? 'ReplicaFailure',
-      (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024),
-    );
-  // A failing pod matters while it leaves the Memcached short of ready pods; once replacements
-  // are all ready, it is history.
-  else if (podFailed && ready < size) set('Degraded', 'True', podFailed.reason, podFailed.message);
-  else set('Degraded', 'False', 'AsExpected', 'the Deployment matches the spec');
+  list.degraded(
+    [
+      applyError !== undefined && { reason: 'InvalidDeployment', message: applyError },
+      replicaFailure && {
+        reason: replicaFailure.reason ?? 'ReplicaFailure',
+        message: (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024),
+      },
+      // A failing pod matters while it leaves the Memcached short of ready pods; once
+      // replacements are all ready, it is history.
+      ready < size && podFailed,
+    ],
+    'the Deployment matches the spec',
+  );
 
   return {
     nodes: podNames,
@@ -86,7 +82,7 @@ export function memcachedEvents(mc: Memcached, observed: Observed): EventSpec[] 
   const change = observed.changes.find((c) => c.kind === 'Deployment');
   if (!change) return [];
   const size = mc.spec.size;
-  const before = (observed.before.get(`Deployment/${name}`) as Deployment | undefined)?.spec?.replicas;
+  const before = observed.before.of(BuiltinTypes.Deployment, name)?.spec?.replicas;
   if (change.verb === 'Created')
     return [{ type: 'Normal', reason: 'Created', message: `Created Deployment ${name} with ${size} replicas` }];
   if (before !== undefined && before !== size)
@@ -116,14 +112,13 @@ export const memcachedController: ControllerDeclaration<Memcached> = {
     }),
   status: (mc, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, memcachedSelectorLabels(mc.metadata.name));
-    return desiredStatus(
-      mc,
-      observed.children.get(`Deployment/${mc.metadata.name}`) as Deployment | undefined,
-      livePodNames(pods),
-      observed.applyError,
-      observed.now,
-      podFailure(pods),
-    );
+    return desiredStatus(mc, {
+      deployment: observed.children.of(BuiltinTypes.Deployment, mc.metadata.name),
+      podNames: livePodNames(pods),
+      applyError: observed.applyError,
+      podFailed: podFailure(pods),
+      now: observed.now,
+    });
   },
   events: memcachedEvents,
   // Pods are not owned by the Memcached (Deployment → ReplicaSet → Pod): their instance label

@@ -85,6 +85,7 @@ export const applicationSpecSchema = t.object(
 );
 
 export type ApplicationSpec = Static<typeof applicationSpecSchema>;
+export type WebStatus = Static<typeof webStatusSchema>;
 export type Application = CustomResource<typeof applicationSpecSchema, typeof webStatusSchema>;
 
 export const applicationKind = new CustomResourceKind({

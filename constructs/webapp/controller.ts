@@ -1,34 +1,30 @@
-import { BuiltinTypes, type ControllerDeclaration, type ObjectLike, type ResourceLike } from '../core/controller';
-import type { Condition } from '../core/conditions';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type Deployment,
+  type Ingress,
+  type KubeObject,
+  type Problem,
+} from '../contract';
 import { ConditionList } from '../core/conditions';
 import { compareText } from '../core/compare';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
-import type { Application, WebApp } from './api';
+import type { Application, WebApp, WebStatus } from './api';
 import { applicationKind, webAppKind } from './api';
 import { applicationModel, WebWorkload, webAppModel, type WebWorkloadModel, workloadUrl } from './web-workload';
 
-interface Deployment extends ObjectLike {
-  spec?: { replicas?: number };
-  status?: {
-    replicas?: number;
-    availableReplicas?: number;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-  };
-}
-
-type WebObject = ResourceLike<unknown, { conditions?: Condition[] }>;
-
-interface Ingress extends ObjectLike {
-  spec?: { rules?: { host?: string; http?: { paths?: { path?: string }[] } }[] };
-}
-
-/** What only run time can tell about a web workload: why it is not as specified. */
-export interface WebProblems {
+/** What the status of an Application or WebApp is made from. */
+export interface WebStatusInput {
+  readonly deployment?: Deployment;
+  /** The API server's refusal of a child. */
+  readonly applyError?: string;
   /** A pod whose container cannot run (image pull, crash loop). */
-  readonly podFailure?: { readonly reason: string; readonly message: string };
+  readonly podFailure?: Problem;
   /** Another, older Ingress already routes this host and path. */
   readonly hostConflict?: string;
+  /** Stamps conditions whose status changes. @default the current time */
+  readonly now?: Date;
 }
 
 /**
@@ -40,18 +36,18 @@ export interface WebProblems {
 export function ingressHostConflict(
   model: WebWorkloadModel,
   ownerUid: string | undefined,
-  ours: ObjectLike | undefined,
-  ingresses: readonly ObjectLike[],
+  ours: KubeObject | undefined,
+  ingresses: readonly Ingress[],
 ): string | undefined {
   const wanted = model.ingress;
   if (!wanted) return undefined;
-  const age = (o: ObjectLike | undefined) =>
+  const age = (o: KubeObject | undefined) =>
     `${o?.metadata.creationTimestamp ?? '~'}\u0000${o?.metadata.namespace ?? ''}/${o?.metadata.name ?? ''}`;
   const claims = [...ingresses]
     .filter((i) => !i.metadata.ownerReferences?.some((r) => r.controller && r.uid === ownerUid))
     .filter((i) => !(i.metadata.namespace === model.namespace && i.metadata.name === model.name))
     .filter((i) =>
-      (i as Ingress).spec?.rules?.some(
+      i.spec?.rules?.some(
         (r) => r.host === wanted.host && (r.http?.paths ?? []).some((p) => (p.path ?? '/') === wanted.path),
       ),
     )
@@ -63,15 +59,10 @@ export function ingressHostConflict(
     : undefined;
 }
 
-/** Status shared by both kinds. Pure; `now` only stamps conditions that change. */
-export function desiredWebStatus(
-  obj: WebObject,
-  model: WebWorkloadModel,
-  deployment: Deployment | undefined,
-  applyError: string | undefined,
-  now = new Date(),
-  problems: WebProblems = {},
-) {
+/** Status shared by both kinds. Pure. */
+export function desiredWebStatus(obj: Application | WebApp, model: WebWorkloadModel, input: WebStatusInput): WebStatus {
+  const { deployment, applyError, podFailure, hostConflict } = input;
+  const now = input.now ?? new Date();
   const generation = obj.metadata.generation ?? 0;
   const available = deployment?.status?.availableReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
@@ -93,13 +84,16 @@ export function desiredWebStatus(
     `${available}/${wanted} pods available, ${current} exist`,
   );
   const failure = deployment?.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
-  if (applyError) set('Degraded', 'True', 'InvalidChildren', applyError);
-  else if (failure) set('Degraded', 'True', failure.reason ?? 'ReplicaFailure', (failure.message ?? '').slice(0, 1024));
-  // A failing pod matters while the workload is short of available pods.
-  else if (problems.podFailure && available < wanted)
-    set('Degraded', 'True', problems.podFailure.reason, problems.podFailure.message);
-  else if (problems.hostConflict) set('Degraded', 'True', 'HostConflict', problems.hostConflict);
-  else set('Degraded', 'False', 'AsExpected', 'the Deployment, Service and Ingress match the spec');
+  list.degraded(
+    [
+      applyError !== undefined && { reason: 'InvalidChildren', message: applyError },
+      failure && { reason: failure.reason ?? 'ReplicaFailure', message: (failure.message ?? '').slice(0, 1024) },
+      // A failing pod matters while the workload is short of available pods.
+      available < wanted && podFailure,
+      hostConflict !== undefined && { reason: 'HostConflict', message: hostConflict },
+    ],
+    'the Deployment, Service and Ingress match the spec',
+  );
   return {
     replicas: current,
     availableReplicas: available,
@@ -136,17 +130,16 @@ function webController<R extends Application | WebApp>(
       const hostConflict = ingressHostConflict(
         model,
         r.metadata.uid,
-        observed.children.get(`Ingress/${model.name}`),
+        observed.children.of(BuiltinTypes.Ingress, model.name),
         observed.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }),
       );
-      return desiredWebStatus(
-        r,
-        model,
-        observed.children.get(`Deployment/${model.name}`) as Deployment | undefined,
-        observed.applyError,
-        observed.now,
-        { podFailure: podFailure(pods), hostConflict },
-      );
+      return desiredWebStatus(r, model, {
+        deployment: observed.children.of(BuiltinTypes.Deployment, model.name),
+        applyError: observed.applyError,
+        podFailure: podFailure(pods),
+        hostConflict,
+        now: observed.now,
+      });
     },
     mapReads: { Pod: podInstance([name], 'web') },
   };

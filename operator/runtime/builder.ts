@@ -1,4 +1,5 @@
-import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import type { KubeObject } from '../../constructs/contract';
+import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/contract';
 import { Blockers } from './blockers';
 import { ChildFailures } from './child-failures';
 import {
@@ -28,7 +29,6 @@ import {
   writeStatus,
 } from './reconcile-steps';
 import { RenderCache } from './render-cache';
-import type { KubeObject } from './resource';
 import { apiVersionOf, objectKey } from './resource';
 import { StatusPacer } from './status-pacer';
 

@@ -1,12 +1,8 @@
+import type { KubeObject, Pod, ResourceType } from '../../constructs/contract';
 import type { FieldSet, ManagedFieldsEntry } from './managed-fields';
-import { deepFreeze, type KubeObject, type ResourceType } from './resource';
+import { deepFreeze } from './resource';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
-interface PodLike extends KubeObject {
-  spec?: { nodeName?: string };
-  status?: { phase?: string; containerStatuses?: { name: string; state?: unknown }[] };
-}
 
 /**
  * What the informers keep of each object, as client-go's informer transforms do: the cache
@@ -40,7 +36,8 @@ export function cacheTransform(
     if (!isPod) return { ...obj, metadata };
     // Pods are only read, never applied: no field ownership to keep.
     delete metadata.managedFields;
-    const pod = obj as PodLike;
+    // isPod: the object is a Pod.
+    const pod = obj as Pod;
     return {
       apiVersion: pod.apiVersion,
       kind: pod.kind,

@@ -1,8 +1,8 @@
-import { BuiltinTypes } from '../../constructs/core/controller';
+import type { CoreEvent, InvolvedObject, Problem } from '../../constructs/contract';
+import { BuiltinTypes } from '../../constructs/contract';
 import type { Controller, Request } from './controller';
 import type { Informer } from './informer';
 import type { Manager } from './manager';
-import type { KubeObject } from './resource';
 import { compareText } from '../../constructs/core/compare';
 
 /**
@@ -15,29 +15,6 @@ import { compareText } from '../../constructs/core/compare';
  * was accepted.
  */
 export const CHILD_FAILURE_REASONS = ['FailedCreate', 'ProvisioningFailed', 'RecreatingFailedPod'] as const;
-
-/** The object an Event is about. */
-export interface InvolvedObject {
-  readonly kind?: string;
-  readonly name?: string;
-  readonly namespace?: string;
-}
-
-interface CoreEvent extends KubeObject {
-  involvedObject?: InvolvedObject;
-  reason?: string;
-  message?: string;
-  type?: string;
-  lastTimestamp?: string;
-  eventTime?: string;
-  series?: { lastObservedTime?: string };
-}
-
-/** A failure reported about one of a resource's children. */
-export interface ChildFailure {
-  readonly reason: string;
-  readonly message: string;
-}
 
 /** Informers of the failure Events, one per reason (field selectors cannot say "or"). */
 export class ChildFailures {
@@ -65,7 +42,7 @@ export class ChildFailures {
   }
 
   /** The newest failure about a child in `namespace` that `isChild` recognises, if any. */
-  find(namespace: string | undefined, isChild: (involved: InvolvedObject) => boolean): ChildFailure | undefined {
+  find(namespace: string | undefined, isChild: (involved: InvolvedObject) => boolean): Problem | undefined {
     const found = this.informers
       .flatMap((inf) => inf.list(namespace))
       .filter((e) => e.involvedObject && isChild(e.involvedObject))

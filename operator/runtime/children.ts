@@ -1,6 +1,7 @@
+import type { KubeObject, OwnerReference, ResourceType } from '../../constructs/contract';
 import { isConflict, isInvalid, type KubeClient } from './client';
 import { appliedEntry, needsApply } from './managed-fields';
-import { apiVersionOf, controllerOf, type KubeObject, type OwnerReference, type ResourceType } from './resource';
+import { apiVersionOf, controllerOf } from './resource';
 
 /** The controller owner reference a child of `owner` carries, so garbage collection removes it. */
 export function controllerReference(owner: KubeObject, type: ResourceType): OwnerReference {

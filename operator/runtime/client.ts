@@ -1,7 +1,8 @@
+import type { KubeObject, ResourceType } from '../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
-import { type KubeObject, type ResourceType, resourcePath } from './resource';
+import { resourcePath } from './resource';
 
 /** An error answer from the API server, with its HTTP status and Kubernetes reason. */
 export class ApiError extends Error {

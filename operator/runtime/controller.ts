@@ -1,3 +1,4 @@
+import type { KubeObject } from '../../constructs/contract';
 import type { Logger } from 'pino';
 import { type KubeClient } from './client';
 import { type EventRecorder } from './events';
@@ -5,7 +6,7 @@ import { isTerminal } from './errors';
 import { type Informer } from './informer';
 import { jsonEqual } from './diff';
 import { type Metrics } from './metrics';
-import { controllerOf, type KubeObject, objectKey, splitKey, withoutBookkeeping } from './resource';
+import { controllerOf, objectKey, splitKey, withoutBookkeeping } from './resource';
 import { RateLimiter, type RateLimiterOptions, WorkQueue } from './workqueue';
 
 /** Which object to reconcile. */

@@ -1,9 +1,9 @@
+import type { KubeObject } from '../../constructs/contract';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { BuiltinTypes } from '../../constructs/core/controller';
+import { BuiltinTypes } from '../../constructs/contract';
 import { type KubeClient } from './client';
 import { microTime } from './time';
-import { type KubeObject } from './resource';
 
 export type EventType = 'Normal' | 'Warning';
 

@@ -1,7 +1,8 @@
+import type { KubeObject, ResourceType } from '../../constructs/contract';
 import type { Logger } from 'pino';
 import { exponentialDelay, jitter, sleep } from './backoff';
 import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
-import { apiVersionOf, controllerOf, type KubeObject, objectKey, type ResourceType } from './resource';
+import { apiVersionOf, controllerOf, objectKey } from './resource';
 
 export interface InformerHandler<T extends KubeObject> {
   onAdd?(obj: T): void;

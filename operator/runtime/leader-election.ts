@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { BuiltinTypes } from '../../constructs/core/controller';
+import { BuiltinTypes } from '../../constructs/contract';
 import { sleep } from './backoff';
 import { isConflict, isNotFound, type KubeClient } from './client';
 import { resourcePath } from './resource';

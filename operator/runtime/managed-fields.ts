@@ -1,5 +1,5 @@
+import type { KubeObject } from '../../constructs/contract';
 import { sameQuantity } from '../../constructs/core/quantity';
-import type { KubeObject } from './resource';
 
 /** One entry of `metadata.managedFields`. */
 export interface ManagedFieldsEntry {

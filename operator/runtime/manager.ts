@@ -1,3 +1,4 @@
+import type { KubeObject, ResourceType } from '../../constructs/contract';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -12,7 +13,6 @@ import { LeaderElector, type LeaderElectionOptions } from './leader-election';
 import { type Metrics } from './metrics';
 import type { MetricsAuthorizer } from './metrics-auth';
 import { selfSignedCertificate } from './self-signed';
-import { type ResourceType } from './resource';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -69,7 +69,7 @@ export class Manager {
   }
 
   /** The one shared informer of a resource type (and field selector). */
-  informer<T extends import('./resource').KubeObject = import('./resource').KubeObject>(
+  informer<T extends KubeObject = KubeObject>(
     type: ResourceType,
     options: { fieldSelector?: string } = {},
   ): Informer<T> {

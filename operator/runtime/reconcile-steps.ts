@@ -6,12 +6,14 @@
  */
 import type {
   ControllerDeclaration,
+  CustomResourceObject,
   EventSpec,
   ExternalStep,
-  ObjectLike,
+  KubeObject,
   Observed,
   ResourceType,
-} from '../../constructs/core/controller';
+} from '../../constructs/contract';
+import { ChildMap, childKey } from '../../constructs/contract';
 import type { ChildFailures } from './child-failures';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { isConflict, isInvalid, isNotFound, type KubeClient } from './client';
@@ -23,7 +25,7 @@ import type { Informer } from './informer';
 import type { Metrics } from './metrics';
 import { renderConstructs } from './render';
 import type { RenderCache } from './render-cache';
-import { type KubeObject, objectKey, withoutBookkeeping } from './resource';
+import { objectKey, withoutBookkeeping } from './resource';
 import { Blockers } from './blockers';
 import type { PacedReconcile, StatusPacer } from './status-pacer';
 
@@ -53,7 +55,7 @@ export interface ControllerParts {
 }
 
 /** A custom resource as the steps read it. */
-export type Resource = KubeObject & { spec: unknown; status?: { conditions?: Condition[] } };
+export type Resource = CustomResourceObject<unknown, { conditions?: Condition[] }>;
 
 /** A desired child, with what the cache holds under its name. */
 interface PlannedChild {
@@ -65,16 +67,16 @@ interface PlannedChild {
 /** One reconcile's working state, filled in step by step. */
 export class ReconcileState {
   /** The children before this reconcile's writes (for "scaled from 3 to 5"), by `Kind/name`. */
-  readonly before = new Map<string, ObjectLike>();
+  readonly before = new ChildMap();
   /** The children as they are now, by `Kind/name`. */
-  readonly children = new Map<string, ObjectLike>();
+  readonly children = new ChildMap();
   readonly changes: Observed['changes'][number][] = [];
   /** Children whose names are taken by objects this resource does not control. */
   readonly notOwned: { readonly blocker: string; readonly reason: string }[] = [];
   external?: ExternalStep;
   /** Why the spec cannot be satisfied as it is: nothing more is tried until it changes. */
   terminal?: TerminalError;
-  prepared?: Record<string, unknown>;
+  prepared?: object;
 
   constructor(
     readonly key: string,
@@ -93,11 +95,6 @@ export class ReconcileState {
   get namespace(): string | undefined {
     return this.resource.metadata.namespace;
   }
-}
-
-/** `Kind/name`: how children are keyed in `Observed`. */
-export function childKey(kind: string | undefined, name: string | undefined): string {
-  return `${kind}/${name}`;
 }
 
 /**
@@ -203,7 +200,7 @@ export async function applyChildren(s: ReconcileState, planned: readonly Planned
   for (const { desired, owned, current } of planned) {
     // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
     s.ctx.signal.throwIfAborted();
-    const key = childKey(desired.kind, desired.metadata.name);
+    const key = childKey(owned.type.kind, desired.metadata.name ?? '');
     if (current) s.before.set(key, current);
     const { object, applied } = await applyIfChanged(s.ctx.client, owned.type, desired, current);
     s.children.set(key, object);
@@ -221,7 +218,7 @@ export async function applyChildren(s: ReconcileState, planned: readonly Planned
 export async function pruneChildren(parts: ControllerParts, s: ReconcileState): Promise<void> {
   for (const { type: t, informer } of parts.deletable) {
     for (const o of informer.listControlledBy(s.uid)) {
-      const key = childKey(t.kind, o.metadata.name);
+      const key = childKey(t.kind, o.metadata.name ?? '');
       if (s.children.has(key)) continue;
       s.before.set(key, o);
       try {
@@ -266,10 +263,15 @@ export function computeStatus(
     children: s.children,
     before: s.before,
     changes: s.changes,
-    read: (t, labels, options) => {
+    read: <T extends KubeObject>(
+      t: ResourceType<T>,
+      labels?: Record<string, string>,
+      options?: { readonly allNamespaces?: boolean },
+    ): T[] => {
       const inf = parts.reads.get(`${t.group}/${t.kind}`);
       if (!inf) throw new Error(`controller ${decl.name} reads ${t.kind} but does not declare it in reads`);
-      return inf.list(options?.allNamespaces ? undefined : s.namespace, labels);
+      // The informer of a type holds only that type's objects.
+      return inf.list(options?.allNamespaces ? undefined : s.namespace, labels) as T[];
     },
     applyError: refusal,
     childFailure: parts.failures?.find(
@@ -371,15 +373,15 @@ export async function writeStatus(
 }
 
 /** The owned children of a resource as cached, by `Kind/name`. */
-export function cachedChildren(parts: ControllerParts, uid: string): Map<string, ObjectLike> {
-  const map = new Map<string, ObjectLike>();
+export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
+  const map = new ChildMap();
   for (const { informer } of parts.owned.values()) {
-    for (const o of informer.listControlledBy(uid)) map.set(childKey(o.kind, o.metadata.name), o);
+    for (const o of informer.listControlledBy(uid)) map.set(childKey(o.kind ?? '', o.metadata.name ?? ''), o);
   }
   return map;
 }
 
-async function createIfAbsent(client: KubeClient, type: ResourceType, object: ObjectLike): Promise<boolean> {
+async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
   try {
     await client.create(type, object as KubeObject, object.metadata.namespace);
     return true;

@@ -1,8 +1,8 @@
+import type { KubeObject } from '../../constructs/contract';
 import { type Construct } from 'constructs';
-import { type ControllerDeclaration, customResourceType } from '../../constructs/core/controller';
+import { type ControllerDeclaration, type CustomResourceObject, customResourceType } from '../../constructs/contract';
 import { renderConstructs as renderInChart } from '../../constructs/core/render';
 import { controllerReference } from './children';
-import { type KubeObject } from './resource';
 
 /** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
@@ -10,10 +10,7 @@ export function renderConstructs(build: (scope: Construct) => void): KubeObject[
 }
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
-export function renderChildren(
-  declaration: ControllerDeclaration,
-  resource: KubeObject & { spec: unknown },
-): KubeObject[] {
+export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {
   if (!declaration.render) return [];
   return renderConstructs((scope) => {
     declaration.render!(scope, resource, { owner: controllerReference(resource, customResourceType(declaration.for)) });

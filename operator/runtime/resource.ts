@@ -1,38 +1,4 @@
-import type { ResourceType } from '../../constructs/core/controller';
-
-export type { ResourceType };
-
-/** The minimal shape of every Kubernetes object the runtime handles. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  deletionTimestamp?: string;
-  creationTimestamp?: string;
-  [key: string]: unknown;
-}
+import type { KubeObject, OwnerReference, ResourceType } from '../../constructs/contract';
 
 /** `group/version`, or just `version` for the core group. */
 export function apiVersionOf(t: ResourceType): string {

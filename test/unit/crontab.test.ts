@@ -130,19 +130,15 @@ describe('the CronJob of a CronTab', () => {
     expect(cronJobSchedule('* * * * * *')).toEqual({ schedule: '* * * * *', droppedSeconds: '*' });
     expect(cronJobSchedule('@daily')).toEqual({ schedule: '@daily' });
     expect((desiredCronJob(cronTab('30 */5 * * * *')) as any).spec.schedule).toBe('*/5 * * * *');
-    const s = desiredCronTabStatus(
-      cronTab('30 */5 * * * *'),
-      { metadata: { name: 'tick' }, status: { lastScheduleTime: '2026-01-01T00:05:00Z' } },
-      undefined,
-    );
-    const exact = s.conditions.find((c) => c.type === 'ScheduleExact')!;
+    const s = desiredCronTabStatus(cronTab('30 */5 * * * *'), {
+      cronJob: { metadata: { name: 'tick' }, status: { lastScheduleTime: '2026-01-01T00:05:00Z' } },
+    });
+    const exact = s.conditions?.find((c) => c.type === 'ScheduleExact')!;
     expect(exact).toMatchObject({ status: 'False', reason: 'SecondsDropped', observedGeneration: 5 });
     expect(exact.message).toContain('"30" was dropped');
     expect(s).toMatchObject({ schedule: '*/5 * * * *', lastScheduleTime: '2026-01-01T00:05:00Z', cronJob: 'tick' });
     expect(
-      desiredCronTabStatus(cronTab('*/5 * * * *'), undefined, undefined).conditions.find(
-        (c) => c.type === 'ScheduleExact',
-      )!.status,
+      desiredCronTabStatus(cronTab('*/5 * * * *'), {}).conditions?.find((c) => c.type === 'ScheduleExact')!.status,
     ).toBe('True');
   });
 });

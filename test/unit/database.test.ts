@@ -172,7 +172,7 @@ describe('the children of a Database', () => {
   });
 
   test('status: endpoint, credentials, backups, phase', () => {
-    const s = desiredDatabaseStatus(db(), undefined, undefined, true);
+    const s = desiredDatabaseStatus(db(), { hasCredentials: true });
     expect(s).toMatchObject({
       phase: 'Creating',
       endpoint: 'my-db.data.svc:5432',
@@ -181,17 +181,19 @@ describe('the children of a Database', () => {
       observedGeneration: 2,
     });
     expect(
-      desiredDatabaseStatus(db(), { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } }, undefined, true).phase,
+      desiredDatabaseStatus(db(), {
+        statefulSet: { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } },
+        hasCredentials: true,
+      }).phase,
     ).toBe('Ready');
-    expect(desiredDatabaseStatus(db(), undefined, 'rejected', false).credentialsSecret).toBeUndefined();
-    const off = desiredDatabaseStatus(
-      db({ backup: { enabled: false, schedule: '0 2 * * *' } }),
-      undefined,
-      undefined,
-      true,
-    );
+    expect(
+      desiredDatabaseStatus(db(), { applyError: 'rejected', hasCredentials: false }).credentialsSecret,
+    ).toBeUndefined();
+    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), {
+      hasCredentials: true,
+    });
     expect(off.backupCronJob).toBeUndefined();
-    expect(off.conditions.find((c) => c.type === 'BackupScheduled')).toMatchObject({
+    expect(off.conditions?.find((c) => c.type === 'BackupScheduled')).toMatchObject({
       status: 'False',
       reason: 'Disabled',
     });

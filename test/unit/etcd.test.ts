@@ -221,11 +221,15 @@ describe('EtcdCluster resources', () => {
       version: '3.5.21',
       ...extra,
     });
-    const adding = desiredEtcdStatus(cluster(5), sts, [], undefined, undefined, new Date(), {
-      reachable: true,
-      members: [member(0), member(1), member(2, { healthy: false }), member(3, { learner: true })],
-      step: { reason: 'LearnerCatchingUp', message: 'learner kv-3 is not promoted yet' },
-      version: '3.5.21',
+    const adding = desiredEtcdStatus(cluster(5), {
+      statefulSet: sts,
+      members: [],
+      membership: {
+        reachable: true,
+        members: [member(0), member(1), member(2, { healthy: false }), member(3, { learner: true })],
+        step: { reason: 'LearnerCatchingUp', message: 'learner kv-3 is not promoted yet' },
+        version: '3.5.21',
+      },
     });
     const byType = (s: any) => Object.fromEntries(s.conditions.map((c: any) => [c.type, `${c.status}/${c.reason}`]));
     // 3 voters (the learner does not vote), 2 healthy: quorum 2 holds.
@@ -240,31 +244,35 @@ describe('EtcdCluster resources', () => {
       version: '3.5.21',
     });
     expect(adding.etcdMembers).toHaveLength(4);
-    const lost = desiredEtcdStatus(cluster(3), sts, [], undefined, undefined, new Date(), {
-      reachable: true,
-      members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })],
+    const lost = desiredEtcdStatus(cluster(3), {
+      statefulSet: sts,
+      members: [],
+      membership: {
+        reachable: true,
+        members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })],
+      },
     });
     expect(byType(lost).Available).toBe('False/NoQuorum');
-    const refused = desiredEtcdStatus(
-      cluster(3),
-      { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } },
-      [],
-      undefined,
-      undefined,
-      new Date(),
-      {
+    const refused = desiredEtcdStatus(cluster(3), {
+      statefulSet: { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } },
+      members: [],
+      membership: {
         reachable: true,
         members: [member(0), member(1), member(2)],
         refused: { reason: 'DowngradeRefused', message: 'no' },
         version: '3.6.16',
       },
-    );
+    });
     expect(byType(refused)).toMatchObject({ Degraded: 'True/DowngradeRefused', Progressing: 'False/Complete' });
     expect(refused.phase).toBe('Running');
-    const unreachable = desiredEtcdStatus(cluster(3), sts, [], undefined, undefined, new Date(), {
-      reachable: false,
+    const unreachable = desiredEtcdStatus(cluster(3), {
+      statefulSet: sts,
       members: [],
-      step: { reason: 'MembersUnreachable', message: 'no member answers' },
+      membership: {
+        reachable: false,
+        members: [],
+        step: { reason: 'MembersUnreachable', message: 'no member answers' },
+      },
     });
     expect(byType(unreachable).Available).toBe('False/MembersUnreachable');
   });
@@ -332,7 +340,7 @@ describe('EtcdCluster resources', () => {
 
   test('status: phase, members, quorum, and a warning about even member counts', () => {
     const sts = { metadata: { name: 'kv' }, status: { replicas: 4, readyReplicas: 3 } };
-    const s = desiredEtcdStatus(cluster(4), sts, ['kv-0', 'kv-1', 'kv-2', 'kv-3'], undefined);
+    const s = desiredEtcdStatus(cluster(4), { statefulSet: sts, members: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] });
     const byType = Object.fromEntries(s.conditions!.map((c) => [c.type, `${c.status}/${c.reason}`]));
     expect(byType).toEqual({
       Available: 'True/QuorumReady',
@@ -347,14 +355,12 @@ describe('EtcdCluster resources', () => {
       clientService: 'kv-client.db.svc:2379',
       observedGeneration: 2,
     });
-    expect(desiredEtcdStatus(cluster(5), sts, [], undefined).phase).toBe('Scaling');
+    expect(desiredEtcdStatus(cluster(5), { statefulSet: sts, members: [] }).phase).toBe('Scaling');
     expect(
-      desiredEtcdStatus(
-        cluster(3),
-        { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } },
-        [],
-        undefined,
-      ).phase,
+      desiredEtcdStatus(cluster(3), {
+        statefulSet: { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } },
+        members: [],
+      }).phase,
     ).toBe('Running');
   });
 });

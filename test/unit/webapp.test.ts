@@ -136,7 +136,7 @@ describe('the shared web path', () => {
   test('no ingress asked: no Ingress; the URL is the Service', () => {
     const app = application({});
     expect(renderChildren(applicationController, app).map((c) => c.kind)).toEqual(['Deployment', 'Service']);
-    expect(desiredWebStatus(app, applicationModel(app), undefined, undefined).url).toBe('http://shop.web.svc:8080');
+    expect(desiredWebStatus(app, applicationModel(app), {}).url).toBe('http://shop.web.svc:8080');
   });
 
   test('a WebApp maps onto the same model: its domain becomes the Ingress host', () => {
@@ -159,14 +159,11 @@ describe('the shared web path', () => {
       'Service/webapp',
       'Ingress/webapp',
     ]);
-    const s = desiredWebStatus(
-      w,
-      m,
-      { metadata: { name: 'site' }, status: { replicas: 3, availableReplicas: 3 } },
-      undefined,
-    );
+    const s = desiredWebStatus(w, m, {
+      deployment: { metadata: { name: 'site' }, status: { replicas: 3, availableReplicas: 3 } },
+    });
     expect(s).toMatchObject({ url: 'http://example.com/', availableReplicas: 3 });
-    expect(s.conditions.map((c) => `${c.type}=${c.status}`)).toEqual([
+    expect(s.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual([
       'Available=True',
       'Progressing=False',
       'Degraded=False',
@@ -247,26 +244,25 @@ describe('an Ingress host another, older Ingress already routes', () => {
     } as any;
     const deployment = { metadata: { name: 'two' }, status: { replicas: 1, availableReplicas: 0 } } as any;
     const degraded = (s: any) => s.conditions.find((c: any) => c.type === 'Degraded');
-    expect(
-      degraded(desiredWebStatus(app, model, deployment, undefined, new Date(), { hostConflict: 'host taken' })),
-    ).toMatchObject({ status: 'True', reason: 'HostConflict', message: 'host taken' });
+    expect(degraded(desiredWebStatus(app, model, { deployment, hostConflict: 'host taken' }))).toMatchObject({
+      status: 'True',
+      reason: 'HostConflict',
+      message: 'host taken',
+    });
     expect(
       degraded(
-        desiredWebStatus(app, model, deployment, undefined, new Date(), {
+        desiredWebStatus(app, model, {
+          deployment,
           podFailure: { reason: 'PodFailing', message: 'pod x: exited with code 1' },
         }),
       ),
     ).toMatchObject({ status: 'True', reason: 'PodFailing' });
     expect(
       degraded(
-        desiredWebStatus(
-          app,
-          model,
-          { ...deployment, status: { replicas: 1, availableReplicas: 1 } },
-          undefined,
-          new Date(),
-          { podFailure: { reason: 'PodFailing', message: 'old' } },
-        ),
+        desiredWebStatus(app, model, {
+          deployment: { ...deployment, status: { replicas: 1, availableReplicas: 1 } },
+          podFailure: { reason: 'PodFailing', message: 'old' },
+        }),
       ),
     ).toMatchObject({ status: 'False' });
   });

@@ -1,3 +1,4 @@
+import type { KubeObject } from '../../../constructs/contract';
 import pino from 'pino';
 import { k8s } from 'cdk8s-plus-27';
 import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
@@ -7,7 +8,6 @@ import { TerminalError } from '../../../operator/runtime/errors';
 import type { ReconcileContext } from '../../../operator/runtime/controller';
 import { Manager } from '../../../operator/runtime/manager';
 import { Metrics } from '../../../operator/runtime/metrics';
-import type { KubeObject } from '../../../operator/runtime/resource';
 
 const logger = pino({ level: 'silent' });
 

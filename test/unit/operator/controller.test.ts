@@ -1,9 +1,9 @@
+import type { KubeObject } from '../../../constructs/contract';
 import pino from 'pino';
 import { Controller, onlyStatusChanged } from '../../../operator/runtime/controller';
 import { TerminalError } from '../../../operator/runtime/errors';
 import type { Informer, InformerHandler } from '../../../operator/runtime/informer';
 import { Metrics } from '../../../operator/runtime/metrics';
-import type { KubeObject } from '../../../operator/runtime/resource';
 
 const base: KubeObject & { spec: unknown; status?: unknown } = {
   apiVersion: 'cache.example.com/v1',

@@ -1,5 +1,5 @@
+import type { KubeObject } from '../../../constructs/contract';
 import type { KubeClient, KubeList, WatchEvent } from '../../../operator/runtime/client';
-import type { KubeObject } from '../../../operator/runtime/resource';
 
 type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 

@@ -1,5 +1,5 @@
+import type { KubeObject } from '../../../constructs/contract';
 import { extractApplied, needsApply, pruneEmpty } from '../../../operator/runtime/managed-fields';
-import type { KubeObject } from '../../../operator/runtime/resource';
 
 const MANAGER = 'cdk8s-operator-kit';
 

@@ -79,7 +79,7 @@ describe('Memcached status', () => {
   const byType = (s: any) => Object.fromEntries(s.conditions.map((c: any) => [c.type, `${c.status}/${c.reason}`]));
 
   test('pods pending: not Available, Progressing, not Degraded; observedGeneration tracks generation', () => {
-    const s = desiredStatus(mc(3), deployment(3, 0), ['p1', 'p2', 'p3'], undefined);
+    const s = desiredStatus(mc(3), { deployment: deployment(3, 0), podNames: ['p1', 'p2', 'p3'] });
     expect(byType(s)).toEqual({
       Available: 'False/NoPodsReady',
       Progressing: 'True/WaitingForPods',
@@ -90,7 +90,7 @@ describe('Memcached status', () => {
   });
 
   test('all ready: Available and no longer Progressing', () => {
-    expect(byType(desiredStatus(mc(3), deployment(3, 3), [], undefined))).toEqual({
+    expect(byType(desiredStatus(mc(3), { deployment: deployment(3, 3), podNames: [] }))).toEqual({
       Available: 'True/PodsReady',
       Progressing: 'False/Complete',
       Degraded: 'False/AsExpected',
@@ -98,12 +98,16 @@ describe('Memcached status', () => {
   });
 
   test('scaling down and up are named', () => {
-    expect(byType(desiredStatus(mc(2), deployment(4, 4), [], undefined)).Progressing).toBe('True/ScalingDown');
-    expect(byType(desiredStatus(mc(5), deployment(3, 3), [], undefined)).Progressing).toBe('True/ScalingUp');
+    expect(byType(desiredStatus(mc(2), { deployment: deployment(4, 4), podNames: [] })).Progressing).toBe(
+      'True/ScalingDown',
+    );
+    expect(byType(desiredStatus(mc(5), { deployment: deployment(3, 3), podNames: [] })).Progressing).toBe(
+      'True/ScalingUp',
+    );
   });
 
   test('a rejected Deployment or a ReplicaFailure makes it Degraded with the reason', () => {
-    expect(byType(desiredStatus(mc(3), undefined, [], 'PATCH ...: 422 Invalid')).Degraded).toBe(
+    expect(byType(desiredStatus(mc(3), { podNames: [], applyError: 'PATCH ...: 422 Invalid' })).Degraded).toBe(
       'True/InvalidDeployment',
     );
     const failing = deployment(0, 0, {
@@ -111,14 +115,22 @@ describe('Memcached status', () => {
         { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden' },
       ],
     });
-    const s = desiredStatus(mc(3), failing, [], undefined);
+    const s = desiredStatus(mc(3), { deployment: failing, podNames: [] });
     expect(byType(s).Degraded).toBe('True/FailedCreate');
     expect(s.conditions!.find((c) => c.type === 'Degraded')!.message).toContain('forbidden');
   });
 
   test('an unchanged situation yields an identical status (so nothing is written)', () => {
-    const first = desiredStatus(mc(3), deployment(3, 1), ['a'], undefined, new Date('2026-01-01T00:00:00Z'));
-    const again = desiredStatus(mc(3, first), deployment(3, 1), ['a'], undefined, new Date('2026-06-01T00:00:00Z'));
+    const first = desiredStatus(mc(3), {
+      deployment: deployment(3, 1),
+      podNames: ['a'],
+      now: new Date('2026-01-01T00:00:00Z'),
+    });
+    const again = desiredStatus(mc(3, first), {
+      deployment: deployment(3, 1),
+      podNames: ['a'],
+      now: new Date('2026-06-01T00:00:00Z'),
+    });
     expect(jsonEqual(first, again)).toBe(true);
   });
 });
@@ -191,31 +203,25 @@ test('a failing pod makes the status Degraded while pods are missing, not once r
   const failed = { reason: 'PodFailing', message: 'pod x: container memcached exited with code 1' };
   const degradedOf = (s: { conditions?: { type: string; status: string; reason: string }[] }) =>
     s.conditions!.find((c) => c.type === 'Degraded');
-  const short = desiredStatus(
-    mc(3),
-    {
+  const short = desiredStatus(mc(3), {
+    deployment: {
       metadata: { name: 'cache', generation: 1 },
       spec: { replicas: 3 },
       status: { replicas: 3, readyReplicas: 2, updatedReplicas: 3, observedGeneration: 1 },
     },
-    ['a', 'b'],
-    undefined,
-    new Date(),
-    failed,
-  );
+    podNames: ['a', 'b'],
+    podFailed: failed,
+  });
   expect(degradedOf(short)).toMatchObject({ status: 'True', reason: 'PodFailing' });
-  const whole = desiredStatus(
-    mc(3),
-    {
+  const whole = desiredStatus(mc(3), {
+    deployment: {
       metadata: { name: 'cache', generation: 1 },
       spec: { replicas: 3 },
       status: { replicas: 3, readyReplicas: 3, updatedReplicas: 3, observedGeneration: 1 },
     },
-    ['a', 'b', 'c'],
-    undefined,
-    new Date(),
-    failed,
-  );
+    podNames: ['a', 'b', 'c'],
+    podFailed: failed,
+  });
   expect(degradedOf(whole)).toMatchObject({ status: 'False', reason: 'AsExpected' });
 });
 

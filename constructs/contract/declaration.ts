@@ -1,74 +1,7 @@
 import type { Construct } from 'constructs';
-import { type CustomResourceKind } from './kind';
-
-/** A Kubernetes resource type, as RBAC rules and watches name it. */
-export interface ResourceType {
-  /** API group; '' for the core group. */
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-  /** Lower-case plural used in URLs and RBAC rules. */
-  readonly resource: string;
-  readonly namespaced: boolean;
-}
-
-function builtin(group: string, version: string, kind: string, resource: string, namespaced = true): ResourceType {
-  return { group, version, kind, resource, namespaced };
-}
-
-/** The built-in types that controllers in this kit create or read. */
-export const BuiltinTypes = {
-  Pod: builtin('', 'v1', 'Pod', 'pods'),
-  Service: builtin('', 'v1', 'Service', 'services'),
-  Secret: builtin('', 'v1', 'Secret', 'secrets'),
-  ConfigMap: builtin('', 'v1', 'ConfigMap', 'configmaps'),
-  PersistentVolumeClaim: builtin('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims'),
-  PersistentVolume: builtin('', 'v1', 'PersistentVolume', 'persistentvolumes', false),
-  Deployment: builtin('apps', 'v1', 'Deployment', 'deployments'),
-  StatefulSet: builtin('apps', 'v1', 'StatefulSet', 'statefulsets'),
-  CronJob: builtin('batch', 'v1', 'CronJob', 'cronjobs'),
-  Job: builtin('batch', 'v1', 'Job', 'jobs'),
-  Ingress: builtin('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
-  PodDisruptionBudget: builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
-  Event: builtin('events.k8s.io', 'v1', 'Event', 'events'),
-  /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
-  CoreEvent: builtin('', 'v1', 'Event', 'events'),
-  Lease: builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
-} as const;
-
-/** The resource type of a custom kind (its storage version). */
-export function customResourceType(kind: CustomResourceKind): ResourceType {
-  return {
-    group: kind.group,
-    version: kind.storageVersion,
-    kind: kind.kind,
-    resource: kind.plural,
-    namespaced: kind.namespaced,
-  };
-}
-
-/** The shape of every Kubernetes object as the reconciler sees it (plain JSON). */
-export interface ObjectLike {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-    deletionTimestamp?: string;
-    creationTimestamp?: string;
-  };
-  status?: unknown;
-}
-
-/** A custom resource as the reconciler reads it: spec with defaults applied, status as stored. */
-export interface ResourceLike<Spec = unknown, Status = unknown> extends ObjectLike {
-  spec: Spec;
-  status?: Status;
-}
+import type { CustomResourceKind } from '../core/kind';
+import type { CustomResourceObject, InvolvedObject, KubeObject } from './objects';
+import type { Children, ResourceType } from './resource-types';
 
 /** A controller owner reference, in the shape cdk8s constructs take. */
 export interface OwnerReferenceLike {
@@ -80,12 +13,21 @@ export interface OwnerReferenceLike {
   readonly blockOwnerDeletion?: boolean;
 }
 
-/** What a reconcile saw, for the status and events functions (pure: no I/O). */
-export interface Observed {
-  /** The children as they are after this reconcile's applies, by `Kind/name`. */
-  readonly children: ReadonlyMap<string, ObjectLike>;
+/** A reason a resource is not as its spec asks, for a `Degraded` condition or a Warning. */
+export interface Problem {
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * What a reconcile saw, for the status and events functions (pure: no I/O). `Facts` are what the
+ * `external` step returned, `Prepared` what `prepare` returned.
+ */
+export interface Observed<Facts extends object = object, Prepared extends object = object> {
+  /** The children as they are after this reconcile's applies: `children.of(BuiltinTypes.Deployment, name)`. */
+  readonly children: Children;
   /** The children as they were before it (for "scaled from 3 to 5"). */
-  readonly before: ReadonlyMap<string, ObjectLike>;
+  readonly before: Children;
   /** What this reconcile changed, e.g. `{ verb: 'Created', kind: 'Deployment', name: 'web' }`. */
   readonly changes: readonly {
     readonly verb: 'Created' | 'Updated' | 'Deleted';
@@ -96,26 +38,26 @@ export interface Observed {
    * Cached objects of a `reads` type in the resource's namespace, optionally matching labels;
    * with `allNamespaces`, in every namespace the operator watches.
    */
-  read(
-    type: ResourceType,
+  read<T extends KubeObject>(
+    type: ResourceType<T>,
     labels?: Record<string, string>,
     options?: { readonly allNamespaces?: boolean },
-  ): ObjectLike[];
+  ): T[];
   /** Why the API server refused a desired child (400/422): not retried until the spec changes. */
   readonly applyError?: string;
   /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */
-  readonly childFailure?: { readonly reason: string; readonly message: string };
+  readonly childFailure?: Problem;
   /** What `prepare` returned. */
-  readonly prepared?: Record<string, unknown>;
+  readonly prepared?: Prepared;
   /** The facts `external` returned. */
-  readonly external?: Record<string, unknown>;
+  readonly external?: Facts;
   readonly now: Date;
 }
 
 /** What an `external` step did to a system outside Kubernetes, and what it found there. */
-export interface ExternalStep {
+export interface ExternalStep<Facts extends object = object> {
   /** Passed to `render` (`context.external`) and `status` (`observed.external`). */
-  readonly facts: Record<string, unknown>;
+  readonly facts: Facts;
   /** Events about the resource, e.g. "added member x-3". */
   readonly events?: readonly EventSpec[];
   /** Reconcile again after this long: the outside system's changes produce no watch events. */
@@ -132,7 +74,7 @@ export interface EventSpec {
 /** The few writes a `prepare` step may make beyond applying children. */
 export interface PrepareApi {
   /** Creates an object unless it exists; true when it created it. Never reads or changes one. */
-  createIfAbsent(type: ResourceType, object: ObjectLike): Promise<boolean>;
+  createIfAbsent(type: ResourceType, object: KubeObject): Promise<boolean>;
 }
 
 /**
@@ -148,8 +90,12 @@ export interface PrepareApi {
  */
 // Its functions are methods so that a declaration for one kind is also a declaration (their
 // parameters are compared bivariantly), as every list of controllers needs.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any, any>> {
+export interface ControllerDeclaration<
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  R extends CustomResourceObject = CustomResourceObject<any, any>,
+  Facts extends object = object,
+  Prepared extends object = object,
+> {
   /** Name used in `--controllers=...`, lower-case, e.g. `memcached`. */
   readonly name: string;
   /** The custom kind the controller reconciles (`For` in controller-runtime). */
@@ -178,26 +124,26 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
   render?(
     scope: Construct,
     resource: R,
-    context: { readonly owner: OwnerReferenceLike; readonly external?: Record<string, unknown> },
+    context: { readonly owner: OwnerReferenceLike; readonly external?: Facts },
   ): void;
   /** The status the resource should show. Pure. @default no status is written */
-  status?(resource: R, observed: Observed): object;
+  status?(resource: R, observed: Observed<Facts, Prepared>): StatusOf<R>;
   /**
    * Events beyond the runtime's own (a Normal one per child created, updated or deleted, unless
    * this is given; a Warning when `Degraded` turns True). Pure.
    */
-  events?(resource: R, observed: Observed, status: object | undefined): EventSpec[];
+  events?(resource: R, observed: Observed<Facts, Prepared>, status: StatusOf<R> | undefined): EventSpec[];
   /**
    * For each `reads` type whose objects are not owned by the resource: which resource (by name,
    * in the object's namespace) an object concerns, e.g. a Pod by its instance label.
    */
-  readonly mapReads?: Readonly<Record<string, (object: ObjectLike) => string | undefined>>;
+  readonly mapReads?: Readonly<Record<string, (object: KubeObject) => string | undefined>>;
   /**
    * Which resource a child named in a Warning Event belongs to (e.g. a claim
    * `data-<name>-0`). Given this, the runtime watches FailedCreate and ProvisioningFailed
    * Events (add `BuiltinTypes.CoreEvent` to `reads`) and passes them as `childFailure`.
    */
-  readonly failureOwner?: (involved: { readonly kind?: string; readonly name?: string }) => string | undefined;
+  readonly failureOwner?: (involved: InvolvedObject) => string | undefined;
   /**
    * Work on a system outside Kubernetes before the children are rendered, e.g. etcd's member
    * API: one safe step (add or remove a member), whose facts then size the StatefulSet.
@@ -205,14 +151,13 @@ export interface ControllerDeclaration<R extends ResourceLike = ResourceLike<any
    * state from the outside system and `children`, never from memory, so a crash at any point
    * resumes. Throwing retries with backoff.
    */
-  external?(
-    resource: R,
-    children: ReadonlyMap<string, ObjectLike>,
-    context: { readonly signal: AbortSignal },
-  ): Promise<ExternalStep>;
+  external?(resource: R, children: Children, context: { readonly signal: AbortSignal }): Promise<ExternalStep<Facts>>;
   /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
-  prepare?(api: PrepareApi, resource: R, children: ReadonlyMap<string, ObjectLike>): Promise<Record<string, unknown>>;
+  prepare?(api: PrepareApi, resource: R, children: Children): Promise<Prepared>;
 }
+
+/** The status type of a custom resource type. */
+export type StatusOf<R extends CustomResourceObject> = NonNullable<R['status']>;
 
 /** Throws when a declaration is inconsistent, with what to change. */
 export function validateControllerDeclaration(c: ControllerDeclaration): void {

@@ -1,0 +1,91 @@
+import type { CustomResourceKind } from '../core/kind';
+import type {
+  ConfigMap,
+  CoreEvent,
+  CronJob,
+  Deployment,
+  Ingress,
+  KubeObject,
+  Pod,
+  Secret,
+  StatefulSet,
+} from './objects';
+
+declare const objectType: unique symbol;
+
+/**
+ * A Kubernetes resource type, as RBAC rules and watches name it. `T` is the shape of its
+ * objects: what `observed.children.of(type, name)` and `observed.read(type)` return.
+ */
+export interface ResourceType<T extends KubeObject = KubeObject> {
+  /** API group; '' for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** Lower-case plural used in URLs and RBAC rules. */
+  readonly resource: string;
+  readonly namespaced: boolean;
+  /** Type-level only: never set. It carries `T`. */
+  readonly [objectType]?: T;
+}
+
+function builtin<T extends KubeObject = KubeObject>(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  namespaced = true,
+): ResourceType<T> {
+  return { group, version, kind, resource, namespaced };
+}
+
+/** The built-in types that controllers in this kit create or read. */
+export const BuiltinTypes = {
+  Pod: builtin<Pod>('', 'v1', 'Pod', 'pods'),
+  Service: builtin('', 'v1', 'Service', 'services'),
+  Secret: builtin<Secret>('', 'v1', 'Secret', 'secrets'),
+  ConfigMap: builtin<ConfigMap>('', 'v1', 'ConfigMap', 'configmaps'),
+  PersistentVolumeClaim: builtin('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims'),
+  PersistentVolume: builtin('', 'v1', 'PersistentVolume', 'persistentvolumes', false),
+  Deployment: builtin<Deployment>('apps', 'v1', 'Deployment', 'deployments'),
+  StatefulSet: builtin<StatefulSet>('apps', 'v1', 'StatefulSet', 'statefulsets'),
+  CronJob: builtin<CronJob>('batch', 'v1', 'CronJob', 'cronjobs'),
+  Job: builtin('batch', 'v1', 'Job', 'jobs'),
+  Ingress: builtin<Ingress>('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
+  PodDisruptionBudget: builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
+  Event: builtin('events.k8s.io', 'v1', 'Event', 'events'),
+  /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
+  CoreEvent: builtin<CoreEvent>('', 'v1', 'Event', 'events'),
+  Lease: builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+} as const;
+
+/** The resource type of a custom kind (its storage version). */
+export function customResourceType(kind: CustomResourceKind): ResourceType {
+  return {
+    group: kind.group,
+    version: kind.storageVersion,
+    kind: kind.kind,
+    resource: kind.plural,
+    namespaced: kind.namespaced,
+  };
+}
+
+/** `Kind/name`: how a resource's children are keyed. */
+export function childKey(kind: string, name: string): string {
+  return `${kind}/${name}`;
+}
+
+/** A resource's children by `Kind/name`, each readable typed by its resource type. */
+export interface Children extends ReadonlyMap<string, KubeObject> {
+  /** The child of this type and name, as that type's objects are shaped. */
+  of<T extends KubeObject>(type: ResourceType<T>, name: string): T | undefined;
+}
+
+/** The children map the runtime fills: a Map with the typed `of` lookup. */
+export class ChildMap extends Map<string, KubeObject> implements Children {
+  of<T extends KubeObject>(type: ResourceType<T>, name: string): T | undefined {
+    // The map is keyed by kind, and the runtime stores only objects of the owned types, so an
+    // object under `Kind/name` is one of `type`'s objects.
+    return this.get(childKey(type.kind, name)) as T | undefined;
+  }
+}
