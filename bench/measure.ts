@@ -71,7 +71,7 @@ export async function pool<T>(items: T[], inFlight: number, fn: (t: T) => Promis
   let next = 0;
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
-      while (next < items.length) await fn(items[next++]);
+      for (let item = items[next++]; item !== undefined; item = items[next++]) await fn(item);
     }),
   );
 }
@@ -158,8 +158,9 @@ function memcachedDeployment(name: string, namespace: string): KubeObject {
     kind: 'Memcached',
     metadata: { name, namespace, uid: 'none' },
     spec: { size: 1, image: 'memcached:1.6', containerPort: 11211 },
-  } as Memcached as never)[0];
-  delete (d.metadata as { ownerReferences?: unknown }).ownerReferences;
+  })[0];
+  if (!d) throw new Error('the memcached controller rendered no Deployment');
+  delete d.metadata.ownerReferences;
   return d;
 }
 
@@ -246,7 +247,7 @@ async function converge<T extends KubeObject>(
     pid: number;
     user: string;
     ns: string;
-    type: ResourceType;
+    type: ResourceType<T>;
     objects: KubeObject[];
     settled: (obj: T) => boolean;
     idleSeconds: number;
@@ -336,7 +337,8 @@ export async function measureReconciler(
     pid: rec.pid!,
     user: 'system:serviceaccount:memcached-system:memcached-operator',
     ns,
-    type: memcachedType,
+    // The Memcached kind's type: its objects are Memcacheds.
+    type: memcachedType as ResourceType<Memcached & KubeObject>,
     objects: memcacheds,
     // Settled: every Memcached of this generation says Available, its pod listed.
     settled: (m) =>

@@ -9,7 +9,7 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { renderChildren } from '../operator/runtime/render';
 
-const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m as never)[0];
+const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m)[0];
 
 const ITERATIONS = Number(process.env.ITERATIONS ?? 5000);
 

@@ -66,12 +66,13 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
 
 /** Parses Go-style durations: 500ms, 15s, 2m, 10h, 1h30m. */
 export function parseDuration(text: string): number {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const units: Readonly<Record<string, number | undefined>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
   let total = 0;
   let consumed = 0;
   for (const m of text.matchAll(re)) {
-    total += Number(m[1]) * units[m[2]];
+    const [, amount, unit] = m;
+    total += Number(amount) * (unit ? (units[unit] ?? 0) : 0);
     consumed += m[0].length;
   }
   if (consumed !== text.length || consumed === 0)
@@ -124,7 +125,8 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
   const flags: Flags = {
     controllers,
-    namespace: values.namespace || undefined,
+    // `--namespace=` (empty) means every namespace, as no flag does.
+    namespace: values.namespace === '' ? undefined : values.namespace,
     leaderElect: values['leader-elect'],
     leaderElectionId: values['leader-election-id'],
     leaderElectionNamespace: values['leader-election-namespace'],

@@ -11,7 +11,7 @@ export function main(argv: string[]): Promise<number> {
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (err) => {
+    (err: unknown) => {
       process.stderr.write(`${String(err)}\n`);
       process.exit(1);
     },

@@ -114,7 +114,9 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
         }
       : undefined,
   });
-  for (const name of flags.controllers) {
+  // parseFlags accepts only the names of these controllers.
+  for (const decl of flags.controllers.flatMap((name) => byName.get(name) ?? [])) {
+    const { name } = decl;
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
     const recorder = new EventRecorder(
       client,
@@ -123,7 +125,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
       logger.child({ logger: 'events', controller: name }),
     );
     manager.add(
-      buildController(manager, byName.get(name)!, {
+      buildController(manager, decl, {
         client,
         recorder,
         logger,

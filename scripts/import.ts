@@ -68,7 +68,7 @@ export function importCrds(outDir: string, dirs: readonly string[] = SOURCES): s
 
 if (require.main === module) {
   const i = process.argv.indexOf('--output');
-  const outDir = path.resolve(i >= 0 ? process.argv[i + 1] : path.join(ROOT, 'imports'));
+  const outDir = path.resolve((i >= 0 ? process.argv[i + 1] : undefined) ?? path.join(ROOT, 'imports'));
   const groups = importCrds(outDir);
   console.log(`imported ${groups.join(', ')} into ${path.relative(process.cwd(), outDir) || '.'}`);
 }

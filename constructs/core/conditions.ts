@@ -22,7 +22,7 @@ export function setCondition(
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === input.type);
   const existing = i >= 0 ? list[i] : undefined;
-  const lastTransitionTime = existing && existing.status === input.status ? existing.lastTransitionTime : rfc3339(now);
+  const lastTransitionTime = existing?.status === input.status ? existing.lastTransitionTime : rfc3339(now);
   const next: Condition = { ...input, lastTransitionTime };
   if (i >= 0) list[i] = next;
   else list.push(next);

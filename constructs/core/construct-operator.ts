@@ -80,7 +80,8 @@ export function constructController<R extends CustomResourceObject>(
     for (const child of renderConstructs((scope) => {
       props.render(scope, resource, { owner });
     })) {
-      const group = (child.apiVersion ?? '').includes('/') ? child.apiVersion!.split('/')[0] : '';
+      const apiVersion = child.apiVersion ?? '';
+      const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
       const key = typeKey(group, child.kind ?? '');
       if (owns.has(key)) continue;
       const known = KNOWN_TYPES.find(
@@ -106,7 +107,7 @@ export function constructController<R extends CustomResourceObject>(
     render: props.render,
     // The default is for kinds whose status schema is `constructStatusSchema()`, as documented:
     // its status type is then ConstructStatus.
-    status: props.status ?? ((resource, observed) => constructStatus(resource, observed) as StatusOf<R>),
+    status: props.status ?? ((resource, observed) => constructStatus(resource, observed)),
   };
 }
 

@@ -110,7 +110,8 @@ export class CustomResourceKind<
     this.plural = props.plural ?? englishPlural(props.kind);
     this.singular = props.singular ?? props.kind.toLowerCase();
     this.versions = props.versions;
-    this.storageVersion = props.storageVersion ?? props.versions[props.versions.length - 1];
+    // validate() refuses an empty version list.
+    this.storageVersion = props.storageVersion ?? props.versions.at(-1) ?? '';
     this.scope = props.scope ?? 'Namespaced';
     this.validate();
   }
@@ -253,16 +254,16 @@ export class CustomResourceKind<
     }
     let nodeAt: JsonSchema | undefined = schema;
     for (const part of path.slice(1).split('.')) {
-      nodeAt = nodeAt?.properties?.[part];
+      nodeAt = nodeAt.properties?.[part];
       if (!nodeAt) {
         throw new Error(
           `${where}: path ${JSON.stringify(path)} names no field of the schema; add the field or fix the path`,
         );
       }
     }
-    if (type && nodeAt?.type !== type) {
+    if (type && nodeAt.type !== type) {
       throw new Error(
-        `${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt?.type}`,
+        `${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt.type ?? 'nothing'}`,
       );
     }
   }

@@ -28,9 +28,6 @@ export function standardLabels(p: StandardLabelsProps): Record<string, string> {
 /** The labels a selector may match on: stable for an object's whole life (never the version). */
 export function selectorLabels(p: StandardLabelsProps): Record<string, string> {
   const all = standardLabels(p);
-  return {
-    'app.kubernetes.io/name': all['app.kubernetes.io/name'],
-    'app.kubernetes.io/instance': all['app.kubernetes.io/instance'],
-    'app.kubernetes.io/component': all['app.kubernetes.io/component'],
-  };
+  const stable = ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component'];
+  return Object.fromEntries(Object.entries(all).filter(([key]) => stable.includes(key)));
 }

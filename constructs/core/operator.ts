@@ -460,14 +460,13 @@ export function parseImageReference(image: string): ImageReference {
       `${JSON.stringify(image)} is not an image reference; use [registry/]repository[:tag][@sha256:digest] with a lower-case repository, e.g. "ghcr.io/acme/operator:1.2.0"`,
     );
   }
-  let [, registry, repository] = m;
-  const [, , , tag, digest] = m;
+  const [, registry, path = '', tag, digest] = m;
   if (registry && !/[.:]/.test(registry) && registry !== 'localhost') {
-    repository = `${registry}/${repository}`;
-    registry = undefined as unknown as string;
+    const repository = `${registry}/${path}`;
     if (/[A-Z]/.test(repository)) throw new Error(`${JSON.stringify(image)}: the repository must be lower-case`);
+    return { repository, tag, digest };
   }
-  return { registry: registry || undefined, repository, tag, digest };
+  return { registry, repository: path, tag, digest };
 }
 
 /** The reconciler image of an operator: `image` (which may carry a tag or digest) and `imageTag`. */

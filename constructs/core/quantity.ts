@@ -10,8 +10,26 @@ export function parseQuantity(q: string | number): number {
   return Number(nanos) / 1e9;
 }
 
-const BINARY_EXPONENT: Record<string, bigint> = { Ki: 10n, Mi: 20n, Gi: 30n, Ti: 40n, Pi: 50n, Ei: 60n };
-const DECIMAL_EXPONENT: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_EXPONENT: Readonly<Record<string, bigint | undefined>> = {
+  Ki: 10n,
+  Mi: 20n,
+  Gi: 30n,
+  Ti: 40n,
+  Pi: 50n,
+  Ei: 60n,
+};
+const DECIMAL_EXPONENT: Readonly<Record<string, number | undefined>> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
 
 /**
  * The exact value of a quantity in nano-units (10⁻⁹), rounded up as the API server rounds
@@ -27,9 +45,9 @@ export function quantityNanos(q: string | number): bigint | undefined {
   const [, sign, whole = '', fraction = '', binary, decimal, exponent] = m;
   let numerator = BigInt(`${whole}${fraction}` || '0');
   let exp10 = -fraction.length + 9;
-  if (binary) numerator <<= BINARY_EXPONENT[binary];
+  if (binary) numerator <<= BINARY_EXPONENT[binary] ?? 0n;
   else if (exponent !== undefined) exp10 += Number(exponent);
-  else exp10 += DECIMAL_EXPONENT[decimal ?? ''];
+  else exp10 += DECIMAL_EXPONENT[decimal ?? ''] ?? 0;
   // Huge exponents are not worth a number of millions of digits: no real quantity has one.
   if (Math.abs(exp10) > 400) return undefined;
   let nanos: bigint;

@@ -1,6 +1,6 @@
-import { type Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 
-const claims = new WeakMap<Construct, Map<string, string>>();
+const claims = new WeakMap<IConstruct, Map<string, string>>();
 
 /**
  * Claims `key` for `construct` in its construct tree (its App): a second claim of the same key

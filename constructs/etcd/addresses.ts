@@ -19,7 +19,7 @@ export function memberName(cluster: string, ordinal: number): string {
 /** The ordinal of a member named like its pod, or undefined. */
 export function ordinalOf(cluster: string, name: string): number | undefined {
   const m = /^(.*)-(\d+)$/.exec(name);
-  return m && m[1] === cluster ? Number(m[2]) : undefined;
+  return m?.[1] === cluster ? Number(m[2]) : undefined;
 }
 
 /** A member's stable DNS name through the headless peer Service. */
@@ -33,7 +33,7 @@ function memberHost(cluster: string, namespace: string, ordinal: number): string
   if (!file) return dns;
   let hosts: Record<string, string> = {};
   try {
-    hosts = JSON.parse(fs.readFileSync(file, 'utf8'));
+    hosts = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
   } catch {
     // No file yet: the DNS name.
   }

@@ -209,7 +209,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {
       name: cluster.metadata.name,
-      namespace: cluster.metadata.namespace!,
+      namespace: cluster.metadata.namespace ?? '',
       spec: cluster.spec,
       owner,
       topology: external?.topology,

@@ -53,19 +53,19 @@ export function etcdCall<T>(clientURL: string, path: string, body: object, timeo
       (res) => {
         let text = '';
         res.setEncoding('utf8');
-        res.on('data', (c) => {
+        res.on('data', (c: string) => {
           text += c;
         });
         res.on('end', () => {
-          let json: any;
+          let json: EtcdAnswer;
           try {
-            json = JSON.parse(text);
+            json = JSON.parse(text) as EtcdAnswer;
           } catch {
             reject(new EtcdApiError(url.href, res.statusCode ?? 0, `not JSON: ${text.slice(0, 200)}`));
             return;
           }
           if ((res.statusCode ?? 500) >= 300 || json.error || (json.code && json.message)) {
-            reject(new EtcdApiError(url.href, res.statusCode ?? 0, String(json.message ?? json.error ?? text)));
+            reject(new EtcdApiError(url.href, res.statusCode ?? 0, json.message ?? json.error ?? text));
           } else {
             resolve(json as T);
           }
@@ -78,9 +78,33 @@ export function etcdCall<T>(clientURL: string, path: string, body: object, timeo
   });
 }
 
-function member(m: any): EtcdMember {
+/** The envelope of every gRPC-gateway answer (an error carries `error` or `code` + `message`). */
+interface EtcdAnswer {
+  error?: string;
+  code?: number;
+  message?: string;
+}
+
+/** A member as the gateway's JSON gives it: 64-bit ids are strings there. */
+interface MemberJson {
+  ID?: string;
+  name?: string;
+  peerURLs?: string[];
+  clientURLs?: string[];
+  isLearner?: boolean;
+}
+
+interface StatusJson {
+  header?: { member_id?: string };
+  leader?: string;
+  version?: string;
+  isLearner?: boolean;
+  errors?: string[];
+}
+
+function member(m: MemberJson): EtcdMember {
   return {
-    id: String(m.ID),
+    id: m.ID ?? '',
     name: m.name ?? '',
     peerURLs: m.peerURLs ?? [],
     clientURLs: m.clientURLs ?? [],
@@ -90,12 +114,12 @@ function member(m: any): EtcdMember {
 
 /** The member list, as agreed by a quorum (linearizable): a member cut off from the others fails it. */
 export async function listMembers(clientURL: string): Promise<EtcdMember[]> {
-  const r = await etcdCall<{ members?: unknown[] }>(clientURL, '/v3/cluster/member/list', { linearizable: true });
+  const r = await etcdCall<{ members?: MemberJson[] }>(clientURL, '/v3/cluster/member/list', { linearizable: true });
   return (r.members ?? []).map(member);
 }
 
 export async function addMember(clientURL: string, peerURL: string, asLearner: boolean): Promise<EtcdMember> {
-  const r = await etcdCall<{ member: unknown }>(clientURL, '/v3/cluster/member/add', {
+  const r = await etcdCall<{ member: MemberJson }>(clientURL, '/v3/cluster/member/add', {
     peerURLs: [peerURL],
     isLearner: asLearner,
   });
@@ -116,11 +140,11 @@ export async function transferLeadership(leaderClientURL: string, targetId: stri
 }
 
 export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<EtcdMemberStatus> {
-  const r = await etcdCall<any>(clientURL, '/v3/maintenance/status', {}, timeoutMs);
+  const r = await etcdCall<StatusJson>(clientURL, '/v3/maintenance/status', {}, timeoutMs);
   return {
-    memberId: String(r.header?.member_id ?? ''),
-    leader: String(r.leader ?? '0'),
-    version: String(r.version ?? ''),
+    memberId: r.header?.member_id ?? '',
+    leader: r.leader ?? '0',
+    version: r.version ?? '',
     isLearner: r.isLearner === true,
     errors: r.errors ?? [],
   };

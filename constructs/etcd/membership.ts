@@ -108,303 +108,331 @@ function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: 
  */
 export async function reconcileMembership(cluster: EtcdCluster, children: Children): Promise<MembershipResult> {
   const name = cluster.metadata.name;
-  const namespace = cluster.metadata.namespace!;
-  const want = cluster.spec.replicas;
-  const wantVersion = cluster.spec.version;
+  // A namespaced kind: the API server always sets it.
+  const namespace = cluster.metadata.namespace ?? '';
+  const { replicas: want, version: wantVersion } = cluster.spec;
   const sts = children.of(BuiltinTypes.StatefulSet, name);
-  const cm = children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name));
-  const bootstrap = bootstrapTopology(name, namespace, want, wantVersion);
   if (!sts) {
-    return {
-      topology: bootstrap,
-      report: {
-        reachable: false,
-        members: [],
-        step: { reason: 'Bootstrapping', message: `starting ${want} members together` },
-      },
-      events: [],
-      requeueAfterMs: WAIT_POLL_MS,
-    };
+    const step = { reason: 'Bootstrapping', message: `starting ${want} members together` };
+    const topology = bootstrapTopology(name, namespace, want, wantVersion);
+    return { topology, report: { reachable: false, members: [], step }, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
-  const current = currentTopology(sts, cm, bootstrapTopology(name, namespace, sts.spec?.replicas ?? want, wantVersion));
+  const cm = children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name));
+  const fallback = bootstrapTopology(name, namespace, sts.spec?.replicas ?? want, wantVersion);
+  const current = currentTopology(sts, cm, fallback);
 
   const probe = Array.from({ length: Math.max(current.replicas, want, 1) }, (_, i) => clientURL(name, namespace, i));
   const members = await firstAnswer(probe, listMembers);
   if (!members) {
     const reason = current.clusterState === 'new' ? 'Bootstrapping' : 'MembersUnreachable';
-    return {
-      topology: current,
-      report: {
-        reachable: false,
-        members: [],
-        step: { reason, message: `no member answers with a quorum's member list (asked ${probe.join(', ')})` },
-      },
-      events: [],
-      requeueAfterMs: WAIT_POLL_MS,
-    };
+    const message = `no member answers with a quorum's member list (asked ${probe.join(', ')})`;
+    const report = { reachable: false, members: [], step: { reason, message } };
+    return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
+  }
+  const view = await ClusterView.observe({ name, namespace, want, wantVersion, current, members, probe });
+  return (
+    (await finishUnstartedMember(view)) ??
+    (await promoteLearner(view)) ??
+    (await removeExtraMember(view)) ??
+    (await addMissingMember(view)) ??
+    rollVersion(view)
+  );
+}
+
+interface ClusterFacts {
+  readonly name: string;
+  readonly namespace: string;
+  readonly want: number;
+  readonly wantVersion: string;
+  readonly current: EtcdTopology;
+  readonly members: readonly EtcdMember[];
+  /** The client URLs the member list was asked at. */
+  readonly probe: readonly string[];
+}
+
+/**
+ * The cluster as one reconcile sees it: the member list with each member's ordinal, health and
+ * version, and the topology and report a step returns.
+ */
+class ClusterView {
+  /** Once per member: an unstarted one is found by its peer URL, which may read the hosts file. */
+  private readonly ordinals = new Map<string, number | undefined>();
+
+  static async observe(facts: ClusterFacts): Promise<ClusterView> {
+    const view = new ClusterView(facts, new Map());
+    const answers = await Promise.all(
+      facts.members.map(async (m) => {
+        const url = m.name ? view.urlOf(m) : undefined;
+        return url ? await memberStatus(url, 1500).catch(() => undefined) : undefined;
+      }),
+    );
+    // In member-list order, so the leader is read from the first member that names one.
+    facts.members.forEach((m, i) => view.statuses.set(m.id, answers[i]));
+    return view;
   }
 
-  // Once per member: an unstarted one is found by its peer URL, which may read the hosts file.
-  const ordinals = new Map<string, number | undefined>();
-  const ordinal = (m: EtcdMember) => {
-    if (!ordinals.has(m.id)) {
-      ordinals.set(
-        m.id,
-        (m.name ? ordinalOf(name, m.name) : undefined) ??
-          probeOrdinals(Math.max(current.replicas, want, members.length) + 1).find((i) =>
-            m.peerURLs.includes(peerURL(name, namespace, i)),
-          ),
-      );
+  private constructor(
+    readonly facts: ClusterFacts,
+    private readonly statuses: Map<string, EtcdMemberStatus | undefined>,
+  ) {}
+
+  get members(): readonly EtcdMember[] {
+    return this.facts.members;
+  }
+
+  ordinal(m: EtcdMember): number | undefined {
+    const { name, namespace, current, want } = this.facts;
+    if (!this.ordinals.has(m.id)) {
+      const byPeerURL = () =>
+        probeOrdinals(Math.max(current.replicas, want, this.members.length) + 1).find((i) =>
+          m.peerURLs.includes(peerURL(name, namespace, i)),
+        );
+      this.ordinals.set(m.id, (m.name ? ordinalOf(name, m.name) : undefined) ?? byPeerURL());
     }
-    return ordinals.get(m.id);
-  };
-  const urlOf = (m: EtcdMember) => {
-    const i = ordinal(m);
-    return i !== undefined ? clientURL(name, namespace, i) : m.clientURLs[0];
-  };
-  const statuses = new Map<string, EtcdMemberStatus | undefined>(
-    await Promise.all(
-      members.map(async (m) => {
-        const url = m.name ? urlOf(m) : undefined;
-        return [m.id, url ? await memberStatus(url, 1500).catch(() => undefined) : undefined] as const;
-      }),
-    ),
-  );
-  const byOrdinal = (a: EtcdMember, b: EtcdMember) => (ordinal(a) ?? Infinity) - (ordinal(b) ?? Infinity);
-  const healthy = (m: EtcdMember) => {
-    const s = statuses.get(m.id);
+    return this.ordinals.get(m.id);
+  }
+
+  urlOf(m: EtcdMember): string {
+    const i = this.ordinal(m);
+    return i !== undefined ? clientURL(this.facts.name, this.facts.namespace, i) : (m.clientURLs[0] ?? '');
+  }
+
+  readonly healthy = (m: EtcdMember): boolean => {
+    const s = this.statuses.get(m.id);
     return !!s && s.errors.length === 0 && s.leader !== '0';
   };
-  const leaderId = [...statuses.values()].find((s) => s && s.leader !== '0')?.leader;
-  const podName = (m: EtcdMember) => m.name || (ordinal(m) !== undefined ? memberName(name, ordinal(m)!) : m.id);
-  const report = (step?: MembershipReport['step'], refused?: MembershipReport['refused']): MembershipReport => ({
-    reachable: true,
-    members: [...members].sort(byOrdinal).map((m) => ({
-      name: podName(m),
-      id: m.id,
-      learner: m.isLearner,
-      started: !!m.name,
-      healthy: healthy(m),
-      leader: m.id === leaderId,
-      version: statuses.get(m.id)?.version || undefined,
-    })),
-    step,
-    refused,
-    version: lowestVersion(members.map((m) => statuses.get(m.id)?.version).filter((v): v is string => !!v)),
-  });
+
+  versionOf(m: EtcdMember): string | undefined {
+    return this.statuses.get(m.id)?.version;
+  }
+
+  get leaderId(): string | undefined {
+    return [...this.statuses.values()].find((s) => s && s.leader !== '0')?.leader;
+  }
+
+  readonly podName = (m: EtcdMember): string => {
+    const i = this.ordinal(m);
+    return m.name || (i !== undefined ? memberName(this.facts.name, i) : m.id);
+  };
+
+  readonly byOrdinal = (a: EtcdMember, b: EtcdMember): number =>
+    (this.ordinal(a) ?? Infinity) - (this.ordinal(b) ?? Infinity);
+
+  highest(list: readonly EtcdMember[]): number {
+    return Math.max(-1, ...list.map((m) => this.ordinal(m) ?? -1));
+  }
+
+  /** StatefulSet replicas once membership is settled: up to the highest member ordinal. */
+  get settledReplicas(): number {
+    return this.highest(this.members) + 1;
+  }
+
+  /** Where to send a membership change: a healthy voting member, else the first probed. */
+  get via(): string {
+    const healthyVoter = this.members.find((m) => !m.isLearner && this.healthy(m));
+    return healthyVoter ? this.urlOf(healthyVoter) : (this.facts.probe[0] ?? '');
+  }
+
+  report(step?: MembershipReport['step'], refused?: MembershipReport['refused']): MembershipReport {
+    const leaderId = this.leaderId;
+    const versions = this.members.map((m) => this.versionOf(m)).filter((v): v is string => !!v);
+    return {
+      reachable: true,
+      members: [...this.members].sort(this.byOrdinal).map((m) => ({
+        name: this.podName(m),
+        id: m.id,
+        learner: m.isLearner,
+        started: !!m.name,
+        healthy: this.healthy(m),
+        leader: m.id === leaderId,
+        version: this.versionOf(m) === '' ? undefined : this.versionOf(m),
+      })),
+      step,
+      refused,
+      version: lowestVersion(versions),
+    };
+  }
+
   /** The topology once the cluster has formed: every pod starts as `existing` with these members. */
-  const formed = (
-    list: readonly EtcdMember[],
-    replicas: number,
-    overrides: Partial<EtcdTopology> = {},
-  ): EtcdTopology => ({
-    ...current,
-    replicas,
-    clusterState: 'existing',
-    // In ordinal order, so the ConfigMap does not change with the order etcd lists members in.
-    initialCluster: [...list]
-      .sort(byOrdinal)
-      .map((m) => `${podName(m)}=${m.peerURLs[0]}`)
-      .join(','),
-    ...overrides,
-  });
-  const highest = (list: readonly EtcdMember[]) => Math.max(-1, ...list.map((m) => ordinal(m) ?? -1));
-  const healthyVoter = members.find((m) => !m.isLearner && healthy(m));
-  const via = healthyVoter ? urlOf(healthyVoter) : probe[0];
-  const events: EventSpec[] = [];
+  formed(list: readonly EtcdMember[], replicas: number, overrides: Partial<EtcdTopology> = {}): EtcdTopology {
+    return {
+      ...this.facts.current,
+      replicas,
+      clusterState: 'existing',
+      // In ordinal order, so the ConfigMap does not change with the order etcd lists members in.
+      initialCluster: [...list]
+        .sort(this.byOrdinal)
+        .map((m) => `${this.podName(m)}=${m.peerURLs[0] ?? ''}`)
+        .join(','),
+      ...overrides,
+    };
+  }
 
-  // 1. A member added but not started (its pod has not run etcd yet).
-  const unstarted = members.filter((m) => !m.name).sort((a, b) => (ordinal(b) ?? -1) - (ordinal(a) ?? -1));
-  if (unstarted.length) {
-    const m = unstarted[0];
-    const i = ordinal(m);
-    if (i !== undefined && i >= want && i === highest(members)) {
-      await removeMember(via, m.id);
-      const rest = members.filter((x) => x !== m);
-      events.push({
+  /** A step's result with the members as they are, at the settled size. */
+  unchanged(step: MembershipReport['step'], requeueAfterMs: number, events: EventSpec[] = []): MembershipResult {
+    return {
+      topology: this.formed(this.members, this.settledReplicas),
+      report: this.report(step),
+      events,
+      requeueAfterMs,
+    };
+  }
+}
+
+/** 1. A member added but not started (its pod has not run etcd yet): wait, or remove it if unwanted. */
+async function finishUnstartedMember(view: ClusterView): Promise<MembershipResult | undefined> {
+  const { members } = view;
+  const [m] = members.filter((x) => !x.name).sort((a, b) => (view.ordinal(b) ?? -1) - (view.ordinal(a) ?? -1));
+  if (!m) return undefined;
+  const i = view.ordinal(m);
+  const { want, current } = view.facts;
+  if (i !== undefined && i >= want && i === view.highest(members)) {
+    await removeMember(view.via, m.id);
+    const message = `Removed member ${view.podName(m)}, which never started: the spec asks for ${want} members`;
+    return {
+      topology: view.formed(
+        members.filter((x) => x !== m),
+        i,
+      ),
+      report: view.report({ reason: 'RemovingMember', message: `removed ${view.podName(m)}, which had not started` }),
+      events: [{ type: 'Normal', reason: 'MemberRemoved', message }],
+      requeueAfterMs: STEP_POLL_MS,
+    };
+  }
+  return {
+    topology: view.formed(members, Math.max(current.replicas, (i ?? 0) + 1)),
+    report: view.report({
+      reason: 'WaitingForMember',
+      message: `member ${view.podName(m)} was added and has not started yet; its pod must run etcd before the next step`,
+    }),
+    events: [],
+    requeueAfterMs: WAIT_POLL_MS,
+  };
+}
+
+/** 2. A started learner: promote it once it has caught up. */
+async function promoteLearner(view: ClusterView): Promise<MembershipResult | undefined> {
+  const learner = view.members.find((m) => m.isLearner);
+  if (!learner) return undefined;
+  const name = view.podName(learner);
+  try {
+    await promoteMember(view.via, learner.id);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const reason = /in sync|not ready|too many/i.test(message) ? 'LearnerCatchingUp' : 'PromoteFailed';
+    return view.unchanged({ reason, message: `learner ${name} is not promoted yet: ${message}` }, WAIT_POLL_MS);
+  }
+  return view.unchanged({ reason: 'PromotingLearner', message: `promoted ${name}` }, STEP_POLL_MS, [
+    { type: 'Normal', reason: 'MemberPromoted', message: `Promoted learner ${name} to a voting member` },
+  ]);
+}
+
+/** 3. Too many members: remove the highest ordinal, with quorum kept and leadership moved away first. */
+async function removeExtraMember(view: ClusterView): Promise<MembershipResult | undefined> {
+  const { members } = view;
+  if (members.length <= view.facts.want) return undefined;
+  const victim = members.find((m) => view.ordinal(m) === view.highest(members)) ?? members.at(-1);
+  if (!victim) return undefined;
+  const name = view.podName(victim);
+  const rest = members.filter((m) => m !== victim);
+  const healthyRest = rest.filter(view.healthy);
+  const needed = quorum(rest.length);
+  const [target] = healthyRest;
+  if (!target || healthyRest.length < needed) {
+    const message = `removing ${name} would leave ${healthyRest.length} healthy of ${rest.length} members; it needs ${needed}`;
+    return view.unchanged({ reason: 'WaitingForQuorum', message }, WAIT_POLL_MS);
+  }
+  if (victim.id === view.leaderId) {
+    await transferLeadership(view.urlOf(victim), target.id);
+    const to = view.podName(target);
+    return view.unchanged(
+      { reason: 'TransferringLeadership', message: `moved leadership to ${to} before removing ${name}` },
+      STEP_POLL_MS,
+      [
+        {
+          type: 'Normal',
+          reason: 'LeadershipTransferred',
+          message: `Moved leadership from ${name} to ${to} before removing ${name}`,
+        },
+      ],
+    );
+  }
+  await removeMember(view.urlOf(target), victim.id);
+  return {
+    topology: view.formed(rest, view.highest(rest) + 1),
+    report: view.report({ reason: 'RemovingMember', message: `removed ${name}; ${rest.length} members remain` }),
+    events: [
+      { type: 'Normal', reason: 'MemberRemoved', message: `Removed member ${name} (${rest.length} members remain)` },
+    ],
+    requeueAfterMs: STEP_POLL_MS,
+  };
+}
+
+/** 4. Too few: add the next ordinal as a learner, to a healthy cluster only. */
+async function addMissingMember(view: ClusterView): Promise<MembershipResult | undefined> {
+  const { members } = view;
+  const { name, namespace, want, current } = view.facts;
+  if (members.length >= want) return undefined;
+  const sick = members.filter((m) => !view.healthy(m));
+  if (sick.length) {
+    const message = `${sick.map(view.podName).join(', ')} not healthy; a member is added only when all are`;
+    return view.unchanged({ reason: 'WaitingForHealthyMembers', message }, WAIT_POLL_MS);
+  }
+  const used = new Set(members.map((m) => view.ordinal(m)));
+  // Of members.length + 1 ordinals, at least one is free.
+  const next = probeOrdinals(members.length + 1).find((i) => !used.has(i)) ?? members.length;
+  const newName = memberName(name, next);
+  // Learners (etcd >= 3.4) replicate without voting until promoted, so a slow or failing new
+  // member never counts against quorum; older releases add a voting member.
+  let added: EtcdMember;
+  try {
+    const asLearner = supportsLearners(view.report().version ?? current.version);
+    added = await addMember(view.via, peerURL(name, namespace, next), asLearner);
+  } catch (err) {
+    // etcd's strict reconfiguration check: it adds a member only once every voting member has
+    // been connected for 5 s (e.g. just after a promotion). A wait, not a failure.
+    if (!(err instanceof EtcdApiError && err.message.includes('unhealthy cluster'))) throw err;
+    const message = `etcd adds a member only once every voting member has been connected for a while: ${err.message}`;
+    return view.unchanged({ reason: 'WaitingForHealthyMembers', message }, STEP_POLL_MS);
+  }
+  const withNew = [...members, { ...added, name: newName }];
+  const learner = added.isLearner ? ' as a learner' : '';
+  return {
+    topology: view.formed(withNew, Math.max(view.settledReplicas, next + 1)),
+    report: view.report({
+      reason: 'AddingMember',
+      message: `added ${newName}${learner}; its pod starts with the existing cluster`,
+    }),
+    events: [
+      {
         type: 'Normal',
-        reason: 'MemberRemoved',
-        message: `Removed member ${podName(m)}, which never started: the spec asks for ${want} members`,
-      });
-      return {
-        topology: formed(rest, i),
-        report: report({ reason: 'RemovingMember', message: `removed ${podName(m)}, which had not started` }),
-        events,
-        requeueAfterMs: STEP_POLL_MS,
-      };
-    }
-    return {
-      topology: formed(members, Math.max(current.replicas, (i ?? 0) + 1)),
-      report: report({
-        reason: 'WaitingForMember',
-        message: `member ${podName(m)} was added and has not started yet; its pod must run etcd before the next step`,
-      }),
-      events,
-      requeueAfterMs: WAIT_POLL_MS,
-    };
-  }
-  const settledReplicas = highest(members) + 1;
+        reason: 'MemberAdded',
+        message: added.isLearner
+          ? `Added member ${newName} as a learner; it is promoted once it has caught up`
+          : `Added member ${newName}`,
+      },
+    ],
+    requeueAfterMs: STEP_POLL_MS,
+  };
+}
 
-  // 2. A started learner: promote it once it has caught up.
-  const learner = members.find((m) => m.isLearner);
-  if (learner) {
-    try {
-      await promoteMember(via, learner.id);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const reason = /in sync|not ready|too many/i.test(message) ? 'LearnerCatchingUp' : 'PromoteFailed';
-      return {
-        topology: formed(members, settledReplicas),
-        report: report({ reason, message: `learner ${podName(learner)} is not promoted yet: ${message}` }),
-        events,
-        requeueAfterMs: WAIT_POLL_MS,
-      };
-    }
-    events.push({
-      type: 'Normal',
-      reason: 'MemberPromoted',
-      message: `Promoted learner ${podName(learner)} to a voting member`,
-    });
-    return {
-      topology: formed(members, settledReplicas),
-      report: report({ reason: 'PromotingLearner', message: `promoted ${podName(learner)}` }),
-      events,
-      requeueAfterMs: STEP_POLL_MS,
-    };
-  }
-
-  // 3. Too many members: remove the highest ordinal, with quorum kept.
-  if (members.length > want) {
-    const victim = members.find((m) => ordinal(m) === highest(members)) ?? members[members.length - 1];
-    const rest = members.filter((m) => m !== victim);
-    const healthyRest = rest.filter(healthy);
-    const needed = quorum(rest.length);
-    if (healthyRest.length < needed) {
-      return {
-        topology: formed(members, settledReplicas),
-        report: report({
-          reason: 'WaitingForQuorum',
-          message: `removing ${podName(victim)} would leave ${healthyRest.length} healthy of ${rest.length} members; it needs ${needed}`,
-        }),
-        events,
-        requeueAfterMs: WAIT_POLL_MS,
-      };
-    }
-    if (victim.id === leaderId) {
-      const target = healthyRest[0];
-      await transferLeadership(urlOf(victim), target.id);
-      events.push({
-        type: 'Normal',
-        reason: 'LeadershipTransferred',
-        message: `Moved leadership from ${podName(victim)} to ${podName(target)} before removing ${podName(victim)}`,
-      });
-      return {
-        topology: formed(members, settledReplicas),
-        report: report({
-          reason: 'TransferringLeadership',
-          message: `moved leadership to ${podName(target)} before removing ${podName(victim)}`,
-        }),
-        events,
-        requeueAfterMs: STEP_POLL_MS,
-      };
-    }
-    await removeMember(urlOf(healthyRest[0]), victim.id);
-    events.push({
-      type: 'Normal',
-      reason: 'MemberRemoved',
-      message: `Removed member ${podName(victim)} (${rest.length} members remain)`,
-    });
-    return {
-      topology: formed(rest, highest(rest) + 1),
-      report: report({
-        reason: 'RemovingMember',
-        message: `removed ${podName(victim)}; ${rest.length} members remain`,
-      }),
-      events,
-      requeueAfterMs: STEP_POLL_MS,
-    };
-  }
-
-  // 4. Too few: add the next ordinal as a learner, to a healthy cluster only.
-  if (members.length < want) {
-    const sick = members.filter((m) => !healthy(m));
-    if (sick.length) {
-      return {
-        topology: formed(members, settledReplicas),
-        report: report({
-          reason: 'WaitingForHealthyMembers',
-          message: `${sick.map(podName).join(', ')} not healthy; a member is added only when all are`,
-        }),
-        events,
-        requeueAfterMs: WAIT_POLL_MS,
-      };
-    }
-    const used = new Set(members.map(ordinal));
-    const next = probeOrdinals(members.length + 1).find((i) => !used.has(i))!;
-    // Learners (etcd >= 3.4) replicate without voting until promoted, so a slow or failing new
-    // member never counts against quorum; older releases add a voting member.
-    let added: EtcdMember;
-    try {
-      added = await addMember(
-        via,
-        peerURL(name, namespace, next),
-        supportsLearners(report().version ?? current.version),
-      );
-    } catch (err) {
-      // etcd's strict reconfiguration check: it adds a member only once every voting member has
-      // been connected for 5 s (e.g. just after a promotion). A wait, not a failure.
-      if (!(err instanceof EtcdApiError && err.message.includes('unhealthy cluster'))) throw err;
-      return {
-        topology: formed(members, settledReplicas),
-        report: report({
-          reason: 'WaitingForHealthyMembers',
-          message: `etcd adds a member only once every voting member has been connected for a while: ${err.message}`,
-        }),
-        events,
-        requeueAfterMs: STEP_POLL_MS,
-      };
-    }
-    const withNew = [...members, { ...added, name: memberName(name, next) }];
-    events.push({
-      type: 'Normal',
-      reason: 'MemberAdded',
-      message: added.isLearner
-        ? `Added member ${memberName(name, next)} as a learner; it is promoted once it has caught up`
-        : `Added member ${memberName(name, next)}`,
-    });
-    return {
-      topology: formed(withNew, Math.max(settledReplicas, next + 1)),
-      report: report({
-        reason: 'AddingMember',
-        message: `added ${memberName(name, next)}${added.isLearner ? ' as a learner' : ''}; its pod starts with the existing cluster`,
-      }),
-      events,
-      requeueAfterMs: STEP_POLL_MS,
-    };
-  }
-
-  // 5. Membership settled: the version, member by member.
-  const running = report().version;
+/** 5. Membership settled: the version, member by member, highest ordinal first. */
+function rollVersion(view: ClusterView): MembershipResult {
+  const { members, settledReplicas } = view;
+  const { name, wantVersion, current } = view.facts;
+  const running = view.report().version;
   const refused = running ? unsupportedVersionChange(running, wantVersion) : undefined;
   if (refused) {
-    return {
-      topology: formed(members, settledReplicas),
-      report: report(undefined, refused),
-      events,
-      requeueAfterMs: SETTLED_POLL_MS,
-    };
+    const topology = view.formed(members, settledReplicas);
+    return { topology, report: view.report(undefined, refused), events: [], requeueAfterMs: SETTLED_POLL_MS };
   }
-  const behind = members.filter((m) => statuses.get(m.id)?.version !== wantVersion);
+  const behind = members.filter((m) => view.versionOf(m) !== wantVersion);
   if (!behind.length && current.version === wantVersion) {
-    return {
-      topology: formed(members, settledReplicas, { partition: 0 }),
-      report: report(),
-      events,
-      requeueAfterMs: SETTLED_POLL_MS,
-    };
+    const topology = view.formed(members, settledReplicas, { partition: 0 });
+    return { topology, report: view.report(), events: [], requeueAfterMs: SETTLED_POLL_MS };
   }
-  const nextToRoll = highest(behind);
-  const allHealthy = members.every(healthy);
+  const nextToRoll = view.highest(behind);
+  const allHealthy = members.every(view.healthy);
   // The template changes in this very apply, with a partition that lets only one pod roll. Once
   // rolling, the partition only ever comes down: raising it again would recreate a member that
   // is restarting at the old version.
@@ -416,22 +444,21 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
       : allHealthy
         ? Math.min(current.partition, nextToRoll)
         : current.partition;
+  const waitingFor = members.filter((m) => !view.healthy(m)).map(view.podName);
+  const done = members.length - behind.length;
   const step = allHealthy
     ? {
         reason: 'Upgrading',
-        message: `rolling to ${wantVersion}: ${memberName(name, nextToRoll)} next, ${members.length - behind.length} of ${members.length} members done`,
+        message: `rolling to ${wantVersion}: ${memberName(name, nextToRoll)} next, ${done} of ${members.length} members done`,
       }
     : {
         reason: 'WaitingForHealthyMembers',
-        message: `rolling to ${wantVersion}: waiting for ${members
-          .filter((m) => !healthy(m))
-          .map(podName)
-          .join(', ')} to be healthy before the next member`,
+        message: `rolling to ${wantVersion}: waiting for ${waitingFor.join(', ')} to be healthy before the next member`,
       };
   return {
-    topology: formed(members, settledReplicas, { version: wantVersion, partition: Math.max(0, partition) }),
-    report: report(step),
-    events,
+    topology: view.formed(members, settledReplicas, { version: wantVersion, partition: Math.max(0, partition) }),
+    report: view.report(step),
+    events: [],
     requeueAfterMs: WAIT_POLL_MS,
   };
 }

@@ -104,7 +104,9 @@ export class MongoDbStorage extends Construct {
         };
         const request = options.request ?? options.capacity ?? '1Gi';
         let volumeName: string | undefined;
-        if (options.nfs) {
+        // Validated above: one export path per member.
+        const path = options.nfs?.paths[i];
+        if (options.nfs && path !== undefined) {
           volumeName = `${props.namespace}-${claimName}`;
           this.persistentVolumes.push(
             new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
@@ -117,7 +119,7 @@ export class MongoDbStorage extends Construct {
                 // No class: only claims that name this volume may bind it.
                 storageClassName: '',
                 mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
-                nfs: { server: options.nfs.server, path: options.nfs.paths[i] },
+                nfs: { server: options.nfs.server, path },
                 claimRef: {
                   apiVersion: 'v1',
                   kind: 'PersistentVolumeClaim',

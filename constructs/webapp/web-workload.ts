@@ -35,7 +35,8 @@ export function applicationModel(app: Pick<Application, 'metadata' | 'spec'>): W
     image: s.image,
     replicas: s.replicas,
     port: s.port,
-    service: { type: s.service?.type ?? 'ClusterIP', port: s.service?.port ?? s.port },
+    // The API server defaults `service` and its type.
+    service: { type: s.service.type, port: s.service.port ?? s.port },
     ingress: s.ingress
       ? {
           host: s.ingress.host,

@@ -4,7 +4,7 @@ import { staticSiteController } from './static-site';
 
 runOperator({ controllers: [staticSiteController] }).then(
   (code) => process.exit(code),
-  (err) => {
+  (err: unknown) => {
     process.stderr.write(`${String(err)}\n`);
     process.exit(1);
   },

@@ -21,6 +21,7 @@ import {
   observe,
   pruneChildren,
   ReconcileState,
+  type Resource,
   recordEvents,
   recordTerminal,
   renderDesired,
@@ -69,12 +70,14 @@ export function buildController(
   const readTypes = (decl.reads ?? []).filter((t) => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
   const blockers = new Blockers();
   const parts: Omit<ControllerParts, 'failures'> = {
-    decl,
+    // The runtime reads every kind's resources alike: spec opaque, status with conditions.
+    decl: decl as ControllerDeclaration<Resource>,
     type,
     resources: mgr.informer(type),
     owned,
     reads: new Map(readTypes.map((t) => [`${t.group}/${t.kind}`, mgr.informer(t)] as const)),
-    deletable: (decl.deletes ?? []).map((t) => owned.get(t.kind)!),
+    // validateControllerDeclaration: every deleted type is owned.
+    deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
     renders: new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE),
     refused: new Map(),
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS),
@@ -94,8 +97,9 @@ export function buildController(
   }
   for (const t of readTypes) {
     const map = decl.mapReads?.[t.kind];
-    if (map) {
-      controller.watches(parts.reads.get(`${t.group}/${t.kind}`)!, (o) => {
+    const informer = parts.reads.get(`${t.group}/${t.kind}`);
+    if (map && informer) {
+      controller.watches(informer, (o) => {
         const name = map(o);
         return name ? [{ namespace: o.metadata.namespace, name }] : [];
       });
@@ -113,7 +117,7 @@ export function buildController(
 }
 
 /** One reconcile: the steps in order, terminal errors recorded rather than retried. */
-async function reconcile(parts: ControllerParts, req: Request, ctx: ReconcileContext): Promise<Result | void> {
+async function reconcile(parts: ControllerParts, req: Request, ctx: ReconcileContext): Promise<Result | undefined> {
   const resource = observe(parts, req);
   if (!resource) return;
   const s = new ReconcileState(objectKey(req), resource, ctx);

@@ -8,8 +8,8 @@ export function controllerReference(owner: KubeObject, type: ResourceType): Owne
   return {
     apiVersion: owner.apiVersion ?? apiVersionOf(type),
     kind: owner.kind ?? type.kind,
-    name: owner.metadata.name!,
-    uid: owner.metadata.uid!,
+    name: owner.metadata.name ?? '',
+    uid: owner.metadata.uid ?? '',
     controller: true,
     blockOwnerDeletion: true,
   };
@@ -37,10 +37,12 @@ export async function applyIfChanged<T extends KubeObject>(
   try {
     return { object: await client.apply<T>(type, body), applied: true };
   } catch (err) {
-    if (current && (isConflict(err) || (isInvalid(err) && String((err as Error).message).includes('metadata.uid')))) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (current && (isConflict(err) || (isInvalid(err) && message.includes('metadata.uid')))) {
       // Not a refusal of the spec: the object changed hands. Retried, it is judged afresh.
       throw new Error(
-        `${type.kind} ${desired.metadata.name} was deleted or replaced since it was read; retrying: ${(err as Error).message}`,
+        `${type.kind} ${desired.metadata.name ?? ''} was deleted or replaced since it was read; retrying: ${message}`,
+        { cause: err },
       );
     }
     throw err;

@@ -166,14 +166,14 @@ export class KubeClient {
     return new Promise<T>((resolve, reject) => {
       const r = req.module.request(req.options, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
+        res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const status = res.statusCode ?? 0;
           this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: any;
+          let body: unknown;
           try {
-            body = text ? JSON.parse(text) : undefined;
+            body = text ? (JSON.parse(text) as unknown) : undefined;
           } catch {
             body = text;
           }
@@ -213,11 +213,11 @@ export class KubeClient {
       const r = req.module.request({ ...req.options, agent: false }, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];
-          res.on('data', (c) => chunks.push(c));
+          res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            let body: any;
+            let body: unknown;
             try {
-              body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+              body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
             } catch {
               body = undefined;
             }
@@ -254,10 +254,12 @@ export class KubeClient {
       // A connection that carries nothing (not even a bookmark) for this long is dead.
       r.setTimeout(idleTimeoutMs, () => r.destroy(new Error(`watch ${path}: no data for ${idleTimeoutMs / 1000}s`)));
       r.on('error', (err) => {
-        signal.aborted ? resolve() : reject(err);
+        if (signal.aborted) resolve();
+        else reject(err);
       });
       r.on('close', () => {
-        signal.aborted ? resolve() : reject(new Error(`watch ${path}: connection closed`));
+        if (signal.aborted) resolve();
+        else reject(new Error(`watch ${path}: connection closed`));
       });
       const abort = () => r.destroy();
       if (signal.aborted) abort();
@@ -296,8 +298,16 @@ export class KubeClient {
   }
 }
 
-function toApiError(status: number, body: any, what: string): ApiError {
-  const reason = body?.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
-  const message = body?.message ?? (typeof body === 'string' ? body : '');
-  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, body?.details);
+/** A metav1.Status, the body of every API error answer; anything else is kept as text. */
+interface StatusBody {
+  reason?: string;
+  message?: string;
+  details?: unknown;
+}
+
+function toApiError(status: number, body: unknown, what: string): ApiError {
+  const s: StatusBody = typeof body === 'object' && body !== null ? body : {};
+  const reason = s.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
+  const message = s.message ?? (typeof body === 'string' ? body : '');
+  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, s.details);
 }

@@ -29,6 +29,9 @@ export interface ReconcileContext {
   readonly signal: AbortSignal;
 }
 
+// A reconciler with nothing to ask for returns nothing (`async () => {}`), like a zero
+// reconcile.Result in controller-runtime.
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
 
 /** What every controller of a manager shares: the client, Events, logs, metrics and limits. */
@@ -102,7 +105,7 @@ export class Controller {
     const group = ownerKind.apiVersion.split('/')[0];
     const enqueueOwner = (o: KubeObject) => {
       const owner = controllerOf(o);
-      if (owner && owner.kind === ownerKind.kind && owner.apiVersion.split('/')[0] === group) {
+      if (owner?.kind === ownerKind.kind && owner.apiVersion.split('/')[0] === group) {
         this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }));
       }
     };

@@ -175,8 +175,10 @@ export class Informer<T extends KubeObject = KubeObject> {
             if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) failures = 0;
           }
           failures = 0;
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
           if (!signal.aborted) this.options.onWatchRestart?.('closed');
         } catch (err) {
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
           if (signal.aborted) break;
           if (isGone(err)) {
             log.info({ resourceVersion: this.resourceVersion }, 'watch resourceVersion expired; listing again');
@@ -199,7 +201,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async listAndReplace(): Promise<void> {
     const fresh = new Map<string, T>();
     let continueToken: string | undefined;
-    let rv = '';
+    let rv: string;
     do {
       const page = await this.client.list<T>(this.type, this.options.namespace, {
         limit: String(this.options.pageSize ?? 500),
@@ -209,7 +211,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
       // does, so that what a controller reads from the cache is the same whichever way it came.
       for (const item of page.items) fresh.set(objectKey(item.metadata), this.typed(item));
-      continueToken = page.metadata.continue || undefined;
+      continueToken = page.metadata.continue === '' ? undefined : page.metadata.continue;
       rv = page.metadata.resourceVersion;
     } while (continueToken);
 
@@ -243,7 +245,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         `watch ${this.type.resource}: ${status.message ?? 'error event'}`,
       );
     }
-    if (e.object.metadata?.resourceVersion) this.resourceVersion = e.object.metadata.resourceVersion;
+    // A watch ERROR carries a Status, which may have no metadata.
+    const rv = (e.object.metadata as KubeObject['metadata'] | undefined)?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
     const obj = this.typed(e.object as T);
     const key = objectKey(obj.metadata);
@@ -316,7 +320,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     for (const [l, v] of Object.entries(old?.metadata.labels ?? {})) {
       if (!this.indexedLabels.has(l)) continue;
-      for (const k of [labelKey(old!.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
+      for (const k of [labelKey(old?.metadata.namespace ?? '', l, v), labelKey(undefined, l, v)]) {
         const set = this.byLabel.get(k);
         set?.delete(key);
         if (set?.size === 0) this.byLabel.delete(k);

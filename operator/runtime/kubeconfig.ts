@@ -7,6 +7,7 @@
  * reconciler's resident memory, for what is a YAML file and a few headers. `KubeClient` accepts
  * either, since both have the same two methods (`KubeConfigLike`).
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import type * as https from 'node:https';
@@ -109,7 +110,7 @@ export class ClusterConfig implements KubeConfigLike {
     if (!name) throw new Error(`kubeconfig ${where}: no current-context is set`);
     const context = merged.contexts.get(name);
     if (!context) throw new Error(`kubeconfig ${where}: no context named ${JSON.stringify(name)}`);
-    const cluster = merged.clusters.get(context.value.cluster);
+    const cluster = merged.clusters.get(context.value.cluster ?? '');
     if (!cluster)
       throw new Error(
         `kubeconfig ${where}: context ${JSON.stringify(name)} names cluster ${JSON.stringify(context.value.cluster)}, which is not defined`,
@@ -151,7 +152,9 @@ export class ClusterConfig implements KubeConfigLike {
     const c = await this.currentCredentials();
     if (c.cert) options.cert = c.cert;
     if (c.key) options.key = c.key;
-    if (c.authorization) options.headers = { ...options.headers, Authorization: c.authorization };
+    // The client passes headers as an object, never as a raw array.
+    if (c.authorization)
+      options.headers = { ...(options.headers as OutgoingHttpHeaders | undefined), Authorization: c.authorization };
   }
 
   /** Credentials, fetched again when a token file may have rotated or an exec credential expires. */
@@ -159,12 +162,13 @@ export class ClusterConfig implements KubeConfigLike {
     const source = this.source;
     if (source.kind === 'static') return source.credentials;
     const now = Date.now();
+    const cached = this.credentials;
     const fresh =
-      this.credentials &&
+      cached &&
       (source.kind === 'tokenFile'
         ? now - this.fetchedAt < TOKEN_FILE_REFRESH_MS
-        : this.credentials.expiresAt === undefined || now < this.credentials.expiresAt - EXEC_EXPIRY_MARGIN_MS);
-    if (fresh) return this.credentials!;
+        : cached.expiresAt === undefined || now < cached.expiresAt - EXEC_EXPIRY_MARGIN_MS);
+    if (fresh) return cached;
     // Concurrent requests share one fetch (one plugin run, not one per request).
     this.pending ??= (
       source.kind === 'tokenFile'
@@ -191,52 +195,102 @@ export class ClusterConfig implements KubeConfigLike {
   }
 }
 
+/** The fields of a kubeconfig this client reads, as YAML gives them (anything may be missing). */
+interface KubeconfigCluster {
+  server?: string;
+  'proxy-url'?: string;
+  'certificate-authority-data'?: string;
+  'certificate-authority'?: string;
+  'insecure-skip-tls-verify'?: boolean;
+  'tls-server-name'?: string;
+}
+interface KubeconfigUser {
+  'auth-provider'?: { name?: string };
+  exec?: Partial<ExecPlugin>;
+  'client-certificate-data'?: string;
+  'client-certificate'?: string;
+  'client-key-data'?: string;
+  'client-key'?: string;
+  token?: string;
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+}
+interface KubeconfigContext {
+  cluster?: string;
+  user?: string;
+  namespace?: string;
+}
+interface KubeconfigFile {
+  'current-context'?: string;
+  clusters?: ({ name?: string; cluster?: KubeconfigCluster } | null)[];
+  users?: ({ name?: string; user?: KubeconfigUser } | null)[];
+  contexts?: ({ name?: string; context?: KubeconfigContext } | null)[];
+}
+
 interface Named<T> {
   value: T;
   dir: string;
 }
 interface Merged {
   currentContext?: string;
-  clusters: Map<string, Named<any>>;
-  users: Map<string, Named<any>>;
-  contexts: Map<string, Named<any>>;
+  clusters: Map<string, Named<KubeconfigCluster>>;
+  users: Map<string, Named<KubeconfigUser>>;
+  contexts: Map<string, Named<KubeconfigContext>>;
+}
+
+/** An exec plugin's answer, as JSON gives it. */
+interface ExecCredentialAnswer {
+  kind?: string;
+  status?: {
+    token?: string;
+    clientCertificateData?: string;
+    clientKeyData?: string;
+    expirationTimestamp?: string;
+  };
 }
 
 /** kubectl's merge: the first file to set current-context, or to define a name, wins. */
 function mergeKubeconfigs(files: readonly string[]): Merged {
   const merged: Merged = { clusters: new Map(), users: new Map(), contexts: new Map() };
   for (const file of files) {
-    let doc: any;
+    let doc: KubeconfigFile;
     try {
-      doc = parseYaml(fs.readFileSync(file, 'utf8')) ?? {};
+      doc = (parseYaml(fs.readFileSync(file, 'utf8')) as KubeconfigFile | null) ?? {};
     } catch (err) {
-      throw new Error(`kubeconfig ${file}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`kubeconfig ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     // Relative paths in a kubeconfig are relative to the file that holds them.
     const dir = path.dirname(path.resolve(file));
-    merged.currentContext ??= doc['current-context'] || undefined;
-    for (const [key, field] of [
-      ['clusters', 'cluster'],
-      ['users', 'user'],
-      ['contexts', 'context'],
-    ] as const) {
-      for (const entry of doc[key] ?? []) {
-        if (entry?.name !== undefined && !merged[key].has(entry.name))
-          merged[key].set(entry.name, { value: entry[field] ?? {}, dir });
-      }
-    }
+    merged.currentContext ??= doc['current-context'] === '' ? undefined : doc['current-context'];
+    addFirst(merged.clusters, doc.clusters, (e) => e.cluster, dir);
+    addFirst(merged.users, doc.users, (e) => e.user, dir);
+    addFirst(merged.contexts, doc.contexts, (e) => e.context, dir);
   }
   return merged;
 }
 
-function requireServer(cluster: any, where: string): string {
+/** Adds the named entries a map does not have yet: the first file to define a name wins. */
+function addFirst<E extends { name?: string }, T>(
+  map: Map<string, Named<T>>,
+  entries: readonly (E | null)[] | undefined,
+  value: (entry: E) => T | undefined,
+  dir: string,
+): void {
+  for (const entry of entries ?? []) {
+    if (entry?.name !== undefined && !map.has(entry.name))
+      map.set(entry.name, { value: value(entry) ?? ({} as T), dir });
+  }
+}
+
+function requireServer(cluster: KubeconfigCluster, where: string): string {
   if (!cluster.server) throw new Error(`kubeconfig ${where}: the cluster has no server`);
   if (cluster['proxy-url']) throw new Error(`kubeconfig ${where}: proxy-url is not supported by this client`);
   return cluster.server;
 }
 
 function clusterTls(
-  cluster: any,
+  cluster: KubeconfigCluster,
   dir: string,
   where: string,
 ): { ca?: Buffer; insecure?: boolean; serverName?: string } {
@@ -248,30 +302,30 @@ function clusterTls(
   return { ca, insecure: cluster['insecure-skip-tls-verify'] === true, serverName: cluster['tls-server-name'] };
 }
 
-function userCredentials(user: any, dir: string, where: string, env: NodeJS.ProcessEnv): CredentialSource {
+function userCredentials(user: KubeconfigUser, dir: string, where: string, env: NodeJS.ProcessEnv): CredentialSource {
   if (user['auth-provider']) {
     throw new Error(
       `kubeconfig ${where}: the auth-provider ${JSON.stringify(user['auth-provider'].name)} is not supported (kubectl removed them too); use an exec credential plugin such as the cloud's kubelogin`,
     );
   }
   if (user.exec) {
-    const plugin = user.exec as ExecPlugin;
-    if (!plugin.command) throw new Error(`kubeconfig ${where}: the exec plugin has no command`);
-    if (!/^client\.authentication\.k8s\.io\/(v1|v1beta1)$/.test(plugin.apiVersion ?? '')) {
+    const { command, apiVersion } = user.exec;
+    if (!command) throw new Error(`kubeconfig ${where}: the exec plugin has no command`);
+    if (!apiVersion || !/^client\.authentication\.k8s\.io\/(v1|v1beta1)$/.test(apiVersion)) {
       throw new Error(
-        `kubeconfig ${where}: exec plugin apiVersion ${JSON.stringify(plugin.apiVersion)} is not supported (client.authentication.k8s.io/v1 or v1beta1)`,
+        `kubeconfig ${where}: exec plugin apiVersion ${JSON.stringify(apiVersion)} is not supported (client.authentication.k8s.io/v1 or v1beta1)`,
       );
     }
-    return { kind: 'exec', plugin, baseDir: dir, env };
+    return { kind: 'exec', plugin: { ...user.exec, command, apiVersion }, baseDir: dir, env };
   }
-  const pick = (data: string, file: string, what: string) =>
-    user[data]
-      ? Buffer.from(user[data], 'base64')
-      : user[file]
-        ? readFile(path.resolve(dir, user[file]), `kubeconfig ${where}: ${what}`)
+  const pick = (data: string | undefined, file: string | undefined, what: string) =>
+    data
+      ? Buffer.from(data, 'base64')
+      : file
+        ? readFile(path.resolve(dir, file), `kubeconfig ${where}: ${what}`)
         : undefined;
-  const cert = pick('client-certificate-data', 'client-certificate', 'client-certificate');
-  const key = pick('client-key-data', 'client-key', 'client-key');
+  const cert = pick(user['client-certificate-data'], user['client-certificate'], 'client-certificate');
+  const key = pick(user['client-key-data'], user['client-key'], 'client-key');
   if (!!cert !== !!key) throw new Error(`kubeconfig ${where}: a client certificate needs both a certificate and a key`);
   if (user.tokenFile && !user.token) return { kind: 'tokenFile', file: path.resolve(dir, user.tokenFile), cert, key };
   let authorization: string | undefined;
@@ -286,7 +340,9 @@ function readFile(file: string, what: string): Buffer {
   try {
     return fs.readFileSync(file);
   } catch (err) {
-    throw new Error(`${what}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new Error(`${what}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -317,9 +373,9 @@ function runExecPlugin(plugin: ExecPlugin, baseDir: string, env: NodeJS.ProcessE
           );
           return;
         }
-        let answer: any;
+        let answer: ExecCredentialAnswer | null;
         try {
-          answer = JSON.parse(stdout);
+          answer = JSON.parse(stdout) as ExecCredentialAnswer | null;
         } catch {
           reject(new Error(`exec credential plugin ${plugin.command} did not print an ExecCredential as JSON`));
           return;

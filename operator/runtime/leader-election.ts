@@ -95,6 +95,7 @@ export class LeaderElector {
     let lastRenew = Date.now();
     while (!signal.aborted) {
       await sleep(this.retryPeriodMs, signal);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
       if (signal.aborted) break;
       if (await this.tryAcquireOrRenew()) {
         lastRenew = Date.now();
@@ -170,9 +171,9 @@ export class LeaderElector {
         return true;
       }
       this.lease = current;
-      this.observe(current);
+      const observed = this.observe(current);
       const holder = current.spec.holderIdentity ?? '';
-      const expired = Date.now() - this.observed!.at >= this.leaseDurationMs;
+      const expired = Date.now() - observed.at >= this.leaseDurationMs;
       if (holder && holder !== me && !expired) return false;
 
       const takingOver = holder !== me;
@@ -191,8 +192,10 @@ export class LeaderElector {
   }
 
   /** Notes when the lease record last changed, on this process's clock. */
-  private observe(lease: Lease): void {
+  /** Notes the lease record and when it last changed (client-go's observedTime), and returns it. */
+  private observe(lease: Lease): { record: string; at: number } {
     const record = JSON.stringify(lease.spec);
     if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+    return this.observed;
   }
 }

@@ -58,7 +58,11 @@ class UnknownFieldSet extends Error {}
  * A field our manager owns whose value the server dropped because it was empty (a Go zero value
  * under omitempty: "", 0, false): applying the zero value again would change nothing.
  */
-class Dropped {}
+class Dropped {
+  toString(): string {
+    return '<dropped by the server>';
+  }
+}
 const DROPPED = new Dropped();
 
 function unwrap(v: unknown): unknown {

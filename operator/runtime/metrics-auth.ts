@@ -39,13 +39,14 @@ export class MetricsAuthorizer {
   ) {}
 
   async authorize(authorization: string | undefined, path: string): Promise<AuthDecision> {
-    const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-    if (!m) return { status: 401, reason: 'a bearer token is required' };
-    const key = `${createHash('sha256').update(m[1]).digest('hex')} ${path}`;
+    const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+    if (!token) return { status: 401, reason: 'a bearer token is required' };
+    const key = `${createHash('sha256').update(token).digest('hex')} ${path}`;
     const cached = this.cache.get(key);
     if (cached && cached.expires > Date.now()) return cached.decision;
-    const decision = await this.review(m[1], path);
-    if (this.cache.size >= (this.options.maxEntries ?? 256)) this.cache.delete(this.cache.keys().next().value!);
+    const decision = await this.review(token, path);
+    const oldest = this.cache.keys().next();
+    if (this.cache.size >= (this.options.maxEntries ?? 256) && !oldest.done) this.cache.delete(oldest.value);
     this.cache.set(key, { decision, expires: Date.now() + (this.options.cacheTtlMs ?? 60_000) });
     return decision;
   }

@@ -37,7 +37,7 @@ export interface OwnedType {
 
 /** What every reconcile of one controller shares: its declaration, caches and memory. */
 export interface ControllerParts {
-  readonly decl: ControllerDeclaration;
+  readonly decl: ControllerDeclaration<Resource>;
   readonly type: ResourceType;
   readonly resources: Informer;
   /** By kind. */
@@ -85,7 +85,8 @@ export class ReconcileState {
   ) {}
 
   get uid(): string {
-    return this.resource.metadata.uid!;
+    // The API server gives every stored object a uid.
+    return this.resource.metadata.uid ?? '';
   }
 
   get generation(): number {
@@ -146,12 +147,11 @@ export function recordTerminal(
 /** Render: the desired children, from the construct (the last render is reused while its input is the same). */
 export function renderDesired(parts: ControllerParts, s: ReconcileState): KubeObject[] {
   const { decl, type } = parts;
-  const render = decl.render;
-  if (!render) return [];
+  if (!decl.render) return [];
   const facts = s.external?.facts;
   return parts.renders.get(s.key, renderInput(s.resource, facts), () =>
     renderConstructs((scope) => {
-      render(scope, s.resource, { owner: controllerReference(s.resource, type), external: facts });
+      decl.render?.(scope, s.resource, { owner: controllerReference(s.resource, type), external: facts });
     }),
   );
 }
@@ -175,7 +175,7 @@ export function claimChildren(
   desired: readonly KubeObject[],
 ): PlannedChild[] | undefined {
   const planned = desired.map((d) => {
-    const owned = parts.owned.get(d.kind!);
+    const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
     if (!owned)
       throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
     const current = owned.informer.get(
@@ -205,7 +205,11 @@ export async function applyChildren(s: ReconcileState, planned: readonly Planned
     const { object, applied } = await applyIfChanged(s.ctx.client, owned.type, desired, current);
     s.children.set(key, object);
     if (applied) {
-      s.changes.push({ verb: current ? 'Updated' : 'Created', kind: desired.kind!, name: desired.metadata.name! });
+      s.changes.push({
+        verb: current ? 'Updated' : 'Created',
+        kind: owned.type.kind,
+        name: desired.metadata.name ?? '',
+      });
       s.ctx.logger.info(
         { kind: desired.kind, child: desired.metadata.name },
         current ? 'updated child' : 'created child',
@@ -223,11 +227,11 @@ export async function pruneChildren(parts: ControllerParts, s: ReconcileState): 
       s.before.set(key, o);
       try {
         // Only this object: one made again under its name since is not ours to delete.
-        await s.ctx.client.delete(t, o.metadata.name!, o.metadata.namespace, { uid: o.metadata.uid });
+        await s.ctx.client.delete(t, o.metadata.name ?? '', o.metadata.namespace, { uid: o.metadata.uid });
       } catch (err) {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       }
-      s.changes.push({ verb: 'Deleted', kind: t.kind, name: o.metadata.name! });
+      s.changes.push({ verb: 'Deleted', kind: t.kind, name: o.metadata.name ?? '' });
       s.ctx.logger.info({ kind: t.kind, child: o.metadata.name }, 'deleted child no longer rendered');
     }
   }
@@ -243,9 +247,10 @@ export function fillFromCache(parts: ControllerParts, s: ReconcileState): void {
 
 /** Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were applied. */
 export async function runPrepare(parts: ControllerParts, s: ReconcileState): Promise<void> {
-  const prepare = parts.decl.prepare;
-  if (!prepare || s.terminal || s.notOwned.length) return;
-  s.prepared = await prepare({ createIfAbsent: (t, o) => createIfAbsent(s.ctx.client, t, o) }, s.resource, s.children);
+  const { decl } = parts;
+  if (!decl.prepare || s.terminal || s.notOwned.length) return;
+  const api = { createIfAbsent: (t: ResourceType, o: KubeObject) => createIfAbsent(s.ctx.client, t, o) };
+  s.prepared = await decl.prepare(api, s.resource, s.children);
 }
 
 /**
@@ -276,7 +281,7 @@ export function computeStatus(
     applyError: refusal,
     childFailure: parts.failures?.find(
       s.namespace,
-      (involved) => decl.failureOwner!(involved) === s.resource.metadata.name,
+      (involved) => decl.failureOwner?.(involved) === s.resource.metadata.name,
     ),
     prepared: s.prepared,
     external: s.external?.facts,
@@ -383,7 +388,7 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
 
 async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
   try {
-    await client.create(type, object as KubeObject, object.metadata.namespace);
+    await client.create(type, object, object.metadata.namespace);
     return true;
   } catch (err) {
     if (isConflict(err)) return false;

@@ -19,7 +19,8 @@ export class RenderCache<T extends object> {
     this.entries.delete(key);
     const entry = kept?.input === input ? kept : { input, value: deepFreeze(render()) };
     this.entries.set(key, entry);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    const oldest = this.entries.keys().next();
+    if (this.entries.size > this.capacity && !oldest.done) this.entries.delete(oldest.value);
     return entry.value;
   }
 

@@ -6,13 +6,15 @@ import { controllerReference } from './children';
 
 /** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
-  return renderInChart(build) as KubeObject[];
+  return renderInChart(build);
 }
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
 export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {
   if (!declaration.render) return [];
   return renderConstructs((scope) => {
-    declaration.render!(scope, resource, { owner: controllerReference(resource, customResourceType(declaration.for)) });
+    declaration.render?.(scope, resource, {
+      owner: controllerReference(resource, customResourceType(declaration.for)),
+    });
   });
 }

@@ -28,7 +28,7 @@ export function selfSignedCertificate(
     ),
   );
   const serial = randomBytes(16);
-  serial[0] &= 0x7f; // a positive INTEGER
+  serial.writeUInt8(serial.readUInt8(0) & 0x7f, 0); // a positive INTEGER
   const tbs = seq(
     tlv(0xa0, int(Buffer.from([2]))),
     int(serial),
@@ -65,7 +65,7 @@ const octets = (value: Buffer) => tlv(0x04, value);
 const int = (value: Buffer) => tlv(0x02, value);
 
 function oid(dotted: string): Buffer {
-  const [a, b, ...rest] = dotted.split('.').map(Number);
+  const [a = 0, b = 0, ...rest] = dotted.split('.').map(Number);
   const bytes = [40 * a + b];
   for (const n of rest) {
     const chunk = [n & 0x7f];

@@ -116,7 +116,7 @@ export class WorkQueue {
       this.waiting.delete(key);
       this.add(key);
     }, ms);
-    timer.unref?.();
+    timer.unref();
     this.waiting.set(key, { at, timer });
   }
 

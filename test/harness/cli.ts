@@ -17,12 +17,12 @@ async function main(): Promise<void> {
     await cp.stop();
     process.exit(0);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
   setInterval(() => undefined, 1 << 30);
 }
 
-main().catch((err) => {
+main().catch((err: unknown) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

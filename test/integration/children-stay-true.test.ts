@@ -94,7 +94,7 @@ beforeAll(async () => {
     const op = await startOperatorUnderTest({ operator: c.operator, controllers: c.controllers, crds: c.crds });
     operators.set(c.operator, op);
     kubectlOk(['apply', '-n', op.ns, '-f', '-'], { input: JSON.stringify(c.resource) });
-    const [kind, name] = c.child.split('/');
+    const [kind = '', name = ''] = c.child.split('/');
     await eventually(`${c.child} of ${c.operator}`, () => op.get(kind, name), 60_000);
   }
 });
@@ -178,7 +178,7 @@ describe('a field dropped from the desired object is removed from the child', ()
     '%s: a field our manager owns but no longer renders is removed from %s',
     async (operator, child) => {
       const o = op(operator);
-      const [kind, name] = child.split('/');
+      const [kind = '', name = ''] = child.split('/');
       const live = o.get(kind, name);
       const applied = {
         apiVersion: live.apiVersion,
@@ -266,7 +266,7 @@ describe('settled children are not rewritten', () => {
   });
 
   test('a new leader taking over settled Memcacheds writes nothing', async () => {
-    const c = cases[0];
+    const c = cases[0]!;
     const o = op(c.operator);
     const items = Array.from({ length: 10 }, (_, i) => ({
       apiVersion: 'cache.example.com/v1',

@@ -136,7 +136,7 @@ describe('the crontab controller against a real API server', () => {
 
   test('kubectl get ct shows the schedule; deleting the CronTab deletes its CronJob', async () => {
     const out = kubectlOk(['get', 'ct', '-n', ns]);
-    expect(out.split('\n')[0].split(/\s{2,}/)).toEqual(['NAME', 'SCHEDULE', 'IMAGE', 'LAST SCHEDULE', 'AGE']);
+    expect(out.split('\n')[0]!.split(/\s{2,}/)).toEqual(['NAME', 'SCHEDULE', 'IMAGE', 'LAST SCHEDULE', 'AGE']);
     kubectlOk(['delete', 'ct', NAME, '-n', ns]);
     await eventually('the CronJob to be collected', () => (get('cronjob', NAME) ? undefined : true), 90_000);
   });

@@ -70,7 +70,7 @@ describe('the database controller against a real API server', () => {
       ['service', 'my-db-headless'],
       ['cronjob', 'my-db-backup'],
       ['pvc', 'my-db-backup'],
-    ]) {
+    ] as [string, string][]) {
       const child = await eventually(`${kind}/${name}`, () => get(kind, name));
       if (kind !== 'pvc')
         expect(child.metadata.ownerReferences).toEqual([

@@ -82,7 +82,7 @@ async function leader(list: EtcdMember[]): Promise<EtcdMember | undefined> {
 
 /** A member's ordinal: from its name, or (not started yet) from its loopback address 127.77.x.<ordinal + 1>. */
 const ordinal = (m: EtcdMember) =>
-  m.name ? Number(/-(\d+)$/.exec(m.name)![1]) : Number(/\.(\d+):\d+$/.exec(m.peerURLs[0])![1]) - 1;
+  m.name ? Number(/-(\d+)$/.exec(m.name)![1]) : Number(/\.(\d+):\d+$/.exec(m.peerURLs[0]!)![1]) - 1;
 
 /**
  * Waits until the cluster has `n` started voting members kv-0..kv-(n-1), all healthy in status,
@@ -114,8 +114,10 @@ async function settled(n: number, timeoutMs = 120_000): Promise<any> {
     },
     timeoutMs,
     500,
-  ).catch((err) => {
-    throw new Error(`${err.message}; last seen ${lastSeen}; reconciler: ${reconciler.logs.slice(-15).join('\n')}`);
+  ).catch((err: unknown) => {
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}; last seen ${lastSeen}; reconciler: ${reconciler.logs.slice(-15).join('\n')}`,
+    );
   });
 }
 let lastSeen = '';
@@ -467,7 +469,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       );
       // One member down at a time: each stop is followed by that member's start before the next stop.
       for (let i = 0; i < rolled.length; i += 2)
-        expect([rolled[i].what, rolled[i + 1]?.what, rolled[i].pod === rolled[i + 1]?.pod]).toEqual([
+        expect([rolled[i]!.what, rolled[i + 1]?.what, rolled[i]!.pod === rolled[i + 1]?.pod]).toEqual([
           'stopped',
           'started',
           true,

@@ -68,7 +68,7 @@ describe('the etcdcluster controller against a real API server', () => {
       ['service', `${NAME}-client`],
       ['statefulset', NAME],
       ['poddisruptionbudget', NAME],
-    ]) {
+    ] as [string, string][]) {
       const child = await eventually(`${kind}/${name}`, () => get(kind, name));
       expect(child.metadata.ownerReferences).toEqual([
         expect.objectContaining({ kind: 'EtcdCluster', name: NAME, uid: cluster.metadata.uid, controller: true }),

@@ -75,8 +75,8 @@ describe('dist/ applied with kubectl to a real API server', () => {
   test('kubectl get shows the printer columns; the short name and category work', () => {
     const out = kubectlOk(['get', 'mc', 'memcached-sample', '-n', ns]);
     const [header, row] = out.trim().split('\n');
-    expect(header.split(/\s+/)).toEqual(['NAME', 'SIZE', 'READY', 'AGE']);
-    expect(row.split(/\s+/).slice(0, 2)).toEqual(['memcached-sample', '3']);
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'SIZE', 'READY', 'AGE']);
+    expect(row!.split(/\s+/).slice(0, 2)).toEqual(['memcached-sample', '3']);
     expect(kubectlOk(['get', 'all', '-n', ns, '-o', 'name'])).toContain('memcached.cache.example.com/memcached-sample');
   });
 

@@ -20,7 +20,7 @@ function memcached(name: string, size: number) {
   });
 }
 
-function deployment(name: string): any | undefined {
+function deployment(name: string): any {
   const r = kubectl(['get', 'deployment', name, '-n', ns, '-o', 'json', '--show-managed-fields']);
   return r.code === 0 ? JSON.parse(r.stdout) : undefined;
 }
@@ -158,13 +158,13 @@ describe('the Memcached controller against a real API server', () => {
 
   testWithNodes('a deleted pod leaves status.nodes, and its replacement joins it', async () => {
     const before = (await readyAt('alpha', 2)).status.nodes as string[];
-    kubectlOk(['delete', 'pod', before[0], '-n', ns, '--wait=false']);
+    kubectlOk(['delete', 'pod', before[0]!, '-n', ns, '--wait=false']);
     const mc = await eventually(
       'the replacement in status.nodes',
       () => {
         const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
         const running = runningPods('alpha');
-        return !running.includes(before[0]) &&
+        return !running.includes(before[0]!) &&
           running.length === 2 &&
           JSON.stringify(m.status?.nodes) === JSON.stringify(running)
           ? m

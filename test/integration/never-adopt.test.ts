@@ -108,7 +108,7 @@ async function startReconciler(system: System, ns: string): Promise<ReconcilerPr
   });
 }
 
-function degraded(kind: string, ns: string, name: string): any | undefined {
+function degraded(kind: string, ns: string, name: string): any {
   const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
   if (r.code !== 0) return undefined;
   return JSON.parse(r.stdout).status?.conditions?.find((c: any) => c.type === 'Degraded');
@@ -150,7 +150,7 @@ beforeAll(() => {
     const probe = withDefaults(system.decl, system.spec, ns, 'probe');
     const cases = renderChildren(system.decl, probe).map((_c, i) => {
       const name = `c${i}`;
-      const child = renderChildren(system.decl, { ...probe, metadata: { ...probe.metadata, name } })[i];
+      const child = renderChildren(system.decl, { ...probe, metadata: { ...probe.metadata, name } })[i]!;
       kubectlOk(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(foreignCopy(child)) });
       return { name, child, before: getJson(['get', child.kind!, child.metadata.name!, '-n', ns]) };
     });
@@ -227,7 +227,7 @@ describe("the issue's cases, as a user would meet them", () => {
       '--image=registry.example.com/payments:7',
       '--replicas=4',
     ]);
-    const reconciler = await startReconciler(SYSTEMS[0], ns);
+    const reconciler = await startReconciler(SYSTEMS[0]!, ns);
     started.push(reconciler);
     kubectlOk(['create', '-n', ns, '-f', '-'], {
       input: JSON.stringify(resource(memcachedController, 'payments', { size: 1 })),
@@ -271,7 +271,7 @@ describe("the issue's cases, as a user would meet them", () => {
     const ns = createTestNamespace('adopt-billing');
     kubectlOk(['create', 'service', 'clusterip', 'billing', '-n', ns, '--tcp=9000:9001']);
     const before = getJson(['get', 'service', 'billing', '-n', ns]);
-    const reconciler = await startReconciler(SYSTEMS[3], ns);
+    const reconciler = await startReconciler(SYSTEMS[3]!, ns);
     started.push(reconciler);
     kubectlOk(['create', '-n', ns, '-f', '-'], {
       input: JSON.stringify(resource(applicationController, 'billing', { image: 'nginx:1.27' })),

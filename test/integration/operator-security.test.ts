@@ -96,7 +96,7 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
         (res) => {
           let body = '';
           res.setEncoding('utf8');
-          res.on('data', (c) => {
+          res.on('data', (c: string) => {
             body += c;
           });
           res.on('end', () => {

@@ -38,7 +38,7 @@ afterAll(async () => {
   for (const o of await Promise.all([etcd, database, webapp])) expect((await o.reconciler.stop()).code).toBe(0);
 });
 
-function degraded(o: OperatorUnderTest, kind: string, name: string): any | undefined {
+function degraded(o: OperatorUnderTest, kind: string, name: string): any {
   return o.get(kind, name)?.status?.conditions?.find((c: any) => c.type === 'Degraded');
 }
 

@@ -16,6 +16,6 @@ export function validateBuiltin(obj: K8sObject): void {
 
 /** Whether an apiVersion belongs to a built-in API group. */
 export function isBuiltin(apiVersion: string): boolean {
-  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }

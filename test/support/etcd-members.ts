@@ -87,7 +87,7 @@ export class EtcdMembers {
       proxy.stdout.once('data', (b: Buffer) => {
         const m = /127\.0\.0\.1:(\d+)/.exec(b.toString());
         if (m) resolve(`http://127.0.0.1:${m[1]}`);
-        else reject(new Error(`kubectl proxy: ${b}`));
+        else reject(new Error(`kubectl proxy: ${b.toString()}`));
       });
       proxy.once('exit', (code) => {
         reject(new Error(`kubectl proxy exited with ${code}`));
@@ -96,11 +96,11 @@ export class EtcdMembers {
     this.proxy = { process: proxy, url };
     const loop = async () => {
       if (this.stopped) return;
-      this.ticking = this.tick().catch((err) => {
-        process.stderr.write(`[etcd-members] ${err instanceof Error ? err.message : err}\n`);
+      this.ticking = this.tick().catch((err: unknown) => {
+        process.stderr.write(`[etcd-members] ${err instanceof Error ? err.message : String(err)}\n`);
       });
       await this.ticking;
-      if (!this.stopped) this.timer = setTimeout(loop, 250);
+      if (!this.stopped) this.timer = setTimeout(() => void loop(), 250);
     };
     void loop();
     return this;
@@ -181,7 +181,7 @@ export class EtcdMembers {
   private async startMember(pod: Pod, volume: string): Promise<void> {
     const name = pod.metadata.name;
     const ordinal = Number(/-(\d+)$/.exec(name)![1]);
-    const container = pod.spec.containers[0];
+    const container = pod.spec.containers[0]!;
     const version = /:v(\d+\.\d+\.\d+)$/.exec(container.image)?.[1] ?? '';
     const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
     const bin = releases[version];

@@ -34,8 +34,8 @@ export function kubectlOk(args: string[], options: { input?: string; kubeconfig?
 }
 
 /** Parses `kubectl get -o json`. */
-export function getJson<T = any>(args: string[], options: { kubeconfig?: string } = {}): T {
-  return JSON.parse(kubectlOk([...args, '-o', 'json'], options)) as T;
+export function getJson(args: string[], options: { kubeconfig?: string } = {}): any {
+  return JSON.parse(kubectlOk([...args, '-o', 'json'], options));
 }
 
 /** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
@@ -55,7 +55,9 @@ export async function eventually<T>(
       last = err;
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}${last instanceof Error ? `: ${last.message}` : last !== undefined ? `: ${JSON.stringify(last)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
@@ -74,7 +76,7 @@ export const nodesRun = !!process.env.OPKIT_TEST_NODES;
  * A test that needs pods to run. Without simulated nodes it is skipped, and its name says why,
  * so a run without kube-scheduler or kwok still passes and shows what it did not check.
  */
-export function testWithNodes(name: string, fn: () => Promise<unknown> | void, timeoutMs?: number): void {
+export function testWithNodes(name: string, fn: () => unknown, timeoutMs?: number): void {
   if (nodesRun) test(name, fn as () => Promise<void>, timeoutMs);
   else
     test.skip(`${name} [skipped: no simulated nodes — kube-scheduler or kwok missing, pods never run]`, () =>

@@ -9,7 +9,7 @@ export interface OperatorUnderTest {
   readonly ns: string;
   readonly reconciler: ReconcilerProcess;
   /** An object of that namespace as JSON, or undefined when it does not exist. */
-  get(kind: string, name: string): any | undefined;
+  readonly get: (kind: string, name: string) => any;
   /** Starts another reconciler process like the first (e.g. after killing it). */
   startAgain(): Promise<ReconcilerProcess>;
 }

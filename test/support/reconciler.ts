@@ -53,7 +53,7 @@ export function httpGet(url: string): Promise<{ status: number; body: string }> 
     const req = http.get(url, { timeout: 2000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c) => {
+      res.on('data', (c: string) => {
         body += c;
       });
       res.on('end', () => {
@@ -145,7 +145,7 @@ export class ReconcilerProcess {
     for (const line of body.split('\n')) {
       if (!line.startsWith(name)) continue;
       const m = /^([a-zA-Z_:]+)(\{([^}]*)\})?\s+(\S+)$/.exec(line);
-      if (!m || m[1] !== name) continue;
+      if (m?.[1] !== name) continue;
       const lbls = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
       if (Object.entries(labels).every(([k, v]) => lbls[k] === v)) total += Number(m[4]);
     }
@@ -168,6 +168,8 @@ export class TcpProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    // Assigned below, once the server it closes over exists.
+    // eslint-disable-next-line prefer-const
     let proxy!: TcpProxy;
     const server = net.createServer((client) => {
       if (proxy.paused) {

@@ -43,7 +43,9 @@ export function synthProject(): SynthResult {
   };
 }
 
-export function parseYaml(text: string): K8sObject[] {
+/** The objects of a YAML stream; throws for a file that is not there (`files[name]` of a synth). */
+export function parseYaml(text: string | undefined): K8sObject[] {
+  if (text === undefined) throw new Error('no such file in the synth output');
   return parseAllDocuments(text)
     .map((d) => d.toJS())
     .filter(Boolean);
@@ -71,8 +73,9 @@ export function find(objects: K8sObject[], kind: string, name?: string): K8sObje
 /** Exactly one object of that kind and name; throws otherwise. */
 export function one(objects: K8sObject[], kind: string, name: string): K8sObject {
   const found = find(objects, kind, name);
-  if (found.length !== 1) throw new Error(`expected one ${kind} ${name}, found ${found.length}`);
-  return found[0];
+  const [first] = found;
+  if (!first || found.length !== 1) throw new Error(`expected one ${kind} ${name}, found ${found.length}`);
+  return first;
 }
 
 /** Pod specs of every workload (Deployments, StatefulSets, Jobs, CronJobs, Pods). */

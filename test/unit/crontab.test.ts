@@ -117,7 +117,7 @@ describe('the CronJob of a CronTab', () => {
       uid: 'u-3',
       controller: true,
     });
-    const [{ spec }] = podSpecsOf([cj]);
+    const { spec } = podSpecsOf([cj])[0]!;
     expect(spec.containers[0].image).toBe('busybox:1.36');
     expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
     expect(spec.containers[0].securityContext).toMatchObject({
@@ -133,7 +133,7 @@ describe('the CronJob of a CronTab', () => {
     const s = desiredCronTabStatus(cronTab('30 */5 * * * *'), {
       cronJob: { metadata: { name: 'tick' }, status: { lastScheduleTime: '2026-01-01T00:05:00Z' } },
     });
-    const exact = s.conditions?.find((c) => c.type === 'ScheduleExact')!;
+    const exact = s.conditions!.find((c) => c.type === 'ScheduleExact')!;
     expect(exact).toMatchObject({ status: 'False', reason: 'SecondsDropped', observedGeneration: 5 });
     expect(exact.message).toContain('"30" was dropped');
     expect(s).toMatchObject({ schedule: '*/5 * * * *', lastScheduleTime: '2026-01-01T00:05:00Z', cronJob: 'tick' });

@@ -60,7 +60,7 @@ const resources: Record<string, { spec: object }[]> = {
 
 describe.each(KIT_CONTROLLERS.map((c) => [c.name, c] as const))('controller %s', (name, controller) => {
   const type = customResourceType(controller.for);
-  const rendered = resources[name].flatMap((r) =>
+  const rendered = resources[name]!.flatMap((r) =>
     renderChildren(controller, { apiVersion: `${type.group}/${type.version}`, kind: type.kind, metadata: meta, ...r }),
   );
 

@@ -40,7 +40,7 @@ describe('synthesized Memcached operator', () => {
     expect(operators.map((m) => m[2])).toEqual(expect.arrayContaining(['memcached', 'etcd', 'crontab']));
     for (const [, index, name] of operators) {
       const cluster = top.find((f) => f.endsWith(`-${name}-cluster.k8s.yaml`));
-      expect({ name, cluster: cluster !== undefined && cluster.slice(0, 4) < index }).toEqual({ name, cluster: true });
+      expect({ name, cluster: cluster !== undefined && cluster.slice(0, 4) < index! }).toEqual({ name, cluster: true });
     }
     expect(Object.keys(result.files)).toContain('samples/memcached-sample.k8s.yaml');
     // Samples never ride with the operators: a CR cannot be applied before its CRD is established.

@@ -38,7 +38,7 @@ describe('MongoDB storage for seed 000', () => {
         accessModes: ['ReadWriteOnce', 'ReadWriteMany', 'ReadOnlyMany'],
       });
       // Pre-bound both ways: each claim binds its own volume, and no other claim can take it.
-      const claim = pvcs[i];
+      const claim = pvcs[i]!;
       expect(pv.spec.claimRef).toMatchObject({ namespace: 'mongodb', name: claim.metadata.name });
       expect(claim.spec).toMatchObject({
         volumeName: pv.metadata.name,
@@ -157,7 +157,7 @@ describe('the MongoDBCommunity CRD subset and resource', () => {
     'CustomResourceDefinition',
     'mongodbcommunity.mongodbcommunity.mongodb.com',
   );
-  const sample = parseYaml(files['samples/mongodb/0002-mongodb-replica-set.k8s.yaml'])[0];
+  const sample = parseYaml(files['samples/mongodb/0002-mongodb-replica-set.k8s.yaml'])[0]!;
 
   test("both groups: the seed's release 0.5.0 (mongodb.com) and later releases", () => {
     for (const crd of [seedGroup, laterGroup]) {

@@ -71,7 +71,7 @@ describe('synthesized web operator (Application and WebApp)', () => {
   });
 
   test('the samples (seed 002 Application, seed 001 WebApp) validate, and the seed WebApp verbatim', () => {
-    const app = parseYaml(files['samples/application-sample.k8s.yaml'])[0];
+    const app = parseYaml(files['samples/application-sample.k8s.yaml'])[0]!;
     expect(app.spec).toMatchObject({ port: 8080, ingress: { className: 'nginx', host: 'example.foo.com' } });
     expect(new CrdValidator(appCrd).validate(app)).toEqual([]);
     expect(new CrdValidator(webCrd).validate(parseYaml(files['samples/webapp-sample.k8s.yaml'])[0])).toEqual([]);
@@ -129,7 +129,7 @@ describe('the shared web path', () => {
       pathType: 'Prefix',
       backend: { service: { name: 'shop', port: { name: 'http' } } },
     });
-    const [{ spec }] = podSpecsOf([dep]);
+    const { spec } = podSpecsOf([dep])[0]!;
     expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
   });
 

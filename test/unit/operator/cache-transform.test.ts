@@ -115,10 +115,10 @@ test('equal field sets are kept once: two children of different owners share the
   });
   const transform = cacheTransform('opkit', BuiltinTypes.Deployment);
   const [a, b] = [transform(child('u1')), transform(child('u2'))];
-  const fields = (o: typeof a) => (o.metadata.managedFields as { fieldsV1: Record<string, object> }[])[0].fieldsV1;
+  const fields = (o: typeof a) => (o.metadata.managedFields as { fieldsV1: Record<string, object> }[])[0]!.fieldsV1;
   expect(fields(a)['f:spec']).toBe(fields(b)['f:spec']);
   expect(fields(a)['f:metadata']).not.toBe(fields(b)['f:metadata']);
-  expect(Object.keys((fields(a)['f:metadata'] as Record<string, object>)['f:ownerReferences'])).toEqual([
+  expect(Object.keys((fields(a)['f:metadata'] as Record<string, object>)['f:ownerReferences']!)).toEqual([
     'k:{"uid":"u1"}',
   ]);
   expect(() => {

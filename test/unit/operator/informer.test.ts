@@ -150,7 +150,7 @@ describe('Informer', () => {
     // A base delay of 200 ms (client-go's is 800 ms) keeps the test short.
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 5, 18_000);
-    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i] - 60);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]! - 60);
     // The base delay (200 ms, ±20 % jitter) after each cut; no doubling (200, 400, 800, 1600 ms).
     expect(delays).toHaveLength(4);
     for (const d of delays) expect(d).toBeLessThan(330);
@@ -165,7 +165,7 @@ describe('Informer', () => {
     fake.watches.push(broken, broken, broken);
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, healthyWatchMs: 50, retryBaseMs: 200 });
     await runUntil(inf, fake, 4, 18_000);
-    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]);
+    const delays = fake.watchOpenedAt.slice(1).map((t, i) => t - fake.watchOpenedAt[i]!);
     // 200, 400, 800 ms, each ±20 %.
     expect(delays[0]).toBeLessThan(330);
     expect(delays[1]).toBeGreaterThan(300);

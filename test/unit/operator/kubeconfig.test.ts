@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
@@ -76,7 +77,7 @@ test('a named context: inline CA, client certificate and key, TLS server name', 
   const config = loadKubeConfig({ path: write('config', twoContexts), context: 'prod' });
   expect(config.server).toBe('https://prod.example');
   const options = await applied(config);
-  expect([options.ca?.toString(), options.cert?.toString(), options.key?.toString()]).toEqual([
+  expect([options.ca, options.cert, options.key].map((b) => (Buffer.isBuffer(b) ? b.toString() : b))).toEqual([
     'PROD CA',
     'PROD CERT',
     'PROD KEY',
@@ -279,9 +280,9 @@ test("against a TLS server that asks for a client certificate: the certificate i
   const serverCert = selfSignedCertificate('api', ['kubernetes.test']);
   const clientCert = selfSignedCertificate('operator', ['operator']);
   const server = https.createServer({ ...serverCert, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+    const peer = req.socket instanceof TLSSocket ? req.socket.getPeerCertificate() : undefined;
     res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: { name: peer.subject?.CN ?? 'none' } }));
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: { name: peer?.subject.CN ?? 'none' } }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
@@ -322,7 +323,8 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
         ['--import', 'tsx', '--input-type=module', '-e', script],
         { cwd: path.resolve(__dirname, '../../..') },
         (err, stdout, stderr) => {
-          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout);
+          if (err) reject(new Error(`${err.message}\n${stderr}`));
+          else resolve(stdout);
         },
       ),
     );

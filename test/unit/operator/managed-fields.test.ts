@@ -267,7 +267,7 @@ describe('needsApply: values the API server normalizes', () => {
             ...template('1536Mi')[0],
             apiVersion: 'v1',
             kind: 'PersistentVolumeClaim',
-            spec: { ...template('1536Mi')[0].spec, volumeMode: 'Filesystem' },
+            spec: { ...template('1536Mi')[0]!.spec, volumeMode: 'Filesystem' },
           },
         ],
       },

@@ -21,7 +21,7 @@ test('renders are frozen: they are shared between reconciles', () => {
   const cache = new RenderCache<{ spec: { replicas: number } }[]>(8);
   const kept = cache.get('ns/a', 'x', () => [{ spec: { replicas: 1 } }]);
   expect(() => {
-    kept[0].spec.replicas = 2;
+    kept[0]!.spec.replicas = 2;
   }).toThrow(TypeError);
   expect(() => {
     kept.push({ spec: { replicas: 3 } });
