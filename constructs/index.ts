@@ -2,41 +2,134 @@
  * Constructs that synthesize complete Kubernetes operators: kinds, CRDs, least-privilege RBAC,
  * the reconciler Deployment, and `ConstructOperator` for any construct.
  *
+ * The public API, listed name by name: what a user composes, declares or reads. Helpers the
+ * kit's own kinds share stay behind their modules.
+ *
  * @module cdk8s-operator-kit
  */
-export * from './core/schema';
-export * from './core/structural';
-export * from './core/kind';
-export * from './core/crd';
-export * from './contract';
-export * from './core/rbac';
-export * from './core/labels';
-export * from './core/security';
-export * from './core/operator';
-export * from './memcached/api';
-export * from './memcached/controller';
-export * from './memcached/operator';
-export * from './memcached/memcached-deployment';
-export * from './etcd/api';
-export * from './etcd/controller';
-export * from './etcd/operator';
-export * from './etcd/etcd-cluster-resources';
-export * from './core/quantity';
-export * from './mongodb/api';
-export * from './mongodb/storage';
-export * from './crontab/api';
-export * from './crontab/controller';
-export * from './crontab/operator';
-export * from './crontab/crontab-cronjob';
-export * from './webapp/api';
-export * from './webapp/controller';
-export * from './webapp/operator';
-export * from './webapp/web-workload';
-export * from './database/api';
-export * from './database/controller';
-export * from './database/operator';
-export * from './database/database-resources';
-export * from './core/construct-operator';
-export * from './core/conditions';
-export * from './core/pods';
-export * from './core/render';
+
+// The schema language: a kind's spec and status, typed and as OpenAPI.
+export { computeResourcesSchema, conditionSchema, conditionsSchema, t } from './core/schema';
+export type {
+  ArrayOptions,
+  Condition,
+  FieldOptions,
+  JsonSchema,
+  NumberOptions,
+  ObjectOptions,
+  QuantityOptions,
+  Schema,
+  Static,
+  StringOptions,
+} from './core/schema';
+
+// A custom kind and its CRD.
+export { CustomResourceKind } from './core/kind';
+export type { CustomResource, CustomResourceKindProps, PrinterColumn, ScaleSubresource } from './core/kind';
+export { CustomResourceDefinition } from './core/crd';
+export type { CustomResourceDefinitionProps } from './core/crd';
+
+// The contract with the reconciler: objects, resource types and the controller declaration.
+export { BuiltinTypes, ChildMap, customResourceType } from './contract';
+export type {
+  Children,
+  ConfigMap,
+  ContainerState,
+  ControllerDeclaration,
+  CoreEvent,
+  CronJob,
+  CustomResourceObject,
+  Deployment,
+  EventSpec,
+  ExternalStep,
+  Ingress,
+  InvolvedObject,
+  KubeObject,
+  ObjectMeta,
+  Observed,
+  OwnerReference,
+  OwnerReferenceLike,
+  Pod,
+  PrepareApi,
+  Problem,
+  ResourceType,
+  Secret,
+  StatefulSet,
+  StatusOf,
+  WorkloadCondition,
+} from './contract';
+
+// Writing a status: conditions, pods.
+export { ConditionList, findCondition, setCondition } from './core/conditions';
+export type { ConditionInput } from './core/conditions';
+export { livePodNames, podFailure, podInstance } from './core/pods';
+
+// The operator: CRD, RBAC and the reconciler Deployment; and any construct as a kind.
+export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, Operator } from './core/operator';
+export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
+export {
+  ConstructOperator,
+  constructController,
+  constructStatus,
+  constructStatusSchema,
+} from './core/construct-operator';
+export type { ConstructControllerProps, ConstructOperatorProps, ConstructStatus } from './core/construct-operator';
+export { rulesForControllers } from './core/rbac';
+export type { PolicyRule } from './core/rbac';
+export { renderConstructs } from './core/render';
+
+// Building blocks for one's own constructs: labels and the restricted Pod Security settings.
+export { selectorLabels, standardLabels } from './core/labels';
+export type { StandardLabelsProps } from './core/labels';
+export { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './core/security';
+
+// Memcached.
+export { memcachedKind } from './memcached/api';
+export type { Memcached, MemcachedSpec, MemcachedStatus } from './memcached/api';
+export { memcachedController } from './memcached/controller';
+export { MemcachedOperator } from './memcached/operator';
+export type { MemcachedOperatorProps } from './memcached/operator';
+export { MemcachedDeployment } from './memcached/memcached-deployment';
+export type { MemcachedDeploymentProps } from './memcached/memcached-deployment';
+
+// EtcdCluster.
+export { etcdClusterKind } from './etcd/api';
+export type { EtcdCluster, EtcdClusterSpec, EtcdClusterStatus } from './etcd/api';
+export { etcdClusterController } from './etcd/controller';
+export { EtcdClusterOperator } from './etcd/operator';
+export type { EtcdClusterOperatorProps } from './etcd/operator';
+export { EtcdClusterResources } from './etcd/etcd-cluster-resources';
+export type { EtcdClusterResourcesProps } from './etcd/etcd-cluster-resources';
+
+// MongoDB storage.
+export { mongoDbCommunityKind } from './mongodb/api';
+export type { MongoDbCommunityGroup } from './mongodb/api';
+export { MongoDbStorage } from './mongodb/storage';
+export type { MongoDbStorageProps, MongoDbVolumeOptions, NfsExports } from './mongodb/storage';
+
+// CronTab.
+export { cronTabKind } from './crontab/api';
+export type { CronTab, CronTabSpec, CronTabStatus } from './crontab/api';
+export { cronTabController } from './crontab/controller';
+export { CronTabOperator } from './crontab/operator';
+export type { CronTabOperatorProps } from './crontab/operator';
+export { CronTabCronJob } from './crontab/crontab-cronjob';
+export type { CronTabCronJobProps } from './crontab/crontab-cronjob';
+
+// Application and WebApp.
+export { applicationKind, webAppKind } from './webapp/api';
+export type { Application, ApplicationSpec, WebApp, WebAppSpec, WebStatus } from './webapp/api';
+export { applicationController, webAppController } from './webapp/controller';
+export { WebAppOperator } from './webapp/operator';
+export type { WebAppOperatorProps } from './webapp/operator';
+export { applicationModel, webAppModel, WebWorkload } from './webapp/web-workload';
+export type { WebWorkloadModel, WebWorkloadProps } from './webapp/web-workload';
+
+// Database.
+export { databaseKind } from './database/api';
+export type { Database, DatabaseSpec, DatabaseStatus } from './database/api';
+export { databaseController } from './database/controller';
+export { DatabaseOperator } from './database/operator';
+export type { DatabaseOperatorProps } from './database/operator';
+export { DatabaseResources } from './database/database-resources';
+export type { DatabaseResourcesProps } from './database/database-resources';

@@ -1,7 +1,7 @@
 /**
  * The kit's reconciler image: every controller of the kit, `--controllers` picks which.
  */
-import { KIT_CONTROLLERS } from './kit';
+import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { runOperator } from './run';
 
 export function main(argv: string[]): Promise<number> {

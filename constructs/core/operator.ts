@@ -1,3 +1,4 @@
+import { KIT_CONTROLLERS } from '../kit-controllers';
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
@@ -357,10 +358,11 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
     throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`);
   };
   if (props.image === undefined) {
-    const foreign = props.controllers.map((c) => c.name).filter((c) => !KIT_IMAGE_CONTROLLERS.includes(c));
+    const kit = KIT_CONTROLLERS.map((c) => c.name);
+    const foreign = props.controllers.map((c) => c.name).filter((c) => !kit.includes(c));
     if (foreign.length) {
       fail(
-        `the kit's image runs only its own controllers (${KIT_IMAGE_CONTROLLERS.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`,
+        `the kit's image runs only its own controllers (${kit.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`,
       );
     }
   }
@@ -424,16 +426,6 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
     }
   }
 }
-
-/** The controllers the kit's own image (`DEFAULT_IMAGE`) contains. */
-export const KIT_IMAGE_CONTROLLERS: readonly string[] = [
-  'memcached',
-  'etcdcluster',
-  'crontab',
-  'application',
-  'webapp',
-  'database',
-];
 
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
 const DOMAIN =

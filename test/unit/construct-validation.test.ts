@@ -2,16 +2,16 @@ import { App } from 'cdk8s';
 import {
   BuiltinTypes,
   CustomResourceKind,
-  englishPlural,
   EtcdClusterOperator,
   memcachedController,
   MemcachedOperator,
-  metricsAuthRules,
   Operator,
   type OperatorProps,
-  parseImageReference,
   t,
 } from '../../constructs';
+import { englishPlural } from '../../constructs/core/kind';
+import { parseImageReference } from '../../constructs/core/operator';
+import { metricsAuthRules } from '../../constructs/core/rbac';
 
 function operatorWith(props: Partial<OperatorProps>, name = 'memcached') {
   return () => new Operator(new App(), name, { controllers: [memcachedController], ...props });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cronJobSchedule, structuralProblems } from '../../constructs';
+import { cronJobSchedule } from '../../constructs/crontab/api';
+import { structuralProblems } from '../../constructs/core/structural';
 import { cronTabController, desiredCronTabStatus } from '../../constructs/crontab/controller';
 import { renderChildren } from '../../operator/runtime/render';
 

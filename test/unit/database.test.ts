@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { structuralProblems } from '../../constructs';
+import { structuralProblems } from '../../constructs/core/structural';
 import { databaseController, desiredDatabaseStatus, newCredentials } from '../../constructs/database/controller';
 import { renderChildren } from '../../operator/runtime/render';
 

@@ -4,7 +4,7 @@
  * rendered but not owned would fail at run time; this catches it in a second.
  */
 import { customResourceType, rulesForControllers } from '../../constructs';
-import { KIT_CONTROLLERS } from '../../operator/kit';
+import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
 import { renderChildren } from '../../operator/runtime/render';
 
 const meta = { name: 'x', namespace: 'ns', uid: 'u', generation: 1 };

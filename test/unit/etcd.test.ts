@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { structuralProblems } from '../../constructs';
+import { structuralProblems } from '../../constructs/core/structural';
 import { desiredEtcdStatus, etcdClusterController } from '../../constructs/etcd/controller';
 import { EtcdClusterResources, snapshotRotationScript } from '../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';

@@ -1,12 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  memcachedController,
-  memcachedKind,
-  metricsAuthRules,
-  rulesForControllers,
-  structuralProblems,
-} from '../../constructs';
+import { memcachedController, memcachedKind, rulesForControllers } from '../../constructs';
+import { metricsAuthRules } from '../../constructs/core/rbac';
+import { structuralProblems } from '../../constructs/core/structural';
 import { validateBuiltin, isBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { invalidMemcachedSpecs, memcachedWithSpec } from '../support/memcached-cases';

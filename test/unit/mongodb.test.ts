@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Chart, Testing } from 'cdk8s';
-import { MongoDbStorage, type MongoDbStorageProps, parseQuantity, structuralProblems } from '../../constructs';
+import { MongoDbStorage, type MongoDbStorageProps } from '../../constructs';
+import { parseQuantity } from '../../constructs/core/quantity';
+import { structuralProblems } from '../../constructs/core/structural';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { one, parseYaml, synthProject } from '../support/synth';

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applicationModel, structuralProblems, webAppModel } from '../../constructs';
+import { applicationModel, webAppModel } from '../../constructs';
+import { structuralProblems } from '../../constructs/core/structural';
 import {
   applicationController,
   desiredWebStatus,
