@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
 import { loadKubeConfig } from '../operator/runtime/kubeconfig';
-import { type ControlPlane, startControlPlane } from '../test/harness/control-plane';
+import { type ControlPlane, startControlPlane } from '../testing/control-plane';
 import { type BenchContext, kubectl } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');

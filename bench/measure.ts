@@ -14,7 +14,7 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { type KubeClient } from '../operator/runtime/client';
 import { renderChildren } from '../operator/runtime/render';
-import { freePort } from '../test/harness/control-plane';
+import { freePort } from '../testing/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { Tally } from './tally';
 

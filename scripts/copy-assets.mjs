@@ -3,6 +3,6 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-for (const file of readdirSync('test/harness').filter((f) => f.endsWith('.sh'))) {
-  copyFileSync(join('test/harness', file), join('lib/test/harness', file));
+for (const file of readdirSync('testing').filter((f) => f.endsWith('.sh'))) {
+  copyFileSync(join('testing', file), join('lib/testing', file));
 }

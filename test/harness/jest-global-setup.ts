@@ -1,4 +1,5 @@
-import { startControlPlane } from './control-plane';
+import { startControlPlane } from '../../testing/control-plane';
+import { etcdTools } from './etcd-releases';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -11,8 +12,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
   if (cp.etcdUrl) process.env.OPKIT_TEST_ETCD_URL = cp.etcdUrl;
-  process.env.OPKIT_TEST_ETCD_RELEASES = JSON.stringify(cp.etcdReleases);
-  if (cp.etcdctl) process.env.OPKIT_TEST_ETCDCTL = cp.etcdctl;
+  const etcd = etcdTools(cp.binDir);
+  process.env.OPKIT_TEST_ETCD_RELEASES = JSON.stringify(etcd.releases);
+  if (etcd.etcdctl) process.env.OPKIT_TEST_ETCDCTL = etcd.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
   process.stderr.write(

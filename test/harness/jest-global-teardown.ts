@@ -1,4 +1,4 @@
-import type { ControlPlane } from './control-plane';
+import type { ControlPlane } from '../../testing/control-plane';
 
 /** Stops the control plane; keeps its logs when a test failed (or OPKIT_KEEP_LOGS is set). */
 export default async function globalTeardown(): Promise<void> {

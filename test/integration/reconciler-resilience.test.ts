@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { type ControlPlane, startControlPlane } from '../harness/control-plane';
+import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
 import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
 

@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
-import { freePort } from '../harness/control-plane';
+import { freePort } from '../../testing/control-plane';
 import { eventually, kubectlOk, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -8,7 +8,7 @@
  *     touch a real cluster by accident.)
  *  2. KUBEBUILDER_ASSETS: a directory with prebuilt etcd, kube-apiserver (and, optionally,
  *     kube-controller-manager), the envtest convention.
- *  3. Otherwise test/harness/build-control-plane.sh builds them from their Go modules and caches
+ *  3. Otherwise testing/build-control-plane.sh builds them from their Go modules and caches
  *     them outside the repository, keyed by version.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -31,10 +31,6 @@ export interface ControlPlaneBinaries {
   readonly kubeScheduler?: string;
   /** kwok and the directory of its stages: simulated kubelets, so scheduled pods run. */
   readonly kwok?: { readonly bin: string; readonly stages: string };
-  /** Every etcd release there is a binary of, by version (`3.6.16`): the etcd operator's tests run them as members. */
-  readonly etcdReleases: Readonly<Record<string, string>>;
-  /** etcdctl, when there is one: the etcd operator's backup tests run its Job's commands. */
-  readonly etcdctl?: string;
   /** e.g. v1.33.13 */
   readonly version: string;
   /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
@@ -57,9 +53,8 @@ export interface ControlPlane {
   readonly auditLog?: string;
   /** The etcd client URL, for tests that compact etcd. */
   readonly etcdUrl?: string;
-  /** etcd binaries by version, for tests that run etcd members (empty for a borrowed cluster). */
-  readonly etcdReleases: Readonly<Record<string, string>>;
-  readonly etcdctl?: string;
+  /** The directory of the binaries it runs (and any tools beside them); undefined for a borrowed cluster. */
+  readonly binDir?: string;
   /**
    * Whether pods run: a scheduler places them on simulated nodes (kwok), which mark them Running
    * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
@@ -100,8 +95,6 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
       kubeControllerManager: optional('kube-controller-manager'),
       kubeScheduler: optional('kube-scheduler'),
       kwok: kwokIn(assets),
-      etcdReleases: etcdReleasesIn(assets),
-      etcdctl: optional('etcdctl'),
       version: binaryVersion(apiserver),
       source: 'KUBEBUILDER_ASSETS',
     };
@@ -112,7 +105,8 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
   });
-  const dir = out.trim().split('\n').pop()!;
+  // The script prints the cache directory last.
+  const dir = out.trim().split('\n').pop() ?? '';
   const apiserver = path.join(dir, 'kube-apiserver');
   return {
     dir,
@@ -121,8 +115,6 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     kubeControllerManager: path.join(dir, 'kube-controller-manager'),
     kubeScheduler: path.join(dir, 'kube-scheduler'),
     kwok: kwokIn(dir),
-    etcdReleases: etcdReleasesIn(dir),
-    etcdctl: path.join(dir, 'etcdctl'),
     version: binaryVersion(apiserver),
     source: Date.now() - started > 30_000 ? 'built' : 'cache',
   };
@@ -133,17 +125,6 @@ function kwokIn(dir: string): ControlPlaneBinaries['kwok'] {
   const bin = path.join(dir, 'kwok');
   const stages = path.join(dir, 'kwok-stages');
   return fs.existsSync(bin) && fs.existsSync(stages) ? { bin, stages } : undefined;
-}
-
-/** `etcd` and any `etcd-v<version>` beside it, by the version each reports. */
-function etcdReleasesIn(dir: string): Record<string, string> {
-  const releases: Record<string, string> = {};
-  for (const f of fs.readdirSync(dir).filter((n) => n === 'etcd' || /^etcd-v\d/.test(n))) {
-    const bin = path.join(dir, f);
-    const version = /etcd Version: (\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
-    if (version) releases[version] = bin;
-  }
-  return releases;
 }
 
 function binaryVersion(apiserver: string): string {
@@ -157,9 +138,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const existing = process.env.OPKIT_KUBECONFIG;
   if (existing && !options.extraApiserverArgs?.length) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
-    const version = JSON.parse(
+    const versions = JSON.parse(
       execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' }),
-    ).serverVersion.gitVersion;
+    ) as { serverVersion: { gitVersion: string } };
+    const version = versions.serverVersion.gitVersion;
     const server = execFileSync(
       'kubectl',
       ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'],
@@ -173,9 +155,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       server,
       version,
       owned: false,
-      etcdReleases: {},
       nodes,
-      stop: async () => undefined,
+      stop: () => Promise.resolve(),
     };
   }
   const bins = resolveBinaries(verbose);
@@ -313,7 +294,7 @@ function probe(url: string, ca: Buffer, token?: string): Promise<number> {
 
 async function waitFor(
   what: string,
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   procs: ChildProcess[],
   timeoutMs: number,
   logsDir: string,
@@ -534,7 +515,18 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
 
     let nodes = false;
     if (bins.kubeControllerManager && bins.kubeScheduler && bins.kwok) {
-      await startNodes({ bins, server, certs, logs, procs, kubeconfig, schedulerToken, schedulerPort, kwokToken });
+      await startNodes({
+        scheduler: bins.kubeScheduler,
+        kwok: bins.kwok,
+        server,
+        certs,
+        logs,
+        procs,
+        kubeconfig,
+        schedulerToken,
+        schedulerPort,
+        kwokToken,
+      });
       nodes = true;
     } else {
       log(verbose, 'no kube-scheduler or kwok: pods are never scheduled, and tests that need running pods are skipped');
@@ -543,7 +535,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     // The "default" ServiceAccount must exist before pods can be created in "default".
     await waitFor(
       'default ServiceAccount',
-      async () => {
+      () => {
         try {
           execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'serviceaccount', 'default', '-n', 'default'], {
             stdio: 'ignore',
@@ -567,8 +559,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       workDir,
       auditLog,
       etcdUrl,
-      etcdReleases: bins.etcdReleases,
-      etcdctl: bins.etcdctl,
+      binDir: bins.dir,
       nodes,
       stop,
     };
@@ -623,7 +614,8 @@ const KWOK_STAGES = [
  * rights (not the admin's).
  */
 async function startNodes(o: {
-  bins: ControlPlaneBinaries;
+  scheduler: string;
+  kwok: NonNullable<ControlPlaneBinaries['kwok']>;
   server: string;
   certs: string;
   logs: string;
@@ -645,7 +637,7 @@ async function startNodes(o: {
   fs.writeFileSync(schedulerKubeconfig, kubeconfigYaml(o.server, ca, 'scheduler', o.schedulerToken), { mode: 0o600 });
   o.procs.push(
     startProcess(
-      o.bins.kubeScheduler!,
+      o.scheduler,
       [
         `--kubeconfig=${schedulerKubeconfig}`,
         `--authentication-kubeconfig=${schedulerKubeconfig}`,
@@ -696,20 +688,20 @@ async function startNodes(o: {
     }),
   );
   // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
-  kubectl(['apply', '--server-side', '-f', path.join(o.bins.kwok!.stages, 'volume/fast/storage-class.yaml')]);
+  kubectl(['apply', '--server-side', '-f', path.join(o.kwok.stages, 'volume/fast/storage-class.yaml')]);
 
   const kwokKubeconfig = path.join(o.certs, 'kwok.kubeconfig');
   fs.writeFileSync(kwokKubeconfig, kubeconfigYaml(o.server, ca, 'kwok', o.kwokToken), { mode: 0o600 });
   o.procs.push(
     startProcess(
-      o.bins.kwok!.bin,
+      o.kwok.bin,
       [
         `--kubeconfig=${kwokKubeconfig}`,
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         '--node-lease-duration-seconds=40',
         '--cidr=10.244.0.0/16',
         '--node-ip=10.240.0.1',
-        ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(o.bins.kwok!.stages, stage)]),
+        ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(o.kwok.stages, stage)]),
       ],
       path.join(o.logs, 'kwok.log'),
     ),
@@ -724,10 +716,12 @@ async function startNodes(o: {
   );
   await waitFor(
     `${NODE_COUNT} Ready nodes`,
-    async () => {
-      const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])).items as {
-        status?: { conditions?: { type: string; status: string }[] };
-      }[];
+    () => {
+      const nodes = (
+        JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])) as {
+          items: { status?: { conditions?: { type: string; status: string }[] } }[];
+        }
+      ).items;
       return (
         nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length ===
         NODE_COUNT

@@ -1,0 +1,20 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * The kit's own test tools beside the control plane's binaries: every etcd release there is a
+ * binary of (`etcd` and `etcd-v<version>`), by the version each reports — the etcd operator's
+ * tests run them as members — and etcdctl, whose backup tests run the Job's commands.
+ */
+export function etcdTools(binDir: string | undefined): { releases: Record<string, string>; etcdctl?: string } {
+  const releases: Record<string, string> = {};
+  if (!binDir) return { releases };
+  for (const f of fs.readdirSync(binDir).filter((n) => n === 'etcd' || /^etcd-v\d/.test(n))) {
+    const bin = path.join(binDir, f);
+    const version = /etcd Version: (\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
+    if (version) releases[version] = bin;
+  }
+  const etcdctl = path.join(binDir, 'etcdctl');
+  return fs.existsSync(etcdctl) ? { releases, etcdctl } : { releases };
+}
