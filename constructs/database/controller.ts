@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
@@ -50,7 +49,8 @@ export function newCredentials(db: Database, retention: KubeObject): Secret {
     type: 'Opaque',
     stringData: {
       username: 'app',
-      password: randomBytes(24).toString('base64url'),
+      // Web Crypto's generator (a global): no module of Node's is loaded by the constructs entry.
+      password: Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64url'),
       database: db.metadata.name.replace(/[^a-z0-9]/g, '_'),
     },
   };

@@ -12,7 +12,8 @@ import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
-import { type EtcdTopology, type MembershipReport, quorum, reconcileMembership } from './membership';
+import type * as Membership from './membership';
+import { type EtcdTopology, type MembershipReport, quorum } from './topology';
 
 /** What the membership step found, for the render (the topology) and the status (the report). */
 export interface EtcdFacts {
@@ -183,6 +184,15 @@ export function etcdEvents(
 }
 
 /**
+ * The membership step, loaded on first use at run time: it talks to etcd over HTTP and reads the
+ * hosts file, none of which a synth needs, so the constructs entry never loads it.
+ */
+function membershipModule(): typeof Membership {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
+  return require('./membership') as typeof Membership;
+}
+
+/**
  * The etcdcluster controller: an EtcdCluster becomes a headless peer Service, a client Service,
  * a StatefulSet and a PodDisruptionBudget. It reads Pods for status, and the Warning Events that
  * say a member's pod or claim cannot be made (for `Degraded`). It never deletes
@@ -203,6 +213,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   deletes: [BuiltinTypes.CronJob],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
   external: async (cluster, children) => {
+    const { reconcileMembership } = membershipModule();
     const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
     return { facts: { topology, report }, events, requeueAfterMs };
   },

@@ -5,7 +5,7 @@ import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
-import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './membership';
+import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './topology';
 
 export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
 

@@ -1,5 +1,14 @@
 import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
-import { clientURL, memberName, ordinalOf, peerURL } from './addresses';
+import { memberName, ordinalOf } from './addresses';
+import { clientURL, peerURL } from './member-hosts';
+import {
+  bootstrapTopology,
+  type EtcdTopology,
+  type MembershipReport,
+  type MembershipResult,
+  membersConfigMapName,
+  quorum,
+} from './topology';
 import type { EtcdCluster } from './api';
 import {
   addMember,
@@ -13,68 +22,6 @@ import {
   transferLeadership,
 } from './etcd-api';
 import { compareVersions, lowestVersion, unsupportedVersionChange } from './versions';
-
-/**
- * What the StatefulSet and the members' ConfigMap should say at this step of the cluster's life.
- * Members read `ETCD_INITIAL_CLUSTER(_STATE)` from the ConfigMap when they start, so a member
- * added to a running cluster starts with `existing` and the member list it was added to.
- */
-export interface EtcdTopology {
-  /** StatefulSet replicas: the members there are, plus one being added. */
-  readonly replicas: number;
-  readonly clusterState: 'new' | 'existing';
-  /** `name=peerURL,...`, as `--initial-cluster` takes it. */
-  readonly initialCluster: string;
-  /** The StatefulSet's rolling-update partition: pods with a lower ordinal keep their version. */
-  readonly partition: number;
-  /** The etcd version of the pod template. */
-  readonly version: string;
-}
-
-/** One member as the status shows it. */
-export interface MemberReport {
-  readonly name: string;
-  readonly id: string;
-  readonly learner: boolean;
-  readonly started: boolean;
-  readonly healthy: boolean;
-  readonly leader: boolean;
-  readonly version?: string;
-}
-
-/** What the membership step saw and did, for status and conditions. */
-export interface MembershipReport {
-  /** Whether any member answered with the member list. */
-  readonly reachable: boolean;
-  readonly members: readonly MemberReport[];
-  /** The step in progress or what it waits for; undefined when membership and versions are settled. */
-  readonly step?: { readonly reason: string; readonly message: string };
-  /** A requested change the operator will not make (e.g. a downgrade across a minor). */
-  readonly refused?: { readonly reason: string; readonly message: string };
-  /** The oldest version a member runs. */
-  readonly version?: string;
-}
-
-export interface MembershipResult {
-  readonly topology: EtcdTopology;
-  readonly report: MembershipReport;
-  readonly events: EventSpec[];
-  readonly requeueAfterMs: number;
-}
-
-/** The ConfigMap members read their initial cluster from. */
-export function membersConfigMapName(cluster: string): string {
-  return `${cluster}-members`;
-}
-
-/** The topology a cluster starts with: all members at once, bootstrapping together. */
-export function bootstrapTopology(cluster: string, namespace: string, replicas: number, version: string): EtcdTopology {
-  const initialCluster = Array.from(
-    { length: replicas },
-    (_, i) => `${memberName(cluster, i)}=${peerURL(cluster, namespace, i)}`,
-  ).join(',');
-  return { replicas, clusterState: 'new', initialCluster, partition: 0, version };
-}
 
 // How soon to look again: while a step is under way, and to notice members' health once settled.
 const STEP_POLL_MS = 1000;
@@ -114,11 +61,13 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
   const sts = children.of(BuiltinTypes.StatefulSet, name);
   if (!sts) {
     const step = { reason: 'Bootstrapping', message: `starting ${want} members together` };
-    const topology = bootstrapTopology(name, namespace, want, wantVersion);
+    const topology = bootstrapTopology(name, namespace, want, wantVersion, (i) => peerURL(name, namespace, i));
     return { topology, report: { reachable: false, members: [], step }, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
   const cm = children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name));
-  const fallback = bootstrapTopology(name, namespace, sts.spec?.replicas ?? want, wantVersion);
+  const fallback = bootstrapTopology(name, namespace, sts.spec?.replicas ?? want, wantVersion, (i) =>
+    peerURL(name, namespace, i),
+  );
   const current = currentTopology(sts, cm, fallback);
 
   const probe = Array.from({ length: Math.max(current.replicas, want, 1) }, (_, i) => clientURL(name, namespace, i));
@@ -465,11 +414,6 @@ function rollVersion(view: ClusterView): MembershipResult {
 
 function supportsLearners(version: string): boolean {
   return compareVersions(version, '3.4.0') >= 0;
-}
-
-/** The votes an etcd cluster of `members` voting members needs for quorum. */
-export function quorum(members: number): number {
-  return Math.floor(members / 2) + 1;
 }
 
 function probeOrdinals(n: number): number[] {

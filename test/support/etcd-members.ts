@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from '../../constructs/etcd/addresses';
-import { membersConfigMapName } from '../../constructs/etcd/membership';
+import { membersConfigMapName } from '../../constructs/etcd/topology';
 import { testKubeconfig } from './kube';
 
 interface Pod {

@@ -1,0 +1,33 @@
+import * as fs from 'node:fs';
+import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from './addresses';
+
+/**
+ * Set to a JSON file of `{ "<pod>.<cluster>.<namespace>.svc": "<host>" }` to reach members at
+ * other addresses than their cluster DNS names: an operator run outside the cluster (through
+ * port-forwards), or the tests, whose etcd members listen on loopback addresses. Read on every
+ * use, so it may be written while the operator runs.
+ */
+export const ETCD_HOSTS_FILE_ENV = 'OPKIT_ETCD_HOSTS_FILE';
+
+function memberHost(cluster: string, namespace: string, ordinal: number): string {
+  const dns = memberDnsName(cluster, namespace, ordinal);
+  const file = process.env[ETCD_HOSTS_FILE_ENV];
+  if (!file) return dns;
+  let hosts: Record<string, string> = {};
+  try {
+    hosts = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch {
+    // No file yet: the DNS name.
+  }
+  return hosts[dns] ?? dns;
+}
+
+/** The URL other members reach member `ordinal` at (its `--initial-advertise-peer-urls`). */
+export function peerURL(cluster: string, namespace: string, ordinal: number): string {
+  return `http://${memberHost(cluster, namespace, ordinal)}:${ETCD_PEER_PORT}`;
+}
+
+/** The URL the operator calls member `ordinal`'s API at. */
+export function clientURL(cluster: string, namespace: string, ordinal: number): string {
+  return `http://${memberHost(cluster, namespace, ordinal)}:${ETCD_CLIENT_PORT}`;
+}
