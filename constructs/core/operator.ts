@@ -158,45 +158,52 @@ export class Operator extends Construct {
     const ownChart = Chart.of(this);
     const clusterChart = Chart.of(clusterHolder);
     if (clusterChart !== ownChart) ownChart.addDependency(clusterChart);
-
     const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' });
-    const selector = selectorLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' });
-    const metadata = (suffix: string) => ({ name: `${name}-${suffix}`, namespace, labels });
-    const clusterMetadata = (suffix: string) => ({ name: `${name}-${suffix}`, labels });
+    const parts: OperatorParts = {
+      props,
+      name,
+      namespace,
+      labels,
+      selector: selectorLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' }),
+      clusterHolder,
+      metricsSecure: props.metricsSecure ?? true,
+      leaderElection: props.leaderElection ?? true,
+      metadata: (suffix) => ({ name: `${name}-${suffix}`, namespace, labels }),
+      clusterMetadata: (suffix) => ({ name: `${name}-${suffix}`, labels }),
+    };
 
-    if (props.createNamespace ?? true) {
-      new k8s.KubeNamespace(clusterHolder, 'Namespace', {
-        metadata: {
-          name: namespace,
-          labels: {
-            ...labels,
-            'pod-security.kubernetes.io/enforce': 'restricted',
-            'pod-security.kubernetes.io/enforce-version': 'latest',
-          },
-        },
-      });
-    }
-
-    const kinds = uniqueKinds(props.controllers.map((c) => c.for));
+    if (props.createNamespace ?? true) addNamespace(parts);
     const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
     if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
-    this.crds = kinds.map(
+    this.crds = uniqueKinds(props.controllers.map((c) => c.for)).map(
       (k) =>
         new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
           kind: k,
           labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
         }),
     );
-
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
-      metadata: metadata('operator'),
+      metadata: parts.metadata('operator'),
       // The reconciler talks to the API server, so it needs its token (cdk8s-plus turns it off).
       automountServiceAccountToken: true,
     });
     const subject = { kind: 'ServiceAccount', name: this.serviceAccount.name, namespace };
-
-    // RBAC for the controllers: cluster-wide, or a Role in the one namespace they watch.
     this.rules = rulesForControllers(props.controllers);
+    this.addManagerRbac(parts, subject);
+    if (parts.leaderElection) this.addLeaderElectionRbac(parts, subject);
+    this.deployment = this.addDeployment(parts);
+    this.metricsService = this.addMetricsService(parts);
+    // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
+    for (const holder of new Set([clusterHolder, crdHolder])) {
+      if (!Chart.of(holder).namespace) continue;
+      for (const o of holder.node.findAll())
+        if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+    }
+  }
+
+  /** The controllers' rights: cluster-wide, or a Role in the one namespace they watch; and who may scrape. */
+  private addManagerRbac(parts: OperatorParts, subject: RbacSubject): void {
+    const { props, clusterHolder, metadata, clusterMetadata, metricsSecure } = parts;
     if (props.watchNamespace) {
       const role = new k8s.KubeRole(this, 'ManagerRole', {
         metadata: { ...metadata('manager-role'), namespace: props.watchNamespace },
@@ -208,7 +215,6 @@ export class Operator extends Construct {
         subjects: [subject],
       });
     }
-    const metricsSecure = props.metricsSecure ?? true;
     const clusterRules = [
       ...(props.watchNamespace ? this.rules.clusterScoped : [...this.rules.namespaced, ...this.rules.clusterScoped]),
       // Checking who scrapes /metrics: review their token, then their right to the URL.
@@ -225,7 +231,6 @@ export class Operator extends Construct {
         subjects: [subject],
       });
     }
-
     if (metricsSecure) {
       // What a Prometheus (or a person) needs to scrape the secure endpoint: bind it to them.
       new k8s.KubeClusterRole(clusterHolder, 'MetricsReaderClusterRole', {
@@ -233,39 +238,26 @@ export class Operator extends Construct {
         rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }],
       });
     }
+  }
 
-    const leaderElection = props.leaderElection ?? true;
-    const leaderElectionId = `${name}-operator-leader`;
-    if (leaderElection) {
-      const role = new k8s.KubeRole(this, 'LeaderElectionRole', {
-        metadata: metadata('leader-election-role'),
-        rules: leaderElectionRules(),
-      });
-      new k8s.KubeRoleBinding(this, 'LeaderElectionRoleBinding', {
-        metadata: metadata('leader-election-rolebinding'),
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
-        subjects: [subject],
-      });
-    }
+  private addLeaderElectionRbac(parts: OperatorParts, subject: RbacSubject): void {
+    const role = new k8s.KubeRole(this, 'LeaderElectionRole', {
+      metadata: parts.metadata('leader-election-role'),
+      rules: leaderElectionRules(),
+    });
+    new k8s.KubeRoleBinding(this, 'LeaderElectionRoleBinding', {
+      metadata: parts.metadata('leader-election-rolebinding'),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
+      subjects: [subject],
+    });
+  }
 
-    const metricsPort = props.metricsPort ?? 8080;
-    const healthPort = props.healthPort ?? 8081;
-    const r = props.resources ?? {};
-    const args = [
-      `--controllers=${props.controllers.map((c) => c.name).join(',')}`,
-      `--metrics-bind-address=:${metricsPort}`,
-      ...(metricsSecure ? [] : ['--metrics-secure=false']),
-      `--health-probe-bind-address=:${healthPort}`,
-      `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
-      `--log-level=${props.logLevel ?? 'info'}`,
-      ...(leaderElection
-        ? ['--leader-elect', `--leader-election-id=${leaderElectionId}`, `--leader-election-namespace=${namespace}`]
-        : []),
-      ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
-    ];
-
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
-      metadata: metadata('operator'),
+  /** The reconciler: restricted, probed, with the flags its props say. */
+  private addDeployment(parts: OperatorParts): k8s.KubeDeployment {
+    const { props, labels, selector } = parts;
+    const { metricsPort, healthPort } = ports(props);
+    return new k8s.KubeDeployment(this, 'Deployment', {
+      metadata: parts.metadata('operator'),
       spec: {
         replicas: props.replicas ?? 1,
         selector: { matchLabels: selector },
@@ -282,7 +274,7 @@ export class Operator extends Construct {
                 name: 'manager',
                 image: imageReference(props),
                 imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
-                args,
+                args: reconcilerArgs(parts),
                 env: [
                   { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -302,16 +294,7 @@ export class Operator extends Construct {
                   initialDelaySeconds: 5,
                   periodSeconds: 10,
                 },
-                resources: {
-                  requests: {
-                    cpu: k8s.Quantity.fromString(r.cpuRequest ?? '10m'),
-                    memory: k8s.Quantity.fromString(r.memoryRequest ?? '64Mi'),
-                  },
-                  limits: {
-                    cpu: k8s.Quantity.fromString(r.cpuLimit ?? '500m'),
-                    memory: k8s.Quantity.fromString(r.memoryLimit ?? '256Mi'),
-                  },
-                },
+                resources: reconcilerResources(props.resources ?? {}),
                 securityContext: restrictedContainerSecurityContext(),
                 volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
               },
@@ -322,29 +305,94 @@ export class Operator extends Construct {
         },
       },
     });
+  }
 
-    this.metricsService = new k8s.KubeService(this, 'MetricsService', {
-      metadata: metadata('metrics'),
+  private addMetricsService(parts: OperatorParts): k8s.KubeService {
+    return new k8s.KubeService(this, 'MetricsService', {
+      metadata: parts.metadata('metrics'),
       spec: {
         type: 'ClusterIP',
-        selector,
+        selector: parts.selector,
         ports: [
           {
-            name: metricsSecure ? 'https' : 'http',
-            port: metricsPort,
+            name: parts.metricsSecure ? 'https' : 'http',
+            port: ports(parts.props).metricsPort,
             targetPort: k8s.IntOrString.fromString('metrics'),
             protocol: 'TCP',
           },
         ],
       },
     });
-    // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
-    for (const holder of new Set([clusterHolder, crdHolder])) {
-      if (!Chart.of(holder).namespace) continue;
-      for (const o of holder.node.findAll())
-        if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
-    }
   }
+}
+
+/** What the parts of one Operator share: its names, labels and where its cluster-scoped objects go. */
+interface OperatorParts {
+  readonly props: OperatorProps;
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  readonly selector: Record<string, string>;
+  readonly clusterHolder: Construct;
+  readonly metricsSecure: boolean;
+  readonly leaderElection: boolean;
+  readonly metadata: (suffix: string) => { name: string; namespace: string; labels: Record<string, string> };
+  readonly clusterMetadata: (suffix: string) => { name: string; labels: Record<string, string> };
+}
+
+interface RbacSubject {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** The operator's namespace, enforcing the restricted Pod Security level. */
+function addNamespace(parts: OperatorParts): void {
+  new k8s.KubeNamespace(parts.clusterHolder, 'Namespace', {
+    metadata: {
+      name: parts.namespace,
+      labels: {
+        ...parts.labels,
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/enforce-version': 'latest',
+      },
+    },
+  });
+}
+
+function ports(props: OperatorProps): { metricsPort: number; healthPort: number } {
+  return { metricsPort: props.metricsPort ?? 8080, healthPort: props.healthPort ?? 8081 };
+}
+
+/** The reconciler's command line, as controller-runtime's flags. */
+function reconcilerArgs(parts: OperatorParts): string[] {
+  const { props, name, namespace } = parts;
+  const { metricsPort, healthPort } = ports(props);
+  return [
+    `--controllers=${props.controllers.map((c) => c.name).join(',')}`,
+    `--metrics-bind-address=:${metricsPort}`,
+    ...(parts.metricsSecure ? [] : ['--metrics-secure=false']),
+    `--health-probe-bind-address=:${healthPort}`,
+    `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
+    `--log-level=${props.logLevel ?? 'info'}`,
+    ...(parts.leaderElection
+      ? ['--leader-elect', `--leader-election-id=${name}-operator-leader`, `--leader-election-namespace=${namespace}`]
+      : []),
+    ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
+  ];
+}
+
+function reconcilerResources(r: OperatorResources) {
+  return {
+    requests: {
+      cpu: k8s.Quantity.fromString(r.cpuRequest ?? '10m'),
+      memory: k8s.Quantity.fromString(r.memoryRequest ?? '64Mi'),
+    },
+    limits: {
+      cpu: k8s.Quantity.fromString(r.cpuLimit ?? '500m'),
+      memory: k8s.Quantity.fromString(r.memoryLimit ?? '256Mi'),
+    },
+  };
 }
 
 function uniqueKinds(kinds: readonly CustomResourceKind[]): CustomResourceKind[] {

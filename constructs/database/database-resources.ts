@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob } from '../core/backup-cron-job';
 import { Construct } from 'constructs';
-import { selectorLabels, standardLabels } from '../core/labels';
+import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import type { DatabaseSpec } from './api';
 
@@ -109,15 +109,24 @@ export class DatabaseResources extends Construct {
       managedBy: props.managedBy ?? 'database-operator',
     };
     const labels = standardLabels(labelProps);
-    const selector = selectorLabels(labelProps);
     const owned = props.owner ? [props.owner] : undefined;
-    const meta = (objectName: string, l = labels) => ({
-      name: objectName,
-      namespace: props.namespace,
-      labels: l,
-      ownerReferences: owned,
-    });
-    const deleteData = spec.deletionPolicy === 'Delete';
+    const parts: DatabaseParts = {
+      props,
+      engine,
+      names,
+      labelProps,
+      labels,
+      selector: selectorLabels(labelProps),
+      owned,
+      deleteData: spec.deletionPolicy === 'Delete',
+      meta: (objectName, l = labels) => ({
+        name: objectName,
+        namespace: props.namespace,
+        labels: l,
+        ownerReferences: owned,
+      }),
+    };
+    const { meta, selector, deleteData } = parts;
     const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
 
     new k8s.KubeConfigMap(this, 'Retention', {
@@ -132,7 +141,6 @@ export class DatabaseResources extends Construct {
           : 'Deleting the Database keeps this ConfigMap, the credentials Secret it owns, and the data and backup claims.',
       },
     });
-
     new k8s.KubeService(this, 'Headless', {
       metadata: meta(names.headless),
       spec: { clusterIp: 'None', selector, ports: portSpec },
@@ -141,7 +149,13 @@ export class DatabaseResources extends Construct {
       metadata: meta(names.service),
       spec: { type: 'ClusterIP', selector, ports: portSpec },
     });
+    this.addStatefulSet(parts);
+    if (spec.backup.enabled) this.addBackups(parts);
+  }
 
+  /** The server: one pod with its data on a claim, kept or deleted with the Database as its policy says. */
+  private addStatefulSet({ props, engine, names, labels, selector, meta, deleteData }: DatabaseParts): void {
+    const { spec } = props;
     const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
     new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(names.statefulSet),
@@ -194,56 +208,79 @@ export class DatabaseResources extends Construct {
         ],
       },
     });
-
-    if (spec.backup.enabled) {
-      const backupLabels = standardLabels({ ...labelProps, component: 'backup' });
-      new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
-        // Backups are user data: owned (and so deleted with the Database) only under Delete.
-        metadata: { ...meta(names.backup, backupLabels), ownerReferences: deleteData ? owned : undefined },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          storageClassName: spec.storage.storageClassName,
-          resources: {
-            requests: { storage: k8s.Quantity.fromString(String(spec.backup.storageSize ?? spec.storage.size)) },
-          },
-        },
-      });
-      const host = `${names.service}.${props.namespace}.svc`;
-      backupCronJob(this, 'Backup', {
-        metadata: meta(names.backup, backupLabels),
-        labels: backupLabels,
-        schedule: spec.backup.schedule,
-        uid: DB_UID,
-        containers: [
-          {
-            name: 'dump',
-            image: engine.image(spec.version),
-            command: [
-              'sh',
-              '-c',
-              `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
-            ],
-            env: [
-              fromSecret('DB_USER', names.credentials, 'username'),
-              fromSecret('DB_PASSWORD', names.credentials, 'password'),
-              fromSecret('DB_NAME', names.credentials, 'database'),
-            ],
-            resources: {
-              requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-              limits: { memory: k8s.Quantity.fromString('512Mi') },
-            },
-            securityContext: restrictedContainerSecurityContext(),
-            volumeMounts: [
-              { name: 'backup', mountPath: '/backup' },
-              { name: 'tmp', mountPath: '/tmp' },
-            ],
-          },
-        ],
-        volumes: [
-          { name: 'backup', persistentVolumeClaim: { claimName: names.backup } },
-          { name: 'tmp', emptyDir: {} },
-        ],
-      });
-    }
   }
+
+  /** Scheduled dumps into a backup claim, which is user data: owned only under Delete. */
+  private addBackups({ props, engine, names, labelProps, meta, owned, deleteData }: DatabaseParts): void {
+    const { name, spec } = props;
+    const backupLabels = standardLabels({ ...labelProps, component: 'backup' });
+    new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
+      // Backups are user data: owned (and so deleted with the Database) only under Delete.
+      metadata: { ...meta(names.backup, backupLabels), ownerReferences: deleteData ? owned : undefined },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: spec.storage.storageClassName,
+        resources: {
+          requests: { storage: k8s.Quantity.fromString(String(spec.backup.storageSize ?? spec.storage.size)) },
+        },
+      },
+    });
+    const host = `${names.service}.${props.namespace}.svc`;
+    backupCronJob(this, 'Backup', {
+      metadata: meta(names.backup, backupLabels),
+      labels: backupLabels,
+      schedule: spec.backup.schedule,
+      uid: DB_UID,
+      containers: [
+        {
+          name: 'dump',
+          image: engine.image(spec.version),
+          command: [
+            'sh',
+            '-c',
+            `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
+          ],
+          env: [
+            fromSecret('DB_USER', names.credentials, 'username'),
+            fromSecret('DB_PASSWORD', names.credentials, 'password'),
+            fromSecret('DB_NAME', names.credentials, 'database'),
+          ],
+          resources: {
+            requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+            limits: { memory: k8s.Quantity.fromString('512Mi') },
+          },
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts: [
+            { name: 'backup', mountPath: '/backup' },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'backup', persistentVolumeClaim: { claimName: names.backup } },
+        { name: 'tmp', emptyDir: {} },
+      ],
+    });
+  }
+}
+
+/** What the parts of one Database's resources share. */
+interface DatabaseParts {
+  readonly props: DatabaseResourcesProps;
+  readonly engine: (typeof ENGINES)[keyof typeof ENGINES];
+  readonly names: ReturnType<typeof databaseNames>;
+  readonly labelProps: StandardLabelsProps;
+  readonly labels: Record<string, string>;
+  readonly selector: Record<string, string>;
+  readonly owned: k8s.OwnerReference[] | undefined;
+  readonly deleteData: boolean;
+  readonly meta: (
+    objectName: string,
+    labels?: Record<string, string>,
+  ) => {
+    name: string;
+    namespace: string | undefined;
+    labels: Record<string, string>;
+    ownerReferences: k8s.OwnerReference[] | undefined;
+  };
 }

@@ -86,11 +86,14 @@ export class EtcdClusterResources extends Construct {
       component: 'member',
       managedBy: props.managedBy ?? 'etcd-operator',
     });
-    const selector = etcdSelectorLabels(name);
     const ownerReferences = props.owner ? [props.owner] : undefined;
-    const meta = (objectName: string) => ({ name: objectName, namespace, labels, ownerReferences });
-    const peerDomain = `${name}.${namespace}.svc`;
-    const topology = props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version);
+    const parts: EtcdParts = {
+      props,
+      labels,
+      selector: etcdSelectorLabels(name),
+      meta: (objectName) => ({ name: objectName, namespace, labels, ownerReferences }),
+      topology: props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version),
+    };
     const port = (portName: string, n: number) => ({
       name: portName,
       port: n,
@@ -99,33 +102,86 @@ export class EtcdClusterResources extends Construct {
     });
 
     this.peerService = new k8s.KubeService(this, 'PeerService', {
-      metadata: meta(name),
+      metadata: parts.meta(name),
       spec: {
         clusterIp: 'None',
         // Members must resolve each other before they are ready, or the cluster never forms.
         publishNotReadyAddresses: true,
-        selector,
+        selector: parts.selector,
         ports: [port('client', ETCD_CLIENT_PORT), port('peer', ETCD_PEER_PORT)],
       },
     });
     this.clientService = new k8s.KubeService(this, 'ClientService', {
-      metadata: meta(`${name}-client`),
-      spec: { type: 'ClusterIP', selector, ports: [port('client', ETCD_CLIENT_PORT)] },
+      metadata: parts.meta(`${name}-client`),
+      spec: { type: 'ClusterIP', selector: parts.selector, ports: [port('client', ETCD_CLIENT_PORT)] },
     });
-
     // Read by each member when it starts (etcd takes ETCD_* variables as flags): a member added
     // to a running cluster starts with `existing` and the member list it was added to.
     this.membersConfigMap = new k8s.KubeConfigMap(this, 'Members', {
-      metadata: meta(membersConfigMapName(name)),
+      metadata: parts.meta(membersConfigMapName(name)),
       data: {
-        ETCD_INITIAL_CLUSTER: topology.initialCluster,
-        ETCD_INITIAL_CLUSTER_STATE: topology.clusterState,
+        ETCD_INITIAL_CLUSTER: parts.topology.initialCluster,
+        ETCD_INITIAL_CLUSTER_STATE: parts.topology.clusterState,
       },
     });
+    this.statefulSet = this.addStatefulSet(parts);
+    this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
+      metadata: parts.meta(name),
+      spec: {
+        minAvailable: k8s.IntOrString.fromNumber(quorum(parts.topology.replicas)),
+        selector: { matchLabels: parts.selector },
+      },
+    });
+    if (spec.backup) this.backupCronJob = this.addBackups(parts, spec.backup);
+  }
 
+  /** The members: one pod and one data claim each, started together, rolled one at a time. */
+  private addStatefulSet({ props, labels, selector, meta, topology }: EtcdParts): k8s.KubeStatefulSet {
+    const { name, namespace, spec } = props;
+    const peerDomain = `${name}.${namespace}.svc`;
     const quantities = (m?: Record<string, string | number>) =>
       m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
-    this.statefulSet = new k8s.KubeStatefulSet(this, 'StatefulSet', {
+    const member = {
+      name: 'etcd',
+      image: `quay.io/coreos/etcd:v${topology.version}`,
+      command: ['etcd'],
+      args: [
+        '--name=$(POD_NAME)',
+        '--data-dir=/var/lib/etcd/data',
+        `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
+        `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
+        `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
+        `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
+        `--initial-cluster-token=${name}.${namespace}`,
+      ],
+      env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+      envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
+      ports: [
+        { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
+        { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
+      ],
+      livenessProbe: {
+        httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+        initialDelaySeconds: 15,
+        periodSeconds: 10,
+        failureThreshold: 6,
+      },
+      readinessProbe: {
+        httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+        initialDelaySeconds: 5,
+        periodSeconds: 5,
+      },
+      resources: {
+        requests: quantities(spec.resources?.requests) ?? {
+          cpu: k8s.Quantity.fromString('100m'),
+          memory: k8s.Quantity.fromString('128Mi'),
+        },
+        limits: quantities(spec.resources?.limits),
+      },
+      securityContext: restrictedContainerSecurityContext(),
+      volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+    };
+    return new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(name),
       spec: {
         serviceName: name,
@@ -142,48 +198,7 @@ export class EtcdClusterResources extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-            containers: [
-              {
-                name: 'etcd',
-                image: `quay.io/coreos/etcd:v${topology.version}`,
-                command: ['etcd'],
-                args: [
-                  '--name=$(POD_NAME)',
-                  '--data-dir=/var/lib/etcd/data',
-                  `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
-                  `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
-                  `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
-                  `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
-                  `--initial-cluster-token=${name}.${namespace}`,
-                ],
-                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-                envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
-                ports: [
-                  { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
-                  { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
-                ],
-                livenessProbe: {
-                  httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-                  initialDelaySeconds: 15,
-                  periodSeconds: 10,
-                  failureThreshold: 6,
-                },
-                readinessProbe: {
-                  httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-                  initialDelaySeconds: 5,
-                  periodSeconds: 5,
-                },
-                resources: {
-                  requests: quantities(spec.resources?.requests) ?? {
-                    cpu: k8s.Quantity.fromString('100m'),
-                    memory: k8s.Quantity.fromString('128Mi'),
-                  },
-                  limits: quantities(spec.resources?.limits),
-                },
-                securityContext: restrictedContainerSecurityContext(),
-                volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
-              },
-            ],
+            containers: [member],
           },
         },
         volumeClaimTemplates: [
@@ -198,72 +213,83 @@ export class EtcdClusterResources extends Construct {
         ],
       },
     });
+  }
 
-    this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
-      metadata: meta(name),
+  /** Snapshots on a schedule into a claim of their own, the newest `retention` kept. */
+  private addBackups(
+    { props, meta, topology }: EtcdParts,
+    backup: NonNullable<EtcdClusterSpec['backup']>,
+  ): k8s.KubeCronJob {
+    const { name, namespace } = props;
+    const names = etcdBackupNames(name);
+    const backupLabels = standardLabels({
+      name: 'etcd',
+      instance: name,
+      component: 'backup',
+      managedBy: props.managedBy ?? 'etcd-operator',
+    });
+    // Snapshots are user data: the claim has no owner, so deleting the cluster keeps it.
+    new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
+      metadata: { name: names.claim, namespace, labels: backupLabels },
       spec: {
-        minAvailable: k8s.IntOrString.fromNumber(quorum(topology.replicas)),
-        selector: { matchLabels: selector },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: backup.storageClassName,
+        resources: { requests: { storage: k8s.Quantity.fromString(String(backup.storage)) } },
       },
     });
-
-    if (spec.backup) {
-      const names = etcdBackupNames(name);
-      const backupLabels = standardLabels({
-        name: 'etcd',
-        instance: name,
-        component: 'backup',
-        managedBy: props.managedBy ?? 'etcd-operator',
-      });
-      // Snapshots are user data: the claim has no owner, so deleting the cluster keeps it.
-      new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
-        metadata: { name: names.claim, namespace, labels: backupLabels },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          storageClassName: spec.backup.storageClassName,
-          resources: { requests: { storage: k8s.Quantity.fromString(String(spec.backup.storage)) } },
+    const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
+    const small = {
+      requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+      limits: { memory: k8s.Quantity.fromString('256Mi') },
+    };
+    return backupCronJob(this, 'Backup', {
+      metadata: { ...meta(names.cronJob), labels: backupLabels },
+      labels: backupLabels,
+      schedule: backup.schedule,
+      uid: NON_ROOT_UID,
+      // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
+      initContainers: [
+        {
+          name: 'snapshot',
+          image: `quay.io/coreos/etcd:v${topology.version}`,
+          command: [
+            'etcdctl',
+            `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`,
+            '--dial-timeout=10s',
+            'snapshot',
+            'save',
+            `/backups/${SNAPSHOT_IN_PROGRESS}`,
+          ],
+          resources: small,
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts,
         },
-      });
-      const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
-      const small = {
-        requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-        limits: { memory: k8s.Quantity.fromString('256Mi') },
-      };
-      this.backupCronJob = backupCronJob(this, 'Backup', {
-        metadata: { ...meta(names.cronJob), labels: backupLabels },
-        labels: backupLabels,
-        schedule: spec.backup.schedule,
-        uid: NON_ROOT_UID,
-        // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
-        initContainers: [
-          {
-            name: 'snapshot',
-            image: `quay.io/coreos/etcd:v${topology.version}`,
-            command: [
-              'etcdctl',
-              `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`,
-              '--dial-timeout=10s',
-              'snapshot',
-              'save',
-              `/backups/${SNAPSHOT_IN_PROGRESS}`,
-            ],
-            resources: small,
-            securityContext: restrictedContainerSecurityContext(),
-            volumeMounts,
-          },
-        ],
-        containers: [
-          {
-            name: 'rotate',
-            image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
-            command: ['sh', '-c', snapshotRotationScript(name, spec.backup.retention)],
-            resources: small,
-            securityContext: restrictedContainerSecurityContext(),
-            volumeMounts,
-          },
-        ],
-        volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
-      });
-    }
+      ],
+      containers: [
+        {
+          name: 'rotate',
+          image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+          command: ['sh', '-c', snapshotRotationScript(name, backup.retention)],
+          resources: small,
+          securityContext: restrictedContainerSecurityContext(),
+          volumeMounts,
+        },
+      ],
+      volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
+    });
   }
+}
+
+/** What the parts of one cluster's resources share. */
+interface EtcdParts {
+  readonly props: EtcdClusterResourcesProps;
+  readonly labels: Record<string, string>;
+  readonly selector: Record<string, string>;
+  readonly meta: (objectName: string) => {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    ownerReferences: k8s.OwnerReference[] | undefined;
+  };
+  readonly topology: EtcdTopology;
 }
