@@ -7,8 +7,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
+import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../constructs/contract';
-import { parseFlags, usage } from './flags';
+import { type Flags, parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
 import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
@@ -63,17 +64,10 @@ export interface RunOperatorOptions {
  * runOperator({ controllers: [staticSiteController] }).then(code => process.exit(code));
  */
 export async function runOperator(options: RunOperatorOptions): Promise<number> {
-  const byName = new Map<string, ControllerDeclaration>();
-  for (const c of options.controllers) {
-    if (byName.has(c.name))
-      throw new Error(`two controllers are named ${JSON.stringify(c.name)}; names must be unique`);
-    if (!c.render && !c.status)
-      throw new Error(`controller ${c.name} has neither render nor status: it would do nothing`);
-    byName.set(c.name, c);
-  }
+  const byName = indexControllers(options.controllers);
   const argv = [...(options.argv ?? process.argv.slice(2))];
   const fieldManager = options.fieldManager ?? 'cdk8s-operator-kit';
-  let flags;
+  let flags: Flags;
   try {
     flags = parseFlags(argv, [...byName.keys()]);
   } catch (err) {
@@ -92,7 +86,53 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     fieldManager,
     observer: metrics.observeRequest,
   });
-  const manager = new Manager({
+  const manager = newManager(flags, { client, logger, metrics, identity });
+  // parseFlags accepts only the names of these controllers.
+  for (const decl of flags.controllers.flatMap((name) => byName.get(name) ?? [])) {
+    // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
+    const events = logger.child({ logger: 'events', controller: decl.name });
+    const recorder = new EventRecorder(client, `${fieldManager}/${decl.name}`, identity, events);
+    const maxConcurrentReconciles = flags.maxConcurrentReconciles;
+    manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));
+  }
+  const stop = stopOnSignals(logger);
+  const namespace = flags.namespace ?? '(all)';
+  const { controllers, leaderElect: leaderElection } = flags;
+  logger.info({ controllers, namespace, leaderElection, identity }, 'starting manager');
+  try {
+    return await manager.run(stop.signal);
+  } catch (err) {
+    logger.error({ err }, 'manager failed');
+    return 1;
+  } finally {
+    await new Promise<void>((r) => {
+      logger.flush(() => {
+        r();
+      });
+    });
+  }
+}
+
+/** The controllers by name; throws for two of one name, or one that would do nothing. */
+function indexControllers(controllers: readonly ControllerDeclaration[]): Map<string, ControllerDeclaration> {
+  const byName = new Map<string, ControllerDeclaration>();
+  for (const c of controllers) {
+    if (byName.has(c.name))
+      throw new Error(`two controllers are named ${JSON.stringify(c.name)}; names must be unique`);
+    if (!c.render && !c.status)
+      throw new Error(`controller ${c.name} has neither render nor status: it would do nothing`);
+    byName.set(c.name, c);
+  }
+  return byName;
+}
+
+/** The manager the flags describe: scope, endpoints, resync, leader election. */
+function newManager(
+  flags: Flags,
+  shared: { client: KubeClient; logger: Logger; metrics: Metrics; identity: string },
+): Manager {
+  const { client, logger, metrics, identity } = shared;
+  return new Manager({
     client,
     logger,
     metrics,
@@ -114,35 +154,18 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
         }
       : undefined,
   });
-  // parseFlags accepts only the names of these controllers.
-  for (const decl of flags.controllers.flatMap((name) => byName.get(name) ?? [])) {
-    const { name } = decl;
-    // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
-    const recorder = new EventRecorder(
-      client,
-      `${fieldManager}/${name}`,
-      identity,
-      logger.child({ logger: 'events', controller: name }),
-    );
-    manager.add(
-      buildController(manager, decl, {
-        client,
-        recorder,
-        logger,
-        metrics,
-        maxConcurrentReconciles: flags.maxConcurrentReconciles,
-      }),
-    );
-  }
+}
 
+/** SIGTERM or SIGINT aborts the returned controller (a graceful stop); a second one exits at once. */
+function stopOnSignals(logger: Logger): AbortController {
   const stop = new AbortController();
-  const onSignal = (sig: string) => {
+  const onSignal = (signal: string) => {
     if (stop.signal.aborted) {
-      logger.warn({ signal: sig }, 'second signal: exiting now');
+      logger.warn({ signal }, 'second signal: exiting now');
       logger.flush();
       process.exit(1);
     }
-    logger.info({ signal: sig }, 'signal received: shutting down gracefully');
+    logger.info({ signal }, 'signal received: shutting down gracefully');
     stop.abort();
   };
   process.on('SIGTERM', () => {
@@ -151,26 +174,5 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   process.on('SIGINT', () => {
     onSignal('SIGINT');
   });
-
-  logger.info(
-    {
-      controllers: flags.controllers,
-      namespace: flags.namespace ?? '(all)',
-      leaderElection: flags.leaderElect,
-      identity,
-    },
-    'starting manager',
-  );
-  try {
-    return await manager.run(stop.signal);
-  } catch (err) {
-    logger.error({ err: err instanceof Error ? err.message : String(err) }, 'manager failed');
-    return 1;
-  } finally {
-    await new Promise<void>((r) => {
-      logger.flush(() => {
-        r();
-      });
-    });
-  }
+  return stop;
 }

@@ -62,32 +62,8 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
   const generation = cluster.metadata.generation ?? 0;
   const list = new ConditionList(cluster.status?.conditions, generation, now);
   const { set } = list;
-  const voters = membership?.members.filter((m) => !m.learner && m.started) ?? [];
-  const healthyVoters = voters.filter((m) => m.healthy).length;
-  if (membership?.reachable) {
-    const q = quorum(voters.length);
-    set(
-      'Available',
-      healthyVoters >= q ? 'True' : 'False',
-      healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum',
-      `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`,
-    );
-  } else if (membership) {
-    set(
-      'Available',
-      'False',
-      membership.step?.reason ?? 'MembersUnreachable',
-      membership.step?.message ?? 'no member answers',
-    );
-  } else {
-    const q = quorum(want);
-    set(
-      'Available',
-      ready >= q ? 'True' : 'False',
-      ready >= q ? 'QuorumReady' : 'NoQuorum',
-      `${ready}/${want} members ready; quorum is ${q}`,
-    );
-  }
+  setAvailable(list, { want, ready, membership });
+  const voters = votersOf(membership);
   const scaling = current !== want || (membership?.reachable === true && voters.length !== want);
   const step = membership?.step;
   const complete = !step && !scaling && ready === want;
@@ -109,17 +85,7 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     ],
     'the StatefulSet and Services match the spec',
   );
-  const q = quorum(want);
-  if (want % 2 === 0) {
-    set(
-      'OddMembers',
-      'False',
-      'EvenMemberCount',
-      `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`,
-    );
-  } else {
-    set('OddMembers', 'True', 'OddMemberCount', `${want} members tolerate ${want - q} failure(s)`);
-  }
+  setOddMembers(list, want);
   const phase = applyError
     ? 'Failed'
     : step && SCALING_STEPS.has(step.reason)
@@ -147,6 +113,63 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     observedGeneration: generation,
     conditions: list.conditions,
   };
+}
+
+/** Started members that vote (not learners), as etcd reports them. */
+function votersOf(membership: MembershipReport | undefined): MembershipReport['members'] {
+  return membership?.members.filter((m) => !m.learner && m.started) ?? [];
+}
+
+/**
+ * `Available`: a healthy voting quorum as etcd reports it; without etcd's word (a static
+ * render), a quorum of ready pods.
+ */
+function setAvailable(
+  list: ConditionList,
+  { want, ready, membership }: { want: number; ready: number; membership?: MembershipReport },
+): void {
+  const { set } = list;
+  if (membership?.reachable) {
+    const voters = votersOf(membership);
+    const healthyVoters = voters.filter((m) => m.healthy).length;
+    const q = quorum(voters.length);
+    set(
+      'Available',
+      healthyVoters >= q ? 'True' : 'False',
+      healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum',
+      `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`,
+    );
+  } else if (membership) {
+    set(
+      'Available',
+      'False',
+      membership.step?.reason ?? 'MembersUnreachable',
+      membership.step?.message ?? 'no member answers',
+    );
+  } else {
+    const q = quorum(want);
+    set(
+      'Available',
+      ready >= q ? 'True' : 'False',
+      ready >= q ? 'QuorumReady' : 'NoQuorum',
+      `${ready}/${want} members ready; quorum is ${q}`,
+    );
+  }
+}
+
+/** `OddMembers`: an even member count tolerates no more failures than one member fewer. */
+function setOddMembers(list: ConditionList, want: number): void {
+  const q = quorum(want);
+  if (want % 2 === 0) {
+    list.set(
+      'OddMembers',
+      'False',
+      'EvenMemberCount',
+      `${want} members tolerate ${want - q} failure(s), no more than ${want - 1} would; prefer an odd number`,
+    );
+  } else {
+    list.set('OddMembers', 'True', 'OddMemberCount', `${want} members tolerate ${want - q} failure(s)`);
+  }
 }
 
 /** The EtcdCluster a StatefulSet (named after it) or member claim (`data-<name>-<ordinal>`) belongs to. */
