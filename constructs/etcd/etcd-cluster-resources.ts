@@ -136,51 +136,10 @@ export class EtcdClusterResources extends Construct {
   }
 
   /** The members: one pod and one data claim each, started together, rolled one at a time. */
-  private addStatefulSet({ props, labels, selector, meta, topology }: EtcdParts): k8s.KubeStatefulSet {
-    const { name, namespace, spec } = props;
-    const peerDomain = `${name}.${namespace}.svc`;
-    const quantities = (m?: Record<string, string | number>) =>
-      m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
-    const member = {
-      name: 'etcd',
-      image: `quay.io/coreos/etcd:v${topology.version}`,
-      command: ['etcd'],
-      args: [
-        '--name=$(POD_NAME)',
-        '--data-dir=/var/lib/etcd/data',
-        `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
-        `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
-        `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
-        `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
-        `--initial-cluster-token=${name}.${namespace}`,
-      ],
-      env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-      envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
-      ports: [
-        { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
-        { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
-      ],
-      livenessProbe: {
-        httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-        initialDelaySeconds: 15,
-        periodSeconds: 10,
-        failureThreshold: 6,
-      },
-      readinessProbe: {
-        httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-        initialDelaySeconds: 5,
-        periodSeconds: 5,
-      },
-      resources: {
-        requests: quantities(spec.resources?.requests) ?? {
-          cpu: k8s.Quantity.fromString('100m'),
-          memory: k8s.Quantity.fromString('128Mi'),
-        },
-        limits: quantities(spec.resources?.limits),
-      },
-      securityContext: restrictedContainerSecurityContext(),
-      volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
-    };
+  private addStatefulSet(parts: EtcdParts): k8s.KubeStatefulSet {
+    const { props, labels, selector, meta, topology } = parts;
+    const { name, spec } = props;
+    const member = etcdMemberContainer(parts);
     return new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(name),
       spec: {
@@ -292,4 +251,53 @@ interface EtcdParts {
     ownerReferences: k8s.OwnerReference[] | undefined;
   };
   readonly topology: EtcdTopology;
+}
+
+/** The etcd container of a member pod: its flags, its initial cluster from the ConfigMap, probes and resources. */
+function etcdMemberContainer({ props, topology }: EtcdParts) {
+  const { name, namespace, spec } = props;
+  const peerDomain = `${name}.${namespace}.svc`;
+  const quantities = (m?: Record<string, string | number>) =>
+    m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
+  const member = {
+    name: 'etcd',
+    image: `quay.io/coreos/etcd:v${topology.version}`,
+    command: ['etcd'],
+    args: [
+      '--name=$(POD_NAME)',
+      '--data-dir=/var/lib/etcd/data',
+      `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
+      `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
+      `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
+      `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
+      `--initial-cluster-token=${name}.${namespace}`,
+    ],
+    env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+    envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
+    ports: [
+      { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
+      { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
+    ],
+    livenessProbe: {
+      httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+      initialDelaySeconds: 15,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    },
+    readinessProbe: {
+      httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
+      initialDelaySeconds: 5,
+      periodSeconds: 5,
+    },
+    resources: {
+      requests: quantities(spec.resources?.requests) ?? {
+        cpu: k8s.Quantity.fromString('100m'),
+        memory: k8s.Quantity.fromString('128Mi'),
+      },
+      limits: quantities(spec.resources?.limits),
+    },
+    securityContext: restrictedContainerSecurityContext(),
+    volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+  };
+  return member;
 }

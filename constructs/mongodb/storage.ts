@@ -95,60 +95,62 @@ export class MongoDbStorage extends Construct {
     const volumes: [string, MongoDbVolumeOptions][] = [['data-volume', props.data]];
     if (props.logs) volumes.push(['logs-volume', props.logs]);
     for (const [volume, options] of volumes) {
-      for (let i = 0; i < members; i++) {
-        const claimName = `${volume}-${props.replicaSetName}-${i}`;
-        const memberLabels = {
-          ...labels,
-          'cdk8s-operator-kit.io/volume': volume,
-          'cdk8s-operator-kit.io/member': String(i),
-        };
-        const request = options.request ?? options.capacity ?? '1Gi';
-        let volumeName: string | undefined;
-        // Validated above: one export path per member.
-        const path = options.nfs?.paths[i];
-        if (options.nfs && path !== undefined) {
-          volumeName = `${props.namespace}-${claimName}`;
-          this.persistentVolumes.push(
-            new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
-              metadata: { name: volumeName, labels: memberLabels },
-              spec: {
-                capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
-                volumeMode: 'Filesystem',
-                accessModes: [...(props.volumeAccessModes ?? ['ReadWriteOnce'])],
-                persistentVolumeReclaimPolicy: 'Retain',
-                // No class: only claims that name this volume may bind it.
-                storageClassName: '',
-                mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
-                nfs: { server: options.nfs.server, path },
-                claimRef: {
-                  apiVersion: 'v1',
-                  kind: 'PersistentVolumeClaim',
-                  namespace: props.namespace,
-                  name: claimName,
-                },
-              },
-            }),
-          );
-        }
-        this.claims.push(
-          new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
-            metadata: { name: claimName, namespace: props.namespace, labels: memberLabels },
-            spec: {
-              accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
-              volumeMode: 'Filesystem',
-              storageClassName: options.nfs ? '' : options.storageClassName,
-              volumeName,
-              resources: { requests: { storage: k8s.Quantity.fromString(request) } },
-            },
-          }),
-        );
-      }
+      for (let i = 0; i < members; i++) this.addMemberVolume(props, { volume, options, ordinal: i, labels });
     }
     // A chart's namespace would be stamped on the volumes and the Namespace too.
     if (volumesChart.namespace) {
       for (const o of this.volumesScope.node.findAll())
         if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     }
+  }
+
+  /** One member's claim, and with NFS the volume pre-bound to it both ways. */
+  private addMemberVolume(
+    props: MongoDbStorageProps,
+    member: { volume: string; options: MongoDbVolumeOptions; ordinal: number; labels: Record<string, string> },
+  ): void {
+    const { volume, options, ordinal: i } = member;
+    const claimName = `${volume}-${props.replicaSetName}-${i}`;
+    const memberLabels = {
+      ...member.labels,
+      'cdk8s-operator-kit.io/volume': volume,
+      'cdk8s-operator-kit.io/member': String(i),
+    };
+    const request = options.request ?? options.capacity ?? '1Gi';
+    let volumeName: string | undefined;
+    // Validated above: one export path per member.
+    const path = options.nfs?.paths[i];
+    if (options.nfs && path !== undefined) {
+      volumeName = `${props.namespace}-${claimName}`;
+      this.persistentVolumes.push(
+        new k8s.KubePersistentVolume(this.volumesScope, `Pv-${volume}-${i}`, {
+          metadata: { name: volumeName, labels: memberLabels },
+          spec: {
+            capacity: { storage: k8s.Quantity.fromString(options.capacity ?? '1Gi') },
+            volumeMode: 'Filesystem',
+            accessModes: [...(props.volumeAccessModes ?? ['ReadWriteOnce'])],
+            persistentVolumeReclaimPolicy: 'Retain',
+            // No class: only claims that name this volume may bind it.
+            storageClassName: '',
+            mountOptions: [...(options.nfs.mountOptions ?? ['hard', 'nfsvers=4.1'])],
+            nfs: { server: options.nfs.server, path },
+            claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: props.namespace, name: claimName },
+          },
+        }),
+      );
+    }
+    this.claims.push(
+      new k8s.KubePersistentVolumeClaim(this, `Pvc-${volume}-${i}`, {
+        metadata: { name: claimName, namespace: props.namespace, labels: memberLabels },
+        spec: {
+          accessModes: [...(props.claimAccessModes ?? ['ReadWriteOnce'])],
+          volumeMode: 'Filesystem',
+          storageClassName: options.nfs ? '' : options.storageClassName,
+          volumeName,
+          resources: { requests: { storage: k8s.Quantity.fromString(request) } },
+        },
+      }),
+    );
   }
 }
 

@@ -109,21 +109,7 @@ export class WebWorkload extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
-            containers: [
-              {
-                name: 'app',
-                image: m.image,
-                ports: [{ name: 'http', containerPort: m.port, protocol: 'TCP' }],
-                readinessProbe: { tcpSocket: { port: http }, periodSeconds: 5 },
-                livenessProbe: { tcpSocket: { port: http }, initialDelaySeconds: 10, periodSeconds: 10 },
-                resources: {
-                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-                  limits: { memory: k8s.Quantity.fromString('256Mi') },
-                },
-                // Web servers write caches and pid files: a writable root keeps common images working.
-                securityContext: restrictedContainerSecurityContext({ readOnlyRootFilesystem: false }),
-              },
-            ],
+            containers: [webContainer(m)],
           },
         },
       },
@@ -136,28 +122,43 @@ export class WebWorkload extends Construct {
         ports: [{ name: 'http', port: m.service.port, targetPort: http, protocol: 'TCP' }],
       },
     });
-    if (m.ingress) {
-      this.ingress = new k8s.KubeIngress(this, 'Ingress', {
-        metadata,
-        spec: {
-          ingressClassName: m.ingress.className,
-          tls: m.ingress.tlsSecretName ? [{ hosts: [m.ingress.host], secretName: m.ingress.tlsSecretName }] : undefined,
-          rules: [
-            {
-              host: m.ingress.host,
-              http: {
-                paths: [
-                  {
-                    path: m.ingress.path,
-                    pathType: 'Prefix',
-                    backend: { service: { name: m.name, port: { name: 'http' } } },
-                  },
-                ],
-              },
-            },
+    if (m.ingress)
+      this.ingress = new k8s.KubeIngress(this, 'Ingress', { metadata, spec: ingressSpec(m.name, m.ingress) });
+  }
+}
+
+/** The web server: restricted, probed on its port, with a writable root for the caches web servers keep. */
+function webContainer(m: WebWorkloadModel): k8s.Container {
+  const http = k8s.IntOrString.fromString('http');
+  return {
+    name: 'app',
+    image: m.image,
+    ports: [{ name: 'http', containerPort: m.port, protocol: 'TCP' }],
+    readinessProbe: { tcpSocket: { port: http }, periodSeconds: 5 },
+    livenessProbe: { tcpSocket: { port: http }, initialDelaySeconds: 10, periodSeconds: 10 },
+    resources: {
+      requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+      limits: { memory: k8s.Quantity.fromString('256Mi') },
+    },
+    // Web servers write caches and pid files: a writable root keeps common images working.
+    securityContext: restrictedContainerSecurityContext({ readOnlyRootFilesystem: false }),
+  };
+}
+
+/** One rule: the host and path prefix to the Service's http port, with TLS when a secret is named. */
+function ingressSpec(service: string, ingress: NonNullable<WebWorkloadModel['ingress']>): k8s.IngressSpec {
+  return {
+    ingressClassName: ingress.className,
+    tls: ingress.tlsSecretName ? [{ hosts: [ingress.host], secretName: ingress.tlsSecretName }] : undefined,
+    rules: [
+      {
+        host: ingress.host,
+        http: {
+          paths: [
+            { path: ingress.path, pathType: 'Prefix', backend: { service: { name: service, port: { name: 'http' } } } },
           ],
         },
-      });
-    }
-  }
+      },
+    ],
+  };
 }
