@@ -401,10 +401,21 @@ function uniqueKinds(kinds: readonly CustomResourceKind[]): CustomResourceKind[]
   return [...seen.values()];
 }
 
+type Fail = (msg: string) => never;
+
+/** Throws, with what to change, for props that would synthesize a broken operator. */
 function validateOperatorProps(name: string, namespace: string, props: OperatorProps): void {
-  const fail = (msg: string): never => {
+  const fail: Fail = (msg) => {
     throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`);
   };
+  validateImage(name, props, fail);
+  validateNames(name, namespace, props, fail);
+  validateControllers(props, fail);
+  validateReconcilerSettings(props, fail);
+}
+
+/** The kit's image runs only the kit's controllers; any image must be a valid reference. */
+function validateImage(name: string, props: OperatorProps, fail: Fail): void {
   if (props.image === undefined) {
     const kit = KIT_CONTROLLERS.map((c) => c.name);
     const foreign = props.controllers.map((c) => c.name).filter((c) => !kit.includes(c));
@@ -419,6 +430,9 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   } catch (err) {
     fail((err as Error).message.replace(/^Operator "[^"]*": /, ''));
   }
+}
+
+function validateNames(name: string, namespace: string, props: OperatorProps, fail: Fail): void {
   if (!DNS_LABEL.test(name) || name.length > 40) {
     fail(
       'name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"',
@@ -434,11 +448,18 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
       );
     }
   }
+}
+
+function validateControllers(props: OperatorProps, fail: Fail): void {
   if (props.controllers.length === 0) fail('give at least one controller in "controllers"');
   const names = props.controllers.map((c) => c.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) fail(`controller ${JSON.stringify(dup)} is listed twice; list each controller once`);
   props.controllers.forEach(validateControllerDeclaration);
+}
+
+/** Replicas, concurrency, ports, log level and resources of the reconciler Deployment. */
+function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
   const replicas = props.replicas ?? 1;
   if (!Number.isInteger(replicas) || replicas < 1)
     fail(`replicas must be a whole number of at least 1, got ${replicas}`);
@@ -450,8 +471,7 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
   if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
     fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
-  const metricsPort = props.metricsPort ?? 8080;
-  const healthPort = props.healthPort ?? 8081;
+  const { metricsPort, healthPort } = ports(props);
   for (const [field, port] of [
     ['metricsPort', metricsPort],
     ['healthPort', healthPort],
