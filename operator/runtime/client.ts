@@ -212,37 +212,14 @@ export class KubeClient {
     return new Promise<void>((resolve, reject) => {
       const r = req.module.request({ ...req.options, agent: false }, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            let body: unknown;
-            try {
-              body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-            } catch {
-              body = undefined;
-            }
-            reject(toApiError(res.statusCode ?? 0, body, `watch ${path}`));
-          });
+          readError(res, `watch ${path}`).then(reject, reject);
           return;
         }
         onOpen?.();
-        let buffered = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffered += chunk;
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, nl).trim();
-            buffered = buffered.slice(nl + 1);
-            if (!line) continue;
-            try {
-              onEvent(JSON.parse(line) as WatchEvent);
-            } catch (err) {
-              r.destroy(err as Error);
-              return;
-            }
-          }
-        });
+        // An event the handler fails on ends the watch with that error.
+        readLines(res, (line) => {
+          onEvent(JSON.parse(line) as WatchEvent);
+        }).catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
         res.on('end', () => {
           resolve();
         });
@@ -296,6 +273,55 @@ export class KubeClient {
     const module = this.server.protocol === 'https:' ? https : http;
     return { module, options };
   }
+}
+
+/** The ApiError an error answer stands for, from its body (a metav1.Status, when it is JSON). */
+function readError(res: http.IncomingMessage, what: string): Promise<ApiError> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+      } catch {
+        body = undefined;
+      }
+      resolve(toApiError(res.statusCode ?? 0, body, what));
+    });
+  });
+}
+
+/**
+ * Feeds each non-empty line of a streamed answer to `onLine` as it arrives; rejects with the
+ * first error `onLine` throws (and feeds nothing more).
+ */
+function readLines(res: http.IncomingMessage, onLine: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let failed = false;
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (failed) return;
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (!line) continue;
+        try {
+          onLine(line);
+        } catch (err) {
+          failed = true;
+          reject(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+      }
+    });
+    res.on('end', () => {
+      resolve();
+    });
+  });
 }
 
 /** A metav1.Status, the body of every API error answer; anything else is kept as text. */
