@@ -139,7 +139,6 @@ export class Informer<T extends KubeObject = KubeObject> {
             this.resync();
           }, resync)
         : undefined;
-    const healthyWatchMs = this.options.healthyWatchMs ?? 1000;
     let needList = true;
     let failures = 0;
     try {
@@ -149,31 +148,9 @@ export class Informer<T extends KubeObject = KubeObject> {
             await this.listAndReplace();
             needList = false;
           }
-          // The server ends a watch after timeoutSeconds; spread them so watches do not all
-          // reconnect at once.
-          const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-          let openedAt: number | undefined;
-          try {
-            await this.client.watch(
-              this.type,
-              this.options.namespace,
-              {
-                resourceVersion: this.resourceVersion,
-                timeoutSeconds: String(timeoutSeconds),
-                ...this.selector(),
-              },
-              (e) => {
-                this.handleEvent(e);
-              },
-              signal,
-              (timeoutSeconds + 60) * 1000,
-              () => {
-                openedAt = Date.now();
-              },
-            );
-          } finally {
-            if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) failures = 0;
-          }
+          await this.watchFromCache(signal, () => {
+            failures = 0;
+          });
           failures = 0;
           // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
           if (!signal.aborted) this.options.onWatchRestart?.('closed');
@@ -195,6 +172,36 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     } finally {
       if (resyncTimer) clearInterval(resyncTimer);
+    }
+  }
+
+  /**
+   * One watch from the cached resourceVersion, until the server ends it or it fails. A watch that
+   * stayed up for `healthyWatchMs` calls `onHealthy` however it ended, so the retry backoff
+   * starts again from its first step.
+   */
+  private async watchFromCache(signal: AbortSignal, onHealthy: () => void): Promise<void> {
+    const healthyWatchMs = this.options.healthyWatchMs ?? 1000;
+    // The server ends a watch after timeoutSeconds; spread them so watches do not all
+    // reconnect at once.
+    const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    let openedAt: number | undefined;
+    try {
+      await this.client.watch(
+        this.type,
+        this.options.namespace,
+        { resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
+        (e) => {
+          this.handleEvent(e);
+        },
+        signal,
+        (timeoutSeconds + 60) * 1000,
+        () => {
+          openedAt = Date.now();
+        },
+      );
+    } finally {
+      if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) onHealthy();
     }
   }
 
