@@ -192,24 +192,7 @@ export class CustomResourceKind<
         );
       }
     }
-    if (p.versions.length === 0) {
-      throw new Error(`${where}: give at least one version, e.g. versions: ['v1alpha1']`);
-    }
-    for (const v of p.versions) {
-      if (!VERSION.test(v)) {
-        throw new Error(
-          `${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`,
-        );
-      }
-    }
-    if (new Set(p.versions).size !== p.versions.length) {
-      throw new Error(`${where}: versions ${JSON.stringify(p.versions)} list one version twice`);
-    }
-    if (!p.versions.includes(this.storageVersion)) {
-      throw new Error(
-        `${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(p.versions)}`,
-      );
-    }
+    this.validateVersions(where);
     for (const name of p.shortNames ?? []) {
       if (!/^[a-z][a-z0-9]*$/.test(name)) {
         throw new Error(
@@ -226,6 +209,35 @@ export class CustomResourceKind<
     if (p.spec.json.type !== 'object' || p.status.json.type !== 'object') {
       throw new Error(`${where}: spec and status must be object schemas; build them with t.object({...})`);
     }
+    this.validatePaths(where);
+  }
+
+  /** At least one version, each a Kubernetes API version, none twice, the storage version among them. */
+  private validateVersions(where: string): void {
+    const { versions } = this.props;
+    if (versions.length === 0) {
+      throw new Error(`${where}: give at least one version, e.g. versions: ['v1alpha1']`);
+    }
+    for (const v of versions) {
+      if (!VERSION.test(v)) {
+        throw new Error(
+          `${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`,
+        );
+      }
+    }
+    if (new Set(versions).size !== versions.length) {
+      throw new Error(`${where}: versions ${JSON.stringify(versions)} list one version twice`);
+    }
+    if (!versions.includes(this.storageVersion)) {
+      throw new Error(
+        `${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(versions)}`,
+      );
+    }
+  }
+
+  /** A structural schema, and scale and printer-column paths that name fields of it. */
+  private validatePaths(where: string): void {
+    const p = this.props;
     const schema = this.openApiSchema();
     assertStructural(schema, where);
     if (p.scale) {

@@ -157,72 +157,80 @@ export class Manager {
     }
   }
 
+  /** The health probe and metrics endpoints, each on its own address (none when it is "0"). */
   private async serve(): Promise<void> {
-    const { metricsBindAddress, healthProbeBindAddress, metrics, logger } = this.options;
-    const listen = async (
-      address: string | undefined,
-      what: string,
-      handler: http.RequestListener,
-      tls?: { cert: string; key: string },
-    ) => {
-      if (!address || address === '0') return;
-      const { host, port } = parseBindAddress(address);
-      const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          resolve();
-        });
-      });
-      this.servers.push(server);
-      const actual = server.address();
-      logger.info(
-        { address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address, secure: !!tls },
-        `serving ${what}`,
-      );
-    };
-    await listen(healthProbeBindAddress, 'health probes', (req, res) => {
-      const path = (req.url ?? '').split('?')[0];
-      if (path === '/healthz' || path === '/livez') {
-        reply(res, 200, 'ok');
-        return;
-      }
-      if (path === '/readyz') {
-        if (this.synced) reply(res, 200, 'ok');
-        else reply(res, 503, 'informers not synced');
-        return;
-      }
-      reply(res, 404, 'not found');
+    const { metricsBindAddress, healthProbeBindAddress, metricsSecurity } = this.options;
+    await this.listen(healthProbeBindAddress, 'health probes', (req, res) => {
+      this.serveHealth(req, res);
     });
-    const security = this.options.metricsSecurity;
-    // Every failure is answered inside (a 500), so the handler's promise never rejects.
-    const serveMetrics = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-      const urlPath = (req.url ?? '').split('?')[0];
-      if (urlPath !== '/metrics') {
-        reply(res, 404, 'not found');
-        return;
-      }
-      try {
-        if (security) {
-          const decision = await security.authorizer.authorize(req.headers.authorization, urlPath);
-          if (decision.status !== 200) {
-            reply(res, decision.status, decision.reason);
-            return;
-          }
-        }
-        const body = await metrics.registry.metrics();
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
-        res.end(body);
-      } catch (err) {
-        reply(res, 500, String(err));
-      }
-    };
-    await listen(
+    await this.listen(
       metricsBindAddress,
       'metrics',
-      (req, res) => void serveMetrics(req, res),
-      security ? servingCertificate(security.certPath) : undefined,
+      (req, res) => void this.serveMetrics(req, res),
+      metricsSecurity ? servingCertificate(metricsSecurity.certPath) : undefined,
     );
+  }
+
+  private async listen(
+    address: string | undefined,
+    what: string,
+    handler: http.RequestListener,
+    tls?: { cert: string; key: string },
+  ): Promise<void> {
+    if (!address || address === '0') return;
+    const { host, port } = parseBindAddress(address);
+    const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        resolve();
+      });
+    });
+    this.servers.push(server);
+    const actual = server.address();
+    this.options.logger.info(
+      { address: typeof actual === 'object' && actual ? `${actual.address}:${actual.port}` : address, secure: !!tls },
+      `serving ${what}`,
+    );
+  }
+
+  /** Live while the process runs; ready once the caches have synced. */
+  private serveHealth(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/healthz' || path === '/livez') {
+      reply(res, 200, 'ok');
+      return;
+    }
+    if (path === '/readyz') {
+      if (this.synced) reply(res, 200, 'ok');
+      else reply(res, 503, 'informers not synced');
+      return;
+    }
+    reply(res, 404, 'not found');
+  }
+
+  /** Prometheus metrics, behind TokenReview and SubjectAccessReview when secure. Never rejects: failures answer 500. */
+  private async serveMetrics(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const { metrics, metricsSecurity: security } = this.options;
+    const urlPath = (req.url ?? '').split('?')[0] ?? '';
+    if (urlPath !== '/metrics') {
+      reply(res, 404, 'not found');
+      return;
+    }
+    try {
+      if (security) {
+        const decision = await security.authorizer.authorize(req.headers.authorization, urlPath);
+        if (decision.status !== 200) {
+          reply(res, decision.status, decision.reason);
+          return;
+        }
+      }
+      const body = await metrics.registry.metrics();
+      res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+      res.end(body);
+    } catch (err) {
+      reply(res, 500, String(err));
+    }
   }
 }
 
