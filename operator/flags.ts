@@ -87,6 +87,7 @@ function positiveInt(name: string, text: string): number {
   return n;
 }
 
+// The option table is the flags' one declaration (names, types, defaults), hence the length.
 export function parseFlags(argv: string[], known: string[]): Flags {
   const { values } = parseArgs({
     args: argv,

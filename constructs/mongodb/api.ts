@@ -42,6 +42,9 @@ const userSchema = t.object(
  * replica set definition uses. Our operators do not reconcile it; the community operator does.
  * We define it to write MongoDBCommunity resources with types (through `cdk8s import`) and to
  * validate them.
+ *
+ * One declaration, longer than a function should be: it is the CRD subset's schema, read top to
+ * bottom as the CRD it becomes.
  */
 export function mongoDbCommunityKind(group: MongoDbCommunityGroup): CustomResourceKind {
   return new CustomResourceKind({
