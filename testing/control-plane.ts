@@ -69,7 +69,7 @@ export interface StartOptions {
   readonly audit?: boolean;
   /** Print progress to stderr. @default true */
   readonly verbose?: boolean;
-  /** More kube-apiserver flags, e.g. `--watch-cache=false` so watches read etcd directly. */
+  /** More kube-apiserver flags, e.g. `--watch-cache=false` so watches read etcd directly. @default none */
   readonly extraApiserverArgs?: readonly string[];
 }
 

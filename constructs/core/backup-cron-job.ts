@@ -10,6 +10,7 @@ export interface BackupCronJobProps {
   readonly schedule: string;
   /** The uid the pod runs as (and owns the backup volume's files as). */
   readonly uid: number;
+  /** Containers run before `containers`, e.g. taking the snapshot. @default none */
   readonly initContainers?: k8s.Container[];
   readonly containers: k8s.Container[];
   readonly volumes: k8s.Volume[];

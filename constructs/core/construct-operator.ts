@@ -38,7 +38,7 @@ export interface ConstructControllerProps<R extends CustomResourceObject> {
   readonly examples: readonly R['spec'][];
   /** The status. @default `constructStatus`: observedGeneration, Available and Degraded conditions */
   readonly status?: (resource: R, observed: Observed) => StatusOf<R>;
-  /** Kinds it may render that no example shows, for which it needs rights too. */
+  /** Kinds it may render that no example shows, for which it needs rights too. @default none */
   readonly owns?: readonly ResourceType[];
   /**
    * Owned kinds never deleted when the construct stops rendering them.

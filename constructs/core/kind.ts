@@ -53,10 +53,13 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
   readonly status: St;
   /** Whether `spec` itself must be given. @default true */
   readonly specRequired?: boolean;
+  /** The scale subresource (`kubectl scale`): the spec and status fields that hold replicas. @default none */
   readonly scale?: ScaleSubresource;
+  /** Columns `kubectl get` shows besides NAME and AGE. @default none */
   readonly printerColumns?: readonly PrinterColumn[];
+  /** Short names for `kubectl get`, e.g. `mc`. @default none */
   readonly shortNames?: readonly string[];
-  /** Groups such as `all` that `kubectl get <category>` expands to. */
+  /** Groups such as `all` that `kubectl get <category>` expands to. @default none */
   readonly categories?: readonly string[];
   /**
    * The longest name a resource of this kind may have, checked by the API server (a CEL rule on

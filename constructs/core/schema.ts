@@ -65,27 +65,33 @@ type ObjectOf<P extends Record<string, Schema<unknown>>> = Simplify<
 
 /** Options every field shares. */
 export interface FieldOptions<D> {
-  /** Shown by `kubectl explain`. Every field should have one. */
+  /** Shown by `kubectl explain`. Every field should have one. @default none */
   readonly description?: string;
-  /** The API server fills this in when the field is absent. */
+  /** The API server fills this in when the field is absent. @default none */
   readonly default?: D;
-  /** The field must be present. (A defaulted field need not be required.) */
+  /** The field must be present. (A defaulted field need not be required.) @default false */
   readonly required?: boolean;
-  /** Extra schema keywords, for the rare constraint the helpers do not cover. */
+  /** Extra schema keywords, for the rare constraint the helpers do not cover. @default none */
   readonly extra?: JsonSchema;
 }
 
 type PresentFlag<O> = O extends { required: true } ? true : O extends { default: unknown } ? true : false;
 
 export interface StringOptions extends FieldOptions<string> {
+  /** @default no minimum */
   readonly minLength?: number;
+  /** @default no maximum */
   readonly maxLength?: number;
+  /** A regular expression the whole value must match. @default none */
   readonly pattern?: string;
+  /** An OpenAPI format the API server checks, e.g. `date-time`. @default none */
   readonly format?: string;
 }
 
 export interface NumberOptions extends FieldOptions<number> {
+  /** @default no minimum */
   readonly minimum?: number;
+  /** @default no maximum */
   readonly maximum?: number;
 }
 
@@ -115,14 +121,18 @@ const NONZERO_MANTISSA = '(([0-9]*[1-9][0-9]*(\\.[0-9]*)?)|(0*\\.[0-9]*[1-9][0-9
 const QUANTITY_SUFFIX = '(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]{1,2}))?';
 
 export interface ArrayOptions<T> extends FieldOptions<T[]> {
+  /** @default no minimum */
   readonly minItems?: number;
+  /** @default no maximum */
   readonly maxItems?: number;
-  /** `set` for lists of unique scalars, `map` (with `mapKeys`) for lists of keyed objects. */
+  /** `set` for lists of unique scalars, `map` (with `mapKeys`) for lists of keyed objects. @default 'atomic', as Kubernetes takes an unmarked list */
   readonly listType?: 'atomic' | 'set' | 'map';
+  /** The keys of a `map` list. @default none */
   readonly mapKeys?: string[];
 }
 
 export interface ObjectOptions extends FieldOptions<Record<string, unknown>> {
+  /** @default no minimum */
   readonly minProperties?: number;
 }
 

@@ -6,9 +6,11 @@ import { cronJobSchedule, type CronTabSpec } from './api';
 
 export interface CronTabCronJobProps {
   readonly name: string;
+  /** The CronJob's namespace. @default the chart's namespace, if it has one */
   readonly namespace?: string;
   /** The spec, with the API server's defaults applied. */
   readonly spec: CronTabSpec;
+  /** Controller owner reference to the CronTab: deleting it deletes the CronJob. @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'crontab-operator' */
   readonly managedBy?: string;

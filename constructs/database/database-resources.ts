@@ -61,10 +61,11 @@ const DB_UID = 999;
 
 export interface DatabaseResourcesProps {
   readonly name: string;
+  /** @default the chart's namespace, if it has one */
   readonly namespace?: string;
   /** The spec, with the API server's defaults applied. */
   readonly spec: DatabaseSpec;
-  /** Controller owner reference to the Database. */
+  /** Controller owner reference to the Database. @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'database-operator' */
   readonly managedBy?: string;

@@ -15,7 +15,7 @@ export interface EtcdClusterResourcesProps {
   readonly namespace: string;
   /** The spec, with the API server's defaults applied. */
   readonly spec: EtcdClusterSpec;
-  /** Controller owner reference to the EtcdCluster. */
+  /** Controller owner reference to the EtcdCluster. @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'etcd-operator' */
   readonly managedBy?: string;

@@ -10,10 +10,11 @@ const MEMCACHE_UID = 11211;
 export interface MemcachedDeploymentProps {
   /** The Memcached resource's name; the Deployment takes the same name. */
   readonly name: string;
+  /** @default the chart's namespace, if it has one */
   readonly namespace?: string;
   /** The spec, with the API server's defaults applied. */
   readonly spec: MemcachedSpec;
-  /** Controller owner reference to the Memcached, so garbage collection removes the Deployment. */
+  /** Controller owner reference to the Memcached, so garbage collection removes the Deployment. @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'memcached-operator' */
   readonly managedBy?: string;

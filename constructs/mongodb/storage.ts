@@ -20,9 +20,9 @@ export interface MongoDbVolumeOptions {
   readonly request?: string;
   /** Size of each NFS PersistentVolume (NFS variant). @default '1Gi' */
   readonly capacity?: string;
-  /** NFS exports: one PersistentVolume per member, pre-bound to its claim. */
+  /** NFS exports: one PersistentVolume per member, pre-bound to its claim. @default none: give this or `storageClassName` */
   readonly nfs?: NfsExports;
-  /** StorageClass variant: claims only, provisioned by this class. Give this or `nfs`. */
+  /** StorageClass variant: claims only, provisioned by this class. Give this or `nfs`. @default none: give this or `nfs` */
   readonly storageClassName?: string;
 }
 

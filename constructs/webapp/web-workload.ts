@@ -70,6 +70,7 @@ export function workloadUrl(m: WebWorkloadModel): string {
 
 export interface WebWorkloadProps {
   readonly model: WebWorkloadModel;
+  /** @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'webapp-operator' */
   readonly managedBy?: string;

@@ -42,6 +42,7 @@ export interface KubeClientOptions {
   readonly fieldManager: string;
   /** Per-request timeout (not for watches). @default 30000 */
   readonly timeoutMs?: number;
+  /** Told of every request's method, path, status and duration (for metrics). @default none */
   readonly observer?: RequestObserver;
 }
 

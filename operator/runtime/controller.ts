@@ -42,6 +42,7 @@ export interface ControllerSetupOptions {
   readonly metrics: Metrics;
   /** @default 1 */
   readonly maxConcurrentReconciles?: number;
+  /** Per-key backoff and overall rate of retries. @default 5 ms to 1000 s per key; 10 qps, burst 100 overall */
   readonly rateLimiter?: RateLimiterOptions;
   /**
    * Status writes of one resource are at least this many milliseconds apart, and the first comes

@@ -17,11 +17,11 @@ export interface InformerOptions {
   /** Re-deliver every cached object as an update this often (0: never). @default 10 hours, as controller-runtime */
   readonly resyncPeriodMs?: number;
   readonly logger: Logger;
-  /** Called on each watch restart with its reason ('expired', 'error', 'closed'). */
+  /** Called on each watch restart with its reason ('expired', 'error', 'closed'). @default none */
   readonly onWatchRestart?: (reason: string) => void;
   /** Page size of the initial and recovery lists. @default 500 */
   readonly pageSize?: number;
-  /** Cache only the objects matching this field selector, e.g. `reason=FailedCreate`. */
+  /** Cache only the objects matching this field selector, e.g. `reason=FailedCreate`. @default every object of the type */
   readonly fieldSelector?: string;
   /** What of each object to keep in the cache (client-go's informer transform). @default all of it */
   readonly transform?: (obj: KubeObject) => KubeObject;

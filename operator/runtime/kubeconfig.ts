@@ -24,9 +24,9 @@ export interface KubeConfigLike {
 }
 
 export interface LoadKubeConfigOptions {
-  /** A kubeconfig file to use; when unset, the usual search below. */
+  /** A kubeconfig file to use; when unset, the usual search below. @default the search: $KUBECONFIG, in-cluster, ~/.kube/config */
   readonly path?: string;
-  /** The context to use instead of the file's current-context. */
+  /** The context to use instead of the file's current-context. @default the file's current-context */
   readonly context?: string;
   /** Environment to read KUBECONFIG, HOME and KUBERNETES_SERVICE_HOST/PORT from. @default process.env */
   readonly env?: NodeJS.ProcessEnv;

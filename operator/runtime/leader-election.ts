@@ -18,6 +18,7 @@ export interface LeaderElectionOptions {
   /** Pause between attempts. @default 2000 */
   readonly retryPeriodMs?: number;
   readonly logger: Logger;
+  /** Told when this process gains or loses the lease. @default none */
   readonly onLeaderChange?: (leading: boolean) => void;
 }
 

@@ -20,20 +20,21 @@ export interface ManagerOptions {
   readonly metrics: Metrics;
   /** Watch only this namespace. @default - all namespaces */
   readonly namespace?: string;
-  /** `host:port` or `:port` of /metrics; '0' disables. */
+  /** `host:port` or `:port` of /metrics; '0' disables. @default not served */
   readonly metricsBindAddress?: string;
   /**
    * Serve /metrics over HTTPS to authorized callers only. Absent: plain HTTP, open to anyone
    * who reaches the port (`--metrics-secure=false`).
+   * @default plain HTTP
    */
   readonly metricsSecurity?: {
     readonly authorizer: MetricsAuthorizer;
     /** A directory with tls.crt and tls.key (e.g. a mounted cert-manager Secret). @default a self-signed certificate */
     readonly certPath?: string;
   };
-  /** `host:port` or `:port` of /healthz and /readyz; '0' disables. */
+  /** `host:port` or `:port` of /healthz and /readyz; '0' disables. @default not served */
   readonly healthProbeBindAddress?: string;
-  /** Leader election; absent means every replica reconciles (only safe with one). */
+  /** Leader election; absent means every replica reconciles (only safe with one). @default none */
   readonly leaderElection?: Omit<LeaderElectionOptions, 'logger' | 'onLeaderChange'>;
   /** Informer resync period. @default 10 hours */
   readonly syncPeriodMs?: number;
