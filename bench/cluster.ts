@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { KubeClient } from '../operator/runtime/client';
+import { HttpKubeClient } from '../operator/runtime/client';
 import { loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane';
 import { type BenchContext, kubectl } from './measure';
@@ -23,7 +23,7 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
     kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
-    const client = new KubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
+    const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {
       await fn(
         { admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 },

@@ -13,7 +13,8 @@ export type { ControllerSetupOptions, ReconcileContext, Reconciler, Request, Res
 export { Manager } from './runtime/manager';
 export type { ManagerOptions } from './runtime/manager';
 export { Informer } from './runtime/informer';
-export { ApiError, isConflict, isGone, isInvalid, isNotFound, KubeClient } from './runtime/client';
+export { ApiError, HttpKubeClient, isConflict, isGone, isInvalid, isNotFound } from './runtime/client';
+export type { KubeClient, KubeList, WatchEvent } from './runtime/client';
 export { asTerminal, isTerminal, TerminalError } from './runtime/errors';
 export type { KubeClientOptions } from './runtime/client';
 export { ClusterConfig, loadKubeConfig } from './runtime/kubeconfig';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../constructs/contract';
 import { type Flags, parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
-import { KubeClient } from './runtime/client';
+import { HttpKubeClient, type KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
 import { loadKubeConfig } from './runtime/kubeconfig';
 import { createLogger } from './runtime/logger';
@@ -82,7 +82,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const logger = createLogger(flags.logLevel);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
-  const client = new KubeClient(loadKubeConfig({ path: flags.kubeconfig }), {
+  const client = new HttpKubeClient(loadKubeConfig({ path: flags.kubeconfig }), {
     fieldManager,
     observer: metrics.observeRequest,
   });

@@ -2,9 +2,12 @@
  * `cdk8s-operator-kit/testing`: a real control plane for your own operator's integration tests,
  * as envtest is for controller-runtime users — etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler and kwok's simulated nodes, built from their Go modules and cached, or taken
- * from KUBEBUILDER_ASSETS, or an existing cluster from OPKIT_KUBECONFIG.
+ * from KUBEBUILDER_ASSETS, or an existing cluster from OPKIT_KUBECONFIG — and `FakeKubeClient`, an
+ * in-memory API server for unit tests of a controller.
  *
  * @module cdk8s-operator-kit/testing
  */
 export { freePort, resolveBinaries, startControlPlane } from './control-plane';
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
+export { FakeKubeClient } from './fake-kube-client';
+export type { FakeWrite } from './fake-kube-client';

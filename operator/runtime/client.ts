@@ -47,12 +47,71 @@ export interface KubeClientOptions {
 }
 
 /**
+ * What the runtime asks of the API server: the verbs a controller uses. `HttpKubeClient` speaks
+ * them over HTTP; `FakeKubeClient` (`cdk8s-operator-kit/testing`) keeps objects in memory, for
+ * unit tests of a controller.
+ */
+export interface KubeClient {
+  /** The field manager of server-side apply and every write. */
+  readonly fieldManager: string;
+  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T>;
+  list<T extends KubeObject>(
+    type: ResourceType,
+    namespace?: string,
+    query?: Record<string, string>,
+  ): Promise<KubeList<T>>;
+  create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T>;
+  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
+  apply<T extends KubeObject>(
+    type: ResourceType,
+    obj: KubeObject,
+    options?: { subresource?: string; force?: boolean },
+  ): Promise<T>;
+  /** JSON merge patch, e.g. for finalizers. */
+  mergePatch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T>;
+  /** Deletes an object; with `uid`, only that object (409 Conflict if it was replaced). */
+  delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    options?: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' },
+  ): Promise<void>;
+  /** Any request, for the reviews (TokenReview, SubjectAccessReview) that are not resources of a type. */
+  request<T = unknown>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; contentType?: string; query?: Record<string, string> },
+  ): Promise<T>;
+  /**
+   * Feeds each event of a watch to `onEvent` until the stream ends (resolves), fails (rejects)
+   * or `signal` aborts (resolves). `onOpen` is called once the server accepted it.
+   */
+  watch(
+    type: ResourceType,
+    namespace: string | undefined,
+    query: Record<string, string>,
+    onEvent: (e: WatchEvent) => void,
+    signal: AbortSignal,
+    idleTimeoutMs?: number,
+    onOpen?: () => void,
+  ): Promise<void>;
+  /** Releases connections. */
+  close(): void;
+}
+
+/**
  * A small REST client for the Kubernetes API on top of the kubeconfig's TLS and auth settings.
  * It knows resource paths from declarations, so it needs no discovery round trips, and it
  * exposes exactly the verbs a controller uses: get, list, watch, server-side apply, status
  * apply, merge patch, create, delete.
  */
-export class KubeClient {
+export class HttpKubeClient implements KubeClient {
   private readonly server: URL;
   private readonly agent: http.Agent;
 

@@ -5,7 +5,7 @@ import { TLSSocket } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { KubeClient } from '../../../operator/runtime/client';
+import { HttpKubeClient } from '../../../operator/runtime/client';
 import { type ClusterConfig, loadKubeConfig } from '../../../operator/runtime/kubeconfig';
 import { selfSignedCertificate } from '../../../operator/runtime/self-signed';
 
@@ -298,7 +298,7 @@ users: [{ name: u, user: { client-certificate: client.crt, client-key: client.ke
 contexts: [{ name: c, context: { cluster: c, user: u } }]
 `,
     );
-    const client = new KubeClient(loadKubeConfig({ path: kubeconfig }), { fieldManager: 'test' });
+    const client = new HttpKubeClient(loadKubeConfig({ path: kubeconfig }), { fieldManager: 'test' });
     try {
       const answer = await client.request<{ metadata: { name: string } }>('GET', '/version');
       expect(answer.metadata.name).toBe('operator');
@@ -313,7 +313,7 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
       const { KubeClient } = clientModule;
       const kc = new KubeConfig();
       kc.loadFromFile(${JSON.stringify(kubeconfig)});
-      const client = new KubeClient(kc, { fieldManager: 'test' });
+      const client = new HttpKubeClient(kc, { fieldManager: 'test' });
       const answer = await client.request('GET', '/version');
       client.close();
       process.stdout.write(answer.metadata.name);`;

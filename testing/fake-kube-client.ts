@@ -1,0 +1,341 @@
+import type { KubeObject, ResourceType } from '../constructs/contract';
+import { ApiError, type KubeClient, type KubeList, type WatchEvent } from '../operator/runtime/client';
+import { extractApplied, type FieldSet } from '../operator/runtime/managed-fields';
+import { apiVersionOf } from '../operator/runtime/resource';
+
+/** One write the fake answered, in order. */
+export interface FakeWrite {
+  readonly verb: 'create' | 'apply' | 'patch' | 'delete';
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly subresource?: string;
+}
+
+interface Stored {
+  readonly type: ResourceType;
+  object: KubeObject;
+}
+
+interface Watcher {
+  readonly type: ResourceType;
+  readonly namespace?: string;
+  readonly onEvent: (e: WatchEvent) => void;
+}
+
+/**
+ * An in-memory API server for unit tests of a controller: `runOperator`'s pieces (`Manager`,
+ * `buildController`) run against it as against a real one, without a cluster. It keeps objects
+ * by type, namespace and name; answers get, list (label and field selectors of `a=b` terms),
+ * watch, create, server-side apply, merge patch and delete (with uid preconditions) as the API
+ * server would; assigns uid, resourceVersion, generation and creationTimestamp; and records
+ * every write in `writes`, so a test can say "a resync writes nothing".
+ *
+ * What it does not do: defaults, validation, admission, garbage collection, and the fine points
+ * of server-side apply (every list is atomic; there is one field manager's view). For those, run
+ * the controller against `startControlPlane()`.
+ */
+export class FakeKubeClient implements KubeClient {
+  readonly fieldManager: string;
+  /** Every write answered, in order. */
+  readonly writes: FakeWrite[] = [];
+  private readonly objects = new Map<string, Stored>();
+  private readonly watchers = new Set<Watcher>();
+  private revision = 0;
+  private uids = 0;
+
+  constructor(options: { readonly fieldManager?: string } = {}) {
+    this.fieldManager = options.fieldManager ?? 'cdk8s-operator-kit';
+  }
+
+  /** Stores objects as if someone else had created them: no write is recorded. */
+  seed(type: ResourceType, ...objects: KubeObject[]): void {
+    for (const o of objects) this.store(type, this.stamp(type, structuredClone(o), undefined));
+  }
+
+  /** The stored object, or undefined: for assertions. */
+  peek<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): T | undefined {
+    return this.objects.get(keyOf(type, namespace, name))?.object as T | undefined;
+  }
+
+  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+    const found = this.objects.get(keyOf(type, namespace, name))?.object as T | undefined;
+    return found ? later(() => structuredClone(found)) : failLater(notFound(type, name));
+  }
+
+  list<T extends KubeObject>(
+    type: ResourceType,
+    namespace?: string,
+    query: Record<string, string> = {},
+  ): Promise<KubeList<T>> {
+    const items = [...this.objects.values()]
+      .filter((s) => sameType(s.type, type) && (namespace === undefined || s.object.metadata.namespace === namespace))
+      .map((s) => s.object)
+      .filter((o) => selects(query, o))
+      .map((o) => structuredClone(o) as T);
+    return later(() => ({ metadata: { resourceVersion: String(this.revision) }, items }));
+  }
+
+  create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
+    const ns = namespace ?? obj.metadata.namespace;
+    const name = obj.metadata.name ?? '';
+    if (this.objects.has(keyOf(type, ns, name))) return failLater(conflict(type, name, 'AlreadyExists'));
+    const created = this.stamp(
+      type,
+      structuredClone({ ...obj, metadata: { ...obj.metadata, namespace: ns } }),
+      undefined,
+    );
+    this.record({ verb: 'create', kind: type.kind, name, namespace: ns });
+    const stored = structuredClone(this.store(type, created)) as T;
+    return later(() => stored);
+  }
+
+  apply<T extends KubeObject>(
+    type: ResourceType,
+    obj: KubeObject,
+    options: { subresource?: string; force?: boolean } = {},
+  ): Promise<T> {
+    const { name = '', namespace, uid } = obj.metadata;
+    const current = this.peek(type, name, namespace);
+    // A uid in the applied object is a precondition, as on the API server.
+    if (uid !== undefined && current?.metadata.uid !== uid) {
+      return failLater(current ? invalid(type, name, 'metadata.uid: field is immutable') : conflict(type, name));
+    }
+    if (options.subresource === 'status') {
+      if (!current) return failLater(notFound(type, name));
+      this.record({ verb: 'apply', kind: type.kind, name, namespace, subresource: 'status' });
+      const next = this.stamp(type, { ...structuredClone(current), status: structuredClone(obj.status) }, current);
+      const stored = structuredClone(this.store(type, next)) as T;
+      return later(() => stored);
+    }
+    const { uid: _uid, ...meta } = obj.metadata;
+    const desired = structuredClone({ ...obj, metadata: meta });
+    const base = current ? withoutOwnedBy(current, this.fieldManager) : undefined;
+    const merged = merge(base ?? {}, desired) as KubeObject;
+    merged.metadata.managedFields = [
+      {
+        manager: this.fieldManager,
+        operation: 'Apply',
+        apiVersion: apiVersionOf(type),
+        fieldsType: 'FieldsV1',
+        fieldsV1: fieldSetOf(desired),
+      },
+    ];
+    this.record({ verb: 'apply', kind: type.kind, name, namespace });
+    const stored = structuredClone(this.store(type, this.stamp(type, merged, current))) as T;
+    return later(() => stored);
+  }
+
+  mergePatch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T> {
+    const current = this.peek(type, name, namespace);
+    if (!current) return failLater(notFound(type, name));
+    this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource });
+    const next = this.stamp(type, mergePatch(structuredClone(current), patch) as KubeObject, current);
+    const stored = structuredClone(this.store(type, next)) as T;
+    return later(() => stored);
+  }
+
+  delete(type: ResourceType, name: string, namespace?: string, options: { uid?: string } = {}): Promise<void> {
+    const key = keyOf(type, namespace, name);
+    const current = this.objects.get(key)?.object;
+    if (!current) return failLater(notFound(type, name));
+    if (options.uid !== undefined && options.uid !== current.metadata.uid) return failLater(conflict(type, name));
+    this.objects.delete(key);
+    this.record({ verb: 'delete', kind: type.kind, name, namespace });
+    this.revision++;
+    this.notify(type, { type: 'DELETED', object: structuredClone(current) });
+    return later(() => undefined);
+  }
+
+  request<T = unknown>(method: string, path: string): Promise<T> {
+    return failLater(new Error(`FakeKubeClient does not answer ${method} ${path}`));
+  }
+
+  watch(
+    type: ResourceType,
+    namespace: string | undefined,
+    _query: Record<string, string>,
+    onEvent: (e: WatchEvent) => void,
+    signal: AbortSignal,
+    _idleTimeoutMs?: number,
+    onOpen?: () => void,
+  ): Promise<void> {
+    const watcher: Watcher = { type, namespace, onEvent };
+    this.watchers.add(watcher);
+    onOpen?.();
+    return new Promise((resolve) => {
+      const stop = () => {
+        this.watchers.delete(watcher);
+        resolve();
+      };
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+  }
+
+  close(): void {
+    this.watchers.clear();
+  }
+
+  /** Metadata the API server assigns: uid and creation time once, a new resourceVersion, generation on spec changes. */
+  private stamp(type: ResourceType, obj: KubeObject, current: KubeObject | undefined): KubeObject {
+    this.revision++;
+    const specChanged = !current || JSON.stringify(specOf(current)) !== JSON.stringify(specOf(obj));
+    const generation = (current?.metadata.generation ?? 0) + (specChanged ? 1 : 0);
+    obj.apiVersion ??= apiVersionOf(type);
+    obj.kind ??= type.kind;
+    obj.metadata = {
+      ...obj.metadata,
+      uid: current?.metadata.uid ?? obj.metadata.uid ?? `fake-uid-${++this.uids}`,
+      creationTimestamp: current?.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      resourceVersion: String(this.revision),
+      generation,
+    };
+    return obj;
+  }
+
+  private store(type: ResourceType, obj: KubeObject): KubeObject {
+    const key = keyOf(type, obj.metadata.namespace, obj.metadata.name ?? '');
+    const existed = this.objects.has(key);
+    this.objects.set(key, { type, object: obj });
+    this.notify(type, { type: existed ? 'MODIFIED' : 'ADDED', object: structuredClone(obj) });
+    return obj;
+  }
+
+  /** Watch events arrive later, as from a server: never inside the write that caused them. */
+  private notify(type: ResourceType, event: WatchEvent): void {
+    for (const w of this.watchers) {
+      if (sameType(w.type, type) && (w.namespace === undefined || w.namespace === event.object.metadata.namespace))
+        setImmediate(() => {
+          if (this.watchers.has(w)) w.onEvent(event);
+        });
+    }
+  }
+
+  private record(write: FakeWrite): void {
+    this.writes.push(write);
+  }
+}
+
+/**
+ * An answer on a later turn of the event loop, as over a network: a controller that loops
+ * against the fake then loops as it would against a server, and timers still fire.
+ */
+function later<T>(value: () => T): Promise<T> {
+  return new Promise((resolve) => {
+    setImmediate(() => {
+      resolve(value());
+    });
+  });
+}
+
+function failLater(error: Error): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    setImmediate(() => {
+      reject(error);
+    });
+  });
+}
+
+function keyOf(type: ResourceType, namespace: string | undefined, name: string): string {
+  return `${type.group}/${type.resource}/${type.namespaced ? (namespace ?? '') : ''}/${name}`;
+}
+
+function sameType(a: ResourceType, b: ResourceType): boolean {
+  return a.group === b.group && a.resource === b.resource;
+}
+
+/** Everything but metadata and status: what moves `metadata.generation`. */
+function specOf(obj: KubeObject): unknown {
+  const { metadata: _m, status: _s, ...rest } = obj;
+  return rest;
+}
+
+/** `labelSelector` and `fieldSelector` of `a=b` terms (and `a!=b` for fields), as the informers send them. */
+function selects(query: Record<string, string>, obj: KubeObject): boolean {
+  const labels = obj.metadata.labels ?? {};
+  for (const term of (query.labelSelector ?? '').split(',').filter(Boolean)) {
+    const [k = '', v] = term.split('=');
+    if (labels[k] !== v) return false;
+  }
+  for (const term of (query.fieldSelector ?? '').split(',').filter(Boolean)) {
+    const negated = term.includes('!=');
+    const [path = '', v] = term.split(negated ? '!=' : '=');
+    const actual = path.split('.').reduce<unknown>((o, p) => (isObject(o) ? o[p] : undefined), obj);
+    if ((String(actual) === v) === negated) return false;
+  }
+  return true;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `patch` over `base`: objects merged key by key, everything else (lists too) replaced. */
+function merge(base: unknown, patch: unknown): unknown {
+  if (!isObject(base) || !isObject(patch)) return patch;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) out[k] = merge(base[k], v);
+  return out;
+}
+
+/** RFC 7386: null removes a key. */
+function mergePatch(base: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out = new Map(Object.entries(isObject(base) ? base : {}));
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) out.delete(k);
+    else out.set(k, mergePatch(out.get(k), v));
+  }
+  return Object.fromEntries(out);
+}
+
+/** The object without the fields `manager` applied last time: applying again then drops what it no longer sends. */
+function withoutOwnedBy(obj: KubeObject, manager: string): KubeObject {
+  const owned = extractApplied(obj, manager);
+  return owned ? (remove(structuredClone(obj), owned) as KubeObject) : structuredClone(obj);
+}
+
+/** `target` without the leaves of `owned`; objects left empty by that go too. */
+function remove(target: unknown, owned: unknown): unknown {
+  if (!isObject(target) || !isObject(owned)) return undefined;
+  const out = new Map(Object.entries(target));
+  for (const [k, v] of Object.entries(owned)) {
+    const left = remove(out.get(k), v);
+    if (left === undefined || (isObject(left) && Object.keys(left).length === 0 && isObject(v))) out.delete(k);
+    else out.set(k, left);
+  }
+  return Object.fromEntries(out);
+}
+
+/** The fields of an applied object as server-side apply records them, every list atomic. */
+function fieldSetOf(value: unknown): FieldSet {
+  const set: FieldSet = {};
+  if (!isObject(value)) return set;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'apiVersion' || k === 'kind') continue;
+    if (isObject(v) && k === 'metadata') {
+      const { name: _n, namespace: _ns, managedFields: _mf, ...meta } = v;
+      set['f:metadata'] = fieldSetOf(meta);
+    } else set[`f:${k}`] = isObject(v) ? fieldSetOf(v) : {};
+  }
+  return set;
+}
+
+function notFound(type: ResourceType, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${type.resource} "${name}" not found`);
+}
+
+function conflict(type: ResourceType, name: string, reason = 'Conflict'): ApiError {
+  return new ApiError(409, reason, `${type.resource} "${name}": ${reason}`);
+}
+
+function invalid(type: ResourceType, name: string, message: string): ApiError {
+  return new ApiError(422, 'Invalid', `${type.resource} "${name}" is invalid: ${message}`);
+}
