@@ -61,5 +61,6 @@ functions.sort((a, b) => b.lines - a.lines);
 console.log(`files ${files.length}, lines ${lines}`);
 console.log(`any ${anys}, casts ${casts} (as unknown as ${doubleCasts}), lines over 120: ${longLines}`);
 console.log('longest functions:');
-for (const f of functions.filter((f, i) => i < 12 || f.lines > 60)) console.log(`  ${String(f.lines).padStart(4)}  ${f.where}`);
+for (const f of functions.filter((f, i) => i < 12 || f.lines > 60))
+  console.log(`  ${String(f.lines).padStart(4)}  ${f.where}`);
 console.log(`functions over 60 lines: ${functions.filter((f) => f.lines > 60).length}`);
