@@ -190,7 +190,6 @@ describe('helpers', () => {
 describe('EventRecorder', () => {
   test('insists on a reportingController the API server accepts', () => {
     // The constructor refuses the name before it ever uses the client.
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
     const client = {} as KubeClient;
     expect(
       () => new EventRecorder(client, 'cdk8s-operator-kit/memcached', 'pod_1', pino({ level: 'silent' })),
