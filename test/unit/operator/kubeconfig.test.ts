@@ -310,7 +310,7 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
     const script = `
       import { KubeConfig } from '@kubernetes/client-node';
       import clientModule from ${JSON.stringify(path.resolve(__dirname, '../../../operator/runtime/client.ts'))};
-      const { KubeClient } = clientModule;
+      const { HttpKubeClient } = clientModule;
       const kc = new KubeConfig();
       kc.loadFromFile(${JSON.stringify(kubeconfig)});
       const client = new HttpKubeClient(kc, { fieldManager: 'test' });
