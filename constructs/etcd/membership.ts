@@ -182,9 +182,13 @@ class ClusterView {
     return healthyVoter ? this.urlOf(healthyVoter) : (this.facts.probe[0] ?? '');
   }
 
+  /** The oldest version a member reports: what the cluster runs. */
+  get runningVersion(): string | undefined {
+    return lowestVersion(this.members.map((m) => this.versionOf(m)).filter((v): v is string => !!v));
+  }
+
   report(step?: MembershipReport['step'], refused?: MembershipReport['refused']): MembershipReport {
     const leaderId = this.leaderId;
-    const versions = this.members.map((m) => this.versionOf(m)).filter((v): v is string => !!v);
     return {
       reachable: true,
       members: [...this.members].sort(this.byOrdinal).map((m) => ({
@@ -194,11 +198,12 @@ class ClusterView {
         started: !!m.name,
         healthy: this.healthy(m),
         leader: m.id === leaderId,
+        // An empty version (a member that has not said) is no version.
         version: this.versionOf(m) === '' ? undefined : this.versionOf(m),
       })),
       step,
       refused,
-      version: lowestVersion(versions),
+      version: this.runningVersion,
     };
   }
 
@@ -335,7 +340,7 @@ async function addMissingMember(view: ClusterView): Promise<MembershipResult | u
   // member never counts against quorum; older releases add a voting member.
   let added: EtcdMember;
   try {
-    const asLearner = supportsLearners(view.report().version ?? current.version);
+    const asLearner = supportsLearners(view.runningVersion ?? current.version);
     added = await addMember(view.via, peerURL(name, namespace, next), asLearner);
   } catch (err) {
     // etcd's strict reconfiguration check: it adds a member only once every voting member has
@@ -369,7 +374,7 @@ async function addMissingMember(view: ClusterView): Promise<MembershipResult | u
 function rollVersion(view: ClusterView): MembershipResult {
   const { members, settledReplicas } = view;
   const { name, wantVersion, current } = view.facts;
-  const running = view.report().version;
+  const running = view.runningVersion;
   const refused = running ? unsupportedVersionChange(running, wantVersion) : undefined;
   if (refused) {
     const topology = view.formed(members, settledReplicas);

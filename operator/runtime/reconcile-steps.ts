@@ -380,8 +380,8 @@ export async function writeStatus(
 /** The owned children of a resource as cached, by `Kind/name`. */
 export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
   const map = new ChildMap();
-  for (const { informer } of parts.owned.values()) {
-    for (const o of informer.listControlledBy(uid)) map.set(childKey(o.kind ?? '', o.metadata.name ?? ''), o);
+  for (const { type, informer } of parts.owned.values()) {
+    for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
   }
   return map;
 }
