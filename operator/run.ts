@@ -85,6 +85,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const client = new HttpKubeClient(loadKubeConfig({ path: flags.kubeconfig }), {
     fieldManager,
     observer: metrics.observeRequest,
+    userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
   });
   const manager = newManager(flags, { client, logger, metrics, identity });
   // parseFlags accepts only the names of these controllers.

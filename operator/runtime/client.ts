@@ -44,6 +44,12 @@ export interface KubeClientOptions {
   readonly timeoutMs?: number;
   /** Told of every request's method, path, status and duration (for metrics). @default none */
   readonly observer?: RequestObserver;
+  /**
+   * The User-Agent of every request. The API server's audit log records it, so a value naming
+   * the process (as the reconciler's `cdk8s-operator-kit-reconciler (<identity>)`) tells which
+   * replica made a write. @default 'cdk8s-operator-kit-reconciler'
+   */
+  readonly userAgent?: string;
 }
 
 /**
@@ -324,7 +330,7 @@ export class HttpKubeClient implements KubeClient {
       hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
       port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
       path: `${basePath}${path}${qs}`,
-      headers: { Accept: 'application/json', 'User-Agent': 'cdk8s-operator-kit-reconciler', ...headers },
+      headers: { Accept: 'application/json', 'User-Agent': this.options.userAgent ?? 'cdk8s-operator-kit-reconciler', ...headers },
       agent: this.agent,
     };
     // Adds client certificates, CA and bearer token (re-read for rotating in-cluster tokens).
