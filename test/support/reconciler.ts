@@ -138,6 +138,19 @@ export class ReconcilerProcess {
     return proc;
   }
 
+  /**
+   * The identity the process logged at start (its POD_NAME and a random suffix): it leads under
+   * it, and names it in its User-Agent, so the audit log tells its writes from other processes'.
+   */
+  get identity(): string {
+    for (const line of this.logs) {
+      if (!line.includes('"starting manager"')) continue;
+      const id = (JSON.parse(line) as { identity?: unknown }).identity;
+      if (typeof id === 'string') return id;
+    }
+    throw new Error(`${this.name} has not logged its identity:\n${this.logs.join('\n')}`);
+  }
+
   /** One metric's value (summed over the series whose labels include `labels`). */
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
     const { body } = await httpGet(`http://127.0.0.1:${this.metricsPort}/metrics`);
