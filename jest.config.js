@@ -8,6 +8,10 @@ const base = {
 };
 
 module.exports = {
+  // One worker per core (jest's default leaves one idle). Suites share one control plane, and
+  // each works in namespaces of its own and counts only its own processes' writes, so two run
+  // side by side; the API server and the reconcilers mostly wait on each other, not on the CPU.
+  maxWorkers: '100%',
   reporters: ['default', '<rootDir>/test/harness/failure-flag-reporter.js'],
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
