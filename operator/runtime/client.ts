@@ -330,7 +330,11 @@ export class HttpKubeClient implements KubeClient {
       hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
       port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
       path: `${basePath}${path}${qs}`,
-      headers: { Accept: 'application/json', 'User-Agent': this.options.userAgent ?? 'cdk8s-operator-kit-reconciler', ...headers },
+      headers: {
+        Accept: 'application/json',
+        'User-Agent': this.options.userAgent ?? 'cdk8s-operator-kit-reconciler',
+        ...headers,
+      },
       agent: this.agent,
     };
     // Adds client certificates, CA and bearer token (re-read for rotating in-cluster tokens).
