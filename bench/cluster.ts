@@ -22,7 +22,11 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
       );
     kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
-    execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), 'bundle', '--entry', 'operator/main.ts'],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
     const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {
       await fn(

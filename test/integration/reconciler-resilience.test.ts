@@ -40,7 +40,11 @@ function apiServerAddress(kubeconfig: string): { host: string; port: number } {
 const started: ReconcilerProcess[] = [];
 beforeAll(() => {
   // One of the leader-election pair runs the single-file bundle the image ships.
-  execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs')], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), 'bundle', '--entry', 'operator/main.ts'],
+    { cwd: ROOT, stdio: 'ignore' },
+  );
 });
 afterAll(async () => {
   await Promise.all(started.map((r) => r.stop('SIGKILL')));

@@ -3,53 +3,91 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
+import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../operator/image/definition';
+import { describeProject } from '../../operator/image/project';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const CLI = path.join(ROOT, 'operator', 'cli.ts');
+
+/** `cdk8s-operator-kit bundle` of an entry point, into a fresh folder. */
+function bundle(entry: string): string {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-')), 'main.js');
+  execFileSync(process.execPath, ['--import', 'tsx', CLI, 'bundle', '--entry', entry, '--output', out], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
+  return out;
+}
 
 describe('the reconciler image', () => {
-  const dockerfile = fs.readFileSync(path.join(ROOT, 'operator', 'Dockerfile'), 'utf8');
-
-  test('the constructs default to the image the Dockerfile builds, tagged with the kit version', () => {
+  test('the constructs default to the image `cdk8s-operator-kit image` builds, tagged with the kit version', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     expect(DEFAULT_IMAGE_TAG).toBe(pkg.version);
-    expect(dockerfile).toContain(`-t ${DEFAULT_IMAGE}:${DEFAULT_IMAGE_TAG}`);
+    expect(describeProject(ROOT).reference).toBe(`${DEFAULT_IMAGE}:${DEFAULT_IMAGE_TAG}`);
   });
 
-  test('is multi-stage, runs as the non-root uid the Deployment expects, with the bundle as entry point', () => {
-    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
-    expect(dockerfile).toMatch(new RegExp(`^USER ${NON_ROOT_UID}:${NON_ROOT_UID}$`, 'm'));
-    expect(dockerfile).toMatch(/^ENTRYPOINT \[.*"\/app\/main\.js"\]$/m);
+  test('runs as the non-root uid the Deployment expects, with the bundle as entry point', () => {
+    expect(IMAGE_USER.uid).toBe(NON_ROOT_UID);
+    expect(ENTRYPOINT).toEqual([NODE_RUNTIME.path, '/app/main.js']);
   });
 
-  test("runs a supported Node.js LTS (22), and bundles the entry point given as ENTRY (the kit's by default)", () => {
-    expect(dockerfile).toMatch(/^FROM node:22-/m);
-    expect(dockerfile).toMatch(/^FROM gcr\.io\/distroless\/nodejs22-/m);
-    expect(dockerfile).toMatch(/^ARG ENTRY=operator\/main\.ts$/m);
-    expect(dockerfile).toContain('esbuild "$ENTRY" --bundle');
+  test('runs a supported Node.js LTS (22), pinned to an exact version and integrity', () => {
+    expect(NODE_RUNTIME.version).toMatch(/^22\.\d+\.\d+$/);
+    expect(NODE_RUNTIME.integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
+  });
+
+  test('its labels say title, version, source, licenses and revision, and when it was made', () => {
+    expect(
+      imageLabels({
+        title: 't',
+        version: '1.2.3',
+        source: 'https://example.com/t',
+        licenses: 'Apache-2.0',
+        revision: 'abc',
+        created: 0,
+      }),
+    ).toMatchObject({
+      'org.opencontainers.image.title': 't',
+      'org.opencontainers.image.version': '1.2.3',
+      'org.opencontainers.image.source': 'https://example.com/t',
+      'org.opencontainers.image.licenses': 'Apache-2.0',
+      'org.opencontainers.image.revision': 'abc',
+      'org.opencontainers.image.created': '1970-01-01T00:00:00.000Z',
+    });
   });
 
   test("a user's entry point bundles the same way: the StaticSite example's reconciler", () => {
-    const bundle = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-')), 'main.js');
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'operator', 'bundle.mjs'), bundle, 'examples/static-site/main.ts'],
-      { cwd: ROOT, stdio: 'ignore' },
-    );
-    const bad = spawnSync(process.execPath, [bundle, '--controllers=memcached'], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [bundle('examples/static-site/main.ts'), '--controllers=memcached'], {
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('unknown controller(s) memcached; known: staticsite');
   }, 60_000);
 
   test('the esbuild bundle runs on its own: --help, and a clear error for a bad flag', () => {
-    const bundle = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-')), 'main.js');
-    execFileSync(process.execPath, [path.join(ROOT, 'operator', 'bundle.mjs'), bundle], { cwd: ROOT, stdio: 'ignore' });
-    const help = spawnSync(process.execPath, [bundle, '--help'], { encoding: 'utf8' });
+    const main = bundle('operator/main.ts');
+    const help = spawnSync(process.execPath, [main, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--leader-elect');
-    const bad = spawnSync(process.execPath, [bundle, '--controllers=nope'], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [main, '--controllers=nope'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(
       'unknown controller(s) nope; known: memcached, etcdcluster, crontab, application, webapp, database',
     );
+  }, 60_000);
+
+  test('the command explains a missing --entry, an unknown command, and a missing entry file, without a stack trace', () => {
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, encoding: 'utf8' });
+    const noEntry = cli('image');
+    expect(noEntry.status).toBe(2);
+    expect(noEntry.stderr).toContain('image: --entry <file> is required');
+    const unknown = cli('imgae');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "imgae"');
+    const gone = cli('bundle', '--entry', 'no/such/main.ts');
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toMatch(/the entry point .*no\/such\/main\.ts does not exist/);
+    expect(gone.stderr).not.toContain('    at ');
   }, 60_000);
 });

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+/**
+ * `cdk8s-operator-kit`: the package's command.
+ *   image   build a reconciler image (OCI archive) from an entry point, without a daemon
+ *   bundle  bundle an entry point into one JavaScript file, as the image holds it
+ */
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundleReconciler } from './image/bundle';
+import { buildImage, type BuiltImage } from './image/build';
+import { NODE_RUNTIME } from './image/definition';
+import { describeProject } from './image/project';
+import { ImageBuildError } from './image/tools';
+
+const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
+
+Commands:
+  image --entry <file> [--tag <image>] [--output <dir>] [--no-load] [--json]
+      Build the reconciler image of an entry point that calls runOperator, as an OCI archive in
+      <dir> (default build/image), without a container daemon or registry (needs mmdebstrap and
+      buildah). The tag defaults to <package name>/reconciler:<package version>. The image is
+      also loaded into podman's storage when podman is installed, unless --no-load.
+  bundle --entry <file> [--output <file>] [--no-minify]
+      Bundle the entry point into one file (default build/reconciler/main.js) with esbuild.
+`;
+
+const MiB = 1024 * 1024;
+
+function report(image: BuiltImage): string {
+  const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+  return [
+    `${image.reference}  ${image.digest}`,
+    `  archive: ${image.archive}`,
+    ...image.layers.map((l) => `  layer ${l.digest.slice(7, 19)}: ${mib(l.size)} compressed, ${l.holds}`),
+    `  holds: base system ${mib(image.contents.baseSystem)}, node ${NODE_RUNTIME.version} ${mib(image.contents.node)}, bundle ${mib(image.contents.bundle)}`,
+    image.loaded ? `  loaded into podman's storage: podman run ${image.reference}` : '  not loaded (no podman)',
+    '',
+  ].join('\n');
+}
+
+async function imageCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      entry: { type: 'string' },
+      tag: { type: 'string' },
+      output: { type: 'string', default: path.join('build', 'image') },
+      'no-load': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.entry) throw new UsageError('image: --entry <file> is required');
+  const cwd = process.cwd();
+  const project = describeProject(cwd);
+  const image = await buildImage({
+    entry: values.entry,
+    reference: values.tag ?? project.reference,
+    description: project.description,
+    outDir: values.output,
+    cwd,
+    load: !values['no-load'],
+    log: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(values.json ? `${JSON.stringify(image, null, 2)}\n` : report(image));
+  return 0;
+}
+
+async function bundleCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      entry: { type: 'string' },
+      output: { type: 'string', default: path.join('build', 'reconciler', 'main.js') },
+      'no-minify': { type: 'boolean', default: false },
+    },
+  });
+  if (!values.entry) throw new UsageError('bundle: --entry <file> is required');
+  const bytes = await bundleReconciler({ entry: values.entry, outfile: values.output, minify: !values['no-minify'] });
+  process.stdout.write(`${values.output}: ${(bytes / MiB).toFixed(1)} MiB\n`);
+  return 0;
+}
+
+class UsageError extends Error {}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { image: imageCommand, bundle: bundleCommand };
+
+/** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command ? 0 : 2;
+  }
+  const run = COMMANDS[command];
+  try {
+    if (!run) throw new UsageError(`unknown command "${command}"`);
+    return await run(rest);
+  } catch (err) {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    if (usage || err instanceof ImageBuildError) {
+      process.stderr.write(`cdk8s-operator-kit: ${(err as Error).message}\n${usage ? `\n${USAGE}` : ''}`);
+      return usage ? 2 : 1;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
