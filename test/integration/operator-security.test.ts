@@ -2,10 +2,9 @@
  * Least privilege on Secrets, and /metrics served only to who may read it — checked against the
  * real API server's authorizer, with the RBAC from dist/.
  */
-import * as https from 'node:https';
 import * as path from 'node:path';
 import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
-import { httpGet, ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { httpGet, ReconcilerProcess, scrapeMetrics, serviceAccountKubeconfig } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DATABASE_SA = 'system:serviceaccount:database-system:database-operator';
@@ -81,32 +80,7 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
     expect((await reconciler?.stop())?.code).toBe(0);
   });
 
-  /** GET /metrics over TLS (the certificate is self-signed), with an optional bearer token. */
-  function scrape(token?: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = https.get(
-        {
-          host: '127.0.0.1',
-          port: reconciler.metricsPort,
-          path: '/metrics',
-          rejectUnauthorized: false,
-          headers: token ? { Authorization: `Bearer ${token}` } : {},
-          timeout: 10_000,
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            body += c;
-          });
-          res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, body });
-          });
-        },
-      );
-      req.on('error', reject);
-    });
-  }
+  const scrape = (token?: string) => scrapeMetrics(reconciler.metricsPort, token);
 
   const token = (sa: string) => kubectlOk(['create', 'token', sa, '-n', ns]).trim();
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -238,4 +239,31 @@ export class TcpProxy {
       }),
     );
   }
+}
+
+/** GET /metrics over TLS (the reconciler's certificate is self-signed), with an optional token. */
+export function scrapeMetrics(port: number, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        rejectUnauthorized: false,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        timeout: 10_000,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('error', reject);
+  });
 }
