@@ -8,6 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
+import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -55,7 +57,7 @@ test('the tarball holds the compiled library, its types and the harness scripts,
     'lib/operator/index.js',
     'lib/testing/index.js',
     'lib/testing/build-control-plane.sh',
-    'operator/Dockerfile',
+    'lib/operator/cli.js',
     'LICENSE',
     'CHANGELOG.md',
     'README.md',
@@ -131,3 +133,46 @@ test('the package loads from CommonJS and from ESM, and its reconciler starts', 
   });
   expect(wrong.stderr).toContain('known: greeting');
 });
+
+const missingTools = missingContainerTools();
+if (missingTools) test.todo(`the app's own reconciler image is built and run — skipped: ${missingTools}`);
+
+(missingTools ? test.skip : test)(
+  "the app builds its own reconciler image with the package's command, and it runs as its Deployment runs it",
+  async () => {
+    const image = buildImage({
+      bin: [path.join(app, 'node_modules', '.bin', 'cdk8s-operator-kit')],
+      entry: 'reconciler.ts',
+      tag: 'registry.example.com/greeting-operator:1.0.0',
+      outDir: path.join(work, 'image'),
+      cwd: app,
+    });
+    expect(image.layers).toHaveLength(2);
+    if (!fs.existsSync(path.join(app, 'dist'))) run('npm', ['run', 'synth'], app);
+    for (const file of ['0000-cluster.k8s.yaml', '0001-platform.k8s.yaml'])
+      kubectlOk(['apply', '--server-side', '-f', path.join(app, 'dist', file)]);
+    kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/greetings.platform.example.com']);
+    const ns = createTestNamespace('greeting-image');
+    const deployment = deploymentIn(path.join(app, 'dist', '0001-platform.k8s.yaml'), 'greeting-operator');
+    expect(deployment.spec.template.spec.containers[0].image).toBe('registry.example.com/greeting-operator:1.0.0');
+    const container = await ReconcilerContainer.start({ archive: image.archive, deployment, namespace: ns });
+    try {
+      kubectlOk(['apply', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'platform.example.com/v1',
+          kind: 'Greeting',
+          metadata: { name: 'hi' },
+          spec: { message: 'Hello from an image' },
+        }),
+      });
+      const cm = await eventually("the Greeting's ConfigMap", () => {
+        const r = kubectl(['get', 'configmap', 'hi', '-n', ns, '-o', 'json']);
+        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+      });
+      expect(cm.data['index.html']).toBe('Hello from an image');
+      expect(cm.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Greeting', name: 'hi' })]);
+    } finally {
+      expect((await container.stop()).code).toBe(0);
+    }
+  },
+);
