@@ -68,7 +68,6 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
   const work = path.join(outDir, '.work');
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(work, { recursive: true });
-  const epoch = options.description.created;
   try {
     log(`bundling ${options.entry}`);
     const appDir = path.join(work, 'app');
@@ -76,7 +75,7 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
     fs.rmSync(path.join(appDir, 'main.js.map')); // Node would not use it without --enable-source-maps.
     log('unpacking the distribution packages into the base root file system');
     const rootfs = path.join(work, 'rootfs');
-    buildRootfs(rootfs, epoch);
+    buildRootfs(rootfs);
     log(`adding node ${NODE_RUNTIME.version}`);
     const nodeFiles = extractNodeRuntime(path.join(work, 'node'));
     const archive = path.join(outDir, `${archiveName(options.reference)}.oci.tar`);
@@ -100,6 +99,29 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
   }
 }
 
+type Buildah = (...args: string[]) => string;
+
+/** buildah on storage of the build's own, thrown away afterwards: nothing of an earlier build leaks in. */
+function buildahIn(work: string): Buildah {
+  const storage = [
+    '--root',
+    path.join(work, 'storage'),
+    '--runroot',
+    path.join(work, 'run'),
+    '--storage-driver',
+    'vfs',
+  ];
+  return (...args) => run('buildah', [...storage, ...args]).trim();
+}
+
+/**
+ * One time on every file of the layer and in its history; no builder label, so that the digest
+ * depends on the content alone, not on when or with which buildah it was assembled.
+ */
+function commitFlags(epoch: number): string[] {
+  return ['--quiet', '--timestamp', String(epoch), '--identity-label=false', '--rm'];
+}
+
 function assemble(a: {
   work: string;
   rootfs: string;
@@ -109,69 +131,47 @@ function assemble(a: {
   options: BuildImageOptions;
   log: (line: string) => void;
 }): void {
-  const { work, rootfs, nodeFiles, appDir, archive, options, log } = a;
-  // Storage of the build's own, thrown away afterwards: nothing from an earlier build leaks in.
-  const buildah = (...args: string[]) =>
-    run('buildah', [
-      '--root',
-      path.join(work, 'storage'),
-      '--runroot',
-      path.join(work, 'run'),
-      '--storage-driver',
-      'vfs',
-      ...args,
-    ]).trim();
-  // The same time on every file and in the history; no builder label, so that the digest depends
-  // on the content alone, not on the version of buildah that assembled it.
-  const commitFlags = ['--quiet', '--timestamp', String(options.description.created), '--identity-label=false', '--rm'];
-  const { uid } = IMAGE_USER;
+  const buildah = buildahIn(a.work);
+  a.log('layer 1: the base system and node');
+  commitBaseLayer(buildah, a.rootfs, a.nodeFiles);
+  a.log('layer 2: the bundle');
+  commitAppLayer(buildah, a.appDir, a.options);
+  fs.rmSync(a.archive, { force: true });
+  buildah('push', '--quiet', 'localhost/image', `oci-archive:${a.archive}:${a.options.reference}`);
+  a.log(`wrote ${a.archive}`);
+}
 
-  log('layer 1: the base system and node');
+/** The base system and Node, committed as `localhost/base`. */
+function commitBaseLayer(buildah: Buildah, rootfs: string, nodeFiles: { node: string; license: string }): void {
+  const { uid, name } = IMAGE_USER;
   const base = buildah('from', '--isolation', 'chroot', 'scratch');
   buildah('add', base, `${rootfs}/`, '/');
   buildah('add', '--chmod', '0755', base, nodeFiles.node, NODE_RUNTIME.path);
   buildah('add', base, nodeFiles.license, '/usr/share/doc/nodejs/LICENSE');
-  buildah(
-    'add',
-    '--chown',
-    `${uid}:${uid}`,
-    base,
-    path.join(rootfs, 'home', IMAGE_USER.name),
-    `/home/${IMAGE_USER.name}`,
-  );
-  buildah(
-    'config',
-    '--created-by',
-    `debian ${BASE_SYSTEM.release} (${BASE_SYSTEM.packages.join(' ')}), node ${NODE_RUNTIME.version}`,
-    base,
-  );
-  buildah('commit', ...commitFlags, base, 'localhost/base');
+  buildah('add', '--chown', `${uid}:${uid}`, base, path.join(rootfs, 'home', name), `/home/${name}`);
+  const packages = BASE_SYSTEM.packages.join(' ');
+  buildah('config', '--created-by', `debian ${BASE_SYSTEM.release} (${packages}), node ${NODE_RUNTIME.version}`, base);
+  // The epoch itself, not the project's time: one base layer for every image of this definition.
+  buildah('commit', ...commitFlags(0), base, 'localhost/base');
+}
 
-  log('layer 2: the bundle');
+/** The bundle on top of the base, with the image's config, committed as `localhost/image`. */
+function commitAppLayer(buildah: Buildah, appDir: string, options: BuildImageOptions): void {
+  const { uid } = IMAGE_USER;
   const app = buildah('from', '--isolation', 'chroot', 'localhost/base');
   buildah('add', app, `${appDir}/`, `${APP_DIR}/`);
-  buildah(
-    'config',
-    '--user',
-    `${uid}:${uid}`,
-    '--workingdir',
-    APP_DIR,
-    '--entrypoint',
-    JSON.stringify(ENTRYPOINT),
-    '--cmd',
-    '',
-    ...EXPOSED_PORTS.flatMap((p) => ['--port', `${p}/tcp`]),
-    '--env',
-    'NODE_ENV=production',
-    '--created-by',
-    `cdk8s-operator-kit image --entry ${options.entry}`,
-    ...Object.entries(imageLabels(options.description)).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
-    app,
-  );
-  buildah('commit', ...commitFlags, app, 'localhost/image');
-  fs.rmSync(archive, { force: true });
-  buildah('push', '--quiet', 'localhost/image', `oci-archive:${archive}:${options.reference}`);
-  log(`wrote ${archive}`);
+  const config = [
+    ['--user', `${uid}:${uid}`],
+    ['--workingdir', APP_DIR],
+    ['--entrypoint', JSON.stringify(ENTRYPOINT)],
+    ['--cmd', ''],
+    ...EXPOSED_PORTS.map((p) => ['--port', `${p}/tcp`]),
+    ['--env', 'NODE_ENV=production'],
+    ['--created-by', `cdk8s-operator-kit image --entry ${options.entry}`],
+    ...Object.entries(imageLabels(options.description)).map(([k, v]) => ['--label', `${k}=${v}`]),
+  ];
+  buildah('config', ...config.flat(), app);
+  buildah('commit', ...commitFlags(options.description.created), app, 'localhost/image');
 }
 
 /** A file name from an image reference: `registry/a/b:1.0` becomes `b-1.0`. */

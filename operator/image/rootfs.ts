@@ -52,7 +52,7 @@ const REMOVED = [
 ];
 
 /** Builds the base root file system into `dir` (which must not exist yet). */
-export function buildRootfs(dir: string, sourceDateEpoch: number): void {
+export function buildRootfs(dir: string): void {
   const sources = aptSourcesFile();
   run(
     'mmdebstrap',
@@ -65,7 +65,8 @@ export function buildRootfs(dir: string, sourceDateEpoch: number): void {
       dir,
       ...(sources ? [sources] : []),
     ],
-    { env: { SOURCE_DATE_EPOCH: String(sourceDateEpoch) } },
+    // Files carry the base layer's own time (see build.ts), not the project's.
+    { env: { SOURCE_DATE_EPOCH: '0' } },
   );
   trim(dir);
   writeUsers(dir);
