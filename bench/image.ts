@@ -15,17 +15,13 @@ import { freePort } from '../testing/control-plane';
 import { deploymentIn, missingContainerTools, ReconcilerContainer } from '../test/support/container';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { withBenchCluster } from './cluster';
-import { kubectl } from './measure';
+import { kubectl, rssBytes } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.IMAGE_N ?? 100);
 const MiB = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function rss(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-}
 
 interface Figures {
   readyS: number;
@@ -55,10 +51,10 @@ async function loadAndSettle(admin: string, ns: string): Promise<void> {
 
 async function measure(admin: string, ns: string, pid: number, readyS: number): Promise<Figures> {
   await sleep(5000);
-  const idle = rss(pid);
+  const idle = rssBytes(pid);
   await loadAndSettle(admin, ns);
   await sleep(5000);
-  return { readyS, idleMiB: idle / MiB, loadedMiB: rss(pid) / MiB };
+  return { readyS, idleMiB: idle / MiB, loadedMiB: rssBytes(pid) / MiB };
 }
 
 async function bare(admin: string, deployment: any, ns: string): Promise<Figures> {

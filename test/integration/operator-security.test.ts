@@ -4,7 +4,13 @@
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
-import { httpGet, ReconcilerProcess, scrapeMetrics, serviceAccountKubeconfig } from '../support/reconciler';
+import {
+  bindMetricsReader,
+  httpGet,
+  ReconcilerProcess,
+  scrapeMetrics,
+  serviceAccountKubeconfig,
+} from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DATABASE_SA = 'system:serviceaccount:database-system:database-operator';
@@ -64,15 +70,8 @@ describe('/metrics over HTTPS, for authorized callers only', () => {
       args: ['--controllers=memcached', `--namespace=${ns}`, '--metrics-secure=true'],
       name: 'secure-metrics',
     });
-    kubectlOk(['create', 'serviceaccount', 'prometheus', '-n', ns]);
+    bindMetricsReader(ns, 'prometheus');
     kubectlOk(['create', 'serviceaccount', 'nosy', '-n', ns]);
-    kubectlOk([
-      'create',
-      'clusterrolebinding',
-      `metrics-reader-${ns}`,
-      '--clusterrole=memcached-metrics-reader',
-      `--serviceaccount=${ns}:prometheus`,
-    ]);
   });
 
   afterAll(async () => {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { scrapeMetrics } from '../support/reconciler';
+import { bindMetricsReader, scrapeMetrics } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DIST = path.join(ROOT, 'dist');
@@ -102,14 +102,7 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
 
   test('serves /metrics over HTTPS: 401 without a token, 200 to a token with the metrics-reader role', async () => {
     expect((await scrapeMetrics(container!.metricsPort)).status).toBe(401);
-    kubectlOk(['create', 'serviceaccount', 'prometheus', '-n', ns]);
-    kubectlOk([
-      'create',
-      'clusterrolebinding',
-      `metrics-reader-${ns}`,
-      '--clusterrole=memcached-metrics-reader',
-      `--serviceaccount=${ns}:prometheus`,
-    ]);
+    bindMetricsReader(ns, 'prometheus');
     const token = kubectlOk(['create', 'token', 'prometheus', '-n', ns]).trim();
     const scraped = await eventually('an authorized scrape', async () => {
       const s = await scrapeMetrics(container!.metricsPort, token);

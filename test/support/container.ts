@@ -8,18 +8,17 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parse as parseYamlDoc, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
+import { have } from '../../operator/image/tools';
 import { freePort } from '../../testing/control-plane';
-import { eventually, kubectlOk, testKubeconfig } from './kube';
-import { httpGet } from './reconciler';
+import { kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
+import { identityInLogs, waitUntilReady } from './reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /** What the image tests need that the machine may lack, or undefined when all is there. */
 export function missingContainerTools(): string | undefined {
-  const missing = ['mmdebstrap', 'buildah', 'podman', 'runc'].filter(
-    (p) => spawnSync(p, ['--version'], { stdio: 'ignore' }).error !== undefined,
-  );
+  const missing = ['mmdebstrap', 'buildah', 'podman', 'runc'].filter((p) => !have(p));
   return missing.length
     ? `${missing.join(', ')} not installed (.ci/run installs them from the distribution)`
     : undefined;
@@ -89,7 +88,7 @@ function serviceAccountMount(namespace: string, serviceAccount: string): string 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-mount-'));
   fs.chmodSync(dir, 0o755);
   const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, '--duration=1h']).trim();
-  const cluster = parseYamlDoc(fs.readFileSync(testKubeconfig(), 'utf8')).clusters[0].cluster;
+  const cluster = kubeconfigCluster(testKubeconfig());
   fs.writeFileSync(path.join(dir, 'token'), token, { mode: 0o644 });
   fs.writeFileSync(path.join(dir, 'ca.crt'), Buffer.from(cluster['certificate-authority-data'], 'base64'), {
     mode: 0o644,
@@ -145,7 +144,7 @@ export class ReconcilerContainer {
       env[e.name] =
         field === 'metadata.name' ? name : field === 'metadata.namespace' ? deployment.metadata.namespace : e.value;
     }
-    const server = new URL(parseYamlDoc(fs.readFileSync(testKubeconfig(), 'utf8')).clusters[0].cluster.server);
+    const server = new URL(kubeconfigCluster(testKubeconfig()).server);
     env.KUBERNETES_SERVICE_HOST = server.hostname;
     env.KUBERNETES_SERVICE_PORT = server.port;
     let args: string[] = container.args ?? [];
@@ -192,23 +191,13 @@ export class ReconcilerContainer {
       pod.terminationGracePeriodSeconds ?? 30,
       podman,
     );
-    await eventually(
-      `${name} to be ready`,
-      async () => {
-        if (child.exitCode !== null) throw new Error(`exited early:\n${c.logs.join('\n')}`);
-        return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
-      },
-      90_000,
-    );
+    await waitUntilReady(name, child, c.logs, healthPort, 90_000);
     return c;
   }
 
   /** The identity it logged at start (its POD_NAME and a random suffix). */
   get identity(): string {
-    for (const line of this.logs) {
-      if (line.includes('"starting manager"')) return (JSON.parse(line) as { identity: string }).identity;
-    }
-    throw new Error(`${this.name} has not logged its identity`);
+    return identityInLogs(this.name, this.logs);
   }
 
   /**

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { parse as parseYamlDoc } from 'yaml';
 
 export interface KubectlResult {
   readonly code: number;
@@ -14,6 +16,11 @@ export function testKubeconfig(): string {
       'OPKIT_TEST_KUBECONFIG is not set: integration tests run under `npm test`, which starts a control plane',
     );
   return k;
+}
+
+/** The first cluster of a kubeconfig file: `server` and `certificate-authority-data`. */
+export function kubeconfigCluster(file: string): { server: string; 'certificate-authority-data': string } {
+  return parseYamlDoc(fs.readFileSync(file, 'utf8')).clusters[0].cluster;
 }
 
 /** Runs the real kubectl against the test cluster, always with an explicit --kubeconfig. */

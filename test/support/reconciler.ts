@@ -5,9 +5,8 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parse as parseYamlDoc } from 'yaml';
 import { freePort } from '../../testing/control-plane';
-import { eventually, kubectlOk, testKubeconfig } from './kube';
+import { eventually, kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -23,8 +22,7 @@ export function serviceAccountKubeconfig(
   const ns = options.namespace ?? 'memcached-system';
   const sa = options.serviceAccount ?? 'memcached-operator';
   const token = kubectlOk(['create', 'token', sa, '-n', ns, '--duration=2h'], { kubeconfig: admin }).trim();
-  const cfg = parseYamlDoc(fs.readFileSync(admin, 'utf8'));
-  const cluster = cfg.clusters[0].cluster;
+  const cluster = kubeconfigCluster(admin);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-')), 'kubeconfig');
   fs.writeFileSync(
     file,
@@ -49,17 +47,24 @@ export function serviceAccountKubeconfig(
   return file;
 }
 
+/** A response's status and whole body as text. */
+function readResponse(res: http.IncomingMessage): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => {
+      body += c;
+    });
+    res.on('end', () => {
+      resolve({ status: res.statusCode ?? 0, body });
+    });
+  });
+}
+
 export function httpGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = http.get(url, { timeout: 2000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body });
-      });
+      void readResponse(res).then(resolve);
     });
     req.on('error', () => {
       resolve({ status: 0, body: '' });
@@ -69,6 +74,51 @@ export function httpGet(url: string): Promise<{ status: number; body: string }> 
       resolve({ status: 0, body: '' });
     });
   });
+}
+
+/** Waits until a reconciler (a process, or podman running its container) passes /readyz. */
+export async function waitUntilReady(
+  name: string,
+  child: ChildProcess,
+  logs: readonly string[],
+  healthPort: number,
+  timeoutMs: number,
+): Promise<void> {
+  await eventually(
+    `${name} to be ready`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`exited early:\n${logs.join('\n')}`);
+      return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** The identity a reconciler logged at start ("starting manager"): its POD_NAME and a random suffix. */
+export function identityInLogs(name: string, logs: readonly string[]): string {
+  for (const line of logs) {
+    if (!line.includes('"starting manager"')) continue;
+    const id = (JSON.parse(line) as { identity?: unknown }).identity;
+    if (typeof id === 'string') return id;
+  }
+  throw new Error(`${name} has not logged its identity:\n${logs.join('\n')}`);
+}
+
+/**
+ * Creates ServiceAccount `serviceAccount` in `namespace` and binds it to the Memcached operator's
+ * metrics-reader ClusterRole; returns the binding's name (cluster-scoped: delete it afterwards).
+ */
+export function bindMetricsReader(namespace: string, serviceAccount: string): string {
+  const binding = `metrics-reader-${namespace}`;
+  kubectlOk(['create', 'serviceaccount', serviceAccount, '-n', namespace]);
+  kubectlOk([
+    'create',
+    'clusterrolebinding',
+    binding,
+    '--clusterrole=memcached-metrics-reader',
+    `--serviceaccount=${namespace}:${serviceAccount}`,
+  ]);
+  return binding;
 }
 
 /** The reconciler (operator/main.ts) as a child process, with its logs and endpoints. */
@@ -128,14 +178,7 @@ export class ReconcilerProcess {
       },
     );
     const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);
-    await eventually(
-      `${name} to be ready`,
-      async () => {
-        if (child.exitCode !== null) throw new Error(`exited early:\n${proc.logs.join('\n')}`);
-        return (await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).status === 200 ? true : undefined;
-      },
-      60_000,
-    );
+    await waitUntilReady(name, child, proc.logs, healthPort, 60_000);
     return proc;
   }
 
@@ -144,12 +187,7 @@ export class ReconcilerProcess {
    * it, and names it in its User-Agent, so the audit log tells its writes from other processes'.
    */
   get identity(): string {
-    for (const line of this.logs) {
-      if (!line.includes('"starting manager"')) continue;
-      const id = (JSON.parse(line) as { identity?: unknown }).identity;
-      if (typeof id === 'string') return id;
-    }
-    throw new Error(`${this.name} has not logged its identity:\n${this.logs.join('\n')}`);
+    return identityInLogs(this.name, this.logs);
   }
 
   /** One metric's value (summed over the series whose labels include `labels`). */
@@ -254,14 +292,7 @@ export function scrapeMetrics(port: number, token?: string): Promise<{ status: n
         timeout: 10_000,
       },
       (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-        });
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body });
-        });
+        void readResponse(res).then(resolve);
       },
     );
     req.on('error', reject);
