@@ -74,6 +74,8 @@ export {
   constructStatusSchema,
 } from './core/construct-operator';
 export type { ConstructControllerProps, ConstructOperatorProps, ConstructStatus } from './core/construct-operator';
+export { operatorHelmChart, writeHelmChart } from './helm/chart';
+export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';
 export type { PolicyRule } from './core/rbac';
 export { renderConstructs } from './core/render';

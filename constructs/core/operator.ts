@@ -127,6 +127,8 @@ const QUANTITY =
  * new MemcachedOperator(chart, 'memcached', { clusterScope: cluster });
  */
 export class Operator extends Construct {
+  /** The props it was made with (a Helm chart of it makes it again with other settings). */
+  readonly props: OperatorProps;
   readonly operatorName: string;
   readonly operatorNamespace: string;
   /** Where the cluster-scoped objects are. */
@@ -151,6 +153,7 @@ export class Operator extends Construct {
       (first) =>
         `Operator ${JSON.stringify(name)}: another operator (${first}) already has this name, and their objects would collide; give one of them another name`,
     );
+    this.props = props;
     this.operatorName = name;
     this.operatorNamespace = namespace;
     const clusterHolder = new Construct(props.clusterScope ?? this, props.clusterScope ? `${name}-cluster` : 'Cluster');

@@ -1,0 +1,210 @@
+/**
+ * A Helm chart of an operator, templated from the `Operator` construct itself: each template is
+ * what the construct makes, with the values put where the construct puts the settings they stand
+ * for, and conditions where a setting adds or removes objects and fields. Nothing is written twice:
+ * change the construct and the chart follows.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { App, Chart } from 'cdk8s';
+import { Document, stringify } from 'yaml';
+import { Operator, type OperatorProps } from '../core/operator';
+import { emitObject } from './emit';
+import {
+  applyValues,
+  Conditions,
+  locateValue,
+  mergeVariants,
+  type TemplateNode,
+  type ValuePlaces,
+  type Variant,
+} from './template-tree';
+import { chartProps, defaultValues, SCALARS, splitPath, SWITCHES } from './values';
+
+export interface OperatorHelmChartProps {
+  /**
+   * The operator (a construct already made, or its props with a name): its controllers and
+   * settings. The settings become the defaults of the chart's values; its namespaced objects go
+   * to the release's namespace (`helm install -n`).
+   */
+  readonly operator: Operator | (OperatorProps & { readonly name: string });
+  /** The chart's name. @default '<operator name>-operator' */
+  readonly chartName?: string;
+  /** The chart's version (SemVer). @default '0.1.0' */
+  readonly version?: string;
+  /** The version of what it installs. @default the image tag */
+  readonly appVersion?: string;
+  /** @default 'The <name> operator: its CRDs, RBAC and reconciler, made with cdk8s-operator-kit.' */
+  readonly description?: string;
+}
+
+type Json = Parameters<typeof locateValue>[0];
+type KubeJson = { kind: string; metadata: { name: string } } & Record<string, Json>;
+
+/** The chart's files, by path inside the chart directory. */
+export function operatorHelmChart(props: OperatorHelmChartProps): Record<string, string> {
+  const base = chartProps(
+    props.operator instanceof Operator
+      ? { ...props.operator.props, name: props.operator.operatorName }
+      : props.operator,
+  );
+  const name = base.name ?? '';
+  const chartName = props.chartName ?? `${name}-operator`;
+  const files: Record<string, string> = {};
+  files['Chart.yaml'] = stringify(
+    {
+      apiVersion: 'v2',
+      name: chartName,
+      description:
+        props.description ?? `The ${name} operator: its CRDs, RBAC and reconciler, made with cdk8s-operator-kit.`,
+      type: 'application',
+      version: props.version ?? '0.1.0',
+      appVersion: props.appVersion ?? base.imageTag,
+    },
+    { lineWidth: 0 },
+  );
+  files['values.yaml'] = valuesYaml(base);
+  files['values.schema.json'] = `${JSON.stringify(valuesSchema(), null, 2)}\n`;
+  const { crds, templates } = templateObjects(base);
+  for (const crd of crds) files[`crds/${crd.metadata.name}.yaml`] = stringify(crd, { lineWidth: 0 });
+  for (const t of templates) files[`templates/${t.file}`] = t.text;
+  files['templates/NOTES.txt'] = notes(name, crds);
+  return files;
+}
+
+/** Writes the chart into `dir` (its previous content replaced); returns the files written. */
+export function writeHelmChart(dir: string, props: OperatorHelmChartProps): string[] {
+  const files = operatorHelmChart(props);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return Object.entries(files).map(([file, text]) => {
+    const target = path.join(dir, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, text);
+    return target;
+  });
+}
+
+/** What the construct makes with these props: its CRDs apart from the rest. */
+function synthesize(props: OperatorProps): { crds: KubeJson[]; objects: Map<string, KubeJson> } {
+  const app = new App({ outdir: '/dev/null' });
+  const chart = new Chart(app, 'helm');
+  new Operator(chart, props.name ?? 'operator', props);
+  const all = chart.toJson() as KubeJson[];
+  const objects = new Map<string, KubeJson>();
+  for (const o of all) if (o.kind !== 'CustomResourceDefinition') objects.set(`${o.kind}/${o.metadata.name}`, o);
+  return { crds: all.filter((o) => o.kind === 'CustomResourceDefinition'), objects };
+}
+
+/**
+ * The templates: the construct's objects in every combination of switches, each with its values
+ * located by setting them to another value, merged into one template per object.
+ */
+function templateObjects(base: OperatorProps): {
+  crds: KubeJson[];
+  templates: { file: string; text: string }[];
+} {
+  const conditions = new Conditions(SWITCHES.map((s) => s.expr));
+  const variants: Variant[] = Array.from({ length: 2 ** SWITCHES.length }, (_, n) =>
+    SWITCHES.map((_s, i) => (n & (1 << i)) !== 0),
+  );
+  const versions = new Map<string, Map<Variant, TemplateNode>>();
+  for (const variant of variants) {
+    const props = SWITCHES.reduce((p, s, i) => s.write(p, variant[i] === true), base);
+    for (const [key, tree] of templatedObjects(props, `variant ${describe(variant)}`)) {
+      const byVariant = versions.get(key) ?? new Map<Variant, TemplateNode>();
+      versions.set(key, byVariant.set(variant, tree));
+    }
+  }
+  const all = new Set(variants);
+  const templates = [...versions].map(([key, byVariant]) => {
+    const when = conditions.when(new Set(byVariant.keys()), all);
+    return {
+      file: `${key.replace('/', '-').toLowerCase()}.yaml`,
+      text: emitObject(mergeVariants(byVariant, conditions), when),
+    };
+  });
+  return { crds: synthesize(base).crds, templates };
+}
+
+/** One variant's objects as trees with its values located in them. */
+function templatedObjects(props: OperatorProps, where: string): Map<string, TemplateNode> {
+  const { objects } = synthesize(props);
+  const places = new Map<string, ValuePlaces[]>();
+  for (const value of SCALARS.filter((s) => s.appliesTo?.(props) ?? true)) {
+    const current = value.read(props);
+    const other = value.alternative(current, props);
+    const changed = synthesize(value.write(props, other)).objects;
+    const probe = { expr: value.expr, type: value.type, value: current, other };
+    let found = false;
+    for (const [key, object] of objects) {
+      const after = changed.get(key);
+      if (!after) throw new Error(`${where}: setting ${value.expr} removes ${key}, which a value cannot express`);
+      const located = locateValue(object, after, probe, `${where}, ${key}`);
+      if (located.spans.size || located.blocks.size) found = true;
+      places.set(key, [...(places.get(key) ?? []), located]);
+    }
+    if (changed.size !== objects.size) throw new Error(`${where}: setting ${value.expr} adds objects`);
+    if (!found) throw new Error(`${where}: ${value.expr} changes nothing the operator makes`);
+  }
+  return new Map([...objects].map(([key, object]) => [key, applyValues(object, places.get(key) ?? [])]));
+}
+
+function describe(variant: Variant): string {
+  return SWITCHES.map((s, i) => `${s.path}=${String(variant[i])}`).join(', ');
+}
+
+/** values.yaml: each value with what it does. */
+function valuesYaml(props: OperatorProps): string {
+  const values = defaultValues(props);
+  const docs = new Map<string, string>();
+  for (const v of [...SCALARS, ...SWITCHES]) if (v.doc) docs.set(v.path, v.doc);
+  const doc = new Document(values);
+  for (const [p, text] of docs) {
+    const { parents, key } = splitPath(p);
+    const parent = parents.length > 0 ? doc.getIn(parents, true) : doc.contents;
+    const pair = (parent as { items?: { key: { value: string; commentBefore?: string } }[] } | null)?.items?.find(
+      (i) => i.key.value === key,
+    );
+    if (pair) pair.key.commentBefore = ` ${text}`;
+  }
+  return `# Defaults of the ${props.name} operator's chart; each is a setting of its Operator construct.\n${doc.toString({ lineWidth: 0 })}`;
+}
+
+/** values.schema.json: the values the construct accepts; Helm refuses others before rendering. */
+function valuesSchema(): Record<string, unknown> {
+  const root: Record<string, unknown> = {
+    $schema: 'https://json-schema.org/draft-07/schema#',
+    type: 'object',
+    additionalProperties: false,
+    properties: { global: { type: 'object' } },
+  };
+  const put = (p: string, schema: Record<string, unknown>) => {
+    const { parents, key } = splitPath(p);
+    let at = root;
+    for (const k of parents) {
+      const props = at.properties as Record<string, Record<string, unknown>>;
+      at = props[k] ??= { type: 'object', additionalProperties: false, properties: {} };
+    }
+    (at.properties as Record<string, unknown>)[key] = schema;
+  };
+  for (const v of SCALARS) {
+    if (v.builtIn) continue;
+    put(v.path, { ...(v.doc ? { description: v.doc } : {}), ...(v.schema ?? {}) });
+  }
+  for (const s of SWITCHES) if (s.path !== 'watchNamespace') put(s.path, { description: s.doc, type: 'boolean' });
+  // More than one replica needs leader election, as the construct says.
+  root.if = { properties: { leaderElection: { properties: { enabled: { const: false } } } } };
+  root.then = { properties: { replicaCount: { maximum: 1 } } };
+  return root;
+}
+
+function notes(name: string, crds: readonly KubeJson[]): string {
+  const kinds = crds.map((c) => (c.spec as { names: { kind: string; plural: string } }).names);
+  return [
+    `The ${name} operator is installed in namespace {{ .Release.Namespace }}, watching {{ if .Values.watchNamespace }}namespace {{ .Values.watchNamespace }}{{ else }}every namespace{{ end }}.`,
+    '',
+    `Its kinds: ${kinds.map((k) => `${k.kind} (kubectl get ${k.plural} -A)`).join(', ')}.`,
+    `Its reconciler: kubectl -n {{ .Release.Namespace }} logs deployment/${name}-operator`,
+    '',
+  ].join('\n');
+}

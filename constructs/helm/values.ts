@@ -1,0 +1,249 @@
+/**
+ * The chart's values: each one an `OperatorOptions` setting, with its default (taken from the
+ * operator's own props), how it changes the props, and a different legal value used to find
+ * where the construct puts it.
+ */
+import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, parseImageReference, type OperatorProps } from '../core/operator';
+
+/** A value that only changes text (a string, a number) or one whole block (`resources`). */
+export interface ScalarValue {
+  /** Where it is in values.yaml, e.g. `image.tag`. */
+  readonly path: string;
+  /** The Helm expression of it, e.g. `.Values.image.tag`. */
+  readonly expr: string;
+  readonly type: 'string' | 'number' | 'block';
+  /** Its value in props. */
+  readonly read: (props: OperatorProps) => unknown;
+  /** Props with it set. */
+  readonly write: (props: OperatorProps, value: unknown) => OperatorProps;
+  /** Another legal value, different from `value`, to locate it in what the construct makes. */
+  readonly alternative: (value: unknown, props: OperatorProps) => unknown;
+  /** Whether it shows in the operator these props make (the watched namespace only when there is one). */
+  readonly appliesTo?: (props: OperatorProps) => boolean;
+  /** Not written to values.yaml (the release namespace). */
+  readonly builtIn?: boolean;
+  /** What it does, for values.yaml and values.schema.json. */
+  readonly doc?: string;
+  /** Its JSON schema in values.schema.json: what the construct would accept. */
+  readonly schema?: Record<string, unknown>;
+}
+
+/** A value that adds or removes objects and fields: a condition of the templates. */
+export interface SwitchValue {
+  readonly path: string;
+  readonly expr: string;
+  /** Whether it is on in props. */
+  readonly read: (props: OperatorProps) => boolean;
+  readonly write: (props: OperatorProps, on: boolean) => OperatorProps;
+  readonly doc: string;
+}
+
+/** The watched namespace the variants with one use, when the operator has none by default. */
+const SOME_WATCHED_NAMESPACE = 'watched';
+
+const otherString = (value: unknown, a: string, b: string) => (value === a ? b : a);
+const RESOURCE_ALTERNATIVES = ['1001m', '1001Mi', '1002m', '1002Mi'];
+
+/** The reconciler's resources in the shape of a container's `resources` (what `toYaml` writes back). */
+export function resourcesValue(props: OperatorProps) {
+  const r = props.resources ?? {};
+  return {
+    requests: { cpu: r.cpuRequest ?? '10m', memory: r.memoryRequest ?? '64Mi' },
+    limits: { cpu: r.cpuLimit ?? '500m', memory: r.memoryLimit ?? '256Mi' },
+  };
+}
+
+/** The structural values: leader election, secure metrics, and whether one namespace is watched. */
+export const SWITCHES: readonly SwitchValue[] = [
+  {
+    path: 'leaderElection.enabled',
+    doc: 'Elect one active reconciler through a Lease; more than one replica needs it.',
+    expr: '.Values.leaderElection.enabled',
+    read: (p) => p.leaderElection ?? true,
+    // Without it, one replica (as the construct requires, and the values schema).
+    write: (p, on) => ({ ...p, leaderElection: on, ...(on ? {} : { replicas: 1 }) }),
+  },
+  {
+    path: 'metrics.secure',
+    doc: 'Serve /metrics over HTTPS to callers allowed `get` on it (bind the metrics-reader ClusterRole to your Prometheus); false serves plain HTTP to anyone.',
+    expr: '.Values.metrics.secure',
+    read: (p) => p.metricsSecure ?? true,
+    write: (p, on) => ({ ...p, metricsSecure: on }),
+  },
+  {
+    // An empty string watches every namespace (a ClusterRole); a name, that one (a Role there).
+    path: 'watchNamespace',
+    doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',
+    expr: '.Values.watchNamespace',
+    read: (p) => p.watchNamespace !== undefined,
+    write: (p, on) => ({ ...p, watchNamespace: on ? (p.watchNamespace ?? SOME_WATCHED_NAMESPACE) : undefined }),
+  },
+];
+
+/** The values that change text. */
+export const SCALARS: readonly ScalarValue[] = [
+  {
+    // Helm's convention: namespaced objects go to the namespace the release is installed in.
+    path: 'namespace',
+    expr: '.Release.Namespace',
+    type: 'string',
+    builtIn: true,
+    read: (p) => p.namespace,
+    write: (p, v) => ({ ...p, namespace: v as string }),
+    alternative: (v) => otherString(v, 'helm-probe-namespace', 'helm-probe-namespace-b'),
+  },
+  {
+    path: 'image.repository',
+    doc: 'The reconciler image, without its tag.',
+    schema: { type: 'string', minLength: 1 },
+    expr: '.Values.image.repository',
+    type: 'string',
+    read: (p) => p.image,
+    write: (p, v) => ({ ...p, image: v as string }),
+    alternative: (v) => otherString(v, 'helm-probe/reconciler', 'helm-probe/reconciler-b'),
+  },
+  {
+    path: 'image.tag',
+    doc: 'The reconciler image tag.',
+    schema: { type: 'string', pattern: '^[\\w][\\w.-]{0,127}$' },
+    expr: '.Values.image.tag',
+    type: 'string',
+    read: (p) => p.imageTag,
+    write: (p, v) => ({ ...p, imageTag: v as string }),
+    alternative: (v) => otherString(v, 'helm-probe-tag', 'helm-probe-tag-b'),
+  },
+  {
+    path: 'image.pullPolicy',
+    doc: 'When the kubelet pulls the image.',
+    schema: { enum: ['Always', 'IfNotPresent', 'Never'] },
+    expr: '.Values.image.pullPolicy',
+    type: 'string',
+    read: (p) => p.imagePullPolicy ?? 'IfNotPresent',
+    write: (p, v) => ({ ...p, imagePullPolicy: v as OperatorProps['imagePullPolicy'] }),
+    alternative: (v) => otherString(v, 'Always', 'Never'),
+  },
+  {
+    // More than one replica needs leader election (the construct refuses it otherwise; so does
+    // the chart's values schema).
+    path: 'replicaCount',
+    doc: 'Reconciler pods; more than one needs leader election (one reconciles, the others stand by).',
+    schema: { type: 'integer', minimum: 1 },
+    expr: '.Values.replicaCount',
+    type: 'number',
+    read: (p) => p.replicas ?? 1,
+    write: (p, v) => ({ ...p, replicas: v as number }),
+    alternative: (v) => (v === 2 ? 3 : 2),
+    appliesTo: (p) => p.leaderElection ?? true,
+  },
+  {
+    path: 'resources',
+    doc: 'Compute resources of the reconciler container.',
+    schema: { type: 'object' },
+    expr: '.Values.resources',
+    type: 'block',
+    read: resourcesValue,
+    write: (p, v) => {
+      const r = v as ReturnType<typeof resourcesValue>;
+      return {
+        ...p,
+        resources: {
+          cpuRequest: r.requests.cpu,
+          memoryRequest: r.requests.memory,
+          cpuLimit: r.limits.cpu,
+          memoryLimit: r.limits.memory,
+        },
+      };
+    },
+    alternative: (v) => {
+      const r = v as ReturnType<typeof resourcesValue>;
+      const [a, b, c, d] = RESOURCE_ALTERNATIVES.map((q, i) =>
+        [r.requests.cpu, r.requests.memory, r.limits.cpu, r.limits.memory][i] === q ? `${q.slice(0, -1)}7` : q,
+      );
+      return { requests: { cpu: a, memory: b }, limits: { cpu: c, memory: d } };
+    },
+  },
+  {
+    path: 'watchNamespace',
+    doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',
+    schema: { type: 'string', maxLength: 63, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$' },
+    expr: '.Values.watchNamespace',
+    type: 'string',
+    read: (p) => p.watchNamespace,
+    write: (p, v) => ({ ...p, watchNamespace: v as string }),
+    alternative: (v) => otherString(v, 'helm-probe-watched', 'helm-probe-watched-b'),
+    appliesTo: (p) => p.watchNamespace !== undefined,
+  },
+  {
+    path: 'logLevel',
+    doc: 'debug, info, warn or error.',
+    schema: { enum: ['debug', 'info', 'warn', 'error'] },
+    expr: '.Values.logLevel',
+    type: 'string',
+    read: (p) => p.logLevel ?? 'info',
+    write: (p, v) => ({ ...p, logLevel: v as OperatorProps['logLevel'] }),
+    alternative: (v) => otherString(v, 'debug', 'warn'),
+  },
+  {
+    path: 'maxConcurrentReconciles',
+    doc: 'Reconciles that may run at once per controller (different objects only).',
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+    expr: '.Values.maxConcurrentReconciles',
+    type: 'number',
+    read: (p) => p.maxConcurrentReconciles ?? 4,
+    write: (p, v) => ({ ...p, maxConcurrentReconciles: v as number }),
+    alternative: (v) => (v === 17 ? 18 : 17),
+  },
+  {
+    path: 'metrics.port',
+    doc: 'Port of /metrics (the reconciler runs as non-root: 1024 or above).',
+    schema: { type: 'integer', minimum: 1024, maximum: 65535 },
+    expr: '.Values.metrics.port',
+    type: 'number',
+    read: (p) => p.metricsPort ?? 8080,
+    write: (p, v) => ({ ...p, metricsPort: v as number }),
+    alternative: (v, p) => [48_123, 48_124, 48_125].find((port) => port !== v && port !== (p.healthPort ?? 8081)),
+  },
+];
+
+/**
+ * The operator's props as the chart starts from them: every scalar value spelled out (so that
+ * values.yaml holds it), the image split into repository and tag, and no namespace of its own
+ * (Helm's release namespace holds the namespaced objects, and `helm install --create-namespace`
+ * makes it).
+ */
+export function chartProps(props: OperatorProps): OperatorProps {
+  const name = props.name;
+  const where = `Helm chart of operator ${JSON.stringify(name ?? '')}`;
+  const image = parseImageReference(props.image ?? DEFAULT_IMAGE);
+  if (image.digest) throw new Error(`${where}: the image names a digest; give the image and a tag (imageTag) instead`);
+  const repository = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  // Where the construct was placed does not matter to a chart: it makes its objects on its own.
+  const { clusterScope: _cluster, crdScope: _crds, ...settings } = props;
+  return {
+    ...settings,
+    image: repository,
+    imageTag: image.tag ?? props.imageTag ?? DEFAULT_IMAGE_TAG,
+    createNamespace: false,
+    namespace: props.namespace ?? `${name}-system`,
+  };
+}
+
+/** A value's path as the keys of the maps holding it and its own key: `metrics.port` → [metrics], port. */
+export function splitPath(path: string): { parents: string[]; key: string } {
+  const keys = path.split('.');
+  return { parents: keys.slice(0, -1), key: keys.slice(-1).join('') };
+}
+
+/** values.yaml's content: each value's default, by its path. */
+export function defaultValues(props: OperatorProps): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  const set = (path: string, value: unknown) => {
+    const { parents, key } = splitPath(path);
+    let at = values;
+    for (const k of parents) at = (at[k] ??= {}) as Record<string, unknown>;
+    at[key] = value;
+  };
+  for (const v of SCALARS) if (!v.builtIn) set(v.path, v.read(props) ?? '');
+  for (const s of SWITCHES) if (s.path !== 'watchNamespace') set(s.path, s.read(props));
+  return values;
+}
