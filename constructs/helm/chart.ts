@@ -65,7 +65,9 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
   );
   files['values.yaml'] = valuesYaml(base);
   files['values.schema.json'] = `${JSON.stringify(valuesSchema(), null, 2)}\n`;
-  const { crds, templates } = templateObjects(base);
+  // The labels of the user's chart are on everything the operator makes there: on the chart's too.
+  const labels = props.operator instanceof Operator ? Chart.of(props.operator).labels : {};
+  const { crds, templates } = templateObjects(base, (p) => synthesize(p, labels));
   for (const crd of crds) files[`crds/${crd.metadata.name}.yaml`] = stringify(crd, { lineWidth: 0 });
   for (const t of templates) files[`templates/${t.file}`] = t.text;
   files['templates/NOTES.txt'] = notes(name, crds);
@@ -85,9 +87,11 @@ export function writeHelmChart(dir: string, props: OperatorHelmChartProps): stri
 }
 
 /** What the construct makes with these props: its CRDs apart from the rest. */
-function synthesize(props: OperatorProps): { crds: KubeJson[]; objects: Map<string, KubeJson> } {
+type Synthesis = (props: OperatorProps) => { crds: KubeJson[]; objects: Map<string, KubeJson> };
+
+function synthesize(props: OperatorProps, labels: Record<string, string>): ReturnType<Synthesis> {
   const app = new App({ outdir: '/dev/null' });
-  const chart = new Chart(app, 'helm');
+  const chart = new Chart(app, 'helm', { labels });
   new Operator(chart, props.name ?? 'operator', props);
   const all = chart.toJson() as KubeJson[];
   const objects = new Map<string, KubeJson>();
@@ -99,7 +103,10 @@ function synthesize(props: OperatorProps): { crds: KubeJson[]; objects: Map<stri
  * The templates: the construct's objects in every combination of switches, each with its values
  * located by setting them to another value, merged into one template per object.
  */
-function templateObjects(base: OperatorProps): {
+function templateObjects(
+  base: OperatorProps,
+  make: Synthesis,
+): {
   crds: KubeJson[];
   templates: { file: string; text: string }[];
 } {
@@ -110,7 +117,7 @@ function templateObjects(base: OperatorProps): {
   const versions = new Map<string, Map<Variant, TemplateNode>>();
   for (const variant of variants) {
     const props = SWITCHES.reduce((p, s, i) => s.write(p, variant[i] === true), base);
-    for (const [key, tree] of templatedObjects(props, `variant ${describe(variant)}`)) {
+    for (const [key, tree] of templatedObjects(props, `variant ${describe(variant)}`, make)) {
       const byVariant = versions.get(key) ?? new Map<Variant, TemplateNode>();
       versions.set(key, byVariant.set(variant, tree));
     }
@@ -123,17 +130,17 @@ function templateObjects(base: OperatorProps): {
       text: emitObject(mergeVariants(byVariant, conditions), when),
     };
   });
-  return { crds: synthesize(base).crds, templates };
+  return { crds: make(base).crds, templates };
 }
 
 /** One variant's objects as trees with its values located in them. */
-function templatedObjects(props: OperatorProps, where: string): Map<string, TemplateNode> {
-  const { objects } = synthesize(props);
+function templatedObjects(props: OperatorProps, where: string, make: Synthesis): Map<string, TemplateNode> {
+  const { objects } = make(props);
   const places = new Map<string, ValuePlaces[]>();
   for (const value of SCALARS.filter((s) => s.appliesTo?.(props) ?? true)) {
     const current = value.read(props);
     const other = value.alternative(current, props);
-    const changed = synthesize(value.write(props, other)).objects;
+    const changed = make(value.write(props, other)).objects;
     const probe = { expr: value.expr, type: value.type, value: current, other };
     let found = false;
     for (const [key, object] of objects) {

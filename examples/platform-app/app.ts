@@ -14,5 +14,5 @@ export function platform(app: App) {
     image: 'registry.example.com/greeting-operator:1.0.0',
   });
   greetings.addSample(new Chart(app, 'samples'), 'hello', { message: 'Hello from a construct' });
-  return { cluster, chart };
+  return { cluster, chart, greetings };
 }

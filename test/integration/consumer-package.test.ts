@@ -9,7 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
+import { helm, helmBinary, helmOk } from '../support/helm';
 import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
+import { parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -133,6 +135,25 @@ test('the package loads from CommonJS and from ESM, and its reconciler starts', 
   });
   expect(wrong.stderr).toContain('known: greeting');
 });
+
+const helmMissing = helmBinary().missing;
+if (helmMissing) test.todo(`the app's operator as a Helm chart — skipped: ${helmMissing}`);
+
+(helmMissing ? test.skip : test)(
+  "the app writes its operator's Helm chart from its construct, and helm renders the Deployment it synthesizes",
+  () => {
+    run('npm', ['run', 'helm'], app);
+    const chart = path.join(app, 'charts', 'greeting-operator');
+    const lint = helm(['lint', '--strict', chart]);
+    expect({ code: lint.code, out: lint.code ? lint.stdout : '' }).toEqual({ code: 0, out: '' });
+    if (!fs.existsSync(path.join(app, 'dist'))) run('npm', ['run', 'synth'], app);
+    const rendered = parseYaml(helmOk(['template', 'greeting', chart, '-n', 'greeting-system']));
+    const deployment = rendered.find((o) => o.kind === 'Deployment');
+    // The same object as in dist/, the team chart's labels included.
+    expect(deployment).toEqual(deploymentIn(path.join(app, 'dist', '0001-platform.k8s.yaml'), 'greeting-operator'));
+    expect(deployment?.metadata.labels).toMatchObject({ team: 'platform' });
+  },
+);
 
 const missingTools = missingContainerTools();
 if (missingTools) test.todo(`the app's own reconciler image is built and run — skipped: ${missingTools}`);
