@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
 import { helm, helmBinary, helmOk } from '../support/helm';
-import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, getJsonIfExists, kubectlOk } from '../support/kube';
 import { parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -186,10 +186,9 @@ if (missingTools) test.todo(`the app's own reconciler image is built and run —
           spec: { message: 'Hello from an image' },
         }),
       });
-      const cm = await eventually("the Greeting's ConfigMap", () => {
-        const r = kubectl(['get', 'configmap', 'hi', '-n', ns, '-o', 'json']);
-        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-      });
+      const cm = await eventually("the Greeting's ConfigMap", () =>
+        getJsonIfExists(['get', 'configmap', 'hi', '-n', ns]),
+      );
       expect(cm.data['index.html']).toBe('Hello from an image');
       expect(cm.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Greeting', name: 'hi' })]);
     } finally {

@@ -8,7 +8,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { memcachedController, writeHelmChart } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  kubectl,
+  kubectlOk,
+  testKubeconfig,
+} from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const { missing } = helmBinary();
@@ -107,10 +115,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
     });
     const child = await eventually(
       'the Memcached Deployment',
-      () => {
-        const r = kubectl(['get', 'deployment', 'cache', '-n', watched, '-o', 'json']);
-        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-      },
+      () => getJsonIfExists(['get', 'deployment', 'cache', '-n', watched]),
       60_000,
     );
     expect(child.spec.replicas).toBe(2);

@@ -1,6 +1,14 @@
 import * as path from 'node:path';
 import { auditMark, writesBy } from '../support/audit';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  kubectl,
+  kubectlOk,
+  testWithNodes,
+} from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -20,8 +28,7 @@ function memcached(name: string, size: number) {
 }
 
 function deployment(name: string): any {
-  const r = kubectl(['get', 'deployment', name, '-n', ns, '-o', 'json', '--show-managed-fields']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+  return getJsonIfExists(['get', 'deployment', name, '-n', ns, '--show-managed-fields']);
 }
 
 function podNames(name: string): string[] {

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
 import { bindMetricsReader, scrapeMetrics } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -83,10 +83,9 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
         spec: { size: 2 },
       }),
     });
-    const child = await eventually('the Deployment of the Memcached', () => {
-      const r = kubectl(['get', 'deployment', 'boxed', '-n', ns, '-o', 'json']);
-      return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-    });
+    const child = await eventually('the Deployment of the Memcached', () =>
+      getJsonIfExists(['get', 'deployment', 'boxed', '-n', ns]),
+    );
     expect(child.spec.replicas).toBe(2);
     expect(child.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Memcached', name: 'boxed', controller: true }),

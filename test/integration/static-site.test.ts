@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { staticSiteApp } from '../../examples/static-site/app';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, nodesRun } from '../support/kube';
+import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectlOk, nodesRun } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -17,10 +17,7 @@ jest.setTimeout(180_000);
 let ns: string;
 let reconciler: ReconcilerProcess;
 let objects: any[];
-const get = (kind: string, name: string) => {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-};
+const get = (kind: string, name: string) => getJsonIfExists(['get', kind, name, '-n', ns]);
 
 beforeAll(async () => {
   const app = staticSiteApp(fs.mkdtempSync(path.join(os.tmpdir(), 'static-site-')));

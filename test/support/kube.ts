@@ -45,6 +45,12 @@ export function getJson(args: string[], options: { kubeconfig?: string } = {}): 
   return JSON.parse(kubectlOk([...args, '-o', 'json'], options));
 }
 
+/** Parses `kubectl get -o json`, or undefined when the object does not exist (yet). */
+export function getJsonIfExists(args: string[], options: { kubeconfig?: string } = {}): any {
+  const r = kubectl([...args, '-o', 'json'], options);
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+}
+
 /** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
 export async function eventually<T>(
   what: string,

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { createTestNamespace, kubectl, kubectlOk } from './kube';
+import { createTestNamespace, getJsonIfExists, kubectlOk } from './kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from './reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -46,8 +46,7 @@ export async function startOperatorUnderTest(options: {
     reconciler,
     startAgain: start,
     get(kind: string, name: string) {
-      const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-      return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+      return getJsonIfExists(['get', kind, name, '-n', ns]);
     },
   };
 }
