@@ -251,7 +251,38 @@ export class CustomResourceKind<
     }
     for (const col of p.printerColumns ?? []) {
       if (col.jsonPath === '.metadata.creationTimestamp') continue;
-      this.assertPath(schema, col.jsonPath, undefined, `printer column ${JSON.stringify(col.name)}`, '.');
+      this.assertColumnPath(schema, col.jsonPath, `printer column ${JSON.stringify(col.name)}`);
+    }
+  }
+
+  /**
+   * Checks a printer column's JSONPath: fields of the schema, with the array steps kubectl
+   * evaluates — an index (`[0]`), all items (`[*]`), or a filter on a field of the items
+   * (`[?(@.type=="Available")]`, how a column shows a condition).
+   */
+  private assertColumnPath(schema: JsonSchema, path: string, what: string): void {
+    const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
+    const fail = (why: string): never => {
+      throw new Error(`${where}: path ${JSON.stringify(path)} ${why}`);
+    };
+    if (!path.startsWith('.')) fail('must start with "."');
+    let nodeAt: JsonSchema | undefined = schema;
+    let rest = path;
+    while (rest) {
+      const step = COLUMN_STEP.exec(rest);
+      if (!step) fail(`cannot be read at ${JSON.stringify(rest)}; use .field, [0], [*] or [?(@.field=="value")]`);
+      const [whole = '', field, index, filterField] = step ?? [];
+      rest = rest.slice(whole.length);
+      if (field !== undefined) {
+        nodeAt = nodeAt?.properties?.[field];
+        if (!nodeAt) fail(`names no field ${JSON.stringify(field)} of the schema; add the field or fix the path`);
+        continue;
+      }
+      if (nodeAt?.type !== 'array' || !nodeAt.items) fail(`applies ${whole} to a field that is not a list`);
+      nodeAt = nodeAt?.items;
+      if (index === undefined && filterField !== undefined && !nodeAt?.properties?.[filterField]) {
+        fail(`filters on ${JSON.stringify(filterField)}, which the list's items do not have`);
+      }
     }
   }
 
@@ -283,6 +314,10 @@ export class CustomResourceKind<
     }
   }
 }
+
+/** One step of a printer column's path: `.field`, `[0]` or `[*]`, or `[?(@.field=="value")]`. */
+const COLUMN_STEP =
+  /^(?:\.([A-Za-z_$][\w$-]*)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z_$][\w$]*)\s*==\s*(?:"[^"]*"|'[^']*')\)\])/;
 
 /** A resource of a custom kind as the reconciler reads it: its spec and status typed by the kind's schemas. */
 export interface CustomResource<S extends Schema<unknown>, St extends Schema<unknown>> extends CustomResourceObject<

@@ -1,6 +1,7 @@
 import { App } from 'cdk8s';
 import {
   BuiltinTypes,
+  conditionsSchema,
   CustomResourceKind,
   EtcdClusterOperator,
   memcachedController,
@@ -185,6 +186,28 @@ describe('custom kinds are validated when defined', () => {
   test.each(cases)('rejects %s', (_what, override, message) => {
     expect(() => new CustomResourceKind({ ...base, ...override })).toThrow(message);
   });
+});
+
+test('a printer column may show a condition through the JSONPath filter kubectl evaluates; a wrong step is named', () => {
+  const column = (jsonPath: string) => () =>
+    new CustomResourceKind({
+      group: 'cache.example.com',
+      kind: 'Thing',
+      versions: ['v1'],
+      description: 'A thing.',
+      spec: t.object({ size: t.integer() }),
+      status: t.object({ conditions: conditionsSchema('Ready.') }),
+      printerColumns: [{ name: 'Ready', type: 'string', jsonPath }],
+    });
+  expect(column('.status.conditions[?(@.type=="Ready")].status')).not.toThrow();
+  expect(column('.status.conditions[0].reason')).not.toThrow();
+  expect(column('.status.conditions[*].type')).not.toThrow();
+  expect(column('.status.conditions[?(@.kind=="Ready")].status')).toThrow(
+    /filters on "kind", which the list's items do not have/,
+  );
+  expect(column('.spec.size[0]')).toThrow(/applies \[0\] to a field that is not a list/);
+  expect(column('.status.conditions[?(@.type=="Ready")].nope')).toThrow(/names no field "nope"/);
+  expect(column('.status.conditions[?(@.type=Ready)]')).toThrow(/cannot be read at/);
 });
 
 test('default plurals follow English, and are required where English is in doubt', () => {
