@@ -145,6 +145,13 @@ export interface ControllerDeclaration<
    */
   readonly failureOwner?: (involved: InvolvedObject) => string | undefined;
   /**
+   * Without a `failureOwner`: find the resource a failure Event concerns through the owner
+   * references of its children (the child itself, the ReplicaSet of an owned Deployment, a claim
+   * of an owned StatefulSet), so no naming rule is needed. `constructController` sets it. Add
+   * `BuiltinTypes.CoreEvent` to `reads`.
+   */
+  readonly failuresByOwnerReferences?: boolean;
+  /**
    * Work on a system outside Kubernetes before the children are rendered, e.g. etcd's member
    * API: one safe step (add or remove a member), whose facts then size the StatefulSet.
    * `children` are the resource's owned children as cached. It must be idempotent and read its

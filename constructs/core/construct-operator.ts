@@ -105,6 +105,10 @@ export function constructController<R extends CustomResourceObject>(
     // What it renders no longer is deleted — except what it must keep (claims: user data).
     deletes: owned.filter((o) => !keep.has(typeKey(o.group, o.kind))),
     render: props.render,
+    // Why a child cannot be made (a pod quota, an invalid image, no volume) reaches the status as
+    // `childFailure`, found through the children's owner references: no naming rule to write.
+    reads: [BuiltinTypes.CoreEvent],
+    failuresByOwnerReferences: true,
     // The default is for kinds whose status schema is `constructStatusSchema()`, as documented:
     // its status type is then ConstructStatus.
     status: props.status ?? ((resource, observed) => constructStatus(resource, observed)),

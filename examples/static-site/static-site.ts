@@ -49,7 +49,11 @@ export const staticSiteKind = new CustomResourceKind({
   status: constructStatusSchema(),
   shortNames: ['site'],
   dns1035Name: true,
-  printerColumns: [{ name: 'Host', type: 'string', jsonPath: '.spec.host' }],
+  printerColumns: [
+    { name: 'Host', type: 'string', jsonPath: '.spec.host' },
+    // A condition as a column: the JSONPath filter kubectl evaluates.
+    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
+  ],
 });
 
 export type StaticSite = CustomResource<typeof staticSiteSpecSchema, ReturnType<typeof constructStatusSchema>>;

@@ -2,6 +2,7 @@ import type { KubeObject } from '../../constructs/contract';
 import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/contract';
 import { Blockers } from './blockers';
 import { ChildFailures } from './child-failures';
+import { ownerByReferences } from './owner-of-child';
 import {
   Controller,
   type ControllerSetupOptions,
@@ -46,7 +47,8 @@ const RENDER_CACHE_SIZE = 256;
  * kind's one declaration instead of restated watches:
  * - informers for the kind (`for`), its children (`owns`, each change reconciling the
  *   controlling owner) and what it reads (`reads`, mapped to resources by `mapReads`), plus the
- *   failure Events of its children when it names a `failureOwner`;
+ *   failure Events of its children when it names a `failureOwner` (or finds them by owner
+ *   references, `failuresByOwnerReferences`);
  * - a reconcile of named steps (see reconcile-steps.ts): observe (deleted resources are left to
  *   the garbage collector), external, render, claim, apply, prune, prepare, status, events and
  *   the status write, only when it changed;
@@ -67,7 +69,10 @@ export function buildController(
 ): Controller {
   const type = customResourceType(decl.for);
   const owned = new Map((decl.owns ?? []).map((t) => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
-  const readTypes = (decl.reads ?? []).filter((t) => !(decl.failureOwner && t === BuiltinTypes.CoreEvent));
+  const failureOwner =
+    decl.failureOwner ?? (decl.failuresByOwnerReferences ? ownerByReferences(type, owned) : undefined);
+  // Failure Events have informers of their own (by reason), not one of every Event.
+  const readTypes = (decl.reads ?? []).filter((t) => !(failureOwner && t === BuiltinTypes.CoreEvent));
   const blockers = new Blockers();
   const parts: Omit<ControllerParts, 'failures'> = {
     // The runtime reads every kind's resources alike: spec opaque, status with conditions.
@@ -105,13 +110,7 @@ export function buildController(
       });
     }
   }
-  const failureOwner = decl.failureOwner;
-  const failures = failureOwner
-    ? ChildFailures.watch(mgr, controller, (involved) => {
-        const name = failureOwner(involved);
-        return name ? { namespace: involved.namespace, name } : undefined;
-      })
-    : undefined;
+  const failures = failureOwner ? ChildFailures.watch(mgr, controller, failureOwner) : undefined;
   const withFailures: ControllerParts = { ...parts, failures };
   return controller;
 }

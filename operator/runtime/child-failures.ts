@@ -18,34 +18,38 @@ export const CHILD_FAILURE_REASONS = ['FailedCreate', 'ProvisioningFailed', 'Rec
 
 /** Informers of the failure Events, one per reason (field selectors cannot say "or"). */
 export class ChildFailures {
-  private constructor(private readonly informers: Informer<CoreEvent>[]) {}
+  private constructor(
+    private readonly informers: Informer<CoreEvent>[],
+    private readonly ownerOf: (involved: InvolvedObject) => string | undefined,
+  ) {}
 
   /**
-   * Caches the failure Warning Events and has `controller` reconcile what `map` says each one is
-   * about (e.g. a StatefulSet or claim named after its custom resource).
+   * Caches the failure Warning Events and has `controller` reconcile the resource `ownerOf` says
+   * each one is about (by name, in the Event's namespace), e.g. the owner of a StatefulSet.
    */
   static watch(
     mgr: Manager,
     controller: Controller,
-    map: (involved: InvolvedObject) => Request | undefined,
+    ownerOf: (involved: InvolvedObject) => string | undefined,
   ): ChildFailures {
     const informers = CHILD_FAILURE_REASONS.map((reason) =>
       mgr.informer<CoreEvent>(BuiltinTypes.CoreEvent, { fieldSelector: `type=Warning,reason=${reason}` }),
     );
     for (const inf of informers) {
-      controller.watches(inf, (e) => {
-        const req = e.involvedObject ? map(e.involvedObject) : undefined;
-        return req ? [req] : [];
+      controller.watches(inf, (e: CoreEvent): Request[] => {
+        const involved = e.involvedObject;
+        const name = involved ? ownerOf(involved) : undefined;
+        return involved && name ? [{ namespace: involved.namespace, name }] : [];
       });
     }
-    return new ChildFailures(informers);
+    return new ChildFailures(informers, ownerOf);
   }
 
-  /** The newest failure about a child in `namespace` that `isChild` recognises, if any. */
-  find(namespace: string | undefined, isChild: (involved: InvolvedObject) => boolean): Problem | undefined {
+  /** The newest failure about a child of resource `name` in `namespace`, if any. */
+  find(namespace: string | undefined, name: string): Problem | undefined {
     const found = this.informers
       .flatMap((inf) => inf.list(namespace))
-      .filter((e) => e.involvedObject && isChild(e.involvedObject))
+      .filter((e) => e.involvedObject && this.ownerOf(e.involvedObject) === name)
       .sort((a, b) => compareText(lastSeen(b), lastSeen(a)));
     const newest = found[0];
     return newest

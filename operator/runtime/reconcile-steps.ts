@@ -279,10 +279,7 @@ export function computeStatus(
       return inf.list(options?.allNamespaces ? undefined : s.namespace, labels) as T[];
     },
     applyError: refusal,
-    childFailure: parts.failures?.find(
-      s.namespace,
-      (involved) => decl.failureOwner?.(involved) === s.resource.metadata.name,
-    ),
+    childFailure: parts.failures?.find(s.namespace, s.resource.metadata.name),
     prepared: s.prepared,
     external: s.external?.facts,
     now: new Date(),

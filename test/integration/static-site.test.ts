@@ -125,4 +125,41 @@ describe('a StaticSite, through ConstructOperator', () => {
       ),
     ).toBe(true);
   });
+
+  test('a site whose pods cannot be made says why, with no code of its own: Degraded, naming the ReplicaSet and the quota', async () => {
+    // The namespace allows no pods: the Deployment's ReplicaSet logs FailedCreate.
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: 'no-pods' },
+        spec: { hard: { pods: '0' } },
+      }),
+    });
+    await eventually('the quota to be counted', () =>
+      get('resourcequota', 'no-pods')?.status?.hard ? true : undefined,
+    );
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'sites.example.com/v1alpha1',
+        kind: 'StaticSite',
+        metadata: { name: 'starved' },
+        spec: { pages: { 'index.html': 'no room' }, host: 'starved.example.com' },
+      }),
+    });
+    const degraded = await eventually(
+      'Degraded=True FailedCreate',
+      () => {
+        const d = get('staticsite', 'starved')?.status?.conditions?.find((c: any) => c.type === 'Degraded');
+        return d?.status === 'True' ? d : undefined;
+      },
+      90_000,
+    );
+    expect(degraded.reason).toBe('FailedCreate');
+    expect(degraded.message).toMatch(/^ReplicaSet starved-[a-z0-9]+: .*exceeded quota: no-pods/);
+    // The printer column shows the Available condition.
+    const [header, row] = kubectlOk(['get', 'staticsite', 'starved', '-n', ns]).trim().split('\n');
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'HOST', 'AVAILABLE', 'AGE']);
+    expect(row!.split(/\s+/).slice(0, 3)).toEqual(['starved', 'starved.example.com', 'False']);
+  });
 });

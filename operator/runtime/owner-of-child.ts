@@ -1,0 +1,54 @@
+import type { InvolvedObject, KubeObject, ResourceType } from '../../constructs/contract';
+import type { Informer } from './informer';
+import { objectKey } from './resource';
+
+/** A ReplicaSet is named `<deployment>-<pod-template-hash>`. */
+const REPLICA_SET_OF_DEPLOYMENT = /^(.+)-[a-z0-9]{1,10}$/;
+
+/**
+ * Which resource of `type` an object named in a failure Event belongs to, read from the owner
+ * references of the children in the cache, so no naming rule of the user's is needed:
+ * - a child itself (a StatefulSet whose pods the quota refuses): its controller owner;
+ * - the ReplicaSet of an owned Deployment (its pods refused): the Deployment's owner;
+ * - a claim of an owned StatefulSet's claim templates (`<template>-<statefulset>-<ordinal>`, no
+ *   volume for it): the StatefulSet's owner.
+ */
+export function ownerByReferences(
+  type: ResourceType,
+  owned: ReadonlyMap<string, { readonly informer: Informer }>,
+): (involved: InvolvedObject) => string | undefined {
+  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+  const ownerOf = (kind: string, namespace: string | undefined, name: string | undefined): string | undefined => {
+    const child = owned.get(kind)?.informer.get(objectKey({ namespace, name }));
+    return child?.metadata.ownerReferences?.find(
+      (r) => r.controller === true && r.kind === type.kind && r.apiVersion === apiVersion,
+    )?.name;
+  };
+  return (involved) => {
+    const { kind = '', namespace, name = '' } = involved;
+    const direct = ownerOf(kind, namespace, name);
+    if (direct) return direct;
+    if (kind === 'ReplicaSet') {
+      const deployment = REPLICA_SET_OF_DEPLOYMENT.exec(name)?.[1];
+      return deployment ? ownerOf('Deployment', namespace, deployment) : undefined;
+    }
+    if (kind === 'PersistentVolumeClaim') {
+      const statefulSets = owned.get('StatefulSet')?.informer.list(namespace) ?? [];
+      const parent = statefulSets.find((s) => {
+        const sts = escape(s.metadata.name ?? '');
+        return claimTemplates(s).some((t) => new RegExp(`^${escape(t)}-${sts}-\\d+$`).test(name));
+      });
+      return parent ? ownerOf('StatefulSet', namespace, parent.metadata.name) : undefined;
+    }
+    return undefined;
+  };
+}
+
+function claimTemplates(statefulSet: KubeObject): string[] {
+  const spec = (statefulSet as { spec?: { volumeClaimTemplates?: { metadata?: { name?: string } }[] } }).spec;
+  return (spec?.volumeClaimTemplates ?? []).flatMap((t) => (t.metadata?.name ? [t.metadata.name] : []));
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
