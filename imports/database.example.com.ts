@@ -119,7 +119,7 @@ export interface DatabaseSpec {
   readonly storage: DatabaseSpecStorage;
 
   /**
-   * Database engine: postgresql or mysql.
+   * Database engine: postgresql or mysql. It cannot change once set.
    *
    * @schema DatabaseSpec#type
    */
@@ -221,7 +221,7 @@ export interface DatabaseSpecStorage {
   readonly size: any;
 
   /**
-   * StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.
+   * StorageClass of the data and backup volumes (a DNS name). Default: the cluster default. It cannot change once set.
    *
    * @schema DatabaseSpecStorage#storageClassName
    */
@@ -244,7 +244,7 @@ export function toJson_DatabaseSpecStorage(obj: DatabaseSpecStorage | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Database engine: postgresql or mysql.
+ * Database engine: postgresql or mysql. It cannot change once set.
  *
  * @schema DatabaseSpecType
  */

@@ -71,6 +71,19 @@ export interface FieldOptions<D> {
   readonly default?: D;
   /** The field must be present. (A defaulted field need not be required.) @default false */
   readonly required?: boolean;
+  /**
+   * Once set, the field cannot change: the API server refuses an update that changes it (a CEL
+   * transition rule, `self == oldSelf`), naming the field. For what the operator cannot change
+   * in place, such as a database's engine. Adding the field later is still allowed.
+   * @default false
+   */
+  readonly immutable?: boolean;
+  /**
+   * CEL rules on this field, checked by the API server: `self` is the field's value and, in a
+   * transition rule, `oldSelf` its value before the update.
+   * @default none
+   */
+  readonly rules?: NonNullable<JsonSchema['x-kubernetes-validations']>;
   /** Extra schema keywords, for the rare constraint the helpers do not cover. @default none */
   readonly extra?: JsonSchema;
 }
@@ -140,6 +153,14 @@ function node<T, O extends FieldOptions<unknown>>(base: JsonSchema, options: O |
   const json: JsonSchema = { ...base };
   if (options?.description !== undefined) json.description = options.description;
   if (options?.default !== undefined) json.default = options.default;
+  const rules = [
+    ...(json['x-kubernetes-validations'] ?? []),
+    ...(options?.immutable
+      ? [{ rule: 'self == oldSelf', message: 'is immutable: it cannot change once set', reason: 'FieldValueForbidden' }]
+      : []),
+    ...(options?.rules ?? []),
+  ];
+  if (rules.length > 0) json['x-kubernetes-validations'] = rules;
   Object.assign(json, options?.extra ?? {});
   const present = (options?.required === true || options?.default !== undefined) as PresentFlag<O>;
   return { json, present };

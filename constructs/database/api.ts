@@ -18,7 +18,9 @@ export const databaseSpecSchema = t.object(
   {
     type: t.enum(['postgresql', 'mysql'] as const, {
       required: true,
-      description: 'Database engine: postgresql or mysql.',
+      // The data directory is the engine's own: another engine cannot read it.
+      immutable: true,
+      description: 'Database engine: postgresql or mysql. It cannot change once set.',
     }),
     version: t.string({
       required: true,
@@ -38,7 +40,10 @@ export const databaseSpecSchema = t.object(
           minLength: 1,
           maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
           pattern: DNS_SUBDOMAIN_PATTERN,
-          description: 'StorageClass of the data and backup volumes (a DNS name). Default: the cluster default.',
+          // A claim's class cannot change: the StatefulSet's claim template would be refused.
+          immutable: true,
+          description:
+            'StorageClass of the data and backup volumes (a DNS name). Default: the cluster default. It cannot change once set.',
         }),
       },
       { required: true, description: 'The data volume.' },

@@ -60,6 +60,28 @@ describe('the database controller against a real API server', () => {
     },
   );
 
+  test('the engine and the storage class cannot change once set, naming the field; the version can', () => {
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'engine' },
+        spec: { type: 'postgresql', version: '16', storage: { size: '1Gi', storageClassName: 'standard' } },
+      }),
+    });
+    const patch = (spec: object) =>
+      kubectl(['patch', 'database', 'engine', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec })]);
+    const engine = patch({ type: 'mysql', version: '8.4' });
+    expect(engine.code).not.toBe(0);
+    expect(engine.stderr).toMatch(/spec\.type: Forbidden: is immutable/);
+    const storageClass = patch({ storage: { storageClassName: 'fast' } });
+    expect(storageClass.code).not.toBe(0);
+    expect(storageClass.stderr).toMatch(/spec\.storage\.storageClassName: Forbidden: is immutable/);
+    expect(patch({ version: '17' }).code).toBe(0);
+    expect(get('database', 'engine').spec).toMatchObject({ type: 'postgresql', version: '17' });
+    kubectlOk(['delete', 'database', 'engine', '-n', ns]);
+  });
+
   let secret: any;
   test("seed 001's Database applies verbatim: StatefulSet, Services, backup claim and CronJob, and a generated Secret", async () => {
     kubectlOk(['apply', '-n', ns, '-f', SEED]);

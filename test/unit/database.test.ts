@@ -50,6 +50,10 @@ describe('synthesized Database operator', () => {
     const spec = v.schema.openAPIV3Schema.properties.spec;
     expect(spec.properties.type.enum).toEqual(['postgresql', 'mysql']);
     expect(spec.properties.deletionPolicy).toMatchObject({ default: 'Retain' });
+    // What the operator cannot change in place is refused on update by the API server.
+    for (const field of [spec.properties.type, spec.properties.storage.properties.storageClassName]) {
+      expect(field['x-kubernetes-validations']).toEqual([expect.objectContaining({ rule: 'self == oldSelf' })]);
+    }
   });
 
   test('RBAC: Secrets create only (no read of any Secret); the only delete is on CronJobs; claims never deleted', () => {
