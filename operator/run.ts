@@ -82,7 +82,16 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const logger = createLogger(flags.logLevel);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
-  const client = new HttpKubeClient(loadKubeConfig({ path: flags.kubeconfig }), {
+  let cluster: ReturnType<typeof loadKubeConfig>;
+  try {
+    cluster = loadKubeConfig({ path: flags.kubeconfig });
+  } catch (err) {
+    // Said in one line, with an exit code: an entry point that only does .then(process.exit)
+    // must not end in an unhandled rejection's stack trace.
+    logger.error({ kubeconfig: flags.kubeconfig }, err instanceof Error ? err.message : String(err));
+    return 1;
+  }
+  const client = new HttpKubeClient(cluster, {
     fieldManager,
     observer: metrics.observeRequest,
     userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
