@@ -30,7 +30,14 @@ export { CustomResourceDefinition } from './core/crd';
 export type { CustomResourceDefinitionProps } from './core/crd';
 
 // The contract with the reconciler: objects, resource types and the controller declaration.
-export { BuiltinTypes, ChildMap, customResourceType } from './contract';
+export {
+  BuiltinTypes,
+  ChildMap,
+  customResourceType,
+  finalizerName,
+  isNamespaceTerminating,
+  TerminalError,
+} from './contract';
 export type {
   Children,
   ConfigMap,
@@ -42,8 +49,11 @@ export type {
   Deployment,
   EventSpec,
   ExternalStep,
+  FinalizeContext,
+  FinalizeOutcome,
   Ingress,
   InvolvedObject,
+  Job,
   KubeObject,
   ObjectMeta,
   Observed,

@@ -165,6 +165,13 @@ export interface DatabaseSpecBackup {
   readonly enabled?: boolean;
 
   /**
+   * Dump the database once more to the backup volume when the Database is deleted; the deletion waits until that Job has succeeded. Needs enabled and deletionPolicy Retain.
+   *
+   * @schema DatabaseSpecBackup#finalSnapshot
+   */
+  readonly finalSnapshot?: boolean;
+
+  /**
    * When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.
    *
    * @schema DatabaseSpecBackup#schedule
@@ -187,6 +194,7 @@ export function toJson_DatabaseSpecBackup(obj: DatabaseSpecBackup | undefined): 
   if (obj === undefined) { return undefined; }
   const result = {
     'enabled': obj.enabled,
+    'finalSnapshot': obj.finalSnapshot,
     'schedule': obj.schedule,
     'storageSize': obj.storageSize,
   };

@@ -112,8 +112,6 @@ export interface ControllerDeclaration<
    * update or delete, so it cannot read any object of the type.
    */
   readonly creates?: readonly ResourceType[];
-  /** Whether it adds finalizers to the resources it reconciles (only for external cleanup). @default false */
-  readonly finalizers?: boolean;
 
   /**
    * Renders the desired children of a resource into `scope` (a throwaway chart at run time):
@@ -161,6 +159,62 @@ export interface ControllerDeclaration<
   external?(resource: R, children: Children, context: { readonly signal: AbortSignal }): Promise<ExternalStep<Facts>>;
   /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
   prepare?(api: PrepareApi, resource: R, children: Children): Promise<Prepared>;
+  /**
+   * Work that must be done before a deleted resource goes, e.g. a final backup or releasing
+   * something outside Kubernetes. With this step the runtime puts the finalizer
+   * `<group>/finalizer` on each resource that `needsFinalizer` (before any child is made), and
+   * when such a resource is deleted it calls `finalize` instead of reconciling — again on every
+   * change of it or its children, and after `requeueAfterMs` — until it answers `done`; then it
+   * removes the finalizer and the resource goes. It must be idempotent (it runs again after a
+   * crash or a retry) and stop when `signal` aborts. Throwing retries with backoff and sets
+   * `Degraded` (the reason of a `TerminalError`, else `FinalizeFailed`) with a Warning Event.
+   * Children are not deleted until the resource is gone: they are there while it runs.
+   */
+  finalize?(resource: R, context: FinalizeContext): Promise<FinalizeOutcome>;
+  /**
+   * Whether a resource needs the `finalize` step, from its spec (e.g. only when it asks for a
+   * final snapshot). A resource that stops needing it loses the finalizer at its next reconcile,
+   * so deleting it is no longer held up by the operator. @default every resource
+   */
+  needsFinalizer?(resource: R): boolean;
+}
+
+/** What a `finalize` step gets. */
+export interface FinalizeContext {
+  /** The resource's owned children as cached, e.g. a Job a previous call created. */
+  readonly children: Children;
+  /** Controller owner reference to the resource, for what the step creates. */
+  readonly owner: OwnerReferenceLike;
+  /** Creates objects of an owned or `creates` type once. */
+  readonly api: PrepareApi;
+  /**
+   * An object of an owned type in the resource's namespace as cached, whoever controls it: to
+   * tell an object in the way from one of the resource's own (which is also in `children`).
+   */
+  existing(type: ResourceType, name: string): KubeObject | undefined;
+  /** Aborted when the operator stops or loses leadership. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a `finalize` step found: `done` (the finalizer is removed and the resource goes), or still
+ * waiting (e.g. for a Job), said in the resource's `Finalizing` condition.
+ */
+export type FinalizeOutcome =
+  | { readonly done: true; readonly events?: readonly EventSpec[] }
+  | {
+      readonly done: false;
+      /** CamelCase, e.g. `FinalSnapshotRunning`. */
+      readonly reason: string;
+      readonly message: string;
+      readonly events?: readonly EventSpec[];
+      /** Call again after this long even if nothing changes. @default only on a change */
+      readonly requeueAfterMs?: number;
+    };
+
+/** The finalizer the runtime manages for a kind with a `finalize` step. */
+export function finalizerName(kind: { readonly group: string }): string {
+  return `${kind.group}/finalizer`;
 }
 
 /** The status type of a custom resource type. */
@@ -172,6 +226,9 @@ export function validateControllerDeclaration(c: ControllerDeclaration): void {
     throw new Error(
       `controller name ${JSON.stringify(c.name)} must be lower-case letters, digits and dashes, e.g. "memcached"`,
     );
+  }
+  if (c.needsFinalizer && !c.finalize) {
+    throw new Error(`controller ${c.name}: needsFinalizer is given without a finalize step; add finalize or remove it`);
   }
   const owned = new Set((c.owns ?? []).map(keyOf));
   for (const d of c.deletes ?? []) {

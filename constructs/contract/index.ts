@@ -11,6 +11,7 @@ export type {
   Deployment,
   Ingress,
   InvolvedObject,
+  Job,
   KubeObject,
   ObjectMeta,
   OwnerReference,
@@ -21,11 +22,14 @@ export type {
 } from './objects';
 export { BuiltinTypes, ChildMap, childKey, customResourceType } from './resource-types';
 export type { Children, ResourceType } from './resource-types';
-export { validateControllerDeclaration } from './declaration';
+export { finalizerName, validateControllerDeclaration } from './declaration';
+export { isNamespaceTerminating, TerminalError } from './errors';
 export type {
   ControllerDeclaration,
   EventSpec,
   ExternalStep,
+  FinalizeContext,
+  FinalizeOutcome,
   Observed,
   OwnerReferenceLike,
   PrepareApi,

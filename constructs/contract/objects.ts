@@ -83,6 +83,10 @@ export interface CronJob extends KubeObject {
   status?: { lastScheduleTime?: string; lastSuccessfulTime?: string; active?: unknown[] };
 }
 
+export interface Job extends KubeObject {
+  status?: { conditions?: WorkloadCondition[]; succeeded?: number; failed?: number };
+}
+
 export interface ContainerState {
   waiting?: { reason?: string; message?: string };
   terminated?: { reason?: string; exitCode?: number; message?: string };

@@ -18,7 +18,7 @@ export interface BackupCronJobProps {
 
 /**
  * A CronJob that takes backups: never two at once (`Forbid`), the last 3 successful and 3
- * failed Jobs kept for inspection, 2 retries, restricted pods without an API token.
+ * failed Jobs kept for inspection, each Job as `backupJobSpec` makes it.
  */
 export function backupCronJob(scope: Construct, id: string, props: BackupCronJobProps): k8s.KubeCronJob {
   return new k8s.KubeCronJob(scope, id, {
@@ -28,23 +28,25 @@ export function backupCronJob(scope: Construct, id: string, props: BackupCronJob
       concurrencyPolicy: 'Forbid',
       successfulJobsHistoryLimit: 3,
       failedJobsHistoryLimit: 3,
-      jobTemplate: {
-        metadata: { labels: props.labels },
-        spec: {
-          backoffLimit: 2,
-          template: {
-            metadata: { labels: props.labels },
-            spec: {
-              restartPolicy: 'OnFailure',
-              automountServiceAccountToken: false,
-              securityContext: restrictedPodSecurityContext(props.uid),
-              initContainers: props.initContainers,
-              containers: props.containers,
-              volumes: props.volumes,
-            },
-          },
-        },
-      },
+      jobTemplate: { metadata: { labels: props.labels }, spec: backupJobSpec(props) },
     },
   });
+}
+
+/** One backup Job's spec (a scheduled one or a final one): 2 retries, restricted pods without an API token. */
+export function backupJobSpec(props: Omit<BackupCronJobProps, 'metadata' | 'schedule'>): k8s.JobSpec {
+  return {
+    backoffLimit: 2,
+    template: {
+      metadata: { labels: props.labels },
+      spec: {
+        restartPolicy: 'OnFailure',
+        automountServiceAccountToken: false,
+        securityContext: restrictedPodSecurityContext(props.uid),
+        initContainers: props.initContainers,
+        containers: props.containers,
+        volumes: props.volumes,
+      },
+    },
+  };
 }

@@ -19,7 +19,7 @@ const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete
 
 /**
  * The least-privilege rules a set of controllers needs, derived from their declarations:
- * read + watch their kind, write its status (and the object itself only when it uses finalizers), apply their children,
+ * read + watch their kind, write its status (and patch the object itself only when it has a finalize step), apply their children,
  * delete only what they declare they delete, read what they watch, and record Events.
  * No wildcard is ever produced.
  */
@@ -39,7 +39,8 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     // Children carry a controller owner reference with blockOwnerDeletion, which clusters running
     // the OwnerReferencesPermissionEnforcement admission plugin only allow with this grant.
     grant(own, ['update'], 'finalizers');
-    if (c.finalizers) grant(own, ['update', 'patch']);
+    // Putting on and taking off its finalizer: a patch of the resource's metadata.
+    if (c.finalize) grant(own, ['patch']);
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
     for (const read of c.reads ?? []) grant(read, READ);

@@ -63,8 +63,20 @@ export const databaseSpecSchema = t.object(
           maximum: MAX_VOLUME,
           description: 'Size of the backup volume. Default: the data volume size.',
         }),
+        finalSnapshot: t.boolean({
+          default: false,
+          description:
+            'Dump the database once more to the backup volume when the Database is deleted; the deletion waits until that Job has succeeded. Needs enabled and deletionPolicy Retain.',
+        }),
       },
       {
+        rules: [
+          {
+            rule: '!has(self.finalSnapshot) || !self.finalSnapshot || (has(self.enabled) && self.enabled)',
+            message: 'finalSnapshot needs enabled: the final dump goes to the backup volume',
+            fieldPath: '.finalSnapshot',
+          },
+        ],
         default: {},
         description:
           'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.',
@@ -86,6 +98,12 @@ export const databaseSpecSchema = t.object(
           message:
             'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
           fieldPath: '.version',
+        },
+        {
+          rule: `!has(self.backup) || !has(self.backup.finalSnapshot) || !self.backup.finalSnapshot || !has(self.deletionPolicy) || self.deletionPolicy == 'Retain'`,
+          message:
+            'backup.finalSnapshot needs deletionPolicy Retain: under Delete the backup volume is deleted with the Database',
+          fieldPath: '.backup.finalSnapshot',
         },
       ],
     },

@@ -3,18 +3,23 @@ import {
   type ControllerDeclaration,
   type CronJob,
   type EventSpec,
+  type FinalizeContext,
+  type FinalizeOutcome,
   type KubeObject,
   type Observed,
   type Problem,
   type Secret,
+  isNamespaceTerminating,
   type StatefulSet,
+  TerminalError,
 } from '../contract';
 import { ConditionList } from '../core/conditions';
+import { renderConstructs } from '../core/render';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
 import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
-import { databaseNames, DatabaseResources, ENGINES } from './database-resources';
+import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './database-resources';
 
 /** What `prepare` found of the credentials Secret. */
 export interface DatabasePrepared {
@@ -141,9 +146,90 @@ export function databaseEvents(db: Database, observed: Observed<object, Database
   return events;
 }
 
+/** Whether deleting a Database waits for a final dump. */
+export function wantsFinalSnapshot(db: Database): boolean {
+  return db.spec.backup.enabled && db.spec.backup.finalSnapshot;
+}
+
+/**
+ * The final snapshot of a deleted Database: creates the Job `<name>-final-backup` once and waits
+ * for it to succeed. A Job of that name it did not create, or a failed one, is reported
+ * (`Degraded`, a Warning) and asked again with backoff: the user deletes that Job to try again,
+ * or sets `spec.backup.finalSnapshot` to false to delete the Database without it. In a namespace
+ * being deleted there is none: nothing can be created there, and its volumes go with it.
+ */
+export async function finalSnapshot(db: Database, context: FinalizeContext): Promise<FinalizeOutcome> {
+  if (!wantsFinalSnapshot(db)) return { done: true };
+  const names = databaseNames(db.metadata.name);
+  const job = context.children.of(BuiltinTypes.Job, names.finalBackup);
+  const escape = `delete Job ${names.finalBackup} to try again, or set spec.backup.finalSnapshot to false to delete the Database without it`;
+  if (!job) {
+    const other = context.existing(BuiltinTypes.Job, names.finalBackup);
+    if (other) {
+      throw new TerminalError(
+        `a Job named ${names.finalBackup} exists that this Database did not create, and the operator never takes one over: ${escape}`,
+        'FinalSnapshotBlocked',
+      );
+    }
+    const [desired] = renderConstructs(
+      (scope) =>
+        new FinalBackupJob(scope, 'final', {
+          name: db.metadata.name,
+          namespace: db.metadata.namespace,
+          spec: db.spec,
+          owner: context.owner,
+        }),
+    );
+    if (!desired) throw new Error('FinalBackupJob rendered nothing');
+    let created: boolean;
+    try {
+      created = await context.api.createIfAbsent(BuiltinTypes.Job, desired);
+    } catch (err) {
+      // The namespace is being deleted: no Job can be made, and the backup claim (with the data
+      // claims) goes with the namespace, so a final snapshot could not be kept anyway.
+      if (isNamespaceTerminating(err)) return { done: true };
+      throw err;
+    }
+    return {
+      done: false,
+      reason: 'FinalSnapshotRunning',
+      message: `waiting for Job ${names.finalBackup} to dump the database to PVC ${names.backup}`,
+      events: created
+        ? [{ type: 'Normal', reason: 'FinalSnapshotStarted', message: `Created Job ${names.finalBackup}` }]
+        : [],
+    };
+  }
+  const conditions = job.status?.conditions ?? [];
+  if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) {
+    return {
+      done: true,
+      events: [
+        {
+          type: 'Normal',
+          reason: 'FinalSnapshotTaken',
+          message: `Job ${names.finalBackup} dumped the database to PVC ${names.backup}, which is kept`,
+        },
+      ],
+    };
+  }
+  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  if (failed) {
+    throw new TerminalError(
+      `the final snapshot Job ${names.finalBackup} failed (${failed.reason ?? 'Failed'}: ${failed.message ?? 'no message'}): ${escape}`,
+      'FinalSnapshotFailed',
+    );
+  }
+  return {
+    done: false,
+    reason: 'FinalSnapshotRunning',
+    message: `waiting for Job ${names.finalBackup} to dump the database to PVC ${names.backup}`,
+  };
+}
+
 /**
  * The database controller. It applies Services, the StatefulSet, the retention ConfigMap, the
- * backup claim and CronJob; deletes only the backup CronJob (when backups are switched off);
+ * backup claim and CronJob (and creates the final snapshot Job of a deleted Database that asks
+ * for one); deletes only the backup CronJob (when backups are switched off);
  * creates the credentials Secret once and can neither read nor change any Secret. It has no
  * delete right on claims: data goes only through the StatefulSet's retention policy or owner
  * references.
@@ -157,6 +243,8 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
     BuiltinTypes.StatefulSet,
     BuiltinTypes.CronJob,
     BuiltinTypes.PersistentVolumeClaim,
+    // The final snapshot (see finalize).
+    BuiltinTypes.Job,
   ],
   deletes: [BuiltinTypes.CronJob],
   creates: [BuiltinTypes.Secret],
@@ -199,6 +287,10 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
     });
   },
   events: databaseEvents,
+  // Only a Database asking for a final snapshot carries the finalizer: deleting any other is
+  // never held up by the operator.
+  needsFinalizer: wantsFinalSnapshot,
+  finalize: finalSnapshot,
   failureOwner: databaseOfChild,
   mapReads: { Pod: podInstance(Object.keys(ENGINES), 'database') },
 };

@@ -1,5 +1,5 @@
 import { k8s } from 'cdk8s-plus-27';
-import { backupCronJob } from '../core/backup-cron-job';
+import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
@@ -79,6 +79,7 @@ export function databaseNames(name: string) {
     statefulSet: name,
     credentials: `${name}-credentials`,
     backup: `${name}-backup`,
+    finalBackup: `${name}-final-backup`,
     retention: `${name}-retention`,
   };
 }
@@ -100,34 +101,9 @@ export function databaseNames(name: string) {
 export class DatabaseResources extends Construct {
   constructor(scope: Construct, id: string, props: DatabaseResourcesProps) {
     super(scope, id);
-    const { name, spec } = props;
-    const engine = ENGINES[spec.type];
-    const names = databaseNames(name);
-    const labelProps = {
-      name: spec.type,
-      instance: name,
-      component: 'database',
-      managedBy: props.managedBy ?? 'database-operator',
-    };
-    const labels = standardLabels(labelProps);
-    const owned = props.owner ? [props.owner] : undefined;
-    const parts: DatabaseParts = {
-      props,
-      engine,
-      names,
-      labelProps,
-      labels,
-      selector: selectorLabels(labelProps),
-      owned,
-      deleteData: spec.deletionPolicy === 'Delete',
-      meta: (objectName, l = labels) => ({
-        name: objectName,
-        namespace: props.namespace,
-        labels: l,
-        ownerReferences: owned,
-      }),
-    };
-    const { meta, selector, deleteData } = parts;
+    const { spec } = props;
+    const parts = databaseParts(props);
+    const { engine, names, labelProps, owned, meta, selector, deleteData } = parts;
     const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
 
     new k8s.KubeConfigMap(this, 'Retention', {
@@ -212,12 +188,13 @@ export class DatabaseResources extends Construct {
   }
 
   /** Scheduled dumps into a backup claim, which is user data: owned only under Delete. */
-  private addBackups({ props, engine, names, labelProps, meta, owned, deleteData }: DatabaseParts): void {
-    const { name, spec } = props;
-    const backupLabels = standardLabels({ ...labelProps, component: 'backup' });
+  private addBackups(parts: DatabaseParts): void {
+    const { props, names, meta, owned, deleteData } = parts;
+    const { spec } = props;
+    const dump = backupDump(parts, props.name);
     new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
       // Backups are user data: owned (and so deleted with the Database) only under Delete.
-      metadata: { ...meta(names.backup, backupLabels), ownerReferences: deleteData ? owned : undefined },
+      metadata: { ...meta(names.backup, dump.labels), ownerReferences: deleteData ? owned : undefined },
       spec: {
         accessModes: ['ReadWriteOnce'],
         storageClassName: spec.storage.storageClassName,
@@ -226,43 +203,101 @@ export class DatabaseResources extends Construct {
         },
       },
     });
-    const host = `${names.service}.${props.namespace}.svc`;
     backupCronJob(this, 'Backup', {
-      metadata: meta(names.backup, backupLabels),
-      labels: backupLabels,
+      ...dump,
+      metadata: meta(names.backup, dump.labels),
       schedule: spec.backup.schedule,
-      uid: DB_UID,
-      containers: [
-        {
-          name: 'dump',
-          image: engine.image(spec.version),
-          command: [
-            'sh',
-            '-c',
-            `set -e; f=/backup/${name}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
-          ],
-          env: [
-            fromSecret('DB_USER', names.credentials, 'username'),
-            fromSecret('DB_PASSWORD', names.credentials, 'password'),
-            fromSecret('DB_NAME', names.credentials, 'database'),
-          ],
-          resources: {
-            requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-            limits: { memory: k8s.Quantity.fromString('512Mi') },
-          },
-          securityContext: restrictedContainerSecurityContext(),
-          volumeMounts: [
-            { name: 'backup', mountPath: '/backup' },
-            { name: 'tmp', mountPath: '/tmp' },
-          ],
-        },
-      ],
-      volumes: [
-        { name: 'backup', persistentVolumeClaim: { claimName: names.backup } },
-        { name: 'tmp', emptyDir: {} },
-      ],
     });
   }
+}
+
+export interface FinalBackupJobProps extends DatabaseResourcesProps {
+  /** Controller owner reference to the Database: the Job goes with it. */
+  readonly owner: k8s.OwnerReference;
+}
+
+/**
+ * The final dump of a Database being deleted (`spec.backup.finalSnapshot`): one Job like the
+ * scheduled ones, writing `final-<name>-<time>.sql` to the backup volume, which is kept.
+ */
+export class FinalBackupJob extends Construct {
+  constructor(scope: Construct, id: string, props: FinalBackupJobProps) {
+    super(scope, id);
+    const parts = databaseParts(props);
+    const dump = backupDump(parts, `final-${props.name}`);
+    new k8s.KubeJob(this, 'Job', {
+      metadata: parts.meta(parts.names.finalBackup, dump.labels),
+      spec: backupJobSpec(dump),
+    });
+  }
+}
+
+/** The shared parts of every Database resource. */
+function databaseParts(props: DatabaseResourcesProps): DatabaseParts {
+  const { name, spec } = props;
+  const labelProps = {
+    name: spec.type,
+    instance: name,
+    component: 'database',
+    managedBy: props.managedBy ?? 'database-operator',
+  };
+  const labels = standardLabels(labelProps);
+  const owned = props.owner ? [props.owner] : undefined;
+  return {
+    props,
+    engine: ENGINES[spec.type],
+    names: databaseNames(name),
+    labelProps,
+    labels,
+    selector: selectorLabels(labelProps),
+    owned,
+    deleteData: spec.deletionPolicy === 'Delete',
+    meta: (objectName, l = labels) => ({
+      name: objectName,
+      namespace: props.namespace,
+      labels: l,
+      ownerReferences: owned,
+    }),
+  };
+}
+
+/** A backup Job's pod: one dump of the database to `/backup/<prefix>-<UTC time>.sql`, written whole or not at all. */
+function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix: string) {
+  const host = `${names.service}.${props.namespace}.svc`;
+  const labels = standardLabels({ ...labelProps, component: 'backup' });
+  return {
+    labels,
+    uid: DB_UID,
+    containers: [
+      {
+        name: 'dump',
+        image: engine.image(props.spec.version),
+        command: [
+          'sh',
+          '-c',
+          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
+        ],
+        env: [
+          fromSecret('DB_USER', names.credentials, 'username'),
+          fromSecret('DB_PASSWORD', names.credentials, 'password'),
+          fromSecret('DB_NAME', names.credentials, 'database'),
+        ],
+        resources: {
+          requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+          limits: { memory: k8s.Quantity.fromString('512Mi') },
+        },
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [
+          { name: 'backup', mountPath: '/backup' },
+          { name: 'tmp', mountPath: '/tmp' },
+        ],
+      },
+    ],
+    volumes: [
+      { name: 'backup', persistentVolumeClaim: { claimName: names.backup } },
+      { name: 'tmp', emptyDir: {} },
+    ],
+  };
 }
 
 /** What the parts of one Database's resources share. */

@@ -11,6 +11,7 @@ import {
   type Result,
 } from './controller';
 import { asTerminal } from './errors';
+import { deletingWithFinalizer, finalizeResource, keepFinalizer } from './finalizer';
 import type { Manager } from './manager';
 import {
   applyChildren,
@@ -50,7 +51,7 @@ const RENDER_CACHE_SIZE = 256;
  *   failure Events of its children when it names a `failureOwner` (or finds them by owner
  *   references, `failuresByOwnerReferences`);
  * - a reconcile of named steps (see reconcile-steps.ts): observe (deleted resources are left to
- *   the garbage collector), external, render, claim, apply, prune, prepare, status, events and
+ *   the garbage collector, or finalized when the kind has a `finalize` step: finalizer.ts), external, render, claim, apply, prune, prepare, status, events and
  *   the status write, only when it changed;
  * - never adopting: a child is applied only when it does not exist or this resource is its
  *   controller (its controller owner reference's uid). Otherwise nothing is applied, the
@@ -117,9 +118,12 @@ export function buildController(
 
 /** One reconcile: the steps in order, terminal errors recorded rather than retried. */
 async function reconcile(parts: ControllerParts, req: Request, ctx: ReconcileContext): Promise<Result | undefined> {
+  const deleting = deletingWithFinalizer(parts, req);
+  if (deleting) return finalizeResource(parts, new ReconcileState(objectKey(req), deleting, ctx));
   const resource = observe(parts, req);
   if (!resource) return;
   const s = new ReconcileState(objectKey(req), resource, ctx);
+  await keepFinalizer(parts, s);
   try {
     await runExternal(parts, s);
   } catch (err) {

@@ -1,27 +1,7 @@
+import { TerminalError } from '../../constructs/contract';
 import { type ApiError, isInvalid } from './client';
 
-/**
- * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`, kube-rs's
- * error policy returning "await change"): the spec asks for something that cannot be, or the
- * API server refused a request as invalid. Any step of a reconcile may throw it. The runtime does
- * not retry it until the resource's spec changes (its generation); the status says
- * `Degraded=True` with its `reason` and message, one Warning Event is recorded, and
- * `controller_runtime_terminal_reconcile_errors_total` counts it.
- */
-export class TerminalError extends Error {
-  /**
-   * @param message what is wrong and, where it can, how to fix it
-   * @param reason a CamelCase reason for the `Degraded` condition and the Warning Event
-   */
-  constructor(
-    message: string,
-    readonly reason = 'TerminalError',
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
+export { TerminalError };
 
 export function isTerminal(err: unknown): err is TerminalError {
   return err instanceof TerminalError;

@@ -1,6 +1,7 @@
 /**
  * The steps of a declared controller's reconcile, in the order the builder runs them:
- * observe → external → render → claim → apply → prune → prepare → status → events → write.
+ * observe → (finalize | keep the finalizer) → external → render → claim → apply → prune →
+ * prepare → status → events → write.
  * Each is a short function of the controller's parts and the reconcile's state, so each can be
  * read, tested and extended (a finalize step, a conversion hook) on its own.
  */
@@ -101,15 +102,21 @@ export class ReconcileState {
 /**
  * Observe: the resource to reconcile, or undefined when it is gone or being deleted — owner
  * references let the garbage collector remove its children, and what is remembered of it goes.
+ * (A deleted resource holding the kind's finalizer is finalized instead: see finalizer.ts.)
  */
 export function observe(parts: ControllerParts, req: Request): Resource | undefined {
   const key = objectKey(req);
   const resource = parts.resources.get(key) as Resource | undefined;
   if (resource && !resource.metadata.deletionTimestamp) return resource;
+  forget(parts, key);
+  return undefined;
+}
+
+/** Forgets what was remembered of a resource that is gone or going. */
+export function forget(parts: ControllerParts, key: string): void {
   parts.refused.delete(key);
   parts.pacer.forget(key);
   parts.blockers.set(key, []);
-  return undefined;
 }
 
 /** External: the declaration's work on a system outside Kubernetes, before rendering. */
@@ -383,7 +390,8 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
   return map;
 }
 
-async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
+/** Creates an object unless one of its name exists (see PrepareApi). */
+export async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
   try {
     await client.create(type, object, object.metadata.namespace);
     return true;

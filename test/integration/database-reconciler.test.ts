@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { databaseSpecsRefusedByRules, invalidDatabaseSpecs } from '../support/database-cases';
-import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import { eventually, getJson, getJsonIfExists, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -183,6 +183,8 @@ describe('the database controller against a real API server', () => {
   });
 
   test('deleting a Database (Retain) removes the server but keeps its volumes and credentials', async () => {
+    // Without a final snapshot it carries no finalizer: deleting it never waits for the operator.
+    expect(get('database', 'my-db').metadata.finalizers).toBeUndefined();
     kubectlOk(['delete', 'database', 'my-db', '-n', ns]);
     await eventually(
       'the StatefulSet and Services to be collected',
@@ -226,5 +228,113 @@ describe('the database controller against a real API server', () => {
       60_000,
     );
     expect(pvcNames().filter((n: string) => n.includes('my-db'))).toEqual(['data-my-db-0', 'my-db-backup']);
+  });
+
+  describe('a final snapshot before deletion (spec.backup.finalSnapshot)', () => {
+    const FINALIZER = 'database.example.com/finalizer';
+    const withFinalSnapshot = (name: string) =>
+      JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name },
+        spec: {
+          type: 'postgresql',
+          version: '16',
+          storage: { size: '1Gi' },
+          backup: { enabled: true, finalSnapshot: true },
+        },
+      });
+    const reasons = (name: string) =>
+      getJson(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${name}`]).items.map(
+        (e: any) => e.reason,
+      );
+
+    test('a Job of its name it did not create holds the deletion (Degraded, a Warning) and is left alone; switching finalSnapshot off lets the Database go', async () => {
+      // The user's own Job under the name the final snapshot would take, suspended: never runs.
+      kubectlOk(['create', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name: 'held-final-backup' },
+          spec: {
+            suspend: true,
+            template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+          },
+        }),
+      });
+      const theirs = get('job', 'held-final-backup');
+      kubectlOk(['apply', '-n', ns, '-f', '-'], { input: withFinalSnapshot('held') });
+      await eventually('the finalizer, before its children', () =>
+        get('database', 'held')?.metadata.finalizers?.includes(FINALIZER) ? true : undefined,
+      );
+      await eventually('its StatefulSet', () => get('statefulset', 'held'));
+      kubectlOk(['delete', 'database', 'held', '-n', ns, '--wait=false']);
+      const degraded = await eventually('Degraded FinalSnapshotBlocked', () =>
+        get('database', 'held')?.status?.conditions?.find(
+          (c: any) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'FinalSnapshotBlocked',
+        ),
+      );
+      expect(degraded.message).toContain('held-final-backup');
+      expect(degraded.message).toContain('spec.backup.finalSnapshot to false');
+      expect(get('database', 'held').metadata.deletionTimestamp).toBeDefined();
+      await eventually('a Warning Event', () => (reasons('held').includes('FinalSnapshotBlocked') ? true : undefined));
+      // The user's Job is as it was: not adopted, not changed, not deleted.
+      const after = get('job', 'held-final-backup');
+      expect(after.metadata.uid).toBe(theirs.metadata.uid);
+      expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
+      expect(after.metadata.ownerReferences).toBeUndefined();
+      // The user gives up on the final snapshot: the Database goes, their Job stays.
+      kubectlOk([
+        'patch',
+        'database',
+        'held',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        '{"spec":{"backup":{"finalSnapshot":false}}}',
+      ]);
+      await eventually('the Database to go', () => (get('database', 'held') ? undefined : true));
+      expect(get('job', 'held-final-backup').metadata.uid).toBe(theirs.metadata.uid);
+      kubectlOk(['delete', 'job', 'held-final-backup', '-n', ns]);
+    });
+
+    testWithNodes(
+      'deleting waits for the final dump Job to succeed; then the Database goes and the backup volume stays',
+      async () => {
+        kubectlOk(['apply', '-n', ns, '-f', '-'], { input: withFinalSnapshot('last') });
+        const db = await eventually('the finalizer', () =>
+          get('database', 'last')?.metadata.finalizers?.includes(FINALIZER) ? get('database', 'last') : undefined,
+        );
+        await eventually('its backup claim', () => get('pvc', 'last-backup'));
+        kubectlOk(['delete', 'database', 'last', '-n', ns, '--wait=false']);
+        const job = await eventually('the final dump Job', () => get('job', 'last-final-backup'), 60_000);
+        expect(job.metadata.ownerReferences).toEqual([
+          expect.objectContaining({ kind: 'Database', uid: db.metadata.uid, controller: true }),
+        ]);
+        expect(job.spec.template.spec.containers[0].command[2]).toContain('/backup/final-last-');
+        expect(job.spec.template.spec.volumes).toContainEqual({
+          name: 'backup',
+          persistentVolumeClaim: { claimName: 'last-backup' },
+        });
+        await eventually('the Database to go', () => (get('database', 'last') ? undefined : true), 120_000);
+        // It went only after the Job succeeded (the Job may since have been collected with it).
+        expect(reasons('last')).toEqual(expect.arrayContaining(['FinalSnapshotStarted', 'FinalSnapshotTaken']));
+        expect(get('pvc', 'last-backup')).toBeDefined();
+      },
+    );
+    // Last: it deletes the namespace the reconciler watches.
+    test('deleting the namespace is not held up: no Job can be made there, and its volumes go with it', async () => {
+      kubectlOk(['apply', '-n', ns, '-f', '-'], { input: withFinalSnapshot('doomed') });
+      await eventually('the finalizer', () =>
+        get('database', 'doomed')?.metadata.finalizers?.includes(FINALIZER) ? true : undefined,
+      );
+      kubectlOk(['delete', 'namespace', ns, '--wait=false']);
+      await eventually(
+        'the namespace to go',
+        () => (getJsonIfExists(['get', 'namespace', ns]) ? undefined : true),
+        120_000,
+      );
+    });
   });
 });

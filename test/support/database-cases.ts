@@ -36,4 +36,10 @@ export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: s
   ['a backup volume of 1000Pi', { ...ok, backup: { enabled: true, storageSize: '1000Pi' } }, 'spec.backup.storageSize'],
   ['a mysql version for postgresql', { ...ok, version: '8.4' }, 'spec.version'],
   ['a postgresql version for mysql', { ...ok, type: 'mysql', version: '16' }, 'spec.version'],
+  ['a final snapshot without backups', { ...ok, backup: { finalSnapshot: true } }, 'spec.backup.finalSnapshot'],
+  [
+    'a final snapshot under deletionPolicy Delete',
+    { ...ok, backup: { enabled: true, finalSnapshot: true }, deletionPolicy: 'Delete' },
+    'spec.backup.finalSnapshot',
+  ],
 ];

@@ -1,7 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs/core/structural';
-import { databaseController, desiredDatabaseStatus, newCredentials } from '../../constructs/database/controller';
+import { ChildMap, finalizerName } from '../../constructs/contract';
+import {
+  databaseController,
+  desiredDatabaseStatus,
+  finalSnapshot,
+  newCredentials,
+} from '../../constructs/database/controller';
 import { renderChildren } from '../../operator/runtime/render';
 
 const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
@@ -201,5 +207,146 @@ describe('the children of a Database', () => {
       status: 'False',
       reason: 'Disabled',
     });
+  });
+});
+
+describe('the final snapshot of a deleted Database', () => {
+  const owner = {
+    apiVersion: 'database.example.com/v1alpha1',
+    kind: 'Database',
+    name: 'my-db',
+    uid: 'u-5',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  /** A finalize context over given cached Jobs, recording what it creates. */
+  function context(jobs: { name: string; ours: boolean; conditions?: object[] }[] = []) {
+    const created: any[] = [];
+    const children = new ChildMap();
+    const all = new Map<string, any>();
+    for (const j of jobs) {
+      const job = {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: j.name, namespace: 'data', ownerReferences: j.ours ? [owner] : undefined },
+        status: { conditions: j.conditions },
+      };
+      all.set(j.name, job);
+      if (j.ours) children.set(`Job/${j.name}`, job);
+    }
+    return {
+      created,
+      ctx: {
+        children,
+        owner,
+        api: {
+          createIfAbsent: async (_t: unknown, o: any) => {
+            created.push(o);
+            return true;
+          },
+        },
+        existing: (_t: unknown, name: string) => all.get(name),
+        signal: new AbortController().signal,
+      },
+    };
+  }
+  const wanting = () => db({ backup: { enabled: true, schedule: '0 2 * * *', finalSnapshot: true } });
+
+  test('only a Database that asks for one carries the finalizer, database.example.com/finalizer', () => {
+    expect(finalizerName(databaseController.for)).toBe('database.example.com/finalizer');
+    expect(databaseController.needsFinalizer?.(wanting())).toBe(true);
+    expect(
+      databaseController.needsFinalizer?.(
+        db({ backup: { enabled: true, schedule: '0 2 * * *', finalSnapshot: false } }),
+      ),
+    ).toBe(false);
+    expect(
+      databaseController.needsFinalizer?.(
+        db({ backup: { enabled: false, schedule: '0 2 * * *', finalSnapshot: true } }),
+      ),
+    ).toBe(false);
+  });
+
+  test('creates one Job dumping to the kept backup claim, owned by the Database, then waits for it', async () => {
+    const { ctx, created } = context();
+    const outcome = await finalSnapshot(wanting(), ctx);
+    expect(outcome).toMatchObject({ done: false, reason: 'FinalSnapshotRunning' });
+    expect(outcome.events).toEqual([expect.objectContaining({ type: 'Normal', reason: 'FinalSnapshotStarted' })]);
+    expect(created).toHaveLength(1);
+    const [job] = created;
+    expect(() => {
+      validateBuiltin(job);
+    }).not.toThrow();
+    expect(job).toMatchObject({ kind: 'Job', metadata: { name: 'my-db-final-backup', namespace: 'data' } });
+    expect(job.metadata.ownerReferences).toEqual([owner]);
+    const pod = job.spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: 'backup', persistentVolumeClaim: { claimName: 'my-db-backup' } });
+    expect(pod.containers[0].command[2]).toContain('f=/backup/final-my-db-');
+    expect(pod.containers[0].command[2]).toContain('pg_dump -h my-db.data.svc');
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999 });
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  test('done when its Job completed; a failed Job or one it did not create is an error that says how to go on', async () => {
+    const complete = context([
+      { name: 'my-db-final-backup', ours: true, conditions: [{ type: 'Complete', status: 'True' }] },
+    ]);
+    expect(await finalSnapshot(wanting(), complete.ctx)).toMatchObject({ done: true });
+    expect(complete.created).toEqual([]);
+
+    const running = context([{ name: 'my-db-final-backup', ours: true, conditions: [] }]);
+    const waiting = await finalSnapshot(wanting(), running.ctx);
+    expect(waiting).toMatchObject({ done: false, reason: 'FinalSnapshotRunning' });
+    expect(waiting.events ?? []).toEqual([]);
+    expect(running.created).toEqual([]);
+
+    const failed = context([
+      {
+        name: 'my-db-final-backup',
+        ours: true,
+        conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'reached the limit' }],
+      },
+    ]);
+    await expect(finalSnapshot(wanting(), failed.ctx)).rejects.toMatchObject({
+      reason: 'FinalSnapshotFailed',
+      message: expect.stringContaining('BackoffLimitExceeded'),
+    });
+    await expect(finalSnapshot(wanting(), failed.ctx)).rejects.toThrow('spec.backup.finalSnapshot to false');
+
+    const theirs = context([{ name: 'my-db-final-backup', ours: false }]);
+    await expect(finalSnapshot(wanting(), theirs.ctx)).rejects.toMatchObject({ reason: 'FinalSnapshotBlocked' });
+    expect(theirs.created).toEqual([]);
+  });
+
+  test('in a namespace being deleted: done, since no Job can be made there and its volumes go with it', async () => {
+    const { ctx } = context();
+    const refused = Object.assign(new Error('forbidden: namespace is being terminated'), {
+      status: 403,
+      details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
+    });
+    ctx.api.createIfAbsent = async () => {
+      throw refused;
+    };
+    expect(await finalSnapshot(wanting(), ctx)).toEqual({ done: true });
+    // Any other refusal is an error, retried.
+    ctx.api.createIfAbsent = async () => {
+      throw Object.assign(new Error('forbidden'), { status: 403 });
+    };
+    await expect(finalSnapshot(wanting(), ctx)).rejects.toThrow('forbidden');
+  });
+
+  test('switched off while the Database is being deleted: done at once, nothing created', async () => {
+    const { ctx, created } = context([{ name: 'my-db-final-backup', ours: true, conditions: [] }]);
+    expect(await finalSnapshot(db(), ctx)).toEqual({ done: true });
+    expect(created).toEqual([]);
+  });
+
+  test('RBAC: patch of Databases (the finalizer), and Jobs without delete', () => {
+    const role = one(objects, 'ClusterRole', 'database-manager-role');
+    const grants = role.rules.flatMap((r: any) =>
+      r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
+    );
+    expect(grants).toContain('database.example.com/databases: get,list,watch,patch');
+    expect(grants).toContain('batch/jobs: get,list,watch,create,update,patch');
   });
 });

@@ -68,6 +68,7 @@ function fakeClient() {
   const applied: KubeObject[] = [];
   const statuses: unknown[] = [];
   const deletes: { name: string; uid?: string }[] = [];
+  const patches: any[] = [];
   const client = {
     fieldManager: 'test',
     apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
@@ -82,12 +83,22 @@ function fakeClient() {
         );
       return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } };
     },
+    mergePatch: async (type: { kind: string }, name: string, _ns: string | undefined, patch: any) => {
+      writes.push(`patch ${type.kind} ${name} finalizers=${JSON.stringify(patch.metadata.finalizers)}`);
+      patches.push(patch);
+      return {};
+    },
+    create: async (type: { kind: string }, obj: KubeObject) => {
+      writes.push(`create ${type.kind} ${obj.metadata.name}`);
+      applied.push(obj);
+      return obj;
+    },
     delete: async (type: { kind: string }, name: string, _ns?: string, options: { uid?: string } = {}) => {
       writes.push(`delete ${type.kind} ${name}`);
       deletes.push({ name, uid: options.uid });
     },
   } as unknown as KubeClient;
-  return { client, writes, applied, statuses, deletes };
+  return { client, writes, applied, statuses, deletes, patches };
 }
 
 /** The widget's Deployment as the API server has it after our apply: nothing left to apply. */
@@ -146,7 +157,7 @@ function appliedDeployment(): KubeObject {
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
 function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetController) {
-  const { client, writes, applied, statuses, deletes } = fakeClient();
+  const { client, writes, applied, statuses, deletes, patches } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
   const metrics = new Metrics();
@@ -207,6 +218,7 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
     applied,
     statuses,
     deletes,
+    patches,
     events,
     cache,
     uncache,
@@ -436,6 +448,157 @@ describe('the controller builder', () => {
       metadata: { name: 'w', namespace: 'ns', uid: 'u', deletionTimestamp: 'now' },
     });
     await s.reconcile();
+    expect(s.writes).toEqual([]);
+  });
+});
+
+describe('the finalize step', () => {
+  const finalizer = 'test.example.com/finalizer';
+  /** A widget that must release something outside Kubernetes, when its spec says so (`config`). */
+  function finalizing(finalize: ControllerDeclaration['finalize']): ControllerDeclaration {
+    return { ...widgetController, finalize, needsFinalizer: (w) => w.spec.config === true };
+  }
+  const conditions = [{ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'ok' }];
+  const deleted = (s: ReturnType<typeof setup>, finalizers = [finalizer, 'someone.else/keep']) => ({
+    ...s.widget({ replicas: 1, config: true }, 2, { conditions }),
+    metadata: {
+      name: 'w',
+      namespace: 'ns',
+      uid: 'u-w',
+      generation: 2,
+      resourceVersion: '7',
+      deletionTimestamp: '2026-11-23T10:00:00Z',
+      finalizers,
+    },
+  });
+
+  test('puts the finalizer on a resource that needs it before any child is made, keeping the resourceVersion as precondition', async () => {
+    const s = setup(
+      0,
+      finalizing(async () => ({ done: true })),
+    );
+    s.cache(s.widgetType, {
+      ...s.widget({ replicas: 1, config: true }, 1),
+      metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation: 1, resourceVersion: '5', finalizers: ['a/b'] },
+    });
+    await s.reconcile();
+    expect(s.writes[0]).toBe(`patch Widget w finalizers=["a/b","${finalizer}"]`);
+    expect(s.patches[0].metadata.resourceVersion).toBe('5');
+    expect(s.writes.slice(1)).toEqual(['apply Deployment w', 'apply ConfigMap w', 'apply Widget/status w']);
+  });
+
+  test('takes it off a resource that no longer needs it, and never puts it on one that does not', async () => {
+    const s = setup(
+      0,
+      finalizing(async () => ({ done: true })),
+    );
+    s.cache(s.widgetType, {
+      ...s.widget({ replicas: 1, config: false }, 2),
+      metadata: { name: 'w', namespace: 'ns', uid: 'u-w', generation: 2, finalizers: [finalizer, 'a/b'] },
+    });
+    await s.reconcile();
+    expect(s.writes[0]).toBe('patch Widget w finalizers=["a/b"]');
+    s.writes.length = 0;
+    s.cache(s.widgetType, s.widget({ replicas: 1, config: false }, 3));
+    await s.reconcile();
+    expect(s.writes.filter((w) => w.startsWith('patch'))).toEqual([]);
+  });
+
+  test('a deleted resource is finalized, not reconciled: while the step waits, Finalizing says for what; when done, only our finalizer goes', async () => {
+    let answer: Awaited<ReturnType<NonNullable<ControllerDeclaration['finalize']>>> = {
+      done: false,
+      reason: 'SnapshotRunning',
+      message: 'waiting for Job w-final',
+      events: [{ type: 'Normal', reason: 'SnapshotStarted', message: 'created Job w-final' }],
+      requeueAfterMs: 5000,
+    };
+    const seen: { children: number; owner: string }[] = [];
+    const s = setup(
+      0,
+      finalizing(async (_w, ctx) => {
+        seen.push({ children: ctx.children.size, owner: ctx.owner.uid });
+        return answer;
+      }),
+    );
+    s.cache(s.widgetType, deleted(s));
+    expect(await s.reconcile()).toEqual({ requeueAfterMs: 5000 });
+    // No child applied or pruned: only the status, with the step's reason.
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    const status = s.statuses[0] as { conditions: { type: string; status: string; reason: string }[] };
+    expect(status.conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Finalizing', status: 'True', reason: 'SnapshotRunning' }),
+        expect.objectContaining({ type: 'Degraded', status: 'False', reason: 'Finalizing' }),
+      ]),
+    );
+    expect(s.events).toEqual(['Normal/SnapshotStarted']);
+    expect(seen).toEqual([{ children: 0, owner: 'u-w' }]);
+    // Asked again with that status stored: nothing new to write or record.
+    s.cache(s.widgetType, { ...deleted(s), status: s.statuses[0] });
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes).toEqual([]);
+    expect(s.events).toEqual(['Normal/SnapshotStarted']);
+    answer = { done: true, events: [{ type: 'Normal', reason: 'SnapshotTaken', message: 'final snapshot taken' }] };
+    await expect(s.reconcile()).resolves.toBeUndefined();
+    expect(s.writes).toEqual(['patch Widget w finalizers=["someone.else/keep"]']);
+    expect(s.patches.at(-1).metadata.resourceVersion).toBe('7');
+    expect(s.events).toEqual(['Normal/SnapshotStarted', 'Normal/SnapshotTaken']);
+  });
+
+  test('a failing step: Degraded with its reason and one Warning, the error thrown for a retry with backoff (a TerminalError too), the finalizer kept', async () => {
+    const s = setup(
+      0,
+      finalizing(async () => {
+        throw new TerminalError('Job w-final failed', 'SnapshotFailed');
+      }),
+    );
+    s.cache(s.widgetType, deleted(s));
+    const err = await s.reconcile().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(TerminalError);
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    const degraded = (s.statuses[0] as any).conditions.find((c: any) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'SnapshotFailed' });
+    expect(degraded.message).toContain('Job w-final failed');
+    expect(degraded.message).toContain(finalizer);
+    expect(s.events).toEqual(['Warning/SnapshotFailed']);
+    // The retry fails the same way: no second Warning, no second status write.
+    s.cache(s.widgetType, { ...deleted(s), status: s.statuses[0] });
+    s.writes.length = 0;
+    await expect(s.reconcile()).rejects.toThrow('Job w-final failed');
+    expect(s.writes).toEqual([]);
+    expect(s.events).toEqual(['Warning/SnapshotFailed']);
+  });
+
+  test('deleted before its first status was written: the conditions are written all the same', async () => {
+    const s = setup(
+      0,
+      finalizing(async () => {
+        throw new Error('the outside system is down');
+      }),
+    );
+    s.cache(s.widgetType, { ...deleted(s), status: undefined });
+    await expect(s.reconcile()).rejects.toThrow('the outside system is down');
+    expect(s.writes).toEqual(['apply Widget/status w']);
+    expect((s.statuses[0] as any).conditions).toEqual([
+      expect.objectContaining({ type: 'Degraded', status: 'True', reason: 'FinalizeFailed' }),
+    ]);
+    expect(s.events).toEqual(['Warning/FinalizeFailed']);
+  });
+
+  test('a resource being deleted without our finalizer is not finalized: deletion is never held up', async () => {
+    let calls = 0;
+    const s = setup(
+      0,
+      finalizing(async () => {
+        calls++;
+        return { done: true };
+      }),
+    );
+    s.cache(s.widgetType, deleted(s, ['someone.else/keep']));
+    await s.reconcile();
+    expect(calls).toBe(0);
     expect(s.writes).toEqual([]);
   });
 });
