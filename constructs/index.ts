@@ -83,7 +83,12 @@ export {
   constructStatus,
   constructStatusSchema,
 } from './core/construct-operator';
-export type { ConstructControllerProps, ConstructOperatorProps, ConstructStatus } from './core/construct-operator';
+export type {
+  ConstructControllerProps,
+  ConstructOperatorProps,
+  ConstructStatus,
+  SampleSpec,
+} from './core/construct-operator';
 export { operatorHelmChart, writeHelmChart } from './helm/chart';
 export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';

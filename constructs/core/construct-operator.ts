@@ -14,10 +14,10 @@ import {
   type StatusOf,
 } from '../contract';
 import type { Condition } from './conditions';
-import type { CustomResourceKind } from './kind';
+import type { CustomResource, CustomResourceKind } from './kind';
 import { Operator, type OperatorOptions } from './operator';
 import { renderConstructs } from './render';
-import { conditionsSchema, t } from './schema';
+import { conditionsSchema, type Schema, t } from './schema';
 
 export interface ConstructControllerProps<R extends CustomResourceObject> {
   /** The kind whose resources become constructs. */
@@ -55,12 +55,24 @@ const KNOWN_TYPES: readonly ResourceType[] = Object.values(BuiltinTypes);
  * The kinds it owns (and so its RBAC) come from rendering the examples at synth time. Pass the
  * result both to a `ConstructOperator` (synth) and to `runOperator` (the reconciler).
  */
+export function constructController<S extends Schema<unknown>, St extends Schema<unknown>>(
+  props: ConstructControllerProps<CustomResource<S, St>> & { readonly kind: CustomResourceKind<S, St> },
+): ControllerDeclaration<CustomResource<S, St>>;
+/** The same, with the resource type given: `constructController<StaticSite>({...})`. */
+export function constructController<R extends CustomResourceObject>(
+  props: ConstructControllerProps<R>,
+): ControllerDeclaration<R>;
 export function constructController<R extends CustomResourceObject>(
   props: ConstructControllerProps<R>,
 ): ControllerDeclaration<R> {
   const where = `constructController for ${props.kind.kind}`;
   if (props.examples.length === 0)
     throw new Error(`${where}: give at least one example spec; its render decides the RBAC`);
+  props.examples.forEach((spec, i) => {
+    const problems = props.kind.specViolations(spec);
+    if (problems.length)
+      throw new Error(`${where}: examples[${i}] would be refused by the CRD: ${problems.join('; ')}`);
+  });
   const owns = new Map<string, ResourceType>((props.owns ?? []).map((o) => [typeKey(o.group, o.kind), o]));
   for (const spec of props.examples) {
     const resource = {
@@ -178,9 +190,23 @@ export function constructStatus(resource: CustomResourceObject, observed: Observ
   return { observedGeneration: generation, conditions: list.conditions };
 }
 
-export interface ConstructOperatorProps extends OperatorOptions {
+/**
+ * A spec as a sample writes it: every field optional at compile time, since the API server fills
+ * in defaults (what is required is checked against the schema when the sample is made), but each
+ * field's name and type checked.
+ */
+export type SampleSpec<T> = T extends readonly (infer I)[]
+  ? SampleSpec<I>[]
+  : T extends object
+    ? { [K in keyof T]?: SampleSpec<T[K]> }
+    : T;
+
+export interface ConstructOperatorProps<
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  R extends CustomResourceObject = CustomResourceObject<any, any>,
+> extends OperatorOptions {
   /** From `constructController`: the same declaration the reconciler image runs. */
-  readonly controller: ControllerDeclaration;
+  readonly controller: ControllerDeclaration<R>;
 }
 
 /**
@@ -192,17 +218,27 @@ export interface ConstructOperatorProps extends OperatorOptions {
  * const staticSite = constructController({ kind: staticSiteKind, render: (scope, site, { owner }) => new StaticSiteResources(scope, 'site', { site, owner }), examples: [{ pages: {} }] });
  * new ConstructOperator(app, 'static-site', { controller: staticSite, image: 'registry.example.com/static-site-operator' });
  */
-export class ConstructOperator extends Operator {
-  readonly controller: ControllerDeclaration;
+export class ConstructOperator<
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  R extends CustomResourceObject = CustomResourceObject<any, any>,
+> extends Operator {
+  readonly controller: ControllerDeclaration<R>;
 
-  constructor(scope: Construct, id: string, props: ConstructOperatorProps) {
+  constructor(scope: Construct, id: string, props: ConstructOperatorProps<R>) {
     super(scope, id, { ...props, controllers: [props.controller] });
     this.controller = props.controller;
   }
 
-  /** A resource of the kind in `scope` (a chart applied after the CRD is established). */
-  addSample(scope: Construct, name: string, spec: unknown, namespace?: string): ApiObject {
+  /**
+   * A resource of the kind in `scope` (a chart applied after the CRD is established), its spec
+   * typed by the kind and checked against the CRD's schema here: a spec the API server would
+   * refuse throws, naming the field.
+   */
+  addSample(scope: Construct, name: string, spec: SampleSpec<R['spec']>, namespace?: string): ApiObject {
     const kind = this.controller.for;
+    const problems = kind.specViolations(spec);
+    if (problems.length)
+      throw new Error(`sample ${name} of ${kind.kind} would be refused by the CRD: ${problems.join('; ')}`);
     return new ApiObject(scope, `${name}-sample`, {
       apiVersion: kind.apiVersion,
       kind: kind.kind,

@@ -1,6 +1,7 @@
 import type { CustomResourceObject } from '../contract/objects';
 import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
+import { schemaViolations } from './validate-object';
 
 /** A column `kubectl get` prints for the kind. */
 export interface PrinterColumn {
@@ -154,6 +155,17 @@ export class CustomResourceKind<
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
       'x-kubernetes-validations': [...this.nameRules(), ...(this.props.validations ?? [])],
     };
+  }
+
+  /**
+   * What the API server's schema validation would refuse in a spec of this kind, offline (CEL
+   * rules aside), each message naming the field (`spec.size: Invalid value: 11: should be less
+   * than or equal to 10`); empty when it would pass. Samples and examples are checked with it
+   * at synth.
+   */
+  specViolations(spec: unknown): string[] {
+    if (spec === undefined) return (this.props.specRequired ?? true) ? ['spec: Required value'] : [];
+    return schemaViolations(this.props.spec.json, spec, 'spec');
   }
 
   /** CEL rules on metadata.name: what the names of the children this kind makes require. */

@@ -153,7 +153,7 @@ export class StaticSiteResources extends Construct {
 }
 
 /** The whole controller: no reconcile code. */
-export const staticSiteController = constructController<StaticSite>({
+export const staticSiteController = constructController({
   kind: staticSiteKind,
   render: (scope, site, { owner }) => new StaticSiteResources(scope, 'site', { site, owner }),
   examples: [

@@ -18,7 +18,7 @@ describe('constructController', () => {
       kind,
       render: (scope, r, { owner }) => {
         new k8s.KubeConfigMap(scope, 'cm', { metadata: { name: r.metadata.name, ownerReferences: [owner] } });
-        if ((r.spec as { claim?: boolean }).claim)
+        if (r.spec.claim)
           new k8s.KubePersistentVolumeClaim(scope, 'pvc', {
             metadata: { name: r.metadata.name },
             spec: {
@@ -51,6 +51,49 @@ describe('constructController', () => {
   });
 });
 
+describe('constructController: types from the kind, examples checked', () => {
+  test('the resource type is inferred from the kind: spec fields typed, name a string', () => {
+    const seen: string[] = [];
+    constructController({
+      kind,
+      render: (_scope, r) => {
+        // Checked by tsc (npm test runs it): no `<Thing>` type argument needed.
+        const claim: boolean | undefined = r.spec.claim;
+        const name: string = r.metadata.name;
+        // @ts-expect-error a field the kind does not have
+        seen.push(String(r.spec.bogus));
+        seen.push(`${name}:${String(claim)}`);
+      },
+      examples: [{ claim: true }],
+    });
+    expect(seen).toEqual(['undefined', 'example:true']);
+  });
+
+  test('an example the CRD would refuse throws at synth, naming the field', () => {
+    const sized = new CustomResourceKind({
+      group: 'x.example.com',
+      kind: 'Sized',
+      versions: ['v1'],
+      description: 'A sized thing.',
+      spec: t.object({
+        size: t.integer({ required: true, minimum: 1, maximum: 5 }),
+        mode: t.enum(['a', 'b'] as const),
+      }),
+      status: t.object({ ok: t.boolean() }),
+    });
+    const make = (examples: unknown[]) =>
+      constructController({ kind: sized, render: () => undefined, examples: examples as never[] });
+    expect(() => make([{ size: 9 }])).toThrow(
+      'constructController for Sized: examples[0] would be refused by the CRD: spec.size: Invalid value: 9: should be less than or equal to 5',
+    );
+    expect(() => make([{ size: 1 }, { mode: 'c' }])).toThrow(
+      /examples\[1\] would be refused by the CRD: spec.size: Required value; spec.mode: Unsupported value: "c"/,
+    );
+    expect(() => make([{ size: 1, bogus: 1 }])).toThrow('spec.bogus: unknown field');
+    expect(() => make(['notanobject'])).toThrow('spec: Invalid value: "notanobject": must be of type object');
+  });
+});
+
 describe('ConstructOperator (the StaticSite example)', () => {
   const app = Testing.app();
   const op = new ConstructOperator(app, 'static-site', {
@@ -75,6 +118,19 @@ describe('ConstructOperator (the StaticSite example)', () => {
     expect(docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].args).toContain(
       '--controllers=staticsite',
     );
+  });
+
+  test('addSample: a spec the CRD would refuse throws, naming the field; its fields are typed', () => {
+    const samples = Testing.chart();
+    expect(() => op.addSample(samples, 'bad', { pages: { 'index.html': 'hi' }, replicas: 99 })).toThrow(
+      /^sample bad of StaticSite would be refused by the CRD: spec.replicas: Invalid value: 99: should be less than or equal to \d+$/,
+    );
+    // @ts-expect-error not a field of a StaticSite's spec
+    expect(() => op.addSample(samples, 'bogus', { pages: {}, bogus: 1 })).toThrow('spec.bogus: unknown field');
+    // @ts-expect-error a spec is an object
+    expect(() => op.addSample(samples, 'text', 'notanobject')).toThrow('must be of type object');
+    expect(() => op.addSample(samples, 'none', {})).toThrow('spec.pages: Required value');
+    expect(Testing.synth(samples)).toEqual([]);
   });
 
   test('addSample writes a resource of the kind', () => {
