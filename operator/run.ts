@@ -100,7 +100,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   // parseFlags accepts only the names of these controllers.
   for (const decl of flags.controllers.flatMap((name) => byName.get(name) ?? [])) {
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
-    const events = logger.child({ logger: 'events', controller: decl.name });
+    const events = logger.child({ component: 'events', controller: decl.name });
     const recorder = new EventRecorder(client, `${fieldManager}/${decl.name}`, identity, events);
     const maxConcurrentReconciles = flags.maxConcurrentReconciles;
     manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));

@@ -62,7 +62,7 @@ export class Manager {
     if (election) {
       this.elector = new LeaderElector(options.client, {
         ...election,
-        logger: options.logger.child({ logger: 'leader-election' }),
+        logger: options.logger.child({ component: 'leader-election' }),
         onLeaderChange: (leading) => {
           options.metrics.leader.set({ name: election.name }, leading ? 1 : 0);
         },
@@ -83,7 +83,7 @@ export class Manager {
         transform: cacheTransform(this.options.client.fieldManager, type),
         namespace: type.namespaced ? this.options.namespace : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
-        logger: this.options.logger.child({ logger: 'informer' }),
+        logger: this.options.logger.child({ component: 'informer' }),
         onWatchRestart: (reason) => {
           this.options.metrics.watchRestarts.inc({ resource: type.resource, reason });
         },

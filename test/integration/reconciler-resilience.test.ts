@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
 import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
+import { linesRepeatingAKey, ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LEASE_DURATION_MS = 15_000; // the default, as the operator Deployment runs it
@@ -107,6 +107,8 @@ describe('leader election between two reconcilers', () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(holder()).toBe('');
     expect(b.logs.some((l) => l.includes('released leader lease'))).toBe(true);
+    // The manager's, leader election's and controllers' lines alike: no key twice in a line.
+    expect(linesRepeatingAKey(b.logs)).toEqual([]);
   });
 });
 
@@ -231,6 +233,7 @@ describe('a reconciler whose resourceVersion was compacted away', () => {
       );
       expect(await rec.metric('opkit_watch_restarts_total', { reason: 'expired' })).toBeGreaterThanOrEqual(1);
       expect(rec.logs.some((l) => l.includes('watch resourceVersion expired; listing again'))).toBe(true);
+      expect(linesRepeatingAKey(rec.logs)).toEqual([]);
       expect((await rec.stop()).code).toBe(0);
     } finally {
       await proxy.close();

@@ -298,3 +298,32 @@ export function scrapeMetrics(port: number, token?: string): Promise<{ status: n
     req.on('error', reject);
   });
 }
+
+/**
+ * Log lines (JSON objects) that name a top-level key twice, with that key: JSON tools keep one
+ * value and lose the other. Lines that are not JSON objects are skipped.
+ */
+export function linesRepeatingAKey(logs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const line of logs) {
+    if (!line.startsWith('{')) continue;
+    const seen = new Set<string>();
+    let depth = 0;
+    // Top-level keys: a string followed by ':' at depth 1, skipping string contents.
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (c === '"') {
+        let j = i + 1;
+        while (j < line.length && line[j] !== '"') j += line[j] === '\\' ? 2 : 1;
+        if (depth === 1 && line[j + 1] === ':') {
+          const key = line.slice(i + 1, j);
+          if (seen.has(key)) out.push(`${key}: ${line.slice(0, 300)}`);
+          seen.add(key);
+        }
+        i = j;
+      } else if (c === '{' || c === '[') depth++;
+      else if (c === '}' || c === ']') depth--;
+    }
+  }
+  return out;
+}
