@@ -14,6 +14,16 @@ export interface Flags {
   metricsSecure: boolean;
   metricsCertPath?: string;
   healthProbeBindAddress: string;
+  /** Where admission webhooks are served, when a controller has hooks ("0": not served). */
+  webhookBindAddress: string;
+  /** A directory with tls.crt and tls.key (e.g. cert-manager's Secret, mounted). */
+  webhookCertPath?: string;
+  /** The Secret of a self-managed certificate, in the operator's namespace. */
+  webhookCertSecret?: string;
+  /** The names the self-managed certificate is for. */
+  webhookCertHosts: string[];
+  /** The Validating/MutatingWebhookConfiguration whose caBundle trusts it. */
+  webhookConfiguration?: string;
   maxConcurrentReconciles: number;
   kubeconfig?: string;
   logLevel: string;
@@ -58,6 +68,12 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
                                     get on /metrics (TokenReview + SubjectAccessReview) (default true)
   --metrics-cert-path=DIR           tls.crt and tls.key for /metrics (default: self-signed, in memory)
   --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
+  --webhook-bind-address=ADDR       admission webhooks, when a controller has hooks (default :9443; 0 disables)
+  --webhook-cert-path=DIR           tls.crt and tls.key for the webhooks (e.g. from cert-manager)
+  --webhook-cert-secret=NAME        or: a self-managed certificate kept in this Secret of the
+                                    operator's namespace, renewed when a third of its life is left
+  --webhook-cert-hosts=A,B          the names it is for (the webhook Service's DNS names)
+  --webhook-configuration=NAME      the Validating/MutatingWebhookConfiguration whose caBundle it sets
   --max-concurrent-reconciles=N     workers per controller (default 4)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
   --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
@@ -105,6 +121,11 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'metrics-secure': { type: 'string', default: 'true' },
       'metrics-cert-path': { type: 'string' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'webhook-bind-address': { type: 'string', default: ':9443' },
+      'webhook-cert-path': { type: 'string' },
+      'webhook-cert-secret': { type: 'string' },
+      'webhook-cert-hosts': { type: 'string', default: '' },
+      'webhook-configuration': { type: 'string' },
       'max-concurrent-reconciles': { type: 'string', default: '4' },
       'sync-period': { type: 'string', default: '10h' },
       kubeconfig: { type: 'string' },
@@ -138,12 +159,22 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     metricsSecure: values['metrics-secure'] === 'true',
     metricsCertPath: values['metrics-cert-path'],
     healthProbeBindAddress: values['health-probe-bind-address'],
+    webhookBindAddress: values['webhook-bind-address'],
+    webhookCertPath: values['webhook-cert-path'],
+    webhookCertSecret: values['webhook-cert-secret'],
+    webhookCertHosts: values['webhook-cert-hosts']
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
+    webhookConfiguration: values['webhook-configuration'],
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']),
     kubeconfig: values.kubeconfig,
     logLevel: values['log-level'],
     syncPeriodMs: parseDuration(values['sync-period']),
     help: values.help,
   };
+  if (flags.webhookCertSecret && flags.webhookCertHosts.length === 0)
+    throw new Error('--webhook-cert-secret needs --webhook-cert-hosts: the names the certificate is for');
   if (flags.renewDeadlineMs >= flags.leaseDurationMs)
     throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
   if (flags.retryPeriodMs >= flags.renewDeadlineMs)

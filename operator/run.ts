@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
@@ -15,7 +16,10 @@ import { HttpKubeClient, type KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
 import { loadKubeConfig } from './runtime/kubeconfig';
 import { createLogger } from './runtime/logger';
-import { Manager } from './runtime/manager';
+import { Manager, parseBindAddress } from './runtime/manager';
+import { admissionContextFor } from './runtime/admission-context';
+import { ensureWebhookCertificate } from './runtime/webhook-certificate';
+import { WebhookServer } from './runtime/webhook-server';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
@@ -98,12 +102,20 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   });
   const manager = newManager(flags, { client, logger, metrics, identity });
   // parseFlags accepts only the names of these controllers.
-  for (const decl of flags.controllers.flatMap((name) => byName.get(name) ?? [])) {
+  const selected = flags.controllers.flatMap((name) => byName.get(name) ?? []);
+  for (const decl of selected) {
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
     const events = logger.child({ component: 'events', controller: decl.name });
     const recorder = new EventRecorder(client, `${fieldManager}/${decl.name}`, identity, events);
     const maxConcurrentReconciles = flags.maxConcurrentReconciles;
     manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));
+  }
+  let webhooks: { close(): Promise<void> } | undefined;
+  try {
+    webhooks = await startWebhooks(flags, selected, { client, logger, manager });
+  } catch (err) {
+    logger.error({ err }, 'cannot serve the admission webhooks');
+    return 1;
   }
   const stop = stopOnSignals(logger);
   const namespace = flags.namespace ?? '(all)';
@@ -115,12 +127,83 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     logger.error({ err }, 'manager failed');
     return 1;
   } finally {
+    await webhooks?.close();
     await new Promise<void>((r) => {
       logger.flush(() => {
         r();
       });
     });
   }
+}
+
+/** How often a self-managed webhook certificate is checked (and renewed when a third of its life is left). */
+const WEBHOOK_CERTIFICATE_CHECK_MS = 60 * 60 * 1000;
+
+/**
+ * The admission webhook server, when a selected controller has `validate` or `default` hooks:
+ * with a mounted certificate (`--webhook-cert-path`), or a self-managed one kept in
+ * `--webhook-cert-secret` and checked every hour. It serves in every replica, leader or not.
+ */
+async function startWebhooks(
+  flags: Flags,
+  decls: readonly ControllerDeclaration[],
+  shared: { client: KubeClient; logger: Logger; manager: Manager },
+): Promise<{ close(): Promise<void> } | undefined> {
+  const { client, manager } = shared;
+  const logger = shared.logger.child({ component: 'webhooks' });
+  const contexts = new Map(
+    decls.filter((d) => d.validate !== undefined).map((d) => [d, admissionContextFor(manager, d)] as const),
+  );
+  const server = new WebhookServer(
+    decls,
+    (decl, object) => {
+      const context = contexts.get(decl);
+      if (!context) throw new Error(`controller ${decl.name} has no validate hook`);
+      return context(object);
+    },
+    logger,
+  );
+  if (!server.hasHooks || flags.webhookBindAddress === '0') return undefined;
+  const { host, port } = parseBindAddress(flags.webhookBindAddress);
+  const { webhookCertPath, webhookCertSecret } = flags;
+  if (webhookCertPath) {
+    const read = () => ({
+      cert: fs.readFileSync(path.join(webhookCertPath, 'tls.crt'), 'utf8'),
+      key: fs.readFileSync(path.join(webhookCertPath, 'tls.key'), 'utf8'),
+    });
+    await server.listen(host, port, read());
+    // A mounted Secret is updated in place when cert-manager renews it.
+    const timer = setInterval(() => {
+      server.setCertificate(read());
+    }, WEBHOOK_CERTIFICATE_CHECK_MS);
+    timer.unref();
+    return { close: () => (clearInterval(timer), server.close()) };
+  }
+  if (!webhookCertSecret)
+    throw new Error('admission webhooks need --webhook-cert-path or --webhook-cert-secret (with --webhook-cert-hosts)');
+  const options = {
+    client,
+    logger,
+    namespace: ownNamespace(),
+    secretName: webhookCertSecret,
+    hosts: flags.webhookCertHosts,
+    // The Operator construct makes each configuration only for the hooks there are.
+    validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
+    mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
+  };
+  await server.listen(host, port, await ensureWebhookCertificate(options));
+  const timer = setInterval(() => {
+    ensureWebhookCertificate(options).then(
+      (c) => {
+        server.setCertificate(c);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'could not renew the webhook certificate; trying again in an hour');
+      },
+    );
+  }, WEBHOOK_CERTIFICATE_CHECK_MS);
+  timer.unref();
+  return { close: () => (clearInterval(timer), server.close()) };
 }
 
 /** The controllers by name; throws for two of one name, or one that would do nothing. */

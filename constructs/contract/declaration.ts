@@ -19,11 +19,24 @@ export interface Problem {
   readonly message: string;
 }
 
+/** Reads of the operator's caches, for a controller's `reads` types. */
+export interface CacheReads {
+  /**
+   * Cached objects of a `reads` type in the resource's namespace, optionally matching labels;
+   * with `allNamespaces`, in every namespace the operator watches.
+   */
+  read<T extends KubeObject>(
+    type: ResourceType<T>,
+    labels?: Record<string, string>,
+    options?: { readonly allNamespaces?: boolean },
+  ): T[];
+}
+
 /**
  * What a reconcile saw, for the status and events functions (pure: no I/O). `Facts` are what the
  * `external` step returned, `Prepared` what `prepare` returned.
  */
-export interface Observed<Facts extends object = object, Prepared extends object = object> {
+export interface Observed<Facts extends object = object, Prepared extends object = object> extends CacheReads {
   /** The children as they are after this reconcile's applies: `children.of(BuiltinTypes.Deployment, name)`. */
   readonly children: Children;
   /** The children as they were before it (for "scaled from 3 to 5"). */
@@ -34,15 +47,6 @@ export interface Observed<Facts extends object = object, Prepared extends object
     readonly kind: string;
     readonly name: string;
   }[];
-  /**
-   * Cached objects of a `reads` type in the resource's namespace, optionally matching labels;
-   * with `allNamespaces`, in every namespace the operator watches.
-   */
-  read<T extends KubeObject>(
-    type: ResourceType<T>,
-    labels?: Record<string, string>,
-    options?: { readonly allNamespaces?: boolean },
-  ): T[];
   /** Why the API server refused a desired child (400/422): not retried until the spec changes. */
   readonly applyError?: string;
   /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */
@@ -177,6 +181,39 @@ export interface ControllerDeclaration<
    * so deleting it is no longer held up by the operator. @default every resource
    */
   needsFinalizer?(resource: R): boolean;
+  /**
+   * Admission: what the API server must refuse in a resource being created or updated — a rule
+   * that needs code or other objects, which neither the schema nor a CEL rule can say (e.g. a
+   * host another resource already claims). Served by the reconciler's webhook server as a
+   * ValidatingWebhookConfiguration the Operator construct synthesizes: fail-closed for create
+   * and update, never called for deletes, status updates or resources being deleted. Return the
+   * fields at fault (none: allowed). Reads come from the operator's caches; keep it fast (the
+   * API server waits at most 5 s).
+   */
+  validate?(resource: R, context: AdmissionContext): readonly FieldProblem[];
+  /**
+   * Admission: the spec with defaults that depend on other fields (or on code) filled in, for a
+   * resource being created or updated; served as a MutatingWebhookConfiguration. Return the spec
+   * unchanged when there is nothing to fill in. Defaults that are constants belong in the schema.
+   */
+  default?(resource: R): R['spec'];
+}
+
+/** A field an admission hook refuses, and why. */
+export interface FieldProblem {
+  /** The field's path, e.g. `spec.ingress.host`. */
+  readonly field: string;
+  /** What is wrong and how to fix it. */
+  readonly message: string;
+}
+
+/** What a `validate` hook may read: `read` of the resource's namespace, as `Observed.read`. */
+export interface AdmissionContext extends CacheReads {
+  readonly operation: 'CREATE' | 'UPDATE';
+  /** The resource before this update. */
+  readonly old?: KubeObject;
+  /** The resource's owned children as cached (none on create). */
+  readonly children: Children;
 }
 
 /** What a `finalize` step gets. */

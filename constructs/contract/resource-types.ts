@@ -58,6 +58,20 @@ export const BuiltinTypes = {
   /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
   CoreEvent: builtin<CoreEvent>('', 'v1', 'Event', 'events'),
   Lease: builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+  ValidatingWebhookConfiguration: builtin(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingWebhookConfiguration',
+    'validatingwebhookconfigurations',
+    false,
+  ),
+  MutatingWebhookConfiguration: builtin(
+    'admissionregistration.k8s.io',
+    'v1',
+    'MutatingWebhookConfiguration',
+    'mutatingwebhookconfigurations',
+    false,
+  ),
 } as const;
 
 /** The resource type of a custom kind (its storage version). */

@@ -9,6 +9,7 @@ import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
+import { addWebhookObjects, WEBHOOK_PORT, type WebhookPlan, webhookPlan } from './webhooks';
 
 /** The reconciler image `operator/Dockerfile` builds. */
 export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
@@ -87,6 +88,17 @@ export interface OperatorOptions {
   readonly metricsSecure?: boolean;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
+  /**
+   * Serve the controllers' admission hooks (`validate`, `default`): a Service in front of the
+   * reconciler on port 9443, Validating/MutatingWebhookConfigurations calling it (fail-closed
+   * for create and update: while no replica answers, such requests are refused; deletes never
+   * are), and a certificate the reconciler makes and renews itself, kept in an empty Secret it
+   * alone may read, trusted through the configurations' `caBundle`. Off by default: the API
+   * server must be able to reach the reconciler's pods through the Service, and every create and
+   * update of the kinds then depends on the operator being up (run 2 replicas).
+   * @default false
+   */
+  readonly admissionWebhooks?: boolean;
   /**
    * Where the cluster-scoped objects go: the Namespace, CRDs, ClusterRoles and their bindings.
    * Give a chart of their own to have them applied first — the chart holding the operator then
@@ -194,8 +206,19 @@ export class Operator extends Construct {
     this.rules = rulesForControllers(props.controllers);
     this.addManagerRbac(parts, subject);
     if (parts.leaderElection) this.addLeaderElectionRbac(parts, subject);
-    this.deployment = this.addDeployment(parts);
+    const webhooks = props.admissionWebhooks ? webhookPlan(props.controllers, name, namespace) : undefined;
+    this.deployment = this.addDeployment(parts, webhooks);
     this.metricsService = this.addMetricsService(parts);
+    if (webhooks) {
+      addWebhookObjects(this, clusterHolder, {
+        plan: webhooks,
+        namespace,
+        labels,
+        selector: parts.selector,
+        watchNamespace: props.watchNamespace,
+        serviceAccount: this.serviceAccount.name,
+      });
+    }
     // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
     for (const holder of new Set([clusterHolder, crdHolder])) {
       if (!Chart.of(holder).namespace) continue;
@@ -256,7 +279,7 @@ export class Operator extends Construct {
   }
 
   /** The reconciler: restricted, probed, with the flags its props say. */
-  private addDeployment(parts: OperatorParts): k8s.KubeDeployment {
+  private addDeployment(parts: OperatorParts, webhooks: WebhookPlan | undefined): k8s.KubeDeployment {
     const { props, labels, selector } = parts;
     const { metricsPort, healthPort } = ports(props);
     return new k8s.KubeDeployment(this, 'Deployment', {
@@ -277,7 +300,7 @@ export class Operator extends Construct {
                 name: 'manager',
                 image: imageReference(props),
                 imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
-                args: reconcilerArgs(parts),
+                args: [...reconcilerArgs(parts), ...(webhooks?.args ?? [])],
                 env: [
                   { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -286,6 +309,7 @@ export class Operator extends Construct {
                 ports: [
                   { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
                   { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                  ...(webhooks ? [{ name: 'webhook', containerPort: WEBHOOK_PORT, protocol: 'TCP' }] : []),
                 ],
                 livenessProbe: {
                   httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },

@@ -112,6 +112,7 @@ function webController<R extends Application | WebApp>(
   name: string,
   kind: ControllerDeclaration['for'],
   toModel: (r: R) => WebWorkloadModel,
+  hostField: string,
 ): ControllerDeclaration<R> {
   return {
     name,
@@ -142,11 +143,36 @@ function webController<R extends Application | WebApp>(
       });
     },
     mapReads: { Pod: podInstance([name], 'web') },
+    // A host and path another Ingress already routes is refused at the door, naming the field,
+    // rather than found at run time (two resources made at once can still both pass: the
+    // status then says HostConflict). An update that keeps its host and path is not checked
+    // again, so a resource in conflict can still be changed.
+    validate: (r, context) => {
+      const model = toModel(r);
+      const wanted = model.ingress;
+      if (!wanted) return [];
+      if (context.old) {
+        const before = toModel(context.old as R).ingress;
+        if (before?.host === wanted.host && before.path === wanted.path) return [];
+      }
+      const conflict = ingressHostConflict(
+        model,
+        r.metadata.uid,
+        context.children.of(BuiltinTypes.Ingress, model.name),
+        context.read(BuiltinTypes.Ingress, undefined, { allNamespaces: true }),
+      );
+      return conflict ? [{ field: hostField, message: `Invalid value: "${wanted.host}": ${conflict}` }] : [];
+    },
   };
 }
 
 /** The application controller (seed 002's Application). */
-export const applicationController = webController<Application>('application', applicationKind, applicationModel);
+export const applicationController = webController<Application>(
+  'application',
+  applicationKind,
+  applicationModel,
+  'spec.ingress.host',
+);
 
 /** The webapp controller (seed 001's WebApp): the same reconcile path as application. */
-export const webAppController = webController<WebApp>('webapp', webAppKind, webAppModel);
+export const webAppController = webController<WebApp>('webapp', webAppKind, webAppModel, 'spec.domain');

@@ -1,7 +1,10 @@
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
 /**
- * A self-signed ECDSA P-256 serving certificate, made in process: what the metrics endpoint
+ * A self-signed ECDSA P-256 serving certificate for DNS names and IPv4 addresses, made in
+ * process: what the metrics endpoint (and the webhook server, see webhook-certificate.ts)
  * serves when no certificate is mounted (as controller-runtime does). Node can sign but not
  * build X.509, so the few DER structures a certificate needs are written here rather than
  * pulling in a PKI library.
@@ -17,7 +20,12 @@ export function selfSignedCertificate(
   const now = Date.now();
   const validity = seq(time(new Date(now - 60_000)), time(new Date(now + validDays * 86_400_000)));
   const spki = publicKey.export({ type: 'spki', format: 'der' });
-  const subjectAltName = seq(...dnsNames.map((d) => tlv(0x82, Buffer.from(d, 'ascii'))));
+  // An IPv4 address is an iPAddress name (a client connecting to it checks that), else a dNSName.
+  const subjectAltName = seq(
+    ...dnsNames.map((d) =>
+      IPV4.test(d) ? tlv(0x87, Buffer.from(d.split('.').map(Number))) : tlv(0x82, Buffer.from(d, 'ascii')),
+    ),
+  );
   const extensions = tlv(
     0xa3,
     seq(

@@ -43,7 +43,7 @@ test("every sample the kit synthesizes and every seed's resource passes", () => 
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
       for (const o of parseYaml(fs.readFileSync(path.join(dir, file), 'utf8'))) {
         const kind = kinds.get(o.kind);
-        if (!kind || !String(o.apiVersion).startsWith(`${kind.group}/`)) continue;
+        if (!kind || !o.apiVersion.startsWith(`${kind.group}/`)) continue;
         expect([`${file} ${o.metadata.name}`, kind.specViolations(o.spec)]).toEqual([`${file} ${o.metadata.name}`, []]);
         checked++;
       }

@@ -1,0 +1,154 @@
+/**
+ * The webhook server's certificate, managed by the operator itself (controller-runtime users
+ * reach for cert-manager; the kit needs nothing installed): a self-signed certificate kept in
+ * the one Secret the Operator construct makes for it, shared by every replica, renewed when a
+ * third of its life is left, and trusted through the `caBundle` of the operator's own webhook
+ * configurations. RBAC allows exactly that Secret and those configurations, by name.
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type { Logger } from 'pino';
+import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
+import { isConflict, isNotFound, type KubeClient } from './client';
+import { resourcePath } from './resource';
+import { selfSignedCertificate } from './self-signed';
+
+export interface WebhookCertificateOptions {
+  readonly client: KubeClient;
+  /** The operator's namespace, where the Secret is. */
+  readonly namespace: string;
+  /** The Secret holding `tls.crt` and `tls.key` (made empty by the Operator construct). */
+  readonly secretName: string;
+  /** The names the certificate must be valid for: the Service's DNS names, or a loopback IP in tests. */
+  readonly hosts: readonly string[];
+  /** The webhook configurations whose `caBundle` must trust it. */
+  readonly validatingConfiguration?: string;
+  readonly mutatingConfiguration?: string;
+  readonly logger: Logger;
+  /** @default 365 */
+  readonly validityDays?: number;
+  /** @default the current time */
+  readonly now?: () => Date;
+}
+
+export interface ServingCertificate {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * The certificate to serve: the Secret's when it is still good for the hosts and more than a
+ * third of its life is left; otherwise a new one written to the Secret (with its
+ * resourceVersion as precondition: when two replicas race, the loser takes the winner's). Then
+ * every webhook of the configurations is made to trust it.
+ */
+export async function ensureWebhookCertificate(o: WebhookCertificateOptions): Promise<ServingCertificate> {
+  const now = o.now?.() ?? new Date();
+  let secret = await o.client.get<KubeObject & { data?: Record<string, string> }>(
+    BuiltinTypes.Secret,
+    o.secretName,
+    o.namespace,
+  );
+  let current = decode(secret.data);
+  if (!current || !goodFor(current, o.hosts, now)) {
+    const made = selfSignedCertificate(o.hosts[0] ?? 'webhook', o.hosts, o.validityDays ?? 365);
+    try {
+      // The certificate it replaces stays trusted beside it until it expires: replicas that
+      // still serve it (until their next check) keep working.
+      const previous = current ? { 'previous.crt': b64(current.cert) } : {};
+      secret = await o.client.mergePatch(BuiltinTypes.Secret, o.secretName, o.namespace, {
+        metadata: { resourceVersion: secret.metadata.resourceVersion },
+        data: { 'tls.crt': b64(made.cert), 'tls.key': b64(made.key), ...previous },
+      });
+      current = made;
+      o.logger.info({ secret: o.secretName, hosts: o.hosts }, 'wrote a new webhook serving certificate');
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      // Another replica wrote one first: use it.
+      secret = await o.client.get(BuiltinTypes.Secret, o.secretName, o.namespace);
+      current = decode(secret.data);
+      if (!current)
+        throw new Error(`Secret ${o.namespace}/${o.secretName} changed but holds no certificate`, { cause: err });
+    }
+  }
+  const previous = secret.data?.['previous.crt'];
+  const trusted = [current.cert, ...(previous && !expired(unb64(previous), now) ? [unb64(previous)] : [])];
+  for (const [type, name] of [
+    [BuiltinTypes.ValidatingWebhookConfiguration, o.validatingConfiguration],
+    [BuiltinTypes.MutatingWebhookConfiguration, o.mutatingConfiguration],
+  ] as const) {
+    if (name) await trustIn(o.client, type, name, trusted.join(''), o.logger);
+  }
+  return current;
+}
+
+/** Whether a certificate serves every host, matches its key, and has more than a third of its life left. */
+export function goodFor(c: ServingCertificate, hosts: readonly string[], now: Date): boolean {
+  try {
+    const x = new X509Certificate(c.cert);
+    if (!x.checkPrivateKey(createPrivateKey(c.key))) return false;
+    const from = Date.parse(x.validFrom);
+    const to = Date.parse(x.validTo);
+    if (now.getTime() > to - (to - from) / 3) return false;
+    const names = (x.subjectAltName ?? '').split(', ');
+    return hosts.every((h) => names.includes(`DNS:${h}`) || names.includes(`IP Address:${h}`));
+  } catch {
+    return false;
+  }
+}
+
+/** Sets `caBundle` to the certificates (PEM, concatenated) in each webhook of a configuration that lacks them. */
+async function trustIn(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+  cert: string,
+  logger: Logger,
+): Promise<void> {
+  let config: KubeObject & { webhooks?: { clientConfig?: { caBundle?: string } }[] };
+  try {
+    config = await client.get(type, name);
+  } catch (err) {
+    // Not installed (yet): nothing calls the webhook, so nothing needs to trust it.
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  const bundle = b64(cert);
+  const ops = (config.webhooks ?? []).flatMap((w, i) =>
+    w.clientConfig?.caBundle === bundle
+      ? []
+      : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: bundle }],
+  );
+  if (ops.length === 0) return;
+  // The resourceVersion as precondition: the indexes are those of the list we read.
+  await client.request('PATCH', resourcePath(type, undefined, name), {
+    body: [{ op: 'test', path: '/metadata/resourceVersion', value: config.metadata.resourceVersion }, ...ops],
+    contentType: 'application/json-patch+json',
+  });
+  logger.info(
+    { configuration: name, webhooks: ops.length },
+    'webhook configuration now trusts the serving certificate',
+  );
+}
+
+function expired(cert: string, now: Date): boolean {
+  try {
+    return Date.parse(new X509Certificate(cert).validTo) <= now.getTime();
+  } catch {
+    return true;
+  }
+}
+
+function unb64(text: string): string {
+  return Buffer.from(text, 'base64').toString('utf8');
+}
+
+function decode(data: Record<string, string> | undefined): ServingCertificate | undefined {
+  const cert = data?.['tls.crt'];
+  const key = data?.['tls.key'];
+  if (!cert || !key) return undefined;
+  return { cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8') };
+}
+
+function b64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}

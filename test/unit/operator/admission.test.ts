@@ -1,0 +1,255 @@
+import { Testing } from 'cdk8s';
+import pino from 'pino';
+import { ChildMap, type ControllerDeclaration, type KubeObject, WebAppOperator } from '../../../constructs';
+import { applicationController, webAppController } from '../../../constructs/webapp/controller';
+import { admissionRoutes, review } from '../../../operator/runtime/admission';
+import { ensureWebhookCertificate, goodFor } from '../../../operator/runtime/webhook-certificate';
+import { selfSignedCertificate } from '../../../operator/runtime/self-signed';
+
+const app = (name: string, host: string, uid?: string) => ({
+  apiVersion: 'app.aiops.org/v1',
+  kind: 'Application',
+  metadata: { name, namespace: 'team-a', uid },
+  // As a webhook receives it: with the schema's defaults applied.
+  spec: {
+    image: 'nginx',
+    replicas: 1,
+    port: 8080,
+    service: { type: 'ClusterIP' },
+    ingress: { host, className: 'nginx', path: '/' },
+  },
+});
+const ingress = (namespace: string, name: string, host: string): KubeObject => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { namespace, name, creationTimestamp: '2026-01-01T00:00:00Z' },
+  spec: { rules: [{ host, http: { paths: [{ path: '/' }] } }] },
+});
+/** What the webhook server gives a validate hook, over these cached Ingresses. */
+const reading = (ingresses: KubeObject[]) => () => ({
+  children: new ChildMap(),
+  read: <T extends KubeObject>(t: { kind: string }) => (t.kind === 'Ingress' ? ingresses : []) as T[],
+});
+
+describe('admission reviews', () => {
+  test('each hook has its path, per version of its kind (kubebuilder convention)', () => {
+    expect([...admissionRoutes([applicationController, webAppController]).keys()]).toEqual([
+      '/validate-app-aiops-org-v1-application',
+      '/validate-apps-example-com-v1alpha1-webapp',
+    ]);
+  });
+
+  test('an Application asking for a host another Ingress routes is refused, 422 naming spec.ingress.host', () => {
+    const r = review(
+      'validate',
+      applicationController,
+      { uid: 'r1', operation: 'CREATE', object: app('shop', 'shop.example.com') },
+      reading([ingress('team-b', 'their-shop', 'shop.example.com')]),
+    );
+    expect(r).toMatchObject({ uid: 'r1', allowed: false, status: { code: 422, reason: 'Invalid' } });
+    expect(r.status?.message).toBe(
+      'Application.app.aiops.org "shop" is invalid: spec.ingress.host: Invalid value: "shop.example.com": host shop.example.com path / is already routed by Ingress team-b/their-shop, which is older; choose another host or path',
+    );
+    expect(r.status?.details.causes).toEqual([
+      expect.objectContaining({ field: 'spec.ingress.host', reason: 'FieldValueInvalid' }),
+    ]);
+  });
+
+  test('allowed: a free host; an update that keeps its host (even in conflict); anything but create and update', () => {
+    const taken = reading([ingress('team-b', 'their-shop', 'shop.example.com')]);
+    expect(
+      review(
+        'validate',
+        applicationController,
+        { uid: 'a', operation: 'CREATE', object: app('x', 'free.example.com') },
+        taken,
+      ),
+    ).toEqual({ uid: 'a', allowed: true });
+    const old = app('shop', 'shop.example.com', 'u1');
+    const changed = { ...old, spec: { ...old.spec, replicas: 3 } };
+    expect(
+      review(
+        'validate',
+        applicationController,
+        { uid: 'b', operation: 'UPDATE', object: changed, oldObject: old },
+        taken,
+      ),
+    ).toEqual({ uid: 'b', allowed: true });
+    const moved = {
+      ...old,
+      spec: { ...old.spec, ingress: { host: 'shop.example.com', className: 'nginx', path: '/' } },
+    };
+    expect(
+      review(
+        'validate',
+        applicationController,
+        { uid: 'c', operation: 'UPDATE', object: moved, oldObject: app('shop', 'old.example.com', 'u1') },
+        taken,
+      ).allowed,
+    ).toBe(false);
+    expect(review('validate', applicationController, { uid: 'd', operation: 'DELETE', oldObject: old }, taken)).toEqual(
+      {
+        uid: 'd',
+        allowed: true,
+      },
+    );
+  });
+
+  test('a WebApp names spec.domain', () => {
+    const webapp = {
+      apiVersion: 'apps.example.com/v1alpha1',
+      kind: 'WebApp',
+      metadata: { name: 'site', namespace: 'team-a' },
+      spec: { replicas: 1, image: 'nginx', port: 80, domain: 'shop.example.com' },
+    };
+    const r = review(
+      'validate',
+      webAppController,
+      { uid: 'w', operation: 'CREATE', object: webapp },
+      reading([ingress('x', 'y', 'shop.example.com')]),
+    );
+    expect(r.status?.details.causes[0]?.field).toBe('spec.domain');
+  });
+
+  test('a default hook answers with a JSON patch of /spec, and none when nothing changes', () => {
+    const decl = {
+      ...applicationController,
+      validate: undefined,
+      default: (r: { spec: { replicas: number } }) => ({ ...r.spec, replicas: Math.max(r.spec.replicas, 2) }),
+    } as unknown as ControllerDeclaration;
+    expect([...admissionRoutes([decl]).keys()]).toEqual(['/mutate-app-aiops-org-v1-application']);
+    const r = review('mutate', decl, { uid: 'm', operation: 'CREATE', object: app('a', 'a.example.com') }, reading([]));
+    expect(r).toMatchObject({ uid: 'm', allowed: true, patchType: 'JSONPatch' });
+    expect(JSON.parse(Buffer.from(r.patch ?? '', 'base64').toString())).toEqual([
+      { op: 'replace', path: '/spec', value: { ...app('a', 'a.example.com').spec, replicas: 2 } },
+    ]);
+    const two = { ...app('a', 'a.example.com'), spec: { ...app('a', 'a.example.com').spec, replicas: 2 } };
+    expect(review('mutate', decl, { uid: 'n', operation: 'UPDATE', object: two }, reading([]))).toEqual({
+      uid: 'n',
+      allowed: true,
+    });
+  });
+});
+
+describe('the Operator construct with admissionWebhooks', () => {
+  const chart = Testing.chart();
+  new WebAppOperator(chart, 'webapp', { admissionWebhooks: true });
+  const docs = Testing.synth(chart);
+  const find = (kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name);
+
+  test('a fail-closed ValidatingWebhookConfiguration for create and update, never for objects being deleted', () => {
+    const config = find('ValidatingWebhookConfiguration', 'webapp-webhook');
+    expect(config.webhooks.map((w: any) => w.name)).toEqual(['vapplication.app.aiops.org', 'vwebapp.apps.example.com']);
+    for (const w of config.webhooks) {
+      expect(w).toMatchObject({
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        timeoutSeconds: 5,
+        admissionReviewVersions: ['v1'],
+        matchConditions: [{ expression: '!has(object.metadata.deletionTimestamp)' }],
+      });
+      expect(w.rules[0].operations).toEqual(['CREATE', 'UPDATE']);
+      expect(w.clientConfig.service).toMatchObject({ name: 'webapp-webhook', namespace: 'webapp-system', port: 443 });
+      expect(w.clientConfig.caBundle).toBeUndefined();
+    }
+    expect(config.webhooks[0].clientConfig.service.path).toBe('/validate-app-aiops-org-v1-application');
+    expect(find('MutatingWebhookConfiguration', 'webapp-webhook')).toBeUndefined();
+  });
+
+  test('the Service, an empty Secret, and rights to exactly that Secret and that configuration', () => {
+    expect(find('Service', 'webapp-webhook').spec.ports).toEqual([
+      { name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' },
+    ]);
+    const secret = find('Secret', 'webapp-webhook-cert');
+    expect(secret.data).toBeUndefined();
+    expect(secret.stringData).toBeUndefined();
+    expect(find('Role', 'webapp-webhook-cert-role').rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['webapp-webhook-cert'], verbs: ['get', 'patch'] },
+    ]);
+    expect(find('ClusterRole', 'webapp-webhook-configuration-role').rules).toEqual([
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['validatingwebhookconfigurations'],
+        resourceNames: ['webapp-webhook'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+    const container = find('Deployment', 'webapp-operator').spec.template.spec.containers[0];
+    expect(container.ports).toContainEqual({ name: 'webhook', containerPort: 9443, protocol: 'TCP' });
+    expect(container.args).toEqual(
+      expect.arrayContaining([
+        '--webhook-cert-secret=webapp-webhook-cert',
+        '--webhook-cert-hosts=webapp-webhook.webapp-system.svc,webapp-webhook.webapp-system.svc.cluster.local',
+        '--webhook-configuration=webapp-webhook',
+      ]),
+    );
+  });
+
+  test('off by default: no webhook objects', () => {
+    const plain = Testing.chart();
+    new WebAppOperator(plain, 'webapp');
+    expect(Testing.synth(plain).filter((d) => /Webhook|Secret/.test(d.kind))).toEqual([]);
+  });
+});
+
+describe('the self-managed webhook certificate', () => {
+  const logger = pino({ level: 'silent' });
+  /** A Secret and a configuration in memory, as the API server would keep them. */
+  function cluster() {
+    const secret: any = { metadata: { name: 's', namespace: 'ns', resourceVersion: '1' } };
+    const config: any = {
+      metadata: { name: 'c', resourceVersion: '1' },
+      webhooks: [{ clientConfig: {} }, { clientConfig: {} }],
+    };
+    const client = {
+      get: async (type: { kind: string }) => structuredClone(type.kind === 'Secret' ? secret : config),
+      mergePatch: async (_t: unknown, _n: string, _ns: string, patch: any) => {
+        if (patch.metadata.resourceVersion !== secret.metadata.resourceVersion) throw new Error('conflict');
+        secret.data = { ...secret.data, ...patch.data };
+        secret.metadata.resourceVersion = String(Number(secret.metadata.resourceVersion) + 1);
+        return structuredClone(secret);
+      },
+      request: async (_m: string, _p: string, opts: { body: any[] }) => {
+        for (const op of opts.body.slice(1))
+          config.webhooks[Number(op.path.split('/')[2])].clientConfig.caBundle = op.value;
+        config.metadata.resourceVersion = String(Number(config.metadata.resourceVersion) + 1);
+      },
+    };
+    return { secret, config, client: client as never };
+  }
+  const hosts = ['svc.ns.svc', '127.0.0.1'];
+
+  test('made once, kept in the Secret, trusted by every webhook of the configuration; the next start reuses it', async () => {
+    const c = cluster();
+    const options = { client: c.client, namespace: 'ns', secretName: 's', hosts, validatingConfiguration: 'c', logger };
+    const first = await ensureWebhookCertificate(options);
+    expect(goodFor(first, hosts, new Date())).toBe(true);
+    expect(Buffer.from(c.secret.data['tls.crt'], 'base64').toString()).toBe(first.cert);
+    for (const w of c.config.webhooks)
+      expect(Buffer.from(w.clientConfig.caBundle, 'base64').toString()).toBe(first.cert);
+    const rv = c.secret.metadata.resourceVersion;
+    const again = await ensureWebhookCertificate(options);
+    expect(again.cert).toBe(first.cert);
+    expect(c.secret.metadata.resourceVersion).toBe(rv);
+  });
+
+  test('renewed when a third of its life is left, the old one still trusted beside it', async () => {
+    const c = cluster();
+    const options = { client: c.client, namespace: 'ns', secretName: 's', hosts, validatingConfiguration: 'c', logger };
+    const first = await ensureWebhookCertificate({ ...options, validityDays: 30 });
+    const later = new Date(Date.now() + 21 * 86_400_000);
+    expect(goodFor(first, hosts, later)).toBe(false);
+    const renewed = await ensureWebhookCertificate({ ...options, now: () => later });
+    expect(renewed.cert).not.toBe(first.cert);
+    const bundle = Buffer.from(c.config.webhooks[0].clientConfig.caBundle, 'base64').toString();
+    expect(bundle).toBe(renewed.cert + first.cert);
+  });
+
+  test('not good for another host, or with another key', () => {
+    const a = selfSignedCertificate('x', hosts);
+    const b = selfSignedCertificate('x', hosts);
+    expect(goodFor(a, ['other.ns.svc'], new Date())).toBe(false);
+    expect(goodFor({ cert: a.cert, key: b.key }, hosts, new Date())).toBe(false);
+    expect(goodFor(a, hosts, new Date())).toBe(true);
+  });
+});
