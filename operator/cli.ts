@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * `cdk8s-operator-kit`: the package's command.
- *   image   build a reconciler image (OCI archive) from an entry point, without a daemon
- *   bundle  bundle an entry point into one JavaScript file, as the image holds it
+ *   image    build a reconciler image (OCI archive) from an entry point, without a daemon
+ *   bundle   bundle an entry point into one JavaScript file, as the image holds it
+ *   cluster  a local control plane (etcd, kube-apiserver, controllers, simulated nodes)
+ *   run      run an entry point's reconciler out of cluster, against $KUBECONFIG
  */
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleReconciler } from './image/bundle';
@@ -11,6 +14,7 @@ import { buildImage, type BuiltImage } from './image/build';
 import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
+import { startControlPlane } from '../testing/control-plane';
 
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
 
@@ -22,6 +26,13 @@ Commands:
       also loaded into podman's storage when podman is installed, unless --no-load.
   bundle --entry <file> [--output <file>] [--no-minify]
       Bundle the entry point into one file (default build/reconciler/main.js) with esbuild.
+  cluster [--audit]
+      Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
+      kube-scheduler and kwok's simulated nodes; built from the Go module proxy and cached on
+      first use, which needs Go) and print its KUBECONFIG line; Ctrl-C stops it.
+  run --entry <file> [-- <reconciler flags>]
+      Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
+      --kubeconfig after --): the reconciler of your own controllers, without an image.
 `;
 
 const MiB = 1024 * 1024;
@@ -80,9 +91,56 @@ async function bundleCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+async function clusterCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { audit: { type: 'boolean', default: false } } });
+  const cp = await startControlPlane({ audit: values.audit });
+  process.stdout.write(
+    [
+      `Kubernetes ${cp.version} at ${cp.server}`,
+      cp.nodes
+        ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
+        : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
+      'In another terminal:',
+      `export KUBECONFIG=${cp.kubeconfig}`,
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await cp.stop();
+  return 0;
+}
+
+async function runCommand(args: string[]): Promise<number> {
+  const split = args.indexOf('--');
+  const own = split >= 0 ? args.slice(0, split) : args;
+  const passed = split >= 0 ? args.slice(split + 1) : [];
+  const { values } = parseArgs({ args: own, options: { entry: { type: 'string' } } });
+  if (!values.entry) throw new UsageError('run: --entry <file> is required');
+  const outfile = path.join('build', 'run', 'main.js');
+  await bundleReconciler({ entry: values.entry, outfile, minify: false });
+  const child = spawn(process.execPath, ['--enable-source-maps', outfile, ...passed], { stdio: 'inherit' });
+  // The reconciler stops gracefully on the signal the terminal sends it too.
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  process.on('SIGINT', forward('SIGINT'));
+  process.on('SIGTERM', forward('SIGTERM'));
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
 class UsageError extends Error {}
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { image: imageCommand, bundle: bundleCommand };
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  image: imageCommand,
+  bundle: bundleCommand,
+  cluster: clusterCommand,
+  run: runCommand,
+};
 
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */
 export async function main(argv: string[]): Promise<number> {

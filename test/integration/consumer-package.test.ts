@@ -4,13 +4,14 @@
  * then type-check it against the published .d.ts, synthesize it, run its own tests (snapshot and
  * meaning), load the package from CommonJS and from ESM, and start its reconciler.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
 import { helm, helmBinary, helmOk } from '../support/helm';
-import { createTestNamespace, eventually, getJsonIfExists, kubectlOk } from '../support/kube';
+import { freePort } from '../../testing/control-plane';
+import { createTestNamespace, eventually, getJsonIfExists, kubectlOk, testKubeconfig } from '../support/kube';
 import { parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -134,6 +135,43 @@ test('the package loads from CommonJS and from ESM, and its reconciler starts', 
     encoding: 'utf8',
   });
   expect(wrong.stderr).toContain('known: greeting');
+});
+
+test("the package's run command runs the app's own reconciler out of cluster; Ctrl-C stops it cleanly", async () => {
+  if (!fs.existsSync(path.join(app, 'dist'))) run('npm', ['run', 'synth'], app);
+  kubectlOk(['apply', '--server-side', '-f', path.join(app, 'dist', '0000-cluster.k8s.yaml')]);
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/greetings.platform.example.com']);
+  const port = await freePort();
+  const child = spawn(
+    path.join(app, 'node_modules', '.bin', 'cdk8s-operator-kit'),
+    [
+      'run',
+      '--entry',
+      'reconciler.ts',
+      '--',
+      `--kubeconfig=${testKubeconfig()}`,
+      `--health-probe-bind-address=127.0.0.1:${port}`,
+      '--metrics-bind-address=0',
+    ],
+    { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((r) => {
+    child.once('exit', (code) => {
+      r(code);
+    });
+  });
+  await eventually(
+    'its /readyz',
+    async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined),
+    120_000,
+  );
+  expect(output).toContain('"controllers":["greeting"]');
+  child.kill('SIGINT');
+  expect(await exited).toBe(0);
+  expect(output).toContain('manager stopped');
 });
 
 const helmMissing = helmBinary().missing;

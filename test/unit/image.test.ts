@@ -85,6 +85,13 @@ describe('the reconciler image', () => {
     const unknown = cli('imgae');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain('unknown command "imgae"');
+    const noRunEntry = cli('run');
+    expect(noRunEntry.status).toBe(2);
+    expect(noRunEntry.stderr).toContain('run: --entry <file> is required');
+    const help = cli('--help');
+    expect(help.status).toBe(0);
+    for (const command of ['image --entry', 'bundle --entry', 'cluster [--audit]', 'run --entry'])
+      expect(help.stdout).toContain(`  ${command}`);
     const gone = cli('bundle', '--entry', 'no/such/main.ts');
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(/the entry point .*no\/such\/main\.ts does not exist/);
