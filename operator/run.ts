@@ -140,9 +140,11 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
 const WEBHOOK_CERTIFICATE_CHECK_MS = 60 * 60 * 1000;
 
 /**
- * The admission webhook server, when a selected controller has `validate` or `default` hooks:
- * with a mounted certificate (`--webhook-cert-path`), or a self-managed one kept in
- * `--webhook-cert-secret` and checked every hour. It serves in every replica, leader or not.
+ * The admission webhook server, when a selected controller has `validate` or `default` hooks and
+ * a certificate is configured: a mounted one (`--webhook-cert-path`), or a self-managed one kept
+ * in `--webhook-cert-secret` and checked every hour. Without either, no hook is served (the
+ * Operator construct passes them only with `admissionWebhooks`). It serves in every replica,
+ * leader or not.
  */
 async function startWebhooks(
   flags: Flags,
@@ -179,8 +181,11 @@ async function startWebhooks(
     timer.unref();
     return { close: () => (clearInterval(timer), server.close()) };
   }
-  if (!webhookCertSecret)
-    throw new Error('admission webhooks need --webhook-cert-path or --webhook-cert-secret (with --webhook-cert-hosts)');
+  if (!webhookCertSecret) {
+    // Not asked for (the Operator construct's admissionWebhooks is off): the hooks are not served.
+    logger.info('admission hooks not served: no --webhook-cert-path or --webhook-cert-secret');
+    return undefined;
+  }
   const options = {
     client,
     logger,
