@@ -332,4 +332,4 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
   } finally {
     server.close();
   }
-});
+}, 30_000);
