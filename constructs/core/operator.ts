@@ -100,6 +100,11 @@ export interface OperatorOptions {
    */
   readonly admissionWebhooks?: boolean;
   /**
+   * `app.kubernetes.io/part-of` of the operator's objects: the larger application it belongs to.
+   * @default 'cdk8s-operator-kit' for the kit's own operators, the operator's name for yours
+   */
+  readonly partOf?: string;
+  /**
    * Where the cluster-scoped objects go: the Namespace, CRDs, ClusterRoles and their bindings.
    * Give a chart of their own to have them applied first — the chart holding the operator then
    * depends on it, so `cdk8s synth` writes it first, and `kubectl apply -f dist/` creates the
@@ -173,7 +178,8 @@ export class Operator extends Construct {
     const ownChart = Chart.of(this);
     const clusterChart = Chart.of(clusterHolder);
     if (clusterChart !== ownChart) ownChart.addDependency(clusterChart);
-    const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' });
+    const partOf = props.partOf ?? (isKitOperator(props.controllers) ? PART_OF : name);
+    const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s', partOf });
     const parts: OperatorParts = {
       props,
       name,
@@ -194,7 +200,7 @@ export class Operator extends Construct {
       (k) =>
         new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
           kind: k,
-          labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/managed-by': 'cdk8s' },
+          labels: { 'app.kubernetes.io/part-of': partOf, 'app.kubernetes.io/managed-by': 'cdk8s' },
         }),
     );
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
@@ -439,6 +445,11 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   validateNames(name, namespace, props, fail);
   validateControllers(props, fail);
   validateReconcilerSettings(props, fail);
+}
+
+/** Whether every controller is one of the kit's own. */
+function isKitOperator(controllers: readonly ControllerDeclaration[]): boolean {
+  return controllers.every((c) => KIT_CONTROLLERS.includes(c));
 }
 
 /** The kit's image runs only the kit's controllers; any image must be a valid reference. */

@@ -133,6 +133,21 @@ describe('ConstructOperator (the StaticSite example)', () => {
     expect(Testing.synth(samples)).toEqual([]);
   });
 
+  test("its objects are part of the user's operator, not of the kit (unless said otherwise)", () => {
+    const deployment = docs.find((d) => d.kind === 'Deployment');
+    expect(deployment.metadata.labels['app.kubernetes.io/part-of']).toBe('static-site');
+    const crd = docs.find((d) => d.kind === 'CustomResourceDefinition');
+    expect(crd.metadata.labels['app.kubernetes.io/part-of']).toBe('static-site');
+    const named = Testing.app();
+    new ConstructOperator(named, 'site', {
+      controller: staticSiteController,
+      image: 'registry.example.com/site',
+      partOf: 'web-platform',
+    });
+    const labels = named.charts.flatMap((c) => c.toJson()).map((d) => d.metadata.labels?.['app.kubernetes.io/part-of']);
+    expect(new Set(labels)).toEqual(new Set(['web-platform']));
+  });
+
   test('addSample writes a resource of the kind', () => {
     const samples = Testing.chart();
     op.addSample(samples, 'hello', { pages: { 'index.html': 'hi' } });
