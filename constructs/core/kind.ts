@@ -90,6 +90,9 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const LOWER_NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
 
+/** The `fieldPath` of a rule about the resource's name: `metadata.name` is declared in every kind's schema for it. */
+export const NAME_FIELD = '.metadata.name';
+
 /**
  * The single definition of a custom kind. The CRD construct, the typed sample resources and the
  * reconciler all read it, so names, versions and schema are written down exactly once.
@@ -148,7 +151,9 @@ export class CustomResourceKind<
           type: 'string',
           description: 'Kind is a string value representing the REST resource this object represents.',
         },
-        metadata: { type: 'object' },
+        // Declared so that rules on the name can report it as their field (`fieldPath`), where
+        // the API server otherwise says `<nil>`.
+        metadata: { type: 'object', properties: { name: { type: 'string' } } },
         spec: this.props.spec.json,
         status: this.props.status.json,
       },
@@ -174,13 +179,15 @@ export class CustomResourceKind<
     const rules = [
       {
         rule: `size(self.metadata.name) <= ${max}`,
-        message: `metadata.name must be at most ${max} characters: the objects this ${this.kind} makes are named after it`,
+        message: `must be at most ${max} characters: the objects this ${this.kind} makes are named after it`,
+        fieldPath: NAME_FIELD,
       },
     ];
     if (this.props.dns1035Name) {
       rules.push({
         rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-        message: `metadata.name must start with a letter and contain only lower-case letters, digits and dashes: a Service is named after the ${this.kind}`,
+        message: `must start with a letter and contain only lower-case letters, digits and dashes: a Service is named after the ${this.kind}`,
+        fieldPath: NAME_FIELD,
       });
     }
     return rules;

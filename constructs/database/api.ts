@@ -1,4 +1,4 @@
-import { type CustomResource, CustomResourceKind } from '../core/kind';
+import { type CustomResource, CustomResourceKind, NAME_FIELD } from '../core/kind';
 import {
   CRON_MAX_LENGTH,
   CRON_SCHEDULE_PATTERN,
@@ -154,7 +154,8 @@ export const databaseKind = new CustomResourceKind({
   validations: [
     {
       rule: `!has(self.spec.backup) || !has(self.spec.backup.enabled) || !self.spec.backup.enabled || size(self.metadata.name) <= ${MAX_DATABASE_NAME_WITH_BACKUP}`,
-      message: `metadata.name must be at most ${MAX_DATABASE_NAME_WITH_BACKUP} characters when spec.backup.enabled is true: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+      message: `must be at most ${MAX_DATABASE_NAME_WITH_BACKUP} characters when spec.backup.enabled is true: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+      fieldPath: NAME_FIELD,
     },
   ],
 });

@@ -1,4 +1,4 @@
-import { type CustomResource, CustomResourceKind } from '../core/kind';
+import { type CustomResource, CustomResourceKind, NAME_FIELD } from '../core/kind';
 import {
   CRON_MAX_LENGTH,
   CRON_SCHEDULE_PATTERN,
@@ -152,7 +152,8 @@ export const etcdClusterKind = new CustomResourceKind({
   validations: [
     {
       rule: `!has(self.spec) || !has(self.spec.backup) || size(self.metadata.name) <= ${MAX_NAME_WITH_BACKUP}`,
-      message: `metadata.name must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+      message: `must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
+      fieldPath: NAME_FIELD,
     },
   ],
 });

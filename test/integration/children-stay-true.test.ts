@@ -391,8 +391,8 @@ describe('names the children cannot take are rejected by the API server', () => 
         input: JSON.stringify({ ...body, kind, metadata: { name: long(max + 1) } }),
       });
       expect(tooLong.code).not.toBe(0);
-      expect(tooLong.stderr).toContain('metadata.name');
-      expect(tooLong.stderr).toContain(`at most ${max} characters`);
+      // The field is named as the path of the error, not `<nil>`.
+      expect(tooLong.stderr).toContain(`metadata.name: Invalid value: must be at most ${max} characters`);
       kubectlOk(['create', '--dry-run=server', '-n', ns, '-f', '-'], {
         input: JSON.stringify({ ...body, kind, metadata: { name: long(max) } }),
       });
@@ -421,8 +421,7 @@ describe('names the children cannot take are rejected by the API server', () => 
         input: JSON.stringify({ ...body, kind, metadata: { name: long(46) } }),
       });
       expect(tooLong.code).not.toBe(0);
-      expect(tooLong.stderr).toContain('metadata.name');
-      expect(tooLong.stderr).toContain('at most 45 characters');
+      expect(tooLong.stderr).toContain('metadata.name: Invalid value: must be at most 45 characters');
       kubectlOk(['create', '--dry-run=server', '-n', ns, '-f', '-'], {
         input: JSON.stringify({ ...body, kind, metadata: { name: long(45) } }),
       });
@@ -439,7 +438,7 @@ describe('names the children cannot take are rejected by the API server', () => 
       }),
     });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('must start with a letter');
+    expect(r.stderr).toContain('metadata.name: Invalid value: must start with a letter');
   });
 });
 

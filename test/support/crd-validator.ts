@@ -62,7 +62,10 @@ function toAjv(s: JsonSchema, root = false): object {
   }
   if (s.nullable && s.type) out.type = [s.type, 'null'];
   if (s.properties) {
-    out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toAjv(v)]));
+    // metadata's schema only restricts some ObjectMeta fields (name): the others are allowed.
+    out.properties = Object.fromEntries(
+      Object.entries(s.properties).map(([k, v]) => [k, root && k === 'metadata' ? toAjv(v, true) : toAjv(v)]),
+    );
     // kubectl validates strictly by default: unknown fields are errors, except in metadata (root).
     if (!s['x-kubernetes-preserve-unknown-fields'] && !root) out.additionalProperties = false;
   }
