@@ -27,6 +27,7 @@ export interface Flags {
   maxConcurrentReconciles: number;
   kubeconfig?: string;
   logLevel: string;
+  logFormat: 'json' | 'text';
   syncPeriodMs: number;
   help: boolean;
 }
@@ -78,6 +79,7 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
   --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
   --log-level=debug|info|warn|error (default info)
+  --log-format=json|text            JSON lines for log pipelines, or text for a terminal (default json)
 `;
 
 /** Parses Go-style durations: 500ms, 15s, 2m, 10h, 1h30m. */
@@ -130,6 +132,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'sync-period': { type: 'string', default: '10h' },
       kubeconfig: { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
+      'log-format': { type: 'string', default: 'json' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -143,6 +146,9 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']))
     throw new Error(`--log-level must be debug, info, warn or error`);
+  const logFormat = values['log-format'];
+  if (logFormat !== 'json' && logFormat !== 'text')
+    throw new Error(`--log-format must be json or text, got ${JSON.stringify(logFormat)}`);
   if (!['true', 'false'].includes(values['metrics-secure']))
     throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
   const flags: Flags = {
@@ -170,6 +176,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']),
     kubeconfig: values.kubeconfig,
     logLevel: values['log-level'],
+    logFormat,
     syncPeriodMs: parseDuration(values['sync-period']),
     help: values.help,
   };

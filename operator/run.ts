@@ -83,7 +83,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     return 0;
   }
   tuneHeapGrowth();
-  const logger = createLogger(flags.logLevel);
+  const logger = createLogger(flags.logLevel, undefined, flags.logFormat);
   const identity = `${process.env.POD_NAME ?? os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new Metrics();
   let cluster: ReturnType<typeof loadKubeConfig>;
