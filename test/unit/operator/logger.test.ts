@@ -11,7 +11,7 @@ function capture(format: 'json' | 'text') {
       done();
     },
   });
-  const logger = createLogger('info', out as never, format);
+  const logger = createLogger('info', out, format);
   return { logger, lines };
 }
 
@@ -21,10 +21,10 @@ test('text: time, level, component and message first, then the fields; an error 
   child.info({ resource: 'memcacheds', resourceVersion: '410' }, 'watch resourceVersion expired; listing again');
   child.warn({ err: new Error('connection aborted'), note: 'two words' }, 'watch failed');
   expect(lines[0]).toMatch(
-    /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  informer watch resourceVersion expired; listing again {2}controller=memcached resource=memcacheds resourceVersion=410$/,
+    /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}informer watch resourceVersion expired; listing again {2}controller=memcached resource=memcacheds resourceVersion=410$/,
   );
   expect(lines[1]).toMatch(
-    / WARN  informer watch failed {2}controller=memcached note="two words" error="connection aborted"$/,
+    / WARN {2}informer watch failed {2}controller=memcached note="two words" error="connection aborted"$/,
   );
 });
 
