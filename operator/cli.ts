@@ -5,6 +5,7 @@
  *   bundle   bundle an entry point into one JavaScript file, as the image holds it
  *   cluster  a local control plane (etcd, kube-apiserver, controllers, simulated nodes)
  *   run      run an entry point's reconciler out of cluster, against $KUBECONFIG
+ *   render   the children resources become, offline, through the code the reconciler runs
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -14,6 +15,7 @@ import { buildImage, type BuiltImage } from './image/build';
 import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
+import { kitControllers, loadControllers, RenderError, renderResources } from './render-command';
 import { startControlPlane } from '../testing/control-plane';
 
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
@@ -33,6 +35,10 @@ Commands:
   run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
       --kubeconfig after --): the reconciler of your own controllers, without an image.
+  render [--controllers <module>] <resource.yaml>...
+      Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
+      its schema checked, then the declaration's render, as the reconciler does it. The module
+      exports your declarations (default: the kit's own controllers).
 `;
 
 const MiB = 1024 * 1024;
@@ -133,6 +139,18 @@ async function runCommand(args: string[]): Promise<number> {
   });
 }
 
+async function renderCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { controllers: { type: 'string' } },
+  });
+  if (positionals.length === 0) throw new UsageError('render: give one or more resource files (YAML)');
+  const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
+  process.stdout.write(renderResources(positionals, controllers));
+  return 0;
+}
+
 class UsageError extends Error {}
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -140,6 +158,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   bundle: bundleCommand,
   cluster: clusterCommand,
   run: runCommand,
+  render: renderCommand,
 };
 
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */
@@ -155,7 +174,7 @@ export async function main(argv: string[]): Promise<number> {
     return await run(rest);
   } catch (err) {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    if (usage || err instanceof ImageBuildError) {
+    if (usage || err instanceof ImageBuildError || err instanceof RenderError) {
       process.stderr.write(`cdk8s-operator-kit: ${(err as Error).message}\n${usage ? `\n${USAGE}` : ''}`);
       return usage ? 2 : 1;
     }

@@ -1,0 +1,94 @@
+/**
+ * `cdk8s-operator-kit render`: the children resources become, offline, through exactly the code
+ * the reconciler runs (the declaration's render, with the owner reference the runtime gives),
+ * from the resource as the API server would store it (the CRD's defaults applied, its schema
+ * checked). Nothing is read from or written to a cluster.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { ControllerDeclaration, CustomResourceObject, KubeObject } from '../constructs/contract';
+import { withSchemaDefaults } from '../constructs/core/defaults';
+import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
+import { bundleReconciler } from './image/bundle';
+import { renderChildren } from './runtime/render';
+
+/** What cannot be rendered, said in one line. */
+export class RenderError extends Error {}
+
+/** The uid an offline resource's children name as their owner's, when it has none. */
+export const OFFLINE_UID = '00000000-0000-0000-0000-000000000000';
+
+/** The children of each resource in the files, as YAML documents. */
+export function renderResources(files: readonly string[], controllers: readonly ControllerDeclaration[]): string {
+  const out: string[] = [];
+  for (const file of files) {
+    for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+      const resource = doc.toJSON() as KubeObject | null;
+      if (!resource) continue;
+      const where = `${file}: ${resource.kind ?? '(no kind)'} ${resource.metadata.name ?? '(no name)'}`;
+      const children = renderOne(resource, controllers, where);
+      out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
+    }
+  }
+  return out.map((d, i) => (i > 0 && !d.startsWith('#') ? `---\n${d}` : d)).join('');
+}
+
+function renderOne(resource: KubeObject, controllers: readonly ControllerDeclaration[], where: string): KubeObject[] {
+  const [group, version] = (resource.apiVersion ?? '').split('/');
+  const decl = controllers.find((c) => c.for.group === group && c.for.kind === resource.kind);
+  if (!decl) {
+    const known = controllers.map((c) => `${c.for.group} ${c.for.kind}`).join(', ');
+    throw new RenderError(
+      `${where}: no controller reconciles ${resource.apiVersion} ${resource.kind}; known: ${known}`,
+    );
+  }
+  if (!version || !decl.for.versions.includes(version))
+    throw new RenderError(`${where}: ${resource.apiVersion} is not a served version (${decl.for.versions.join(', ')})`);
+  const problems = decl.for.specViolations((resource as { spec?: unknown }).spec);
+  if (problems.length) throw new RenderError(`${where}: the CRD would refuse it: ${problems.join('; ')}`);
+  const stored = {
+    ...resource,
+    metadata: {
+      namespace: decl.for.namespaced ? 'default' : undefined,
+      uid: OFFLINE_UID,
+      generation: 1,
+      ...resource.metadata,
+    },
+    spec: withSchemaDefaults(decl.for.props.spec.json, (resource as { spec?: unknown }).spec),
+  } as CustomResourceObject;
+  return renderChildren(decl, stored);
+}
+
+/**
+ * The declarations a module exports (each export that is one, or a list of them), bundled first
+ * so that a TypeScript module of the user's project loads as it is.
+ */
+export async function loadControllers(module: string): Promise<ControllerDeclaration[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-controllers-'));
+  const outfile = path.join(dir, 'controllers.js');
+  try {
+    await bundleReconciler({ entry: module, outfile, minify: false });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module bundled at run time
+    const exports = require(outfile) as Record<string, unknown>;
+    const found = Object.values(exports)
+      .flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v]))
+      .filter(isDeclaration);
+    if (found.length === 0)
+      throw new RenderError(
+        `${module} exports no controller declaration (export them, e.g. export const controllers = [...])`,
+      );
+    return [...new Set(found)];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function isDeclaration(v: unknown): v is ControllerDeclaration {
+  const d = v as Partial<ControllerDeclaration> | undefined;
+  return typeof d?.name === 'string' && typeof d.for?.group === 'string' && typeof d.for.kind === 'string';
+}
+
+/** The kit's own controllers, when no module is given. */
+export const kitControllers: readonly ControllerDeclaration[] = KIT_CONTROLLERS;

@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { applicationController } from '../../constructs/webapp/controller';
+import { renderChildren } from '../../operator/runtime/render';
+import {
+  kitControllers,
+  loadControllers,
+  OFFLINE_UID,
+  RenderError,
+  renderResources,
+} from '../../operator/render-command';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SEEDS = path.join(ROOT, 'test', 'fixtures', 'seeds');
+const docs = (yaml: string) =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJSON())
+    .filter(Boolean);
+
+function file(yaml: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-render-'));
+  const f = path.join(dir, 'resource.yaml');
+  fs.writeFileSync(f, yaml);
+  return f;
+}
+
+describe('render: the children a resource becomes, offline', () => {
+  test("a seed's Database: every child, owned by it, from the CRD's defaults as the API server would store it", () => {
+    const children = docs(renderResources([path.join(SEEDS, '001-my-db.yaml')], kitControllers));
+    expect(children.map((c) => `${c.kind}/${c.metadata.name}`)).toEqual([
+      'ConfigMap/my-db-retention',
+      'Service/my-db-headless',
+      'Service/my-db',
+      'StatefulSet/my-db',
+      'PersistentVolumeClaim/my-db-backup',
+      'CronJob/my-db-backup',
+    ]);
+    const sts = children.find((c) => c.kind === 'StatefulSet');
+    expect(sts.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Database', name: 'my-db', uid: OFFLINE_UID, controller: true }),
+    ]);
+    // deletionPolicy is not in the seed: its default (Retain) decided the claims' fate.
+    expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Retain');
+  });
+
+  test('the same objects the reconciler renders for the stored resource', () => {
+    const stored = {
+      apiVersion: 'app.aiops.org/v1',
+      kind: 'Application',
+      metadata: { name: 'shop', namespace: 'team-a', uid: OFFLINE_UID, generation: 1 },
+      // What the API server stores for the spec below: its defaults filled in.
+      spec: { image: 'nginx:1.27', replicas: 1, port: 8080, service: { type: 'ClusterIP' } },
+    };
+    const offline = docs(
+      renderResources(
+        [
+          file(
+            'apiVersion: app.aiops.org/v1\nkind: Application\nmetadata: {name: shop, namespace: team-a}\nspec: {image: "nginx:1.27", port: 8080}\n',
+          ),
+        ],
+        kitControllers,
+      ),
+    );
+    expect(offline).toEqual(renderChildren(applicationController, stored as never));
+  });
+
+  test('what the CRD would refuse, a kind no controller reconciles, a version not served: one clear error', () => {
+    const bad = file('apiVersion: cache.example.com/v1\nkind: Memcached\nmetadata: {name: mc}\nspec: {size: 99}\n');
+    expect(() => renderResources([bad], kitControllers)).toThrow(RenderError);
+    expect(() => renderResources([bad], kitControllers)).toThrow(
+      'Memcached mc: the CRD would refuse it: spec.size: Invalid value: 99',
+    );
+    const other = file('apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {}\n');
+    expect(() => renderResources([other], kitControllers)).toThrow(
+      /no controller reconciles example.com\/v1 Widget; known: cache.example.com Memcached/,
+    );
+    const old = file('apiVersion: cache.example.com/v9\nkind: Memcached\nmetadata: {name: mc}\nspec: {size: 1}\n');
+    expect(() => renderResources([old], kitControllers)).toThrow('cache.example.com/v9 is not a served version');
+  });
+
+  test("a user's own controllers, from the TypeScript module that exports them", async () => {
+    const controllers = await loadControllers(path.join(ROOT, 'examples', 'static-site', 'static-site.ts'));
+    expect(controllers.map((c) => c.name)).toEqual(['staticsite']);
+    const site = file(
+      "apiVersion: sites.example.com/v1alpha1\nkind: StaticSite\nmetadata: {name: hello}\nspec: {pages: {index.html: '<h1>hi</h1>'}, host: hello.example.com}\n",
+    );
+    const children = docs(renderResources([site], controllers));
+    expect(children.map((c) => c.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Ingress', 'Service']);
+  }, 60_000);
+
+  test('the command: files are required (usage, exit 2); a refusal is one line and exit 1', () => {
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+    const none = cli('render');
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('render: give one or more resource files');
+    const refused = cli(
+      'render',
+      file('apiVersion: cache.example.com/v1\nkind: Memcached\nmetadata: {name: mc}\nspec: {}\n'),
+    );
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('spec.size: Required value');
+    expect(refused.stderr).not.toContain('    at ');
+  }, 60_000);
+});
