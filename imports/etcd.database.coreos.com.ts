@@ -166,6 +166,13 @@ export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record
  */
 export interface EtcdClusterSpecBackup {
   /**
+   * Take one more snapshot when the cluster is deleted; the deletion waits until that Job has succeeded.
+   *
+   * @schema EtcdClusterSpecBackup#finalSnapshot
+   */
+  readonly finalSnapshot?: boolean;
+
+  /**
    * How many snapshots to keep; older ones are deleted after each new one.
    *
    * @schema EtcdClusterSpecBackup#retention
@@ -201,6 +208,7 @@ export interface EtcdClusterSpecBackup {
 export function toJson_EtcdClusterSpecBackup(obj: EtcdClusterSpecBackup | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'finalSnapshot': obj.finalSnapshot,
     'retention': obj.retention,
     'schedule': obj.schedule,
     'storage': obj.storage,

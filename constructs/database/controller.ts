@@ -9,11 +9,10 @@ import {
   type Observed,
   type Problem,
   type Secret,
-  isNamespaceTerminating,
   type StatefulSet,
-  TerminalError,
 } from '../contract';
 import { ConditionList } from '../core/conditions';
+import { runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../core/render';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
@@ -152,78 +151,31 @@ export function wantsFinalSnapshot(db: Database): boolean {
 }
 
 /**
- * The final snapshot of a deleted Database: creates the Job `<name>-final-backup` once and waits
- * for it to succeed. A Job of that name it did not create, or a failed one, is reported
- * (`Degraded`, a Warning) and asked again with backoff: the user deletes that Job to try again,
- * or sets `spec.backup.finalSnapshot` to false to delete the Database without it. In a namespace
- * being deleted there is none: nothing can be created there, and its volumes go with it.
+ * The final snapshot of a deleted Database: the Job `<name>-final-backup` dumping it to the kept
+ * backup claim, created once and waited for (see `runFinalJob`).
  */
 export async function finalSnapshot(db: Database, context: FinalizeContext): Promise<FinalizeOutcome> {
   if (!wantsFinalSnapshot(db)) return { done: true };
   const names = databaseNames(db.metadata.name);
-  const job = context.children.of(BuiltinTypes.Job, names.finalBackup);
-  const escape = `delete Job ${names.finalBackup} to try again, or set spec.backup.finalSnapshot to false to delete the Database without it`;
-  if (!job) {
-    const other = context.existing(BuiltinTypes.Job, names.finalBackup);
-    if (other) {
-      throw new TerminalError(
-        `a Job named ${names.finalBackup} exists that this Database did not create, and the operator never takes one over: ${escape}`,
-        'FinalSnapshotBlocked',
-      );
-    }
-    const [desired] = renderConstructs(
-      (scope) =>
-        new FinalBackupJob(scope, 'final', {
-          name: db.metadata.name,
-          namespace: db.metadata.namespace,
-          spec: db.spec,
-          owner: context.owner,
-        }),
-    );
-    if (!desired) throw new Error('FinalBackupJob rendered nothing');
-    let created: boolean;
-    try {
-      created = await context.api.createIfAbsent(BuiltinTypes.Job, desired);
-    } catch (err) {
-      // The namespace is being deleted: no Job can be made, and the backup claim (with the data
-      // claims) goes with the namespace, so a final snapshot could not be kept anyway.
-      if (isNamespaceTerminating(err)) return { done: true };
-      throw err;
-    }
-    return {
-      done: false,
-      reason: 'FinalSnapshotRunning',
-      message: `waiting for Job ${names.finalBackup} to dump the database to PVC ${names.backup}`,
-      events: created
-        ? [{ type: 'Normal', reason: 'FinalSnapshotStarted', message: `Created Job ${names.finalBackup}` }]
-        : [],
-    };
-  }
-  const conditions = job.status?.conditions ?? [];
-  if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) {
-    return {
-      done: true,
-      events: [
-        {
-          type: 'Normal',
-          reason: 'FinalSnapshotTaken',
-          message: `Job ${names.finalBackup} dumped the database to PVC ${names.backup}, which is kept`,
-        },
-      ],
-    };
-  }
-  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-  if (failed) {
-    throw new TerminalError(
-      `the final snapshot Job ${names.finalBackup} failed (${failed.reason ?? 'Failed'}: ${failed.message ?? 'no message'}): ${escape}`,
-      'FinalSnapshotFailed',
-    );
-  }
-  return {
-    done: false,
-    reason: 'FinalSnapshotRunning',
-    message: `waiting for Job ${names.finalBackup} to dump the database to PVC ${names.backup}`,
-  };
+  const [job] = renderConstructs(
+    (scope) =>
+      new FinalBackupJob(scope, 'final', {
+        name: db.metadata.name,
+        namespace: db.metadata.namespace,
+        spec: db.spec,
+        owner: context.owner,
+      }),
+  );
+  if (!job) throw new Error('FinalBackupJob rendered nothing');
+  return runFinalJob(
+    {
+      job,
+      kind: 'Database',
+      does: `dump the database to PVC ${names.backup}`,
+      leaves: `the dump is on PVC ${names.backup}, which is kept`,
+    },
+    context,
+  );
 }
 
 /**

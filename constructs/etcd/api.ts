@@ -71,6 +71,11 @@ export const etcdClusterSpecSchema = t.object(
           pattern: DNS_SUBDOMAIN_PATTERN,
           description: "StorageClass of the backup volume (a DNS name). Omitted: the cluster's default StorageClass.",
         }),
+        finalSnapshot: t.boolean({
+          default: false,
+          description:
+            'Take one more snapshot when the cluster is deleted; the deletion waits until that Job has succeeded.',
+        }),
       },
       {
         description:

@@ -3,11 +3,15 @@ import {
   type ControllerDeclaration,
   type CronJob,
   type EventSpec,
+  type FinalizeContext,
+  type FinalizeOutcome,
   type Observed,
   type Problem,
   type StatefulSet,
 } from '../contract';
 import { ConditionList, findCondition } from '../core/conditions';
+import { jobFromCronJob, runFinalJob } from '../core/final-job';
+import { renderConstructs } from '../core/render';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
@@ -221,6 +225,42 @@ function membershipModule(): typeof Membership {
  * say a member's pod or claim cannot be made (for `Degraded`). It never deletes
  * PersistentVolumeClaims: member data outlives scale-downs and the EtcdCluster itself.
  */
+/** Whether deleting an EtcdCluster waits for a last snapshot. */
+export function wantsFinalSnapshot(cluster: EtcdCluster): boolean {
+  return cluster.spec.backup?.finalSnapshot === true;
+}
+
+/**
+ * The final snapshot of a deleted EtcdCluster: the scheduled snapshot once more, now — a Job
+ * `<name>-final-backup` from the backup CronJob's template (the one the cluster runs), into the
+ * kept backup claim (see `runFinalJob`).
+ */
+export async function finalEtcdSnapshot(cluster: EtcdCluster, context: FinalizeContext): Promise<FinalizeOutcome> {
+  if (!wantsFinalSnapshot(cluster)) return { done: true };
+  const names = etcdBackupNames(cluster.metadata.name);
+  const cronJob =
+    context.children.of(BuiltinTypes.CronJob, names.cronJob) ??
+    renderConstructs(
+      (scope) =>
+        new EtcdClusterResources(scope, 'etcd', {
+          name: cluster.metadata.name,
+          namespace: cluster.metadata.namespace ?? '',
+          spec: cluster.spec,
+          owner: context.owner,
+        }),
+    ).find((o) => o.kind === 'CronJob');
+  if (!cronJob) throw new Error(`EtcdCluster ${cluster.metadata.name} has backups but renders no CronJob`);
+  return runFinalJob(
+    {
+      job: jobFromCronJob(cronJob, `${cluster.metadata.name}-final-backup`),
+      kind: 'EtcdCluster',
+      does: `take a snapshot into PVC ${names.claim}`,
+      leaves: `the snapshot is on PVC ${names.claim}, which is kept`,
+    },
+    context,
+  );
+}
+
 export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts> = {
   name: 'etcdcluster',
   for: etcdClusterKind,
@@ -231,6 +271,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     BuiltinTypes.PodDisruptionBudget,
     BuiltinTypes.CronJob,
     BuiltinTypes.PersistentVolumeClaim,
+    // The final snapshot (see finalize).
+    BuiltinTypes.Job,
   ],
   // The backup CronJob goes when backups are unscheduled; claims (the backups') are never deleted.
   deletes: [BuiltinTypes.CronJob],
@@ -263,6 +305,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     });
   },
   events: etcdEvents,
+  // Only a cluster asking for a final snapshot carries the finalizer.
+  needsFinalizer: wantsFinalSnapshot,
+  finalize: finalEtcdSnapshot,
   mapReads: { Pod: podInstance(['etcd'], 'member') },
   failureOwner: etcdClusterOfChild,
 };

@@ -210,6 +210,41 @@ describe('the etcdcluster controller against a real API server', () => {
     },
   );
 
+  testWithNodes(
+    'with backup.finalSnapshot, deleting waits for one more snapshot Job to succeed; the backup claim stays',
+    async () => {
+      kubectlOk(['apply', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'etcd.database.coreos.com/v1alpha1',
+          kind: 'EtcdCluster',
+          metadata: { name: 'snap' },
+          spec: { replicas: 1, backup: { schedule: '@daily', finalSnapshot: true } },
+        }),
+      });
+      const cluster = await eventually('the finalizer', () =>
+        get('etcdcluster', 'snap')?.metadata.finalizers?.includes('etcd.database.coreos.com/finalizer')
+          ? get('etcdcluster', 'snap')
+          : undefined,
+      );
+      const cronJob = await eventually('its backup CronJob', () => get('cronjob', 'snap-backup'), 60_000);
+      kubectlOk(['delete', 'etcdcluster', 'snap', '-n', ns, '--wait=false']);
+      const job = await eventually('the final snapshot Job', () => get('job', 'snap-final-backup'), 60_000);
+      expect(job.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'EtcdCluster', uid: cluster.metadata.uid, controller: true }),
+      ]);
+      // The scheduled snapshot's own pod, once more.
+      expect(job.spec.template.spec.initContainers[0].command).toEqual(
+        cronJob.spec.jobTemplate.spec.template.spec.initContainers[0].command,
+      );
+      await eventually('the EtcdCluster to go', () => (get('etcdcluster', 'snap') ? undefined : true), 120_000);
+      const reasons = getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=snap']).items.map(
+        (e: any) => e.reason,
+      );
+      expect(reasons).toEqual(expect.arrayContaining(['FinalSnapshotStarted', 'FinalSnapshotTaken']));
+      expect(pvcNames()).toContain('snap-backups');
+    },
+  );
+
   test('deleting the EtcdCluster removes its workloads but keeps every PVC', async () => {
     kubectlOk(['delete', 'etcdcluster', NAME, '-n', ns]);
     await eventually('the StatefulSet to be collected', () => (get('statefulset', NAME) ? undefined : true), 90_000);

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { structuralProblems } from '../../constructs/core/structural';
-import { desiredEtcdStatus, etcdClusterController } from '../../constructs/etcd/controller';
+import { ChildMap } from '../../constructs/contract';
+import { desiredEtcdStatus, etcdClusterController, finalEtcdSnapshot } from '../../constructs/etcd/controller';
 import { EtcdClusterResources, snapshotRotationScript } from '../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';
 import { renderChildren, renderConstructs } from '../../operator/runtime/render';
@@ -57,7 +58,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim; read Pods and Events; delete only the CronJob", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods and Events; delete only the CronJob", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -71,11 +72,12 @@ describe('synthesized etcd operator', () => {
         '/services: get,list,watch,create,update,patch',
         'apps/statefulsets: get,list,watch,create,update,patch',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
+        'batch/jobs: get,list,watch,create,update,patch',
         'authentication.k8s.io/tokenreviews: create',
         'authorization.k8s.io/subjectaccessreviews: create',
         'etcd.database.coreos.com/etcdclusters/finalizers: update',
         'etcd.database.coreos.com/etcdclusters/status: get,update,patch',
-        'etcd.database.coreos.com/etcdclusters: get,list,watch',
+        'etcd.database.coreos.com/etcdclusters: get,list,watch,patch',
         'events.k8s.io/events: create,patch',
         'policy/poddisruptionbudgets: get,list,watch,create,update,patch',
       ].sort(),
@@ -362,5 +364,62 @@ describe('EtcdCluster resources', () => {
         members: [],
       }).phase,
     ).toBe('Running');
+  });
+});
+
+describe('the final snapshot of a deleted EtcdCluster', () => {
+  const owner = {
+    apiVersion: 'etcd.database.coreos.com/v1alpha1',
+    kind: 'EtcdCluster',
+    name: 'kv',
+    uid: 'u-kv',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const cluster = (backup?: object) =>
+    ({
+      apiVersion: 'etcd.database.coreos.com/v1alpha1',
+      kind: 'EtcdCluster',
+      metadata: { name: 'kv', namespace: 'data', uid: 'u-kv', generation: 1 },
+      spec: { replicas: 3, version: '3.5.21', storage: '1Gi', ...(backup ? { backup } : {}) },
+    }) as any;
+  const withFinal = { schedule: '@daily', retention: 7, storage: '5Gi', finalSnapshot: true };
+
+  test('only a cluster asking for one carries the finalizer', () => {
+    expect(etcdClusterController.needsFinalizer?.(cluster(withFinal))).toBe(true);
+    expect(etcdClusterController.needsFinalizer?.(cluster({ ...withFinal, finalSnapshot: false }))).toBe(false);
+    expect(etcdClusterController.needsFinalizer?.(cluster())).toBe(false);
+  });
+
+  test('the scheduled snapshot once more: a Job from the backup CronJob it runs, owned by the cluster', async () => {
+    const [cronJob] = renderChildren(etcdClusterController, cluster(withFinal)).filter((o) => o.kind === 'CronJob');
+    const children = new ChildMap();
+    children.set('CronJob/kv-backup', cronJob!);
+    const created: any[] = [];
+    const outcome = await finalEtcdSnapshot(cluster(withFinal), {
+      children,
+      owner,
+      api: {
+        createIfAbsent: async (_t, o) => {
+          created.push(o);
+          return true;
+        },
+      },
+      existing: () => undefined,
+      signal: new AbortController().signal,
+    });
+    expect(outcome).toMatchObject({ done: false, reason: 'FinalSnapshotRunning' });
+    expect(created).toHaveLength(1);
+    const job = created[0];
+    expect(() => {
+      validateBuiltin(job);
+    }).not.toThrow();
+    expect(job.metadata).toMatchObject({ name: 'kv-final-backup', namespace: 'data' });
+    expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'EtcdCluster', uid: 'u-kv' })]);
+    expect(job.spec).toEqual((cronJob as any).spec.jobTemplate.spec);
+    expect(job.spec.template.spec.initContainers[0].command).toContain('snapshot');
+    expect(job.spec.template.spec.volumes).toEqual([
+      { name: 'backups', persistentVolumeClaim: { claimName: 'kv-backups' } },
+    ]);
   });
 });
