@@ -36,7 +36,9 @@ export function selfSignedCertificate(
     ),
   );
   const serial = randomBytes(16);
-  serial.writeUInt8(serial.readUInt8(0) & 0x7f, 0); // a positive INTEGER
+  // A positive INTEGER in minimal DER: the top bit clear (positive) and the next one set, so the
+  // first byte is never 0x00 (a 0x00 before a byte below 0x80 is padding DER refuses).
+  serial.writeUInt8((serial.readUInt8(0) & 0x3f) | 0x40, 0);
   const tbs = seq(
     tlv(0xa0, int(Buffer.from([2]))),
     int(serial),
