@@ -6,8 +6,10 @@
  *   cluster  a local control plane (etcd, kube-apiserver, controllers, simulated nodes)
  *   run      run an entry point's reconciler out of cluster, against $KUBECONFIG
  *   render   the children resources become, offline, through the code the reconciler runs
+ *   diff     what the reconciler would change in a live cluster, by server-side dry runs
  */
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleReconciler } from './image/bundle';
@@ -15,7 +17,17 @@ import { buildImage, type BuiltImage } from './image/build';
 import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
-import { kitControllers, loadControllers, RenderError, renderResources } from './render-command';
+import { diffReport, diffResource, liveResource } from './diff-command';
+import { HttpKubeClient } from './runtime/client';
+import { loadKubeConfig } from './runtime/kubeconfig';
+import {
+  kitControllers,
+  loadControllers,
+  readResources,
+  RenderError,
+  renderResources,
+  storedResource,
+} from './render-command';
 import { startControlPlane } from '../testing/control-plane';
 
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
@@ -39,6 +51,10 @@ Commands:
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
       exports your declarations (default: the kit's own controllers).
+  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
+      What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
+      created, changed (a unified diff of the live object and the server-side apply dry run),
+      pruned or unchanged. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
 `;
 
 const MiB = 1024 * 1024;
@@ -151,6 +167,44 @@ async function renderCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+async function diffCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      controllers: { type: 'string' },
+      namespace: { type: 'string', short: 'n', default: 'default' },
+      'field-manager': { type: 'string', default: 'cdk8s-operator-kit' },
+    },
+  });
+  if (positionals.length === 0) throw new UsageError('diff: give resource files (YAML) or <kind>/<name>');
+  try {
+    const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
+    const client = new HttpKubeClient(loadKubeConfig({}), { fieldManager: values['field-manager'] });
+    let differs = false;
+    try {
+      for (const target of positionals) {
+        const resources = fs.existsSync(target)
+          ? await Promise.all(
+              readResources(target).map((r) => storedResource(client, controllers, r, values.namespace)),
+            )
+          : [await liveResource(client, controllers, target, values.namespace)];
+        for (const resource of resources) {
+          const children = await diffResource(client, controllers, resource);
+          differs ||= children.some((c) => c.verb !== 'unchanged');
+          process.stdout.write(diffReport(resource, children));
+        }
+      }
+    } finally {
+      client.close();
+    }
+    return differs ? 1 : 0;
+  } catch (err) {
+    process.stderr.write(`cdk8s-operator-kit: diff: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+}
+
 class UsageError extends Error {}
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -159,6 +213,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   cluster: clusterCommand,
   run: runCommand,
   render: renderCommand,
+  diff: diffCommand,
 };
 
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */

@@ -9,6 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ControllerDeclaration, CustomResourceObject, KubeObject } from '../constructs/contract';
+import { customResourceType } from '../constructs/contract';
+import { isNotFound, type KubeClient } from './runtime/client';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
@@ -24,9 +26,7 @@ export const OFFLINE_UID = '00000000-0000-0000-0000-000000000000';
 export function renderResources(files: readonly string[], controllers: readonly ControllerDeclaration[]): string {
   const out: string[] = [];
   for (const file of files) {
-    for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
-      const resource = doc.toJSON() as KubeObject | null;
-      if (!resource) continue;
+    for (const resource of readResources(file)) {
       const where = `${file}: ${resource.kind ?? '(no kind)'} ${resource.metadata.name ?? '(no name)'}`;
       const children = renderOne(resource, controllers, where);
       out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
@@ -35,7 +35,47 @@ export function renderResources(files: readonly string[], controllers: readonly 
   return out.map((d, i) => (i > 0 && !d.startsWith('#') ? `---\n${d}` : d)).join('');
 }
 
+/** The objects of a YAML file (empty documents skipped). */
+export function readResources(file: string): KubeObject[] {
+  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
+    .map((doc) => doc.toJSON() as KubeObject | null)
+    .filter((o): o is KubeObject => o !== null);
+}
+
+/**
+ * A resource from a file as the reconciler would read it once applied: the live object's
+ * metadata (its uid names the children's owner) when it exists, with the file's spec and the
+ * CRD's defaults; checked against the schema first.
+ */
+export async function storedResource(
+  client: KubeClient,
+  controllers: readonly ControllerDeclaration[],
+  resource: KubeObject,
+  namespace: string,
+): Promise<CustomResourceObject> {
+  const where = `${resource.kind ?? '(no kind)'} ${resource.metadata.name ?? '(no name)'}`;
+  const { decl, stored } = checked(resource, controllers, where);
+  const ns = resource.metadata.namespace ?? (decl.for.namespaced ? namespace : undefined);
+  let live: CustomResourceObject | undefined;
+  try {
+    live = await client.get<CustomResourceObject>(customResourceType(decl.for), stored.metadata.name, ns);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  return live ? { ...live, spec: stored.spec } : { ...stored, metadata: { ...stored.metadata, namespace: ns } };
+}
+
 function renderOne(resource: KubeObject, controllers: readonly ControllerDeclaration[], where: string): KubeObject[] {
+  const { decl, stored } = checked(resource, controllers, where);
+  return renderChildren(decl, stored);
+}
+
+/** The declaration of a resource's kind, and the resource as stored: checked, defaults applied. */
+function checked(
+  resource: KubeObject,
+  controllers: readonly ControllerDeclaration[],
+  where: string,
+): { decl: ControllerDeclaration; stored: CustomResourceObject } {
   const [group, version] = (resource.apiVersion ?? '').split('/');
   const decl = controllers.find((c) => c.for.group === group && c.for.kind === resource.kind);
   if (!decl) {
@@ -58,7 +98,7 @@ function renderOne(resource: KubeObject, controllers: readonly ControllerDeclara
     },
     spec: withSchemaDefaults(decl.for.props.spec.json, (resource as { spec?: unknown }).spec),
   } as CustomResourceObject;
-  return renderChildren(decl, stored);
+  return { decl, stored };
 }
 
 /**

@@ -67,11 +67,14 @@ export interface KubeClient {
     query?: Record<string, string>,
   ): Promise<KubeList<T>>;
   create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T>;
-  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
+  /**
+   * Server-side apply of a complete desired object (force: this manager owns its fields); with
+   * `dryRun`, what the API server would store, defaults and admission included, without storing it.
+   */
   apply<T extends KubeObject>(
     type: ResourceType,
     obj: KubeObject,
-    options?: { subresource?: string; force?: boolean },
+    options?: { subresource?: string; force?: boolean; dryRun?: boolean },
   ): Promise<T>;
   /** JSON merge patch, e.g. for finalizers. */
   mergePatch<T extends KubeObject>(
@@ -165,7 +168,7 @@ export class HttpKubeClient implements KubeClient {
   async apply<T extends KubeObject>(
     type: ResourceType,
     obj: KubeObject,
-    options: { subresource?: string; force?: boolean } = {},
+    options: { subresource?: string; force?: boolean; dryRun?: boolean } = {},
   ): Promise<T> {
     return this.request<T>(
       'PATCH',
@@ -173,7 +176,11 @@ export class HttpKubeClient implements KubeClient {
       {
         body: obj,
         contentType: 'application/apply-patch+yaml',
-        query: { fieldManager: this.fieldManager, force: String(options.force ?? true) },
+        query: {
+          fieldManager: this.fieldManager,
+          force: String(options.force ?? true),
+          ...(options.dryRun ? { dryRun: 'All' } : {}),
+        },
       },
     );
   }

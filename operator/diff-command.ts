@@ -1,0 +1,152 @@
+/**
+ * `cdk8s-operator-kit diff`: what the reconciler of the given controllers would change in a live
+ * cluster for a resource — per child created, changed, pruned or unchanged — computed with a
+ * server-side apply dry run (`dryRun=All`), so defaults and admission are the API server's own.
+ * It writes nothing. Exit codes as `kubectl diff`: 0 no differences, 1 differences, >1 an error.
+ */
+import { stringify } from 'yaml';
+import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import { customResourceType } from '../constructs/contract';
+import { isNotFound, type KubeClient } from './runtime/client';
+import { renderChildren } from './runtime/render';
+import { RenderError } from './render-command';
+
+/** One child's fate. */
+export interface ChildDiff {
+  readonly verb: 'created' | 'changed' | 'pruned' | 'unchanged';
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  /** For `changed`: a unified diff of the object as it is and as it would be. */
+  readonly diff?: string;
+}
+
+/** The live resource a `kind/name` names, through the controllers that reconcile it. */
+export async function liveResource(
+  client: KubeClient,
+  controllers: readonly ControllerDeclaration[],
+  ref: string,
+  namespace: string,
+): Promise<CustomResourceObject> {
+  const [kind, name] = ref.split('/');
+  const decl = controllers.find((c) =>
+    [c.for.kind.toLowerCase(), c.for.plural, c.for.singular].includes((kind ?? '').toLowerCase()),
+  );
+  if (!decl || !name) {
+    throw new RenderError(
+      `${ref}: give <kind>/<name> of a kind these controllers reconcile (${controllers.map((c) => c.for.singular).join(', ')})`,
+    );
+  }
+  return client.get<CustomResourceObject>(
+    customResourceType(decl.for),
+    name,
+    decl.for.namespaced ? namespace : undefined,
+  );
+}
+
+/** What the reconciler would do to the children of one (live) resource. */
+export async function diffResource(
+  client: KubeClient,
+  controllers: readonly ControllerDeclaration[],
+  resource: CustomResourceObject,
+): Promise<ChildDiff[]> {
+  const decl = controllers.find(
+    (c) => c.for.group === (resource.apiVersion ?? '').split('/')[0] && c.for.kind === resource.kind,
+  );
+  if (!decl) throw new RenderError(`no controller reconciles ${resource.apiVersion} ${resource.kind}`);
+  const owned = decl.owns ?? [];
+  const typeOf = (kind: string | undefined): ResourceType => {
+    const t = owned.find((o) => o.kind === kind);
+    if (!t) throw new RenderError(`controller ${decl.name} renders a ${kind} but does not own ${kind}s`);
+    return t;
+  };
+  const out: ChildDiff[] = [];
+  const rendered = renderChildren(decl, resource);
+  for (const desired of rendered) {
+    const type = typeOf(desired.kind);
+    const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
+    const child = { ...desired, metadata: { ...desired.metadata, namespace } };
+    const where = { kind: type.kind, namespace, name: child.metadata.name ?? '' };
+    let current: KubeObject | undefined;
+    try {
+      current = await client.get(type, where.name, namespace);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (!current) {
+      out.push({ verb: 'created', ...where });
+      continue;
+    }
+    const after = await client.apply(type, child, { dryRun: true });
+    const [a, b] = [comparable(current), comparable(after)];
+    out.push(a === b ? { verb: 'unchanged', ...where } : { verb: 'changed', ...where, diff: unifiedDiff(a, b) });
+  }
+  // Owned children of a kind it deletes that it no longer renders: pruned, as the reconciler would.
+  for (const type of decl.deletes ?? []) {
+    const list = await client.list(type, resource.metadata.namespace);
+    for (const o of list.items) {
+      const ours = o.metadata.ownerReferences?.some((r) => r.controller && r.uid === resource.metadata.uid);
+      const kept = rendered.some((d) => d.kind === type.kind && d.metadata.name === o.metadata.name);
+      if (ours && !kept)
+        out.push({ verb: 'pruned', kind: type.kind, namespace: o.metadata.namespace, name: o.metadata.name ?? '' });
+    }
+  }
+  return out;
+}
+
+/** The report `diff` prints: one line per child, and each change as a unified diff. */
+export function diffReport(resource: KubeObject, children: readonly ChildDiff[]): string {
+  const lines = [`# ${resource.kind} ${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`];
+  for (const c of children) {
+    lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}`);
+    if (c.diff) lines.push(c.diff);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** An object as YAML without what changes on every write (and is not ours to decide). */
+function comparable(o: KubeObject): string {
+  const { managedFields: _m, resourceVersion: _r, generation: _g, ...metadata } = o.metadata as Record<string, unknown>;
+  const { status: _s, ...rest } = o as KubeObject & { status?: unknown };
+  return stringify({ ...rest, metadata }, { sortMapEntries: true });
+}
+
+/** A unified diff (no context limit trimming beyond 3 lines) of two texts, line by line. */
+export function unifiedDiff(before: string, after: string): string {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  // Longest common subsequence lengths of the suffixes a[i..] and b[j..].
+  const width = b.length + 1;
+  const table = new Int32Array((a.length + 1) * width);
+  const lcs = (i: number, j: number) => table[i * width + j] ?? 0;
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      table[i * width + j] = a[i] === b[j] ? lcs(i + 1, j + 1) + 1 : Math.max(lcs(i + 1, j), lcs(i, j + 1));
+  const ops: { sign: ' ' | '-' | '+'; line: string }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      ops.push({ sign: ' ', line: a[i] ?? '' });
+      i++;
+      j++;
+    } else if (i < a.length && (j >= b.length || lcs(i + 1, j) >= lcs(i, j + 1))) {
+      // Removals first, as diff(1) writes them.
+      ops.push({ sign: '-', line: a[i] ?? '' });
+      i++;
+    } else {
+      ops.push({ sign: '+', line: b[j] ?? '' });
+      j++;
+    }
+  }
+  // Changed lines with 3 lines of context around them.
+  const keep = ops.map((_op, k) => ops.slice(Math.max(0, k - 3), k + 4).some((o) => o.sign !== ' '));
+  const out: string[] = ['--- live', '+++ after reconcile'];
+  ops.forEach((op, k) => {
+    if (keep[k]) out.push(`${op.sign}${op.line}`);
+    else if (keep[k - 1]) out.push('@@');
+  });
+  // A separator only between runs, not after the last.
+  while (out.at(-1) === '@@') out.pop();
+  return out.join('\n');
+}
