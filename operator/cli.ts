@@ -7,6 +7,7 @@
  *   run      run an entry point's reconciler out of cluster, against $KUBECONFIG
  *   render   the children resources become, offline, through the code the reconciler runs
  *   diff     what the reconciler would change in a live cluster, by server-side dry runs
+ *   plan     the same for every resource of a kind: what a new operator version would do
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,6 +19,7 @@ import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
 import { diffReport, diffResource, liveResource } from './diff-command';
+import { type Plan, planKind, planReport } from './plan-command';
 import { HttpKubeClient } from './runtime/client';
 import { loadKubeConfig } from './runtime/kubeconfig';
 import {
@@ -55,6 +57,11 @@ Commands:
       What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
       created, changed (a unified diff of the live object and the server-side apply dry run),
       pruned or unchanged. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
+  plan --kind <Kind> [-n <namespace> | -A] [--controllers <module>] [--concurrency <n>] [-o json]
+      What these controllers (a new operator version) would do to every existing resource of a
+      kind: totals, each distinct field change with how many children it touches, and what the
+      API server would refuse. Dry runs only for children whose owned fields would change (at
+      most --concurrency at once, default 8). Writes nothing. Exit codes as diff.
 `;
 
 const MiB = 1024 * 1024;
@@ -205,6 +212,51 @@ async function diffCommand(args: string[]): Promise<number> {
   }
 }
 
+async function planCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      kind: { type: 'string' },
+      controllers: { type: 'string' },
+      namespace: { type: 'string', short: 'n' },
+      'all-namespaces': { type: 'boolean', short: 'A', default: false },
+      concurrency: { type: 'string', default: '8' },
+      output: { type: 'string', short: 'o', default: 'text' },
+      'field-manager': { type: 'string', default: 'cdk8s-operator-kit' },
+    },
+  });
+  if (!values.kind) throw new UsageError('plan: --kind <Kind> is required');
+  if (!values['all-namespaces'] && !values.namespace) throw new UsageError('plan: give -n <namespace> or -A');
+  if (!['text', 'json'].includes(values.output)) throw new UsageError('plan: -o must be text or json');
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('plan: --concurrency must be at least 1');
+  try {
+    const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
+    const client = new HttpKubeClient(loadKubeConfig({}), { fieldManager: values['field-manager'] });
+    const progress = process.stderr.isTTY
+      ? (done: number, total: number) => process.stderr.write(`\rplan: ${done}/${total} resources`)
+      : undefined;
+    let plan: Plan;
+    try {
+      plan = await planKind(client, controllers, {
+        kind: values.kind,
+        namespace: values['all-namespaces'] ? undefined : values.namespace,
+        concurrency,
+        onProgress: progress,
+      });
+    } finally {
+      client.close();
+      if (progress) process.stderr.write('\n');
+    }
+    process.stdout.write(values.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : planReport(plan));
+    const c = plan.children;
+    return c.changed + c.created + c.pruned + c.refused > 0 ? 1 : 0;
+  } catch (err) {
+    process.stderr.write(`cdk8s-operator-kit: plan: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+}
+
 class UsageError extends Error {}
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -214,6 +266,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   run: runCommand,
   render: renderCommand,
   diff: diffCommand,
+  plan: planCommand,
 };
 
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */

@@ -9,6 +9,7 @@ import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceT
 import { customResourceType } from '../constructs/contract';
 import { isNotFound, type KubeClient } from './runtime/client';
 import { renderChildren } from './runtime/render';
+import { withoutBookkeeping } from './runtime/resource';
 import { RenderError } from './render-command';
 
 /** One child's fate. */
@@ -106,9 +107,17 @@ export function diffReport(resource: KubeObject, children: readonly ChildDiff[])
 
 /** An object as YAML without what changes on every write (and is not ours to decide). */
 function comparable(o: KubeObject): string {
-  const { managedFields: _m, resourceVersion: _r, generation: _g, ...metadata } = o.metadata as Record<string, unknown>;
+  return stringify(changeableFields(o), { sortMapEntries: true });
+}
+
+/**
+ * An object as a reconcile would change it: without the bookkeeping of every write, its
+ * generation (it follows the spec) and its status (an apply leaves it alone).
+ */
+export function changeableFields(o: KubeObject): object {
+  const { generation: _g, ...metadata } = withoutBookkeeping(o).metadata;
   const { status: _s, ...rest } = o as KubeObject & { status?: unknown };
-  return stringify({ ...rest, metadata }, { sortMapEntries: true });
+  return { ...rest, metadata };
 }
 
 /** A unified diff (no context limit trimming beyond 3 lines) of two texts, line by line. */

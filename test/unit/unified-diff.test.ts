@@ -1,4 +1,5 @@
 import { diffReport, unifiedDiff } from '../../operator/diff-command';
+import { fieldChanges } from '../../operator/plan-command';
 
 test('a unified diff: changed lines with 3 lines of context, runs far apart separated', () => {
   const before = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'].join('\n');
@@ -29,4 +30,25 @@ test("a report: one line per child, the kind's namespace/name", () => {
     { verb: 'pruned', kind: 'ConfigMap', namespace: 'ns', name: 'old' },
   ]);
   expect(report).toBe('# Memcached ns/mc\nunchanged Deployment ns/mc\npruned    ConfigMap ns/old\n');
+});
+
+test('field changes: leaf paths added, removed and changed; status and bookkeeping left out', () => {
+  const before = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'mc', resourceVersion: '1', labels: { a: '1', gone: 'x' } },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'memcached:1.6' }] } } },
+    status: { readyReplicas: 1 },
+  };
+  const after = {
+    ...before,
+    metadata: { name: 'mc', resourceVersion: '2', labels: { a: '1', team: 'x' } },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'memcached:1.7' }] } } },
+    status: { readyReplicas: 0 },
+  };
+  expect(fieldChanges(before, after)).toEqual([
+    { field: 'metadata.labels.team', change: 'added' },
+    { field: 'spec.template.spec.containers[0].image', change: 'changed' },
+    { field: 'metadata.labels.gone', change: 'removed' },
+  ]);
 });
