@@ -292,7 +292,13 @@ async function converge<T extends KubeObject>(
 export async function measureReconciler(
   ctx: BenchContext,
   n: number,
-  options: { workers?: number; idleSeconds: number; nodeArgs?: string[] },
+  options: {
+    workers?: number;
+    idleSeconds: number;
+    nodeArgs?: string[];
+    /** Runs once every resource has settled, with their namespace (e.g. to measure `plan` over them). */
+    afterSettled?: (namespace: string) => Promise<void>;
+  },
 ): Promise<Measurement> {
   const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
@@ -372,6 +378,7 @@ export async function measureReconciler(
         heapUsed: gauge('nodejs_heap_size_used_bytes'),
         external: gauge('nodejs_external_memory_bytes'),
       };
+      await options.afterSettled?.(ns);
     },
   });
   await stopProcess(rec);

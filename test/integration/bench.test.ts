@@ -55,4 +55,15 @@ testWithNodes(
   },
 );
 
+testWithNodes('npm run bench:plan measures plan (same version and a label added) against kubectl diff', () => {
+  const out = JSON.parse(run('plan.ts', { N: '3' })) as Record<string, any>;
+  expect(out.n).toBe(3);
+  expect(out.planSameVersion).toMatchObject({ exit: 0, requests: { lists: 2, dryRuns: 0 } });
+  expect(out.planLabelAdded).toMatchObject({ exit: 1, requests: { lists: 2, dryRuns: 3 } });
+  expect(out.planLabelAdded.fieldChanges).toEqual([
+    { kind: 'Deployment', field: 'spec.template.metadata.labels.team', change: 'added', count: 3 },
+  ]);
+  expect(out.kubectlDiff).toMatchObject({ exit: 1, changedObjects: 3 });
+});
+
 if (!nodesRun) test.todo('the benchmarks need pods that run (kube-scheduler and kwok)');
