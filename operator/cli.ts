@@ -187,7 +187,11 @@ async function diffCommand(args: string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('diff: give resource files (YAML) or <kind>/<name>');
   try {
     const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
-    const client = new HttpKubeClient(loadKubeConfig({}), { fieldManager: values['field-manager'] });
+    // Named in the User-Agent, so the audit log tells its (dry-run) requests from the reconciler's.
+    const client = new HttpKubeClient(loadKubeConfig({}), {
+      fieldManager: values['field-manager'],
+      userAgent: 'cdk8s-operator-kit-cli (diff)',
+    });
     let differs = false;
     try {
       for (const target of positionals) {
@@ -232,7 +236,10 @@ async function planCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('plan: --concurrency must be at least 1');
   try {
     const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
-    const client = new HttpKubeClient(loadKubeConfig({}), { fieldManager: values['field-manager'] });
+    const client = new HttpKubeClient(loadKubeConfig({}), {
+      fieldManager: values['field-manager'],
+      userAgent: 'cdk8s-operator-kit-cli (plan)',
+    });
     const progress = process.stderr.isTTY
       ? (done: number, total: number) => process.stderr.write(`\rplan: ${done}/${total} resources`)
       : undefined;

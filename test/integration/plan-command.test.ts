@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { auditMark, writesByAgent } from '../support/audit';
 import { eventually, getJson, kubectlOk, testKubeconfig } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 
@@ -105,6 +106,7 @@ describe('plan', () => {
 
   test('a construct change (a label): exactly that field, on every Deployment; nothing written', () => {
     const before = versions();
+    const mark = auditMark();
     const r = plan('--controllers', newVersion("JsonPatch.add('/spec/template/metadata/labels/team', 'a')"));
     expect(r.code).toBe(1);
     expect(r.plan.children).toEqual({ unchanged: 0, changed: N, created: 0, pruned: 0, refused: 0 });
@@ -113,6 +115,10 @@ describe('plan', () => {
     ]);
     expect(r.plan.requests).toEqual({ lists: 2, dryRuns: N });
     expect(versions()).toEqual(before);
+    // The audit log: its only write requests are the N dry runs.
+    const writes = writesByAgent('(plan)', mark);
+    expect(writes).toHaveLength(N);
+    expect(writes.filter((w) => !w.requestURI.includes('dryRun=All'))).toEqual([]);
   });
 
   test('a change the API server would refuse is reported as refused, not applied', () => {

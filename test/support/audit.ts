@@ -32,10 +32,19 @@ export function auditMark(): number {
  */
 export function writesBy(processes: readonly ReconcilerProcess[], mark = 0): AuditedWrite[] {
   const agents = processes.map((p) => `(${p.identity})`);
+  return writesWhere((agent) => agents.some((a) => agent.endsWith(a)), mark);
+}
+
+/** The write requests after `mark` whose User-Agent ends with `suffix`, e.g. a command's `(plan)`. */
+export function writesByAgent(suffix: string, mark = 0): AuditedWrite[] {
+  return writesWhere((agent) => agent.endsWith(suffix), mark);
+}
+
+function writesWhere(agentMatches: (userAgent: string) => boolean, mark: number): AuditedWrite[] {
   return readLines()
     .slice(mark)
     .map((line) => JSON.parse(line))
-    .filter((e) => agents.some((a) => String(e.userAgent ?? '').endsWith(a)))
+    .filter((e) => agentMatches(String(e.userAgent ?? '')))
     .map((e) => ({
       user: e.user?.username ?? '',
       userAgent: e.userAgent,
