@@ -49,10 +49,12 @@ Commands:
   run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
       --kubeconfig after --): the reconciler of your own controllers, without an image.
-  render [--controllers <module>] <resource.yaml>...
+  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
-      exports your declarations (default: the kit's own controllers).
+      exports your declarations (default: the kit's own controllers). With --status, also the
+      status it would show, from the observed objects given (children, pods; e.g. kubectl get
+      -o yaml) or, without them, from the children as rendered.
   diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
       What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
       created, changed (a unified diff of the live object and the server-side apply dry run),
@@ -166,11 +168,16 @@ async function renderCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { controllers: { type: 'string' } },
+    options: {
+      controllers: { type: 'string' },
+      status: { type: 'boolean', default: false },
+      observed: { type: 'string', multiple: true, default: [] },
+    },
   });
   if (positionals.length === 0) throw new UsageError('render: give one or more resource files (YAML)');
   const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
-  process.stdout.write(renderResources(positionals, controllers));
+  const observed = values.observed.flatMap((f) => readResources(f));
+  process.stdout.write(renderResources(positionals, controllers, { status: values.status, observed }));
   return 0;
 }
 

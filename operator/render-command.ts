@@ -8,8 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { ControllerDeclaration, CustomResourceObject, KubeObject } from '../constructs/contract';
-import { customResourceType } from '../constructs/contract';
+import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import { ChildMap, childKey, customResourceType } from '../constructs/contract';
 import { isNotFound, type KubeClient } from './runtime/client';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
@@ -22,17 +22,71 @@ export class RenderError extends Error {}
 /** The uid an offline resource's children name as their owner's, when it has none. */
 export const OFFLINE_UID = '00000000-0000-0000-0000-000000000000';
 
+/**
+ * With `status`: also the status the kind's status function computes, after the children, from
+ * the `observed` objects (e.g. children and pods as a cluster has them, from `kubectl get -o
+ * yaml`) — or, without them, from the rendered children as if just applied.
+ */
+export interface RenderOptions {
+  readonly status?: boolean;
+  readonly observed?: readonly KubeObject[];
+}
+
 /** The children of each resource in the files, as YAML documents. */
-export function renderResources(files: readonly string[], controllers: readonly ControllerDeclaration[]): string {
+export function renderResources(
+  files: readonly string[],
+  controllers: readonly ControllerDeclaration[],
+  options: RenderOptions = {},
+): string {
   const out: string[] = [];
   for (const file of files) {
     for (const resource of readResources(file)) {
       const where = `${file}: ${resource.kind ?? '(no kind)'} ${resource.metadata.name ?? '(no name)'}`;
-      const children = renderOne(resource, controllers, where);
+      const { decl, stored } = checked(resource, controllers, where);
+      const children = renderChildren(decl, stored);
       out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
+      if (options.status) {
+        const status = statusOf(decl, stored, children, options.observed ?? []);
+        out.push(`# ${where}: its status\n`, stringify({ status: status ?? null }));
+      }
     }
   }
   return out.map((d, i) => (i > 0 && !d.startsWith('#') ? `---\n${d}` : d)).join('');
+}
+
+/** The status function's answer for what was observed (an observed child stands for a rendered one). */
+function statusOf(
+  decl: ControllerDeclaration,
+  resource: CustomResourceObject,
+  rendered: readonly KubeObject[],
+  observed: readonly KubeObject[],
+): unknown {
+  if (!decl.status) return undefined;
+  const children = new ChildMap();
+  const ownedKinds = new Set((decl.owns ?? []).map((t) => t.kind));
+  for (const c of rendered) children.set(childKey(c.kind ?? '', c.metadata.name ?? ''), c);
+  for (const o of observed) {
+    if (ownedKinds.has(o.kind ?? '') && children.has(childKey(o.kind ?? '', o.metadata.name ?? '')))
+      children.set(childKey(o.kind ?? '', o.metadata.name ?? ''), o);
+  }
+  const namespace = resource.metadata.namespace;
+  return decl.status(resource, {
+    children,
+    before: new ChildMap(),
+    changes: [],
+    read: <T extends KubeObject>(
+      type: ResourceType<T>,
+      labels?: Record<string, string>,
+      options?: { readonly allNamespaces?: boolean },
+    ): T[] =>
+      observed.filter(
+        (o): o is T =>
+          o.kind === type.kind &&
+          (options?.allNamespaces === true || (o.metadata.namespace ?? namespace) === namespace) &&
+          Object.entries(labels ?? {}).every(([k, v]) => o.metadata.labels?.[k] === v),
+      ),
+    now: new Date(),
+  });
 }
 
 /** The objects of a YAML file (empty documents skipped). */
@@ -63,11 +117,6 @@ export async function storedResource(
     if (!isNotFound(err)) throw err;
   }
   return live ? { ...live, spec: stored.spec } : { ...stored, metadata: { ...stored.metadata, namespace: ns } };
-}
-
-function renderOne(resource: KubeObject, controllers: readonly ControllerDeclaration[], where: string): KubeObject[] {
-  const { decl, stored } = checked(resource, controllers, where);
-  return renderChildren(decl, stored);
 }
 
 /** The declaration of a resource's kind, and the resource as stored: checked, defaults applied. */

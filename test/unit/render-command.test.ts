@@ -109,3 +109,40 @@ describe('render: the children a resource becomes, offline', () => {
     expect(refused.stderr).not.toContain('    at ');
   }, 60_000);
 });
+
+describe('render --status: the status the kind would show', () => {
+  const mc = file(
+    'apiVersion: cache.example.com/v1\nkind: Memcached\nmetadata: {name: mc, namespace: ns}\nspec: {size: 2}\n',
+  );
+  const statusOf = (text: string) => docs(text).find((d) => d.status !== undefined)?.status;
+
+  test('from the children as rendered: nothing ready yet, scaling up', () => {
+    const status = statusOf(renderResources([mc], kitControllers, { status: true }));
+    expect(status.readyReplicas).toBe(0);
+    expect(status.conditions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Available', status: 'False' })]),
+    );
+  });
+
+  test('from observed objects: the Deployment ready and its pods listed', () => {
+    const [deployment] = docs(renderResources([mc], kitControllers));
+    const labels = deployment.spec.template.metadata.labels;
+    const pod = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'ns', labels },
+      status: { phase: 'Running' },
+    });
+    const observed = [
+      {
+        ...deployment,
+        status: { replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, observedGeneration: 1 },
+      },
+      pod('mc-a'),
+      pod('mc-b'),
+    ];
+    const status = statusOf(renderResources([mc], kitControllers, { status: true, observed }));
+    expect(status.readyReplicas).toBe(2);
+    expect(status.nodes).toEqual(['mc-a', 'mc-b']);
+  });
+});
