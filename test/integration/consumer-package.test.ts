@@ -169,9 +169,38 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
     120_000,
   );
   expect(output).toContain('"controllers":["greeting"]');
+  // A Greeting it reconciles, for plan below.
+  const ns = createTestNamespace('greeting-plan');
+  kubectlOk(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'platform.example.com/v1',
+      kind: 'Greeting',
+      metadata: { name: 'hello' },
+      spec: { message: 'Hello' },
+    }),
+  });
+  await eventually(
+    'its status',
+    () => getJsonIfExists(['get', 'greeting', 'hello', '-n', ns])?.status?.conditions,
+    60_000,
+  );
   child.kill('SIGINT');
   expect(await exited).toBe(0);
   expect(output).toContain('manager stopped');
+
+  // The package's plan, in the app, with the app's own controllers: the same version changes nothing.
+  const plan = spawnSync(
+    path.join(app, 'node_modules', '.bin', 'cdk8s-operator-kit'),
+    ['plan', '--kind', 'Greeting', '-n', ns, '--controllers', 'greeting.ts', '-o', 'json'],
+    { cwd: app, encoding: 'utf8', env: { ...process.env, KUBECONFIG: testKubeconfig() } },
+  );
+  expect({ code: plan.status, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(JSON.parse(plan.stdout)).toMatchObject({
+    kind: 'Greeting',
+    resources: 1,
+    children: { changed: 0, created: 0, pruned: 0, refused: 0 },
+    requests: { dryRuns: 0 },
+  });
 });
 
 const helmMissing = helmBinary().missing;
