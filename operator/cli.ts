@@ -18,18 +18,12 @@ import { buildImage, type BuiltImage } from './image/build';
 import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
+import type { ControllerDeclaration } from '../constructs/contract';
 import { diffReport, diffResource, liveResource } from './diff-command';
 import { type Plan, planKind, planReport } from './plan-command';
 import { HttpKubeClient } from './runtime/client';
 import { loadKubeConfig } from './runtime/kubeconfig';
-import {
-  kitControllers,
-  loadControllers,
-  readResources,
-  RenderError,
-  renderResources,
-  storedResource,
-} from './render-command';
+import { controllersFrom, readResources, RenderError, renderResources, storedResource } from './render-command';
 import { startControlPlane } from '../testing/control-plane';
 
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
@@ -175,7 +169,7 @@ async function renderCommand(args: string[]): Promise<number> {
     },
   });
   if (positionals.length === 0) throw new UsageError('render: give one or more resource files (YAML)');
-  const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
+  const controllers = await controllersFrom(values.controllers);
   const observed = values.observed.flatMap((f) => readResources(f));
   process.stdout.write(renderResources(positionals, controllers, { status: values.status, observed }));
   return 0;
@@ -192,33 +186,46 @@ async function diffCommand(args: string[]): Promise<number> {
     },
   });
   if (positionals.length === 0) throw new UsageError('diff: give resource files (YAML) or <kind>/<name>');
+  return againstCluster('diff', values, async (client, controllers) => {
+    let differs = false;
+    for (const target of positionals) {
+      const resources = fs.existsSync(target)
+        ? await Promise.all(readResources(target).map((r) => storedResource(client, controllers, r, values.namespace)))
+        : [await liveResource(client, controllers, target, values.namespace)];
+      for (const resource of resources) {
+        const children = await diffResource(client, controllers, resource);
+        differs ||= children.some((c) => c.verb !== 'unchanged');
+        process.stdout.write(diffReport(resource, children));
+      }
+    }
+    return differs ? 1 : 0;
+  });
+}
+
+/**
+ * Runs a command that reads a cluster ($KUBECONFIG) with the given controllers, as `kubectl diff`
+ * ends: its own exit code (0 no differences, 1 differences), or 2 with one line for an error. The
+ * client names the command in its User-Agent, so the audit log tells its (dry-run) requests from
+ * the reconciler's, and applies as the reconciler's field manager.
+ */
+async function againstCluster(
+  command: string,
+  values: { controllers?: string; 'field-manager': string },
+  run: (client: HttpKubeClient, controllers: readonly ControllerDeclaration[]) => Promise<number>,
+): Promise<number> {
   try {
-    const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
-    // Named in the User-Agent, so the audit log tells its (dry-run) requests from the reconciler's.
+    const controllers = await controllersFrom(values.controllers);
     const client = new HttpKubeClient(loadKubeConfig({}), {
       fieldManager: values['field-manager'],
-      userAgent: 'cdk8s-operator-kit-cli (diff)',
+      userAgent: `cdk8s-operator-kit-cli (${command})`,
     });
-    let differs = false;
     try {
-      for (const target of positionals) {
-        const resources = fs.existsSync(target)
-          ? await Promise.all(
-              readResources(target).map((r) => storedResource(client, controllers, r, values.namespace)),
-            )
-          : [await liveResource(client, controllers, target, values.namespace)];
-        for (const resource of resources) {
-          const children = await diffResource(client, controllers, resource);
-          differs ||= children.some((c) => c.verb !== 'unchanged');
-          process.stdout.write(diffReport(resource, children));
-        }
-      }
+      return await run(client, controllers);
     } finally {
       client.close();
     }
-    return differs ? 1 : 0;
   } catch (err) {
-    process.stderr.write(`cdk8s-operator-kit: diff: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`cdk8s-operator-kit: ${command}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
 }
@@ -241,34 +248,25 @@ async function planCommand(args: string[]): Promise<number> {
   if (!['text', 'json'].includes(values.output)) throw new UsageError('plan: -o must be text or json');
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('plan: --concurrency must be at least 1');
-  try {
-    const controllers = values.controllers ? await loadControllers(values.controllers) : kitControllers;
-    const client = new HttpKubeClient(loadKubeConfig({}), {
-      fieldManager: values['field-manager'],
-      userAgent: 'cdk8s-operator-kit-cli (plan)',
-    });
-    const progress = process.stderr.isTTY
-      ? (done: number, total: number) => process.stderr.write(`\rplan: ${done}/${total} resources`)
-      : undefined;
+  const progress = process.stderr.isTTY
+    ? (done: number, total: number) => process.stderr.write(`\rplan: ${done}/${total} resources`)
+    : undefined;
+  return againstCluster('plan', values, async (client, controllers) => {
     let plan: Plan;
     try {
       plan = await planKind(client, controllers, {
-        kind: values.kind,
+        kind: values.kind ?? '',
         namespace: values['all-namespaces'] ? undefined : values.namespace,
         concurrency,
         onProgress: progress,
       });
     } finally {
-      client.close();
       if (progress) process.stderr.write('\n');
     }
     process.stdout.write(values.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : planReport(plan));
     const c = plan.children;
     return c.changed + c.created + c.pruned + c.refused > 0 ? 1 : 0;
-  } catch (err) {
-    process.stderr.write(`cdk8s-operator-kit: plan: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
-  }
+  });
 }
 
 class UsageError extends Error {}

@@ -5,12 +5,12 @@
  * It writes nothing. Exit codes as `kubectl diff`: 0 no differences, 1 differences, >1 an error.
  */
 import { stringify } from 'yaml';
-import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { ControllerDeclaration, CustomResourceObject, KubeObject } from '../constructs/contract';
 import { customResourceType } from '../constructs/contract';
 import { isNotFound, type KubeClient } from './runtime/client';
 import { renderChildren } from './runtime/render';
 import { withoutBookkeeping } from './runtime/resource';
-import { RenderError } from './render-command';
+import { controllerNamed, controllerOf, ownedType, RenderError } from './render-command';
 
 /** One child's fate. */
 export interface ChildDiff {
@@ -30,9 +30,7 @@ export async function liveResource(
   namespace: string,
 ): Promise<CustomResourceObject> {
   const [kind, name] = ref.split('/');
-  const decl = controllers.find((c) =>
-    [c.for.kind.toLowerCase(), c.for.plural, c.for.singular].includes((kind ?? '').toLowerCase()),
-  );
+  const decl = controllerNamed(controllers, kind ?? '');
   if (!decl || !name) {
     throw new RenderError(
       `${ref}: give <kind>/<name> of a kind these controllers reconcile (${controllers.map((c) => c.for.singular).join(', ')})`,
@@ -51,20 +49,11 @@ export async function diffResource(
   controllers: readonly ControllerDeclaration[],
   resource: CustomResourceObject,
 ): Promise<ChildDiff[]> {
-  const decl = controllers.find(
-    (c) => c.for.group === (resource.apiVersion ?? '').split('/')[0] && c.for.kind === resource.kind,
-  );
-  if (!decl) throw new RenderError(`no controller reconciles ${resource.apiVersion} ${resource.kind}`);
-  const owned = decl.owns ?? [];
-  const typeOf = (kind: string | undefined): ResourceType => {
-    const t = owned.find((o) => o.kind === kind);
-    if (!t) throw new RenderError(`controller ${decl.name} renders a ${kind} but does not own ${kind}s`);
-    return t;
-  };
+  const decl = controllerOf(controllers, resource, `${resource.kind ?? ''} ${resource.metadata.name}`);
   const out: ChildDiff[] = [];
   const rendered = renderChildren(decl, resource);
   for (const desired of rendered) {
-    const type = typeOf(desired.kind);
+    const type = ownedType(decl, desired.kind);
     const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
     const child = { ...desired, metadata: { ...desired.metadata, namespace } };
     const where = { kind: type.kind, namespace, name: child.metadata.name ?? '' };

@@ -11,7 +11,7 @@ import { type KubeClient } from './runtime/client';
 import { needsApply } from './runtime/managed-fields';
 import { renderChildren } from './runtime/render';
 import { changeableFields } from './diff-command';
-import { RenderError } from './render-command';
+import { controllerNamed, ownedType, RenderError } from './render-command';
 
 export interface PlanOptions {
   readonly kind: string;
@@ -46,9 +46,7 @@ export async function planKind(
   controllers: readonly ControllerDeclaration[],
   options: PlanOptions,
 ): Promise<Plan> {
-  const decl = controllers.find((c) =>
-    [c.for.kind.toLowerCase(), c.for.plural, c.for.singular].includes(options.kind.toLowerCase()),
-  );
+  const decl = controllerNamed(controllers, options.kind);
   if (!decl)
     throw new RenderError(
       `no controller reconciles ${options.kind}; known: ${controllers.map((c) => c.for.kind).join(', ')}`,
@@ -83,8 +81,7 @@ export async function planKind(
     const current = byOwner.get(resource.metadata.uid ?? '') ?? new Map<string, KubeObject>();
     const rendered = renderChildren(decl, resource);
     for (const desired of rendered) {
-      const type = (decl.owns ?? []).find((t) => t.kind === desired.kind);
-      if (!type) throw new RenderError(`controller ${decl.name} renders a ${desired.kind} but does not own them`);
+      const type = ownedType(decl, desired.kind);
       const key = `${type.kind}/${desired.metadata.name ?? ''}`;
       const live = current.get(key);
       if (!live) {

@@ -125,14 +125,8 @@ function checked(
   controllers: readonly ControllerDeclaration[],
   where: string,
 ): { decl: ControllerDeclaration; stored: CustomResourceObject } {
-  const [group, version] = (resource.apiVersion ?? '').split('/');
-  const decl = controllers.find((c) => c.for.group === group && c.for.kind === resource.kind);
-  if (!decl) {
-    const known = controllers.map((c) => `${c.for.group} ${c.for.kind}`).join(', ');
-    throw new RenderError(
-      `${where}: no controller reconciles ${resource.apiVersion} ${resource.kind}; known: ${known}`,
-    );
-  }
+  const decl = controllerOf(controllers, resource, where);
+  const version = (resource.apiVersion ?? '').split('/')[1];
   if (!version || !decl.for.versions.includes(version))
     throw new RenderError(`${where}: ${resource.apiVersion} is not a served version (${decl.for.versions.join(', ')})`);
   const problems = decl.for.specViolations((resource as { spec?: unknown }).spec);
@@ -148,6 +142,40 @@ function checked(
     spec: withSchemaDefaults(decl.for.props.spec.json, (resource as { spec?: unknown }).spec),
   } as CustomResourceObject;
   return { decl, stored };
+}
+
+/** The controller that reconciles a resource (by its group and kind), or an error naming the known ones. */
+export function controllerOf(
+  controllers: readonly ControllerDeclaration[],
+  resource: KubeObject,
+  where: string,
+): ControllerDeclaration {
+  const group = (resource.apiVersion ?? '').split('/')[0];
+  const decl = controllers.find((c) => c.for.group === group && c.for.kind === resource.kind);
+  if (decl) return decl;
+  const known = controllers.map((c) => `${c.for.group} ${c.for.kind}`).join(', ');
+  throw new RenderError(`${where}: no controller reconciles ${resource.apiVersion} ${resource.kind}; known: ${known}`);
+}
+
+/** The controller of a kind named as kubectl takes it: `Memcached`, `memcached` or `memcacheds`. */
+export function controllerNamed(
+  controllers: readonly ControllerDeclaration[],
+  kind: string,
+): ControllerDeclaration | undefined {
+  const wanted = kind.toLowerCase();
+  return controllers.find((c) => [c.for.kind.toLowerCase(), c.for.plural, c.for.singular].includes(wanted));
+}
+
+/** The owned type of a child a controller renders; an error when it renders a kind it does not own. */
+export function ownedType(decl: ControllerDeclaration, kind: string | undefined): ResourceType {
+  const type = (decl.owns ?? []).find((t) => t.kind === kind);
+  if (!type) throw new RenderError(`controller ${decl.name} renders a ${kind} but does not own ${kind}s`);
+  return type;
+}
+
+/** The controllers a module exports, or without one the kit's own. */
+export async function controllersFrom(module: string | undefined): Promise<readonly ControllerDeclaration[]> {
+  return module ? loadControllers(module) : KIT_CONTROLLERS;
 }
 
 /**
