@@ -5,7 +5,6 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
@@ -16,9 +15,9 @@ import { HttpKubeClient, type KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
 import { loadKubeConfig } from './runtime/kubeconfig';
 import { createLogger } from './runtime/logger';
-import { Manager, parseBindAddress } from './runtime/manager';
+import { Manager, mountedCertificate, parseBindAddress } from './runtime/manager';
 import { admissionContextFor } from './runtime/admission-context';
-import { ensureWebhookCertificate } from './runtime/webhook-certificate';
+import { ensureWebhookCertificate, type ServingCertificate } from './runtime/webhook-certificate';
 import { WebhookServer } from './runtime/webhook-server';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
@@ -167,38 +166,17 @@ async function startWebhooks(
   );
   if (!server.hasHooks || flags.webhookBindAddress === '0') return undefined;
   const { host, port } = parseBindAddress(flags.webhookBindAddress);
-  const { webhookCertPath, webhookCertSecret } = flags;
-  if (webhookCertPath) {
-    const read = () => ({
-      cert: fs.readFileSync(path.join(webhookCertPath, 'tls.crt'), 'utf8'),
-      key: fs.readFileSync(path.join(webhookCertPath, 'tls.key'), 'utf8'),
-    });
-    await server.listen(host, port, read());
-    // A mounted Secret is updated in place when cert-manager renews it.
-    const timer = setInterval(() => {
-      server.setCertificate(read());
-    }, WEBHOOK_CERTIFICATE_CHECK_MS);
-    timer.unref();
-    return { close: () => (clearInterval(timer), server.close()) };
-  }
-  if (!webhookCertSecret) {
+  const certificate = webhookCertificateSource(flags, decls, { client, logger });
+  if (!certificate) {
     // Not asked for (the Operator construct's admissionWebhooks is off): the hooks are not served.
     logger.info('admission hooks not served: no --webhook-cert-path or --webhook-cert-secret');
     return undefined;
   }
-  const options = {
-    client,
-    logger,
-    namespace: ownNamespace(),
-    secretName: webhookCertSecret,
-    hosts: flags.webhookCertHosts,
-    // The Operator construct makes each configuration only for the hooks there are.
-    validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
-    mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
-  };
-  await server.listen(host, port, await ensureWebhookCertificate(options));
+  await server.listen(host, port, await certificate());
+  // A mounted Secret is updated in place when cert-manager renews it; a self-managed certificate
+  // is renewed here when a third of its life is left.
   const timer = setInterval(() => {
-    ensureWebhookCertificate(options).then(
+    certificate().then(
       (c) => {
         server.setCertificate(c);
       },
@@ -209,6 +187,27 @@ async function startWebhooks(
   }, WEBHOOK_CERTIFICATE_CHECK_MS);
   timer.unref();
   return { close: () => (clearInterval(timer), server.close()) };
+}
+
+/** Where the webhook server's certificate comes from: a mounted one, a self-managed one, or none. */
+function webhookCertificateSource(
+  flags: Flags,
+  decls: readonly ControllerDeclaration[],
+  shared: { client: KubeClient; logger: Logger },
+): (() => Promise<ServingCertificate>) | undefined {
+  const { webhookCertPath, webhookCertSecret } = flags;
+  if (webhookCertPath) return () => Promise.resolve().then(() => mountedCertificate(webhookCertPath));
+  if (!webhookCertSecret) return undefined;
+  const options = {
+    ...shared,
+    namespace: ownNamespace(),
+    secretName: webhookCertSecret,
+    hosts: flags.webhookCertHosts,
+    // The Operator construct makes each configuration only for the hooks there are.
+    validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
+    mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
+  };
+  return () => ensureWebhookCertificate(options);
 }
 
 /** The controllers by name; throws for two of one name, or one that would do nothing. */

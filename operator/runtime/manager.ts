@@ -237,14 +237,17 @@ export class Manager {
 
 /** The mounted certificate, or a self-signed one made now (what controller-runtime does too). */
 function servingCertificate(certPath: string | undefined): { cert: string; key: string } {
-  if (certPath) {
-    return {
-      cert: fs.readFileSync(path.join(certPath, 'tls.crt'), 'utf8'),
-      key: fs.readFileSync(path.join(certPath, 'tls.key'), 'utf8'),
-    };
-  }
+  if (certPath) return mountedCertificate(certPath);
   const host = os.hostname();
   return selfSignedCertificate(host, [host, 'localhost']);
+}
+
+/** `tls.crt` and `tls.key` of a directory, e.g. a mounted cert-manager Secret. */
+export function mountedCertificate(dir: string): { cert: string; key: string } {
+  return {
+    cert: fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'),
+    key: fs.readFileSync(path.join(dir, 'tls.key'), 'utf8'),
+  };
 }
 
 function reply(res: http.ServerResponse, status: number, text: string): void {

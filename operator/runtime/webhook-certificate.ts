@@ -146,7 +146,7 @@ function decode(data: Record<string, string> | undefined): ServingCertificate | 
   const cert = data?.['tls.crt'];
   const key = data?.['tls.key'];
   if (!cert || !key) return undefined;
-  return { cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8') };
+  return { cert: unb64(cert), key: unb64(key) };
 }
 
 function b64(text: string): string {
