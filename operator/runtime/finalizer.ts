@@ -11,8 +11,8 @@ import { jsonEqual } from './diff';
 import {
   cachedChildren,
   type ControllerParts,
-  createIfAbsent,
   forget,
+  prepareApi,
   type ReconcileState,
   type Resource,
 } from './reconcile-steps';
@@ -56,7 +56,7 @@ export async function finalizeResource(parts: ControllerParts, s: ReconcileState
     outcome = await decl.finalize(s.resource, {
       children: cachedChildren(parts, s.uid),
       owner: controllerReference(s.resource, type),
-      api: { createIfAbsent: (t, o) => createIfAbsent(s.ctx.client, t, o) },
+      api: prepareApi(s.ctx.client),
       existing: (t, name) => parts.owned.get(t.kind)?.informer.get(objectKey({ namespace: s.namespace, name })),
       signal: s.ctx.signal,
     });

@@ -12,6 +12,7 @@ import type {
   ExternalStep,
   KubeObject,
   Observed,
+  PrepareApi,
   ResourceType,
 } from '../../constructs/contract';
 import { ChildMap, childKey } from '../../constructs/contract';
@@ -256,7 +257,7 @@ export function fillFromCache(parts: ControllerParts, s: ReconcileState): void {
 export async function runPrepare(parts: ControllerParts, s: ReconcileState): Promise<void> {
   const { decl } = parts;
   if (!decl.prepare || s.terminal || s.notOwned.length) return;
-  const api = { createIfAbsent: (t: ResourceType, o: KubeObject) => createIfAbsent(s.ctx.client, t, o) };
+  const api = prepareApi(s.ctx.client);
   s.prepared = await decl.prepare(api, s.resource, s.children);
 }
 
@@ -390,8 +391,13 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
   return map;
 }
 
+/** The create-once writes a `prepare` or `finalize` step may make. */
+export function prepareApi(client: KubeClient): PrepareApi {
+  return { createIfAbsent: (t, o) => createIfAbsent(client, t, o) };
+}
+
 /** Creates an object unless one of its name exists (see PrepareApi). */
-export async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
+async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
   try {
     await client.create(type, object, object.metadata.namespace);
     return true;
