@@ -8,13 +8,13 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApiObject, JsonPatch } from 'cdk8s';
 import { stringify } from 'yaml';
-import type { ControllerDeclaration, CustomResourceObject } from '../constructs/contract';
+import type { CustomResourceObject } from '../constructs/contract';
 import { customResourceType, memcachedKind } from '../constructs';
-import { memcachedController } from '../constructs/memcached/controller';
 import { bundleReconciler } from '../operator/image/bundle';
+import { loadControllers } from '../operator/render-command';
 import { renderChildren } from '../operator/runtime/render';
+import { memcachedVersionPatching } from '../test/support/controllers-module';
 import { withBenchCluster } from './cluster';
 import { type BenchContext, measureReconciler, rssBytes } from './measure';
 
@@ -23,38 +23,6 @@ const N = Number(process.env.N ?? 100);
 
 /** The new version: every Deployment's pods get the label team=a. */
 const LABEL_PATCH = "JsonPatch.add('/spec/template/metadata/labels/team', 'a')";
-
-/** The new version as a module of the project, as a user's would be. */
-function newVersionModule(): string {
-  const dir = path.join(ROOT, 'build', 'bench-plan');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'controllers.ts');
-  fs.writeFileSync(
-    file,
-    `import { ApiObject, JsonPatch } from 'cdk8s';
-import { memcachedController } from '../../constructs';
-export const controllers = [{
-  ...memcachedController,
-  render: (scope: any, mc: any, context: any) => {
-    memcachedController.render!(scope, mc, context);
-    for (const o of scope.node.findAll()) if (o instanceof ApiObject && o.kind === 'Deployment') o.addJsonPatch(${LABEL_PATCH});
-  },
-}];
-`,
-  );
-  return file;
-}
-
-/** The same new version, in process, to write the manifests kubectl diff compares. */
-const newVersion: ControllerDeclaration = {
-  ...memcachedController,
-  render: (scope, mc, context) => {
-    memcachedController.render?.(scope, mc as never, context);
-    for (const o of scope.node.findAll())
-      if (o instanceof ApiObject && o.kind === 'Deployment')
-        o.addJsonPatch(JsonPatch.add('/spec/template/metadata/labels/team', 'a'));
-  },
-};
 
 /** Runs a command, timing it and sampling its RSS every 50 ms for the peak. */
 async function timed(
@@ -89,11 +57,13 @@ async function timed(
 async function measurePlans(ctx: BenchContext, ns: string) {
   const env = { KUBECONFIG: ctx.admin };
   // The command as a package user runs it: JavaScript, not TypeScript compiled on the fly.
+  fs.mkdirSync(path.join(ROOT, 'build', 'bench-plan'), { recursive: true });
   const bundled = path.join(ROOT, 'build', 'bench-plan', 'cli.js');
   await bundleReconciler({ entry: 'operator/cli.ts', outfile: bundled, minify: false, cwd: ROOT });
   const cli = (...args: string[]) => timed(process.execPath, [bundled, ...args], env);
+  const module = memcachedVersionPatching(LABEL_PATCH);
   const same = await cli('plan', '--kind', 'Memcached', '-n', ns, '-o', 'json');
-  const changed = await cli('plan', '--kind', 'Memcached', '-n', ns, '-o', 'json', '--controllers', newVersionModule());
+  const changed = await cli('plan', '--kind', 'Memcached', '-n', ns, '-o', 'json', '--controllers', module);
   const plans = [same, changed].map((r) => JSON.parse(r.stdout) as { children: object; requests: object });
   // kubectl diff of exactly the children the new version renders for the live Memcacheds.
   const live = (await ctx.client.list<CustomResourceObject>(customResourceType(memcachedKind), ns)).items.map((m) => ({
@@ -102,6 +72,9 @@ async function measurePlans(ctx: BenchContext, ns: string) {
     kind: 'Memcached',
   }));
   const manifest = path.join(ROOT, 'build', 'bench-plan', 'children.yaml');
+  // The same module plan loaded: one definition of the new version.
+  const [newVersion] = await loadControllers(module);
+  if (!newVersion) throw new Error(`${module} exports no controller`);
   fs.writeFileSync(
     manifest,
     live

@@ -2,14 +2,12 @@
  * `cdk8s-operator-kit diff` against a real API server: what the reconciler would change, from
  * server-side apply dry runs, written nowhere.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { eventually, kubectlOk, testKubeconfig } from '../support/kube';
+import { runCommand } from '../support/controllers-module';
+import { eventually, kubectlOk } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 jest.setTimeout(180_000);
 
@@ -19,12 +17,7 @@ const memcached = (name: string, size: number) =>
   JSON.stringify({ apiVersion: 'cache.example.com/v1', kind: 'Memcached', metadata: { name }, spec: { size } });
 
 function diff(...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), 'diff', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, KUBECONFIG: testKubeconfig() },
-    timeout: 120_000,
-  });
+  return runCommand(['diff', ...args]);
 }
 
 function file(json: string): string {

@@ -2,59 +2,19 @@
  * `cdk8s-operator-kit plan` against a real API server: what a new version of the controllers
  * would do to every Memcached, with no writes.
  */
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { auditMark, writesByAgent } from '../support/audit';
-import { eventually, getJson, kubectlOk, testKubeconfig } from '../support/kube';
+import { memcachedVersionPatching, runCommand } from '../support/controllers-module';
+import { eventually, getJson, kubectlOk } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const N = 5;
 
 jest.setTimeout(180_000);
 
 let operator: OperatorUnderTest;
 
-/** A new version of the Memcached controller: its Deployments patched as `patch` says. */
-function newVersion(patch: string): string {
-  // Inside the project, so that it resolves cdk8s as a user's module in their project does.
-  fs.mkdirSync(path.join(ROOT, 'build'), { recursive: true });
-  const file = path.join(fs.mkdtempSync(path.join(ROOT, 'build', 'plan-')), 'controllers.ts');
-  fs.writeFileSync(
-    file,
-    `import { ApiObject, JsonPatch } from 'cdk8s';
-import { memcachedController } from ${JSON.stringify(path.join(ROOT, 'constructs'))};
-export const controllers = [{
-  ...memcachedController,
-  render: (scope: any, mc: any, context: any) => {
-    memcachedController.render!(scope, mc, context);
-    for (const o of scope.node.findAll()) if (o instanceof ApiObject && o.kind === 'Deployment') o.addJsonPatch(${patch});
-  },
-}];
-`,
-  );
-  return file;
-}
-
 function plan(...args: string[]) {
-  const r = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'operator', 'cli.ts'),
-      'plan',
-      '--kind',
-      'Memcached',
-      '-n',
-      operator.ns,
-      '-o',
-      'json',
-      ...args,
-    ],
-    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBECONFIG: testKubeconfig() }, timeout: 120_000 },
-  );
+  const r = runCommand(['plan', '--kind', 'Memcached', '-n', operator.ns, '-o', 'json', ...args]);
   return { code: r.status, stderr: r.stderr, plan: r.stdout ? JSON.parse(r.stdout) : undefined };
 }
 
@@ -107,7 +67,10 @@ describe('plan', () => {
   test('a construct change (a label): exactly that field, on every Deployment; nothing written', () => {
     const before = versions();
     const mark = auditMark();
-    const r = plan('--controllers', newVersion("JsonPatch.add('/spec/template/metadata/labels/team', 'a')"));
+    const r = plan(
+      '--controllers',
+      memcachedVersionPatching("JsonPatch.add('/spec/template/metadata/labels/team', 'a')"),
+    );
     expect(r.code).toBe(1);
     expect(r.plan.children).toEqual({ unchanged: 0, changed: N, created: 0, pruned: 0, refused: 0 });
     expect(r.plan.fieldChanges).toEqual([
@@ -123,7 +86,7 @@ describe('plan', () => {
 
   test('a change the API server would refuse is reported as refused, not applied', () => {
     const before = versions();
-    const r = plan('--controllers', newVersion("JsonPatch.replace('/spec/replicas', -1)"));
+    const r = plan('--controllers', memcachedVersionPatching("JsonPatch.replace('/spec/replicas', -1)"));
     expect(r.code).toBe(1);
     expect(r.plan.children.refused).toBe(N);
     expect(r.plan.refused[0].message).toContain('spec.replicas');

@@ -3,20 +3,12 @@
  * only with the public API, synthesized, installed with kubectl, and reconciled by its own
  * entry point as its own ServiceAccount — no controller code anywhere.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { staticSiteApp } from '../../examples/static-site/app';
-import {
-  createTestNamespace,
-  eventually,
-  getJson,
-  getJsonIfExists,
-  kubectlOk,
-  nodesRun,
-  testKubeconfig,
-} from '../support/kube';
+import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectlOk, nodesRun } from '../support/kube';
+import { controllersModule, runCommand } from '../support/controllers-module';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -100,10 +92,7 @@ describe('a StaticSite, through ConstructOperator', () => {
 
   test('plan: a new version whose construct makes no Ingress would prune it, and the rest stays; nothing written', () => {
     // The new version as a user's module in their project (here, the kit's).
-    fs.mkdirSync(path.join(ROOT, 'build'), { recursive: true });
-    const module = path.join(fs.mkdtempSync(path.join(ROOT, 'build', 'plan-')), 'controllers.ts');
-    fs.writeFileSync(
-      module,
+    const module = controllersModule(
       `import { staticSiteController } from ${JSON.stringify(path.join(ROOT, 'examples', 'static-site', 'static-site'))};
 export const controllers = [{
   ...staticSiteController,
@@ -113,24 +102,7 @@ export const controllers = [{
 `,
     );
     const ingress = get('ingress', 'hello').metadata.resourceVersion;
-    const r = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'operator', 'cli.ts'),
-        'plan',
-        '--kind',
-        'StaticSite',
-        '-n',
-        ns,
-        '-o',
-        'json',
-        '--controllers',
-        module,
-      ],
-      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBECONFIG: testKubeconfig() }, timeout: 120_000 },
-    );
+    const r = runCommand(['plan', '--kind', 'StaticSite', '-n', ns, '-o', 'json', '--controllers', module]);
     expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 1, stderr: '' });
     const plan = JSON.parse(r.stdout) as { children: Record<string, number> };
     expect(plan.children).toMatchObject({ pruned: 1, created: 0, refused: 0 });
