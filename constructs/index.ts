@@ -27,7 +27,9 @@ export type {
 export { CustomResourceKind } from './core/kind';
 export type { CustomResource, CustomResourceKindProps, PrinterColumn, ScaleSubresource } from './core/kind';
 export { CustomResourceDefinition } from './core/crd';
-export type { CustomResourceDefinitionProps } from './core/crd';
+export type { ConversionWebhook, CustomResourceDefinitionProps } from './core/crd';
+export { conversionAnnotation, convertObject, spokeVersion } from './core/conversion';
+export type { SpokeVersion } from './core/conversion';
 
 // The contract with the reconciler: objects, resource types and the controller declaration.
 export {

@@ -11,6 +11,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, childKey, customResourceType } from '../constructs/contract';
 import { isNotFound, type KubeClient } from './runtime/client';
+import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
@@ -129,17 +130,21 @@ function checked(
   const version = (resource.apiVersion ?? '').split('/')[1];
   if (!version || !decl.for.versions.includes(version))
     throw new RenderError(`${where}: ${resource.apiVersion} is not a served version (${decl.for.versions.join(', ')})`);
-  const problems = decl.for.specViolations((resource as { spec?: unknown }).spec);
+  const problems = decl.for.specViolations((resource as { spec?: unknown }).spec, version);
   if (problems.length) throw new RenderError(`${where}: the CRD would refuse it: ${problems.join('; ')}`);
+  // Defaulted as written, then stored (and reconciled) as the storage version, as the API
+  // server would convert and default it.
+  const written = { ...resource, spec: withSchemaDefaults(decl.for.specSchema(version), resource.spec) };
+  const atStorageVersion = convertObject(decl.for, written, decl.for.apiVersion);
   const stored = {
-    ...resource,
+    ...atStorageVersion,
     metadata: {
       namespace: decl.for.namespaced ? 'default' : undefined,
       uid: OFFLINE_UID,
       generation: 1,
       ...resource.metadata,
     },
-    spec: withSchemaDefaults(decl.for.props.spec.json, (resource as { spec?: unknown }).spec),
+    spec: withSchemaDefaults(decl.for.specSchema(), atStorageVersion.spec),
   } as CustomResourceObject;
   return { decl, stored };
 }

@@ -72,6 +72,9 @@ export function constructController<R extends CustomResourceObject>(
     const problems = props.kind.specViolations(spec);
     if (problems.length)
       throw new Error(`${where}: examples[${i}] would be refused by the CRD: ${problems.join('; ')}`);
+    const conversion = props.kind.conversionProblems(spec);
+    if (conversion.length)
+      throw new Error(`${where}: examples[${i}] does not convert cleanly: ${conversion.join('; ')}`);
   });
   const owns = new Map<string, ResourceType>((props.owns ?? []).map((o) => [typeKey(o.group, o.kind), o]));
   for (const spec of props.examples) {
@@ -239,6 +242,9 @@ export class ConstructOperator<
     const problems = kind.specViolations(spec);
     if (problems.length)
       throw new Error(`sample ${name} of ${kind.kind} would be refused by the CRD: ${problems.join('; ')}`);
+    const conversion = kind.conversionProblems(spec);
+    if (conversion.length)
+      throw new Error(`sample ${name} of ${kind.kind} does not convert cleanly: ${conversion.join('; ')}`);
     return new ApiObject(scope, `${name}-sample`, {
       apiVersion: kind.apiVersion,
       kind: kind.kind,

@@ -8,11 +8,30 @@ export interface CustomResourceDefinitionProps {
   readonly kind: CustomResourceKind;
   /** Extra labels for the CRD object. @default - none */
   readonly labels?: Record<string, string>;
+  /**
+   * Where the API server calls to convert between versions, for a kind whose versions have
+   * schemas of their own (`conversions`): the operator's webhook Service (the Operator
+   * construct passes it), or a URL. Its `caBundle` is left out: the operator keeps it current.
+   * @default none; required for a kind with conversions
+   */
+  readonly conversionWebhook?: ConversionWebhook;
 }
+
+/** The address of a `/convert` webhook (`apiextensions.k8s.io/v1` WebhookClientConfig). */
+export type ConversionWebhook =
+  | {
+      readonly service: {
+        readonly name: string;
+        readonly namespace: string;
+        readonly path: string;
+        readonly port: number;
+      };
+    }
+  | { readonly url: string };
 
 /**
  * An `apiextensions.k8s.io/v1` CustomResourceDefinition for a custom kind: every version served
- * with the same structural schema, status (and scale, when the kind has one) subresources,
+ * with its structural schema (converted by the operator's webhook when they differ), status (and scale, when the kind has one) subresources,
  * printer columns, short names and categories.
  *
  * Emitted as a raw ApiObject rather than the generated L1 class, because the L1 class renames
@@ -45,7 +64,10 @@ export class CustomResourceDefinition extends Construct {
       ...(k.props.printerColumns ?? []).map((c) => ({ ...c })),
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ];
-    const schema = k.openApiSchema();
+    if (k.needsConversion && !props.conversionWebhook)
+      throw new Error(
+        `CRD ${k.crdName}: versions ${k.versions.join(', ')} have schemas of their own, so the API server needs a conversion webhook; give conversionWebhook (the Operator construct does)`,
+      );
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -65,10 +87,18 @@ export class CustomResourceDefinition extends Construct {
           name,
           served: true,
           storage: name === k.storageVersion,
-          schema: { openAPIV3Schema: structuredClone(schema) },
+          schema: { openAPIV3Schema: structuredClone(k.openApiSchema(name)) },
           subresources,
           additionalPrinterColumns: printerColumns,
         })),
+        ...(k.needsConversion && props.conversionWebhook
+          ? {
+              conversion: {
+                strategy: 'Webhook',
+                webhook: { clientConfig: { ...props.conversionWebhook }, conversionReviewVersions: ['v1'] },
+              },
+            }
+          : {}),
       },
     });
   }

@@ -1,4 +1,5 @@
 import type { CustomResourceObject } from '../contract/objects';
+import { hubRoundTripProblems, type SpokeVersion, spokeRoundTripProblems, spokes } from './conversion';
 import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
 import { schemaViolations } from './validate-object';
@@ -42,10 +43,21 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
   readonly plural?: string;
   /** @default kind lower-cased */
   readonly singular?: string;
-  /** Versions served, oldest first, all with the same schema. */
+  /**
+   * Versions served, oldest first. Each has the storage version's schema (`spec`), unless
+   * `conversions` gives it one of its own.
+   */
   readonly versions: readonly string[];
-  /** The version objects are stored in. @default the last of `versions` */
+  /** The version objects are stored in, the hub the others convert through. @default the last of `versions` */
   readonly storageVersion?: string;
+  /**
+   * Versions whose spec differs from the storage version's, each with its schema and typed
+   * conversions to and from the storage version's spec (build one with `spokeVersion`). The
+   * API server then calls the operator's `/convert` webhook to serve them; the Operator
+   * construct sets that up. Checked at synth: every sample goes to each version and back
+   * unchanged. @default none: every version has the same schema and needs no conversion
+   */
+  readonly conversions?: Readonly<Record<string, SpokeVersion<Static<S>>>>;
   /** @default 'Namespaced' */
   readonly scope?: 'Namespaced' | 'Cluster';
   /** What the kind is, shown by `kubectl explain`. */
@@ -109,6 +121,8 @@ export class CustomResourceKind<
   readonly storageVersion: string;
   readonly scope: 'Namespaced' | 'Cluster';
   readonly props: CustomResourceKindProps<S, St>;
+  /** The versions with a schema of their own, by version (see `conversions`). */
+  readonly conversions: Readonly<Record<string, SpokeVersion | undefined>>;
 
   constructor(props: CustomResourceKindProps<S, St>) {
     this.props = props;
@@ -120,6 +134,7 @@ export class CustomResourceKind<
     // validate() refuses an empty version list.
     this.storageVersion = props.storageVersion ?? props.versions.at(-1) ?? '';
     this.scope = props.scope ?? 'Namespaced';
+    this.conversions = props.conversions ?? {};
     this.validate();
   }
 
@@ -137,8 +152,21 @@ export class CustomResourceKind<
     return this.scope === 'Namespaced';
   }
 
-  /** The full `openAPIV3Schema` of the kind: apiVersion, kind, metadata, spec and status. */
-  openApiSchema(): JsonSchema {
+  /** Whether some version has a schema of its own, so the API server needs the `/convert` webhook. */
+  get needsConversion(): boolean {
+    return spokes(this).length > 0;
+  }
+
+  /** The spec schema of a version. */
+  specSchema(version: string = this.storageVersion): JsonSchema {
+    return (this.conversions[version]?.spec ?? this.props.spec).json;
+  }
+
+  /**
+   * The full `openAPIV3Schema` of the kind at a version: apiVersion, kind, metadata, spec and
+   * status. @default the storage version
+   */
+  openApiSchema(version: string = this.storageVersion): JsonSchema {
     return {
       type: 'object',
       description: this.props.description,
@@ -154,7 +182,7 @@ export class CustomResourceKind<
         // Declared so that rules on the name can report it as their field (`fieldPath`), where
         // the API server otherwise says `<nil>`.
         metadata: { type: 'object', properties: { name: { type: 'string' } } },
-        spec: this.props.spec.json,
+        spec: this.specSchema(version),
         status: this.props.status.json,
       },
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
@@ -166,11 +194,20 @@ export class CustomResourceKind<
    * What the API server's schema validation would refuse in a spec of this kind, offline (CEL
    * rules aside), each message naming the field (`spec.size: Invalid value: 11: should be less
    * than or equal to 10`); empty when it would pass. Samples and examples are checked with it
-   * at synth.
+   * at synth. @default the storage version
    */
-  specViolations(spec: unknown): string[] {
+  specViolations(spec: unknown, version: string = this.storageVersion): string[] {
     if (spec === undefined) return (this.props.specRequired ?? true) ? ['spec: Required value'] : [];
-    return schemaViolations(this.props.spec.json, spec, 'spec');
+    return schemaViolations(this.specSchema(version), spec, 'spec');
+  }
+
+  /**
+   * What would go wrong converting a spec of the storage version to the other versions: a spec
+   * that a version's schema refuses, or one that does not come back unchanged. Empty for a kind
+   * without conversions. Samples are checked with it at synth.
+   */
+  conversionProblems(spec: unknown): string[] {
+    return hubRoundTripProblems(this, spec, (s, v) => this.specViolations(s, v));
   }
 
   /** CEL rules on metadata.name: what the names of the children this kind makes require. */
@@ -215,6 +252,7 @@ export class CustomResourceKind<
       }
     }
     this.validateVersions(where);
+    this.validateConversions(where);
     for (const name of p.shortNames ?? []) {
       if (!/^[a-z][a-z0-9]*$/.test(name)) {
         throw new Error(
@@ -257,10 +295,43 @@ export class CustomResourceKind<
     }
   }
 
-  /** A structural schema, and scale and printer-column paths that name fields of it. */
+  /** Conversions only for served versions other than the storage version, each with an object spec and sound examples. */
+  private validateConversions(where: string): void {
+    for (const [version, spoke] of Object.entries(this.conversions)) {
+      if (!spoke) continue;
+      if (!this.versions.includes(version))
+        throw new Error(
+          `${where}: conversions name ${JSON.stringify(version)}, which is not among the versions ${JSON.stringify(this.versions)}`,
+        );
+      if (version === this.storageVersion)
+        throw new Error(
+          `${where}: ${version} is the storage version, the hub the others convert to; it needs no conversion`,
+        );
+      if (spoke.spec.json.type !== 'object')
+        throw new Error(`${where}: the spec of ${version} must be an object schema; build it with t.object({...})`);
+      for (const example of spoke.examples ?? []) {
+        const problems = [
+          ...this.specViolations(example, version).map((v) => `as ${version}: ${v}`),
+          ...spokeRoundTripProblems(this, version, example, (s, v) => this.specViolations(s, v)),
+        ];
+        if (problems.length > 0)
+          throw new Error(
+            `${where}: the ${version} example ${JSON.stringify(example)} does not convert cleanly: ${problems.join('; ')}`,
+          );
+      }
+    }
+  }
+
+  /** A structural schema at every version, and scale and printer-column paths that name fields of each. */
   private validatePaths(where: string): void {
+    for (const version of this.versions) {
+      this.validatePathsAt(this.versions.length > 1 ? `${where} at ${version}` : where, version);
+    }
+  }
+
+  private validatePathsAt(where: string, version: string): void {
     const p = this.props;
-    const schema = this.openApiSchema();
+    const schema = this.openApiSchema(version);
     assertStructural(schema, where);
     if (p.scale) {
       this.assertPath(schema, p.scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
