@@ -19,6 +19,8 @@ import { Manager, mountedCertificate, parseBindAddress } from './runtime/manager
 import { admissionContextFor } from './runtime/admission-context';
 import { ensureWebhookCertificate, type ServingCertificate } from './runtime/webhook-certificate';
 import { WebhookServer } from './runtime/webhook-server';
+import { migrateStorage } from './runtime/storage-migration';
+import type { CustomResourceKind } from '../constructs/core/kind';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
@@ -109,11 +111,12 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     const maxConcurrentReconciles = flags.maxConcurrentReconciles;
     manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));
   }
+  addStorageMigrations(manager, selected, flags, { client, logger });
   let webhooks: { close(): Promise<void> } | undefined;
   try {
     webhooks = await startWebhooks(flags, selected, { client, logger, manager });
   } catch (err) {
-    logger.error({ err }, 'cannot serve the admission webhooks');
+    logger.error({ err }, 'cannot serve the webhooks');
     return 1;
   }
   const stop = stopOnSignals(logger);
@@ -164,12 +167,12 @@ async function startWebhooks(
     },
     logger,
   );
-  if (!server.hasHooks || flags.webhookBindAddress === '0') return undefined;
+  if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
   const { host, port } = parseBindAddress(flags.webhookBindAddress);
-  const certificate = webhookCertificateSource(flags, decls, { client, logger });
+  const certificate = webhookCertificateSource(flags, decls, server.converting, { client, logger });
   if (!certificate) {
     // Not asked for (the Operator construct's admissionWebhooks is off): the hooks are not served.
-    logger.info('admission hooks not served: no --webhook-cert-path or --webhook-cert-secret');
+    logger.info('webhooks not served: no --webhook-cert-path or --webhook-cert-secret');
     return undefined;
   }
   await server.listen(host, port, await certificate());
@@ -193,6 +196,7 @@ async function startWebhooks(
 function webhookCertificateSource(
   flags: Flags,
   decls: readonly ControllerDeclaration[],
+  converting: readonly CustomResourceKind[],
   shared: { client: KubeClient; logger: Logger },
 ): (() => Promise<ServingCertificate>) | undefined {
   const { webhookCertPath, webhookCertSecret } = flags;
@@ -206,8 +210,36 @@ function webhookCertificateSource(
     // The Operator construct makes each configuration only for the hooks there are.
     validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
     mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
+    conversionCrds: converting.map((k) => k.crdName),
   };
   return () => ensureWebhookCertificate(options);
+}
+
+/**
+ * For each converting kind, the leader rewrites objects stored in an older version once (see
+ * storage-migration.ts). That lists the kind everywhere, so an operator confined to one
+ * namespace leaves it to a cluster-wide one, and says so.
+ */
+function addStorageMigrations(
+  manager: Manager,
+  decls: readonly ControllerDeclaration[],
+  flags: Flags,
+  shared: { client: KubeClient; logger: Logger },
+): void {
+  for (const kind of new Set(decls.map((d) => d.for))) {
+    if (!kind.needsConversion) continue;
+    if (flags.namespace) {
+      shared.logger.info(
+        { crd: kind.crdName, namespace: flags.namespace },
+        'no storage migration: it needs to list every namespace',
+      );
+      continue;
+    }
+    const logger = shared.logger.child({ component: 'storage-migration' });
+    manager.addLeaderTask(`storage-migration/${kind.crdName}`, async (signal) => {
+      await migrateStorage(shared.client, kind, logger, signal);
+    });
+  }
 }
 
 /** The controllers by name; throws for two of one name, or one that would do nothing. */

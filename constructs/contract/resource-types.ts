@@ -72,6 +72,13 @@ export const BuiltinTypes = {
     'mutatingwebhookconfigurations',
     false,
   ),
+  CustomResourceDefinition: builtin(
+    'apiextensions.k8s.io',
+    'v1',
+    'CustomResourceDefinition',
+    'customresourcedefinitions',
+    false,
+  ),
 } as const;
 
 /** The resource type of a custom kind (its storage version). */

@@ -51,9 +51,13 @@ export interface ManagerOptions {
  * the elected leader. A leader that loses its lease stops and `run` resolves with 1, so the pod
  * restarts clean rather than risk two leaders, as controller-runtime does.
  */
+/** The longest wait between attempts of a failing leader task. */
+const LEADER_TASK_MAX_DELAY_MS = 60_000;
+
 export class Manager {
   private readonly informers = new Map<string, Informer>();
   private readonly controllers: Controller[] = [];
+  private readonly leaderTasks: { name: string; task: (signal: AbortSignal) => Promise<void> }[] = [];
   private readonly servers: http.Server[] = [];
   readonly elector?: LeaderElector;
 
@@ -97,6 +101,14 @@ export class Manager {
     this.controllers.push(controller);
   }
 
+  /**
+   * Work the leader does once after its controllers start (a storage migration): retried with
+   * backoff while it fails, abandoned on shutdown; it never holds up reconciling.
+   */
+  addLeaderTask(name: string, task: (signal: AbortSignal) => Promise<void>): void {
+    this.leaderTasks.push({ name, task });
+  }
+
   get synced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
@@ -119,6 +131,15 @@ export class Manager {
       this.controllers.forEach((c) => {
         c.start();
       });
+      const tasksStop = new AbortController();
+      signal.addEventListener(
+        'abort',
+        () => {
+          tasksStop.abort();
+        },
+        { once: true },
+      );
+      const tasks = this.leaderTasks.map((t) => this.runLeaderTask(t, tasksStop.signal));
 
       if (this.elector) {
         const kept = await this.elector.holdUntilLost(signal);
@@ -126,6 +147,8 @@ export class Manager {
       } else {
         await aborted(signal);
       }
+      tasksStop.abort();
+      await Promise.allSettled(tasks);
       log.info(
         { reason: exitCode ? 'lost leader lease' : 'signal' },
         'shutting down: no new work; waiting for in-flight reconciles',
@@ -155,6 +178,35 @@ export class Manager {
       );
       this.options.client.close();
       log.info({ exitCode }, 'manager stopped');
+    }
+  }
+
+  private async runLeaderTask(
+    { name, task }: { name: string; task: (signal: AbortSignal) => Promise<void> },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const log = this.options.logger.child({ component: 'leader-task', task: name });
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        await task(signal);
+        return;
+      } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
+        if (signal.aborted) return;
+        const delayMs = Math.min(LEADER_TASK_MAX_DELAY_MS, 1000 * 2 ** attempt);
+        log.error({ err, retryInMs: delayMs }, 'leader task failed; retrying');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            { once: true },
+          );
+        });
+      }
     }
   }
 

@@ -23,6 +23,8 @@ export interface WebhookCertificateOptions {
   /** The webhook configurations whose `caBundle` must trust it. */
   readonly validatingConfiguration?: string;
   readonly mutatingConfiguration?: string;
+  /** The CRDs whose conversion webhook (`spec.conversion.webhook.clientConfig.caBundle`) must trust it. */
+  readonly conversionCrds?: readonly string[];
   readonly logger: Logger;
   /** @default 365 */
   readonly validityDays?: number;
@@ -78,6 +80,7 @@ export async function ensureWebhookCertificate(o: WebhookCertificateOptions): Pr
   ] as const) {
     if (name) await trustIn(o.client, type, name, trusted.join(''), o.logger);
   }
+  for (const crd of o.conversionCrds ?? []) await trustInConversion(o.client, crd, trusted.join(''), o.logger);
   return current;
 }
 
@@ -128,6 +131,37 @@ async function trustIn(
     { configuration: name, webhooks: ops.length },
     'webhook configuration now trusts the serving certificate',
   );
+}
+
+/** Sets the `caBundle` of a CRD's conversion webhook to the certificates, when it lacks them. */
+async function trustInConversion(client: KubeClient, name: string, cert: string, logger: Logger): Promise<void> {
+  let crd: KubeObject & {
+    spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
+  };
+  try {
+    crd = await client.get(BuiltinTypes.CustomResourceDefinition, name);
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  const conversion = crd.spec?.conversion;
+  if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
+    logger.warn(
+      { crd: name },
+      'the CRD has no conversion webhook to trust the certificate; install the CRD this operator was built with',
+    );
+    return;
+  }
+  const bundle = b64(cert);
+  if (conversion.webhook.clientConfig.caBundle === bundle) return;
+  await client.request('PATCH', resourcePath(BuiltinTypes.CustomResourceDefinition, undefined, name), {
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: crd.metadata.resourceVersion },
+      { op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: bundle },
+    ],
+    contentType: 'application/json-patch+json',
+  });
+  logger.info({ crd: name }, 'CRD conversion webhook now trusts the serving certificate');
 }
 
 function expired(cert: string, now: Date): boolean {

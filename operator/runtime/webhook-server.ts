@@ -1,12 +1,16 @@
 /**
- * The HTTPS server the API server calls for admission: one path per hook (see admission.ts),
- * AdmissionReview v1 in and out. Its certificate can be swapped while it runs (a renewal).
+ * The HTTPS server the API server calls for admission — one path per hook (see admission.ts),
+ * AdmissionReview v1 in and out — and for conversion (`/convert`, ConversionReview v1, see
+ * conversion-review.ts). Its certificate can be swapped while it runs (a renewal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as https from 'node:https';
 import type { Logger } from 'pino';
 import type { AdmissionContext, ControllerDeclaration, KubeObject } from '../../constructs/contract';
+import { CONVERSION_PATH } from '../../constructs/core/webhooks';
+import type { CustomResourceKind } from '../../constructs/core/kind';
 import { type AdmissionRequest, admissionRoutes, review } from './admission';
+import { type ConversionRequest, convertReview } from './conversion-review';
 import type { ServingCertificate } from './webhook-certificate';
 
 /** Larger than any object etcd stores (1.5 MiB), twice over for an update's old object. */
@@ -14,6 +18,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export class WebhookServer {
   private readonly routes: ReturnType<typeof admissionRoutes>;
+  /** The kinds whose versions are converted here. */
+  readonly converting: readonly CustomResourceKind[];
   private server?: https.Server;
 
   constructor(
@@ -26,11 +32,17 @@ export class WebhookServer {
     private readonly logger: Logger,
   ) {
     this.routes = admissionRoutes(decls);
+    this.converting = [...new Set(decls.map((d) => d.for))].filter((k) => k.needsConversion);
   }
 
-  /** Whether any declaration has a hook to serve. */
+  /** Whether any declaration has an admission hook to serve. */
   get hasHooks(): boolean {
     return this.routes.size > 0;
+  }
+
+  /** Whether there is anything to serve: admission hooks or conversions. */
+  get hasWork(): boolean {
+    return this.hasHooks || this.converting.length > 0;
   }
 
   /** Listens on the address; resolves with the port (for `:0`). */
@@ -47,7 +59,8 @@ export class WebhookServer {
     });
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
-    this.logger.info({ port: bound, hooks: [...this.routes.keys()] }, 'serving admission webhooks');
+    const converting = this.converting.map((k) => k.crdName);
+    this.logger.info({ port: bound, hooks: [...this.routes.keys()], converting }, 'serving webhooks');
     return bound;
   }
 
@@ -68,7 +81,12 @@ export class WebhookServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
-    const route = this.routes.get((req.url ?? '').split('?')[0] ?? '');
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (path === CONVERSION_PATH && req.method === 'POST' && this.converting.length > 0) {
+      await this.handleConversion(req, res);
+      return;
+    }
+    const route = this.routes.get(path);
     if (!route || req.method !== 'POST') {
       res.writeHead(404).end();
       return;
@@ -102,6 +120,37 @@ export class WebhookServer {
       );
     }
   }
+
+  private async handleConversion(req: IncomingMessage, res: ServerResponse) {
+    const { status, body } = await answerConversion(this.converting, req);
+    const response = (body as { response?: { result: { status: string; message?: string } } }).response;
+    if (status !== 200 || response?.result.status !== 'Success')
+      this.logger.warn(
+        { status, message: response?.result.message ?? (body as { message?: string }).message },
+        'conversion failed',
+      );
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+}
+
+/** A ConversionReview in, one out: the objects converted, or a failure the API server reports. */
+async function answerConversion(
+  kinds: readonly CustomResourceKind[],
+  req: IncomingMessage,
+): Promise<{ status: number; body: unknown }> {
+  let request: ConversionRequest | undefined;
+  try {
+    request = (JSON.parse(await readBody(req)) as { request?: ConversionRequest }).request;
+  } catch (err) {
+    return { status: 400, body: { message: `not JSON: ${err instanceof Error ? err.message : String(err)}` } };
+  }
+  if (!request?.uid || !Array.isArray(request.objects))
+    return { status: 400, body: { message: 'not a ConversionReview: no request.uid or request.objects' } };
+  return {
+    status: 200,
+    body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: convertReview(kinds, request) },
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
