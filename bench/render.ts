@@ -18,7 +18,7 @@ function memcached(i: number): Memcached {
     apiVersion: 'cache.example.com/v1',
     kind: 'Memcached',
     metadata: { name: `mc-${i}`, namespace: 'bench', uid: `uid-${i}`, generation: 1 },
-    spec: { size: 1 + (i % 10), image: 'memcached:1.6', containerPort: 11211 },
+    spec: { size: 1 + (i % 10), image: 'memcached:1.6', containerPort: 11211, memory: '64Mi' },
   };
 }
 

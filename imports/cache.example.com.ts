@@ -69,7 +69,7 @@ export interface MemcachedProps {
   readonly metadata?: ApiObjectMetadata;
 
   /**
-   * MemcachedSpec defines the desired state of Memcached.
+   * MemcachedSpec defines the desired state of Memcached (v1alpha1).
    *
    * @schema Memcached#spec
    */
@@ -92,7 +92,7 @@ export function toJson_MemcachedProps(obj: MemcachedProps | undefined): Record<s
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * MemcachedSpec defines the desired state of Memcached.
+ * MemcachedSpec defines the desired state of Memcached (v1alpha1).
  *
  * @schema MemcachedSpec
  */
@@ -112,6 +112,13 @@ export interface MemcachedSpec {
   readonly image?: string;
 
   /**
+   * Megabytes (MiB) of memory for items in each pod (memcached -m). In v1: memory, a quantity.
+   *
+   * @schema MemcachedSpec#maxMemoryMB
+   */
+  readonly maxMemoryMb?: number;
+
+  /**
    * Number of memcached pods (Deployment replicas), from 1 to 10.
    *
    * @schema MemcachedSpec#size
@@ -128,6 +135,7 @@ export function toJson_MemcachedSpec(obj: MemcachedSpec | undefined): Record<str
   const result = {
     'containerPort': obj.containerPort,
     'image': obj.image,
+    'maxMemoryMB': obj.maxMemoryMb,
     'size': obj.size,
   };
   // filter undefined values
@@ -245,6 +253,13 @@ export interface MemcachedV1Spec {
   readonly image?: string;
 
   /**
+   * Memory for items in each pod (memcached -m, rounded up to whole MiB), e.g. 64Mi or 1Gi, at most 64Gi. The pod requests it and is limited to twice it.
+   *
+   * @schema MemcachedV1Spec#memory
+   */
+  readonly memory?: any;
+
+  /**
    * Number of memcached pods (Deployment replicas), from 1 to 10.
    *
    * @schema MemcachedV1Spec#size
@@ -261,6 +276,7 @@ export function toJson_MemcachedV1Spec(obj: MemcachedV1Spec | undefined): Record
   const result = {
     'containerPort': obj.containerPort,
     'image': obj.image,
+    'memory': obj.memory,
     'size': obj.size,
   };
   // filter undefined values

@@ -9,7 +9,7 @@ import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
-import { addWebhookObjects, WEBHOOK_PORT, type WebhookPlan, webhookPlan } from './webhooks';
+import { addWebhookObjects, CONVERSION_PATH, WEBHOOK_PORT, type WebhookPlan, webhookPlan } from './webhooks';
 
 /** The reconciler image `operator/Dockerfile` builds. */
 export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
@@ -96,6 +96,10 @@ export interface OperatorOptions {
    * alone may read, trusted through the configurations' `caBundle`. Off by default: the API
    * server must be able to reach the reconciler's pods through the Service, and every create and
    * update of the kinds then depends on the operator being up (run 2 replicas).
+   *
+   * A kind whose versions have schemas of their own (`conversions`) gets the same Service,
+   * Secret and certificate for its `/convert` webhook whatever this says: its other versions
+   * cannot be served without it (the storage version always can, operator up or not).
    * @default false
    */
   readonly admissionWebhooks?: boolean;
@@ -196,11 +200,16 @@ export class Operator extends Construct {
     if (props.createNamespace ?? true) addNamespace(parts);
     const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
     if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
+    const webhooks = webhookPlan(props.controllers, name, namespace, { admission: props.admissionWebhooks ?? false });
     this.crds = uniqueKinds(props.controllers.map((c) => c.for)).map(
       (k) =>
         new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
           kind: k,
           labels: { 'app.kubernetes.io/part-of': partOf, 'app.kubernetes.io/managed-by': 'cdk8s' },
+          conversionWebhook:
+            webhooks && k.needsConversion
+              ? { service: { name: webhooks.service, namespace, path: CONVERSION_PATH, port: 443 } }
+              : undefined,
         }),
     );
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
@@ -212,7 +221,6 @@ export class Operator extends Construct {
     this.rules = rulesForControllers(props.controllers);
     this.addManagerRbac(parts, subject);
     if (parts.leaderElection) this.addLeaderElectionRbac(parts, subject);
-    const webhooks = props.admissionWebhooks ? webhookPlan(props.controllers, name, namespace) : undefined;
     this.deployment = this.addDeployment(parts, webhooks);
     this.metricsService = this.addMetricsService(parts);
     if (webhooks) {

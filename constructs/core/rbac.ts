@@ -19,7 +19,8 @@ const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete
 
 /**
  * The least-privilege rules a set of controllers needs, derived from their declarations:
- * read + watch their kind, write its status (and patch the object itself only when it has a finalize step), apply their children,
+ * read + watch their kind, write its status (and patch the object itself only when it has a finalize step
+ * or versions to migrate), apply their children,
  * delete only what they declare they delete, read what they watch, and record Events.
  * No wildcard is ever produced.
  */
@@ -41,6 +42,8 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     grant(own, ['update'], 'finalizers');
     // Putting on and taking off its finalizer: a patch of the resource's metadata.
     if (c.finalize) grant(own, ['patch']);
+    // Rewriting every object once in the new storage version (storage migration): a no-op patch.
+    if (c.for.needsConversion) grant(own, ['patch']);
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
     for (const read of c.reads ?? []) grant(read, READ);

@@ -2,6 +2,7 @@ import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import type { ControllerDeclaration } from '../contract';
 import { customResourceType } from '../contract';
+import type { CustomResourceKind } from './kind';
 
 /** The port the reconciler serves admission webhooks on (kubebuilder's). */
 export const WEBHOOK_PORT = 9443;
@@ -15,10 +16,15 @@ export function admissionPath(
   return `/${hook}-${kind.group.replace(/\./g, '-')}-${version}-${kind.kind.toLowerCase()}`;
 }
 
-/** What an operator whose controllers have admission hooks adds, by name. */
+/** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
+export const CONVERSION_PATH = '/convert';
+
+/** What an operator whose controllers have admission hooks or converting kinds adds, by name. */
 export interface WebhookPlan {
   readonly validating: readonly ControllerDeclaration[];
   readonly mutating: readonly ControllerDeclaration[];
+  /** The kinds whose versions the webhook converts (their CRDs call it). */
+  readonly converting: readonly CustomResourceKind[];
   /** The Service the API server calls. */
   readonly service: string;
   /** The Secret the reconciler keeps its serving certificate in (made empty: no secret in YAML). */
@@ -29,22 +35,30 @@ export interface WebhookPlan {
   readonly args: readonly string[];
 }
 
-/** The plan for these controllers, or undefined when none has a hook. */
+/**
+ * The plan for these controllers, or undefined when there is nothing to serve: admission hooks
+ * only when asked for (they put the operator in the path of every write), conversion always (a
+ * kind's other versions cannot be served without it).
+ */
 export function webhookPlan(
   controllers: readonly ControllerDeclaration[],
   name: string,
   namespace: string,
+  options: { readonly admission: boolean },
 ): WebhookPlan | undefined {
-  const validating = controllers.filter((c) => c.validate !== undefined);
-  const mutating = controllers.filter((c) => c.default !== undefined);
-  if (validating.length === 0 && mutating.length === 0) return undefined;
+  const validating = options.admission ? controllers.filter((c) => c.validate !== undefined) : [];
+  const mutating = options.admission ? controllers.filter((c) => c.default !== undefined) : [];
+  const converting = [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
+  if (validating.length === 0 && mutating.length === 0 && converting.length === 0) return undefined;
   const service = `${name}-webhook`;
   const secret = `${name}-webhook-cert`;
   const configuration = `${name}-webhook`;
-  const hosts = [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
+  // The name the API server checks the certificate against when it calls a Service.
+  const hosts = [`${service}.${namespace}.svc`];
   return {
     validating,
     mutating,
+    converting,
     service,
     secret,
     configuration,
@@ -52,7 +66,7 @@ export function webhookPlan(
       `--webhook-bind-address=:${WEBHOOK_PORT}`,
       `--webhook-cert-secret=${secret}`,
       `--webhook-cert-hosts=${hosts.join(',')}`,
-      `--webhook-configuration=${configuration}`,
+      ...(validating.length + mutating.length > 0 ? [`--webhook-configuration=${configuration}`] : []),
     ],
   };
 }
@@ -70,10 +84,11 @@ export interface WebhookObjectsProps {
 }
 
 /**
- * The admission webhooks of an operator: the Service in front of the reconciler, the empty
- * Secret its certificate is kept in, the Validating/MutatingWebhookConfiguration (fail-closed,
- * create and update only, never for an object being deleted, 5 s), and the rights to keep the
- * certificate and the configurations' `caBundle` — those objects only, by name.
+ * The webhooks of an operator: the Service in front of the reconciler, the empty Secret its
+ * certificate is kept in, the Validating/MutatingWebhookConfiguration (fail-closed, create and
+ * update only, never for an object being deleted, 5 s), and the rights to keep the certificate
+ * and the `caBundle` of the configurations and of the converting kinds' CRDs — those objects
+ * only, by name. (The CRDs' `conversion` stanza is the CRD construct's.)
  */
 export function addWebhookObjects(scope: Construct, clusterScope: Construct, props: WebhookObjectsProps): void {
   const { plan, namespace, labels } = props;
@@ -128,6 +143,25 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
   };
   const configurationRules: { apiGroups: string[]; resources: string[]; resourceNames: string[]; verbs: string[] }[] =
     [];
+  if (plan.converting.length > 0) {
+    const crds = plan.converting.map((k) => k.crdName);
+    configurationRules.push(
+      // The CRDs' conversion caBundle.
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: crds,
+        verbs: ['get', 'patch'],
+      },
+      // Trimming status.storedVersions once the objects are rewritten in the storage version.
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions/status'],
+        resourceNames: crds,
+        verbs: ['patch'],
+      },
+    );
+  }
   if (plan.validating.length > 0) {
     new k8s.KubeValidatingWebhookConfiguration(clusterScope, 'ValidatingWebhooks', {
       metadata: { name: plan.configuration, labels },

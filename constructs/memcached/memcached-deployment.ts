@@ -2,7 +2,10 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
-import type { MemcachedSpec } from './api';
+import { mebibytes, type MemcachedSpec } from './api';
+
+/** memcached's own default item memory, and the schema's. */
+const DEFAULT_MEMORY = '64Mi';
 
 /** The uid of the `memcache` user in the official memcached image. */
 const MEMCACHE_UID = 11211;
@@ -12,8 +15,8 @@ export interface MemcachedDeploymentProps {
   readonly name: string;
   /** @default the chart's namespace, if it has one */
   readonly namespace?: string;
-  /** The spec, with the API server's defaults applied. */
-  readonly spec: MemcachedSpec;
+  /** The spec, with the API server's defaults applied (`memory` may be left out: 64Mi). */
+  readonly spec: Omit<MemcachedSpec, 'memory'> & Partial<Pick<MemcachedSpec, 'memory'>>;
   /** Controller owner reference to the Memcached, so garbage collection removes the Deployment. @default none (a static render) */
   readonly owner?: k8s.OwnerReference;
   /** @default 'memcached-operator' */
@@ -44,6 +47,8 @@ export class MemcachedDeployment extends Construct {
       managedBy: props.managedBy ?? 'memcached-operator',
     });
     const port = props.spec.containerPort;
+    // memcached keeps items in -m MiB; the pod needs that plus its connections and code.
+    const itemMebibytes = mebibytes(props.spec.memory ?? DEFAULT_MEMORY);
     const portRef = k8s.IntOrString.fromString('memcached');
     this.deployment = new k8s.KubeDeployment(this, 'Resource', {
       metadata: {
@@ -65,13 +70,16 @@ export class MemcachedDeployment extends Construct {
               {
                 name: 'memcached',
                 image: props.spec.image,
-                args: ['-m', '64', '-o', 'modern', '-v'],
+                args: ['-m', String(itemMebibytes), '-o', 'modern', '-v'],
                 ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
                 livenessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 10, periodSeconds: 10 },
                 readinessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 2, periodSeconds: 5 },
                 resources: {
-                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-                  limits: { memory: k8s.Quantity.fromString('128Mi') },
+                  requests: {
+                    cpu: k8s.Quantity.fromString('50m'),
+                    memory: k8s.Quantity.fromString(`${itemMebibytes}Mi`),
+                  },
+                  limits: { memory: k8s.Quantity.fromString(`${2 * itemMebibytes}Mi`) },
                 },
                 securityContext: restrictedContainerSecurityContext(),
               },

@@ -65,7 +65,16 @@ test('clusterScope: cluster-scoped objects go to a chart of their own, synthesiz
     Testing.synth(cluster)
       .map((o) => o.kind)
       .sort(),
-  ).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Namespace']);
+  ).toEqual([
+    'ClusterRole',
+    'ClusterRole',
+    // The conversion webhook's rights on its CRD.
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'ClusterRoleBinding',
+    'CustomResourceDefinition',
+    'Namespace',
+  ]);
   expect(Testing.synth(workloads).every((o) => !CLUSTER_SCOPED.has(o.kind))).toBe(true);
   expect(workloads.node.dependencies).toContain(cluster);
 });

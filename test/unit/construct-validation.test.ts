@@ -1,6 +1,7 @@
 import { App } from 'cdk8s';
 import {
   BuiltinTypes,
+  CronTabOperator,
   conditionsSchema,
   CustomResourceKind,
   EtcdClusterOperator,
@@ -138,13 +139,35 @@ describe('Operator props are validated at synth, with a message saying how to fi
 
   test('metricsSecure: false leaves no cluster-wide grant with watchNamespace, and serves plain HTTP', () => {
     const app = new App();
-    new MemcachedOperator(app, 'memcached', { watchNamespace: 'team-a', metricsSecure: false });
+    // CronTab: a kind without conversions (their CRD, cluster-scoped, is granted by name; below).
+    new CronTabOperator(app, 'crontab', { watchNamespace: 'team-a', metricsSecure: false });
     const docs = app.charts.flatMap((c) => c.toJson());
     expect(docs.filter((d) => d.kind === 'ClusterRole')).toEqual([]);
     expect(docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].args).toContain(
       '--metrics-secure=false',
     );
     expect(docs.find((d) => d.kind === 'Service').spec.ports[0].name).toBe('http');
+  });
+
+  test('with watchNamespace, the only cluster-wide grant of a converting kind is its own CRD, by name', () => {
+    const app = new App();
+    new MemcachedOperator(app, 'memcached', { watchNamespace: 'team-a', metricsSecure: false });
+    const docs = app.charts.flatMap((c) => c.toJson());
+    const rules = docs.filter((d) => d.kind === 'ClusterRole').flatMap((d) => d.rules);
+    expect(rules).toEqual([
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['memcacheds.cache.example.com'],
+        verbs: ['get', 'patch'],
+      },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions/status'],
+        resourceNames: ['memcacheds.cache.example.com'],
+        verbs: ['patch'],
+      },
+    ]);
   });
 });
 

@@ -67,8 +67,31 @@ describe('synthesized Memcached operator', () => {
       ['v1alpha1', true, false],
       ['v1', true, true],
     ]);
-    // Both versions carry the same schema, so no conversion webhook is needed.
-    expect(crd.spec.versions[0].schema).toEqual(crd.spec.versions[1].schema);
+    // The versions differ in one field (v1alpha1 maxMemoryMB, v1 memory), so the API server
+    // converts through the operator's webhook Service.
+    const fields = (v: any) => Object.keys(v.schema.openAPIV3Schema.properties.spec.properties).sort();
+    expect(fields(crd.spec.versions[0])).toEqual(['containerPort', 'image', 'maxMemoryMB', 'size']);
+    expect(fields(crd.spec.versions[1])).toEqual(['containerPort', 'image', 'memory', 'size']);
+    expect(crd.spec.conversion).toEqual({
+      strategy: 'Webhook',
+      webhook: {
+        clientConfig: {
+          service: { name: 'memcached-webhook', namespace: 'memcached-system', path: '/convert', port: 443 },
+        },
+        conversionReviewVersions: ['v1'],
+      },
+    });
+    const service = one(objects, 'Service', 'memcached-webhook');
+    expect(service.spec.ports).toEqual([{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
+    const args = one(objects, 'Deployment', 'memcached-operator').spec.template.spec.containers[0].args;
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--webhook-cert-secret=memcached-webhook-cert',
+        '--webhook-cert-hosts=memcached-webhook.memcached-system.svc',
+      ]),
+    );
+    // No admission webhooks were asked for: no configuration to keep.
+    expect(args.filter((a: string) => a.startsWith('--webhook-configuration'))).toEqual([]);
   });
 
   test('the CRD schema is structural: every node typed', () => {
@@ -140,7 +163,8 @@ describe('synthesized Memcached operator', () => {
         'authorization.k8s.io/subjectaccessreviews: create',
         'cache.example.com/memcacheds/finalizers: update',
         'cache.example.com/memcacheds/status: get,update,patch',
-        'cache.example.com/memcacheds: get,list,watch',
+        // patch: rewriting each object once in the new storage version (storage migration).
+        'cache.example.com/memcacheds: get,list,watch,patch',
         'events.k8s.io/events: create,patch',
       ].sort(),
     );

@@ -179,7 +179,8 @@ describe('the Operator construct with admissionWebhooks', () => {
     expect(container.args).toEqual(
       expect.arrayContaining([
         '--webhook-cert-secret=webapp-webhook-cert',
-        '--webhook-cert-hosts=webapp-webhook.webapp-system.svc,webapp-webhook.webapp-system.svc.cluster.local',
+        // The name the API server checks when it calls the Service.
+        '--webhook-cert-hosts=webapp-webhook.webapp-system.svc',
         '--webhook-configuration=webapp-webhook',
       ]),
     );

@@ -15,7 +15,7 @@ const mc = (size: number, status?: Memcached['status']): Memcached => ({
   apiVersion: 'cache.example.com/v1',
   kind: 'Memcached',
   metadata: { name: 'cache', namespace: 'team', uid: 'u-1', generation: 4 },
-  spec: { size, image: 'memcached:1.6.21', containerPort: 11311 },
+  spec: { size, image: 'memcached:1.6.21', containerPort: 11311, memory: '64Mi' },
   status,
 });
 
