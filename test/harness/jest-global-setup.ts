@@ -1,4 +1,5 @@
 import { startControlPlane } from '../../testing/control-plane';
+import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
 
 /**
@@ -17,6 +18,8 @@ export default async function globalSetup(): Promise<void> {
   if (etcd.etcdctl) process.env.OPKIT_TEST_ETCDCTL = etcd.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
+  // The kit's conversion webhook on loopback, where CRDs that call a Service are pointed.
+  (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ = await startConversionHarness(cp.kubeconfig);
   process.stderr.write(
     `[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
   );

@@ -1,7 +1,10 @@
 import type { ControlPlane } from '../../testing/control-plane';
+import type { ConversionHarness } from './conversion-webhook';
 
 /** Stops the control plane; keeps its logs when a test failed (or OPKIT_KEEP_LOGS is set). */
 export default async function globalTeardown(): Promise<void> {
+  const conversion = (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ as ConversionHarness | undefined;
+  await conversion?.close();
   const cp = (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ as ControlPlane | undefined;
   if (!cp) return;
   const keepLogs = process.env.OPKIT_TESTS_FAILED === '1' || !!process.env.OPKIT_KEEP_LOGS;

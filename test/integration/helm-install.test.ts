@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../../testing/control-plane';
 import { memcachedController, writeHelmChart } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import {
@@ -98,12 +99,17 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
 
   test('the installed reconciler, run with its args and its ServiceAccount, reconciles a Memcached', async () => {
     const deployment = getJson(['get', 'deployment', `${NAME}-operator`, '-n', releaseNs]);
-    const args: string[] = deployment.spec.template.spec.containers[0].args.filter(
-      (a: string) => !/^--(health-probe|metrics)-bind-address=/.test(a),
-    );
+    // Its endpoints on free loopback ports, as every reconciler of the suite has them.
+    const webhookPort = await freePort();
+    const args: string[] = deployment.spec.template.spec.containers[0].args
+      .filter((a: string) => !/^--(health-probe|metrics)-bind-address=/.test(a))
+      .map((a: string) =>
+        a.startsWith('--webhook-bind-address=') ? `--webhook-bind-address=127.0.0.1:${webhookPort}` : a,
+      );
     reconciler = await ReconcilerProcess.start({
       kubeconfig: serviceAccountKubeconfig({ namespace: releaseNs, serviceAccount: `${NAME}-operator` }),
       args,
+      env: { POD_NAMESPACE: releaseNs },
     });
     kubectlOk(['apply', '-n', watched, '-f', '-'], {
       input: JSON.stringify({

@@ -58,11 +58,52 @@ describe('dist/ applied with kubectl to a real API server', () => {
     }
     const sample = getJson(['get', 'memcached', 'memcached-sample', '-n', ns]);
     // Defaults are applied by the API server from the CRD schema.
-    expect(sample.spec).toEqual({ size: 3, image: 'memcached:1.6', containerPort: 11211 });
-    // Served at both versions.
-    expect(getJson(['get', 'memcacheds.v1alpha1.cache.example.com', 'example-memcached', '-n', ns]).apiVersion).toBe(
-      'cache.example.com/v1alpha1',
-    );
+    expect(sample.spec).toEqual({ size: 3, image: 'memcached:1.6', containerPort: 11211, memory: '64Mi' });
+    // Served at both versions, each with its own schema: v1alpha1's maxMemoryMB is v1's memory.
+    const asV1alpha1 = getJson(['get', 'memcacheds.v1alpha1.cache.example.com', 'example-memcached', '-n', ns]);
+    expect(asV1alpha1.apiVersion).toBe('cache.example.com/v1alpha1');
+    expect(asV1alpha1.spec).toEqual({ size: 3, image: 'memcached:1.6', containerPort: 11211, maxMemoryMB: 64 });
+  });
+
+  test('a v1alpha1 Memcached is stored as v1 through the conversion webhook, and a v1 quantity reads back exactly', () => {
+    const v1alpha1 = {
+      apiVersion: 'cache.example.com/v1alpha1',
+      kind: 'Memcached',
+      metadata: { name: 'converted' },
+      spec: { size: 2, maxMemoryMB: 1536 },
+    };
+    kubectlOk(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(v1alpha1) });
+    expect(getJson(['get', 'memcacheds.v1.cache.example.com', 'converted', '-n', ns]).spec).toMatchObject({
+      size: 2,
+      memory: '1536Mi',
+    });
+    kubectlOk([
+      'patch',
+      'memcacheds.v1.cache.example.com',
+      'converted',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"memory":"1G"}}',
+    ]);
+    const down = getJson(['get', 'memcacheds.v1alpha1.cache.example.com', 'converted', '-n', ns]);
+    expect(down.spec.maxMemoryMB).toBe(954);
+    // Edited as v1alpha1 without touching the memory: v1 still says exactly 1G.
+    kubectlOk([
+      'patch',
+      'memcacheds.v1alpha1.cache.example.com',
+      'converted',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"size":3}}',
+    ]);
+    expect(getJson(['get', 'memcacheds.v1.cache.example.com', 'converted', '-n', ns]).spec).toMatchObject({
+      size: 3,
+      memory: '1G',
+    });
   });
 
   test.each(invalidMemcachedSpecs)('the API server rejects %s, naming the field', (_what, spec, field) => {

@@ -128,7 +128,7 @@ export class ReconcilerContainer {
 
   /**
    * Runs the archive's image with the Deployment's container spec. Two changes, both forced by
-   * the host network every test shares: the probe and metrics ports are free ones, and
+   * the host network every test shares: the probe, metrics and webhook ports are free ones, and
    * `--namespace` keeps it to the test's namespace (other suites' resources are not its own).
    */
   static async start(options: { archive: string; deployment: any; namespace: string }): Promise<ReconcilerContainer> {
@@ -136,7 +136,7 @@ export class ReconcilerContainer {
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];
     const sc = { ...pod.securityContext, ...container.securityContext };
-    const [healthPort, metricsPort] = [await freePort(), await freePort()];
+    const [healthPort, metricsPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
     const name = `opkit-${Math.random().toString(36).slice(2, 8)}`;
     const env: Record<string, string> = {};
     for (const e of container.env ?? []) {
@@ -150,6 +150,8 @@ export class ReconcilerContainer {
     let args: string[] = container.args ?? [];
     args = withArg(args, '--health-probe-bind-address', `127.0.0.1:${healthPort}`);
     args = withArg(args, '--metrics-bind-address', `127.0.0.1:${metricsPort}`);
+    if (args.some((a) => a.startsWith('--webhook-bind-address=')))
+      args = withArg(args, '--webhook-bind-address', `127.0.0.1:${webhookPort}`);
     args = withArg(args, '--namespace', options.namespace);
     const mounts = (container.volumeMounts ?? []).map((m: any) => {
       const volume = pod.volumes.find((v: any) => v.name === m.name);
