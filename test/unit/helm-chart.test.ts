@@ -134,7 +134,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     const own = new Chart(new App({ outdir: '/dev/null' }), 'own');
     new Operator(own, 'memcached', { ...MEMCACHED, createNamespace: false });
     expect(crds).toEqual(own.toJson().filter((o) => o.kind === 'CustomResourceDefinition'));
-    expect(crds[0].spec.conversion.webhook.clientConfig.service.namespace).toBe('memcached-system');
+    expect(crds[0]!.spec.conversion.webhook.clientConfig.service.namespace).toBe('memcached-system');
     expect(crds.map((c) => c.metadata.name)).toEqual(['memcacheds.cache.example.com']);
     const rendered = parseYaml(helmOk(['template', 'r', chart, '--include-crds']));
     expect(rendered.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(crds);
