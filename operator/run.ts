@@ -229,7 +229,7 @@ function addStorageMigrations(
   for (const kind of new Set(decls.map((d) => d.for))) {
     if (!kind.needsConversion) continue;
     if (flags.namespace) {
-      shared.logger.info(
+      shared.logger.debug(
         { crd: kind.crdName, namespace: flags.namespace },
         'no storage migration: it needs to list every namespace',
       );
