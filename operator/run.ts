@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../constructs/contract';
+import { convertingKinds } from '../constructs/core/webhooks';
 import { type Flags, parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
 import { HttpKubeClient, type KubeClient } from './runtime/client';
@@ -226,16 +227,15 @@ function addStorageMigrations(
   flags: Flags,
   shared: { client: KubeClient; logger: Logger },
 ): void {
-  for (const kind of new Set(decls.map((d) => d.for))) {
-    if (!kind.needsConversion) continue;
+  const logger = shared.logger.child({ component: 'storage-migration' });
+  for (const kind of convertingKinds(decls)) {
     if (flags.namespace) {
-      shared.logger.debug(
+      logger.debug(
         { crd: kind.crdName, namespace: flags.namespace },
         'no storage migration: it needs to list every namespace',
       );
       continue;
     }
-    const logger = shared.logger.child({ component: 'storage-migration' });
     manager.addLeaderTask(`storage-migration/${kind.crdName}`, async (signal) => {
       await migrateStorage(shared.client, kind, logger, signal);
     });

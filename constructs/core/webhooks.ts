@@ -19,6 +19,11 @@ export function admissionPath(
 /** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
 export const CONVERSION_PATH = '/convert';
 
+/** The distinct kinds of these controllers whose versions need the `/convert` webhook. */
+export function convertingKinds(controllers: readonly ControllerDeclaration[]): CustomResourceKind[] {
+  return [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
+}
+
 /** What an operator whose controllers have admission hooks or converting kinds adds, by name. */
 export interface WebhookPlan {
   readonly validating: readonly ControllerDeclaration[];
@@ -48,7 +53,7 @@ export function webhookPlan(
 ): WebhookPlan | undefined {
   const validating = options.admission ? controllers.filter((c) => c.validate !== undefined) : [];
   const mutating = options.admission ? controllers.filter((c) => c.default !== undefined) : [];
-  const converting = [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
+  const converting = convertingKinds(controllers);
   if (validating.length === 0 && mutating.length === 0 && converting.length === 0) return undefined;
   const service = `${name}-webhook`;
   const secret = `${name}-webhook-cert`;

@@ -5,6 +5,7 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
+import { exponentialDelay, sleep } from './backoff';
 import { type KubeClient } from './client';
 import { type Controller } from './controller';
 import { cacheTransform } from './cache-transform';
@@ -131,15 +132,10 @@ export class Manager {
       this.controllers.forEach((c) => {
         c.start();
       });
+      // Leader tasks stop on shutdown, and when leadership ends.
       const tasksStop = new AbortController();
-      signal.addEventListener(
-        'abort',
-        () => {
-          tasksStop.abort();
-        },
-        { once: true },
-      );
-      const tasks = this.leaderTasks.map((t) => this.runLeaderTask(t, tasksStop.signal));
+      const taskSignal = AbortSignal.any([signal, tasksStop.signal]);
+      const tasks = this.leaderTasks.map((t) => this.runLeaderTask(t, taskSignal));
 
       if (this.elector) {
         const kept = await this.elector.holdUntilLost(signal);
@@ -193,19 +189,9 @@ export class Manager {
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
         if (signal.aborted) return;
-        const delayMs = Math.min(LEADER_TASK_MAX_DELAY_MS, 1000 * 2 ** attempt);
+        const delayMs = exponentialDelay(attempt + 1, 1000, LEADER_TASK_MAX_DELAY_MS);
         log.error({ err, retryInMs: delayMs }, 'leader task failed; retrying');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delayMs);
-          signal.addEventListener(
-            'abort',
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
-        });
+        await sleep(delayMs, signal);
       }
     }
   }

@@ -99,69 +99,89 @@ export function goodFor(c: ServingCertificate, hosts: readonly string[], now: Da
   }
 }
 
-/** Sets `caBundle` to the certificates (PEM, concatenated) in each webhook of a configuration that lacks them. */
-async function trustIn(
+/** A webhook's `clientConfig` in an object: its JSON pointer, and the `caBundle` it has now. */
+interface ClientConfigAt {
+  readonly path: string;
+  readonly caBundle?: string;
+}
+
+type WebhookConfiguration = KubeObject & { webhooks?: { clientConfig?: { caBundle?: string } }[] };
+type ConvertingCrd = KubeObject & {
+  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
+};
+
+/** Makes each webhook of a Validating/MutatingWebhookConfiguration trust the certificates. */
+function trustIn(client: KubeClient, type: ResourceType, name: string, cert: string, logger: Logger): Promise<void> {
+  return trustAt(
+    client,
+    type,
+    name,
+    cert,
+    (config) =>
+      ((config as WebhookConfiguration).webhooks ?? []).map((w, i) => ({
+        path: `/webhooks/${i}/clientConfig`,
+        caBundle: w.clientConfig?.caBundle,
+      })),
+    (count) => {
+      logger.info({ configuration: name, webhooks: count }, 'webhook configuration now trusts the serving certificate');
+    },
+  );
+}
+
+/** Makes a CRD's conversion webhook trust the certificates. */
+function trustInConversion(client: KubeClient, name: string, cert: string, logger: Logger): Promise<void> {
+  return trustAt(
+    client,
+    BuiltinTypes.CustomResourceDefinition,
+    name,
+    cert,
+    (crd) => {
+      const conversion = (crd as ConvertingCrd).spec?.conversion;
+      if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
+        logger.warn(
+          { crd: name },
+          'the CRD has no conversion webhook to trust the certificate; install the CRD this operator was built with',
+        );
+        return [];
+      }
+      return [{ path: '/spec/conversion/webhook/clientConfig', caBundle: conversion.webhook.clientConfig.caBundle }];
+    },
+    () => {
+      logger.info({ crd: name }, 'CRD conversion webhook now trusts the serving certificate');
+    },
+  );
+}
+
+/**
+ * Sets `caBundle` to the certificates (PEM, concatenated) in each client config of an object
+ * that lacks them, in one JSON patch with the resourceVersion as precondition (the paths are
+ * those of the object read). An object not installed (yet) is left alone: nothing calls it.
+ */
+async function trustAt(
   client: KubeClient,
   type: ResourceType,
   name: string,
   cert: string,
-  logger: Logger,
+  clientConfigsOf: (object: KubeObject) => ClientConfigAt[],
+  trusted: (count: number) => void,
 ): Promise<void> {
-  let config: KubeObject & { webhooks?: { clientConfig?: { caBundle?: string } }[] };
+  let object: KubeObject;
   try {
-    config = await client.get(type, name);
+    object = await client.get(type, name);
   } catch (err) {
-    // Not installed (yet): nothing calls the webhook, so nothing needs to trust it.
     if (isNotFound(err)) return;
     throw err;
   }
   const bundle = b64(cert);
-  const ops = (config.webhooks ?? []).flatMap((w, i) =>
-    w.clientConfig?.caBundle === bundle
-      ? []
-      : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: bundle }],
-  );
+  const ops = clientConfigsOf(object)
+    .filter((c) => c.caBundle !== bundle)
+    .map((c) => ({ op: 'add', path: `${c.path}/caBundle`, value: bundle }));
   if (ops.length === 0) return;
-  // The resourceVersion as precondition: the indexes are those of the list we read.
   await client.request('PATCH', resourcePath(type, undefined, name), {
-    body: [{ op: 'test', path: '/metadata/resourceVersion', value: config.metadata.resourceVersion }, ...ops],
+    body: [{ op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion }, ...ops],
     contentType: 'application/json-patch+json',
   });
-  logger.info(
-    { configuration: name, webhooks: ops.length },
-    'webhook configuration now trusts the serving certificate',
-  );
-}
-
-/** Sets the `caBundle` of a CRD's conversion webhook to the certificates, when it lacks them. */
-async function trustInConversion(client: KubeClient, name: string, cert: string, logger: Logger): Promise<void> {
-  let crd: KubeObject & {
-    spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
-  };
-  try {
-    crd = await client.get(BuiltinTypes.CustomResourceDefinition, name);
-  } catch (err) {
-    if (isNotFound(err)) return;
-    throw err;
-  }
-  const conversion = crd.spec?.conversion;
-  if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
-    logger.warn(
-      { crd: name },
-      'the CRD has no conversion webhook to trust the certificate; install the CRD this operator was built with',
-    );
-    return;
-  }
-  const bundle = b64(cert);
-  if (conversion.webhook.clientConfig.caBundle === bundle) return;
-  await client.request('PATCH', resourcePath(BuiltinTypes.CustomResourceDefinition, undefined, name), {
-    body: [
-      { op: 'test', path: '/metadata/resourceVersion', value: crd.metadata.resourceVersion },
-      { op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: bundle },
-    ],
-    contentType: 'application/json-patch+json',
-  });
-  logger.info({ crd: name }, 'CRD conversion webhook now trusts the serving certificate');
+  trusted(ops.length);
 }
 
 function expired(cert: string, now: Date): boolean {

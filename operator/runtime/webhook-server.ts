@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as https from 'node:https';
 import type { Logger } from 'pino';
 import type { AdmissionContext, ControllerDeclaration, KubeObject } from '../../constructs/contract';
-import { CONVERSION_PATH } from '../../constructs/core/webhooks';
+import { CONVERSION_PATH, convertingKinds } from '../../constructs/core/webhooks';
 import type { CustomResourceKind } from '../../constructs/core/kind';
 import { type AdmissionRequest, admissionRoutes, review } from './admission';
 import { type ConversionRequest, convertReview } from './conversion-review';
@@ -32,7 +32,7 @@ export class WebhookServer {
     private readonly logger: Logger,
   ) {
     this.routes = admissionRoutes(decls);
-    this.converting = [...new Set(decls.map((d) => d.for))].filter((k) => k.needsConversion);
+    this.converting = convertingKinds(decls);
   }
 
   /** Whether any declaration has an admission hook to serve. */
@@ -122,34 +122,37 @@ export class WebhookServer {
   }
 
   private async handleConversion(req: IncomingMessage, res: ServerResponse) {
-    const { status, body } = await answerConversion(this.converting, req);
-    const response = (body as { response?: { result: { status: string; message?: string } } }).response;
-    if (status !== 200 || response?.result.status !== 'Success')
-      this.logger.warn(
-        { status, message: response?.result.message ?? (body as { message?: string }).message },
-        'conversion failed',
-      );
+    const { status, body, failure } = await answerConversion(this.converting, req);
+    if (failure !== undefined) this.logger.warn({ status, message: failure }, 'conversion failed');
     res.writeHead(status, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   }
 }
 
-/** A ConversionReview in, one out: the objects converted, or a failure the API server reports. */
+/**
+ * A ConversionReview in, one out: the objects converted, or a failure the API server reports
+ * (`failure` says what went wrong, for the log).
+ */
 async function answerConversion(
   kinds: readonly CustomResourceKind[],
   req: IncomingMessage,
-): Promise<{ status: number; body: unknown }> {
+): Promise<{ status: number; body: unknown; failure?: string }> {
   let request: ConversionRequest | undefined;
   try {
     request = (JSON.parse(await readBody(req)) as { request?: ConversionRequest }).request;
   } catch (err) {
-    return { status: 400, body: { message: `not JSON: ${err instanceof Error ? err.message : String(err)}` } };
+    const failure = `not JSON: ${err instanceof Error ? err.message : String(err)}`;
+    return { status: 400, body: { message: failure }, failure };
   }
-  if (!request?.uid || !Array.isArray(request.objects))
-    return { status: 400, body: { message: 'not a ConversionReview: no request.uid or request.objects' } };
+  if (!request?.uid || !Array.isArray(request.objects)) {
+    const failure = 'not a ConversionReview: no request.uid or request.objects';
+    return { status: 400, body: { message: failure }, failure };
+  }
+  const response = convertReview(kinds, request);
   return {
     status: 200,
-    body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: convertReview(kinds, request) },
+    body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response },
+    failure: response.result.status === 'Failure' ? response.result.message : undefined,
   };
 }
 

@@ -18,6 +18,7 @@ import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
+import { convertingKinds } from '../../constructs/core/webhooks';
 import { convertReview, type ConversionRequest } from '../../operator/runtime/conversion-review';
 import { selfSignedCertificate } from '../../operator/runtime/self-signed';
 
@@ -42,7 +43,7 @@ interface CrdObject {
 
 /** Serves both webhooks on a free loopback port; resolves with its address and CA bundle. */
 async function serve(): Promise<{ base: string; caBundle: string }> {
-  const kinds = [...new Set(KIT_CONTROLLERS.map((d) => d.for))].filter((k) => k.needsConversion);
+  const kinds = convertingKinds(KIT_CONTROLLERS);
   const certificate = selfSignedCertificate('127.0.0.1', ['127.0.0.1'], 30);
   const caBundle = Buffer.from(certificate.cert).toString('base64');
   let convertUrl = '';
