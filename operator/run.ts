@@ -112,6 +112,10 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     const maxConcurrentReconciles = flags.maxConcurrentReconciles;
     manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));
   }
+  // The first line of the log, before what the webhooks have to say.
+  const namespace = flags.namespace ?? '(all)';
+  const { controllers, leaderElect: leaderElection } = flags;
+  logger.info({ controllers, namespace, leaderElection, identity }, 'starting manager');
   addStorageMigrations(manager, selected, flags, { client, logger });
   let webhooks: { close(): Promise<void> } | undefined;
   try {
@@ -121,9 +125,6 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     return 1;
   }
   const stop = stopOnSignals(logger);
-  const namespace = flags.namespace ?? '(all)';
-  const { controllers, leaderElect: leaderElection } = flags;
-  logger.info({ controllers, namespace, leaderElection, identity }, 'starting manager');
   try {
     return await manager.run(stop.signal);
   } catch (err) {
