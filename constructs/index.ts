@@ -82,6 +82,7 @@ export { livePodNames, podFailure, podInstance } from './core/pods';
 // The operator: CRD, RBAC and the reconciler Deployment; and any construct as a kind.
 export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, Operator } from './core/operator';
 export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
+export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
 export {
   ConstructOperator,
   constructController,

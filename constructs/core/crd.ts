@@ -8,10 +8,13 @@ export interface CustomResourceDefinitionProps {
   readonly kind: CustomResourceKind;
   /** Extra labels for the CRD object. @default - none */
   readonly labels?: Record<string, string>;
+  /** Annotations of the CRD object (e.g. cert-manager's `inject-ca-from`). @default - none */
+  readonly annotations?: Record<string, string>;
   /**
    * Where the API server calls to convert between versions, for a kind whose versions have
    * schemas of their own (`conversions`): the operator's webhook Service (the Operator
-   * construct passes it), or a URL. Its `caBundle` is left out: the operator keeps it current.
+   * construct passes it), or a URL. Its `caBundle` is left out: the operator keeps it current
+   * (or cert-manager's cainjector, through the `inject-ca-from` annotation).
    * @default none; required for a kind with conversions
    */
   readonly conversionWebhook?: ConversionWebhook;
@@ -71,7 +74,13 @@ export class CustomResourceDefinition extends Construct {
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
-      metadata: { name: k.crdName, labels: props.labels },
+      metadata: {
+        name: k.crdName,
+        labels: props.labels,
+        ...(props.annotations && Object.keys(props.annotations).length > 0
+          ? { annotations: { ...props.annotations } }
+          : {}),
+      },
       spec: {
         group: k.group,
         scope: k.scope,

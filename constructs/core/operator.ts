@@ -9,7 +9,15 @@ import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
-import { addWebhookObjects, CONVERSION_PATH, WEBHOOK_PORT, type WebhookPlan, webhookPlan } from './webhooks';
+import {
+  addWebhookObjects,
+  type CertManagerCertificate,
+  CONVERSION_PATH,
+  MOUNTED_CERTIFICATE_DIR,
+  WEBHOOK_PORT,
+  type WebhookPlan,
+  webhookPlan,
+} from './webhooks';
 
 /** The reconciler image `operator/Dockerfile` builds. */
 export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
@@ -103,6 +111,17 @@ export interface OperatorOptions {
    * @default false
    */
   readonly admissionWebhooks?: boolean;
+  /**
+   * Have cert-manager (installed in the cluster) issue the webhooks' certificate instead of the
+   * reconciler: a `Certificate` for the webhook Service (signed by a self-signed `Issuer` made
+   * here unless `issuer` names one), its Secret mounted into the reconciler, and the
+   * `cert-manager.io/inject-ca-from` annotation on the webhook configurations and converting
+   * CRDs, whose `caBundle` cert-manager's cainjector then keeps. The reconciler gets no right to
+   * Secrets or to patch those objects. Only for an operator with webhooks (`admissionWebhooks`,
+   * or a kind with `conversions`).
+   * @default the reconciler makes, renews and trusts its own certificate (nothing to install)
+   */
+  readonly certManager?: CertManagerCertificate;
   /**
    * `app.kubernetes.io/part-of` of the operator's objects: the larger application it belongs to.
    * @default 'cdk8s-operator-kit' for the kit's own operators, the operator's name for yours
@@ -200,7 +219,14 @@ export class Operator extends Construct {
     if (props.createNamespace ?? true) addNamespace(parts);
     const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
     if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
-    const webhooks = webhookPlan(props.controllers, name, namespace, { admission: props.admissionWebhooks ?? false });
+    const webhooks = webhookPlan(props.controllers, name, namespace, {
+      admission: props.admissionWebhooks ?? false,
+      certManager: props.certManager,
+    });
+    if (props.certManager && !webhooks)
+      throw new Error(
+        `Operator ${JSON.stringify(name)}: certManager is set but the operator serves no webhook; set admissionWebhooks (with validate or default hooks) or give a kind conversions, or leave certManager out`,
+      );
     this.crds = uniqueKinds(props.controllers.map((c) => c.for)).map(
       (k) =>
         new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
@@ -210,6 +236,7 @@ export class Operator extends Construct {
             webhooks && k.needsConversion
               ? { service: { name: webhooks.service, namespace, path: CONVERSION_PATH, port: 443 } }
               : undefined,
+          annotations: webhooks && k.needsConversion ? webhooks.trustAnnotations : undefined,
         }),
     );
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
@@ -337,11 +364,20 @@ export class Operator extends Construct {
                 },
                 resources: reconcilerResources(props.resources ?? {}),
                 securityContext: restrictedContainerSecurityContext(),
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+                volumeMounts: [
+                  { name: 'tmp', mountPath: '/tmp' },
+                  ...(webhooks?.certManager
+                    ? [{ name: 'webhook-cert', mountPath: MOUNTED_CERTIFICATE_DIR, readOnly: true }]
+                    : []),
+                ],
               },
             ],
-            // The root filesystem is read-only; Node and its libraries may still want a scratch dir.
-            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
+            volumes: [
+              // The root filesystem is read-only; Node and its libraries may still want a scratch dir.
+              { name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } },
+              // cert-manager's Secret, updated in place when it renews the certificate.
+              ...(webhooks?.certManager ? [{ name: 'webhook-cert', secret: { secretName: webhooks.secret } }] : []),
+            ],
           },
         },
       },

@@ -1,3 +1,4 @@
+import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import type { ControllerDeclaration } from '../contract';
@@ -19,6 +20,40 @@ export function admissionPath(
 /** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
 export const CONVERSION_PATH = '/convert';
 
+/** Where the reconciler reads a certificate cert-manager keeps in a Secret (kubebuilder's path). */
+export const MOUNTED_CERTIFICATE_DIR = '/tmp/k8s-webhook-server/serving-certs';
+
+/** The annotation cert-manager's cainjector reads to write a Certificate's CA into a `caBundle`. */
+export const INJECT_CA_FROM = 'cert-manager.io/inject-ca-from';
+
+/** The cert-manager issuer that signs the webhooks' certificate. */
+export interface CertManagerIssuer {
+  readonly name: string;
+  /** @default 'Issuer' (in the operator's namespace) */
+  readonly kind?: 'Issuer' | 'ClusterIssuer';
+  /** @default 'cert-manager.io' */
+  readonly group?: string;
+}
+
+/**
+ * Have cert-manager issue the webhooks' serving certificate and its cainjector keep every
+ * `caBundle` (the webhook configurations', the converting CRDs'), as kubebuilder's default
+ * config does. cert-manager must be installed in the cluster.
+ */
+export interface CertManagerCertificate {
+  /** Who signs it. @default a self-signed Issuer made in the operator's namespace */
+  readonly issuer?: CertManagerIssuer;
+}
+
+/** What cert-manager is asked for, when it keeps the certificate. */
+export interface CertManagerPlan {
+  /** The Certificate's name, in the operator's namespace (`inject-ca-from` names it). */
+  readonly certificate: string;
+  readonly issuer: Required<CertManagerIssuer>;
+  /** Whether the operator makes that (self-signed) Issuer itself. */
+  readonly ownIssuer: boolean;
+}
+
 /** The distinct kinds of these controllers whose versions need the `/convert` webhook. */
 export function convertingKinds(controllers: readonly ControllerDeclaration[]): CustomResourceKind[] {
   return [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
@@ -38,6 +73,10 @@ export interface WebhookPlan {
   readonly configuration: string;
   /** The reconciler's webhook flags. */
   readonly args: readonly string[];
+  /** The certificate is cert-manager's (mounted from `secret`), not the reconciler's own. */
+  readonly certManager?: CertManagerPlan;
+  /** The annotations of the objects that trust the certificate (cert-manager's CA injection). */
+  readonly trustAnnotations: Record<string, string>;
 }
 
 /**
@@ -49,7 +88,7 @@ export function webhookPlan(
   controllers: readonly ControllerDeclaration[],
   name: string,
   namespace: string,
-  options: { readonly admission: boolean },
+  options: { readonly admission: boolean; readonly certManager?: CertManagerCertificate },
 ): WebhookPlan | undefined {
   const validating = options.admission ? controllers.filter((c) => c.validate !== undefined) : [];
   const mutating = options.admission ? controllers.filter((c) => c.default !== undefined) : [];
@@ -60,6 +99,7 @@ export function webhookPlan(
   const configuration = `${name}-webhook`;
   // The name the API server checks the certificate against when it calls a Service.
   const hosts = [`${service}.${namespace}.svc`];
+  const certManager = options.certManager ? certManagerPlan(name, options.certManager) : undefined;
   return {
     validating,
     mutating,
@@ -67,12 +107,32 @@ export function webhookPlan(
     service,
     secret,
     configuration,
+    certManager,
+    trustAnnotations: certManager ? { [INJECT_CA_FROM]: `${namespace}/${certManager.certificate}` } : {},
     args: [
       `--webhook-bind-address=:${WEBHOOK_PORT}`,
-      `--webhook-cert-secret=${secret}`,
-      `--webhook-cert-hosts=${hosts.join(',')}`,
-      ...(validating.length + mutating.length > 0 ? [`--webhook-configuration=${configuration}`] : []),
+      ...(certManager
+        ? // cert-manager writes the Secret and cainjector the caBundles; the reconciler only reads.
+          [`--webhook-cert-path=${MOUNTED_CERTIFICATE_DIR}`]
+        : [
+            `--webhook-cert-secret=${secret}`,
+            `--webhook-cert-hosts=${hosts.join(',')}`,
+            ...(validating.length + mutating.length > 0 ? [`--webhook-configuration=${configuration}`] : []),
+          ]),
     ],
+  };
+}
+
+function certManagerPlan(name: string, options: CertManagerCertificate): CertManagerPlan {
+  const issuer = options.issuer;
+  return {
+    certificate: `${name}-serving-cert`,
+    issuer: {
+      name: issuer?.name ?? `${name}-selfsigned-issuer`,
+      kind: issuer?.kind ?? 'Issuer',
+      group: issuer?.group ?? 'cert-manager.io',
+    },
+    ownIssuer: issuer === undefined,
   };
 }
 
@@ -105,10 +165,13 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
       ports: [{ name: 'webhook', port: 443, targetPort: k8s.IntOrString.fromString('webhook'), protocol: 'TCP' }],
     },
   });
-  new k8s.KubeSecret(scope, 'WebhookCertificate', {
-    metadata: { name: plan.secret, namespace, labels },
-    type: 'Opaque',
-  });
+  if (plan.certManager) addCertManagerCertificate(scope, plan, plan.certManager, namespace, labels);
+  else {
+    new k8s.KubeSecret(scope, 'WebhookCertificate', {
+      metadata: { name: plan.secret, namespace, labels },
+      type: 'Opaque',
+    });
+  }
   const webhook = (decl: ControllerDeclaration, hook: 'validate' | 'mutate') => {
     const type = customResourceType(decl.for);
     const version = decl.for.storageVersion;
@@ -148,15 +211,17 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
   };
   const configurationRules: { apiGroups: string[]; resources: string[]; resourceNames: string[]; verbs: string[] }[] =
     [];
+  // With cert-manager, its cainjector writes every caBundle and the reconciler only reads.
+  const keepsTrust = plan.certManager === undefined;
   if (plan.converting.length > 0) {
     const crds = plan.converting.map((k) => k.crdName);
     configurationRules.push(
-      // The CRDs' conversion caBundle.
+      // The CRDs' conversion caBundle; reading storedVersions.
       {
         apiGroups: ['apiextensions.k8s.io'],
         resources: ['customresourcedefinitions'],
         resourceNames: crds,
-        verbs: ['get', 'patch'],
+        verbs: keepsTrust ? ['get', 'patch'] : ['get'],
       },
       // Trimming status.storedVersions once the objects are rewritten in the storage version.
       {
@@ -169,38 +234,43 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
   }
   if (plan.validating.length > 0) {
     new k8s.KubeValidatingWebhookConfiguration(clusterScope, 'ValidatingWebhooks', {
-      metadata: { name: plan.configuration, labels },
+      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
       webhooks: plan.validating.map((d) => webhook(d, 'validate')),
     });
-    configurationRules.push({
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['validatingwebhookconfigurations'],
-      resourceNames: [plan.configuration],
-      verbs: ['get', 'patch'],
-    });
+    if (keepsTrust)
+      configurationRules.push({
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['validatingwebhookconfigurations'],
+        resourceNames: [plan.configuration],
+        verbs: ['get', 'patch'],
+      });
   }
   if (plan.mutating.length > 0) {
     new k8s.KubeMutatingWebhookConfiguration(clusterScope, 'MutatingWebhooks', {
-      metadata: { name: plan.configuration, labels },
+      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
       webhooks: plan.mutating.map((d) => ({ ...webhook(d, 'mutate'), reinvocationPolicy: 'Never' })),
     });
-    configurationRules.push({
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['mutatingwebhookconfigurations'],
-      resourceNames: [plan.configuration],
-      verbs: ['get', 'patch'],
-    });
+    if (keepsTrust)
+      configurationRules.push({
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: [plan.configuration],
+        verbs: ['get', 'patch'],
+      });
   }
   const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccount, namespace }];
-  const role = new k8s.KubeRole(scope, 'WebhookCertificateRole', {
-    metadata: { name: `${plan.secret}-role`, namespace, labels },
-    rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [plan.secret], verbs: ['get', 'patch'] }],
-  });
-  new k8s.KubeRoleBinding(scope, 'WebhookCertificateRoleBinding', {
-    metadata: { name: `${plan.secret}-rolebinding`, namespace, labels },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
-    subjects,
-  });
+  if (keepsTrust) {
+    const role = new k8s.KubeRole(scope, 'WebhookCertificateRole', {
+      metadata: { name: `${plan.secret}-role`, namespace, labels },
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [plan.secret], verbs: ['get', 'patch'] }],
+    });
+    new k8s.KubeRoleBinding(scope, 'WebhookCertificateRoleBinding', {
+      metadata: { name: `${plan.secret}-rolebinding`, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
+      subjects,
+    });
+  }
+  if (configurationRules.length === 0) return;
   const clusterRole = new k8s.KubeClusterRole(clusterScope, 'WebhookConfigurationRole', {
     metadata: { name: `${plan.configuration}-configuration-role`, labels },
     rules: configurationRules,
@@ -209,5 +279,44 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
     metadata: { name: `${plan.configuration}-configuration-rolebinding`, labels },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole.name },
     subjects,
+  });
+}
+
+function annotations(plan: WebhookPlan): Record<string, string> | undefined {
+  return Object.keys(plan.trustAnnotations).length > 0 ? { ...plan.trustAnnotations } : undefined;
+}
+
+/**
+ * cert-manager's Certificate for the webhook Service's names, kept in the Secret the reconciler
+ * mounts, and (unless an issuer is given) the self-signed Issuer that signs it: a self-signed
+ * certificate's Secret carries itself as `ca.crt`, which cainjector writes into the caBundles.
+ */
+function addCertManagerCertificate(
+  scope: Construct,
+  plan: WebhookPlan,
+  certManager: CertManagerPlan,
+  namespace: string,
+  labels: Record<string, string>,
+): void {
+  const { issuer } = certManager;
+  if (certManager.ownIssuer) {
+    new ApiObject(scope, 'WebhookIssuer', {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: issuer.name, namespace, labels },
+      spec: { selfSigned: {} },
+    });
+  }
+  new ApiObject(scope, 'WebhookServingCertificate', {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: certManager.certificate, namespace, labels },
+    spec: {
+      // The names the API server checks when it calls the Service.
+      dnsNames: [`${plan.service}.${namespace}.svc`, `${plan.service}.${namespace}.svc.cluster.local`],
+      secretName: plan.secret,
+      issuerRef: { name: issuer.name, kind: issuer.kind, group: issuer.group },
+      privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+    },
   });
 }

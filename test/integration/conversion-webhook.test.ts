@@ -7,8 +7,11 @@
  * trims `status.storedVersions`. The CRD is the one the Operator construct synthesizes, its
  * webhook registered by loopback `url` (as envtest does: no Service can be routed to here).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { selfSignedCertificate } from '../../operator/runtime/self-signed';
 import { freePort } from '../../testing/control-plane';
 import { controllersModule } from '../support/controllers-module';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
@@ -71,6 +74,13 @@ export const shelfController = constructController({
 export function synth(): any[] {
   const chart = new Chart(Testing.app(), 'shelf');
   new ConstructOperator(chart, 'shelf', { controller: shelfController, image: 'registry.example.com/shelf-operator', imageTag: '0.1.0' });
+  return chart.toJson();
+}
+
+/** The same with other Operator options (e.g. certManager). */
+export function synthWith(options: object): any[] {
+  const chart = new Chart(Testing.app(), 'shelf');
+  new ConstructOperator(chart, 'shelf', { controller: shelfController, image: 'registry.example.com/shelf-operator', imageTag: '0.1.0', ...options });
   return chart.toJson();
 }
 
@@ -218,5 +228,43 @@ describe('a kind whose versions differ, converted by its reconciler', () => {
       60_000,
     );
     expect(cm.data).toEqual({ replicas: '6', label: 'fiction' });
+  });
+});
+
+describe("a certificate from cert-manager (the Operator's certManager option)", () => {
+  test('the reconciler serves /convert with the mounted certificate and leaves the caBundle to cainjector', async () => {
+    await reconciler?.stop();
+    reconciler = undefined;
+    // What cert-manager writes into the Secret the Deployment mounts (a self-signed issuer's
+    // certificate is its own CA), and what cainjector then writes into the CRD.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-cert-manager-'));
+    const issued = selfSignedCertificate('127.0.0.1', ['127.0.0.1']);
+    fs.writeFileSync(path.join(dir, 'tls.crt'), issued.cert);
+    fs.writeFileSync(path.join(dir, 'tls.key'), issued.key);
+    fs.writeFileSync(path.join(dir, 'ca.crt'), issued.cert);
+    const injected = Buffer.from(issued.cert).toString('base64');
+    const mountedPort = await freePort();
+    const crd = getJson(['get', 'crd', CRD]);
+    crd.spec.conversion.webhook.clientConfig = { url: `https://127.0.0.1:${mountedPort}/convert`, caBundle: injected };
+    delete crd.metadata.managedFields;
+    kubectlOk(['replace', '-f', '-'], { input: JSON.stringify(crd) });
+    const synthesized = fromModule('m.synthWith({ certManager: {} })') as any[];
+    const args: string[] = synthesized.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].args;
+    const mountPath = args.find((a) => a.startsWith('--webhook-cert-path='))!.split('=')[1]!;
+    reconciler = await ReconcilerProcess.start({
+      kubeconfig: testKubeconfig(),
+      entry: userModule,
+      // The synthesized flag, with the directory the Secret would be mounted at here.
+      args: ['--serve', `--webhook-bind-address=127.0.0.1:${mountedPort}`, `--webhook-cert-path=${dir}`],
+      name: 'shelf-cert-manager',
+      env: { POD_NAMESPACE: ns },
+    });
+    expect(mountPath).toBe('/tmp/k8s-webhook-server/serving-certs');
+    kubectlOk(['create', '-n', ns, '-f', '-'], { input: shelf('v1alpha1', 'mounted', { size: 7 }) });
+    expect(getJson(['get', `shelves.v1.${GROUP}`, 'mounted', '-n', ns]).spec).toEqual({ replicas: 7 });
+    expect(getJson(['get', `shelves.v1alpha1.${GROUP}`, 's3', '-n', ns]).spec).toEqual({ size: 3 });
+    // The reconciler wrote no certificate of its own into the CRD.
+    expect(getJson(['get', 'crd', CRD]).spec.conversion.webhook.clientConfig.caBundle).toBe(injected);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

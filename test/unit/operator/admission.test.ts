@@ -1,6 +1,12 @@
 import { Testing } from 'cdk8s';
 import pino from 'pino';
-import { ChildMap, type ControllerDeclaration, type KubeObject, WebAppOperator } from '../../../constructs';
+import {
+  ChildMap,
+  type ControllerDeclaration,
+  type KubeObject,
+  MemcachedOperator,
+  WebAppOperator,
+} from '../../../constructs';
 import { applicationController, webAppController } from '../../../constructs/webapp/controller';
 import { admissionRoutes, review } from '../../../operator/runtime/admission';
 import { ensureWebhookCertificate, goodFor } from '../../../operator/runtime/webhook-certificate';
@@ -190,6 +196,82 @@ describe('the Operator construct with admissionWebhooks', () => {
     const plain = Testing.chart();
     new WebAppOperator(plain, 'webapp');
     expect(Testing.synth(plain).filter((d) => /Webhook|Secret/.test(d.kind))).toEqual([]);
+  });
+});
+
+describe('webhooks with a certificate from cert-manager', () => {
+  const chart = Testing.chart();
+  new WebAppOperator(chart, 'webapp', { admissionWebhooks: true, certManager: {} });
+  new MemcachedOperator(chart, 'memcached', {
+    certManager: { issuer: { name: 'company-ca', kind: 'ClusterIssuer' } },
+  });
+  const docs = Testing.synth(chart);
+  const find = (kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name);
+
+  test('a Certificate for the Service the API server calls, kept in the Secret the reconciler mounts', () => {
+    const cert = find('Certificate', 'webapp-serving-cert');
+    expect(cert.apiVersion).toBe('cert-manager.io/v1');
+    expect(cert.metadata.namespace).toBe('webapp-system');
+    const service = find('Service', 'webapp-webhook');
+    expect(cert.spec.dnsNames).toContain(`${service.metadata.name}.${service.metadata.namespace}.svc`);
+    // Signed by a self-signed Issuer of its own, in the same namespace.
+    const issuer = find('Issuer', cert.spec.issuerRef.name);
+    expect(issuer).toMatchObject({ metadata: { namespace: 'webapp-system' }, spec: { selfSigned: {} } });
+    expect(cert.spec.issuerRef).toMatchObject({ kind: 'Issuer', group: 'cert-manager.io' });
+    // The reconciler reads the Secret cert-manager writes, and keeps no certificate of its own.
+    const pod = find('Deployment', 'webapp-operator').spec.template.spec;
+    const volume = pod.volumes.find((v: any) => v.secret?.secretName === cert.spec.secretName);
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === volume.name);
+    expect(mount.readOnly).toBe(true);
+    expect(pod.containers[0].args).toContain(`--webhook-cert-path=${mount.mountPath}`);
+    expect(
+      pod.containers[0].args.filter((a: string) => /--webhook-(cert-secret|cert-hosts|configuration)/.test(a)),
+    ).toEqual([]);
+    expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);
+  });
+
+  test('cainjector keeps the caBundles: every object that calls the webhook names the Certificate', () => {
+    const config = find('ValidatingWebhookConfiguration', 'webapp-webhook');
+    expect(config.metadata.annotations).toEqual({
+      'cert-manager.io/inject-ca-from': 'webapp-system/webapp-serving-cert',
+    });
+    const crd = find('CustomResourceDefinition', 'memcacheds.cache.example.com');
+    const [ns, name] = crd.metadata.annotations['cert-manager.io/inject-ca-from'].split('/');
+    expect(find('Certificate', name)?.metadata.namespace).toBe(ns);
+    // A CRD that needs no conversion is not annotated.
+    expect(find('CustomResourceDefinition', 'webapps.apps.example.com').metadata.annotations).toBeUndefined();
+  });
+
+  test('an issuer given is used, and no Issuer is made', () => {
+    expect(find('Certificate', 'memcached-serving-cert').spec.issuerRef).toEqual({
+      name: 'company-ca',
+      kind: 'ClusterIssuer',
+      group: 'cert-manager.io',
+    });
+    expect(docs.filter((d) => d.kind === 'Issuer').map((d) => d.metadata.namespace)).toEqual(['webapp-system']);
+  });
+
+  test('the reconciler gets no right to Secrets and none to patch what cainjector keeps', () => {
+    const rules = docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole').flatMap((d) => d.rules);
+    expect(rules.filter((r: any) => r.resources?.includes('secrets'))).toEqual([]);
+    expect(
+      rules.filter(
+        (r: any) =>
+          r.verbs.includes('patch') &&
+          r.resources?.some((x: string) => /webhookconfigurations$|^customresourcedefinitions$/.test(x)),
+      ),
+    ).toEqual([]);
+    // Storage migration still reads the converting CRD and trims its storedVersions.
+    expect(find('ClusterRole', 'memcached-webhook-configuration-role').rules).toEqual([
+      expect.objectContaining({ resources: ['customresourcedefinitions'], verbs: ['get'] }),
+      expect.objectContaining({ resources: ['customresourcedefinitions/status'], verbs: ['patch'] }),
+    ]);
+  });
+
+  test('without a webhook to serve, certManager is refused with what to do', () => {
+    expect(() => new WebAppOperator(Testing.chart(), 'webapp', { certManager: {} })).toThrow(
+      /certManager is set but the operator serves no webhook; set admissionWebhooks/,
+    );
   });
 });
 
