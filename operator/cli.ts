@@ -23,6 +23,7 @@ import { diffReport, diffResource, liveResource } from './diff-command';
 import { type Plan, planKind, planReport } from './plan-command';
 import { HttpKubeClient } from './runtime/client';
 import { loadKubeConfig } from './runtime/kubeconfig';
+import { isLoopbackServer } from './runtime/loopback-webhooks';
 import { controllersFrom, readResources, RenderError, renderResources, storedResource } from './render-command';
 import { startControlPlane } from '../testing/control-plane';
 
@@ -42,7 +43,10 @@ Commands:
       first use, which needs Go) and print its KUBECONFIG line; Ctrl-C stops it.
   run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
-      --kubeconfig after --): the reconciler of your own controllers, without an image.
+      --kubeconfig after --): the reconciler of your own controllers, without an image. Against
+      an API server on this machine (cluster above), its webhooks are served on 127.0.0.1 and the
+      kinds' CRD conversion pointed there (--webhook-loopback; add
+      --webhook-configuration=<name>-webhook for admission hooks).
   render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
@@ -146,7 +150,8 @@ async function runCommand(args: string[]): Promise<number> {
   if (!values.entry) throw new UsageError('run: --entry <file> is required');
   const outfile = path.join('build', 'run', 'main.js');
   await bundleReconciler({ entry: values.entry, outfile, minify: false });
-  const child = spawn(process.execPath, ['--enable-source-maps', outfile, ...passed], { stdio: 'inherit' });
+  const reconcilerArgs = [...passed, ...(wantsLoopbackWebhooks(passed) ? ['--webhook-loopback'] : [])];
+  const child = spawn(process.execPath, ['--enable-source-maps', outfile, ...reconcilerArgs], { stdio: 'inherit' });
   // The reconciler stops gracefully on the signal the terminal sends it too.
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   process.on('SIGINT', forward('SIGINT'));
@@ -156,6 +161,27 @@ async function runCommand(args: string[]): Promise<number> {
       resolve(code ?? (signal ? 1 : 0));
     });
   });
+}
+
+/**
+ * Whether the reconciler should serve its webhooks on loopback and register them there: against
+ * an API server on this machine (the package's `cluster`), unless the flags choose a certificate.
+ */
+function wantsLoopbackWebhooks(reconcilerArgs: readonly string[]): boolean {
+  if (reconcilerArgs.some((a) => /^--webhook-(loopback|cert-path|cert-secret)\b/.test(a))) return false;
+  const { values } = parseArgs({
+    args: [...reconcilerArgs],
+    options: { kubeconfig: { type: 'string' } },
+    strict: false,
+    allowPositionals: true,
+  });
+  const given = typeof values.kubeconfig === 'string' ? values.kubeconfig : undefined;
+  try {
+    return isLoopbackServer(loadKubeConfig({ path: given }).server);
+  } catch {
+    // The reconciler says what is wrong with the kubeconfig, in one line.
+    return false;
+  }
 }
 
 async function renderCommand(args: string[]): Promise<number> {

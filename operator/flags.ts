@@ -24,6 +24,8 @@ export interface Flags {
   webhookCertHosts: string[];
   /** The Validating/MutatingWebhookConfiguration whose caBundle trusts it. */
   webhookConfiguration?: string;
+  /** Out of cluster, against an API server on this machine: webhooks served and registered on 127.0.0.1. */
+  webhookLoopback: boolean;
   maxConcurrentReconciles: number;
   kubeconfig?: string;
   logLevel: string;
@@ -75,6 +77,9 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
                                     operator's namespace, renewed when a third of its life is left
   --webhook-cert-hosts=A,B          the names it is for (the webhook Service's DNS names)
   --webhook-configuration=NAME      the Validating/MutatingWebhookConfiguration whose caBundle it sets
+  --webhook-loopback                out of cluster, against an API server on this machine: serve the
+                                    webhooks on 127.0.0.1 with an in-memory certificate and point the
+                                    kinds' CRD conversion (and --webhook-configuration) at them by url
   --max-concurrent-reconciles=N     workers per controller (default 4)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
   --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
@@ -128,6 +133,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'webhook-cert-secret': { type: 'string' },
       'webhook-cert-hosts': { type: 'string', default: '' },
       'webhook-configuration': { type: 'string' },
+      'webhook-loopback': { type: 'boolean', default: false },
       'max-concurrent-reconciles': { type: 'string', default: '4' },
       'sync-period': { type: 'string', default: '10h' },
       kubeconfig: { type: 'string' },
@@ -173,6 +179,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       .map((h) => h.trim())
       .filter(Boolean),
     webhookConfiguration: values['webhook-configuration'],
+    webhookLoopback: values['webhook-loopback'],
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']),
     kubeconfig: values.kubeconfig,
     logLevel: values['log-level'],
@@ -182,6 +189,10 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   };
   if (flags.webhookCertSecret && flags.webhookCertHosts.length === 0)
     throw new Error('--webhook-cert-secret needs --webhook-cert-hosts: the names the certificate is for');
+  if (flags.webhookLoopback && (flags.webhookCertSecret || flags.webhookCertPath))
+    throw new Error(
+      '--webhook-loopback makes its own certificate: leave out --webhook-cert-secret and --webhook-cert-path',
+    );
   if (flags.renewDeadlineMs >= flags.leaseDurationMs)
     throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
   if (flags.retryPeriodMs >= flags.renewDeadlineMs)

@@ -20,6 +20,7 @@ import { Manager, mountedCertificate, parseBindAddress } from './runtime/manager
 import { admissionContextFor } from './runtime/admission-context';
 import { ensureWebhookCertificate, type ServingCertificate } from './runtime/webhook-certificate';
 import { WebhookServer } from './runtime/webhook-server';
+import { isLoopbackServer, LOOPBACK_HOST, loopbackCertificate, pointAtLoopback } from './runtime/loopback-webhooks';
 import { migrateStorage } from './runtime/storage-migration';
 import type { CustomResourceKind } from '../constructs/core/kind';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
@@ -119,7 +120,9 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   addStorageMigrations(manager, selected, flags, { client, logger });
   let webhooks: { close(): Promise<void> } | undefined;
   try {
-    webhooks = await startWebhooks(flags, selected, { client, logger, manager });
+    webhooks = flags.webhookLoopback
+      ? await startLoopbackWebhooks(flags, selected, { client, logger, manager, server: cluster.server })
+      : await startWebhooks(flags, selected, { client, logger, manager });
   } catch (err) {
     logger.error({ err }, 'cannot serve the webhooks');
     return 1;
@@ -157,18 +160,7 @@ async function startWebhooks(
 ): Promise<{ close(): Promise<void> } | undefined> {
   const { client, manager } = shared;
   const logger = shared.logger.child({ component: 'webhooks' });
-  const contexts = new Map(
-    decls.filter((d) => d.validate !== undefined).map((d) => [d, admissionContextFor(manager, d)] as const),
-  );
-  const server = new WebhookServer(
-    decls,
-    (decl, object) => {
-      const context = contexts.get(decl);
-      if (!context) throw new Error(`controller ${decl.name} has no validate hook`);
-      return context(object);
-    },
-    logger,
-  );
+  const server = webhookServer(decls, manager, logger);
   if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
   const { host, port } = parseBindAddress(flags.webhookBindAddress);
   const certificate = webhookCertificateSource(flags, decls, server.converting, { client, logger });
@@ -192,6 +184,55 @@ async function startWebhooks(
   }, WEBHOOK_CERTIFICATE_CHECK_MS);
   timer.unref();
   return { close: () => (clearInterval(timer), server.close()) };
+}
+
+/** The server of the controllers' admission hooks (reading the manager's caches) and conversions. */
+function webhookServer(decls: readonly ControllerDeclaration[], manager: Manager, logger: Logger): WebhookServer {
+  const contexts = new Map(
+    decls.filter((d) => d.validate !== undefined).map((d) => [d, admissionContextFor(manager, d)] as const),
+  );
+  return new WebhookServer(
+    decls,
+    (decl, object) => {
+      const context = contexts.get(decl);
+      if (!context) throw new Error(`controller ${decl.name} has no validate hook`);
+      return context(object);
+    },
+    logger,
+  );
+}
+
+/**
+ * `--webhook-loopback`: the webhooks served on 127.0.0.1 with an in-memory certificate, and the
+ * kinds' CRDs (and `--webhook-configuration`) pointed at them by url — for a reconciler run out
+ * of cluster against a local API server, which cannot route to it through a Service.
+ */
+async function startLoopbackWebhooks(
+  flags: Flags,
+  decls: readonly ControllerDeclaration[],
+  shared: { client: KubeClient; logger: Logger; manager: Manager; server: string },
+): Promise<{ close(): Promise<void> } | undefined> {
+  const logger = shared.logger.child({ component: 'webhooks' });
+  if (!isLoopbackServer(shared.server))
+    throw new Error(
+      `--webhook-loopback points the operator's CRDs at this machine, so it is only for an API server on it; ${shared.server} is not (deploy the operator to serve its webhooks there)`,
+    );
+  const server = webhookServer(decls, shared.manager, logger);
+  if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
+  const certificate = loopbackCertificate();
+  const port = await server.listen(LOOPBACK_HOST, parseBindAddress(flags.webhookBindAddress).port, certificate);
+  await pointAtLoopback(
+    shared.client,
+    port,
+    certificate.cert,
+    {
+      conversionCrds: server.converting.map((k) => k.crdName),
+      validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
+      mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
+    },
+    logger,
+  );
+  return server;
 }
 
 /** Where the webhook server's certificate comes from: a mounted one, a self-managed one, or none. */

@@ -9,6 +9,7 @@ import {
   OwnerReferenceLike,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
+  spokeVersion,
   t,
 } from 'cdk8s-operator-kit';
 
@@ -20,17 +21,33 @@ export const greetingSpec = t.object(
   { description: 'GreetingSpec: what to say, and how many servers say it.' },
 );
 
+/** The first release's spec: one server saying `text`. v1 renamed it and added replicas. */
+export const greetingV1alpha1Spec = t.object(
+  { text: t.string({ required: true, minLength: 1, description: 'What to say.' }) },
+  { description: 'GreetingSpec (v1alpha1): what its one server says.' },
+);
+
+export type Greeting = CustomResource<typeof greetingSpec, ReturnType<typeof constructStatusSchema>>;
+
 export const greetingKind = new CustomResourceKind({
   group: 'platform.example.com',
   kind: 'Greeting',
-  versions: ['v1'],
+  // v1, the last, is the storage version; v1alpha1 objects are converted by the operator.
+  versions: ['v1alpha1', 'v1'],
   description: 'Greeting serves a message over HTTP.',
   spec: greetingSpec,
   status: constructStatusSchema(),
   dns1035Name: true,
+  conversions: {
+    v1alpha1: spokeVersion<typeof greetingV1alpha1Spec, Greeting['spec']>({
+      spec: greetingV1alpha1Spec,
+      toHub: ({ text }) => ({ message: text, replicas: 1 }),
+      // replicas has no place in v1alpha1: the kit keeps it in an annotation of the v1alpha1 view.
+      fromHub: ({ message }) => ({ text: message }),
+      examples: [{ text: 'hello' }],
+    }),
+  },
 });
-
-export type Greeting = CustomResource<typeof greetingSpec, ReturnType<typeof constructStatusSchema>>;
 
 export class GreetingServer extends Construct {
   constructor(

@@ -184,6 +184,28 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
     () => getJsonIfExists(['get', 'greeting', 'hello', '-n', ns])?.status?.conditions,
     60_000,
   );
+  // The app's kind has two versions: run pointed the CRD's conversion at this reconciler on
+  // loopback, so a v1alpha1 Greeting is stored as v1 and reads back in both.
+  const crd = getJsonIfExists(['get', 'crd', 'greetings.platform.example.com']);
+  expect(crd.spec.conversion.webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/convert$/);
+  expect(output).toContain('webhooks pointed at this process on loopback');
+  kubectlOk(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'platform.example.com/v1alpha1',
+      kind: 'Greeting',
+      metadata: { name: 'old' },
+      spec: { text: 'Hello from v1alpha1' },
+    }),
+  });
+  expect(getJsonIfExists(['get', 'greetings.v1.platform.example.com', 'old', '-n', ns]).spec).toEqual({
+    message: 'Hello from v1alpha1',
+    replicas: 1,
+  });
+  await eventually(
+    'the v1alpha1 Greeting reconciled',
+    () => getJsonIfExists(['get', 'configmap', 'old', '-n', ns])?.data?.['index.html'],
+    60_000,
+  );
   child.kill('SIGINT');
   expect(await exited).toBe(0);
   expect(output).toContain('manager stopped');
@@ -197,7 +219,7 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
   expect({ code: plan.status, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
   expect(JSON.parse(plan.stdout)).toMatchObject({
     kind: 'Greeting',
-    resources: 1,
+    resources: 2,
     children: { changed: 0, created: 0, pruned: 0, refused: 0 },
     requests: { dryRuns: 0 },
   });

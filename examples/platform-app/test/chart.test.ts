@@ -37,4 +37,21 @@ describe('the platform chart', () => {
     expect(resources).toEqual(expect.arrayContaining(['configmaps', 'deployments', 'greetings', 'greetings/status']));
     expect(resources).not.toContain('secrets');
   });
+
+  test("the Greeting's two versions have their own schemas, converted by the Greeting operator's webhook", () => {
+    const crd = clusterObjects.find((o) => o.metadata.name === 'greetings.platform.example.com');
+    const fields = (v: { schema: { openAPIV3Schema: { properties: { spec: { properties: object } } } } }) =>
+      Object.keys(v.schema.openAPIV3Schema.properties.spec.properties).sort();
+    expect(
+      crd.spec.versions.map((v: { name: string; storage: boolean }) => [v.name, v.storage, fields(v as never)]),
+    ).toEqual([
+      ['v1alpha1', false, ['text']],
+      ['v1', true, ['message', 'replicas']],
+    ]);
+    const service = objects.find(
+      (o) => o.kind === 'Service' && o.metadata.name === crd.spec.conversion.webhook.clientConfig.service.name,
+    );
+    expect(service.metadata.namespace).toBe('greeting-system');
+    expect(crd.spec.conversion.webhook.clientConfig.service.path).toBe('/convert');
+  });
 });

@@ -1,0 +1,112 @@
+import pino from 'pino';
+import { parseFlags } from '../../../operator/flags';
+import { ApiError } from '../../../operator/runtime/client';
+import { isLoopbackServer, pointAtLoopback } from '../../../operator/runtime/loopback-webhooks';
+
+const logger = pino({ level: 'silent' });
+
+test('only an API server on this machine counts as loopback', () => {
+  for (const server of ['https://127.0.0.1:6443', 'https://localhost:6443', 'https://[::1]:6443', 'https://127.1.2.3'])
+    expect({ server, loopback: isLoopbackServer(server) }).toEqual({ server, loopback: true });
+  for (const server of [
+    'https://10.0.0.1:443',
+    'https://kube.example.com',
+    'https://127.0.0.1.example.com',
+    'nonsense',
+  ])
+    expect({ server, loopback: isLoopbackServer(server) }).toEqual({ server, loopback: false });
+});
+
+test('--webhook-loopback makes its own certificate: a certificate flag beside it is refused', () => {
+  expect(parseFlags(['--webhook-loopback'], ['memcached']).webhookLoopback).toBe(true);
+  expect(() =>
+    parseFlags(['--webhook-loopback', '--webhook-cert-secret=s', '--webhook-cert-hosts=h'], ['memcached']),
+  ).toThrow(/--webhook-loopback makes its own certificate/);
+});
+
+describe('pointing webhooks at loopback', () => {
+  /** Objects as the API server keeps them, patched with JSON patches that test the resourceVersion. */
+  function cluster(objects: Record<string, any>) {
+    const patches: { name: string; body: any[] }[] = [];
+    const client = {
+      get: async (_type: unknown, name: string) => {
+        if (!objects[name]) throw new ApiError(404, 'NotFound', `${name} not found`);
+        return structuredClone(objects[name]);
+      },
+      request: async (_m: string, path: string, opts: { body: any[] }) => {
+        const name = path.split('/').pop()!;
+        const o = objects[name];
+        const [test, ...ops] = opts.body;
+        if (test.value !== o.metadata.resourceVersion) throw new Error('conflict');
+        for (const op of ops) {
+          const keys = op.path.split('/').slice(1);
+          const parent = keys.slice(0, -1).reduce((at: any, k: string) => at[k], o);
+          parent[keys[keys.length - 1]] = op.value;
+        }
+        o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
+        patches.push({ name, body: opts.body });
+      },
+    };
+    return { client: client as never, patches };
+  }
+
+  const crd = () => ({
+    metadata: { name: 'shelves.example.com', resourceVersion: '1' },
+    spec: {
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { clientConfig: { service: { name: 'shelf-webhook', namespace: 'ns', path: '/convert', port: 443 } } },
+      },
+    },
+  });
+  const configuration = () => ({
+    metadata: { name: 'shelf-webhook', resourceVersion: '7' },
+    webhooks: [
+      { clientConfig: { service: { name: 'shelf-webhook', path: '/validate-example-com-v1-shelf' } } },
+      { clientConfig: { url: 'https://elsewhere:9443/validate-example-com-v1-book' } },
+    ],
+  });
+
+  test('each client config becomes a loopback url with its own path, trusting the certificate', async () => {
+    const objects: Record<string, any> = { 'shelves.example.com': crd(), 'shelf-webhook': configuration() };
+    const { client } = cluster(objects);
+    await pointAtLoopback(
+      client,
+      9443,
+      'CERT',
+      { conversionCrds: ['shelves.example.com'], validatingConfiguration: 'shelf-webhook' },
+      logger,
+    );
+    const caBundle = Buffer.from('CERT').toString('base64');
+    expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig).toEqual({
+      url: 'https://127.0.0.1:9443/convert',
+      caBundle,
+    });
+    expect(objects['shelf-webhook'].webhooks.map((w: any) => w.clientConfig)).toEqual([
+      { url: 'https://127.0.0.1:9443/validate-example-com-v1-shelf', caBundle },
+      { url: 'https://127.0.0.1:9443/validate-example-com-v1-book', caBundle },
+    ]);
+  });
+
+  test('a second start with the same port and certificate writes nothing; another port rewrites', async () => {
+    const objects: Record<string, any> = { 'shelves.example.com': crd() };
+    const { client, patches } = cluster(objects);
+    const targets = { conversionCrds: ['shelves.example.com'] };
+    await pointAtLoopback(client, 9443, 'CERT', targets, logger);
+    await pointAtLoopback(client, 9443, 'CERT', targets, logger);
+    expect(patches).toHaveLength(1);
+    await pointAtLoopback(client, 9444, 'CERT', targets, logger);
+    expect(patches).toHaveLength(2);
+    expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig.url).toBe(
+      'https://127.0.0.1:9444/convert',
+    );
+  });
+
+  test('an object not installed is skipped, not an error', async () => {
+    const { client, patches } = cluster({});
+    await expect(
+      pointAtLoopback(client, 9443, 'CERT', { conversionCrds: ['missing.example.com'] }, logger),
+    ).resolves.toBeUndefined();
+    expect(patches).toEqual([]);
+  });
+});
