@@ -84,6 +84,7 @@ export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, Operator } from './core/operator';
 export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
 export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
 export {
+  addSample,
   ConstructOperator,
   constructController,
   constructStatus,

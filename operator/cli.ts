@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
  * `cdk8s-operator-kit`: the package's command.
+ *   init     a new operator project: a kind, its construct and controller, tests, the reconciler
+ *   create   kind <Kind>: add a kind to such a project
  *   image    build a reconciler image (OCI archive) from an entry point, without a daemon
  *   bundle   bundle an entry point into one JavaScript file, as the image holds it
  *   cluster  a local control plane (etcd, kube-apiserver, controllers, simulated nodes)
@@ -26,10 +28,21 @@ import { loadKubeConfig } from './runtime/kubeconfig';
 import { isLoopbackServer } from './runtime/loopback-webhooks';
 import { controllersFrom, readResources, RenderError, renderResources, storedResource } from './render-command';
 import { startControlPlane } from '../testing/control-plane';
+import { createKind, initProject, ScaffoldError } from './scaffold';
 
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
 
 Commands:
+  init [--name <package>] [--kind <Kind>] [--group <group>] [--version <v>] [--kit <spec>]
+      Make a new operator project in this (empty) directory, offline: package.json, tsconfig,
+      cdk8s.yaml, the operator's charts (app.ts, main.ts), its reconciler entry point
+      (reconciler.ts), a kind with its construct and controller (kinds/), a unit test and an
+      integration test against a real API server (test/), README. The kind defaults to the
+      directory's name (website-operator: Website), its group to <kind>.example.com, its version
+      to v1alpha1. Then: npm install && npm test.
+  create kind <Kind> --group <group> [--version <v>]
+      Add a kind to a project made by init: kinds/<kind>.ts, its tests, and its controller and
+      sample in controllers.ts.
   image --entry <file> [--tag <image>] [--output <dir>] [--no-load] [--json]
       Build the reconciler image of an entry point that calls runOperator, as an OCI archive in
       <dir> (default build/image), without a container daemon or registry (needs mmdebstrap and
@@ -143,16 +156,31 @@ async function clusterCommand(args: string[]): Promise<number> {
 }
 
 async function runCommand(args: string[]): Promise<number> {
+  // --entry is run's own; every other flag is the reconciler's (a `--` before them is optional,
+  // so `npm run operator -- --namespace=dev` passes through).
   const split = args.indexOf('--');
   const own = split >= 0 ? args.slice(0, split) : args;
-  const passed = split >= 0 ? args.slice(split + 1) : [];
-  const { values } = parseArgs({ args: own, options: { entry: { type: 'string' } } });
+  const passed: string[] = [];
+  const values: { entry?: string } = {};
+  for (let i = 0; i < own.length; i++) {
+    const arg = own[i] ?? '';
+    if (arg === '--entry') values.entry = own[++i];
+    else if (arg.startsWith('--entry=')) values.entry = arg.slice('--entry='.length);
+    else passed.push(arg);
+  }
+  if (split >= 0) passed.push(...args.slice(split + 1));
   if (!values.entry) throw new UsageError('run: --entry <file> is required');
   const outfile = path.join('build', 'run', 'main.js');
   await bundleReconciler({ entry: values.entry, outfile, minify: false });
   const reconcilerArgs = [...passed, ...(wantsLoopbackWebhooks(passed) ? ['--webhook-loopback'] : [])];
-  const child = spawn(process.execPath, ['--enable-source-maps', outfile, ...reconcilerArgs], { stdio: 'inherit' });
-  // The reconciler stops gracefully on the signal the terminal sends it too.
+  // In a process group of its own: a terminal's Ctrl-C reaches the whole foreground group, and
+  // the reconciler, signalled both by it and by the forward below, took the second signal as
+  // "exit now" (exit 1, no graceful shutdown). It gets the signal once, from here.
+  const child = spawn(process.execPath, ['--enable-source-maps', outfile, ...reconcilerArgs], {
+    stdio: 'inherit',
+    detached: true,
+  });
+  // The reconciler stops gracefully on the signal this command gets.
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   process.on('SIGINT', forward('SIGINT'));
   process.on('SIGTERM', forward('SIGTERM'));
@@ -297,7 +325,52 @@ async function planCommand(args: string[]): Promise<number> {
 
 class UsageError extends Error {}
 
+function initCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      kind: { type: 'string' },
+      group: { type: 'string' },
+      version: { type: 'string' },
+      kit: { type: 'string' },
+      image: { type: 'string' },
+    },
+  });
+  if (positionals.length > 1) throw new UsageError('init: give at most one directory');
+  const dir = positionals[0] ?? '.';
+  const files = initProject(dir, { ...values, kitSpec: values.kit });
+  process.stdout.write(
+    [
+      ...files.map((f) => `  wrote ${f}`),
+      '',
+      `Next${dir === '.' ? '' : `: cd ${dir} &&`} npm install && npm test; then npm run cluster and npm run operator (README.md).`,
+      '',
+    ].join('\n'),
+  );
+  return Promise.resolve(0);
+}
+
+function createCommand(args: string[]): Promise<number> {
+  const [what, ...rest] = args;
+  if (what !== 'kind') throw new UsageError('create: only "create kind <Kind> --group <group>" is known');
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { group: { type: 'string' }, version: { type: 'string' } },
+  });
+  const [kind] = positionals;
+  if (!kind || positionals.length > 1) throw new UsageError('create kind: give one kind, e.g. create kind WebSite');
+  if (!values.group) throw new UsageError('create kind: --group <group> is required, e.g. --group sites.example.com');
+  const files = createKind('.', { kind, group: values.group, version: values.version });
+  process.stdout.write(`${files.map((f) => `  wrote ${f}`).join('\n')}\n`);
+  return Promise.resolve(0);
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  init: initCommand,
+  create: createCommand,
   image: imageCommand,
   bundle: bundleCommand,
   cluster: clusterCommand,
@@ -320,7 +393,7 @@ export async function main(argv: string[]): Promise<number> {
     return await run(rest);
   } catch (err) {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    if (usage || err instanceof ImageBuildError || err instanceof RenderError) {
+    if (usage || err instanceof ImageBuildError || err instanceof RenderError || err instanceof ScaffoldError) {
       process.stderr.write(`cdk8s-operator-kit: ${(err as Error).message}\n${usage ? `\n${USAGE}` : ''}`);
       return usage ? 2 : 1;
     }

@@ -79,6 +79,8 @@ export const BuiltinTypes = {
     'customresourcedefinitions',
     false,
   ),
+  /** Not rendered by the kit's controllers: for tests that make a namespace of their own. */
+  Namespace: builtin('', 'v1', 'Namespace', 'namespaces', false),
 } as const;
 
 /** The resource type of a custom kind (its storage version). */

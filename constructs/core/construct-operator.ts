@@ -238,18 +238,43 @@ export class ConstructOperator<
    * refuse throws, naming the field.
    */
   addSample(scope: Construct, name: string, spec: SampleSpec<R['spec']>, namespace?: string): ApiObject {
-    const kind = this.controller.for;
-    const problems = kind.specViolations(spec);
-    if (problems.length)
-      throw new Error(`sample ${name} of ${kind.kind} would be refused by the CRD: ${problems.join('; ')}`);
-    const conversion = kind.conversionProblems(spec);
-    if (conversion.length)
-      throw new Error(`sample ${name} of ${kind.kind} does not convert cleanly: ${conversion.join('; ')}`);
-    return new ApiObject(scope, `${name}-sample`, {
-      apiVersion: kind.apiVersion,
-      kind: kind.kind,
-      metadata: { name, namespace },
-      spec,
-    });
+    return writeSample(scope, this.controller.for, name, spec, namespace);
   }
+}
+
+/**
+ * A sample resource of a kind in `scope` (a chart applied after the CRD is established), its
+ * spec typed by the kind and checked against the CRD's schema of every version: a spec the API
+ * server would refuse throws, naming the field. `ConstructOperator.addSample` for an operator
+ * of several kinds.
+ */
+export function addSample<S extends Schema<unknown>, St extends Schema<unknown>>(
+  scope: Construct,
+  kind: CustomResourceKind<S, St>,
+  name: string,
+  spec: SampleSpec<CustomResource<S, St>['spec']>,
+  namespace?: string,
+): ApiObject {
+  return writeSample(scope, kind, name, spec, namespace);
+}
+
+function writeSample(
+  scope: Construct,
+  kind: CustomResourceKind,
+  name: string,
+  spec: unknown,
+  namespace: string | undefined,
+): ApiObject {
+  const problems = kind.specViolations(spec);
+  if (problems.length)
+    throw new Error(`sample ${name} of ${kind.kind} would be refused by the CRD: ${problems.join('; ')}`);
+  const conversion = kind.conversionProblems(spec);
+  if (conversion.length)
+    throw new Error(`sample ${name} of ${kind.kind} does not convert cleanly: ${conversion.join('; ')}`);
+  return new ApiObject(scope, `${name}-sample`, {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: { name, namespace },
+    spec,
+  });
 }

@@ -81,7 +81,16 @@ function strings(s: JsonSchema, v: string, path: string): string[] {
   if (s.maxLength !== undefined && v.length > s.maxLength)
     out.push(`${path}: Too long: may not be more than ${s.maxLength} bytes`);
   if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v))
-    out.push(invalid(path, v, `should match '${s.pattern}'`));
+    out.push(
+      invalid(
+        path,
+        v,
+        // A quantity's pattern is unreadable; say what it accepts (the API server shows the pattern).
+        s['x-kubernetes-int-or-string']
+          ? `must be a quantity: a number with an optional suffix, like 512Mi, 2Gi, 1.5 or 500m`
+          : `should match '${s.pattern}'`,
+      ),
+    );
   if (s.format === 'date-time' && Number.isNaN(Date.parse(v))) out.push(invalid(path, v, 'must be a date-time'));
   return out;
 }

@@ -51,3 +51,10 @@ test("every sample the kit synthesizes and every seed's resource passes", () => 
   }
   expect(checked).toBeGreaterThanOrEqual(6);
 });
+
+test('a quantity that is not one says what a quantity looks like, not its regular expression', () => {
+  const [problem] = memcachedKind.specViolations({ size: 1, memory: 'lots' });
+  expect(problem).toBe(
+    'spec.memory: Invalid value: "lots": must be a quantity: a number with an optional suffix, like 512Mi, 2Gi, 1.5 or 500m',
+  );
+});

@@ -1,0 +1,504 @@
+/**
+ * The files `cdk8s-operator-kit init` and `create kind` write: a project whose operator runs
+ * and whose tests pass without an edit, as kubebuilder's `init` and `create api` give one.
+ * Each template is a function of the names it needs; nothing here touches the disk.
+ */
+
+/** The names one kind is written with, e.g. `WebSite` in `sites.example.com/v1alpha1`. */
+export interface KindNames {
+  /** `WebSite` */
+  readonly kind: string;
+  /** `sites.example.com` */
+  readonly group: string;
+  /** `v1alpha1` */
+  readonly version: string;
+  /** `webSite`: the prefix of its exports. */
+  readonly camel: string;
+  /** `web-site`: its file names. */
+  readonly file: string;
+  /** `website`: its controller's name and the kind's singular. */
+  readonly lower: string;
+}
+
+export function kindNames(kind: string, group: string, version: string): KindNames {
+  return {
+    kind,
+    group,
+    version,
+    camel: kind.charAt(0).toLowerCase() + kind.slice(1),
+    file: kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase(),
+    lower: kind.toLowerCase(),
+  };
+}
+
+/** The project's own files, written once by `init`. */
+export interface ProjectNames {
+  /** The package name, e.g. `website-operator`. */
+  readonly name: string;
+  /** The kit's version specifier in package.json, e.g. `^0.1.0`. */
+  readonly kitSpec: string;
+  /** The image the operator's Deployment runs, e.g. `registry.example.com/website-operator`. */
+  readonly image: string;
+}
+
+/** Versions of the packages a project needs, the ones the kit itself is built and tested with. */
+export interface PackageVersions {
+  readonly dependencies: Record<string, string>;
+  readonly devDependencies: Record<string, string>;
+}
+
+export function packageJson(p: ProjectNames, versions: PackageVersions): string {
+  return `${JSON.stringify(
+    {
+      name: p.name,
+      version: '0.1.0',
+      private: true,
+      description: `A Kubernetes operator made with cdk8s-operator-kit.`,
+      scripts: {
+        synth: 'tsx main.ts',
+        test: 'jest',
+        cluster: 'cdk8s-operator-kit cluster',
+        operator: 'cdk8s-operator-kit run --entry reconciler.ts',
+        image: `cdk8s-operator-kit image --entry reconciler.ts --tag ${p.image}:0.1.0`,
+      },
+      dependencies: { ...versions.dependencies, 'cdk8s-operator-kit': p.kitSpec },
+      devDependencies: versions.devDependencies,
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+export const TSCONFIG = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'node16',
+      moduleResolution: 'node16',
+      strict: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      noEmit: true,
+      isolatedModules: true,
+      types: ['node', 'jest'],
+    },
+    include: ['**/*.ts'],
+    exclude: ['node_modules', 'dist', 'build'],
+  },
+  null,
+  2,
+)}\n`;
+
+export const JEST_CONFIG = `/** Unit tests run in a moment; integration tests (*.integration.test.ts) share one control plane. */
+module.exports = {
+  testEnvironment: 'node',
+  globalSetup: '<rootDir>/test/control-plane.setup.ts',
+  globalTeardown: '<rootDir>/test/control-plane.teardown.ts',
+  transform: { '^.+\\\\.ts$': 'ts-jest' },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testTimeout: 120000,
+};
+`;
+
+export const CONTROL_PLANE_SETUP = `/**
+ * One control plane for every integration test file (each one's startControlPlane() then uses
+ * it through OPKIT_KUBECONFIG), started once per run. An OPKIT_KUBECONFIG already set (a cluster
+ * of your own, e.g. from npm run cluster) is used as it is.
+ */
+import { startControlPlane } from 'cdk8s-operator-kit/testing';
+
+export default async function setup(): Promise<void> {
+  if (process.env.OPKIT_KUBECONFIG) return;
+  const controlPlane = await startControlPlane();
+  process.env.OPKIT_KUBECONFIG = controlPlane.kubeconfig;
+  (globalThis as { controlPlane?: { stop(): Promise<void> } }).controlPlane = controlPlane;
+}
+`;
+
+export const CONTROL_PLANE_TEARDOWN = `export default async function teardown(): Promise<void> {
+  await (globalThis as { controlPlane?: { stop(): Promise<void> } }).controlPlane?.stop();
+}
+`;
+
+export const CDK8S_YAML = `language: typescript
+app: npx tsx main.ts
+`;
+
+export const GITIGNORE = `node_modules/
+build/
+dist/
+`;
+
+export function mainTs(): string {
+  return `import { App } from 'cdk8s';
+import { operatorApp } from './app';
+
+// kubectl apply -f dist/ installs the operator: the CRDs and cluster-wide rights first
+// (0000-cluster), then the reconciler, then the samples.
+const app = new App({ outdir: 'dist' });
+operatorApp(app);
+app.synth();
+`;
+}
+
+export function appTs(p: ProjectNames): string {
+  return `import { App, Chart } from 'cdk8s';
+import { Operator } from 'cdk8s-operator-kit';
+import { controllers, samples } from './controllers';
+
+/** The operator: its cluster-scoped objects (CRDs, ClusterRoles) in a chart applied first, then the rest. */
+export function operatorApp(app: App) {
+  const cluster = new Chart(app, 'cluster');
+  const chart = new Chart(app, 'operator');
+  const operator = new Operator(chart, ${JSON.stringify(p.name)}, {
+    clusterScope: cluster,
+    controllers,
+    // Built by \`npm run image\`; push it where your cluster pulls from.
+    image: ${JSON.stringify(p.image)},
+    imageTag: '0.1.0',
+  });
+  const sampleChart = new Chart(app, 'samples');
+  for (const addSample of samples) addSample(sampleChart);
+  return { cluster, chart, operator, samples: sampleChart };
+}
+`;
+}
+
+export function reconcilerTs(): string {
+  return `/** The reconciler: the operator's image runs this (\`npm run image\`), \`npm run operator\` runs it here. */
+import { runOperator } from 'cdk8s-operator-kit/reconciler';
+import { controllers } from './controllers';
+
+runOperator({ controllers }).then((code) => process.exit(code));
+`;
+}
+
+/** Where \`create kind\` adds a kind to controllers.ts. */
+export const MARKERS = {
+  imports: '// cdk8s-operator-kit: imports',
+  controllers: '// cdk8s-operator-kit: controllers',
+  samples: '// cdk8s-operator-kit: samples',
+} as const;
+
+export function controllersTs(): string {
+  return `/** The operator's controllers, one per kind; \`cdk8s-operator-kit create kind\` adds to these lists. */
+import type { Construct } from 'constructs';
+${MARKERS.imports}
+
+export const controllers = [
+  ${MARKERS.controllers}
+];
+
+/** One sample resource per kind, written to dist/ beside the operator. */
+export const samples: ((scope: Construct) => void)[] = [
+  ${MARKERS.samples}
+];
+`;
+}
+
+/** The lines \`create kind\` inserts before each marker. */
+export function controllerEntries(k: KindNames): Record<keyof typeof MARKERS, string> {
+  return {
+    imports: `import { add${k.kind}Sample, ${k.camel}Controller } from './kinds/${k.file}';`,
+    controllers: `${k.camel}Controller,`,
+    samples: `add${k.kind}Sample,`,
+  };
+}
+
+export function kindTs(k: KindNames): string {
+  return `/**
+ * The ${k.kind} kind: its schema, what a ${k.kind} becomes (a construct), and the controller that
+ * keeps the cluster matching it. Change the spec and the construct; the CRD, RBAC and reconciler
+ * follow.
+ */
+import { ApiObject } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import {
+  addSample,
+  constructController,
+  constructStatusSchema,
+  type CustomResource,
+  CustomResourceKind,
+  type OwnerReferenceLike,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  t,
+} from 'cdk8s-operator-kit';
+
+export const ${k.camel}Spec = t.object(
+  {
+    image: t.string({
+      default: 'nginxinc/nginx-unprivileged:1.27-alpine',
+      minLength: 1,
+      description: 'The container image to run.',
+    }),
+    replicas: t.integer({ default: 1, minimum: 0, maximum: 10, description: 'Pods.' }),
+    port: t.integer({ default: 8080, minimum: 1, maximum: 65535, description: 'The port it serves on.' }),
+  },
+  { description: '${k.kind}Spec: what to run and how many.' },
+);
+
+export const ${k.camel}Kind = new CustomResourceKind({
+  group: '${k.group}',
+  kind: '${k.kind}',
+  versions: ['${k.version}'],
+  description: '${k.kind} runs an image as a Deployment behind a Service.',
+  spec: ${k.camel}Spec,
+  status: constructStatusSchema(),
+  dns1035Name: true,
+  printerColumns: [
+    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
+  ],
+});
+
+export type ${k.kind} = CustomResource<typeof ${k.camel}Spec, ReturnType<typeof constructStatusSchema>>;
+
+export interface ${k.kind}ResourcesProps {
+  readonly ${k.camel}: Pick<${k.kind}, 'metadata' | 'spec'>;
+  /** Makes the ${k.kind} own what this makes, so deleting it deletes them. */
+  readonly owner?: OwnerReferenceLike;
+}
+
+/** What a ${k.kind} is made of. Usable in any chart, with or without the operator. */
+export class ${k.kind}Resources extends Construct {
+  readonly deployment: k8s.KubeDeployment;
+  readonly service: k8s.KubeService;
+
+  constructor(scope: Construct, id: string, props: ${k.kind}ResourcesProps) {
+    super(scope, id);
+    const { name, namespace } = props.${k.camel}.metadata;
+    const { image, replicas, port } = props.${k.camel}.spec;
+    const labels = { 'app.kubernetes.io/name': '${k.file}', 'app.kubernetes.io/instance': name };
+    const metadata = { name, namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined };
+    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+      metadata,
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            securityContext: restrictedPodSecurityContext(101),
+            containers: [
+              {
+                name: '${k.file}',
+                image,
+                ports: [{ name: 'http', containerPort: port }],
+                securityContext: restrictedContainerSecurityContext(),
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              },
+            ],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    });
+    this.service = new k8s.KubeService(this, 'Service', {
+      metadata,
+      spec: {
+        selector: labels,
+        ports: [{ name: 'http', port: 80, targetPort: k8s.IntOrString.fromString('http') }],
+      },
+    });
+  }
+}
+
+/** The reconciler renders each ${k.kind} with the construct, applies the result and prunes the rest. */
+export const ${k.camel}Controller = constructController({
+  kind: ${k.camel}Kind,
+  render: (scope, ${k.camel}, { owner }) => new ${k.kind}Resources(scope, '${k.file}', { ${k.camel}, owner }),
+  // Specs as the API server returns them (defaults applied): the RBAC is derived from what they render.
+  examples: [{ image: 'nginxinc/nginx-unprivileged:1.27-alpine', replicas: 1, port: 8080 }],
+});
+
+/** A sample ${k.kind}, checked against the CRD's schema when synthesized. */
+export function add${k.kind}Sample(scope: Construct): ApiObject {
+  return addSample(scope, ${k.camel}Kind, '${k.file}-sample', { replicas: 2 });
+}
+`;
+}
+
+export function kindUnitTestTs(k: KindNames): string {
+  return `import { Testing } from 'cdk8s';
+import { ${k.kind}Resources, ${k.camel}Kind } from '../kinds/${k.file}';
+
+describe('${k.kind}', () => {
+  const ${k.camel} = {
+    metadata: { name: 'demo', namespace: 'default' },
+    spec: { image: 'nginxinc/nginx-unprivileged:1.27-alpine', replicas: 2, port: 8080 },
+  };
+
+  test('becomes a Deployment of spec.replicas pods serving spec.port, behind a Service', () => {
+    const chart = Testing.chart();
+    new ${k.kind}Resources(chart, 'demo', { ${k.camel} });
+    const objects = Testing.synth(chart);
+    const deployment = objects.find((o) => o.kind === 'Deployment');
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.template.spec.containers[0].ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    const service = objects.find((o) => o.kind === 'Service');
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+  });
+
+  test('the CRD refuses a spec out of range, naming the field', () => {
+    expect(${k.camel}Kind.specViolations({ replicas: 11 }).join('\\n')).toMatch(/spec\\.replicas/);
+    expect(${k.camel}Kind.specViolations({ replicas: 3 })).toEqual([]);
+  });
+});
+`;
+}
+
+export function kindIntegrationTestTs(k: KindNames): string {
+  return `/**
+ * The ${k.kind} operator against a real API server: the kit's control plane (etcd, kube-apiserver,
+ * controllers and simulated nodes, built and cached on first use; or the cluster in
+ * OPKIT_KUBECONFIG), the CRD as synthesized, and the reconciler run as \`npm run operator\` runs it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Testing } from 'cdk8s';
+import { BuiltinTypes, customResourceType, type KubeObject } from 'cdk8s-operator-kit';
+import { HttpKubeClient, isNotFound, loadKubeConfig } from 'cdk8s-operator-kit/reconciler';
+import { type ControlPlane, freePort, startControlPlane } from 'cdk8s-operator-kit/testing';
+import { operatorApp } from '../app';
+import { ${k.camel}Kind } from '../kinds/${k.file}';
+
+let controlPlane: ControlPlane;
+let client: HttpKubeClient;
+let reconciler: ChildProcess;
+const namespace = \`${k.file}-test-\${Date.now().toString(36)}\`;
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(\`timed out waiting for \${what}\`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ verbose: false });
+  client = new HttpKubeClient(loadKubeConfig({ path: controlPlane.kubeconfig }), { fieldManager: 'test' });
+  // Every kind's CRD: the reconciler runs all of the operator's controllers.
+  const crds = Testing.synth(operatorApp(Testing.app()).cluster).filter((o) => o.kind === 'CustomResourceDefinition');
+  for (const crd of crds) {
+    await client.apply(BuiltinTypes.CustomResourceDefinition, crd);
+    await eventually(\`\${crd.metadata.name} established\`, async () => {
+      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
+        BuiltinTypes.CustomResourceDefinition,
+        crd.metadata.name,
+      );
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    });
+  }
+  await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const health = await freePort();
+  reconciler = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'reconciler.ts',
+      \`--kubeconfig=\${controlPlane.kubeconfig}\`,
+      \`--health-probe-bind-address=127.0.0.1:\${health}\`,
+      '--metrics-bind-address=0',
+      \`--namespace=\${namespace}\`,
+    ],
+    // Its log (JSON lines on stdout) stays out of the test report; a crash still shows.
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  await eventually('the reconciler ready', async () =>
+    (await fetch(\`http://127.0.0.1:\${health}/readyz\`)).ok ? true : undefined,
+  );
+}, 900_000);
+
+afterAll(async () => {
+  if (reconciler) {
+    const exited = new Promise((r) => reconciler.once('exit', r));
+    reconciler.kill('SIGTERM');
+    await exited;
+  }
+  await client?.delete(BuiltinTypes.Namespace, namespace).catch(() => undefined);
+  client?.close();
+  await controlPlane?.stop();
+});
+
+test('a ${k.kind} becomes its Deployment, owned by it, and follows spec.replicas', async () => {
+  const type = customResourceType(${k.camel}Kind);
+  await client.create(type, {
+    apiVersion: ${k.camel}Kind.apiVersion,
+    kind: '${k.kind}',
+    metadata: { name: 'demo', namespace },
+    spec: { replicas: 2 },
+  }, namespace);
+  const deployment = await eventually('the Deployment', () =>
+    client.get<KubeObject & { spec: { replicas: number } }>(BuiltinTypes.Deployment, 'demo', namespace),
+  );
+  expect(deployment.spec.replicas).toBe(2);
+  expect(deployment.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: '${k.kind}', name: 'demo' })]);
+  await client.mergePatch(type, 'demo', namespace, { spec: { replicas: 3 } });
+  await eventually('3 replicas', async () => {
+    const d = await client.get<KubeObject & { spec: { replicas: number } }>(BuiltinTypes.Deployment, 'demo', namespace);
+    return d.spec.replicas === 3 ? d : undefined;
+  });
+  const status = await eventually('the status', async () => {
+    const r = await client.get<KubeObject & { status?: { observedGeneration?: number } }>(type, 'demo', namespace);
+    return r.status?.observedGeneration === r.metadata.generation ? r.status : undefined;
+  });
+  expect(status).toBeDefined();
+});
+
+test('a spec the CRD refuses never reaches the reconciler: the API server names the field', async () => {
+  const refused = await client
+    .create(customResourceType(${k.camel}Kind), {
+      apiVersion: ${k.camel}Kind.apiVersion,
+      kind: '${k.kind}',
+      metadata: { name: 'too-many', namespace },
+      spec: { replicas: 99 },
+    }, namespace)
+    .then(
+      () => undefined,
+      (err: Error) => err,
+    );
+  expect(refused?.message).toMatch(/spec\\.replicas/);
+  const missing = await client.get(BuiltinTypes.Deployment, 'too-many', namespace).catch((err: unknown) => err);
+  expect(isNotFound(missing)).toBe(true);
+});
+`;
+}
+
+export function readme(p: ProjectNames, k: KindNames): string {
+  return `# ${p.name}
+
+A Kubernetes operator made with [cdk8s-operator-kit](https://www.npmjs.com/package/cdk8s-operator-kit):
+the \`${k.kind}\` kind (\`${k.group}/${k.version}\`), its CRD, least-privilege RBAC and the reconciler
+Deployment, synthesized from TypeScript, and the reconciler that Deployment runs.
+
+\`\`\`sh
+npm install
+npm test                 # unit tests, and an integration test against a real API server
+npm run synth            # dist/: the CRDs and rights, the operator, a sample of each kind
+
+# Try it on a local cluster (etcd, kube-apiserver and simulated nodes; built on first use, needs Go):
+npm run cluster          # prints: export KUBECONFIG=...  (leave it running)
+# in another terminal, with that KUBECONFIG:
+kubectl apply --server-side -f dist/0000-cluster.k8s.yaml
+npm run operator         # the reconciler, here, out of cluster
+kubectl apply -f dist/0002-samples.k8s.yaml
+kubectl get ${k.lower} -A
+
+npm run image            # the reconciler image, as an OCI archive (needs buildah and mmdebstrap)
+\`\`\`
+
+- \`kinds/${k.file}.ts\`: the kind's schema, the construct a ${k.kind} becomes, its controller and sample.
+  Change the spec and the construct: the CRD, RBAC and reconciler follow.
+- \`controllers.ts\`: the operator's controllers; \`npx cdk8s-operator-kit create kind <Kind> --group
+  <group> --version <version>\` adds another kind here, with its tests.
+- \`app.ts\`, \`main.ts\`: the operator's charts. \`reconciler.ts\`: what its image runs.
+
+How the kit works, and what a kind can declare (versions, admission hooks, finalizers, status):
+the \`docs/\` folder of the package (\`node_modules/cdk8s-operator-kit/docs/writing-an-operator.md\`).
+`;
+}
