@@ -221,18 +221,20 @@ async function startLoopbackWebhooks(
   if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
   const certificate = loopbackCertificate();
   const port = await server.listen(LOOPBACK_HOST, parseBindAddress(flags.webhookBindAddress).port, certificate);
-  await pointAtLoopback(
-    shared.client,
-    port,
-    certificate.cert,
-    {
-      conversionCrds: server.converting.map((k) => k.crdName),
-      validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
-      mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
-    },
-    logger,
-  );
+  await pointAtLoopback(shared.client, port, certificate.cert, callers(flags, decls, server.converting), logger);
   return server;
+}
+
+/**
+ * The objects that call the webhooks, by name: the configuration of each kind of hook there is
+ * (the Operator construct makes one only for hooks there are) and the converting kinds' CRDs.
+ */
+function callers(flags: Flags, decls: readonly ControllerDeclaration[], converting: readonly CustomResourceKind[]) {
+  return {
+    validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
+    mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
+    conversionCrds: converting.map((k) => k.crdName),
+  };
 }
 
 /** Where the webhook server's certificate comes from: a mounted one, a self-managed one, or none. */
@@ -250,10 +252,7 @@ function webhookCertificateSource(
     namespace: ownNamespace(),
     secretName: webhookCertSecret,
     hosts: flags.webhookCertHosts,
-    // The Operator construct makes each configuration only for the hooks there are.
-    validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
-    mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
-    conversionCrds: converting.map((k) => k.crdName),
+    ...callers(flags, decls, converting),
   };
   return () => ensureWebhookCertificate(options);
 }

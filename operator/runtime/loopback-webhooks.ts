@@ -9,8 +9,14 @@
 import { isIPv4 } from 'node:net';
 import type { Logger } from 'pino';
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
-import { isNotFound, type KubeClient } from './client';
-import { resourcePath } from './resource';
+import type { KubeClient } from './client';
+import {
+  type ClientConfig,
+  type ClientConfigAt,
+  conversionClientConfigs,
+  patchClientConfigs,
+  webhookClientConfigs,
+} from './client-configs';
 import { selfSignedCertificate } from './self-signed';
 import type { ServingCertificate } from './webhook-certificate';
 
@@ -39,12 +45,6 @@ export interface LoopbackTargets {
   readonly mutatingConfiguration?: string;
 }
 
-interface ClientConfig {
-  url?: string;
-  service?: { path?: string };
-  caBundle?: string;
-}
-
 /**
  * Points every webhook client config of those objects at `https://127.0.0.1:<port>`, keeping
  * each one's path, trusting `cert`. An object not installed is skipped (nothing calls it).
@@ -58,62 +58,34 @@ export async function pointAtLoopback(
 ): Promise<void> {
   const base = `https://${LOOPBACK_HOST}:${port}`;
   const caBundle = Buffer.from(cert).toString('base64');
-  const configurations = [
-    [BuiltinTypes.ValidatingWebhookConfiguration, targets.validatingConfiguration],
-    [BuiltinTypes.MutatingWebhookConfiguration, targets.mutatingConfiguration],
-  ] as const;
   const objects: Target[] = [
-    ...targets.conversionCrds.map((name) => ({
-      type: BuiltinTypes.CustomResourceDefinition,
+    ...targets.conversionCrds.map((name): Target => [
+      BuiltinTypes.CustomResourceDefinition,
       name,
-      configsOf: crdConfigs,
-    })),
-    ...configurations.flatMap(([type, name]) => (name ? [{ type, name, configsOf: webhookConfigs }] : [])),
+      conversionClientConfigs,
+    ]),
+    [BuiltinTypes.ValidatingWebhookConfiguration, targets.validatingConfiguration, webhookClientConfigs],
+    [BuiltinTypes.MutatingWebhookConfiguration, targets.mutatingConfiguration, webhookClientConfigs],
   ];
-  for (const { type, name, configsOf } of objects) {
-    let object: KubeObject;
-    try {
-      object = await client.get(type, name);
-    } catch (err) {
-      if (isNotFound(err)) {
-        logger.warn({ kind: type.kind, name }, 'not installed: nothing to point at the loopback webhooks');
-        continue;
-      }
-      throw err;
-    }
-    const ops = configsOf(object).flatMap(([at, config]) => {
-      const url = `${base}${pathOf(config)}`;
-      return config.url === url && config.caBundle === caBundle
-        ? []
-        : [{ op: 'replace', path: at, value: { url, caBundle } }];
-    });
-    if (ops.length === 0) continue;
-    await client.request('PATCH', resourcePath(type, undefined, name), {
-      body: [{ op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion }, ...ops],
-      contentType: 'application/json-patch+json',
-    });
-    logger.info({ kind: type.kind, name, url: base }, 'webhooks pointed at this process on loopback');
+  for (const [type, name, configsOf] of objects) {
+    if (!name) continue;
+    const count = await patchClientConfigs(client, type, name, (object) =>
+      configsOf(object).flatMap(({ path, config }) => {
+        const url = `${base}${pathOf(config)}`;
+        return config.url === url && config.caBundle === caBundle
+          ? []
+          : [{ op: 'replace' as const, path, value: { url, caBundle } }];
+      }),
+    );
+    if (count === undefined)
+      logger.warn({ kind: type.kind, name }, 'not installed: nothing to point at the loopback webhooks');
+    else if (count > 0)
+      logger.info({ kind: type.kind, name, url: base }, 'webhooks pointed at this process on loopback');
   }
 }
 
-/** An object, and its client configs with their JSON pointers. */
-interface Target {
-  readonly type: ResourceType;
-  readonly name: string;
-  readonly configsOf: (o: KubeObject) => [string, ClientConfig][];
-}
-
-function crdConfigs(o: KubeObject): [string, ClientConfig][] {
-  const webhook = (o as { spec?: { conversion?: { webhook?: { clientConfig?: ClientConfig } } } }).spec?.conversion
-    ?.webhook;
-  return webhook?.clientConfig ? [['/spec/conversion/webhook/clientConfig', webhook.clientConfig]] : [];
-}
-
-function webhookConfigs(o: KubeObject): [string, ClientConfig][] {
-  return ((o as { webhooks?: { clientConfig?: ClientConfig }[] }).webhooks ?? []).flatMap((w, i) =>
-    w.clientConfig ? [[`/webhooks/${i}/clientConfig`, w.clientConfig] as [string, ClientConfig]] : [],
-  );
-}
+/** An object (not named: not asked for) and where its client configs are. */
+type Target = [ResourceType, string | undefined, (o: KubeObject) => ClientConfigAt[]];
 
 function pathOf(config: ClientConfig): string {
   if (config.service) return config.service.path ?? '/';

@@ -8,8 +8,13 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
-import { isConflict, isNotFound, type KubeClient } from './client';
-import { resourcePath } from './resource';
+import { isConflict, type KubeClient } from './client';
+import {
+  type ClientConfigAt,
+  conversionClientConfigs,
+  patchClientConfigs,
+  webhookClientConfigs,
+} from './client-configs';
 import { selfSignedCertificate } from './self-signed';
 
 export interface WebhookCertificateOptions {
@@ -99,89 +104,50 @@ export function goodFor(c: ServingCertificate, hosts: readonly string[], now: Da
   }
 }
 
-/** A webhook's `clientConfig` in an object: its JSON pointer, and the `caBundle` it has now. */
-interface ClientConfigAt {
-  readonly path: string;
-  readonly caBundle?: string;
-}
-
-type WebhookConfiguration = KubeObject & { webhooks?: { clientConfig?: { caBundle?: string } }[] };
-type ConvertingCrd = KubeObject & {
-  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
-};
-
 /** Makes each webhook of a Validating/MutatingWebhookConfiguration trust the certificates. */
-function trustIn(client: KubeClient, type: ResourceType, name: string, cert: string, logger: Logger): Promise<void> {
-  return trustAt(
-    client,
-    type,
-    name,
-    cert,
-    (config) =>
-      ((config as WebhookConfiguration).webhooks ?? []).map((w, i) => ({
-        path: `/webhooks/${i}/clientConfig`,
-        caBundle: w.clientConfig?.caBundle,
-      })),
-    (count) => {
-      logger.info({ configuration: name, webhooks: count }, 'webhook configuration now trusts the serving certificate');
-    },
-  );
+async function trustIn(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+  cert: string,
+  logger: Logger,
+): Promise<void> {
+  const count = await trustAt(client, type, name, cert, webhookClientConfigs);
+  if (count)
+    logger.info({ configuration: name, webhooks: count }, 'webhook configuration now trusts the serving certificate');
 }
 
 /** Makes a CRD's conversion webhook trust the certificates. */
-function trustInConversion(client: KubeClient, name: string, cert: string, logger: Logger): Promise<void> {
-  return trustAt(
-    client,
-    BuiltinTypes.CustomResourceDefinition,
-    name,
-    cert,
-    (crd) => {
-      const conversion = (crd as ConvertingCrd).spec?.conversion;
-      if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
-        logger.warn(
-          { crd: name },
-          'the CRD has no conversion webhook to trust the certificate; install the CRD this operator was built with',
-        );
-        return [];
-      }
-      return [{ path: '/spec/conversion/webhook/clientConfig', caBundle: conversion.webhook.clientConfig.caBundle }];
-    },
-    () => {
-      logger.info({ crd: name }, 'CRD conversion webhook now trusts the serving certificate');
-    },
-  );
+async function trustInConversion(client: KubeClient, name: string, cert: string, logger: Logger): Promise<void> {
+  const count = await trustAt(client, BuiltinTypes.CustomResourceDefinition, name, cert, (crd) => {
+    const configs = conversionClientConfigs(crd);
+    if (configs.length === 0)
+      logger.warn(
+        { crd: name },
+        'the CRD has no conversion webhook to trust the certificate; install the CRD this operator was built with',
+      );
+    return configs;
+  });
+  if (count) logger.info({ crd: name }, 'CRD conversion webhook now trusts the serving certificate');
 }
 
 /**
  * Sets `caBundle` to the certificates (PEM, concatenated) in each client config of an object
- * that lacks them, in one JSON patch with the resourceVersion as precondition (the paths are
- * those of the object read). An object not installed (yet) is left alone: nothing calls it.
+ * that lacks them. An object not installed (yet) is left alone: nothing calls it.
  */
-async function trustAt(
+function trustAt(
   client: KubeClient,
   type: ResourceType,
   name: string,
   cert: string,
   clientConfigsOf: (object: KubeObject) => ClientConfigAt[],
-  trusted: (count: number) => void,
-): Promise<void> {
-  let object: KubeObject;
-  try {
-    object = await client.get(type, name);
-  } catch (err) {
-    if (isNotFound(err)) return;
-    throw err;
-  }
+): Promise<number | undefined> {
   const bundle = b64(cert);
-  const ops = clientConfigsOf(object)
-    .filter((c) => c.caBundle !== bundle)
-    .map((c) => ({ op: 'add', path: `${c.path}/caBundle`, value: bundle }));
-  if (ops.length === 0) return;
-  await client.request('PATCH', resourcePath(type, undefined, name), {
-    body: [{ op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion }, ...ops],
-    contentType: 'application/json-patch+json',
-  });
-  trusted(ops.length);
+  return patchClientConfigs(client, type, name, (object) =>
+    clientConfigsOf(object)
+      .filter((c) => c.config.caBundle !== bundle)
+      .map((c) => ({ op: 'add', path: `${c.path}/caBundle`, value: bundle })),
+  );
 }
 
 function expired(cert: string, now: Date): boolean {

@@ -1,0 +1,71 @@
+/**
+ * The webhook client configs of the objects that call the operator — the Validating/Mutating
+ * WebhookConfigurations' webhooks and a CRD's conversion webhook — and one way to change them:
+ * a JSON patch of the object as read, its resourceVersion the precondition. Both keeping the
+ * self-managed certificate trusted (`caBundle`) and pointing them at loopback use it.
+ */
+import type { KubeObject, ResourceType } from '../../constructs/contract';
+import { isNotFound, type KubeClient } from './client';
+import { resourcePath } from './resource';
+
+/** A webhook's `clientConfig` (admissionregistration and apiextensions share its shape). */
+export interface ClientConfig {
+  url?: string;
+  service?: { path?: string };
+  caBundle?: string;
+}
+
+/** A client config in an object, with its JSON pointer. */
+export interface ClientConfigAt {
+  readonly path: string;
+  readonly config: ClientConfig;
+}
+
+/** Each webhook's client config in a Validating/MutatingWebhookConfiguration. */
+export function webhookClientConfigs(o: KubeObject): ClientConfigAt[] {
+  return ((o as { webhooks?: { clientConfig?: ClientConfig }[] }).webhooks ?? []).flatMap((w, i) =>
+    w.clientConfig ? [{ path: `/webhooks/${i}/clientConfig`, config: w.clientConfig }] : [],
+  );
+}
+
+/** A CRD's conversion webhook client config, when its conversion strategy is Webhook. */
+export function conversionClientConfigs(o: KubeObject): ClientConfigAt[] {
+  const conversion = (o as { spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } } } })
+    .spec?.conversion;
+  const config = conversion?.strategy === 'Webhook' ? conversion.webhook?.clientConfig : undefined;
+  return config ? [{ path: '/spec/conversion/webhook/clientConfig', config }] : [];
+}
+
+/** A JSON patch operation on an object's client configs. */
+export interface PatchOperation {
+  readonly op: 'add' | 'replace';
+  readonly path: string;
+  readonly value: unknown;
+}
+
+/**
+ * Reads the object, asks `change` for the operations its client configs need, and applies them
+ * in one JSON patch guarded by the resourceVersion read. Resolves with how many were applied;
+ * with undefined for an object not installed (nothing calls it, nothing to change).
+ */
+export async function patchClientConfigs(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+  change: (object: KubeObject) => PatchOperation[],
+): Promise<number | undefined> {
+  let object: KubeObject;
+  try {
+    object = await client.get(type, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  const ops = change(object);
+  if (ops.length === 0) return 0;
+  await client.request('PATCH', resourcePath(type, undefined, name), {
+    body: [{ op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion }, ...ops],
+    contentType: 'application/json-patch+json',
+  });
+  return ops.length;
+}
