@@ -140,20 +140,26 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
     ['main.ts', mainTs()],
     ['app.ts', appTs(project)],
     ['reconciler.ts', reconcilerTs()],
-    ['controllers.ts', controllersTs()],
+    // With the first kind in it: a project made by init passes its tests as it is.
+    ['controllers.ts', wireKind(controllersTs(), k)],
     [path.join('test', 'control-plane.setup.ts'), CONTROL_PLANE_SETUP],
     [path.join('test', 'control-plane.teardown.ts'), CONTROL_PLANE_TEARDOWN],
     ['README.md', readme(project, k)],
   ];
-  const kindFiles = kindModuleFiles(k);
-  writeAll(dir, [...projectFiles, ...kindFiles]);
-  return [...new Set([...projectFiles.map(([f]) => f), ...addKind(dir, k, kindFiles)])];
+  return writeAll(dir, [...projectFiles, ...kindModuleFiles(k)]);
 }
 
 /** Adds a kind to the project in `dir`: its module, tests, and its place in controllers.ts. */
 export function createKind(dir: string, o: KindOptions): string[] {
   const k = checkKind(o);
-  return addKind(dir, k, kindModuleFiles(k));
+  const controllersFile = path.join(dir, 'controllers.ts');
+  if (!fs.existsSync(controllersFile))
+    throw new ScaffoldError(`${dir} has no controllers.ts: run create kind in a project made by init`);
+  // Checked before anything is written.
+  const controllers = wireKind(fs.readFileSync(controllersFile, 'utf8'), k);
+  const written = writeAll(dir, kindModuleFiles(k));
+  fs.writeFileSync(controllersFile, controllers);
+  return [...written, 'controllers.ts'];
 }
 
 function kindModuleFiles(k: KindNames): [string, string][] {
@@ -164,12 +170,8 @@ function kindModuleFiles(k: KindNames): [string, string][] {
   ];
 }
 
-/** Wires the kind into controllers.ts, then writes its files (unless init already did). */
-function addKind(dir: string, k: KindNames, files: [string, string][]): string[] {
-  const controllersFile = path.join(dir, 'controllers.ts');
-  if (!fs.existsSync(controllersFile))
-    throw new ScaffoldError(`${dir} has no controllers.ts: run create kind in a project made by init`);
-  let controllers = fs.readFileSync(controllersFile, 'utf8');
+/** controllers.ts with the kind's import, controller and sample added before their markers. */
+function wireKind(controllers: string, k: KindNames): string {
   const entries = controllerEntries(k);
   if (controllers.includes(entries.imports)) throw new ScaffoldError(`controllers.ts already has the kind ${k.kind}`);
   for (const key of Object.keys(MARKERS) as (keyof typeof MARKERS)[]) {
@@ -180,7 +182,5 @@ function addKind(dir: string, k: KindNames, files: [string, string][]): string[]
     const indent = controllers.slice(controllers.lastIndexOf('\n', at) + 1, at);
     controllers = `${controllers.slice(0, at)}${entries[key]}\n${indent}${controllers.slice(at)}`;
   }
-  const written = files.every(([f]) => fs.existsSync(path.join(dir, f))) ? files.map(([f]) => f) : writeAll(dir, files);
-  fs.writeFileSync(controllersFile, controllers);
-  return [...written, 'controllers.ts'];
+  return controllers;
 }
