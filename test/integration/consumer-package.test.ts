@@ -12,6 +12,7 @@ import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } 
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { freePort } from '../../testing/control-plane';
 import { createTestNamespace, eventually, getJsonIfExists, kubectlOk, testKubeconfig } from '../support/kube';
+import { packKit } from '../support/package';
 import { parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -36,8 +37,7 @@ function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): str
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-consumer-'));
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], ROOT));
-  tarball = path.join(work, packed[0].filename);
+  tarball = packKit(work);
   app = path.join(work, 'platform-app');
   fs.cpSync(path.join(ROOT, 'examples', 'platform-app'), app, {
     recursive: true,

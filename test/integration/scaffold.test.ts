@@ -10,8 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { testKubeconfig } from '../support/kube';
-
-const ROOT = path.resolve(__dirname, '..', '..');
+import { packKit } from '../support/package';
 
 jest.setTimeout(900_000);
 
@@ -35,10 +34,7 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-scaffold-'));
-  const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' });
-  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
-  const packed = JSON.parse(pack.stdout) as { filename: string }[];
-  tarball = path.join(work, packed[0]!.filename);
+  tarball = packKit(work);
   project = path.join(work, 'website-operator');
   fs.mkdirSync(project);
 });
