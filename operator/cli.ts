@@ -22,6 +22,7 @@ import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
 import type { ControllerDeclaration } from '../constructs/contract';
 import { diffReport, diffResource, liveResource } from './diff-command';
+import { forwardSignals } from './forward-signals';
 import { type Plan, planKind, planReport } from './plan-command';
 import { HttpKubeClient } from './runtime/client';
 import { loadKubeConfig } from './runtime/kubeconfig';
@@ -147,10 +148,19 @@ async function clusterCommand(args: string[]): Promise<number> {
       '',
     ].join('\n'),
   );
+  // Listeners stay on while stopping: under `npm run cluster` a Ctrl-C arrives twice (from the
+  // terminal and forwarded by npm), and a second signal with no listener would end this process
+  // before the control plane's processes and its directory are gone.
+  let stopping = false;
   await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+    const onSignal = () => {
+      if (!stopping) resolve();
+      stopping = true;
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   });
+  process.stdout.write('Stopping the control plane…\n');
   await cp.stop();
   return 0;
 }
@@ -181,9 +191,7 @@ async function runCommand(args: string[]): Promise<number> {
     detached: true,
   });
   // The reconciler stops gracefully on the signal this command gets.
-  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-  process.on('SIGINT', forward('SIGINT'));
-  process.on('SIGTERM', forward('SIGTERM'));
+  forwardSignals(child);
   return new Promise((resolve) => {
     child.once('exit', (code, signal) => {
       resolve(code ?? (signal ? 1 : 0));

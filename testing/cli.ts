@@ -13,12 +13,18 @@ async function main(): Promise<void> {
       : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).\n',
   );
   if (cp.etcdUrl) process.stdout.write(`etcd at ${cp.etcdUrl}\n`);
+  // Listeners stay on while stopping: under npm a Ctrl-C arrives twice (the terminal's and npm's
+  // forward), and a second signal with no listener would end this process before the control
+  // plane's processes and directory are gone.
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
     await cp.stop();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
   setInterval(() => undefined, 1 << 30);
 }
 

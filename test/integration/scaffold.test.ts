@@ -2,14 +2,15 @@
  * From nothing to a reconciled resource of one's own kind, as a new user takes it, with the
  * packed kit and no file edited by hand: `init` in an empty directory, `npm install`, the
  * generated tests (unit, and integration against the suite's API server), `create kind`, the
- * tests again, `npm run synth`. (The generated integration tests run the reconciler as
- * `npm run operator` does and reconcile a resource of the kind on the suite's API server.)
+ * tests again, `npm run synth`; then the README's quickstart: `npm run cluster` (a control plane
+ * of the package's own), the CRDs applied, `npm run operator`, the samples applied and
+ * reconciled, and one Ctrl-C stopping the reconciler gracefully.
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { testKubeconfig } from '../support/kube';
+import { kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { packKit } from '../support/package';
 
 jest.setTimeout(900_000);
@@ -102,4 +103,118 @@ test('create kind adds a second kind, wired into the operator, with tests that p
   const cluster = fs.readFileSync(path.join(project, 'dist', '0000-cluster.k8s.yaml'), 'utf8');
   expect(cluster).toContain('name: websites.website.example.com');
   expect(cluster).toContain('name: caches.cache.scaffold.example.com');
+});
+
+/** A command started as a terminal starts one: in a process group of its own, output to a file. */
+function startInGroup(cmd: string, args: string[], cwd: string, log: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const out = fs.openSync(log, 'w');
+  // Output to a file, not a pipe: a pipe nobody reads fills up and stops the writer.
+  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', out, out], detached: true });
+  fs.closeSync(out);
+  return child;
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | undefined): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function readIfThere(file: string): string {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '(nothing)';
+}
+
+/** Signals a command's whole process group, if it is still running. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      resolve({ code, signal });
+    });
+  });
+}
+
+test("the README's quickstart: npm run cluster, the CRDs, npm run operator, the samples reconciled, one Ctrl-C", async () => {
+  // The user's shell: no kubeconfig of the suite's, nothing but what `cluster` prints.
+  const suiteOnly = new Set(['OPKIT_KUBECONFIG', 'OPKIT_TEST_KUBECONFIG', 'KUBECONFIG']);
+  const env: NodeJS.ProcessEnv = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !suiteOnly.has(name))),
+    ...quiet,
+  };
+  const clusterLog = path.join(work, 'cluster.log');
+  const operatorLog = path.join(work, 'operator.log');
+  const cluster = startInGroup('npm', ['run', 'cluster'], project, clusterLog, env);
+  let operator: ChildProcess | undefined;
+  let kubeconfig: string | undefined;
+  try {
+    kubeconfig = await waitFor('the export KUBECONFIG= line of npm run cluster', 300_000, () => {
+      if (cluster.exitCode !== null) throw new Error(`npm run cluster exited:\n${fs.readFileSync(clusterLog, 'utf8')}`);
+      return /^export KUBECONFIG=(\S+)$/m.exec(fs.readFileSync(clusterLog, 'utf8'))?.[1];
+    });
+    expect(kubeconfig).not.toBe(testKubeconfig());
+    const k = { kubeconfig };
+    kubectlOk(['apply', '--server-side', '-f', path.join(project, 'dist', '0000-cluster.k8s.yaml')], k);
+    kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], k);
+
+    operator = startInGroup('npm', ['run', 'operator'], project, operatorLog, { ...env, KUBECONFIG: kubeconfig });
+    kubectlOk(['apply', '-f', path.join(project, 'dist', '0002-samples.k8s.yaml')], k);
+    const website = JSON.parse(kubectlOk(['get', 'website', 'website-sample', '-n', 'default', '-o', 'json'], k)) as {
+      metadata: { uid: string };
+    };
+    const deployment = await waitFor("the sample Website's Deployment, ready", 180_000, () => {
+      const got = kubectl(['get', 'deployment', 'website-sample', '-n', 'default', '-o', 'json'], k);
+      if (got.code !== 0) return undefined;
+      const d = JSON.parse(got.stdout) as {
+        metadata: { ownerReferences?: { kind: string; uid: string; controller?: boolean }[] };
+        spec: { replicas: number };
+        status?: { readyReplicas?: number };
+      };
+      return d.status?.readyReplicas === d.spec.replicas ? d : undefined;
+    });
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Website', uid: website.metadata.uid, controller: true }),
+    ]);
+    const cache = await waitFor('the sample Cache reconciled', 60_000, () => {
+      const got = kubectl(['get', 'deployment', 'cache-sample', '-n', 'default', '-o', 'name'], k);
+      return got.code === 0 ? got.stdout.trim() : undefined;
+    });
+    expect(cache).toBe('deployment.apps/cache-sample');
+
+    // Ctrl-C in the terminal: SIGINT to the foreground process group (npm, the shell, `run`).
+    // The reconciler gets it once and stops gracefully with 0; npm then ends itself by the
+    // signal, as npm does on Ctrl-C.
+    signalGroup(operator, 'SIGINT');
+    expect(await exited(operator)).toEqual({ code: null, signal: 'SIGINT' });
+    const said = fs.readFileSync(operatorLog, 'utf8');
+    expect(said.match(/signal received: shutting down gracefully/g)).toHaveLength(1);
+    expect(said).not.toContain('second signal');
+    expect(said).toMatch(/"exitCode":0,"msg":"manager stopped"/);
+  } catch (err) {
+    // What the two commands said is the first thing to read when a step fails.
+    const said = [clusterLog, operatorLog].map((f) => `--- ${path.basename(f)}:\n${readIfThere(f)}`).join('\n');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${said}`, { cause: err });
+  } finally {
+    if (operator) signalGroup(operator, 'SIGKILL');
+    signalGroup(cluster, 'SIGINT');
+  }
+  // Ctrl-C stops the cluster too: its processes stopped and its directory (kubeconfig, etcd data)
+  // removed, which the control plane does only once all of them have exited.
+  expect(await exited(cluster)).toEqual({ code: null, signal: 'SIGINT' });
+  expect(kubeconfig).toMatch(/kubeconfig$/);
+  expect(fs.existsSync(path.dirname(kubeconfig ?? '.'))).toBe(false);
 });

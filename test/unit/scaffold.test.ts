@@ -6,7 +6,16 @@ import { createKind, initProject } from '../../operator/scaffold';
 import { kindNames } from '../../operator/scaffold/templates';
 
 const kitPackage = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-scaffold-unit-'));
+const made: string[] = [];
+const tmp = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-scaffold-unit-'));
+  made.push(dir);
+  return dir;
+};
+
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 test('names of a kind: exports, files and the controller name', () => {
   expect(kindNames('WebSite', 'sites.example.com', 'v1')).toEqual({
