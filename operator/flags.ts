@@ -27,6 +27,8 @@ export interface Flags {
   /** Out of cluster, against an API server on this machine: webhooks served and registered on 127.0.0.1. */
   webhookLoopback: boolean;
   maxConcurrentReconciles: number;
+  /** Changed objects before the initial list's and resyncs' reconciles (false: first in, first out). */
+  priorityQueue: boolean;
   kubeconfig?: string;
   logLevel: string;
   logFormat: 'json' | 'text';
@@ -81,6 +83,8 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
                                     webhooks on 127.0.0.1 with an in-memory certificate and point the
                                     kinds' CRD conversion (and --webhook-configuration) at them by url
   --max-concurrent-reconciles=N     workers per controller (default 4)
+  --priority-queue=true|false       reconcile created and changed objects before the initial list
+                                    and resyncs (default true; false: first in, first out)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
   --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
   --log-level=debug|info|warn|error (default info)
@@ -135,6 +139,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'webhook-configuration': { type: 'string' },
       'webhook-loopback': { type: 'boolean', default: false },
       'max-concurrent-reconciles': { type: 'string', default: '4' },
+      'priority-queue': { type: 'string', default: 'true' },
       'sync-period': { type: 'string', default: '10h' },
       kubeconfig: { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
@@ -155,8 +160,9 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new Error(`--log-format must be json or text, got ${JSON.stringify(logFormat)}`);
-  if (!['true', 'false'].includes(values['metrics-secure']))
-    throw new Error(`--metrics-secure must be true or false, got ${JSON.stringify(values['metrics-secure'])}`);
+  for (const name of ['metrics-secure', 'priority-queue'] as const)
+    if (!['true', 'false'].includes(values[name]))
+      throw new Error(`--${name} must be true or false, got ${JSON.stringify(values[name])}`);
   const flags: Flags = {
     controllers,
     // `--namespace=` (empty) means every namespace, as no flag does.
@@ -181,6 +187,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     webhookConfiguration: values['webhook-configuration'],
     webhookLoopback: values['webhook-loopback'],
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles']),
+    priorityQueue: values['priority-queue'] === 'true',
     kubeconfig: values.kubeconfig,
     logLevel: values['log-level'],
     logFormat,

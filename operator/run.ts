@@ -110,8 +110,10 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
     const events = logger.child({ component: 'events', controller: decl.name });
     const recorder = new EventRecorder(client, `${fieldManager}/${decl.name}`, identity, events);
-    const maxConcurrentReconciles = flags.maxConcurrentReconciles;
-    manager.add(buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles }));
+    const { maxConcurrentReconciles, priorityQueue } = flags;
+    manager.add(
+      buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles, priorityQueue }),
+    );
   }
   // The first line of the log, before what the webhooks have to say.
   const namespace = flags.namespace ?? '(all)';

@@ -7,7 +7,7 @@ import { type Informer } from './informer';
 import { jsonEqual } from './diff';
 import { type Metrics } from './metrics';
 import { controllerOf, objectKey, splitKey, withoutBookkeeping } from './resource';
-import { RateLimiter, type RateLimiterOptions, WorkQueue } from './workqueue';
+import { type Priority, RateLimiter, type RateLimiterOptions, WorkQueue } from './workqueue';
 
 /** Which object to reconcile. */
 export interface Request {
@@ -51,6 +51,13 @@ export interface ControllerSetupOptions {
    * @default 1000
    */
   readonly statusCoalesceMs?: number;
+  /**
+   * Reconciles of the initial list and of resyncs wait while created, changed and deleted objects
+   * go first (see Priority): a resource created while a restarted controller works through
+   * 10,000 no-op reconciles is not queued behind them. false: one first-in first-out queue.
+   * @default true
+   */
+  readonly priorityQueue?: boolean;
 }
 
 export interface ControllerOptions extends ControllerSetupOptions {
@@ -73,7 +80,9 @@ export class Controller {
 
   constructor(private readonly options: ControllerOptions) {
     this.log = options.logger.child({ controller: options.name });
-    this.queue = new WorkQueue(new RateLimiter(options.rateLimiter), options.metrics.forQueue(options.name));
+    this.queue = new WorkQueue(new RateLimiter(options.rateLimiter), options.metrics.forQueue(options.name), {
+      priorities: options.priorityQueue ?? true,
+    });
   }
 
   get name(): string {
@@ -85,18 +94,23 @@ export class Controller {
    * but its status changes, and on every resync. An update that only writes the status (ours,
    * mostly) is not a reason to reconcile, as with controller-runtime's GenerationChangedPredicate
    * — except that label, annotation, finalizer and deletion changes, which leave the generation
-   * alone, do count.
+   * alone, do count. The initial list and resyncs are queued at low priority.
    */
   for(informer: Informer): this {
-    const enqueue = (o: KubeObject) => {
-      this.queue.add(objectKey(o.metadata));
+    const enqueue = (o: KubeObject, priority: Priority) => {
+      this.queue.add(objectKey(o.metadata), priority);
     };
     informer.addHandler({
-      onAdd: enqueue,
-      onUpdate: (old, o) => {
-        if (old === o || !onlyStatusChanged(old, o)) enqueue(o);
+      onAdd: (o, initialList) => {
+        enqueue(o, initialList ? 'low' : 'normal');
       },
-      onDelete: enqueue,
+      onUpdate: (old, o) => {
+        if (old === o) enqueue(o, 'low');
+        else if (!onlyStatusChanged(old, o)) enqueue(o, 'normal');
+      },
+      onDelete: (o) => {
+        enqueue(o, 'normal');
+      },
     });
     return this;
   }
@@ -104,39 +118,49 @@ export class Controller {
   /** Reconcile the controlling owner (of `ownerKind`) when one of its children changes. */
   owns(informer: Informer, ownerKind: { apiVersion: string; kind: string }): this {
     const group = ownerKind.apiVersion.split('/')[0];
-    const enqueueOwner = (o: KubeObject) => {
+    const enqueueOwner = (o: KubeObject, priority: Priority) => {
       const owner = controllerOf(o);
       if (owner?.kind === ownerKind.kind && owner.apiVersion.split('/')[0] === group) {
-        this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }));
+        this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }), priority);
       }
     };
-    informer.addHandler({
-      onAdd: enqueueOwner,
-      onUpdate: (old, o) => {
-        enqueueOwner(old);
-        enqueueOwner(o);
-      },
-      onDelete: enqueueOwner,
+    this.watchRelated(informer, (o, priority) => {
+      enqueueOwner(o, priority);
     });
     return this;
   }
 
   /** Reconcile whatever `map` returns for each changed object. */
   watches(informer: Informer, map: (o: KubeObject) => Request[]): this {
-    const enqueue = (o: KubeObject) => {
+    this.watchRelated(informer, (o, priority) => {
       map(o).forEach((r) => {
-        this.queue.add(objectKey(r));
+        this.queue.add(objectKey(r), priority);
       });
-    };
-    informer.addHandler({
-      onAdd: enqueue,
-      onUpdate: (old, o) => {
-        enqueue(old);
-        enqueue(o);
-      },
-      onDelete: enqueue,
     });
     return this;
+  }
+
+  /**
+   * Calls `enqueue` for every event of a related kind, old and new versions of an update alike:
+   * at low priority for the initial list and resyncs, at normal priority for changes.
+   */
+  private watchRelated(informer: Informer, enqueue: (o: KubeObject, priority: Priority) => void): void {
+    informer.addHandler({
+      onAdd: (o, initialList) => {
+        enqueue(o, initialList ? 'low' : 'normal');
+      },
+      onUpdate: (old, o) => {
+        if (old === o) {
+          enqueue(o, 'low');
+          return;
+        }
+        enqueue(old, 'normal');
+        enqueue(o, 'normal');
+      },
+      onDelete: (o) => {
+        enqueue(o, 'normal');
+      },
+    });
   }
 
   /** Starts the workers; they run until `stop`. */
@@ -190,7 +214,8 @@ export class Controller {
       });
       this.queue.forget(key);
       if (result?.requeueAfterMs && result.requeueAfterMs > 0) {
-        this.queue.addAfter(key, result.requeueAfterMs);
+        // A poll keeps the priority it came with: a resync's poll stays behind the events.
+        this.queue.addAfter(key, result.requeueAfterMs, this.queue.priorityOf(key));
         metrics.reconcileTotal.inc({ controller: name, result: 'requeue_after' });
       } else {
         metrics.reconcileTotal.inc({ controller: name, result: 'success' });
@@ -205,7 +230,7 @@ export class Controller {
         log.error({ err, reason: err.reason }, 'terminal reconciler error; not retrying until the object changes');
       } else {
         log.error({ err, retries: this.queue.numRequeues(key) }, 'reconciler error; retrying with backoff');
-        this.queue.addRateLimited(key);
+        this.queue.addRateLimited(key, this.queue.priorityOf(key));
       }
     } finally {
       end();

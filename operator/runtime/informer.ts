@@ -5,7 +5,11 @@ import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
 import { apiVersionOf, controllerOf, objectKey } from './resource';
 
 export interface InformerHandler<T extends KubeObject> {
-  onAdd?(obj: T): void;
+  /**
+   * `initialList`: the object came with the informer's first list (a controller starting), not
+   * from a change it watched (nor from a relist after a broken watch, which delivers changes).
+   */
+  onAdd?(obj: T, initialList: boolean): void;
   /** Also called on every resync with `old === obj`. */
   onUpdate?(old: T, obj: T): void;
   onDelete?(obj: T): void;
@@ -228,10 +232,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.emit((h) => h.onDelete?.(old));
       }
     }
+    const initialList = !this.synced;
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
       this.put(key, obj);
-      if (!old) this.emit((h) => h.onAdd?.(obj));
+      if (!old) this.emit((h) => h.onAdd?.(obj, initialList));
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
     }
     this.resourceVersion = rv;
@@ -265,7 +270,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     } else {
       this.put(key, obj);
       if (old) this.emit((h) => h.onUpdate?.(old, obj));
-      else this.emit((h) => h.onAdd?.(obj));
+      else this.emit((h) => h.onAdd?.(obj, false));
     }
   }
 

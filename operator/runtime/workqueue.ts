@@ -72,57 +72,136 @@ export class RateLimiter {
 }
 
 /**
+ * How soon a key should be processed. `low` is for work nobody is waiting on: the initial list
+ * of a starting controller and periodic resyncs, which at 10,000 objects are 10,000 reconciles
+ * that (almost always) change nothing. `normal` is for everything else: an object created,
+ * changed or deleted, a child's change, a retry. (controller-runtime's priority queue gives the
+ * initial list and resyncs its LowPriority for the same reason.)
+ */
+export type Priority = 'normal' | 'low';
+
+/** A first-in first-out list of keys that does not copy on every take, as `Array.shift` does. */
+class Fifo {
+  private items: string[] = [];
+  private head = 0;
+
+  push(key: string): void {
+    this.items.push(key);
+  }
+
+  shift(): string | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const key = this.items[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return key;
+  }
+
+  get empty(): boolean {
+    return this.head >= this.items.length;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
+export interface WorkQueueOptions {
+  /**
+   * Whether `low` keys wait for `normal` ones (false: one first-in first-out list, every key
+   * `normal`). @default true
+   */
+  readonly priorities?: boolean;
+  /**
+   * While both kinds wait, every this-many-th key taken is a `low` one, so a steady stream of
+   * events cannot starve the initial list or a resync. @default 10
+   */
+  readonly lowEvery?: number;
+}
+
+/**
  * A work queue with client-go semantics:
- * - a key added several times before it is processed is processed once (de-duplication);
+ * - a key added several times before it is processed is processed once (de-duplication), at the
+ *   highest priority it was added with;
  * - a key is never handed to two workers at once: added while processing, it is marked dirty
  *   and re-queued when `done` is called (per-key serialization);
+ * - `normal` keys go before `low` ones (see Priority), in the order they were added, but not
+ *   forever: see `lowEvery`;
  * - `addAfter` delays a key (requeue-after), `addRateLimited` delays it by the rate limiter.
  */
 export class WorkQueue {
-  private readonly queue: string[] = [];
-  private readonly dirty = new Set<string>();
-  private readonly processing = new Set<string>();
+  private readonly normal = new Fifo();
+  private readonly low = new Fifo();
+  /** Keys in one of the lists, with the list that counts (a promoted key's `low` entry is skipped). */
+  private readonly queued = new Map<string, Priority>();
+  /** Keys added and not yet taken, with the priority they were added at. */
+  private readonly dirty = new Map<string, Priority>();
+  /** Keys being processed, with the priority they were taken at. */
+  private readonly processing = new Map<string, Priority>();
   private readonly addedAt = new Map<string, number>();
-  private readonly waiting = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly waiting = new Map<string, { at: number; priority: Priority; timer: NodeJS.Timeout }>();
   private readonly getters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
+  private normalInARow = 0;
+  private readonly priorities: boolean;
+  private readonly lowEvery: number;
 
   constructor(
     readonly rateLimiter: RateLimiter = new RateLimiter(),
     private readonly metrics?: QueueMetrics,
-  ) {}
-
-  add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    this.metrics?.added();
-    this.dirty.add(key);
-    this.addedAt.set(key, performance.now());
-    if (this.processing.has(key)) return;
-    this.push(key);
+    options: WorkQueueOptions = {},
+  ) {
+    this.priorities = options.priorities ?? true;
+    this.lowEvery = Math.max(2, options.lowEvery ?? 10);
   }
 
-  /** Adds `key` after `ms`; an earlier pending add of the same key wins. */
-  addAfter(key: string, ms: number): void {
+  add(key: string, priority: Priority = 'normal'): void {
+    if (this.shuttingDown) return;
+    const p = this.priorities ? priority : 'normal';
+    const was = this.dirty.get(key);
+    if (was !== undefined) {
+      if (was === 'low' && p === 'normal') this.promote(key);
+      return;
+    }
+    this.metrics?.added();
+    this.dirty.set(key, p);
+    this.addedAt.set(key, performance.now());
+    if (this.processing.has(key)) return;
+    this.push(key, p);
+  }
+
+  /** Adds `key` after `ms`; an earlier pending add of the same key wins (at the higher priority). */
+  addAfter(key: string, ms: number, priority: Priority = 'normal'): void {
     if (this.shuttingDown) return;
     if (ms <= 0) {
-      this.add(key);
+      this.add(key, priority);
       return;
     }
     const at = Date.now() + ms;
     const pending = this.waiting.get(key);
-    if (pending && pending.at <= at) return;
+    if (pending && pending.at <= at) {
+      if (priority === 'normal') pending.priority = 'normal';
+      return;
+    }
     if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      this.waiting.delete(key);
-      this.add(key);
-    }, ms);
-    timer.unref();
-    this.waiting.set(key, { at, timer });
+    const entry = {
+      at,
+      priority: pending?.priority === 'normal' ? 'normal' : priority,
+      timer: setTimeout(() => {
+        this.waiting.delete(key);
+        this.add(key, entry.priority);
+      }, ms),
+    };
+    entry.timer.unref();
+    this.waiting.set(key, entry);
   }
 
-  addRateLimited(key: string): void {
+  addRateLimited(key: string, priority: Priority = 'normal'): void {
     this.metrics?.retried();
-    this.addAfter(key, this.rateLimiter.when(key));
+    this.addAfter(key, this.rateLimiter.when(key), priority);
   }
 
   forget(key: string): void {
@@ -133,9 +212,14 @@ export class WorkQueue {
     return this.rateLimiter.numRequeues(key);
   }
 
+  /** The priority `key` was taken at, while it is processed (for its retry or requeue-after). */
+  priorityOf(key: string): Priority {
+    return this.processing.get(key) ?? 'normal';
+  }
+
   /** The next key to process; undefined once the queue is shut down and drained of waiters. */
   get(): Promise<string | undefined> {
-    const key = this.queue.shift();
+    const key = this.take();
     if (key !== undefined) return Promise.resolve(this.startProcessing(key));
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.getters.push(resolve));
@@ -144,11 +228,12 @@ export class WorkQueue {
   /** Marks `key` processed; if it was added meanwhile, it is queued again. */
   done(key: string): void {
     this.processing.delete(key);
-    if (this.dirty.has(key)) this.push(key);
+    const again = this.dirty.get(key);
+    if (again !== undefined) this.push(key, again);
   }
 
   get length(): number {
-    return this.queue.length;
+    return this.queued.size;
   }
 
   isProcessing(key: string): boolean {
@@ -160,7 +245,9 @@ export class WorkQueue {
     this.shuttingDown = true;
     for (const { timer } of this.waiting.values()) clearTimeout(timer);
     this.waiting.clear();
-    this.queue.splice(0);
+    this.normal.clear();
+    this.low.clear();
+    this.queued.clear();
     this.dirty.clear();
     this.metrics?.depth(0);
     this.getters.splice(0).forEach((g) => {
@@ -168,25 +255,68 @@ export class WorkQueue {
     });
   }
 
-  private push(key: string): void {
+  private push(key: string, priority: Priority): void {
     const getter = this.getters.shift();
     if (getter) {
       getter(this.startProcessing(key));
       return;
     }
-    this.queue.push(key);
-    this.metrics?.depth(this.queue.length);
+    this.queued.set(key, priority);
+    (priority === 'low' ? this.low : this.normal).push(key);
+    this.metrics?.depth(this.queued.size);
+  }
+
+  /** A `low` key added again at `normal`: it moves to the normal list (its old entry is skipped). */
+  private promote(key: string): void {
+    this.dirty.set(key, 'normal');
+    if (this.queued.get(key) === 'low') {
+      this.queued.set(key, 'normal');
+      this.normal.push(key);
+    }
+  }
+
+  /** Normal keys first; a low one when none waits, and every `lowEvery`-th take while both wait. */
+  private take(): string | undefined {
+    const lowsTurn = this.normalInARow >= this.lowEvery - 1;
+    const order: [Fifo, Priority][] = lowsTurn
+      ? [
+          [this.low, 'low'],
+          [this.normal, 'normal'],
+        ]
+      : [
+          [this.normal, 'normal'],
+          [this.low, 'low'],
+        ];
+    for (const [list, priority] of order) {
+      const key = this.shiftFrom(list, priority);
+      if (key === undefined) continue;
+      this.normalInARow = priority === 'normal' ? this.normalInARow + 1 : 0;
+      return key;
+    }
+    return undefined;
+  }
+
+  /** The next key of a list that still belongs there (promoted keys left a stale `low` entry). */
+  private shiftFrom(list: Fifo, priority: Priority): string | undefined {
+    for (let key = list.shift(); key !== undefined; key = list.shift()) {
+      if (this.queued.get(key) === priority) {
+        this.queued.delete(key);
+        return key;
+      }
+    }
+    return undefined;
   }
 
   private startProcessing(key: string): string {
+    const priority = this.dirty.get(key) ?? 'normal';
     this.dirty.delete(key);
-    this.processing.add(key);
+    this.processing.set(key, priority);
     const added = this.addedAt.get(key);
     if (added !== undefined) {
       this.metrics?.latency((performance.now() - added) / 1000);
       this.addedAt.delete(key);
     }
-    this.metrics?.depth(this.queue.length);
+    this.metrics?.depth(this.queued.size);
     return key;
   }
 }

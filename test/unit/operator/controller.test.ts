@@ -70,7 +70,7 @@ test('the primary kind is reconciled on add, delete, resync and real changes, no
   ).toBe(1);
   expect(
     queuedBy((h) => {
-      h.onAdd!(base);
+      h.onAdd!(base, false);
     }),
   ).toBe(1);
   expect(
@@ -108,4 +108,86 @@ test('a TerminalError from a reconciler is not retried (and counted); any other 
   expect(seen.filter((n) => n === 'flaky')).toHaveLength(3);
   const terminal = await metrics.registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')!.get();
   expect(terminal.values[0]?.value).toBe(1);
+});
+
+describe('priorities: the initial list and resyncs wait for changes', () => {
+  const memcached = (name: string) => ({ ...base, metadata: { ...base.metadata, name, uid: `uid-${name}` } });
+  const deploymentOf = (name: string) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name,
+      namespace: 'ns',
+      resourceVersion: '1',
+      ownerReferences: [
+        { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name, uid: `uid-${name}`, controller: true },
+      ],
+    },
+  });
+
+  /** A controller for Memcacheds owning Deployments, the handlers its two informers got, and its queue's order. */
+  function setup(priorityQueue?: boolean) {
+    const handlers: InformerHandler<KubeObject>[] = [];
+    const informer = () =>
+      ({
+        addHandler: (h: InformerHandler<KubeObject>) => {
+          handlers.push(h);
+        },
+      }) as unknown as Informer;
+    const controller = new Controller({
+      name: 'test',
+      reconciler: async () => undefined,
+      logger: pino({ level: 'silent' }),
+      metrics: new Metrics(),
+      client: {} as never,
+      recorder: {} as never,
+      priorityQueue,
+    })
+      .for(informer())
+      .owns(informer(), { apiVersion: 'cache.example.com/v1', kind: 'Memcached' });
+    const [primary, owned] = handlers as [InformerHandler<KubeObject>, InformerHandler<KubeObject>];
+    const order = async () => {
+      const keys: string[] = [];
+      while (controller.queue.length > 0) {
+        const key = await controller.queue.get();
+        if (key === undefined) break;
+        keys.push(key);
+        controller.queue.done(key);
+      }
+      return keys;
+    };
+    return { primary, owned, order };
+  }
+
+  test('a resource created while a restarted controller works through its initial list goes first', async () => {
+    const { primary, owned, order } = setup();
+    primary.onAdd!(memcached('old-1'), true);
+    owned.onAdd!(deploymentOf('old-2'), true);
+    primary.onAdd!(memcached('old-3'), true);
+    primary.onAdd!(memcached('new'), false);
+    expect(await order()).toEqual(['ns/new', 'ns/old-1', 'ns/old-2', 'ns/old-3']);
+  });
+
+  test('a resync (the cached object as its own update) waits; a change, a child change and a delete do not', async () => {
+    const { primary, owned, order } = setup();
+    const resynced = memcached('resynced');
+    primary.onUpdate!(resynced, resynced);
+    const child = deploymentOf('child-changed');
+    owned.onUpdate!(child, child);
+    primary.onUpdate!(memcached('changed'), {
+      ...memcached('changed'),
+      spec: { size: 2 },
+      metadata: { ...memcached('changed').metadata, resourceVersion: '2', generation: 2 },
+    });
+    owned.onUpdate!(child, { ...child, metadata: { ...child.metadata, resourceVersion: '2' } });
+    primary.onDelete!(memcached('deleted'));
+    expect(await order()).toEqual(['ns/changed', 'ns/child-changed', 'ns/deleted', 'ns/resynced']);
+  });
+
+  test('with priorityQueue false, keys keep the order they came in', async () => {
+    const { primary, order } = setup(false);
+    primary.onAdd!(memcached('old-1'), true);
+    primary.onAdd!(memcached('new'), false);
+    expect(await order()).toEqual(['ns/old-1', 'ns/new']);
+  });
 });

@@ -93,6 +93,30 @@ describe('Informer', () => {
     expect(fake.watchQueries.map((q) => q.resourceVersion)).toEqual(['10', '30']);
   });
 
+  test('adds say whether they came with the first list: a watched add and a relist after 410 are changes', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', [obj('a', '5')]));
+    fake.watches.push(async (emit) => {
+      emit({ type: 'ADDED', object: obj('b', '11') });
+      emit({
+        type: 'ERROR',
+        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never,
+      });
+    });
+    fake.lists.push(list('30', [obj('a', '5'), obj('b', '11'), obj('c', '26')]));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger });
+    const adds: string[] = [];
+    inf.addHandler({
+      onAdd: (o, initialList) => adds.push(`${o.metadata.name}${initialList ? ' (initial list)' : ''}`),
+    });
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => fake.watchQueries.length === 2);
+    stop.abort();
+    await run;
+    expect(adds).toEqual(['a (initial list)', 'b', 'c']);
+  });
+
   test('a 410 answer to the watch request also makes it list again', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('10', []), list('40', [obj('x', '39')]));

@@ -79,6 +79,92 @@ describe('WorkQueue', () => {
   });
 });
 
+describe('WorkQueue priorities', () => {
+  /** Takes every key the queue holds, in the order it hands them out. */
+  const drain = async (q: WorkQueue) => {
+    const order: string[] = [];
+    while (q.length > 0) {
+      const key = await q.get();
+      if (key === undefined) break;
+      order.push(key);
+      q.done(key);
+    }
+    return order;
+  };
+
+  test('normal keys go before low ones, each kind in the order added', async () => {
+    const q = new WorkQueue();
+    q.add('list-1', 'low');
+    q.add('list-2', 'low');
+    q.add('new-1');
+    q.add('list-3', 'low');
+    q.add('new-2');
+    expect(await drain(q)).toEqual(['new-1', 'new-2', 'list-1', 'list-2', 'list-3']);
+  });
+
+  test('a low key added again at normal is promoted, once; a normal key added again at low stays normal', async () => {
+    const q = new WorkQueue();
+    q.add('a', 'low');
+    q.add('b', 'low');
+    q.add('b');
+    q.add('c');
+    q.add('c', 'low');
+    expect(q.length).toBe(3);
+    expect(await drain(q)).toEqual(['b', 'c', 'a']);
+  });
+
+  test('a low key added at normal while processed comes back at normal', async () => {
+    const q = new WorkQueue();
+    q.add('a', 'low');
+    q.add('x', 'low');
+    expect(await q.get()).toBe('a');
+    expect(q.priorityOf('a')).toBe('low');
+    q.add('a', 'low');
+    q.add('a');
+    q.done('a');
+    expect(await drain(q)).toEqual(['a', 'x']);
+  });
+
+  test('a stream of normal keys does not starve the low ones: every lowEvery-th take is low', async () => {
+    const q = new WorkQueue(undefined, undefined, { lowEvery: 3 });
+    for (let i = 0; i < 3; i++) q.add(`low-${i}`, 'low');
+    for (let i = 0; i < 6; i++) q.add(`n-${i}`);
+    expect(await drain(q)).toEqual(['n-0', 'n-1', 'low-0', 'n-2', 'n-3', 'low-1', 'n-4', 'n-5', 'low-2']);
+  });
+
+  test('without priorities it is one first-in first-out queue', async () => {
+    const q = new WorkQueue(undefined, undefined, { priorities: false });
+    q.add('list-1', 'low');
+    q.add('new-1');
+    q.add('list-2', 'low');
+    expect(await drain(q)).toEqual(['list-1', 'new-1', 'list-2']);
+  });
+
+  test('a delayed key keeps its priority; a normal add of the same pending key raises it', async () => {
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue();
+      q.addAfter('poll', 100, 'low');
+      q.addAfter('retry', 100, 'low');
+      q.addAfter('retry', 500, 'normal');
+      q.add('later', 'low');
+      jest.advanceTimersByTime(100);
+      expect(await drain(q)).toEqual(['retry', 'later', 'poll']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('10,000 low keys and then a normal one: the normal one is next, and all 10,000 follow', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 10_000; i++) q.add(`old-${i}`, 'low');
+    q.add('new');
+    expect(await q.get()).toBe('new');
+    q.done('new');
+    expect((await drain(q)).length).toBe(10_000);
+  });
+});
+
 describe('RateLimiter', () => {
   test('per-key exponential backoff from 5 ms doubling to 1000 s, reset by forget', () => {
     const rl = new RateLimiter({ qps: 1e9, burst: 1e9 });
