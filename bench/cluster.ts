@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HttpKubeClient } from '../operator/runtime/client';
 import { loadKubeConfig } from '../operator/runtime/kubeconfig';
@@ -30,7 +31,13 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
     const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {
       await fn(
-        { admin: cp.kubeconfig, client, auditLog, timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000 },
+        {
+          admin: cp.kubeconfig,
+          client,
+          auditLog,
+          timeoutMs: Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000,
+          apiServerPid: apiServerPid(cp.server),
+        },
         cp,
       );
     } finally {
@@ -39,4 +46,19 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
   } finally {
     await cp.stop();
   }
+}
+
+/** The kube-apiserver serving `server` (https://127.0.0.1:<port>), if it runs on this machine. */
+function apiServerPid(server: string): number | undefined {
+  const port = new URL(server).port;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('kube-apiserver') && args.includes(`--secure-port=${port}`)) return Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return undefined;
 }

@@ -10,7 +10,10 @@
  *   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:converge   # profile the reconciler
  *   BENCH_SKIP_REFERENCE=1 …                         # the reconciler alone, e.g. to try node flags
  *   BENCH_NODE_ARGS=--trace-gc BENCH_RECONCILER_STDOUT=/tmp/gc.log npm run bench:converge   # its GC, heap by heap
+ *   BENCH_CACHE_MEMORY=1 …                           # once settled, the heap bytes per cached object (bench/cache-memory.ts)
  */
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
 import { measureReconciler, measureReference } from './measure';
 
@@ -25,6 +28,21 @@ async function main(): Promise<void> {
       workers: WORKERS,
       idleSeconds: IDLE_S,
       nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      afterSettled:
+        process.env.BENCH_CACHE_MEMORY === '1'
+          ? async (namespace) => {
+              const script = path.join(__dirname, 'cache-memory.ts');
+              const out = execFileSync(
+                process.execPath,
+                ['--expose-gc', '--import', 'tsx', script, ctx.admin, namespace],
+                {
+                  encoding: 'utf8',
+                  stdio: ['ignore', 'pipe', 'inherit'],
+                },
+              );
+              process.stderr.write(`[bench] cache memory: ${out}`);
+            }
+          : undefined,
     });
     console.log(
       JSON.stringify(

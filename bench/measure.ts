@@ -35,6 +35,8 @@ export interface BenchContext {
   /** The API server's audit log of write requests. */
   readonly auditLog: string;
   readonly timeoutMs: number;
+  /** The kube-apiserver process, when it runs on this machine (its memory beside the contenders'). */
+  readonly apiServerPid?: number;
 }
 
 /** What one contender did converging N resources. */
@@ -58,6 +60,8 @@ export interface Measurement {
   /** Write requests in the idle window after settling. */
   readonly idleWrites?: number;
   readonly idleSeconds?: number;
+  /** The API server's resident memory once this contender's N resources had settled. */
+  readonly apiServerRssMiB?: number;
   /** Where the memory is once settled, from the process's own metrics (Node's heap, and memory outside it). */
   readonly settledMemoryMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
@@ -76,7 +80,7 @@ export async function pool<T>(items: T[], inFlight: number, fn: (t: T) => Promis
   );
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 function cpuSeconds(pid: number): number {
@@ -93,7 +97,7 @@ export function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
-const mib = (b: number) => Math.round(b / 1024 / 1024);
+export const mib = (b: number) => Math.round(b / 1024 / 1024);
 const seconds = (ms: number) => +(ms / 1000).toFixed(2);
 
 /** A process's CPU and memory from now on: its RSS sampled every 50 ms for the peak. */
@@ -123,32 +127,52 @@ class ProcessMeter {
   }
 }
 
-/** Write requests in the audit log by `user` since `fromLine` (Lease renewals aside). */
-function auditWrites(
-  log: string,
-  user: string,
-  fromLine: number,
-): { writes: number; by: Record<string, number>; lines: number } {
-  const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+/**
+ * Write requests in the audit log by `user` from byte `from` on (Lease renewals aside). The log
+ * is read in chunks from that offset: at N = 10,000 it grows past the longest string V8 can hold.
+ */
+function auditWrites(log: string, user: string, from: number): { writes: number; by: Record<string, number> } {
   let writes = 0;
   const by: Record<string, number> = {};
-  for (const l of lines.slice(fromLine)) {
-    if (!l.includes(user)) continue;
+  forEachLine(log, from, (l) => {
+    if (!l.includes(user)) return;
     const e = JSON.parse(l);
     if (e.user?.username === user && WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases') {
       writes++;
       const what = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
       by[what] = (by[what] ?? 0) + 1;
     }
-  }
-  return { writes, by, lines: lines.length };
+  });
+  return { writes, by };
 }
 
-const auditLines = (log: string) => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
+/** Calls `fn` with each complete line of a file from byte `from` to its current end. */
+function forEachLine(file: string, from: number, fn: (line: string) => void): void {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const chunk = Buffer.alloc(8 * 1024 * 1024);
+    let position = from;
+    let rest = '';
+    for (;;) {
+      const read = fs.readSync(fd, chunk, 0, chunk.length, position);
+      if (read === 0) break;
+      position += read;
+      const lines = (rest + chunk.toString('utf8', 0, read)).split('\n');
+      rest = lines.pop() ?? '';
+      for (const l of lines) if (l) fn(l);
+    }
+    if (rest) fn(rest);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
-async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
+/** Where the audit log ends now: what is written after this is new. */
+const auditEnd = (log: string) => fs.statSync(log).size;
+
+export async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
   // Waited for, so the garbage collector's work does not load the next measurement.
-  kubectl(ctx.admin, ['delete', 'namespace', ns, '--timeout=600s']);
+  kubectl(ctx.admin, ['delete', 'namespace', ns, '--timeout=1800s']);
 }
 
 /** The Deployment our reconciler renders for a Memcached of size 1, without its owner. */
@@ -183,9 +207,11 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
   const deploymentsMs = performance.now() - t0;
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} reference Deployments available`);
   await available.close();
+  const apiServerRssMiB = ctx.apiServerPid ? mib(rssBytes(ctx.apiServerPid)) : undefined;
   await deleteNamespace(ctx, ns);
   return {
     n,
+    apiServerRssMiB,
     createdSeconds: seconds(deploymentsMs),
     deploymentsSeconds: seconds(deploymentsMs),
     settledSeconds: seconds(settledMs),
@@ -220,7 +246,12 @@ function synthesizedContainer(): { args?: unknown; env?: unknown } {
 }
 
 /** Starts a process and stops it (SIGKILL) if the bench exits first. */
-function startProcess(bin: string, args: string[], stdoutFile?: string, env?: Record<string, string>): ChildProcess {
+export function startProcess(
+  bin: string,
+  args: string[],
+  stdoutFile?: string,
+  env?: Record<string, string>,
+): ChildProcess {
   const p = spawn(bin, args, {
     stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'],
     env: { ...process.env, ...env },
@@ -229,7 +260,7 @@ function startProcess(bin: string, args: string[], stdoutFile?: string, env?: Re
   return p;
 }
 
-async function stopProcess(p: ChildProcess): Promise<void> {
+export async function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null) return;
   p.kill('SIGTERM');
   await new Promise((r) => p.once('exit', r));
@@ -241,7 +272,7 @@ async function stopProcess(p: ChildProcess): Promise<void> {
  * counting the writes of its `user` while converging and over `idleSeconds` once settled.
  * `onSettled` runs between the two, outside either count.
  */
-async function converge<T extends KubeObject>(
+export async function converge<T extends KubeObject>(
   ctx: BenchContext,
   run: {
     pid: number;
@@ -256,7 +287,7 @@ async function converge<T extends KubeObject>(
 ): Promise<Measurement> {
   const n = run.objects.length;
   const meter = new ProcessMeter(run.pid);
-  const auditFrom = auditLines(ctx.auditLog);
+  const auditFrom = auditEnd(ctx.auditLog);
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
   const t0 = performance.now();
@@ -265,10 +296,11 @@ async function converge<T extends KubeObject>(
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
   const usage = meter.stop();
+  const apiServerRssMiB = ctx.apiServerPid ? mib(rssBytes(ctx.apiServerPid)) : undefined;
   await Promise.all([created.close(), settled.close()]);
   const converging = auditWrites(ctx.auditLog, run.user, auditFrom);
   await run.onSettled?.();
-  const idleFrom = auditLines(ctx.auditLog);
+  const idleFrom = auditEnd(ctx.auditLog);
   await sleep(run.idleSeconds * 1000);
   const idle = auditWrites(ctx.auditLog, run.user, idleFrom);
   return {
@@ -277,6 +309,7 @@ async function converge<T extends KubeObject>(
     deploymentsSeconds: seconds(deploymentsMs),
     settledSeconds: seconds(settledMs),
     ...usage,
+    apiServerRssMiB,
     writes: converging.writes,
     writesBy: converging.by,
     idleWrites: idle.writes,
@@ -285,23 +318,15 @@ async function converge<T extends KubeObject>(
 }
 
 /**
- * Our reconciler — the esbuild bundle the image ships (build it first), as the memcached
- * operator's ServiceAccount, with the synthesized `--controllers` — converging N Memcacheds of
- * size 1 created 2 at a time; then `idleSeconds` of counting writes once everything is settled.
+ * Starts our reconciler — the esbuild bundle the image ships, as the memcached operator's
+ * ServiceAccount, with the synthesized `--controllers` and the Deployment's NODE_OPTIONS — on one
+ * namespace, and waits until it is ready (its caches synced).
  */
-export async function measureReconciler(
+export async function startReconciler(
   ctx: BenchContext,
-  n: number,
-  options: {
-    workers?: number;
-    idleSeconds: number;
-    nodeArgs?: string[];
-    /** Runs once every resource has settled, with their namespace (e.g. to measure `plan` over them). */
-    afterSettled?: (namespace: string) => Promise<void>;
-  },
-): Promise<Measurement> {
-  const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
-  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  ns: string,
+  options: { workers?: number; nodeArgs?: string[]; args?: string[] } = {},
+): Promise<{ proc: ChildProcess; metricsPort: number }> {
   const [health, metrics] = [await freePort(), await freePort()];
   const rec = startProcess(
     process.execPath,
@@ -317,19 +342,63 @@ export async function measureReconciler(
       ...(options.workers ? [`--max-concurrent-reconciles=${options.workers}`] : []),
       `--health-probe-bind-address=127.0.0.1:${health}`,
       `--metrics-bind-address=127.0.0.1:${metrics}`,
+      ...(options.args ?? []),
     ],
     // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
     process.env.BENCH_RECONCILER_STDOUT,
     // As the operator's pod runs it (NODE_OPTIONS).
     synthesizedEnvironment(),
   );
-  const readyBy = Date.now() + 60_000;
-  while ((await httpGet(`http://127.0.0.1:${health}/readyz`)).status !== 200) {
-    // Caches that never sync (say, RBAC that does not cover a watch) must not hang the bench.
-    if (Date.now() > readyBy || rec.exitCode !== null)
-      throw new Error('the reconciler did not become ready within 60 s');
+  await waitReady(rec, health, 'the reconciler');
+  return { proc: rec, metricsPort: metrics };
+}
+
+/** Waits for a controller's /readyz; one that never gets there (say, RBAC that does not cover a watch) must not hang the bench. */
+export async function waitReady(
+  proc: ChildProcess,
+  healthPort: number,
+  what: string,
+  timeoutMs = 300_000,
+): Promise<void> {
+  const readyBy = Date.now() + timeoutMs;
+  while ((await httpGet(`http://127.0.0.1:${healthPort}/readyz`).catch(() => ({ status: 0 }))).status !== 200) {
+    if (Date.now() > readyBy || proc.exitCode !== null)
+      throw new Error(`${what} did not become ready within ${timeoutMs / 1000} s`);
     await sleep(100);
   }
+}
+
+/** The sum of a counter's samples in a Prometheus exposition, e.g. every controller's reconciles. */
+export async function scrapeTotal(metricsPort: number, name: string): Promise<number> {
+  const exposition = (await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body.split('\n');
+  return exposition
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .map((l) => Number(l.split(' ').pop()))
+    .reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Our reconciler — the esbuild bundle the image ships (build it first), as the memcached
+ * operator's ServiceAccount, with the synthesized `--controllers` — converging N Memcacheds of
+ * size 1 created 2 at a time; then `idleSeconds` of counting writes once everything is settled.
+ */
+export async function measureReconciler(
+  ctx: BenchContext,
+  n: number,
+  options: {
+    workers?: number;
+    idleSeconds: number;
+    nodeArgs?: string[];
+    /**
+     * Runs once every resource has settled, with their namespace (e.g. to measure `plan` over
+     * them) and a function that stops the reconciler (e.g. to restart one over them).
+     */
+    afterSettled?: (namespace: string, stopReconciler: () => Promise<void>) => Promise<void>;
+  },
+): Promise<Measurement> {
+  const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
+  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  const { proc: rec, metricsPort: metrics } = await startReconciler(ctx, ns, options);
   await sleep(1000);
   const memcacheds = Array.from({ length: n }, (_, i) => ({
     apiVersion: 'cache.example.com/v1',
@@ -378,12 +447,54 @@ export async function measureReconciler(
         heapUsed: gauge('nodejs_heap_size_used_bytes'),
         external: gauge('nodejs_external_memory_bytes'),
       };
-      await options.afterSettled?.(ns);
+      await options.afterSettled?.(ns, () => stopProcess(rec));
     },
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
   return { ...measured, requests, settledMemoryMiB };
+}
+
+/**
+ * A namespace for a Go controller under test, with an identity of its own there (a ServiceAccount
+ * bound to cluster-admin) so its writes can be told apart in the audit log: its kubeconfig, its
+ * user name in the audit log, and what removes both.
+ */
+export function controllerNamespace(
+  ctx: BenchContext,
+  prefix: string,
+  serviceAccount: string,
+): { ns: string; kubeconfig: string; user: string; remove: () => Promise<void> } {
+  const ns = `${prefix}-${Math.random().toString(36).slice(2, 7)}`;
+  kubectl(ctx.admin, ['create', 'namespace', ns]);
+  kubectl(ctx.admin, ['create', 'serviceaccount', serviceAccount, '-n', ns]);
+  const binding = `${ns}-${serviceAccount}`;
+  kubectl(ctx.admin, [
+    'create',
+    'clusterrolebinding',
+    binding,
+    '--clusterrole=cluster-admin',
+    `--serviceaccount=${ns}:${serviceAccount}`,
+  ]);
+  return {
+    ns,
+    kubeconfig: serviceAccountKubeconfig({ kubeconfig: ctx.admin, namespace: ns, serviceAccount }),
+    user: `system:serviceaccount:${ns}:${serviceAccount}`,
+    remove: async () => {
+      await deleteNamespace(ctx, ns);
+      kubectl(ctx.admin, ['delete', 'clusterrolebinding', binding]);
+    },
+  };
+}
+
+/** Runs a build script that caches what it builds and prints the cache directory last; returns it. */
+export function buildCached(script: string): string {
+  return (
+    execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      .trim()
+      .split('\n')
+      .pop() ?? ''
+  );
 }
 
 /**
@@ -398,22 +509,7 @@ export async function measureSampleController(
 ): Promise<Measurement> {
   kubectl(ctx.admin, ['apply', '-f', path.join(options.dir, 'crd-status-subresource.yaml')]);
   kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/foos.samplecontroller.k8s.io']);
-  const ns = `bench-go-${Math.random().toString(36).slice(2, 7)}`;
-  kubectl(ctx.admin, ['create', 'namespace', ns]);
-  // An identity of its own, so its writes can be told apart in the audit log.
-  kubectl(ctx.admin, ['create', 'serviceaccount', 'sample-controller', '-n', ns]);
-  kubectl(ctx.admin, [
-    'create',
-    'clusterrolebinding',
-    `${ns}-sample-controller`,
-    '--clusterrole=cluster-admin',
-    `--serviceaccount=${ns}:sample-controller`,
-  ]);
-  const kubeconfig = serviceAccountKubeconfig({
-    kubeconfig: ctx.admin,
-    namespace: ns,
-    serviceAccount: 'sample-controller',
-  });
+  const { ns, kubeconfig, user, remove } = controllerNamespace(ctx, 'bench-go', 'sample-controller');
   const go = startProcess(path.join(options.dir, 'sample-controller'), [`--kubeconfig=${kubeconfig}`]);
   await sleep(3000);
   if (go.exitCode !== null) throw new Error('sample-controller exited at start');
@@ -425,7 +521,7 @@ export async function measureSampleController(
   }));
   const measured = await converge<KubeObject & { status?: { availableReplicas?: number } }>(ctx, {
     pid: go.pid!,
-    user: `system:serviceaccount:${ns}:sample-controller`,
+    user,
     ns,
     type: fooType,
     objects: foos,
@@ -433,7 +529,6 @@ export async function measureSampleController(
     idleSeconds: options.idleSeconds,
   });
   await stopProcess(go);
-  await deleteNamespace(ctx, ns);
-  kubectl(ctx.admin, ['delete', 'clusterrolebinding', `${ns}-sample-controller`]);
+  await remove();
   return measured;
 }
