@@ -220,7 +220,18 @@ export class WorkQueue {
   /** The next key to process; undefined once the queue is shut down and drained of waiters. */
   get(): Promise<string | undefined> {
     const key = this.take();
-    if (key !== undefined) return Promise.resolve(this.startProcessing(key));
+    if (key !== undefined) {
+      const taken = this.startProcessing(key);
+      // Handed over through the event loop, not as a resolved promise: workers whose reconciles
+      // need no I/O (a relist's thousands of no-ops) would otherwise run back to back in
+      // microtasks and hold off every watch event, health probe and scrape until the queue is
+      // empty — including the event of a resource created meanwhile, which the priorities are for.
+      return new Promise((resolve) => {
+        setImmediate(() => {
+          resolve(taken);
+        });
+      });
+    }
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.getters.push(resolve));
   }

@@ -149,10 +149,31 @@ describe('WorkQueue priorities', () => {
       q.addAfter('retry', 500, 'normal');
       q.add('later', 'low');
       jest.advanceTimersByTime(100);
+      jest.useRealTimers();
       expect(await drain(q)).toEqual(['retry', 'later', 'poll']);
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  test('workers whose reconciles need no I/O still let events in between keys', async () => {
+    // A relist's no-op reconciles: had the queue handed keys out as resolved promises, the loop
+    // below would take all 1000 before the watch event (here, an immediate) got a turn.
+    const q = new WorkQueue();
+    for (let i = 0; i < 1000; i++) q.add(`k-${i}`, 'low');
+    let processed = 0;
+    let eventSawProcessed = -1;
+    setImmediate(() => {
+      eventSawProcessed = processed;
+    });
+    while (q.length > 0) {
+      const key = await q.get();
+      processed++;
+      if (key !== undefined) q.done(key);
+    }
+    expect(processed).toBe(1000);
+    expect(eventSawProcessed).toBeGreaterThanOrEqual(0);
+    expect(eventSawProcessed).toBeLessThan(10);
   });
 
   test('10,000 low keys and then a normal one: the normal one is next, and all 10,000 follow', async () => {
