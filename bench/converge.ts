@@ -11,11 +11,13 @@
  *   BENCH_SKIP_REFERENCE=1 …                         # the reconciler alone, e.g. to try node flags
  *   BENCH_NODE_ARGS=--trace-gc BENCH_RECONCILER_STDOUT=/tmp/gc.log npm run bench:converge   # its GC, heap by heap
  *   BENCH_CACHE_MEMORY=1 …                           # once settled, the heap bytes per cached object (bench/cache-memory.ts)
+ *   BENCH_RELIST=50 …                                # once settled, restarts over them with 50 created during each relist (bench/relist.ts)
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
 import { measureReconciler, measureReference } from './measure';
+import { measureRelist } from './relist';
 
 const N = Number(process.env.N ?? 100);
 const WORKERS = process.env.WORKERS ? Number(process.env.WORKERS) : undefined;
@@ -28,21 +30,23 @@ async function main(): Promise<void> {
       workers: WORKERS,
       idleSeconds: IDLE_S,
       nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      afterSettled:
-        process.env.BENCH_CACHE_MEMORY === '1'
-          ? async (namespace) => {
-              const script = path.join(__dirname, 'cache-memory.ts');
-              const out = execFileSync(
-                process.execPath,
-                ['--expose-gc', '--import', 'tsx', script, ctx.admin, namespace],
-                {
-                  encoding: 'utf8',
-                  stdio: ['ignore', 'pipe', 'inherit'],
-                },
-              );
-              process.stderr.write(`[bench] cache memory: ${out}`);
-            }
-          : undefined,
+      afterSettled: async (namespace, stopReconciler) => {
+        if (process.env.BENCH_CACHE_MEMORY === '1') {
+          const script = path.join(__dirname, 'cache-memory.ts');
+          const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, ctx.admin, namespace], {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          process.stderr.write(`[bench] cache memory: ${out}`);
+        }
+        const fresh = Number(process.env.BENCH_RELIST ?? 0);
+        if (fresh > 0) {
+          await stopReconciler();
+          const before = await measureRelist(ctx, namespace, N, { priorityQueue: false, newResources: fresh });
+          const after = await measureRelist(ctx, namespace, N + fresh, { priorityQueue: true, newResources: fresh });
+          process.stderr.write(`[bench] relist: ${JSON.stringify({ before, after })}\n`);
+        }
+      },
     });
     console.log(
       JSON.stringify(

@@ -447,6 +447,9 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
                 `--audit-log-path=${auditLog}`,
                 '--audit-log-mode=blocking',
                 '--audit-log-format=json',
+                // Never rotated: at the default (100 MB, lumberjack's) a run of 10,000 resources
+                // rotated the log, and everything counted from an offset in it read as 0 writes.
+                '--audit-log-maxsize=1000000',
               ]
             : []),
           '--v=1',
