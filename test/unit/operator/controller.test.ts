@@ -17,6 +17,15 @@ const changed = (patch: { metadata?: object; spec?: unknown; status?: unknown })
   metadata: { ...base.metadata, resourceVersion: '2', ...patch.metadata },
 });
 
+/** An informer that only records the handlers a controller adds to it. */
+function recordingInformer(handlers: InformerHandler<KubeObject>[]): Informer {
+  return {
+    addHandler: (h: InformerHandler<KubeObject>) => {
+      handlers.push(h);
+    },
+  } as unknown as Informer;
+}
+
 test('only status and bookkeeping changed: a status write, a new resourceVersion, new managedFields', () => {
   expect(onlyStatusChanged(base, changed({ status: { nodes: ['p'] } }))).toBe(true);
   expect(onlyStatusChanged(base, changed({ metadata: { managedFields: [{ manager: 'x' }] } }))).toBe(true);
@@ -30,12 +39,8 @@ test('only status and bookkeeping changed: a status write, a new resourceVersion
 test('the primary kind is reconciled on add, delete, resync and real changes, not on its own status writes', () => {
   /** How many keys one event leaves in a fresh controller's queue. */
   const queuedBy = (event: (h: InformerHandler<KubeObject>) => void) => {
-    let handler!: InformerHandler<KubeObject>;
-    const informer = {
-      addHandler: (h: InformerHandler<KubeObject>) => {
-        handler = h;
-      },
-    } as unknown as Informer;
+    const handlers: InformerHandler<KubeObject>[] = [];
+    const informer = recordingInformer(handlers);
     const controller = new Controller({
       name: 'test',
       reconciler: async () => undefined,
@@ -44,6 +49,8 @@ test('the primary kind is reconciled on add, delete, resync and real changes, no
       client: {} as never,
       recorder: {} as never,
     }).for(informer);
+    const [handler] = handlers;
+    if (!handler) throw new Error('the controller added no handler');
     event(handler);
     return controller.queue.length;
   };
@@ -128,12 +135,7 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
   /** A controller for Memcacheds owning Deployments, the handlers its two informers got, and its queue's order. */
   function setup(priorityQueue?: boolean) {
     const handlers: InformerHandler<KubeObject>[] = [];
-    const informer = () =>
-      ({
-        addHandler: (h: InformerHandler<KubeObject>) => {
-          handlers.push(h);
-        },
-      }) as unknown as Informer;
+    const informer = () => recordingInformer(handlers);
     const controller = new Controller({
       name: 'test',
       reconciler: async () => undefined,
