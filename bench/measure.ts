@@ -368,13 +368,17 @@ export async function waitReady(
   }
 }
 
-/** The sum of a counter's samples in a Prometheus exposition, e.g. every controller's reconciles. */
-export async function scrapeTotal(metricsPort: number, name: string): Promise<number> {
-  const exposition = (await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body.split('\n');
+/** The sum of a metric's samples in a Prometheus exposition, e.g. every controller's reconciles. */
+function sumSamples(exposition: readonly string[], name: string): number {
   return exposition
     .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
     .map((l) => Number(l.split(' ').pop()))
     .reduce((a, b) => a + b, 0);
+}
+
+/** The same, scraped from a process's /metrics. */
+export async function scrapeTotal(metricsPort: number, name: string): Promise<number> {
+  return sumSamples((await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body.split('\n'), name);
 }
 
 /**
@@ -428,10 +432,7 @@ export async function measureReconciler(
         await sleep(15_000);
       }
       const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
-      requests = exposition
-        .filter((l) => l.startsWith('rest_client_requests_total'))
-        .map((l) => Number(l.split(' ').pop()))
-        .reduce((a, b) => a + b, 0);
+      requests = sumSamples(exposition, 'rest_client_requests_total');
       const gauge = (name: string) =>
         mib(
           Number(

@@ -143,6 +143,7 @@ async function clusterCommand(args: string[]): Promise<number> {
       cp.nodes
         ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
         : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
+      ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
       'In another terminal:',
       `export KUBECONFIG=${cp.kubeconfig}`,
       '',

@@ -17,6 +17,19 @@ const changed = (patch: { metadata?: object; spec?: unknown; status?: unknown })
   metadata: { ...base.metadata, resourceVersion: '2', ...patch.metadata },
 });
 
+/** A controller whose reconciler does nothing, for what lands in its queue. */
+function idleController(options: { priorityQueue?: boolean } = {}): Controller {
+  return new Controller({
+    name: 'test',
+    reconciler: async () => undefined,
+    logger: pino({ level: 'silent' }),
+    metrics: new Metrics(),
+    client: {} as never,
+    recorder: {} as never,
+    ...options,
+  });
+}
+
 /** An informer that only records the handlers a controller adds to it. */
 function recordingInformer(handlers: InformerHandler<KubeObject>[]): Informer {
   return {
@@ -41,14 +54,7 @@ test('the primary kind is reconciled on add, delete, resync and real changes, no
   const queuedBy = (event: (h: InformerHandler<KubeObject>) => void) => {
     const handlers: InformerHandler<KubeObject>[] = [];
     const informer = recordingInformer(handlers);
-    const controller = new Controller({
-      name: 'test',
-      reconciler: async () => undefined,
-      logger: pino({ level: 'silent' }),
-      metrics: new Metrics(),
-      client: {} as never,
-      recorder: {} as never,
-    }).for(informer);
+    const controller = idleController().for(informer);
     const [handler] = handlers;
     if (!handler) throw new Error('the controller added no handler');
     event(handler);
@@ -136,15 +142,7 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
   function setup(priorityQueue?: boolean) {
     const handlers: InformerHandler<KubeObject>[] = [];
     const informer = () => recordingInformer(handlers);
-    const controller = new Controller({
-      name: 'test',
-      reconciler: async () => undefined,
-      logger: pino({ level: 'silent' }),
-      metrics: new Metrics(),
-      client: {} as never,
-      recorder: {} as never,
-      priorityQueue,
-    })
+    const controller = idleController({ priorityQueue })
       .for(informer())
       .owns(informer(), { apiVersion: 'cache.example.com/v1', kind: 'Memcached' });
     const [primary, owned] = handlers as [InformerHandler<KubeObject>, InformerHandler<KubeObject>];
