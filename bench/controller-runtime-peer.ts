@@ -27,7 +27,7 @@ const peerMemcachedType: ResourceType = {
   group: 'cache.bench.example.com',
   version: 'v1alpha1',
   kind: 'Memcached',
-  resource: 'memcacheds',
+  resource: 'benchmemcacheds',
   namespaced: true,
 };
 
@@ -45,7 +45,7 @@ export async function measureControllerRuntime(
   options: { dir: string; idleSeconds: number },
 ): Promise<Measurement> {
   kubectl(ctx.admin, ['apply', '--server-side', '-f', path.join(options.dir, 'crd.yaml')]);
-  kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.bench.example.com']);
+  kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/benchmemcacheds.cache.bench.example.com']);
   const { ns, kubeconfig, user, remove } = controllerNamespace(ctx, 'bench-cr', 'memcached-operator');
   const health = await freePort();
   const peer = startProcess(path.join(options.dir, 'memcached-operator'), [

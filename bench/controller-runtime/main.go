@@ -44,6 +44,8 @@ type MemcachedStatus struct {
 	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
 }
 
+// +kubebuilder:resource:path=benchmemcacheds,singular=benchmemcached
+// (names of its own: see crd.yaml)
 type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
