@@ -94,7 +94,11 @@ export interface ContainerState {
 
 export interface Pod extends KubeObject {
   spec?: { nodeName?: string };
-  status?: { phase?: string; containerStatuses?: { name: string; state?: ContainerState }[] };
+  status?: {
+    phase?: string;
+    /** `lastState`: how the container last ended (a crash loop's exit code is only there). */
+    containerStatuses?: { name: string; state?: ContainerState; lastState?: ContainerState }[];
+  };
 }
 
 export interface Ingress extends KubeObject {

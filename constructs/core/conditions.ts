@@ -66,6 +66,19 @@ export class ConditionList {
     else this.set('Degraded', 'False', 'AsExpected', asExpected);
   };
 
+  /**
+   * The problem `Degraded` already reports, when it is True for one of `reasons`. For failures
+   * seen only for a moment: since Kubernetes 1.30 a StatefulSet deletes a failed pod and makes it
+   * again at once, recording no Warning (kubernetes/kubernetes#123809), so a member that fails over
+   * and over is mostly seen as a pod that is not ready yet. Passed to `degraded` behind the same
+   * test as the failure itself (members not ready), it keeps the condition from flapping to
+   * AsExpected between failures, and clears once the members are ready.
+   */
+  readonly reported = (...reasons: string[]): Problem | undefined => {
+    const d = findCondition(this.list, 'Degraded');
+    return d?.status === 'True' && reasons.includes(d.reason) ? { reason: d.reason, message: d.message } : undefined;
+  };
+
   get conditions(): Condition[] {
     return this.list;
   }

@@ -50,10 +50,13 @@ export function podFailure(pods: readonly Pod[]): Problem | undefined {
     for (const c of status?.containerStatuses ?? []) {
       const waiting = c.state?.waiting;
       if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+        // A crash loop: the kubelet restarts the container, and how it ended is only in lastState.
+        const last = c.lastState?.terminated;
+        const exited = last && last.exitCode !== 0 ? ` ${exitedWith(last)} and` : '';
         return {
           reason: 'PodFailing',
           message:
-            `pod ${p.metadata.name}: container ${c.name} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(
+            `pod ${p.metadata.name}: container ${c.name}${exited} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(
               0,
               1024,
             ),
@@ -64,7 +67,7 @@ export function podFailure(pods: readonly Pod[]): Problem | undefined {
         return {
           reason: 'PodFailing',
           message:
-            `pod ${p.metadata.name}: container ${c.name} exited with code ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}${done.message ? `: ${done.message}` : ''}`.slice(
+            `pod ${p.metadata.name}: container ${c.name} ${exitedWith(done)}${done.message ? `: ${done.message}` : ''}`.slice(
               0,
               1024,
             ),
@@ -73,4 +76,8 @@ export function podFailure(pods: readonly Pod[]): Problem | undefined {
     }
   }
   return undefined;
+}
+
+function exitedWith(ended: { exitCode?: number; reason?: string }): string {
+  return `exited with code ${ended.exitCode}${ended.reason ? ` (${ended.reason})` : ''}`;
 }

@@ -92,8 +92,9 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
-      // Kubernetes accepted the StatefulSet or claim but cannot make it: only its Events say so.
-      ready < 1 && childFailure,
+      // Kubernetes accepted the StatefulSet or claim but cannot make it (only its Events say so),
+      // or the server failed; a failed pod is replaced at once, so its failure stands until ready.
+      ready < 1 && (childFailure ?? list.reported('PodFailing')),
     ],
     'the StatefulSet, Services and backups match the spec',
   );

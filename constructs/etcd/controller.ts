@@ -84,8 +84,9 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
       membership?.refused,
-      // Kubernetes accepted the StatefulSet but cannot make its members: only its Events say so.
-      ready < want && childFailure,
+      // Kubernetes accepted the StatefulSet but cannot make its members (only its Events say so),
+      // or a member failed; a failed member is replaced at once, so its failure stands until ready.
+      ready < want && (childFailure ?? list.reported('PodFailing')),
     ],
     'the StatefulSet and Services match the spec',
   );

@@ -60,9 +60,10 @@ export function desiredStatus(mc: Memcached, input: MemcachedStatusInput): Memca
         reason: replicaFailure.reason ?? 'ReplicaFailure',
         message: (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024),
       },
-      // A failing pod matters while it leaves the Memcached short of ready pods; once
-      // replacements are all ready, it is history.
-      ready < size && podFailed,
+      // A failing pod matters while it leaves the Memcached short of ready pods, or while pods
+      // exist that are not ready (a rollout whose new pods fail, the old ones still serving);
+      // once all pods are ready, it is history.
+      (ready < size || current > ready) && podFailed,
     ],
     'the Deployment matches the spec',
   );

@@ -88,8 +88,9 @@ export function desiredWebStatus(obj: Application | WebApp, model: WebWorkloadMo
     [
       applyError !== undefined && { reason: 'InvalidChildren', message: applyError },
       failure && { reason: failure.reason ?? 'ReplicaFailure', message: (failure.message ?? '').slice(0, 1024) },
-      // A failing pod matters while the workload is short of available pods.
-      available < wanted && podFailure,
+      // A failing pod matters while the workload is short of available pods, or while pods exist
+      // that are not available (a rollout whose new pods fail, the old ones still serving).
+      (available < wanted || current > available) && podFailure,
       hostConflict !== undefined && { reason: 'HostConflict', message: hostConflict },
     ],
     'the Deployment, Service and Ingress match the spec',

@@ -45,7 +45,15 @@ export function cacheTransform(
       spec: { nodeName: pod.spec?.nodeName },
       status: {
         phase: pod.status?.phase,
-        containerStatuses: pod.status?.containerStatuses?.map((c) => ({ name: c.name, state: c.state })),
+        containerStatuses: pod.status?.containerStatuses?.map((c) => {
+          // A waiting container's last exit: why a crash-looping one waits.
+          const last = c.state?.waiting ? c.lastState?.terminated : undefined;
+          return {
+            name: c.name,
+            state: c.state,
+            ...(last ? { lastState: { terminated: { exitCode: last.exitCode, reason: last.reason } } } : {}),
+          };
+        }),
       },
     };
   };

@@ -10,9 +10,10 @@ import { compareText } from '../../constructs/core/compare';
  * for: the StatefulSet, ReplicaSet and Job controllers' `FailedCreate` (a pod or claim the API
  * server or an admission plugin refused), the volume controller's `ProvisioningFailed` (a
  * claim no volume can be provisioned for), and the StatefulSet controller's
- * `RecreatingFailedPod` (a member pod failed; it is deleted and made again at once, so the
- * failed pod itself is seen only for a moment). They are only seen at run time: the child itself
- * was accepted.
+ * `RecreatingFailedPod` (a member pod failed and is made again; recorded only before Kubernetes
+ * 1.30, kubernetes/kubernetes#123809 — since then the failed pod is the only sign, seen for a
+ * moment, and a kind's status keeps its failure standing: `ConditionList.reported`). They are
+ * only seen at run time: the child itself was accepted.
  */
 export const CHILD_FAILURE_REASONS = ['FailedCreate', 'ProvisioningFailed', 'RecreatingFailedPod'] as const;
 

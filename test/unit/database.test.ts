@@ -181,6 +181,21 @@ describe('the children of a Database', () => {
     ]);
   });
 
+  // A StatefulSet deletes a failed server pod and makes it again at once (see the etcd test).
+  test('a server failure stays Degraded while the server is not ready, though the failed pod is gone; ready clears it', () => {
+    const failing = { reason: 'PodFailing', message: 'pod my-db-0: container postgresql exited with code 1' };
+    const notReady = { metadata: { name: 'my-db' }, status: { readyReplicas: 0 } };
+    const degraded = (s: any) => s.conditions.find((c: any) => c.type === 'Degraded');
+    const seen = desiredDatabaseStatus(db(), { statefulSet: notReady, hasCredentials: true, childFailure: failing });
+    expect(degraded(seen)).toMatchObject({ status: 'True', ...failing });
+    const later = desiredDatabaseStatus({ ...db(), status: seen }, { statefulSet: notReady, hasCredentials: true });
+    expect(degraded(later)).toEqual(degraded(seen));
+    const ready = { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } };
+    expect(
+      degraded(desiredDatabaseStatus({ ...db(), status: later }, { statefulSet: ready, hasCredentials: true })),
+    ).toMatchObject({ status: 'False', reason: 'AsExpected' });
+  });
+
   test('status: endpoint, credentials, backups, phase', () => {
     const s = desiredDatabaseStatus(db(), { hasCredentials: true });
     expect(s).toMatchObject({

@@ -365,6 +365,29 @@ describe('EtcdCluster resources', () => {
       }).phase,
     ).toBe('Running');
   });
+
+  // Since Kubernetes 1.30 a StatefulSet deletes a failed member and makes it again at once with no
+  // Warning Event (kubernetes#123809): the failed pod is seen only for a moment, between long
+  // stretches with no failed pod and nothing ready. The status must not flap back to AsExpected.
+  test('a member failure stays Degraded while the members are not ready, though the failed pod is gone; ready clears it', () => {
+    const failing = { reason: 'PodFailing', message: 'pod kv-0: container etcd exited with code 1' };
+    const notReady = { metadata: { name: 'kv' }, status: { replicas: 1, readyReplicas: 0 } };
+    const seen = desiredEtcdStatus(cluster(1), { statefulSet: notReady, members: [], childFailure: failing });
+    const degraded = (s: any) => s.conditions.find((c: any) => c.type === 'Degraded');
+    expect(degraded(seen)).toMatchObject({ status: 'True', ...failing });
+    // The failed pod was deleted; its replacement is not ready yet.
+    const later = desiredEtcdStatus({ ...cluster(1), status: seen }, { statefulSet: notReady, members: ['kv-0'] });
+    expect(degraded(later)).toEqual(degraded(seen));
+    const ready = { metadata: { name: 'kv' }, status: { replicas: 1, readyReplicas: 1 } };
+    expect(
+      degraded(desiredEtcdStatus({ ...cluster(1), status: later }, { statefulSet: ready, members: ['kv-0'] })),
+    ).toMatchObject({ status: 'False', reason: 'AsExpected' });
+    // Only pod failures stand: a refusal or an apply error is judged afresh each time.
+    const refused = desiredEtcdStatus(cluster(1), { statefulSet: notReady, members: [], applyError: 'no' });
+    expect(
+      degraded(desiredEtcdStatus({ ...cluster(1), status: refused }, { statefulSet: notReady, members: [] })),
+    ).toMatchObject({ status: 'False' });
+  });
 });
 
 describe('the final snapshot of a deleted EtcdCluster', () => {

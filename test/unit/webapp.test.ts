@@ -236,7 +236,7 @@ describe('an Ingress host another, older Ingress already routes', () => {
     ).toContain('Ingress a/late');
   });
 
-  test('the status says Degraded HostConflict; a failing pod while short of pods says PodFailing', () => {
+  test('the status says Degraded HostConflict; a failing pod while short of pods or in a rollout says PodFailing', () => {
     const app = {
       apiVersion: 'app.aiops.org/v1',
       kind: 'Application',
@@ -266,5 +266,14 @@ describe('an Ingress host another, older Ingress already routes', () => {
         }),
       ),
     ).toMatchObject({ status: 'False' });
+    // A rollout whose new pod crash-loops while the old one still serves.
+    expect(
+      degraded(
+        desiredWebStatus(app, model, {
+          deployment: { ...deployment, status: { replicas: 2, availableReplicas: 1, updatedReplicas: 1 } },
+          podFailure: { reason: 'PodFailing', message: 'pod y: container web exited with code 1' },
+        }),
+      ),
+    ).toMatchObject({ status: 'True', reason: 'PodFailing' });
   });
 });

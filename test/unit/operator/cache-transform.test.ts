@@ -53,7 +53,7 @@ test("keeps only our own Apply entry and drops kubectl's last-applied copy; the 
   expect(needsApply({ ...desired, spec: { replicas: 4 } }, cached, 'opkit')).toBe(true);
 });
 
-test('Pods keep what status and failure reporting read: metadata, node, phase, container states', () => {
+test("Pods keep what status and failure reporting read: metadata, node, phase, container states, a waiting container's last exit", () => {
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -68,7 +68,23 @@ test('Pods keep what status and failure reporting read: metadata, node, phase, c
       podIP: '10.0.0.1',
       conditions: [{ type: 'Ready' }],
       containerStatuses: [
-        { name: 'c', image: 'x', imageID: 'sha', ready: true, state: { running: { startedAt: 't' } } },
+        {
+          name: 'c',
+          image: 'x',
+          imageID: 'sha',
+          ready: true,
+          state: { running: { startedAt: 't' } },
+          lastState: { terminated: { exitCode: 0, startedAt: 't0', finishedAt: 't1' } },
+        },
+        {
+          name: 'd',
+          image: 'y',
+          ready: false,
+          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } },
+          lastState: {
+            terminated: { exitCode: 1, reason: 'Error', startedAt: 't0', finishedAt: 't1', containerID: 'x' },
+          },
+        },
       ],
     },
   };
@@ -77,7 +93,18 @@ test('Pods keep what status and failure reporting read: metadata, node, phase, c
     kind: 'Pod',
     metadata: { name: 'p', namespace: 'ns', labels: { a: 'b' }, deletionTimestamp: 't' },
     spec: { nodeName: 'n1' },
-    status: { phase: 'Running', containerStatuses: [{ name: 'c', state: { running: { startedAt: 't' } } }] },
+    status: {
+      phase: 'Running',
+      containerStatuses: [
+        { name: 'c', state: { running: { startedAt: 't' } } },
+        // A waiting container's last exit says why it waits (a crash loop's exit code).
+        {
+          name: 'd',
+          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } },
+          lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+        },
+      ],
+    },
   });
 });
 

@@ -41,6 +41,30 @@ describe('podFailure', () => {
     ).toBe('pod c: container main is waiting: ImagePullBackOff: no such image');
   });
 
+  // A kubelet restarts a container that exits under restartPolicy Always (every Deployment's and
+  // StatefulSet's pod): the pod stays Running, the container waits in CrashLoopBackOff, and why
+  // it stopped is only in lastState.
+  test('a crash loop says how the container last exited', () => {
+    const crashLooping = {
+      metadata: { name: 'kv-0', namespace: 'ns' },
+      status: {
+        phase: 'Running',
+        containerStatuses: [
+          {
+            name: 'etcd',
+            state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container' } },
+            lastState: { terminated: { exitCode: 2, reason: 'Error' } },
+          },
+        ],
+      },
+    };
+    expect(podFailure(podInformer([crashLooping]))).toEqual({
+      reason: 'PodFailing',
+      message:
+        'pod kv-0: container etcd exited with code 2 (Error) and is waiting: CrashLoopBackOff: back-off 10s restarting failed container',
+    });
+  });
+
   test('starting, running, succeeded and terminating pods are not', () => {
     const terminating = {
       ...pod('d', 'Failed', { terminated: { exitCode: 137 } }),

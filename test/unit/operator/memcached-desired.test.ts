@@ -224,6 +224,18 @@ test('a failing pod makes the status Degraded while pods are missing, not once r
     podFailed: failed,
   });
   expect(degradedOf(whole)).toMatchObject({ status: 'False', reason: 'AsExpected' });
+  // A rollout whose new pod crash-loops: the old pods still serve, so none is missing, but the
+  // spec's pods do not run (a Deployment waits for them until its progress deadline, 10 minutes).
+  const stalled = desiredStatus(mc(3), {
+    deployment: {
+      metadata: { name: 'cache', generation: 2 },
+      spec: { replicas: 3 },
+      status: { replicas: 4, readyReplicas: 3, updatedReplicas: 1, observedGeneration: 2 },
+    },
+    podNames: ['a', 'b', 'c', 'd'],
+    podFailed: failed,
+  });
+  expect(degradedOf(stalled)).toMatchObject({ status: 'True', reason: 'PodFailing' });
 });
 
 test("--help lists the controllers of the image it runs in, not the kit's", () => {
