@@ -595,6 +595,13 @@ const KWOK_RULES = [
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
 ];
 
+/**
+ * A pod label for tests of failure handling (kwok-crash-loop-stage.yaml): a pod carrying it with
+ * the value "true" crash-loops as a kubelet shows it — Running, never Ready, its containers
+ * waiting in CrashLoopBackOff after exiting with code 1. Put it on a workload's pod template.
+ */
+export const CRASH_LOOP_LABEL = 'testing.cdk8s-operator-kit/crash-loop';
+
 /** The simulated nodes: how many, and the kwok stages (files under its module's kustomize/stage). */
 const NODE_COUNT = 2;
 const KWOK_STAGES = [
@@ -603,7 +610,8 @@ const KWOK_STAGES = [
   'pod/fast/pod-ready.yaml',
   'pod/fast/pod-complete.yaml',
   'pod/fast/pod-delete.yaml',
-  // Opt-in per pod, by label: a running container fails (for tests of failure handling).
+  // Opt-in per pod, by label: a running container fails, the pod becoming Failed (as a pod that is
+  // not restarted does). For a crash loop as a kubelet shows it, see CRASH_LOOP_LABEL.
   'pod/chaos/pod-container-running-failed.yaml',
   'volume/fast/pv-bind.yaml',
   'volume/fast/pv-delete.yaml',
@@ -705,6 +713,8 @@ async function startNodes(o: {
         '--cidr=10.244.0.0/16',
         '--node-ip=10.240.0.1',
         ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(o.kwok.stages, stage)]),
+        '-c',
+        path.join(HARNESS_DIR, 'kwok-crash-loop-stage.yaml'),
       ],
       path.join(o.logs, 'kwok.log'),
     ),

@@ -7,7 +7,7 @@
  *
  * @module cdk8s-operator-kit/testing
  */
-export { freePort, resolveBinaries, startControlPlane } from './control-plane';
+export { CRASH_LOOP_LABEL, freePort, resolveBinaries, startControlPlane } from './control-plane';
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
 export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite } from './fake-kube-client';

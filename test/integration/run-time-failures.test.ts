@@ -5,12 +5,9 @@
  */
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
+import { CRASH_LOOP_LABEL } from '../../testing/control-plane';
 
 jest.setTimeout(240_000);
-
-// kwok's "container fails while running" chaos label, failing at once (as a crash loop does).
-const CHAOS = 'pod-container-running-failed.stage.kwok.x-k8s.io';
-const FAIL_AT_ONCE = { [`${CHAOS}/delay`]: '0s', [`${CHAOS}/jitter-delay`]: '0s' };
 
 // The three operators start together (each in a namespace of its own); the webapp one serves
 // both the pod and the Ingress tests.
@@ -49,8 +46,10 @@ function warnings(ns: string, kind: string, name: string, reason: string): any[]
 }
 
 /**
- * Another manager adds the chaos label to the workload's pod template (not ours to revert), so
- * its new pods fail; the resource must say so, then recover once the label goes.
+ * Another manager adds the crash-loop label to the workload's pod template (not ours to revert),
+ * so its new pods crash-loop as a kubelet shows it (Running, never Ready, CrashLoopBackOff); the
+ * resource must say so, then recover once the label goes. (kwok's own chaos label made the pod
+ * Failed instead, which a StatefulSet replaces at once: the failure was there only for a moment.)
  */
 async function failingPods(
   o: OperatorUnderTest,
@@ -59,10 +58,10 @@ async function failingPods(
   name: string,
   workload: string,
 ): Promise<void> {
-  const patch = { spec: { template: { metadata: { labels: { [CHAOS]: 'true' }, annotations: FAIL_AT_ONCE } } } };
+  const patch = { spec: { template: { metadata: { labels: { [CRASH_LOOP_LABEL]: 'true' } } } } };
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
-  // The failed pod itself (PodFailing), or — a StatefulSet deletes a failed pod and makes it again
-  // at once — the StatefulSet controller's Warning that it keeps doing so.
+  // The crash-looping pod (PodFailing), or — before Kubernetes 1.30, for a pod that became Failed —
+  // the StatefulSet controller's Warning that it recreates it.
   const d = await eventually(
     `${kind} ${name}: Degraded=True PodFailing or RecreatingFailedPod`,
     () => {
@@ -75,6 +74,8 @@ async function failingPods(
   await eventually(`a Warning Event ${d.reason}`, () =>
     warnings(o.ns, resourceKind, name, d.reason).length ? true : undefined,
   );
+  // While the pods keep failing it stays so (it once came and went with each replacement).
+  expect(degraded(o, kind, name)).toMatchObject({ status: 'True', reason: d.reason });
   kubectlOk([
     'patch',
     workload,
@@ -83,9 +84,11 @@ async function failingPods(
     o.ns,
     '--type=json',
     '-p',
-    JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CHAOS.replace(/\//g, '~1')}` }]),
+    JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CRASH_LOOP_LABEL.replace(/\//g, '~1')}` }]),
   ]);
-  kubectl(['delete', 'pods', '-n', o.ns, '--field-selector=status.phase=Failed', '--wait=false']);
+  // A StatefulSet waits for its broken pod to be Ready before it rolls it, forever: the pod of a
+  // broken revision is deleted by hand (Kubernetes' documented "forced rollback").
+  kubectl(['delete', 'pods', '-n', o.ns, '-l', `${CRASH_LOOP_LABEL}=true`, '--wait=false']);
   await eventually(
     `${kind} ${name}: Degraded=False again`,
     () => (degraded(o, kind, name)?.status === 'False' ? true : undefined),
