@@ -124,9 +124,7 @@ export class Controller {
         this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }), priority);
       }
     };
-    this.watchRelated(informer, (o, priority) => {
-      enqueueOwner(o, priority);
-    });
+    this.watchRelated(informer, enqueueOwner);
     return this;
   }
 

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { find, parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -17,14 +17,11 @@ interface CrdNames {
 }
 
 function crdsIn(file: string): CrdNames[] {
-  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
-    .map((doc) => doc.toJS())
-    .filter((o) => o?.kind === 'CustomResourceDefinition')
-    .map((crd) => ({
-      file: path.relative(ROOT, file),
-      group: crd.spec.group,
-      names: [crd.spec.names.plural, crd.spec.names.singular, ...(crd.spec.names.shortNames ?? [])].filter(Boolean),
-    }));
+  return find(parseYaml(fs.readFileSync(file, 'utf8')), 'CustomResourceDefinition').map((crd: any) => ({
+    file: path.relative(ROOT, file),
+    group: crd.spec.group,
+    names: [crd.spec.names.plural, crd.spec.names.singular, ...(crd.spec.names.shortNames ?? [])].filter(Boolean),
+  }));
 }
 
 // The kit's own CRDs (dist/*.yaml) and the bench's controller-runtime peer. Not dist/crds/: those
