@@ -72,7 +72,8 @@ export class ConditionList {
    * again at once, recording no Warning (kubernetes/kubernetes#123809), so a member that fails over
    * and over is mostly seen as a pod that is not ready yet. Passed to `degraded` behind the same
    * test as the failure itself (members not ready), it keeps the condition from flapping to
-   * AsExpected between failures, and clears once the members are ready.
+   * AsExpected between failures, and clears once the members are ready — even for a moment, as
+   * a pod that fails after being Ready is: readiness is what the status reports.
    */
   readonly reported = (...reasons: string[]): Problem | undefined => {
     const d = findCondition(this.list, 'Degraded');
