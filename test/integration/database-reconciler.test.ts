@@ -262,7 +262,12 @@ describe('the database controller against a real API server', () => {
           },
         }),
       });
-      const theirs = get('job', 'held-final-backup');
+      // The Job controller writes its status once (Suspended); after that, only a writer of ours
+      // could change its resourceVersion.
+      const theirs = await eventually('their Job, marked Suspended by the Job controller', () => {
+        const j = get('job', 'held-final-backup');
+        return j?.status?.conditions?.some((c: any) => c.type === 'Suspended' && c.status === 'True') ? j : undefined;
+      });
       kubectlOk(['apply', '-n', ns, '-f', '-'], { input: withFinalSnapshot('held') });
       await eventually('the finalizer, before its children', () =>
         get('database', 'held')?.metadata.finalizers?.includes(FINALIZER) ? true : undefined,

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCommand } from '../support/controllers-module';
-import { eventually, kubectlOk } from '../support/kube';
+import { eventually, kubectlOk, nodesRun } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 
 jest.setTimeout(180_000);
@@ -18,6 +18,25 @@ const memcached = (name: string, size: number) =>
 
 function diff(...args: string[]) {
   return runCommand(['diff', ...args]);
+}
+
+/**
+ * The Deployment once its controller has finished writing its status for `replicas`: the
+ * Deployment controller updates the status (so the resourceVersion) as pods are made and become
+ * ready, and under load it does so well after the change that caused it. A test that compares
+ * resourceVersions to show that `diff` wrote nothing must start after that.
+ */
+async function settledDeployment(name: string, replicas: number) {
+  return eventually(`Deployment ${name} settled at ${replicas} replicas`, () => {
+    const d = operator.get('deployment', name);
+    const s = d?.status ?? {};
+    const settled =
+      s.observedGeneration === d?.metadata.generation &&
+      s.replicas === replicas &&
+      s.updatedReplicas === replicas &&
+      (!nodesRun || s.availableReplicas === replicas);
+    return settled ? d : undefined;
+  });
 }
 
 function file(json: string): string {
@@ -36,6 +55,7 @@ beforeAll(async () => {
   await eventually('its Deployment, settled', () =>
     operator.get('memcached', 'mc')?.status?.conditions ? true : undefined,
   );
+  await settledDeployment('mc', 2);
 });
 
 afterAll(async () => {
@@ -55,7 +75,7 @@ describe('diff', () => {
     // Stopped, so the edit stays for the diff to see.
     expect((await operator.reconciler.stop()).code).toBe(0);
     kubectlOk(['scale', 'deployment', 'mc', '-n', operator.ns, '--replicas=5']);
-    const before = operator.get('deployment', 'mc').metadata.resourceVersion;
+    const before = (await settledDeployment('mc', 5)).metadata.resourceVersion;
     const r = diff(`memcached/mc`, '-n', operator.ns);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`changed   Deployment ${operator.ns}/mc`);
