@@ -14,10 +14,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { freePort } from './free-port';
+
+export { freePort };
 
 const HARNESS_DIR = __dirname;
 
@@ -162,21 +164,6 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const bins = resolveBinaries(verbose);
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
   return startFromBinaries(bins, options);
-}
-
-/** A free TCP port on loopback (bound and released, so another process can take it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 function openssl(cwd: string, args: string[]): void {
