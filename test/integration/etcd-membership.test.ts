@@ -11,8 +11,8 @@ import {
   removeMember,
   transferLeadership,
 } from '../../constructs/etcd/etcd-api';
-import { EtcdMembers } from '../support/etcd-members';
-import { eventually, getJson, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
+import { EtcdMembers, etcdReleases } from '../support/etcd-members';
+import { eventually, getJson, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -25,20 +25,10 @@ import type { ReconcilerProcess } from '../support/reconciler';
 const NAME = 'kv';
 const OLD = '3.5.21';
 const NEW = '3.6.16';
-const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
+const releases = etcdReleases();
 const canRun = nodesRun && !!releases[OLD] && !!releases[NEW];
-const testWithMembers = canRun
-  ? testWithNodes
-  : (name: string, fn: () => Promise<unknown>) => {
-      test.skip(`${name} (needs simulated nodes and etcd ${OLD} and ${NEW})`, fn);
-    };
-
-const testWithEtcdctl =
-  canRun && process.env.OPKIT_TEST_ETCDCTL
-    ? testWithNodes
-    : (name: string, fn: () => Promise<unknown>) => {
-        test.skip(`${name} (needs etcdctl)`, fn);
-      };
+const testWithMembers = testIf(canRun, `needs simulated nodes and etcd ${OLD} and ${NEW}`);
+const testWithEtcdctl = testIf(canRun && !!process.env.OPKIT_TEST_ETCDCTL, 'needs etcdctl');
 
 jest.setTimeout(240_000);
 

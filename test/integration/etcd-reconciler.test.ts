@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { etcdSpecsRefusedByRules, invalidEtcdSpecs } from '../support/etcd-cases';
-import { EtcdMembers } from '../support/etcd-members';
-import { eventually, getJson, kubectl, kubectlOk, nodesRun, testWithNodes } from '../support/kube';
+import { EtcdMembers, etcdReleases } from '../support/etcd-members';
+import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -25,12 +25,8 @@ const pvcNames = () =>
 
 // The seed's etcd version, run as real processes: the harness knows its binary only for a control
 // plane it started (not for OPKIT_KUBECONFIG's cluster).
-const membersRun = nodesRun && !!JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}')['3.5.21'];
-const testWithMembers = membersRun
-  ? testWithNodes
-  : (name: string, fn: () => Promise<unknown>) => {
-      test.skip(`${name} [skipped: needs simulated nodes and the etcd 3.5.21 binary]`, fn);
-    };
+const membersRun = nodesRun && !!etcdReleases()['3.5.21'];
+const testWithMembers = testIf(membersRun, 'needs simulated nodes and the etcd 3.5.21 binary');
 
 beforeAll(async () => {
   // The seed's members run as real etcd processes (see etcd-members.ts), reached through the hosts file.

@@ -6,6 +6,11 @@ import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from '../../construct
 import { membersConfigMapName } from '../../constructs/etcd/topology';
 import { testKubeconfig } from './kube';
 
+/** The etcd binaries the harness has, by version (none for a cluster from OPKIT_KUBECONFIG). */
+export function etcdReleases(): Record<string, string> {
+  return JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}') as Record<string, string>;
+}
+
 interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
   spec: {
@@ -183,7 +188,7 @@ export class EtcdMembers {
     const ordinal = Number(/-(\d+)$/.exec(name)![1]);
     const container = pod.spec.containers[0]!;
     const version = /:v(\d+\.\d+\.\d+)$/.exec(container.image)?.[1] ?? '';
-    const releases: Record<string, string> = JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}');
+    const releases = etcdReleases();
     const bin = releases[version];
     if (!bin) throw new Error(`no etcd ${version} binary for pod ${name} (have ${Object.keys(releases).join(', ')})`);
     const cm = await this.get<{ data?: Record<string, string> }>(

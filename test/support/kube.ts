@@ -86,12 +86,15 @@ export function createTestNamespace(prefix: string, options: { kubeconfig?: stri
 export const nodesRun = !!process.env.OPKIT_TEST_NODES;
 
 /**
- * A test that needs pods to run. Without simulated nodes it is skipped, and its name says why,
- * so a run without kube-scheduler or kwok still passes and shows what it did not check.
+ * A test that runs only when `canRun`; otherwise it is skipped and its name says why (`reason`),
+ * so a run without some part still passes and shows what it did not check.
  */
-export function testWithNodes(name: string, fn: () => unknown, timeoutMs?: number): void {
-  if (nodesRun) test(name, fn as () => Promise<void>, timeoutMs);
-  else
-    test.skip(`${name} [skipped: no simulated nodes — kube-scheduler or kwok missing, pods never run]`, () =>
-      undefined);
+export function testIf(canRun: boolean, reason: string): (name: string, fn: () => unknown, timeoutMs?: number) => void {
+  return (name, fn, timeoutMs) => {
+    if (canRun) test(name, fn as () => Promise<void>, timeoutMs);
+    else test.skip(`${name} [skipped: ${reason}]`, () => undefined);
+  };
 }
+
+/** A test that needs pods to run: skipped without simulated nodes. */
+export const testWithNodes = testIf(nodesRun, 'no simulated nodes — kube-scheduler or kwok missing, pods never run');
