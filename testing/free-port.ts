@@ -20,6 +20,8 @@ function ephemeralRangeStart(): number {
   }
 }
 
+const EPHEMERAL_START = ephemeralRangeStart();
+
 /** Binds `port` on loopback and lets it go: the port it got, or undefined when it was taken. */
 function tryPort(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
@@ -46,9 +48,9 @@ function tryPort(port: number): Promise<number | undefined> {
  * the next `listen(0)`). And one process never hands out the same port twice.
  */
 export async function freePort(): Promise<number> {
-  const below = ephemeralRangeStart();
   for (let attempt = 0; attempt < 200; attempt++) {
-    const candidate = below - LOWEST > 1000 ? LOWEST + Math.floor(Math.random() * (below - LOWEST)) : 0;
+    const candidate =
+      EPHEMERAL_START - LOWEST > 1000 ? LOWEST + Math.floor(Math.random() * (EPHEMERAL_START - LOWEST)) : 0;
     if (handedOut.has(candidate)) continue;
     const port = await tryPort(candidate);
     if (port !== undefined && !handedOut.has(port)) {

@@ -52,9 +52,7 @@ beforeAll(async () => {
     crds: ['memcacheds.cache.example.com'],
   });
   kubectlOk(['apply', '-n', operator.ns, '-f', '-'], { input: memcached('mc', 2) });
-  await eventually('its Deployment, settled', () =>
-    operator.get('memcached', 'mc')?.status?.conditions ? true : undefined,
-  );
+  await eventually('its status', () => (operator.get('memcached', 'mc')?.status?.conditions ? true : undefined));
   await settledDeployment('mc', 2);
 });
 
