@@ -27,3 +27,16 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * The time source of a retry loop: the real one by default; a test passes a virtual one so it can
+ * count the delays a loop asked for instead of timing them (controller-runtime's clock injection).
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms`, or at once when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const realClock: Clock = { now: () => Date.now(), sleep };

@@ -86,7 +86,7 @@ export function buildController(
     deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
     renders: new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE),
     refused: new Map(),
-    pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS),
+    pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
     blockers,
     metrics: options.metrics,
   };

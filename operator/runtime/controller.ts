@@ -1,5 +1,6 @@
 import type { KubeObject } from '../../constructs/contract';
 import type { Logger } from 'pino';
+import type { Clock } from './backoff';
 import { type KubeClient } from './client';
 import { type EventRecorder } from './events';
 import { isTerminal } from './errors';
@@ -51,6 +52,8 @@ export interface ControllerSetupOptions {
    * @default 1000
    */
   readonly statusCoalesceMs?: number;
+  /** Where the status pacing reads the time. @default the real clock */
+  readonly clock?: Clock;
   /**
    * Reconciles of the initial list and of resyncs wait while created, changed and deleted objects
    * go first (see Priority): a resource created while a restarted controller works through

@@ -1,6 +1,6 @@
 import type { KubeObject, ResourceType } from '../../constructs/contract';
 import type { Logger } from 'pino';
-import { exponentialDelay, jitter, sleep } from './backoff';
+import { type Clock, exponentialDelay, jitter, realClock } from './backoff';
 import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
 import { apiVersionOf, controllerOf, objectKey } from './resource';
 
@@ -38,6 +38,8 @@ export interface InformerOptions {
   readonly healthyWatchMs?: number;
   /** The first retry delay after a failure; it doubles with each failure in a row, to 30 s. @default 800 (client-go's) */
   readonly retryBaseMs?: number;
+  /** Where time comes from: the retry delays and how long a watch stayed up. @default the real clock */
+  readonly clock?: Clock;
 }
 
 /**
@@ -69,12 +71,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
   private resourceVersion = '';
+  private readonly clock: Clock;
 
   constructor(
     private readonly client: KubeClient,
     readonly type: ResourceType,
     private readonly options: InformerOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? realClock;
+  }
 
   addHandler(handler: InformerHandler<T>): void {
     this.handlers.push(handler);
@@ -171,7 +176,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.options.onWatchRestart?.('error');
           const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, 30_000));
           log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
-          await sleep(delay, signal);
+          await this.clock.sleep(delay, signal);
         }
       }
     } finally {
@@ -201,11 +206,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         signal,
         (timeoutSeconds + 60) * 1000,
         () => {
-          openedAt = Date.now();
+          openedAt = this.clock.now();
         },
       );
     } finally {
-      if (openedAt !== undefined && Date.now() - openedAt >= healthyWatchMs) onHealthy();
+      if (openedAt !== undefined && this.clock.now() - openedAt >= healthyWatchMs) onHealthy();
     }
   }
 

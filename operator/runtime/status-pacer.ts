@@ -1,3 +1,5 @@
+import { type Clock, realClock } from './backoff';
+
 /**
  * When a resource's status is written, and which Events a reconcile still has to record.
  *
@@ -10,7 +12,10 @@ export class StatusPacer {
   /** By resource key: when its status was last written (or its children changed), and the Events recorded since. */
   private readonly clocks = new Map<string, { at: number; recorded: Set<string> }>();
 
-  constructor(private readonly coalesceMs: number) {}
+  constructor(
+    private readonly coalesceMs: number,
+    private readonly clock: Pick<Clock, 'now'> = realClock,
+  ) {}
 
   /** Drops what is remembered of a resource (deleted). */
   forget(key: string): void {
@@ -29,14 +34,14 @@ export class StatusPacer {
         return true;
       },
       waitBeforeWrite: (childrenChanged) => {
-        const now = Date.now();
+        const now = this.clock.now();
         if (childrenChanged) clock.at = now;
         const wait = this.coalesceMs > 0 ? clock.at + this.coalesceMs - now : 0;
         waiting = wait > 0;
         return waiting ? wait : 0;
       },
       written: () => {
-        clock.at = Date.now();
+        clock.at = this.clock.now();
       },
       end: () => {
         // Events are held back from repeating only while a status write waits.

@@ -61,9 +61,9 @@ function readResponse(res: http.IncomingMessage): Promise<{ status: number; body
   });
 }
 
-export function httpGet(url: string): Promise<{ status: number; body: string }> {
+export function httpGet(url: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
-    const req = http.get(url, { timeout: 2000 }, (res) => {
+    const req = http.get(url, { timeout: timeoutMs }, (res) => {
       void readResponse(res).then(resolve);
     });
     req.on('error', () => {
@@ -190,9 +190,24 @@ export class ReconcilerProcess {
     return identityInLogs(this.name, this.logs);
   }
 
+  /**
+   * The /metrics page. A scrape that gets no answer (a process slow on a busy machine) is tried
+   * again until one succeeds: read as an empty page, every metric in it would be 0.
+   */
+  scrape(): Promise<string> {
+    return eventually(
+      `${this.name}'s /metrics`,
+      async () => {
+        const { status, body } = await httpGet(`http://127.0.0.1:${this.metricsPort}/metrics`, 10_000);
+        return status === 200 ? body : undefined;
+      },
+      60_000,
+    );
+  }
+
   /** One metric's value (summed over the series whose labels include `labels`). */
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-    const { body } = await httpGet(`http://127.0.0.1:${this.metricsPort}/metrics`);
+    const body = await this.scrape();
     let total = 0;
     for (const line of body.split('\n')) {
       if (!line.startsWith(name)) continue;

@@ -8,6 +8,7 @@ import { TerminalError } from '../../../operator/runtime/errors';
 import type { ReconcileContext } from '../../../operator/runtime/controller';
 import { Manager } from '../../../operator/runtime/manager';
 import { Metrics } from '../../../operator/runtime/metrics';
+import { VirtualClock } from './virtual-clock';
 
 const logger = pino({ level: 'silent' });
 
@@ -156,7 +157,7 @@ function appliedDeployment(): KubeObject {
 }
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
-function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetController) {
+function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetController, clock = new VirtualClock()) {
   const { client, writes, applied, statuses, deletes, patches } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
@@ -166,6 +167,7 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
     logger,
     metrics,
     statusCoalesceMs,
+    clock,
     recorder: {
       record: async (_o: unknown, type: string, reason: string) => {
         events.push(`${type}/${reason}`);
@@ -213,6 +215,7 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
   });
   return {
     mgr,
+    clock,
     metrics,
     writes,
     applied,
@@ -247,11 +250,11 @@ describe('the controller builder', () => {
     expect(s.events).toEqual(['Normal/Created']);
     // A child event within the window: still one status write pending, no Event twice.
     s.cache(BuiltinTypes.Deployment, appliedDeployment());
-    await new Promise((r) => setTimeout(r, 50));
+    s.clock.advance(50);
     const second = await s.reconcile();
     expect(second.requeueAfterMs).toBeLessThanOrEqual(200);
     expect(s.writes).toEqual(['apply Deployment w']);
-    await new Promise((r) => setTimeout(r, 200));
+    s.clock.advance(200);
     expect(await s.reconcile()).toBeUndefined();
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
     expect(s.events).toEqual(['Normal/Created']);

@@ -3,9 +3,6 @@ import type { KubeClient, KubeList, WatchEvent } from '../../../operator/runtime
 
 type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 
-/** When each scripted watch was opened (its response received), in ms since the epoch. */
-export type WatchOpenTimes = number[];
-
 /**
  * An in-memory stand-in for the list and watch calls of KubeClient: each list answers with the
  * next scripted result; each watch runs the next scripted function (which emits events, then
@@ -15,7 +12,6 @@ export class FakeListWatch {
   readonly lists: (KubeList | Error)[] = [];
   readonly watches: WatchScript[] = [];
   readonly watchQueries: Record<string, string>[] = [];
-  readonly watchOpenedAt: WatchOpenTimes = [];
   listCalls = 0;
 
   asClient(): KubeClient {
@@ -38,7 +34,6 @@ export class FakeListWatch {
       ) => {
         this.watchQueries.push(query);
         // Every scripted watch is answered (the server accepted it) before its script runs.
-        this.watchOpenedAt.push(Date.now());
         onOpen?.();
         const next = this.watches.shift();
         if (!next) {
