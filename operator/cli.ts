@@ -60,7 +60,8 @@ Commands:
       --kubeconfig after --): the reconciler of your own controllers, without an image. Against
       an API server on this machine (cluster above), its webhooks are served on 127.0.0.1 and the
       kinds' CRD conversion pointed there (--webhook-loopback; add
-      --webhook-configuration=<name>-webhook for admission hooks).
+      --webhook-configuration=<name>-webhook for admission hooks). Its health, metrics and
+      webhook endpoints take free loopback ports (logged as "serving …") unless given.
   render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
@@ -183,7 +184,11 @@ async function runCommand(args: string[]): Promise<number> {
   if (!values.entry) throw new UsageError('run: --entry <file> is required');
   const outfile = path.join('build', 'run', 'main.js');
   await bundleReconciler({ entry: values.entry, outfile, minify: false });
-  const reconcilerArgs = [...passed, ...(wantsLoopbackWebhooks(passed) ? ['--webhook-loopback'] : [])];
+  const reconcilerArgs = [
+    ...passed,
+    ...localEndpoints(passed),
+    ...(wantsLoopbackWebhooks(passed) ? ['--webhook-loopback'] : []),
+  ];
   // In a process group of its own: a terminal's Ctrl-C reaches the whole foreground group, and
   // the reconciler, signalled both by it and by the forward below, took the second signal as
   // "exit now" (exit 1, no graceful shutdown). It gets the signal once, from here.
@@ -198,6 +203,19 @@ async function runCommand(args: string[]): Promise<number> {
       resolve(code ?? (signal ? 1 : 0));
     });
   });
+}
+
+/**
+ * Out of cluster, the health and metrics endpoints listen on loopback ports the kernel picks
+ * (the reconciler logs them), unless the flags name one: the in-cluster defaults (:8080, :8081)
+ * are ports that anything else on a developer's machine — a second reconciler, a test run beside
+ * `npm run operator` — may already hold.
+ */
+export function localEndpoints(reconcilerArgs: readonly string[]): string[] {
+  const given = (flag: string) => reconcilerArgs.some((a) => a === flag || a.startsWith(`${flag}=`));
+  return ['--health-probe-bind-address', '--metrics-bind-address']
+    .filter((f) => !given(f))
+    .map((f) => `${f}=127.0.0.1:0`);
 }
 
 /**

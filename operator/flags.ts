@@ -73,7 +73,8 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
                                     get on /metrics (TokenReview + SubjectAccessReview) (default true)
   --metrics-cert-path=DIR           tls.crt and tls.key for /metrics (default: self-signed, in memory)
   --health-probe-bind-address=ADDR  /healthz and /readyz (default :8081; 0 disables)
-  --webhook-bind-address=ADDR       admission webhooks, when a controller has hooks (default :9443; 0 disables)
+  --webhook-bind-address=ADDR       admission webhooks, when a controller has hooks (default :9443, or
+                                    127.0.0.1:0 with --webhook-loopback: a free port; 0 disables)
   --webhook-cert-path=DIR           tls.crt and tls.key for the webhooks (e.g. from cert-manager)
   --webhook-cert-secret=NAME        or: a self-managed certificate kept in this Secret of the
                                     operator's namespace, renewed when a third of its life is left
@@ -132,7 +133,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
       'metrics-secure': { type: 'string', default: 'true' },
       'metrics-cert-path': { type: 'string' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
-      'webhook-bind-address': { type: 'string', default: ':9443' },
+      'webhook-bind-address': { type: 'string' },
       'webhook-cert-path': { type: 'string' },
       'webhook-cert-secret': { type: 'string' },
       'webhook-cert-hosts': { type: 'string', default: '' },
@@ -177,7 +178,9 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     metricsSecure: values['metrics-secure'] === 'true',
     metricsCertPath: values['metrics-cert-path'],
     healthProbeBindAddress: values['health-probe-bind-address'],
-    webhookBindAddress: values['webhook-bind-address'],
+    // In a cluster the Service targets the container's 9443; out of cluster a fixed port is one
+    // that a second reconciler on the machine (a test beside `npm run operator`) cannot take.
+    webhookBindAddress: values['webhook-bind-address'] ?? (values['webhook-loopback'] ? '127.0.0.1:0' : ':9443'),
     webhookCertPath: values['webhook-cert-path'],
     webhookCertSecret: values['webhook-cert-secret'],
     webhookCertHosts: values['webhook-cert-hosts']

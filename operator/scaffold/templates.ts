@@ -365,15 +365,23 @@ import { ${k.camel}Kind } from '../kinds/${k.file}';
 
 let controlPlane: ControlPlane;
 let client: HttpKubeClient;
-let reconciler: ChildProcess;
+let reconciler: ChildProcess | undefined;
 const namespace = \`${k.file}-test-\${Date.now().toString(36)}\`;
+/** The reconciler's last log lines: a failed wait shows them, since the cause is usually there. */
+const reconcilerLog: string[] = [];
+
+function lastLogLines(): string {
+  return reconcilerLog.length ? \`\\nthe reconciler's last log lines:\\n\${reconcilerLog.join('\\n')}\` : '';
+}
 
 async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(\`timed out waiting for \${what}\`);
+    if (reconciler && reconciler.exitCode !== null)
+      throw new Error(\`the reconciler exited (\${reconciler.exitCode}) while waiting for \${what}\${lastLogLines()}\`);
+    if (Date.now() > deadline) throw new Error(\`timed out waiting for \${what}\${lastLogLines()}\`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -394,8 +402,11 @@ beforeAll(async () => {
     });
   }
   await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  // Every endpoint on a port free now (never a fixed one: \`npm run operator\` may be running
+  // beside this test); webhooks on loopback when the API server is on this machine.
   const health = await freePort();
-  reconciler = spawn(
+  const onThisMachine = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(controlPlane.server).hostname);
+  const child = spawn(
     process.execPath,
     [
       '--import',
@@ -404,20 +415,28 @@ beforeAll(async () => {
       \`--kubeconfig=\${controlPlane.kubeconfig}\`,
       \`--health-probe-bind-address=127.0.0.1:\${health}\`,
       '--metrics-bind-address=0',
+      ...(onThisMachine ? ['--webhook-loopback'] : []),
       \`--namespace=\${namespace}\`,
     ],
-    // Its log (JSON lines on stdout) stays out of the test report; a crash still shows.
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  reconciler = child;
+  // Its log stays out of the test report but is kept, the last 40 lines.
+  for (const stream of [child.stdout, child.stderr])
+    stream.on('data', (chunk: Buffer) => {
+      reconcilerLog.push(...chunk.toString('utf8').split('\\n').filter(Boolean));
+      reconcilerLog.splice(0, Math.max(0, reconcilerLog.length - 40));
+    });
   await eventually('the reconciler ready', async () =>
     (await fetch(\`http://127.0.0.1:\${health}/readyz\`)).ok ? true : undefined,
   );
 }, 900_000);
 
 afterAll(async () => {
-  if (reconciler) {
-    const exited = new Promise((r) => reconciler.once('exit', r));
-    reconciler.kill('SIGTERM');
+  const child = reconciler;
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
     await exited;
   }
   await client?.delete(BuiltinTypes.Namespace, namespace).catch(() => undefined);
