@@ -14,7 +14,13 @@ module.exports = {
   maxWorkers: '100%',
   reporters: ['default', '<rootDir>/test/harness/failure-flag-reporter.js'],
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      // Tools the unit tests run (helm), built or found before any test file starts.
+      globalSetup: '<rootDir>/test/harness/unit-global-setup.ts',
+    },
     {
       ...base,
       displayName: 'integration',

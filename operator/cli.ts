@@ -145,6 +145,11 @@ async function clusterCommand(args: string[]): Promise<number> {
         ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
         : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
       ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
+      ...(cp.egress
+        ? [
+            `Webhook and Service calls of the API server stay on this machine: anything else is refused (log: ${cp.egress.log}).`,
+          ]
+        : []),
       'In another terminal:',
       `export KUBECONFIG=${cp.kubeconfig}`,
       '',

@@ -17,6 +17,7 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { type EgressProxy, startEgressProxy } from './egress-proxy';
 import { freePort } from './free-port';
 
 export { freePort };
@@ -62,6 +63,12 @@ export interface ControlPlane {
    * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
    */
   readonly nodes: boolean;
+  /**
+   * The API server's only way to the network (webhooks, conversion), when the harness started it:
+   * loopback, and Services routed to a local server; everything else refused at once and logged.
+   * Undefined for a borrowed cluster.
+   */
+  readonly egress?: Pick<EgressProxy, 'log' | 'route'>;
   /** Stops what the harness started; keeps the work dir (logs) when `keepLogs`. */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -363,6 +370,15 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
   };
 
   try {
+    const server = `https://127.0.0.1:${apiPort}`;
+    // Started first: the API server sends every call to a webhook or Service through it.
+    const egress = await startEgressProxy(path.join(workDir, 'egress'), {
+      server,
+      caFile: path.join(certs, 'ca.crt'),
+      token: adminToken,
+    });
+    procs.push(egress.process);
+
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     procs.push(
       startProcess(
@@ -408,7 +424,6 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       );
     }
 
-    const server = `https://127.0.0.1:${apiPort}`;
     procs.push(
       startProcess(
         bins.kubeApiserver,
@@ -426,7 +441,9 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
           `--service-account-key-file=${path.join(certs, 'sa.pub')}`,
           `--service-account-signing-key-file=${path.join(certs, 'sa.key')}`,
+          // A range routable off this machine: the egress proxy makes sure nothing is ever dialled there.
           '--service-cluster-ip-range=10.0.0.0/24',
+          `--egress-selector-config-file=${egress.configFile}`,
           '--allow-privileged=false',
           ...(auditLog
             ? [
@@ -551,6 +568,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       etcdUrl,
       binDir: bins.dir,
       nodes,
+      egress: { log: egress.log, route: egress.route },
       stop,
     };
   } catch (err) {

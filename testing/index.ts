@@ -11,3 +11,5 @@ export { CRASH_LOOP_LABEL, freePort, resolveBinaries, startControlPlane } from '
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
 export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite } from './fake-kube-client';
+export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';
+export type { EgressDecision } from './egress-proxy';

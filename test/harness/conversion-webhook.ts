@@ -24,6 +24,8 @@ import { selfSignedCertificate } from '../../operator/runtime/self-signed';
 
 /** The MutatingWebhookConfiguration that points CRDs' conversion at this server. */
 export const LOOPBACK_CONVERSION_CONFIGURATION = 'opkit-test-conversion-on-loopback';
+/** A CRD labelled with this, "false", keeps its conversion Service (for tests of the egress path). */
+export const KEEP_CONVERSION_SERVICE_LABEL = 'testing.cdk8s-operator-kit/conversion-on-loopback';
 const MUTATE_PATH = '/crd-conversion-on-loopback';
 
 export interface ConversionHarness {
@@ -110,6 +112,9 @@ export async function startConversionHarness(kubeconfig: string): Promise<Conver
       {
         name: 'crd-conversion-on-loopback.test.opkit',
         clientConfig: { url: `${base}${MUTATE_PATH}`, caBundle },
+        objectSelector: {
+          matchExpressions: [{ key: KEEP_CONVERSION_SERVICE_LABEL, operator: 'NotIn', values: ['false'] }],
+        },
         rules: [
           {
             apiGroups: ['apiextensions.k8s.io'],

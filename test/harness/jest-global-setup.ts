@@ -1,6 +1,7 @@
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
+import { provisionHelm } from '../support/helm';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -8,6 +9,8 @@ import { etcdTools } from './etcd-releases';
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
+  // Helm for the chart install tests, built before any test file runs rather than inside one.
+  provisionHelm();
   const cp = await startControlPlane({ audit: true });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
@@ -17,6 +20,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.OPKIT_TEST_ETCD_RELEASES = JSON.stringify(etcd.releases);
   if (etcd.etcdctl) process.env.OPKIT_TEST_ETCDCTL = etcd.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
+  if (cp.egress) process.env.OPKIT_TEST_EGRESS_LOG = cp.egress.log;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
   // The kit's conversion webhook on loopback, where CRDs that call a Service are pointed.
   (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ = await startConversionHarness(cp.kubeconfig);

@@ -1,6 +1,8 @@
 /**
  * Helm for the chart tests: built from its Go module by testing/build-helm.sh (cached outside the
- * repository; .ci/run builds it before the tests), or the reason it cannot be.
+ * repository; .ci/run builds it before the tests), or the reason it cannot be. The tiers' global
+ * set-ups call `provisionHelm()` and pass the outcome to the test files, so the build (minutes on
+ * a fresh machine) is part of the set-up, not of a test file's time.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,9 +14,24 @@ const ROOT = path.resolve(__dirname, '..', '..');
 let built: { helm?: string; missing?: string } | undefined;
 let home: string | undefined;
 
+/** Builds (or finds cached) helm and tells the test files through the environment jest workers inherit. */
+export function provisionHelm(): void {
+  if (process.env.OPKIT_TEST_HELM !== undefined) return;
+  const { helm: bin, missing } = helmBinary();
+  process.env.OPKIT_TEST_HELM = bin ?? '';
+  if (missing) process.env.OPKIT_TEST_HELM_MISSING = missing;
+}
+
 /** The helm binary, or why there is none. */
 export function helmBinary(): { helm?: string; missing?: string } {
   if (built) return built;
+  const provisioned = process.env.OPKIT_TEST_HELM;
+  if (provisioned !== undefined) {
+    built = provisioned
+      ? { helm: provisioned }
+      : { missing: process.env.OPKIT_TEST_HELM_MISSING ?? 'helm could not be built' };
+    return built;
+  }
   const r = spawnSync('bash', [path.join(ROOT, 'testing', 'build-helm.sh')], { encoding: 'utf8', timeout: 900_000 });
   built =
     r.status === 0

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { parse as parseYamlDoc } from 'yaml';
 
@@ -31,6 +31,30 @@ export function kubectl(args: string[], options: { input?: string; kubeconfig?: 
     timeout: 120_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/**
+ * kubectl without blocking this process: for calls the API server answers by calling back a
+ * server this same process runs (a webhook), which a synchronous call would keep from answering.
+ */
+export function kubectlAsync(
+  args: string[],
+  options: { input?: string; kubeconfig?: string } = {},
+): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', ['--kubeconfig', options.kubeconfig ?? testKubeconfig(), ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
 }
 
 /** Runs kubectl and throws with its output when it fails. */
