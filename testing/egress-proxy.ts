@@ -35,7 +35,7 @@ export interface EgressProxy {
    * Sends the API server's calls to a Service to a server on this machine from now on, e.g.
    * `route('memcached-webhook.memcached-system.svc:443', '127.0.0.1:40123')`.
    */
-  route(service: string, target: string): void;
+  readonly route: (service: string, target: string) => void;
   readonly process: ChildProcess;
 }
 
@@ -91,7 +91,7 @@ export async function startEgressProxy(dir: string, api: ApiAccess): Promise<Egr
     env: { ...process.env, OPKIT_EGRESS_API: JSON.stringify(api) },
   });
   await new Promise<void>((resolve, reject) => {
-    child.stdout?.once('data', () => {
+    child.stdout.once('data', () => {
       resolve();
     });
     child.once('exit', (code) => {
