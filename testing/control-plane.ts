@@ -607,6 +607,13 @@ const KWOK_RULES = [
  */
 export const CRASH_LOOP_LABEL = 'testing.cdk8s-operator-kit/crash-loop';
 
+/**
+ * A pod label for tests of failure handling (kwok-image-pull-failure-stage.yaml): a pod carrying it
+ * with the value "true" shows what a kubelet shows for an image it cannot pull — Pending, never
+ * Ready, its containers waiting in ErrImagePull, then ImagePullBackOff, and again after the back-off.
+ */
+export const IMAGE_PULL_FAILURE_LABEL = 'testing.cdk8s-operator-kit/image-pull-failure';
+
 /** The simulated nodes: how many, and the kwok stages (files under its module's kustomize/stage). */
 const NODE_COUNT = 2;
 const KWOK_STAGES = [
@@ -720,6 +727,8 @@ async function startNodes(o: {
         ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(o.kwok.stages, stage)]),
         '-c',
         path.join(HARNESS_DIR, 'kwok-crash-loop-stage.yaml'),
+        '-c',
+        path.join(HARNESS_DIR, 'kwok-image-pull-failure-stage.yaml'),
       ],
       path.join(o.logs, 'kwok.log'),
     ),

@@ -7,7 +7,13 @@
  *
  * @module cdk8s-operator-kit/testing
  */
-export { CRASH_LOOP_LABEL, freePort, resolveBinaries, startControlPlane } from './control-plane';
+export {
+  CRASH_LOOP_LABEL,
+  IMAGE_PULL_FAILURE_LABEL,
+  freePort,
+  resolveBinaries,
+  startControlPlane,
+} from './control-plane';
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
 export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite } from './fake-kube-client';

@@ -5,7 +5,7 @@
  */
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
-import { CRASH_LOOP_LABEL } from '../../testing/control-plane';
+import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
 
 jest.setTimeout(240_000);
 
@@ -45,11 +45,27 @@ function warnings(ns: string, kind: string, name: string, reason: string): any[]
   );
 }
 
+/** How a test makes a workload's pods fail: a kwok stage's label, and what the status then says. */
+interface PodFailureMode {
+  readonly label: string;
+  readonly message: RegExp;
+}
+
+/** A container that keeps exiting (or, before Kubernetes 1.30, a failed StatefulSet member recreated). */
+const CRASH_LOOP: PodFailureMode = { label: CRASH_LOOP_LABEL, message: /exited with code 1|recreating failed Pod/ };
+
+/** An image the kubelet cannot pull. */
+const IMAGE_PULL: PodFailureMode = {
+  label: IMAGE_PULL_FAILURE_LABEL,
+  message: /waiting: (ErrImagePull|ImagePullBackOff)/,
+};
+
 /**
- * Another manager adds the crash-loop label to the workload's pod template (not ours to revert),
- * so its new pods crash-loop as a kubelet shows it (Running, never Ready, CrashLoopBackOff); the
- * resource must say so, then recover once the label goes. (kwok's own chaos label made the pod
- * Failed instead, which a StatefulSet replaces at once: the failure was there only for a moment.)
+ * Another manager adds a failure label to the workload's pod template (not ours to revert), so its
+ * new pods fail as a kubelet shows it — by default a crash loop (Running, never Ready,
+ * CrashLoopBackOff); the resource must say so, then recover once the label goes. (kwok's own chaos
+ * label made the pod Failed instead, which a StatefulSet replaces at once: the failure was there
+ * only for a moment.)
  */
 async function failingPods(
   o: OperatorUnderTest,
@@ -57,8 +73,9 @@ async function failingPods(
   resourceKind: string,
   name: string,
   workload: string,
+  mode: PodFailureMode = CRASH_LOOP,
 ): Promise<void> {
-  const patch = { spec: { template: { metadata: { labels: { [CRASH_LOOP_LABEL]: 'true' } } } } };
+  const patch = { spec: { template: { metadata: { labels: { [mode.label]: 'true' } } } } };
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
   // The crash-looping pod (PodFailing), or — before Kubernetes 1.30, for a pod that became Failed —
   // the StatefulSet controller's Warning that it recreates it.
@@ -70,7 +87,7 @@ async function failingPods(
     },
     90_000,
   );
-  expect(d.message).toMatch(/exited with code 1|recreating failed Pod/);
+  expect(d.message).toMatch(mode.message);
   await eventually(`a Warning Event ${d.reason}`, () =>
     warnings(o.ns, resourceKind, name, d.reason).length ? true : undefined,
   );
@@ -84,11 +101,11 @@ async function failingPods(
     o.ns,
     '--type=json',
     '-p',
-    JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${CRASH_LOOP_LABEL.replace(/\//g, '~1')}` }]),
+    JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${mode.label.replace(/\//g, '~1')}` }]),
   ]);
   // A StatefulSet waits for its broken pod to be Ready before it rolls it, forever: the pod of a
   // broken revision is deleted by hand (Kubernetes' documented "forced rollback").
-  kubectl(['delete', 'pods', '-n', o.ns, '-l', `${CRASH_LOOP_LABEL}=true`, '--wait=false']);
+  kubectl(['delete', 'pods', '-n', o.ns, '-l', `${mode.label}=true`, '--wait=false']);
   await eventually(
     `${kind} ${name}: Degraded=False again`,
     () => (degraded(o, kind, name)?.status === 'False' ? true : undefined),
@@ -142,6 +159,27 @@ describe('pods that cannot run', () => {
     );
     await failingPods(o, 'application', 'Application', 'web', 'deployment');
   });
+
+  testWithNodes(
+    'an Application whose image cannot be pulled is Degraded PodFailing, saying so, with a Warning Event',
+    async () => {
+      const o = await webapp;
+      kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'app.aiops.org/v1',
+          kind: 'Application',
+          metadata: { name: 'unpullable' },
+          spec: { image: 'nginx:1.27' },
+        }),
+      });
+      await eventually(
+        'available',
+        () => (o.get('application', 'unpullable')?.status?.availableReplicas === 1 ? true : undefined),
+        90_000,
+      );
+      await failingPods(o, 'application', 'Application', 'unpullable', 'deployment', IMAGE_PULL);
+    },
+  );
 });
 
 describe('an Ingress host and path another resource already has', () => {
