@@ -53,8 +53,10 @@ Commands:
       Bundle the entry point into one file (default build/reconciler/main.js) with esbuild.
   cluster [--audit]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
-      kube-scheduler and kwok's simulated nodes; built from the Go module proxy and cached on
-      first use, which needs Go) and print its KUBECONFIG line; Ctrl-C stops it.
+      kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
+      and cached on first use, or built with Go where they cannot be fetched) and print its
+      KUBECONFIG line. The API server's webhook and Service calls never leave this machine.
+      Ctrl-C stops it.
   run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
       --kubeconfig after --): the reconciler of your own controllers, without an image. Against

@@ -8,8 +8,10 @@
  *     touch a real cluster by accident.)
  *  2. KUBEBUILDER_ASSETS: a directory with prebuilt etcd, kube-apiserver (and, optionally,
  *     kube-controller-manager), the envtest convention.
- *  3. Otherwise testing/build-control-plane.sh builds them from their Go modules and caches
- *     them outside the repository, keyed by version.
+ *  3. The cache outside the repository, keyed by version; filled on first use with the projects'
+ *     release binaries, each checked against its published SHA-256 (release-binaries.ts;
+ *     OPKIT_RELEASE_MIRROR for a mirror, OPKIT_RELEASE_DOWNLOAD=off to skip), or, where they
+ *     cannot be fetched, by testing/build-control-plane.sh from their Go modules.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,6 +21,16 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type EgressProxy, startEgressProxy } from './egress-proxy';
 import { freePort } from './free-port';
+import { KWOK_STAGES, KWOK_STORAGE_CLASS } from './kwok-stages';
+import {
+  cacheDirectory,
+  fetchReleaseBinaries,
+  isCompleteCache,
+  mirrorSources,
+  PUBLISHED_SOURCES,
+  releasePlatform,
+  releaseVersions,
+} from './release-binaries';
 
 export { freePort };
 
@@ -36,7 +48,7 @@ export interface ControlPlaneBinaries {
   readonly kwok?: { readonly bin: string; readonly stages: string };
   /** e.g. v1.33.13 */
   readonly version: string;
-  /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache' or 'built'. */
+  /** How the binaries were found: 'KUBEBUILDER_ASSETS', 'cache', 'downloaded' or 'built'. */
   readonly source: string;
 }
 
@@ -110,6 +122,9 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
   }
   const started = Date.now();
   const out = execFileSync('bash', [path.join(HARNESS_DIR, 'build-control-plane.sh')], {
+    // Explicitly: this module's view of the environment (the cache and versions it names), which in
+    // a jest test file is not the one child processes would otherwise inherit.
+    env: process.env,
     stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'ignore'],
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
@@ -127,6 +142,34 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     version: binaryVersion(apiserver),
     source: Date.now() - started > 30_000 ? 'built' : 'cache',
   };
+}
+
+/**
+ * Fills the cache with the projects' release binaries, each checked against its published
+ * SHA-256, when it is not complete: true when it did. False, saying why, when there is nothing to
+ * do or it cannot (offline, a platform without releases, a failed check): the build then fills it.
+ */
+export async function downloadBinaries(verbose = true): Promise<boolean> {
+  if (process.env.KUBEBUILDER_ASSETS || process.env.OPKIT_RELEASE_DOWNLOAD === 'off') return false;
+  const versions = releaseVersions();
+  const dir = cacheDirectory(versions);
+  if (isCompleteCache(dir, versions)) return false;
+  const platform = releasePlatform();
+  if (!platform) {
+    log(verbose, `no release binaries are published for ${process.platform}/${process.arch}: building them`);
+    return false;
+  }
+  const mirror = process.env.OPKIT_RELEASE_MIRROR;
+  const started = Date.now();
+  log(verbose, `downloading Kubernetes ${versions.kubernetes}, etcd and kwok from ${mirror ?? 'their releases'}`);
+  try {
+    await fetchReleaseBinaries(dir, versions, mirror ? mirrorSources(mirror) : PUBLISHED_SOURCES, platform);
+  } catch (err) {
+    log(verbose, `${err instanceof Error ? err.message : String(err)}; building from the Go module proxy instead`);
+    return false;
+  }
+  log(verbose, `downloaded and verified in ${((Date.now() - started) / 1000).toFixed(1)}s: ${dir}`);
+  return true;
 }
 
 /** kwok and its stages (a `kwok-stages` directory beside it), when both are there. */
@@ -168,7 +211,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       stop: () => Promise.resolve(),
     };
   }
-  const bins = resolveBinaries(verbose);
+  const downloaded = await downloadBinaries(verbose);
+  const resolved = resolveBinaries(verbose);
+  const bins = downloaded ? { ...resolved, source: 'downloaded' } : resolved;
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
   return startFromBinaries(bins, options);
 }
@@ -616,20 +661,6 @@ export const IMAGE_PULL_FAILURE_LABEL = 'testing.cdk8s-operator-kit/image-pull-f
 
 /** The simulated nodes: how many, and the kwok stages (files under its module's kustomize/stage). */
 const NODE_COUNT = 2;
-const KWOK_STAGES = [
-  'node/fast/node-initialize.yaml',
-  'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml',
-  'pod/fast/pod-ready.yaml',
-  'pod/fast/pod-complete.yaml',
-  'pod/fast/pod-delete.yaml',
-  // Opt-in per pod, by label: a running container fails, the pod becoming Failed (as a pod that is
-  // not restarted does). For a crash loop as a kubelet shows it, see CRASH_LOOP_LABEL.
-  'pod/chaos/pod-container-running-failed.yaml',
-  'volume/fast/pv-bind.yaml',
-  'volume/fast/pv-delete.yaml',
-  'volume/fast/pvc-provision.yaml',
-  'volume/fast/pvc-delete.yaml',
-];
 
 /**
  * Starts kube-scheduler and kwok, creates the fake nodes kwok manages and kwok's default
@@ -711,7 +742,7 @@ async function startNodes(o: {
     }),
   );
   // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
-  kubectl(['apply', '--server-side', '-f', path.join(o.kwok.stages, 'volume/fast/storage-class.yaml')]);
+  kubectl(['apply', '--server-side', '-f', path.join(o.kwok.stages, KWOK_STORAGE_CLASS)]);
 
   const kwokKubeconfig = path.join(o.certs, 'kwok.kubeconfig');
   fs.writeFileSync(kwokKubeconfig, kubeconfigYaml(o.server, ca, 'kwok', o.kwokToken), { mode: 0o600 });

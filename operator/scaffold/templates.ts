@@ -500,7 +500,7 @@ npm install
 npm test                 # unit tests, and an integration test against a real API server
 npm run synth            # dist/: the CRDs and rights, the operator, a sample of each kind
 
-# Try it on a local cluster (etcd, kube-apiserver and simulated nodes; built on first use, needs Go):
+# Try it on a local cluster (etcd, kube-apiserver and simulated nodes; fetched on first use):
 npm run cluster          # prints: export KUBECONFIG=...  (leave it running)
 # in another terminal, with that KUBECONFIG:
 kubectl apply --server-side -f dist/0000-cluster.k8s.yaml

@@ -21,6 +21,7 @@ export default async function globalSetup(): Promise<void> {
   if (etcd.etcdctl) process.env.OPKIT_TEST_ETCDCTL = etcd.etcdctl;
   if (cp.auditLog) process.env.OPKIT_TEST_AUDIT_LOG = cp.auditLog;
   if (cp.egress) process.env.OPKIT_TEST_EGRESS_LOG = cp.egress.log;
+  if (cp.binDir) process.env.OPKIT_TEST_BIN_DIR = cp.binDir;
   process.env.OPKIT_TEST_NODES = cp.nodes ? '1' : '';
   // The kit's conversion webhook on loopback, where CRDs that call a Service are pointed.
   (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ = await startConversionHarness(cp.kubeconfig);
