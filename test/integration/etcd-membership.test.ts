@@ -128,10 +128,13 @@ async function watchMembership<T>(
         maxLearners = Math.max(maxLearners, list.filter((m) => m.isLearner).length);
         maxUnstarted = Math.max(maxUnstarted, list.filter((m) => !m.name).length);
         const voters = list.filter((m) => !m.isLearner);
+        // A member is healthy when it answers that it has a leader. The answer gets 5 s: on a busy
+        // machine a healthy etcd took over the 1 s this once allowed, and read as down (CI-like
+        // load: 1 of 5 voters "healthy" mid-scale-down); a member that is down refuses at once.
         const healthy = (
           await Promise.all(
             voters.map((m) =>
-              memberStatus(members.clientURL(ordinal(m)), 1000).then(
+              memberStatus(members.clientURL(ordinal(m)), 5000).then(
                 (s) => s.leader !== '0',
                 () => false,
               ),
