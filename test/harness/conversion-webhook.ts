@@ -21,6 +21,7 @@ import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
 import { convertingKinds } from '../../constructs/core/webhooks';
 import { convertReview, type ConversionRequest } from '../../operator/runtime/conversion-review';
 import { selfSignedCertificate } from '../../operator/runtime/self-signed';
+import { kubectlAsync } from '../support/kube';
 
 /** The MutatingWebhookConfiguration that points CRDs' conversion at this server. */
 export const LOOPBACK_CONVERSION_CONFIGURATION = 'opkit-test-conversion-on-loopback';
@@ -190,20 +191,10 @@ async function untilEffective(kubeconfig: string, convertUrl: string): Promise<v
   }
 }
 
-function kubectl(kubeconfig: string, args: string[], input: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`));
-    });
-    child.stdin.end(input);
-  });
+async function kubectl(kubeconfig: string, args: string[], input: string): Promise<string> {
+  const r = await kubectlAsync(args, { input, kubeconfig });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
 }
 
 async function answer(req: IncomingMessage, res: ServerResponse, handle: (body: unknown) => unknown): Promise<void> {

@@ -113,6 +113,25 @@ async function failingPods(
   );
 }
 
+/** An Application that serves, then whose new pods fail as `mode` makes them (see failingPods). */
+async function servingApplicationThatFails(name: string, mode: PodFailureMode): Promise<void> {
+  const o = await webapp;
+  kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'app.aiops.org/v1',
+      kind: 'Application',
+      metadata: { name },
+      spec: { image: 'nginx:1.27' },
+    }),
+  });
+  await eventually(
+    'available',
+    () => (o.get('application', name)?.status?.availableReplicas === 1 ? true : undefined),
+    90_000,
+  );
+  await failingPods(o, 'application', 'Application', name, 'deployment', mode);
+}
+
 describe('pods that cannot run', () => {
   testWithNodes('an EtcdCluster whose member cannot run is Degraded PodFailing, with a Warning Event', async () => {
     const o = await etcd;
@@ -143,41 +162,13 @@ describe('pods that cannot run', () => {
   });
 
   testWithNodes('an Application whose pods cannot run is Degraded PodFailing, with a Warning Event', async () => {
-    const o = await webapp;
-    kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'app.aiops.org/v1',
-        kind: 'Application',
-        metadata: { name: 'web' },
-        spec: { image: 'nginx:1.27' },
-      }),
-    });
-    await eventually(
-      'available',
-      () => (o.get('application', 'web')?.status?.availableReplicas === 1 ? true : undefined),
-      90_000,
-    );
-    await failingPods(o, 'application', 'Application', 'web', 'deployment');
+    await servingApplicationThatFails('web', CRASH_LOOP);
   });
 
   testWithNodes(
     'an Application whose image cannot be pulled is Degraded PodFailing, saying so, with a Warning Event',
     async () => {
-      const o = await webapp;
-      kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'app.aiops.org/v1',
-          kind: 'Application',
-          metadata: { name: 'unpullable' },
-          spec: { image: 'nginx:1.27' },
-        }),
-      });
-      await eventually(
-        'available',
-        () => (o.get('application', 'unpullable')?.status?.availableReplicas === 1 ? true : undefined),
-        90_000,
-      );
-      await failingPods(o, 'application', 'Application', 'unpullable', 'deployment', IMAGE_PULL);
+      await servingApplicationThatFails('unpullable', IMAGE_PULL);
     },
   );
 });
