@@ -85,6 +85,12 @@ function main(): number {
     for (const h of hogProcesses) h.kill('SIGKILL');
   };
   process.once('exit', stopHogs);
+  // Ctrl-C or a kill stops the hogs too (the jest run, in this process group, gets the signal itself).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      stopHogs();
+      process.exit(130);
+    });
   const failures: Failure[] = [];
   const lines: string[] = [];
   try {
