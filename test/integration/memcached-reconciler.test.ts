@@ -224,7 +224,14 @@ describe('the Memcached controller against a real API server', () => {
         '-p',
         JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${chaos.replace(/\//g, '~1')}` }]),
       ]);
-      const mc = await readyAt('alpha', 2);
+      await readyAt('alpha', 2);
+      // Read once the rollout is complete (the Deployment's status too): ready pods while the
+      // Deployment still counted a failing pod of the old ReplicaSet are a rollout in progress,
+      // and under load the test once read Degraded from that moment.
+      const mc = await eventually('the rollout complete', () => {
+        const m = getJson(['get', 'memcached', 'alpha', '-n', ns]);
+        return conditionsOf(m).Progressing?.reason === 'Complete' ? m : undefined;
+      });
       expect(conditionsOf(mc).Degraded).toMatchObject({ status: 'False', reason: 'AsExpected' });
       kubectl(['delete', 'pods', '-n', ns, '--field-selector=status.phase=Failed', '--wait=false']);
     },
