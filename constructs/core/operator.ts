@@ -19,7 +19,7 @@ import {
   webhookPlan,
 } from './webhooks';
 
-/** The reconciler image `operator/Dockerfile` builds. */
+/** The reconciler image the package's `image` command builds of the kit's entry point (`npm run image`). */
 export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
 /** The tag of that image matching this version of the kit. */
 export const DEFAULT_IMAGE_TAG = '0.1.0';
@@ -58,7 +58,7 @@ export interface OperatorOptions {
   readonly namespace?: string;
   /** Create that namespace, labelled to enforce the `restricted` Pod Security Standard. @default true */
   readonly createNamespace?: boolean;
-  /** Reconciler image, without tag. @default 'cdk8s-operator-kit/reconciler' (built by operator/Dockerfile) */
+  /** Reconciler image, without tag. @default 'cdk8s-operator-kit/reconciler' (built by npm run image) */
   readonly image?: string;
   /** Reconciler image tag. @default the kit's version */
   readonly imageTag?: string;
@@ -503,7 +503,7 @@ function validateImage(name: string, props: OperatorProps, fail: Fail): void {
     const foreign = props.controllers.map((c) => c.name).filter((c) => !kit.includes(c));
     if (foreign.length) {
       fail(
-        `the kit's image runs only its own controllers (${kit.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (see operator/Dockerfile's ENTRY argument) and set image`,
+        `the kit's image runs only its own controllers (${kit.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (npx cdk8s-operator-kit image --entry <file> builds it) and set image`,
       );
     }
   }

@@ -43,6 +43,9 @@ export interface ManagerOptions {
   readonly gracefulShutdownTimeoutMs?: number;
 }
 
+/** The longest wait between attempts of a failing leader task. */
+const LEADER_TASK_MAX_DELAY_MS = 60_000;
+
 /**
  * Runs shared informers, controllers, leader election and the health and metrics endpoints,
  * and shuts them down gracefully: stop taking work, finish in-flight reconciles, release the
@@ -52,9 +55,6 @@ export interface ManagerOptions {
  * the elected leader. A leader that loses its lease stops and `run` resolves with 1, so the pod
  * restarts clean rather than risk two leaders, as controller-runtime does.
  */
-/** The longest wait between attempts of a failing leader task. */
-const LEADER_TASK_MAX_DELAY_MS = 60_000;
-
 export class Manager {
   private readonly informers = new Map<string, Informer>();
   private readonly controllers: Controller[] = [];
