@@ -24,6 +24,9 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { isLoopbackHost } from '../operator/runtime/loopback-host';
+
+export { isLoopbackHost };
 
 /** What the API server needs to reach the proxy, and where the proxy says what it did. */
 export interface EgressProxy {
@@ -132,13 +135,6 @@ export function egressDecisions(log: string): EgressDecision[] {
     .map((l) => JSON.parse(l) as EgressDecision);
 }
 
-/** 127.0.0.0/8, ::1 and localhost: addresses that never leave the machine. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (bare === 'localhost' || bare === '::1') return true;
-  return net.isIPv4(bare) && bare.startsWith('127.');
-}
-
 /** Splits `host:port` (and `[v6]:port`). */
 function splitTarget(target: string): { host: string; port: string } {
   const i = target.lastIndexOf(':');
@@ -182,7 +178,7 @@ function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | unde
   });
 }
 
-/** Where a CONNECT may go: a loopback host:port, or undefined (refused). */
+/** What to do with a CONNECT: let it through to loopback, route it to a local server, or refuse it (no `via`). */
 async function decide(dir: string, api: ApiAccess, target: string): Promise<Omit<EgressDecision, 'time'>> {
   const { host, port } = splitTarget(target);
   if (isLoopbackHost(host)) return { target, decision: 'loopback', via: target };

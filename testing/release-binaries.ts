@@ -53,6 +53,8 @@ export function mirrorSources(url: string): ReleaseSources {
   };
 }
 
+const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+
 export interface ReleaseVersions {
   readonly kubernetes: string;
   readonly etcd: string;
@@ -87,8 +89,6 @@ export function isCompleteCache(dir: string, versions: ReleaseVersions): boolean
 
 /** A file that failed its check, or could not be fetched. */
 export class ReleaseDownloadError extends Error {}
-
-const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 
 /** The platform as release file names spell it, or undefined where no release is published. */
 export function releasePlatform(): { os: string; arch: string } | undefined {

@@ -6,7 +6,6 @@
  * Refused for any other API server: pointing a shared cluster's CRDs at one person's loopback
  * would break them for everyone.
  */
-import { isIPv4 } from 'node:net';
 import type { Logger } from 'pino';
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
 import type { KubeClient } from './client';
@@ -17,6 +16,7 @@ import {
   patchClientConfigs,
   webhookClientConfigs,
 } from './client-configs';
+import { isLoopbackHost } from './loopback-host';
 import { selfSignedCertificate } from './self-signed';
 import type { ServingCertificate } from './webhook-certificate';
 
@@ -26,8 +26,7 @@ export const LOOPBACK_HOST = '127.0.0.1';
 /** Whether an API server URL is on this machine. */
 export function isLoopbackServer(server: string): boolean {
   try {
-    const host = new URL(server).hostname.replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+    return isLoopbackHost(new URL(server).hostname);
   } catch {
     return false;
   }
