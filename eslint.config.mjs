@@ -3,6 +3,19 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** One `no-restricted-imports` rule per room: the relative imports it must not make, and why. */
+function rooms(list) {
+  return list.map(({ files, may, forbid }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: forbid, message: `this room imports ${may} (docs/architecture.md, "Rooms").` }] },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -44,6 +57,25 @@ export default tseslint.config(
       '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
     },
   },
+  // The rooms and the arrows between them (docs/architecture.md): the contract at the bottom; the
+  // construct library and the reconciler runtime each on it alone; the test kit on the runtime; the
+  // command on all of them. No import runs back up, and the runtime reads the constructs only
+  // through the contract, so what runs in the pod needs nothing of the synth side.
+  ...rooms([
+    {
+      files: ['constructs/**/*.ts'],
+      may: 'the contract',
+      forbid: String.raw`^(\.\./)+(operator|command|testing)(/|$)`,
+    },
+    // After the line above, which it overrides for the contract's own files.
+    { files: ['constructs/contract/**/*.ts'], may: 'only itself', forbid: String.raw`^\.\./` },
+    {
+      files: ['operator/**/*.ts'],
+      may: 'the contract',
+      forbid: String.raw`^(\.\./)+(constructs(/(?!contract(/|$)).*)?|command(/.*)?|testing(/.*)?)$`,
+    },
+    { files: ['testing/**/*.ts'], may: 'the runtime and the contract', forbid: String.raw`^(\.\./)+command(/|$)` },
+  ]),
   {
     // Tests and benchmarks read what the API server, kubectl and the audit log return (JSON) and
     // let assertions check its shape, so `any` is their honest type there; a `!` after a lookup

@@ -25,7 +25,7 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), 'bundle', '--entry', 'operator/main.ts'],
+      ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), 'bundle', '--entry', 'reconciler.ts'],
       { cwd: ROOT, stdio: 'ignore' },
     );
     const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });

@@ -9,8 +9,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildImage } from '../operator/image/build';
-import { describeProject } from '../operator/image/project';
+import { buildImage } from '../command/image/build';
+import { describeProject } from '../command/image/project';
 import { freePort } from '../testing/control-plane';
 import { deploymentIn, missingContainerTools, ReconcilerContainer } from '../test/support/container';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-image-'));
   const project = describeProject(ROOT);
   const image = await buildImage({
-    entry: 'operator/main.ts',
+    entry: 'reconciler.ts',
     reference: project.reference,
     description: project.description,
     outDir: out,

@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { CustomResourceObject } from '../constructs/contract';
 import { customResourceType, memcachedKind } from '../constructs';
-import { bundleReconciler } from '../operator/image/bundle';
-import { loadControllers } from '../operator/render-command';
+import { bundleReconciler } from '../command/image/bundle';
+import { loadControllers } from '../command/render';
 import { renderChildren } from '../operator/runtime/render';
 import { memcachedVersionPatching } from '../test/support/controllers-module';
 import { withBenchCluster } from './cluster';
@@ -59,7 +59,7 @@ async function measurePlans(ctx: BenchContext, ns: string) {
   // The command as a package user runs it: JavaScript, not TypeScript compiled on the fly.
   fs.mkdirSync(path.join(ROOT, 'build', 'bench-plan'), { recursive: true });
   const bundled = path.join(ROOT, 'build', 'bench-plan', 'cli.js');
-  await bundleReconciler({ entry: 'operator/cli.ts', outfile: bundled, minify: false, cwd: ROOT });
+  await bundleReconciler({ entry: 'command/cli.ts', outfile: bundled, minify: false, cwd: ROOT });
   const cli = (...args: string[]) => timed(process.execPath, [bundled, ...args], env);
   const module = memcachedVersionPatching(LABEL_PATCH);
   const same = await cli('plan', '--kind', 'Memcached', '-n', ns, '-o', 'json');

@@ -44,7 +44,6 @@ export type {
   Children,
   ConfigMap,
   ContainerState,
-  ControllerDeclaration,
   CoreEvent,
   CronJob,
   CustomResourceObject,
@@ -74,13 +73,18 @@ export type {
   WorkloadCondition,
 } from './contract';
 
+export type { ControllerDeclaration } from './core/controller-declaration';
+export type { KindDescriptor } from './contract/kind';
+
 // Writing a status: conditions, pods.
-export { ConditionList, findCondition, setCondition } from './core/conditions';
-export type { ConditionInput } from './core/conditions';
+export { ConditionList, findCondition, setCondition } from './contract/conditions';
+export type { ConditionInput } from './contract/conditions';
 export { livePodNames, podFailure, podInstance } from './core/pods';
 
 // The operator: CRD, RBAC and the reconciler Deployment; and any construct as a kind.
-export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, Operator } from './core/operator';
+export { Operator } from './core/operator';
+export { KIT_CONTROLLERS } from './kit-controllers';
+export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './core/kit-image';
 export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
 export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
 export {
@@ -100,7 +104,7 @@ export { operatorHelmChart, writeHelmChart } from './helm/chart';
 export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';
 export type { PolicyRule } from './core/rbac';
-export { renderConstructs } from './core/render';
+export { renderConstructs } from './contract/render';
 
 // Building blocks for one's own constructs: labels and the restricted Pod Security settings.
 export { selectorLabels, standardLabels } from './core/labels';

@@ -1,4 +1,4 @@
-import type { ControllerDeclaration } from './contract';
+import type { ControllerDeclaration } from './core/controller-declaration';
 import { cronTabController } from './crontab/controller';
 import { databaseController } from './database/controller';
 import { etcdClusterController } from './etcd/controller';

@@ -6,7 +6,6 @@
  */
 export { runOperator } from './run';
 export type { RunOperatorOptions } from './run';
-export { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 export { buildController } from './runtime/builder';
 export { Controller } from './runtime/controller';
 export type { ControllerSetupOptions, ReconcileContext, Reconciler, Request, Result } from './runtime/controller';

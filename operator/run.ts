@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../constructs/contract';
-import { convertingKinds } from '../constructs/core/webhooks';
+import { convertingKinds } from '../constructs/contract/webhook-paths';
 import { type Flags, parseFlags, usage } from './flags';
 import { buildController } from './runtime/builder';
 import { HttpKubeClient, type KubeClient } from './runtime/client';
@@ -22,7 +22,7 @@ import { ensureWebhookCertificate, type ServingCertificate } from './runtime/web
 import { WebhookServer } from './runtime/webhook-server';
 import { isLoopbackServer, LOOPBACK_HOST, loopbackCertificate, pointAtLoopback } from './runtime/loopback-webhooks';
 import { migrateStorage } from './runtime/storage-migration';
-import type { CustomResourceKind } from '../constructs/core/kind';
+import type { KindDescriptor } from '../constructs/contract/kind';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
 
@@ -231,7 +231,7 @@ async function startLoopbackWebhooks(
  * The objects that call the webhooks, by name: the configuration of each kind of hook there is
  * (the Operator construct makes one only for hooks there are) and the converting kinds' CRDs.
  */
-function callers(flags: Flags, decls: readonly ControllerDeclaration[], converting: readonly CustomResourceKind[]) {
+function callers(flags: Flags, decls: readonly ControllerDeclaration[], converting: readonly KindDescriptor[]) {
   return {
     validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
     mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
@@ -243,7 +243,7 @@ function callers(flags: Flags, decls: readonly ControllerDeclaration[], converti
 function webhookCertificateSource(
   flags: Flags,
   decls: readonly ControllerDeclaration[],
-  converting: readonly CustomResourceKind[],
+  converting: readonly KindDescriptor[],
   shared: { client: KubeClient; logger: Logger },
 ): (() => Promise<ServingCertificate>) | undefined {
   const { webhookCertPath, webhookCertSecret } = flags;

@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import type { CustomResourceKind } from '../core/kind';
+import type { KindDescriptor } from './kind';
 import type { CustomResourceObject, InvolvedObject, KubeObject } from './objects';
 import type { Children, ResourceType } from './resource-types';
 
@@ -99,11 +99,16 @@ export interface ControllerDeclaration<
   R extends CustomResourceObject = CustomResourceObject<any, any>,
   Facts extends object = object,
   Prepared extends object = object,
+  Kind extends KindDescriptor = KindDescriptor,
 > {
   /** Name used in `--controllers=...`, lower-case, e.g. `memcached`. */
   readonly name: string;
-  /** The custom kind the controller reconciles (`For` in controller-runtime). */
-  readonly for: CustomResourceKind;
+  /**
+   * The custom kind the controller reconciles (`For` in controller-runtime). The runtime reads it
+   * as a `KindDescriptor`; an Operator construct needs a `CustomResourceKind`, whose schemas
+   * its CRD is made of.
+   */
+  readonly for: Kind;
   /** Children it creates and keeps in shape with server-side apply (`Owns`). */
   readonly owns?: readonly ResourceType[];
   /** Children it may also delete when the spec stops asking for them. Must be listed in `owns` too. */

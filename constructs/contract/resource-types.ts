@@ -1,4 +1,4 @@
-import type { CustomResourceKind } from '../core/kind';
+import type { KindDescriptor } from './kind';
 import type {
   ConfigMap,
   CoreEvent,
@@ -84,7 +84,9 @@ export const BuiltinTypes = {
 } as const;
 
 /** The resource type of a custom kind (its storage version). */
-export function customResourceType(kind: CustomResourceKind): ResourceType {
+export function customResourceType(
+  kind: Pick<KindDescriptor, 'group' | 'storageVersion' | 'kind' | 'plural' | 'namespaced'>,
+): ResourceType {
   return {
     group: kind.group,
     version: kind.storageVersion,

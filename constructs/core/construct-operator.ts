@@ -1,9 +1,8 @@
 import { ApiObject } from 'cdk8s';
 import { type Construct } from 'constructs';
-import { ConditionList } from './conditions';
+import { ConditionList } from '../contract/conditions';
 import {
   BuiltinTypes,
-  type ControllerDeclaration,
   type Deployment,
   type KubeObject,
   type Observed,
@@ -13,10 +12,11 @@ import {
   type StatefulSet,
   type StatusOf,
 } from '../contract';
-import type { Condition } from './conditions';
+import type { ControllerDeclaration } from './controller-declaration';
+import type { Condition } from '../contract/conditions';
 import type { CustomResource, CustomResourceKind } from './kind';
 import { Operator, type OperatorOptions } from './operator';
-import { renderConstructs } from './render';
+import { renderConstructs } from '../contract/render';
 import { conditionsSchema, type Schema, t } from './schema';
 
 export interface ConstructControllerProps<R extends CustomResourceObject> {

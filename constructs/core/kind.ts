@@ -1,5 +1,6 @@
-import type { CustomResourceObject } from '../contract/objects';
-import { hubRoundTripProblems, type SpokeVersion, spokeRoundTripProblems, spokes } from './conversion';
+import type { CustomResourceObject, KubeObject } from '../contract/objects';
+import type { KindDescriptor } from '../contract/kind';
+import { convertObject, hubRoundTripProblems, type SpokeVersion, spokeRoundTripProblems, spokes } from './conversion';
 import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
 import { schemaViolations } from './validate-object';
@@ -112,7 +113,7 @@ export const NAME_FIELD = '.metadata.name';
 export class CustomResourceKind<
   S extends Schema<unknown> = Schema<unknown>,
   St extends Schema<unknown> = Schema<unknown>,
-> {
+> implements KindDescriptor {
   readonly group: string;
   readonly kind: string;
   readonly plural: string;
@@ -155,6 +156,16 @@ export class CustomResourceKind<
   /** Whether some version has a schema of its own, so the API server needs the `/convert` webhook. */
   get needsConversion(): boolean {
     return spokes(this).length > 0;
+  }
+
+  /** Whether the status schema has `conditions`: only then does the reconciler write them. */
+  get statusHasConditions(): boolean {
+    return this.props.status.json.properties?.conditions !== undefined;
+  }
+
+  /** The object at another served version of this kind (`group/version`), through the hub. */
+  convert<T extends KubeObject>(object: T, apiVersion: string): T {
+    return convertObject(this, object, apiVersion);
   }
 
   /** The spec schema of a version. */

@@ -1,8 +1,10 @@
-import { KIT_CONTROLLERS } from '../kit-controllers';
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { type ControllerDeclaration, validateControllerDeclaration } from '../contract';
+import { validateControllerDeclaration } from '../contract';
+import type { ControllerDeclaration } from './controller-declaration';
+import { CONVERSION_PATH } from '../contract/webhook-paths';
+import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './kit-image';
 import { CustomResourceDefinition } from './crd';
 import { type CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';
@@ -12,17 +14,11 @@ import { claimUnique } from './unique';
 import {
   addWebhookObjects,
   type CertManagerCertificate,
-  CONVERSION_PATH,
   MOUNTED_CERTIFICATE_DIR,
   WEBHOOK_PORT,
   type WebhookPlan,
   webhookPlan,
 } from './webhooks';
-
-/** The reconciler image the package's `image` command builds of the kit's entry point (`npm run image`). */
-export const DEFAULT_IMAGE = 'cdk8s-operator-kit/reconciler';
-/** The tag of that image matching this version of the kit. */
-export const DEFAULT_IMAGE_TAG = '0.1.0';
 
 /** Reconciles at once per controller, unless set: see `maxConcurrentReconciles`. */
 export const DEFAULT_CONCURRENT_RECONCILES = 4;
@@ -201,7 +197,7 @@ export class Operator extends Construct {
     const ownChart = Chart.of(this);
     const clusterChart = Chart.of(clusterHolder);
     if (clusterChart !== ownChart) ownChart.addDependency(clusterChart);
-    const partOf = props.partOf ?? (isKitOperator(props.controllers) ? PART_OF : name);
+    const partOf = props.partOf ?? (runsInKitImage(props.controllers) ? PART_OF : name);
     const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s', partOf });
     const parts: OperatorParts = {
       props,
@@ -491,19 +487,18 @@ function validateOperatorProps(name: string, namespace: string, props: OperatorP
   validateReconcilerSettings(props, fail);
 }
 
-/** Whether every controller is one of the kit's own. */
-function isKitOperator(controllers: readonly ControllerDeclaration[]): boolean {
-  return controllers.every((c) => KIT_CONTROLLERS.includes(c));
+/** Whether every controller says the kit's image runs it (the kit's own controllers do). */
+function runsInKitImage(controllers: readonly ControllerDeclaration[]): boolean {
+  return controllers.every((c) => c.image === DEFAULT_IMAGE);
 }
 
-/** The kit's image runs only the kit's controllers; any image must be a valid reference. */
+/** The kit's image runs only the controllers built into it; any image must be a valid reference. */
 function validateImage(name: string, props: OperatorProps, fail: Fail): void {
   if (props.image === undefined) {
-    const kit = KIT_CONTROLLERS.map((c) => c.name);
-    const foreign = props.controllers.map((c) => c.name).filter((c) => !kit.includes(c));
+    const foreign = props.controllers.filter((c) => c.image !== DEFAULT_IMAGE).map((c) => c.name);
     if (foreign.length) {
       fail(
-        `the kit's image runs only its own controllers (${kit.join(', ')}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (npx cdk8s-operator-kit image --entry <file> builds it) and set image`,
+        `the kit's image runs only its own controllers (those declared with image ${JSON.stringify(DEFAULT_IMAGE)}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (npx cdk8s-operator-kit image --entry <file> builds it) and set image`,
       );
     }
   }

@@ -1,5 +1,5 @@
 import type { KubeObject, Pod, Problem } from '../contract';
-import { compareText } from './compare';
+import { compareText } from '../contract/compare';
 
 /**
  * For `mapReads.Pod`: the resource a pod belongs to, by its standard labels — pods are made by a

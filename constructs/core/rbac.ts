@@ -1,4 +1,5 @@
-import { BuiltinTypes, type ControllerDeclaration, customResourceType, type ResourceType } from '../contract';
+import { BuiltinTypes, customResourceType, type ResourceType } from '../contract';
+import type { ControllerDeclaration } from './controller-declaration';
 
 /** One RBAC rule in wire form. */
 export interface PolicyRule {

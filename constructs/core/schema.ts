@@ -1,3 +1,4 @@
+import type { Condition as ContractCondition } from '../contract/conditions';
 /**
  * A small typed builder for the OpenAPI v3 schemas that CRDs carry.
  *
@@ -377,7 +378,11 @@ export const conditionSchema = t.object(
   { description: 'A metav1.Condition.' },
 );
 
-export type Condition = Static<typeof conditionSchema>;
+export type Condition = ContractCondition;
+
+// The schema and the contract's `Condition` are one shape: tsc stops here if either drifts.
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const conditionSchemaMatchesContract: SameShape<Static<typeof conditionSchema>, ContractCondition> = true;
 
 /** `status.conditions`: a list keyed by `type`, so server-side apply merges one condition at a time. */
 export function conditionsSchema(

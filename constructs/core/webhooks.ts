@@ -1,24 +1,13 @@
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
-import type { ControllerDeclaration } from '../contract';
+import type { ControllerDeclaration } from './controller-declaration';
+import { admissionPath, convertingKinds } from '../contract/webhook-paths';
 import { customResourceType } from '../contract';
 import type { CustomResourceKind } from './kind';
 
 /** The port the reconciler serves admission webhooks on (kubebuilder's). */
 export const WEBHOOK_PORT = 9443;
-
-/** The path a kind's hook is served at, kubebuilder's convention: `/validate-<group>-<version>-<kind>`. */
-export function admissionPath(
-  hook: 'validate' | 'mutate',
-  kind: { readonly group: string; readonly kind: string },
-  version: string,
-): string {
-  return `/${hook}-${kind.group.replace(/\./g, '-')}-${version}-${kind.kind.toLowerCase()}`;
-}
-
-/** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
-export const CONVERSION_PATH = '/convert';
 
 /** Where the reconciler reads a certificate cert-manager keeps in a Secret (kubebuilder's path). */
 export const MOUNTED_CERTIFICATE_DIR = '/tmp/k8s-webhook-server/serving-certs';
@@ -52,11 +41,6 @@ export interface CertManagerPlan {
   readonly issuer: Required<CertManagerIssuer>;
   /** Whether the operator makes that (self-signed) Issuer itself. */
   readonly ownIssuer: boolean;
-}
-
-/** The distinct kinds of these controllers whose versions need the `/convert` webhook. */
-export function convertingKinds(controllers: readonly ControllerDeclaration[]): CustomResourceKind[] {
-  return [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
 }
 
 /** What an operator whose controllers have admission hooks or converting kinds adds, by name. */

@@ -1,5 +1,7 @@
-import { BuiltinTypes, type ControllerDeclaration, type CronJob, type EventSpec, type Observed } from '../contract';
-import { ConditionList, findCondition } from '../core/conditions';
+import { BuiltinTypes, type CronJob, type EventSpec, type Observed } from '../contract';
+import type { ControllerDeclaration } from '../core/controller-declaration';
+import { DEFAULT_IMAGE } from '../core/kit-image';
+import { ConditionList, findCondition } from '../contract/conditions';
 import type { CronTab, CronTabStatus } from './api';
 import { cronJobSchedule, cronTabKind } from './api';
 import { CronTabCronJob } from './crontab-cronjob';
@@ -70,6 +72,7 @@ export function cronTabEvents(ct: CronTab, observed: Observed, status: CronTab['
 /** The crontab controller (seed 000's CronTab): one CronJob per CronTab. */
 export const cronTabController: ControllerDeclaration<CronTab> = {
   name: 'crontab',
+  image: DEFAULT_IMAGE,
   for: cronTabKind,
   owns: [BuiltinTypes.CronJob],
   render: (scope, ct, { owner }) =>

@@ -1,6 +1,5 @@
 import {
   BuiltinTypes,
-  type ControllerDeclaration,
   type CronJob,
   type EventSpec,
   type FinalizeContext,
@@ -11,9 +10,11 @@ import {
   type Secret,
   type StatefulSet,
 } from '../contract';
-import { ConditionList } from '../core/conditions';
+import type { ControllerDeclaration } from '../core/controller-declaration';
+import { DEFAULT_IMAGE } from '../core/kit-image';
+import { ConditionList } from '../contract/conditions';
 import { runFinalJob } from '../core/final-job';
-import { renderConstructs } from '../core/render';
+import { renderConstructs } from '../contract/render';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
 import type { Database, DatabaseStatus } from './api';
@@ -189,6 +190,7 @@ export async function finalSnapshot(db: Database, context: FinalizeContext): Pro
  */
 export const databaseController: ControllerDeclaration<Database, object, DatabasePrepared> = {
   name: 'database',
+  image: DEFAULT_IMAGE,
   for: databaseKind,
   owns: [
     BuiltinTypes.ConfigMap,

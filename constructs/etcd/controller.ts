@@ -1,6 +1,5 @@
 import {
   BuiltinTypes,
-  type ControllerDeclaration,
   type CronJob,
   type EventSpec,
   type FinalizeContext,
@@ -9,9 +8,11 @@ import {
   type Problem,
   type StatefulSet,
 } from '../contract';
-import { ConditionList, findCondition } from '../core/conditions';
+import type { ControllerDeclaration } from '../core/controller-declaration';
+import { DEFAULT_IMAGE } from '../core/kit-image';
+import { ConditionList, findCondition } from '../contract/conditions';
 import { jobFromCronJob, runFinalJob } from '../core/final-job';
-import { renderConstructs } from '../core/render';
+import { renderConstructs } from '../contract/render';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
@@ -264,6 +265,7 @@ export async function finalEtcdSnapshot(cluster: EtcdCluster, context: FinalizeC
 
 export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts> = {
   name: 'etcdcluster',
+  image: DEFAULT_IMAGE,
   for: etcdClusterKind,
   owns: [
     BuiltinTypes.Service,

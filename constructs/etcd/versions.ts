@@ -1,4 +1,4 @@
-import { compareText } from '../core/compare';
+import { compareText } from '../contract/compare';
 
 /** etcd release numbers (`x.y.z`) and the upgrades etcd supports: one minor at a time, never down a minor. */
 

@@ -3,7 +3,8 @@
  * operator's own props), how it changes the props, and a different legal value used to find
  * where the construct puts it.
  */
-import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, parseImageReference, type OperatorProps } from '../core/operator';
+import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from '../core/kit-image';
+import { parseImageReference, type OperatorProps } from '../core/operator';
 
 /** A value that only changes text (a string, a number) or one whole block (`resources`). */
 export interface ScalarValue {

@@ -1,6 +1,6 @@
 import { spokeVersion } from '../core/conversion';
 import { type CustomResource, CustomResourceKind } from '../core/kind';
-import { parseQuantity } from '../core/quantity';
+import { parseQuantity } from '../contract/quantity';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from '../core/formats';
 import { conditionsSchema, type Static, t } from '../core/schema';
 

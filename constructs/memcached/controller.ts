@@ -1,12 +1,7 @@
-import {
-  BuiltinTypes,
-  type ControllerDeclaration,
-  type Deployment,
-  type EventSpec,
-  type Observed,
-  type Problem,
-} from '../contract';
-import { ConditionList } from '../core/conditions';
+import { BuiltinTypes, type Deployment, type EventSpec, type Observed, type Problem } from '../contract';
+import type { ControllerDeclaration } from '../core/controller-declaration';
+import { DEFAULT_IMAGE } from '../core/kit-image';
+import { ConditionList } from '../contract/conditions';
 import { livePodNames, podFailure, podInstance } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
 import { memcachedKind } from './api';
@@ -100,6 +95,7 @@ export function memcachedEvents(mc: Memcached, observed: Observed): EventSpec[] 
  */
 export const memcachedController: ControllerDeclaration<Memcached> = {
   name: 'memcached',
+  image: DEFAULT_IMAGE,
   for: memcachedKind,
   owns: [BuiltinTypes.Deployment],
   reads: [BuiltinTypes.Pod],

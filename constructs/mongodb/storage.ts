@@ -2,7 +2,7 @@ import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { PART_OF } from '../core/labels';
-import { parseQuantity } from '../core/quantity';
+import { parseQuantity } from '../contract/quantity';
 
 /** One NFS export per replica set member. */
 export interface NfsExports {

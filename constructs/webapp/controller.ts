@@ -1,13 +1,8 @@
-import {
-  BuiltinTypes,
-  type ControllerDeclaration,
-  type Deployment,
-  type Ingress,
-  type KubeObject,
-  type Problem,
-} from '../contract';
-import { ConditionList } from '../core/conditions';
-import { compareText } from '../core/compare';
+import { BuiltinTypes, type Deployment, type Ingress, type KubeObject, type Problem } from '../contract';
+import type { ControllerDeclaration } from '../core/controller-declaration';
+import { DEFAULT_IMAGE } from '../core/kit-image';
+import { ConditionList } from '../contract/conditions';
+import { compareText } from '../contract/compare';
 import { selectorLabels } from '../core/labels';
 import { podFailure, podInstance } from '../core/pods';
 import type { Application, WebApp, WebStatus } from './api';
@@ -118,6 +113,7 @@ function webController<R extends Application | WebApp>(
   return {
     name,
     for: kind,
+    image: DEFAULT_IMAGE,
     owns: [BuiltinTypes.Deployment, BuiltinTypes.Service, BuiltinTypes.Ingress],
     deletes: [BuiltinTypes.Ingress],
     // Pods, to report those that cannot run; every Ingress, to find a host another one routes.

@@ -4,7 +4,7 @@
  */
 import type { AdmissionContext, ControllerDeclaration, KubeObject } from '../../constructs/contract';
 import { customResourceType } from '../../constructs/contract';
-import { admissionPath } from '../../constructs/core/webhooks';
+import { admissionPath } from '../../constructs/contract/webhook-paths';
 
 /** What a review's request carries that the hooks read. */
 export interface AdmissionRequest {

@@ -3,7 +3,7 @@ import { BuiltinTypes } from '../../constructs/contract';
 import type { Controller, Request } from './controller';
 import type { Informer } from './informer';
 import type { Manager } from './manager';
-import { compareText } from '../../constructs/core/compare';
+import { compareText } from '../../constructs/contract/compare';
 
 /**
  * Warning Events by which Kubernetes' own controllers say they cannot make what a child asks

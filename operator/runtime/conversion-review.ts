@@ -4,8 +4,7 @@
  * through the storage version by the kind's own conversions (constructs/core/conversion.ts).
  */
 import type { KubeObject } from '../../constructs/contract';
-import { convertObject } from '../../constructs/core/conversion';
-import type { CustomResourceKind } from '../../constructs/core/kind';
+import type { KindDescriptor } from '../../constructs/contract/kind';
 
 export interface ConversionRequest {
   readonly uid: string;
@@ -23,7 +22,7 @@ export interface ConversionResponse {
  * The answer to one review. A conversion that throws fails the whole review with a message
  * naming the object; the API server then fails the request that needed it (nothing is written).
  */
-export function convertReview(kinds: readonly CustomResourceKind[], request: ConversionRequest): ConversionResponse {
+export function convertReview(kinds: readonly KindDescriptor[], request: ConversionRequest): ConversionResponse {
   const { uid, desiredAPIVersion } = request;
   const converted: KubeObject[] = [];
   for (const object of request.objects) {
@@ -33,7 +32,7 @@ export function convertReview(kinds: readonly CustomResourceKind[], request: Con
     if (!kind)
       return failure(uid, `${name}: this operator converts no ${object.kind ?? '?'} of ${object.apiVersion ?? '?'}`);
     try {
-      converted.push(convertObject(kind, object, desiredAPIVersion));
+      converted.push(kind.convert(object, desiredAPIVersion));
     } catch (err) {
       return failure(
         uid,

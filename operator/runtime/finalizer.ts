@@ -127,7 +127,7 @@ async function report(
   if (changed) {
     for (const e of events) await s.ctx.recorder.record(s.resource, e.type, e.reason, e.message);
   }
-  if (!statusHasConditions(parts)) return;
+  if (!parts.decl.for.statusHasConditions) return;
   const now = new Date();
   const conditions = [condition, ...more].reduce(
     (list, c) =>
@@ -137,10 +137,4 @@ async function report(
   if (!jsonEqual(conditions, before ?? [])) {
     await applyStatus(s.ctx.client, parts.type, s.resource, { ...s.resource.status, conditions });
   }
-}
-
-/** Whether the kind's status schema has `conditions`: only then are they written. */
-function statusHasConditions(parts: ControllerParts): boolean {
-  const status = parts.decl.for.props.status as { json?: { properties?: Record<string, unknown> } };
-  return status.json?.properties?.conditions !== undefined;
 }

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../constructs/contract';
-import { sameQuantity } from '../../constructs/core/quantity';
+import { sameQuantity } from '../../constructs/contract/quantity';
 
 /** One entry of `metadata.managedFields`. */
 export interface ManagedFieldsEntry {

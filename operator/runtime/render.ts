@@ -1,7 +1,7 @@
 import type { KubeObject } from '../../constructs/contract';
 import { type Construct } from 'constructs';
 import { type ControllerDeclaration, type CustomResourceObject, customResourceType } from '../../constructs/contract';
-import { renderConstructs as renderInChart } from '../../constructs/core/render';
+import { renderConstructs as renderInChart } from '../../constructs/contract/render';
 import { controllerReference } from './children';
 
 /** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */

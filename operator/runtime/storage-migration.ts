@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { BuiltinTypes, customResourceType, type KubeObject } from '../../constructs/contract';
-import type { CustomResourceKind } from '../../constructs/core/kind';
+import type { KindDescriptor } from '../../constructs/contract/kind';
 import { isNotFound, type KubeClient } from './client';
 
 interface Crd extends KubeObject {
@@ -32,7 +32,7 @@ const PAGE_SIZE = '500';
  */
 export async function migrateStorage(
   client: KubeClient,
-  kind: CustomResourceKind,
+  kind: KindDescriptor,
   logger: Logger,
   signal?: AbortSignal,
 ): Promise<MigrationResult> {

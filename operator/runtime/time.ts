@@ -1,4 +1,4 @@
-export { rfc3339 } from '../../constructs/core/conditions';
+export { rfc3339 } from '../../constructs/contract/conditions';
 
 /** Microsecond precision, as metav1.MicroTime (Event `eventTime`, Lease `renewTime`) wants. */
 export function microTime(d: Date): string {

@@ -7,8 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as https from 'node:https';
 import type { Logger } from 'pino';
 import type { AdmissionContext, ControllerDeclaration, KubeObject } from '../../constructs/contract';
-import { CONVERSION_PATH, convertingKinds } from '../../constructs/core/webhooks';
-import type { CustomResourceKind } from '../../constructs/core/kind';
+import { CONVERSION_PATH, convertingKinds } from '../../constructs/contract/webhook-paths';
+import type { KindDescriptor } from '../../constructs/contract/kind';
 import { type AdmissionRequest, admissionRoutes, review } from './admission';
 import { type ConversionRequest, convertReview } from './conversion-review';
 import type { ServingCertificate } from './webhook-certificate';
@@ -19,7 +19,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export class WebhookServer {
   private readonly routes: ReturnType<typeof admissionRoutes>;
   /** The kinds whose versions are converted here. */
-  readonly converting: readonly CustomResourceKind[];
+  readonly converting: readonly KindDescriptor[];
   private server?: https.Server;
 
   constructor(
@@ -134,7 +134,7 @@ export class WebhookServer {
  * (`failure` says what went wrong, for the log).
  */
 async function answerConversion(
-  kinds: readonly CustomResourceKind[],
+  kinds: readonly KindDescriptor[],
   req: IncomingMessage,
 ): Promise<{ status: number; body: unknown; failure?: string }> {
   let request: ConversionRequest | undefined;

@@ -18,7 +18,7 @@ import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
-import { convertingKinds } from '../../constructs/core/webhooks';
+import { convertingKinds } from '../../constructs/contract/webhook-paths';
 import { convertReview, type ConversionRequest } from '../../operator/runtime/conversion-review';
 import { selfSignedCertificate } from '../../operator/runtime/self-signed';
 import { kubectlAsync } from '../support/kube';

@@ -37,7 +37,7 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
   const deployment = deploymentIn(path.join(DIST, '0001-memcached.k8s.yaml'));
 
   beforeAll(async () => {
-    image = buildImage({ entry: 'operator/main.ts', tag, outDir: path.join(out, 'first') });
+    image = buildImage({ entry: 'reconciler.ts', tag, outDir: path.join(out, 'first') });
     kubectlOk(['apply', '--server-side', '-f', DIST]);
     kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com']);
     ns = createTestNamespace('image');
@@ -50,7 +50,7 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
   });
 
   test('a second build of the same sources gives the same digest', () => {
-    const again = buildImage({ entry: 'operator/main.ts', tag, outDir: path.join(out, 'second') });
+    const again = buildImage({ entry: 'reconciler.ts', tag, outDir: path.join(out, 'second') });
     expect(image.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(again.digest).toBe(image.digest);
   });

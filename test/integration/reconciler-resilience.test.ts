@@ -42,7 +42,7 @@ beforeAll(() => {
   // One of the leader-election pair runs the single-file bundle the image ships.
   execFileSync(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), 'bundle', '--entry', 'operator/main.ts'],
+    ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), 'bundle', '--entry', 'reconciler.ts'],
     { cwd: ROOT, stdio: 'ignore' },
   );
 });

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { have } from '../../operator/image/tools';
+import { have } from '../../command/image/tools';
 import { freePort } from '../../testing/control-plane';
 import { kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
 import { identityInLogs, waitUntilReady } from './reconciler';
@@ -52,7 +52,7 @@ export function buildImage(options: { entry: string; tag: string; outDir: string
   layers: { size: number }[];
   contents: { baseSystem: number; node: number; bundle: number };
 } {
-  const command = options.bin ?? [process.execPath, '--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts')];
+  const command = options.bin ?? [process.execPath, '--import', 'tsx', path.join(ROOT, 'command', 'cli.ts')];
   const [program = '', ...args] = command;
   const r = spawnSync(
     program,

@@ -35,9 +35,9 @@ export const controllers = [{
 `);
 }
 
-/** The package's command (`operator/cli.ts`) with these arguments, against the test cluster. */
+/** The package's command (`command/cli.ts`) with these arguments, against the test cluster. */
 export function runCommand(args: readonly string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), ...args], {
+  return spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, KUBECONFIG: testKubeconfig() },

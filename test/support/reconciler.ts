@@ -121,7 +121,7 @@ export function bindMetricsReader(namespace: string, serviceAccount: string): st
   return binding;
 }
 
-/** The reconciler (operator/main.ts) as a child process, with its logs and endpoints. */
+/** The reconciler (reconciler.ts) as a child process, with its logs and endpoints. */
 export class ReconcilerProcess {
   readonly logs: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -143,7 +143,7 @@ export class ReconcilerProcess {
   }
 
   /**
-   * Starts operator/main.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
+   * Starts reconciler.ts with tsx, or with `bundle: true` the esbuild bundle the image runs
    * (build it first with `npm run bundle`).
    */
   static async start(options: {
@@ -158,7 +158,7 @@ export class ReconcilerProcess {
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
     const entry = options.bundle
       ? [path.join(ROOT, 'build', 'reconciler', 'main.js')]
-      : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'operator', 'main.ts')];
+      : ['--import', 'tsx', options.entry ?? path.join(ROOT, 'reconciler.ts')];
     const child = spawn(
       process.execPath,
       [

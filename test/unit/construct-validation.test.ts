@@ -48,7 +48,7 @@ describe('Operator props are validated at synth, with a message saying how to fi
     ['a bad image tag', operatorWith({ image: 'repo/img', imageTag: 'v1/beta' }), /imageTag "v1\/beta" is not a tag/],
     [
       "a controller the kit's image does not contain",
-      operatorWith({ controllers: [{ ...memcachedController, name: 'redis' }] }),
+      operatorWith({ controllers: [{ ...memcachedController, name: 'redis', image: undefined }] }),
       /the kit's image runs only its own controllers .* not redis; build an image/,
     ],
     [

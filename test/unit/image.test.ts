@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
-import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../operator/image/definition';
-import { describeProject } from '../../operator/image/project';
+import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../command/image/definition';
+import { describeProject } from '../../command/image/project';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const CLI = path.join(ROOT, 'operator', 'cli.ts');
+const CLI = path.join(ROOT, 'command', 'cli.ts');
 
 /** `cdk8s-operator-kit bundle` of an entry point, into a fresh folder. */
 function bundle(entry: string): string {
@@ -65,7 +65,7 @@ describe('the reconciler image', () => {
   }, 60_000);
 
   test('the esbuild bundle runs on its own: --help, and a clear error for a bad flag', () => {
-    const main = bundle('operator/main.ts');
+    const main = bundle('reconciler.ts');
     const help = spawnSync(process.execPath, [main, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--leader-elect');

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Chart, Testing } from 'cdk8s';
 import { MongoDbStorage, type MongoDbStorageProps } from '../../constructs';
-import { parseQuantity } from '../../constructs/core/quantity';
+import { parseQuantity } from '../../constructs/contract/quantity';
 import { structuralProblems } from '../../constructs/core/structural';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';

@@ -5,13 +5,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applicationController } from '../../constructs/webapp/controller';
 import { renderChildren } from '../../operator/runtime/render';
-import {
-  kitControllers,
-  loadControllers,
-  OFFLINE_UID,
-  RenderError,
-  renderResources,
-} from '../../operator/render-command';
+import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../command/render';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SEEDS = path.join(ROOT, 'test', 'fixtures', 'seeds');
@@ -93,7 +87,7 @@ describe('render: the children a resource becomes, offline', () => {
 
   test('the command: files are required (usage, exit 2); a refusal is one line and exit 1', () => {
     const cli = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'operator', 'cli.ts'), ...args], {
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
         cwd: ROOT,
         encoding: 'utf8',
       });

@@ -2,8 +2,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createKind, initProject } from '../../operator/scaffold';
-import { kindNames } from '../../operator/scaffold/templates';
+import { createKind, initProject } from '../../command/scaffold';
+import { kindNames } from '../../command/scaffold/templates';
 
 const kitPackage = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
 const made: string[] = [];

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { forwardSignals, SAME_REQUEST_MS } from '../../../operator/forward-signals';
+import { forwardSignals, SAME_REQUEST_MS } from '../../../command/forward-signals';
 
 function setup() {
   const sent: NodeJS.Signals[] = [];

@@ -1,4 +1,4 @@
-import { localEndpoints } from '../../../operator/cli';
+import { localEndpoints } from '../../../command/cli';
 import { parseFlags } from '../../../operator/flags';
 
 describe('a reconciler run out of cluster takes no fixed port', () => {

@@ -5,13 +5,14 @@
  * Writes nothing. The load is bounded: one list per type, and a server-side apply dry run only
  * for a child the local change check (our field manager's managed fields) says would change.
  */
-import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
+import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { customResourceType } from '../constructs/contract';
-import { type KubeClient } from './runtime/client';
-import { needsApply } from './runtime/managed-fields';
-import { renderChildren } from './runtime/render';
-import { changeableFields } from './diff-command';
-import { controllerNamed, ownedType, RenderError } from './render-command';
+import { type KubeClient } from '../operator/runtime/client';
+import { needsApply } from '../operator/runtime/managed-fields';
+import { renderChildren } from '../operator/runtime/render';
+import { changeableFields } from './diff';
+import { controllerNamed, ownedType, RenderError } from './render';
 
 export interface PlanOptions {
   readonly kind: string;

@@ -5,12 +5,13 @@
  * It writes nothing. Exit codes as `kubectl diff`: 0 no differences, 1 differences, >1 an error.
  */
 import { stringify } from 'yaml';
-import type { ControllerDeclaration, CustomResourceObject, KubeObject } from '../constructs/contract';
+import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
+import type { CustomResourceObject, KubeObject } from '../constructs/contract';
 import { customResourceType } from '../constructs/contract';
-import { isNotFound, type KubeClient } from './runtime/client';
-import { renderChildren } from './runtime/render';
-import { withoutBookkeeping } from './runtime/resource';
-import { controllerNamed, controllerOf, ownedType, RenderError } from './render-command';
+import { isNotFound, type KubeClient } from '../operator/runtime/client';
+import { renderChildren } from '../operator/runtime/render';
+import { withoutBookkeeping } from '../operator/runtime/resource';
+import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 
 /** One child's fate. */
 export interface ChildDiff {

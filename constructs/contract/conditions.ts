@@ -1,7 +1,22 @@
-import type { Problem } from '../contract/declaration';
-import type { Condition } from './schema';
+import type { Problem } from './declaration';
 
-export type { Condition };
+/**
+ * A `metav1.Condition`, as `status.conditions` lists it (the schema that validates it is
+ * `conditionSchema`, whose static type is this one).
+ */
+export interface Condition {
+  /** In CamelCase, e.g. Available, Progressing, Degraded. */
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  /** The `.metadata.generation` the condition was set from. */
+  observedGeneration?: number;
+  /** When the condition last changed from one status to another (RFC 3339, whole seconds). */
+  lastTransitionTime: string;
+  /** Programmatic identifier for the last transition, in CamelCase. */
+  reason: string;
+  /** Human-readable details about the last transition. */
+  message: string;
+}
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 

@@ -1,6 +1,6 @@
 import { App, Chart } from 'cdk8s';
 import { type Construct } from 'constructs';
-import type { KubeObject } from '../contract';
+import type { KubeObject } from './objects';
 
 /**
  * Renders constructs to plain objects in a throwaway chart: how a reconciler turns the same

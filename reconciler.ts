@@ -1,8 +1,8 @@
 /**
  * The kit's reconciler image: every controller of the kit, `--controllers` picks which.
  */
-import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
-import { runOperator } from './run';
+import { KIT_CONTROLLERS } from './constructs/kit-controllers';
+import { runOperator } from './operator/run';
 
 export function main(argv: string[]): Promise<number> {
   return runOperator({ controllers: KIT_CONTROLLERS, argv });

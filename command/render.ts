@@ -8,14 +8,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { ControllerDeclaration, CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import { ChildMap, childKey, customResourceType } from '../constructs/contract';
-import { isNotFound, type KubeClient } from './runtime/client';
+import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
-import { renderChildren } from './runtime/render';
+import { renderChildren } from '../operator/runtime/render';
 
 /** What cannot be rendered, said in one line. */
 export class RenderError extends Error {}

@@ -1,0 +1,18 @@
+import type { KindDescriptor } from './kind';
+
+/** The path a kind's hook is served at, kubebuilder's convention: `/validate-<group>-<version>-<kind>`. */
+export function admissionPath(
+  hook: 'validate' | 'mutate',
+  kind: { readonly group: string; readonly kind: string },
+  version: string,
+): string {
+  return `/${hook}-${kind.group.replace(/\./g, '-')}-${version}-${kind.kind.toLowerCase()}`;
+}
+
+/** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
+export const CONVERSION_PATH = '/convert';
+
+/** The distinct kinds of these controllers whose versions need the `/convert` webhook. */
+export function convertingKinds<K extends KindDescriptor>(controllers: readonly { readonly for: K }[]): K[] {
+  return [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);
+}
