@@ -3,7 +3,7 @@
  * the RBAC synthesized from the declaration covers applying (and pruning) exactly that. A kind
  * rendered but not owned would fail at run time; this catches it in a second.
  */
-import { customResourceType, rulesForControllers } from '../../constructs';
+import { customResourceType, DEFAULT_IMAGE, rulesForControllers } from '../../constructs';
 import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
 import { renderChildren } from '../../operator/runtime/render';
 
@@ -63,6 +63,10 @@ describe.each(KIT_CONTROLLERS.map((c) => [c.name, c] as const))('controller %s',
   const rendered = resources[name]!.flatMap((r) =>
     renderChildren(controller, { apiVersion: `${type.group}/${type.version}`, kind: type.kind, metadata: meta, ...r }),
   );
+
+  test("names the kit's image, which an Operator given no image runs", () => {
+    expect(controller.image).toBe(DEFAULT_IMAGE);
+  });
 
   test('has test resources, and renders something for them', () => {
     expect(rendered.length).toBeGreaterThan(0);
