@@ -1,4 +1,4 @@
-import type { KubeObject, Pod, Problem } from '../contract';
+import type { Deployment, KubeObject, Pod, Problem } from '../contract';
 import { compareText } from '../contract/compare';
 
 /**
@@ -46,36 +46,39 @@ const STUCK_REASONS = new Set([
 export function podFailure(pods: readonly Pod[]): Problem | undefined {
   for (const p of [...pods].sort((a, b) => compareText(a.metadata.name ?? '', b.metadata.name ?? ''))) {
     if (p.metadata.deletionTimestamp) continue;
-    const status = p.status;
-    for (const c of status?.containerStatuses ?? []) {
-      const waiting = c.state?.waiting;
-      if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
-        // A crash loop: the kubelet restarts the container, and how it ended is only in lastState.
-        const last = c.lastState?.terminated;
-        const exited = last && last.exitCode !== 0 ? ` ${exitedWith(last)} and` : '';
-        return {
-          reason: 'PodFailing',
-          message:
-            `pod ${p.metadata.name}: container ${c.name}${exited} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`.slice(
-              0,
-              1024,
-            ),
-        };
-      }
-      const done = c.state?.terminated;
-      if (done && done.exitCode !== 0 && status?.phase === 'Failed') {
-        return {
-          reason: 'PodFailing',
-          message:
-            `pod ${p.metadata.name}: container ${c.name} ${exitedWith(done)}${done.message ? `: ${done.message}` : ''}`.slice(
-              0,
-              1024,
-            ),
-        };
-      }
+    for (const c of p.status?.containerStatuses ?? []) {
+      const failure = containerFailure(c, p.status?.phase === 'Failed');
+      if (failure) return { reason: 'PodFailing', message: `pod ${p.metadata.name}: ${failure}`.slice(0, 1024) };
     }
   }
   return undefined;
+}
+
+type ContainerStatus = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
+
+/** How a container fails, in words: stuck in a back-off, or exited non-zero in a failed pod. */
+function containerFailure(c: ContainerStatus, podFailed: boolean): string | undefined {
+  const waiting = c.state?.waiting;
+  if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+    // A crash loop: the kubelet restarts the container, and how it ended is only in lastState.
+    const last = c.lastState?.terminated;
+    const exited = last && last.exitCode !== 0 ? ` ${exitedWith(last)} and` : '';
+    return `container ${c.name}${exited} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+  }
+  const done = c.state?.terminated;
+  if (done && done.exitCode !== 0 && podFailed)
+    return `container ${c.name} ${exitedWith(done)}${done.message ? `: ${done.message}` : ''}`;
+  return undefined;
+}
+
+/**
+ * A Deployment's `ReplicaFailure=True` condition (pods it cannot create: quota, admission) as a
+ * problem for `Degraded`, with this message when the condition has none.
+ */
+export function replicaFailure(deployment: Deployment | undefined, fallbackMessage: string): Problem | undefined {
+  const failure = deployment?.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+  if (!failure) return undefined;
+  return { reason: failure.reason ?? 'ReplicaFailure', message: (failure.message ?? fallbackMessage).slice(0, 1024) };
 }
 
 function exitedWith(ended: { exitCode?: number; reason?: string }): string {

@@ -75,21 +75,29 @@ export interface DatabaseStatusInput {
   readonly now?: Date;
 }
 
+/** `BackupScheduled`: the schedule and the claim dumps go to, or that backups are off. */
+function setBackupScheduled(list: ConditionList, db: Database, backupClaim: string): void {
+  const { enabled, schedule } = db.spec.backup;
+  if (enabled) list.set('BackupScheduled', 'True', 'Scheduled', `dumps on "${schedule}" to PVC ${backupClaim}`);
+  else list.set('BackupScheduled', 'False', 'Disabled', 'backups are disabled');
+}
+
+/** The backup CronJob and its last success, while backups are on. */
+function backupFields(db: Database, cronJob: string, backup: CronJob | undefined): Partial<DatabaseStatus> {
+  if (!db.spec.backup.enabled) return {};
+  const last = backup?.status?.lastSuccessfulTime;
+  return { backupCronJob: cronJob, ...(last ? { lastBackupTime: last } : {}) };
+}
+
 /** The status a Database should show. Pure. */
 export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
   const { applyError, hasCredentials, childFailure, backup } = input;
   const generation = db.metadata.generation ?? 0;
   const names = databaseNames(db.metadata.name);
   const ready = input.statefulSet?.status?.readyReplicas ?? 0;
-  const now = input.now ?? new Date();
-  const list = new ConditionList(db.status?.conditions, generation, now);
-  const { set } = list;
-  set(
-    'Available',
-    ready > 0 ? 'True' : 'False',
-    ready > 0 ? 'ServerReady' : 'ServerNotReady',
-    ready > 0 ? 'the database server is ready' : 'the database server is not ready yet',
-  );
+  const list = new ConditionList(db.status?.conditions, generation, input.now ?? new Date());
+  if (ready > 0) list.set('Available', 'True', 'ServerReady', 'the database server is ready');
+  else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
@@ -99,21 +107,13 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
     ],
     'the StatefulSet, Services and backups match the spec',
   );
-  set(
-    'BackupScheduled',
-    db.spec.backup.enabled ? 'True' : 'False',
-    db.spec.backup.enabled ? 'Scheduled' : 'Disabled',
-    db.spec.backup.enabled ? `dumps on "${db.spec.backup.schedule}" to PVC ${names.backup}` : 'backups are disabled',
-  );
+  setBackupScheduled(list, db, names.backup);
   return {
     phase: applyError ? 'Failed' : ready > 0 ? 'Ready' : 'Creating',
     readyReplicas: ready,
     endpoint: `${names.service}.${db.metadata.namespace}.svc:${ENGINES[db.spec.type].port}`,
     ...(hasCredentials ? { credentialsSecret: names.credentials } : {}),
-    ...(db.spec.backup.enabled ? { backupCronJob: names.backup } : {}),
-    ...(db.spec.backup.enabled && backup?.status?.lastSuccessfulTime
-      ? { lastBackupTime: backup.status.lastSuccessfulTime }
-      : {}),
+    ...backupFields(db, names.backup, backup),
     observedGeneration: generation,
     conditions: list.conditions,
   };

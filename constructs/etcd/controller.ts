@@ -54,33 +54,80 @@ const SCALING_STEPS = new Set([
   'WaitingForQuorum',
 ]);
 
+/** How far the cluster is from its spec: what Progressing and the phase are made of. */
+interface EtcdProgress {
+  readonly want: number;
+  readonly ready: number;
+  readonly current: number;
+  /** A membership step under way, as etcd's API showed it. */
+  readonly step?: MembershipReport['step'];
+  /** Pods, or etcd's voters, not yet at the requested count. */
+  readonly scaling: boolean;
+  /** No step, no scaling, every member ready. */
+  readonly complete: boolean;
+}
+
+function etcdProgress(cluster: EtcdCluster, sts: StatefulSet | undefined, membership?: MembershipReport): EtcdProgress {
+  const want = cluster.spec.replicas;
+  const ready = sts?.status?.readyReplicas ?? 0;
+  const current = sts?.status?.replicas ?? 0;
+  const scaling = current !== want || (membership?.reachable === true && votersOf(membership).length !== want);
+  const step = membership?.step;
+  return { want, ready, current, step, scaling, complete: !step && !scaling && ready === want };
+}
+
+/** `Progressing`: the membership step under way, else scaling, waiting, or Complete. */
+function setProgressing(list: ConditionList, p: EtcdProgress): void {
+  if (p.step) {
+    list.set('Progressing', 'True', p.step.reason, p.step.message);
+    return;
+  }
+  if (p.complete) {
+    list.set('Progressing', 'False', 'Complete', `all ${p.want} members ready`);
+    return;
+  }
+  const reason = !p.scaling ? 'WaitingForMembers' : p.current < p.want ? 'ScalingUp' : 'ScalingDown';
+  list.set('Progressing', 'True', reason, `${p.current} members, ${p.ready} ready, ${p.want} requested`);
+}
+
+/** The phase: Failed on a refusal, Scaling or Upgrading during a step, then Scaling, Running or Creating. */
+function etcdPhase(p: EtcdProgress, refused: boolean, hasStatefulSet: boolean): EtcdClusterStatus['phase'] {
+  if (refused) return 'Failed';
+  if (p.step && SCALING_STEPS.has(p.step.reason)) return 'Scaling';
+  if (p.step?.reason === 'Upgrading') return 'Upgrading';
+  if (p.scaling && hasStatefulSet) return 'Scaling';
+  return p.complete ? 'Running' : 'Creating';
+}
+
+/** What etcd's API and the backup CronJob report, each only when known. */
+function reportedFields(
+  cluster: EtcdCluster,
+  membership?: MembershipReport,
+  backup?: CronJob,
+): Partial<EtcdClusterStatus> {
+  const step = membership?.step;
+  const backupJob = cluster.spec.backup ? backup : undefined;
+  return {
+    ...(membership?.reachable ? { etcdMembers: [...membership.members] } : {}),
+    ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
+    ...(membership?.version ? { version: membership.version } : {}),
+    ...(backupJob ? { backupCronJob: backupJob.metadata.name } : {}),
+    ...(backupJob?.status?.lastSuccessfulTime ? { lastBackupTime: backupJob.status.lastSuccessfulTime } : {}),
+  };
+}
+
 /**
  * The status an EtcdCluster should show. Pure. With `membership` (what etcd's own API said),
  * availability is a healthy voting quorum, not ready pods.
  */
 export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput): EtcdClusterStatus {
   const { statefulSet: sts, members, applyError, childFailure, membership, backup } = input;
-  const now = input.now ?? new Date();
-  const want = cluster.spec.replicas;
-  const ready = sts?.status?.readyReplicas ?? 0;
-  const current = sts?.status?.replicas ?? 0;
   const generation = cluster.metadata.generation ?? 0;
-  const list = new ConditionList(cluster.status?.conditions, generation, now);
-  const { set } = list;
+  const list = new ConditionList(cluster.status?.conditions, generation, input.now ?? new Date());
+  const progress = etcdProgress(cluster, sts, membership);
+  const { want, ready, current } = progress;
   setAvailable(list, { want, ready, membership });
-  const voters = votersOf(membership);
-  const scaling = current !== want || (membership?.reachable === true && voters.length !== want);
-  const step = membership?.step;
-  const complete = !step && !scaling && ready === want;
-  if (step) set('Progressing', 'True', step.reason, step.message);
-  else {
-    set(
-      'Progressing',
-      complete ? 'False' : 'True',
-      complete ? 'Complete' : scaling ? (current < want ? 'ScalingUp' : 'ScalingDown') : 'WaitingForMembers',
-      complete ? `all ${want} members ready` : `${current} members, ${ready} ready, ${want} requested`,
-    );
-  }
+  setProgressing(list, progress);
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
@@ -92,27 +139,10 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     'the StatefulSet and Services match the spec',
   );
   setOddMembers(list, want);
-  const phase = applyError
-    ? 'Failed'
-    : step && SCALING_STEPS.has(step.reason)
-      ? 'Scaling'
-      : step?.reason === 'Upgrading'
-        ? 'Upgrading'
-        : scaling && sts
-          ? 'Scaling'
-          : complete
-            ? 'Running'
-            : 'Creating';
   return {
-    phase,
+    phase: etcdPhase(progress, Boolean(applyError), sts !== undefined),
     members,
-    ...(membership?.reachable ? { etcdMembers: [...membership.members] } : {}),
-    ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
-    ...(membership?.version ? { version: membership.version } : {}),
-    ...(cluster.spec.backup && backup ? { backupCronJob: backup.metadata.name } : {}),
-    ...(cluster.spec.backup && backup?.status?.lastSuccessfulTime
-      ? { lastBackupTime: backup.status.lastSuccessfulTime }
-      : {}),
+    ...reportedFields(cluster, membership, backup),
     replicas: current,
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,

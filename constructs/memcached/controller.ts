@@ -2,7 +2,7 @@ import { BuiltinTypes, type Deployment, type EventSpec, type Observed, type Prob
 import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList } from '../contract/conditions';
-import { livePodNames, podFailure, podInstance } from '../core/pods';
+import { livePodNames, podFailure, podInstance, replicaFailure } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
 import { memcachedKind } from './api';
 import { MemcachedDeployment, memcachedSelectorLabels } from './memcached-deployment';
@@ -20,41 +20,55 @@ export interface MemcachedStatusInput {
   readonly now?: Date;
 }
 
+/** A Deployment's replica counts as its status reports them; all 0 before it exists. */
+interface DeploymentCounts {
+  readonly ready: number;
+  readonly current: number;
+  readonly updated: number;
+  /** The Deployment controller has seen its latest spec. */
+  readonly rolledOut: boolean;
+}
+
+function deploymentCounts(deployment: Deployment | undefined): DeploymentCounts {
+  const status = deployment?.status ?? {};
+  return {
+    ready: status.readyReplicas ?? 0,
+    current: status.replicas ?? 0,
+    updated: status.updatedReplicas ?? 0,
+    rolledOut: !!deployment && (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0),
+  };
+}
+
+/** `Progressing`: Complete once every pod is updated and ready, else scaling or waiting. */
+function setProgressing(list: ConditionList, size: number, c: DeploymentCounts): void {
+  const complete = c.rolledOut && c.ready === size && c.current === size && c.updated === size;
+  if (complete) list.set('Progressing', 'False', 'Complete', `all ${size} pods are updated and ready`);
+  else if (c.current > size)
+    list.set('Progressing', 'True', 'ScalingDown', `scaling down from ${c.current} to ${size} pods`);
+  else if (c.current < size)
+    list.set('Progressing', 'True', 'ScalingUp', `scaling up from ${c.current} to ${size} pods`);
+  else list.set('Progressing', 'True', 'WaitingForPods', `${c.ready}/${size} pods ready, ${c.updated} updated`);
+}
+
 /** The status a Memcached should show, from its Deployment and its pods. Pure. */
 export function desiredStatus(mc: Memcached, input: MemcachedStatusInput): MemcachedStatus {
   const { deployment, podNames, applyError, podFailed } = input;
-  const now = input.now ?? new Date();
   const size = mc.spec.size;
-  const ready = deployment?.status?.readyReplicas ?? 0;
-  const current = deployment?.status?.replicas ?? 0;
-  const updated = deployment?.status?.updatedReplicas ?? 0;
+  const counts = deploymentCounts(deployment);
+  const { ready, current } = counts;
   const generation = mc.metadata.generation ?? 0;
-  const rolledOut =
-    !!deployment && (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0);
-  const replicaFailure = deployment?.status?.conditions?.find(
-    (c) => c.type === 'ReplicaFailure' && c.status === 'True',
-  );
-  const list = new ConditionList(mc.status?.conditions, generation, now);
-  const { set } = list;
-
-  set(
+  const list = new ConditionList(mc.status?.conditions, generation, input.now ?? new Date());
+  list.set(
     'Available',
     ready > 0 ? 'True' : 'False',
     ready > 0 ? 'PodsReady' : 'NoPodsReady',
     `${ready}/${size} pods ready`,
   );
-  const complete = rolledOut && ready === size && current === size && updated === size;
-  if (complete) set('Progressing', 'False', 'Complete', `all ${size} pods are updated and ready`);
-  else if (current > size) set('Progressing', 'True', 'ScalingDown', `scaling down from ${current} to ${size} pods`);
-  else if (current < size) set('Progressing', 'True', 'ScalingUp', `scaling up from ${current} to ${size} pods`);
-  else set('Progressing', 'True', 'WaitingForPods', `${ready}/${size} pods ready, ${updated} updated`);
+  setProgressing(list, size, counts);
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidDeployment', message: applyError },
-      replicaFailure && {
-        reason: replicaFailure.reason ?? 'ReplicaFailure',
-        message: (replicaFailure.message ?? 'pods cannot be created').slice(0, 1024),
-      },
+      replicaFailure(deployment, 'pods cannot be created'),
       // A failing pod matters while it leaves the Memcached short of ready pods, or while pods
       // exist that are not ready (a rollout whose new pods fail, the old ones still serving);
       // once all pods are ready, it is history.

@@ -4,7 +4,7 @@ import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList } from '../contract/conditions';
 import { compareText } from '../contract/compare';
 import { selectorLabels } from '../core/labels';
-import { podFailure, podInstance } from '../core/pods';
+import { podFailure, podInstance, replicaFailure } from '../core/pods';
 import type { Application, WebApp, WebStatus } from './api';
 import { applicationKind, webAppKind } from './api';
 import { applicationModel, WebWorkload, webAppModel, type WebWorkloadModel, workloadUrl } from './web-workload';
@@ -54,35 +54,39 @@ export function ingressHostConflict(
     : undefined;
 }
 
-/** Status shared by both kinds. Pure. */
-export function desiredWebStatus(obj: Application | WebApp, model: WebWorkloadModel, input: WebStatusInput): WebStatus {
-  const { deployment, applyError, podFailure, hostConflict } = input;
-  const now = input.now ?? new Date();
-  const generation = obj.metadata.generation ?? 0;
+/** `Available` (any pod available; a Deployment scaled to 0 is available once it exists) and `Progressing`. */
+function setWebProgress(list: ConditionList, wanted: number, deployment: Deployment | undefined): void {
   const available = deployment?.status?.availableReplicas ?? 0;
   const current = deployment?.status?.replicas ?? 0;
-  const list = new ConditionList(obj.status?.conditions, generation, now);
-  const { set } = list;
-  const wanted = model.replicas;
   const isAvailable = wanted === 0 ? !!deployment : available > 0;
-  set(
+  list.set(
     'Available',
     isAvailable ? 'True' : 'False',
     isAvailable ? 'PodsAvailable' : 'NoPodsAvailable',
     `${available}/${wanted} pods available`,
   );
   const done = current === wanted && available === wanted;
-  set(
+  list.set(
     'Progressing',
     done ? 'False' : 'True',
     done ? 'Complete' : 'WaitingForPods',
     `${available}/${wanted} pods available, ${current} exist`,
   );
-  const failure = deployment?.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+}
+
+/** Status shared by both kinds. Pure. */
+export function desiredWebStatus(obj: Application | WebApp, model: WebWorkloadModel, input: WebStatusInput): WebStatus {
+  const { deployment, applyError, podFailure, hostConflict } = input;
+  const generation = obj.metadata.generation ?? 0;
+  const available = deployment?.status?.availableReplicas ?? 0;
+  const current = deployment?.status?.replicas ?? 0;
+  const list = new ConditionList(obj.status?.conditions, generation, input.now ?? new Date());
+  const wanted = model.replicas;
+  setWebProgress(list, wanted, deployment);
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidChildren', message: applyError },
-      failure && { reason: failure.reason ?? 'ReplicaFailure', message: (failure.message ?? '').slice(0, 1024) },
+      replicaFailure(deployment, ''),
       // A failing pod matters while the workload is short of available pods, or while pods exist
       // that are not available (a rollout whose new pods fail, the old ones still serving).
       (available < wanted || current > available) && podFailure,
