@@ -1,0 +1,188 @@
+/**
+ * Simulated nodes: kube-scheduler places pods, kwok plays the kubelets (and a volume
+ * provisioner), each as its own user with its own rights.
+ */
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { KWOK_STAGES, KWOK_STORAGE_CLASS } from '../kwok-stages';
+import { type ControlPlaneBinaries, HARNESS_DIR } from './binaries';
+import { freePort } from '../free-port';
+import { writeKubeconfig } from './pki';
+import { probe, startProcess, waitFor } from './process';
+
+/** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
+const KWOK_RULES = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  {
+    apiGroups: [''],
+    resources: ['nodes/status', 'pods/status', 'persistentvolumes/status', 'persistentvolumeclaims/status'],
+    verbs: ['update', 'patch'],
+  },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
+  {
+    apiGroups: [''],
+    resources: ['persistentvolumes'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+  },
+  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+];
+
+/**
+ * A pod label for tests of failure handling (kwok-crash-loop-stage.yaml): a pod carrying it with
+ * the value "true" crash-loops as a kubelet shows it — Running, never Ready, its containers
+ * waiting in CrashLoopBackOff after exiting with code 1. Put it on a workload's pod template.
+ */
+export const CRASH_LOOP_LABEL = 'testing.cdk8s-operator-kit/crash-loop';
+
+/**
+ * A pod label for tests of failure handling (kwok-image-pull-failure-stage.yaml): a pod carrying it
+ * with the value "true" shows what a kubelet shows for an image it cannot pull — Pending, never
+ * Ready, its containers waiting in ErrImagePull, then ImagePullBackOff, and again after the back-off.
+ */
+export const IMAGE_PULL_FAILURE_LABEL = 'testing.cdk8s-operator-kit/image-pull-failure';
+
+/** The simulated nodes: how many, and the kwok stages (files under its module's kustomize/stage). */
+const NODE_COUNT = 2;
+
+/** The running plane the nodes join: its API server, admin kubeconfig, PKI, logs and processes. */
+export interface PlaneForNodes {
+  readonly server: string;
+  readonly kubeconfig: string;
+  readonly certs: string;
+  readonly logs: string;
+  readonly procs: ChildProcess[];
+}
+
+/**
+ * Starts kube-scheduler and kwok, creates the fake nodes kwok manages and kwok's default
+ * StorageClass, and waits until the nodes are Ready. Each runs as its own user with its own
+ * rights (not the admin's).
+ */
+export async function startNodes(
+  bins: { readonly scheduler: string; readonly kwok: NonNullable<ControlPlaneBinaries['kwok']> },
+  tokens: { readonly scheduler: string; readonly kwok: string },
+  plane: PlaneForNodes,
+): Promise<void> {
+  const schedulerPort = await startScheduler(bins.scheduler, tokens.scheduler, plane);
+  const kubectl = adminKubectl(plane.kubeconfig);
+  kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify(nodeObjects()));
+  // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
+  kubectl(['apply', '--server-side', '-f', path.join(bins.kwok.stages, KWOK_STORAGE_CLASS)]);
+  startKwok(bins.kwok, tokens.kwok, plane);
+  await waitFor(
+    'kube-scheduler',
+    async () => (await probe(`https://127.0.0.1:${schedulerPort}/healthz`, Buffer.alloc(0))) === 200,
+    plane.procs,
+    60_000,
+    plane.logs,
+  );
+  await waitFor(`${NODE_COUNT} Ready nodes`, () => readyNodes(kubectl) === NODE_COUNT, plane.procs, 60_000, plane.logs);
+}
+
+function adminKubectl(kubeconfig: string): (args: string[], input?: string) => string {
+  return (args, input) =>
+    execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+      input,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      encoding: 'utf8',
+    });
+}
+
+/** Starts kube-scheduler as its own user; returns its health port. */
+async function startScheduler(bin: string, token: string, plane: PlaneForNodes): Promise<number> {
+  const port = await freePort();
+  const kubeconfig = writeKubeconfig(
+    path.join(plane.certs, 'scheduler.kubeconfig'),
+    plane.server,
+    path.join(plane.certs, 'ca.crt'),
+    'scheduler',
+    token,
+  );
+  const args = [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    '--leader-elect=false',
+    '--v=1',
+  ];
+  plane.procs.push(startProcess(bin, args, path.join(plane.logs, 'kube-scheduler.log')));
+  return port;
+}
+
+/** kwok's role and binding, and the nodes it manages. */
+function nodeObjects(): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'opkit:kwok' },
+        rules: KWOK_RULES,
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'opkit:kwok' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit:kwok' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'opkit-kwok' }],
+      },
+      ...Array.from({ length: NODE_COUNT }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name: `kwok-node-${i}`,
+          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+          labels: {
+            'kubernetes.io/hostname': `kwok-node-${i}`,
+            'kubernetes.io/os': 'linux',
+            'kubernetes.io/arch': 'amd64',
+            type: 'kwok',
+          },
+        },
+      })),
+    ],
+  };
+}
+
+/** Starts kwok as its own user, with its stages and the harness's failure stages. */
+function startKwok(kwok: NonNullable<ControlPlaneBinaries['kwok']>, token: string, plane: PlaneForNodes): void {
+  const kubeconfig = writeKubeconfig(
+    path.join(plane.certs, 'kwok.kubeconfig'),
+    plane.server,
+    path.join(plane.certs, 'ca.crt'),
+    'kwok',
+    token,
+  );
+  const args = [
+    `--kubeconfig=${kubeconfig}`,
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--node-lease-duration-seconds=40',
+    '--cidr=10.244.0.0/16',
+    '--node-ip=10.240.0.1',
+    ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(kwok.stages, stage)]),
+    '-c',
+    path.join(HARNESS_DIR, 'kwok-crash-loop-stage.yaml'),
+    '-c',
+    path.join(HARNESS_DIR, 'kwok-image-pull-failure-stage.yaml'),
+  ];
+  plane.procs.push(startProcess(kwok.bin, args, path.join(plane.logs, 'kwok.log')));
+}
+
+function readyNodes(kubectl: (args: string[]) => string): number {
+  const nodes = (
+    JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])) as {
+      items: { status?: { conditions?: { type: string; status: string }[] } }[];
+    }
+  ).items;
+  return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+}

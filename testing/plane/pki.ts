@@ -1,0 +1,134 @@
+/**
+ * The plane's credentials: a CA, the API server's serving certificate for loopback, the
+ * service-account key pair, a bearer token per component, and kubeconfigs that carry them.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+function openssl(cwd: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A CA, an apiserver serving certificate for loopback, and the service-account key pair. */
+export function generateCertificates(dir: string): void {
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=opkit-test-ca',
+  ]);
+  fs.writeFileSync(
+    path.join(dir, 'serving.ext'),
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+    ].join('\n'),
+  );
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'apiserver.key',
+    '-out',
+    'apiserver.csr',
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'apiserver.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'apiserver.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'serving.ext',
+  ]);
+  openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
+  openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+}
+
+/** A kubeconfig for one user with a bearer token. */
+export function kubeconfigYaml(server: string, caFile: string, user: string, token: string): string {
+  const ca = fs.readFileSync(caFile).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: opkit-test',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${ca}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: opkit-test',
+    '  context:',
+    '    cluster: opkit-test',
+    `    user: ${user}`,
+    'current-context: opkit-test',
+    '',
+  ].join('\n');
+}
+
+/** A bearer token per component, each its own user. */
+export interface PlaneTokens {
+  readonly admin: string;
+  readonly controllerManager: string;
+  readonly scheduler: string;
+  readonly kwok: string;
+}
+
+/** Makes the tokens and writes the API server's token file (`tokens.csv` in `dir`). */
+export function writeTokens(dir: string): PlaneTokens {
+  const tokens: PlaneTokens = {
+    admin: randomBytes(24).toString('hex'),
+    controllerManager: randomBytes(24).toString('hex'),
+    scheduler: randomBytes(24).toString('hex'),
+    kwok: randomBytes(24).toString('hex'),
+  };
+  fs.writeFileSync(
+    path.join(dir, 'tokens.csv'),
+    [
+      `${tokens.admin},opkit-admin,opkit-admin,"system:masters"`,
+      // All controllers share one identity here (no per-controller service accounts), so it needs
+      // the rights of every controller: give it the masters group.
+      `${tokens.controllerManager},system:kube-controller-manager,system:kube-controller-manager,"system:masters"`,
+      // The scheduler's own user, which the API server's bootstrap RBAC already grants what it needs.
+      `${tokens.scheduler},system:kube-scheduler,system:kube-scheduler`,
+      // kwok gets the rights of a kubelet and a volume provisioner (nodes.ts).
+      `${tokens.kwok},opkit-kwok,opkit-kwok`,
+    ].join('\n') + '\n',
+  );
+  return tokens;
+}
+
+/** Writes a kubeconfig for one component's user, readable only by its owner. */
+export function writeKubeconfig(file: string, server: string, caFile: string, user: string, token: string): string {
+  fs.writeFileSync(file, kubeconfigYaml(server, caFile, user, token), { mode: 0o600 });
+  return file;
+}

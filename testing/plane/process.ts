@@ -1,0 +1,81 @@
+/**
+ * The processes of a control plane: started with their output in a log file, probed over TLS,
+ * waited on (failing at once when one exits), and stopped.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+
+/** Progress on stderr, when verbose. */
+export function log(verbose: boolean, msg: string): void {
+  if (verbose) process.stderr.write(`[control-plane] ${msg}\n`);
+}
+
+/** GET a path with a bearer token; resolves with the status code (0 on connection error). */
+export function probe(url: string, ca: Buffer, token?: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = https.get(
+      url,
+      {
+        ca,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        rejectUnauthorized: !!ca.length,
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', () => {
+      resolve(0);
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(0);
+    });
+  });
+}
+
+/** Polls `check` until true; fails when a process of the plane exits, or after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  procs: ChildProcess[],
+  timeoutMs: number,
+  logsDir: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const dead = procs.find((p) => p.exitCode !== null || p.signalCode !== null);
+    if (dead)
+      throw new Error(
+        `${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`,
+      );
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what}: not ready within ${timeoutMs / 1000}s; see logs in ${logsDir}`);
+}
+
+/** Starts a binary with stdout and stderr appended to `logFile`. */
+export function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
+  fs.closeSync(out);
+  return child;
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+export async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise<void>((r) =>
+    p.once('exit', () => {
+      r();
+    }),
+  );
+  p.kill('SIGTERM');
+  const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
