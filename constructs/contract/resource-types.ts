@@ -3,6 +3,7 @@ import type {
   ConfigMap,
   CoreEvent,
   CronJob,
+  CustomResourceObject,
   Deployment,
   Ingress,
   Job,
@@ -83,10 +84,13 @@ export const BuiltinTypes = {
   Namespace: builtin('', 'v1', 'Namespace', 'namespaces', false),
 } as const;
 
-/** The resource type of a custom kind (its storage version). */
-export function customResourceType(
+/**
+ * The resource type of a custom kind (its storage version); `T` names its objects' type, e.g.
+ * `customResourceType<Memcached>(memcachedKind)`. @default `CustomResourceObject`
+ */
+export function customResourceType<T extends CustomResourceObject = CustomResourceObject>(
   kind: Pick<KindDescriptor, 'group' | 'storageVersion' | 'kind' | 'plural' | 'namespaced'>,
-): ResourceType {
+): ResourceType<T> {
   return {
     group: kind.group,
     version: kind.storageVersion,

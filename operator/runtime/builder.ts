@@ -1,38 +1,14 @@
-import type { KubeObject } from '../../constructs/contract';
+import type { KubeObject, ResourceType } from '../../constructs/contract';
 import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/contract';
 import { Blockers } from './blockers';
 import { ChildFailures } from './child-failures';
 import { ownerByReferences } from './owner-of-child';
-import {
-  Controller,
-  type ControllerSetupOptions,
-  type ReconcileContext,
-  type Request,
-  type Result,
-} from './controller';
-import { asTerminal } from './errors';
-import { deletingWithFinalizer, finalizeResource, keepFinalizer } from './finalizer';
+import { Controller, type ControllerSetupOptions } from './controller';
+import type { ControllerParts, Resource } from './controller-parts';
 import type { Manager } from './manager';
-import {
-  applyChildren,
-  claimChildren,
-  computeStatus,
-  type ControllerParts,
-  fillFromCache,
-  knownTerminal,
-  observe,
-  pruneChildren,
-  ReconcileState,
-  type Resource,
-  recordEvents,
-  recordTerminal,
-  renderDesired,
-  runExternal,
-  runPrepare,
-  writeStatus,
-} from './reconcile-steps';
+import { reconcile } from './pipeline';
 import { RenderCache } from './render-cache';
-import { apiVersionOf, objectKey } from './resource';
+import { apiVersionOf } from './resource';
 import { StatusPacer } from './status-pacer';
 
 export type { ControllerSetupOptions };
@@ -68,7 +44,8 @@ export function buildController(
   decl: ControllerDeclaration,
   options: ControllerSetupOptions,
 ): Controller {
-  const type = customResourceType(decl.for);
+  // The runtime reads every kind's resources alike: spec opaque, status with conditions.
+  const type: ResourceType<Resource> = customResourceType(decl.for);
   const owned = new Map((decl.owns ?? []).map((t) => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
   const failureOwner =
     decl.failureOwner ?? (decl.failuresByOwnerReferences ? ownerByReferences(type, owned) : undefined);
@@ -114,48 +91,4 @@ export function buildController(
   const failures = failureOwner ? ChildFailures.watch(mgr, controller, failureOwner) : undefined;
   const withFailures: ControllerParts = { ...parts, failures };
   return controller;
-}
-
-/** One reconcile: the steps in order, terminal errors recorded rather than retried. */
-async function reconcile(parts: ControllerParts, req: Request, ctx: ReconcileContext): Promise<Result | undefined> {
-  const deleting = deletingWithFinalizer(parts, req);
-  if (deleting) return finalizeResource(parts, new ReconcileState(objectKey(req), deleting, ctx));
-  const resource = observe(parts, req);
-  if (!resource) return;
-  const s = new ReconcileState(objectKey(req), resource, ctx);
-  await keepFinalizer(parts, s);
-  try {
-    await runExternal(parts, s);
-  } catch (err) {
-    // The outside system's state may change by itself: asked again on the next reconcile.
-    const terminal = asTerminal(err);
-    if (!terminal) throw err;
-    recordTerminal(parts, s, terminal, false);
-  }
-  s.terminal ??= knownTerminal(parts, s);
-  if (!s.terminal) {
-    try {
-      const planned = claimChildren(parts, s, renderDesired(parts, s));
-      if (planned) {
-        await applyChildren(s, planned);
-        await pruneChildren(parts, s);
-      }
-    } catch (err) {
-      const terminal = asTerminal(err);
-      if (!terminal) throw err;
-      recordTerminal(parts, s, terminal, true);
-    }
-  }
-  fillFromCache(parts, s);
-  parts.blockers.set(
-    s.key,
-    s.notOwned.map((n) => n.blocker),
-  );
-  await runPrepare(parts, s);
-  const { observed, status } = computeStatus(parts, s);
-  const paced = parts.pacer.begin(s.key);
-  await recordEvents(parts, s, observed, status, paced);
-  const result = await writeStatus(parts, s, status, paced);
-  paced.end();
-  return result;
 }

@@ -13,9 +13,9 @@ import {
   type ControllerParts,
   forget,
   prepareApi,
-  type ReconcileState,
   type Resource,
-} from './reconcile-steps';
+  type Target,
+} from './controller-parts';
 import { objectKey } from './resource';
 
 /** The reason of `Degraded` when a finalize step throws an error that names none. */
@@ -23,7 +23,7 @@ export const FINALIZE_FAILED = 'FinalizeFailed';
 
 /** A resource being deleted whose finalizer is ours to take off: it is finalized, not reconciled. */
 export function deletingWithFinalizer(parts: ControllerParts, req: Request): Resource | undefined {
-  const resource = parts.resources.get(objectKey(req)) as Resource | undefined;
+  const resource = parts.resources.get(objectKey(req));
   if (!parts.decl.finalize || !resource?.metadata.deletionTimestamp) return undefined;
   return hasFinalizer(parts, resource) ? resource : undefined;
 }
@@ -32,13 +32,13 @@ export function deletingWithFinalizer(parts: ControllerParts, req: Request): Res
  * Puts the finalizer on a resource that needs it, before any child is made (so none is made
  * that nothing cleans up after), or takes it off one that no longer needs it.
  */
-export async function keepFinalizer(parts: ControllerParts, s: ReconcileState): Promise<void> {
+export async function keepFinalizer(parts: ControllerParts, t: Target): Promise<void> {
   const { decl } = parts;
   if (!decl.finalize) return;
-  const needs = decl.needsFinalizer ? decl.needsFinalizer(s.resource) : true;
-  if (needs === hasFinalizer(parts, s.resource)) return;
-  await patchFinalizers(parts, s, needs);
-  s.ctx.logger.info({ finalizer: finalizerName(decl.for) }, needs ? 'added finalizer' : 'removed finalizer');
+  const needs = decl.needsFinalizer ? decl.needsFinalizer(t.resource) : true;
+  if (needs === hasFinalizer(parts, t.resource)) return;
+  await patchFinalizers(parts, t, needs);
+  t.ctx.logger.info({ finalizer: finalizerName(decl.for) }, needs ? 'added finalizer' : 'removed finalizer');
 }
 
 /**
@@ -47,25 +47,25 @@ export async function keepFinalizer(parts: ControllerParts, s: ReconcileState): 
  * `Degraded` says why (with a Warning Event) and the error is retried with backoff — never taken
  * as terminal, since the finalizer would then hold the resource forever.
  */
-export async function finalizeResource(parts: ControllerParts, s: ReconcileState): Promise<Result | undefined> {
+export async function finalizeResource(parts: ControllerParts, t: Target): Promise<Result | undefined> {
   const { decl, type } = parts;
   if (!decl.finalize) return undefined;
   const finalizer = finalizerName(decl.for);
   let outcome: FinalizeOutcome;
   try {
-    outcome = await decl.finalize(s.resource, {
-      children: cachedChildren(parts, s.uid),
-      owner: controllerReference(s.resource, type),
-      api: prepareApi(s.ctx.client),
-      existing: (t, name) => parts.owned.get(t.kind)?.informer.get(objectKey({ namespace: s.namespace, name })),
-      signal: s.ctx.signal,
+    outcome = await decl.finalize(t.resource, {
+      children: cachedChildren(parts, t.uid),
+      owner: controllerReference(t.resource, type),
+      api: prepareApi(t.ctx.client),
+      existing: (type, name) => parts.owned.get(type.kind)?.informer.get(objectKey({ namespace: t.namespace, name })),
+      signal: t.ctx.signal,
     });
   } catch (err) {
-    if (s.ctx.signal.aborted) throw err;
+    if (t.ctx.signal.aborted) throw err;
     const reason = asTerminal(err)?.reason ?? FINALIZE_FAILED;
     const cause = err instanceof Error ? err.message : String(err);
     const message = `${cause}; the finalizer ${finalizer} stays, and deletion waits, until the finalize step succeeds`;
-    await report(parts, s, { type: 'Degraded', status: 'True', reason, message }, [
+    await report(parts, t, { type: 'Degraded', status: 'True', reason, message }, [
       { type: 'Warning', reason, message },
     ]);
     // Not a TerminalError (which would not be retried): the finalizer would hold the resource.
@@ -74,17 +74,17 @@ export async function finalizeResource(parts: ControllerParts, s: ReconcileState
   if (!outcome.done) {
     await report(
       parts,
-      s,
+      t,
       { type: 'Finalizing', status: 'True', reason: outcome.reason, message: outcome.message },
       outcome.events ?? [],
       { type: 'Degraded', status: 'False', reason: 'Finalizing', message: 'waiting for the finalize step' },
     );
     return outcome.requeueAfterMs ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
   }
-  for (const e of outcome.events ?? []) await s.ctx.recorder.record(s.resource, e.type, e.reason, e.message);
-  await patchFinalizers(parts, s, false);
-  s.ctx.logger.info({ finalizer }, 'finalized; removed the finalizer');
-  forget(parts, s.key);
+  for (const e of outcome.events ?? []) await t.ctx.recorder.record(t.resource, e.type, e.reason, e.message);
+  await patchFinalizers(parts, t, false);
+  t.ctx.logger.info({ finalizer }, 'finalized; removed the finalizer');
+  forget(parts, t.key);
   return undefined;
 }
 
@@ -97,13 +97,13 @@ function hasFinalizer(parts: ControllerParts, resource: Resource): boolean {
  * the cached resourceVersion as precondition, so a list changed meanwhile is a 409 Conflict
  * (retried from the newer object) rather than a lost finalizer.
  */
-async function patchFinalizers(parts: ControllerParts, s: ReconcileState, present: boolean): Promise<void> {
+async function patchFinalizers(parts: ControllerParts, t: Target, present: boolean): Promise<void> {
   const finalizer = finalizerName(parts.decl.for);
-  const others = (s.resource.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-  await s.ctx.client.mergePatch(parts.type, s.resource.metadata.name, s.namespace, {
+  const others = (t.resource.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+  await t.ctx.client.mergePatch(parts.type, t.resource.metadata.name, t.namespace, {
     metadata: {
       finalizers: present ? [...others, finalizer] : others,
-      resourceVersion: s.resource.metadata.resourceVersion,
+      resourceVersion: t.resource.metadata.resourceVersion,
     },
   });
 }
@@ -115,26 +115,26 @@ async function patchFinalizers(parts: ControllerParts, s: ReconcileState, presen
  */
 async function report(
   parts: ControllerParts,
-  s: ReconcileState,
+  t: Target,
   condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>,
   events: readonly EventSpec[],
   ...more: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>[]
 ): Promise<void> {
-  const before = s.resource.status?.conditions;
+  const before = t.resource.status?.conditions;
   const known = findCondition(before, condition.type);
   const changed =
     known?.status !== condition.status || known.reason !== condition.reason || known.message !== condition.message;
   if (changed) {
-    for (const e of events) await s.ctx.recorder.record(s.resource, e.type, e.reason, e.message);
+    for (const e of events) await t.ctx.recorder.record(t.resource, e.type, e.reason, e.message);
   }
   if (!parts.decl.for.statusHasConditions) return;
   const now = new Date();
   const conditions = [condition, ...more].reduce(
     (list, c) =>
-      setCondition(list, { ...c, message: c.message.slice(0, 32768), observedGeneration: s.generation }, now),
+      setCondition(list, { ...c, message: c.message.slice(0, 32768), observedGeneration: t.generation }, now),
     before ?? [],
   );
   if (!jsonEqual(conditions, before ?? [])) {
-    await applyStatus(s.ctx.client, parts.type, s.resource, { ...s.resource.status, conditions });
+    await applyStatus(t.ctx.client, parts.type, t.resource, { ...t.resource.status, conditions });
   }
 }

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { BuiltinTypes, customResourceType, type Memcached, type ResourceType } from '../../constructs';
+import { BuiltinTypes, customResourceType, type Memcached } from '../../constructs';
 import { memcachedController } from '../../constructs/memcached/controller';
 import { buildController } from '../../operator/runtime/builder';
 import { EventRecorder } from '../../operator/runtime/events';
@@ -8,7 +8,7 @@ import { Metrics } from '../../operator/runtime/metrics';
 import { FakeKubeClient } from '../../testing/fake-kube-client';
 
 // The Memcached kind's type: its objects are Memcacheds.
-const memcachedType = customResourceType(memcachedController.for) as ResourceType<Memcached>;
+const memcachedType = customResourceType<Memcached>(memcachedController.for);
 
 async function until<T>(what: string, check: () => T | undefined, timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
