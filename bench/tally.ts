@@ -19,7 +19,7 @@ export class Tally<T extends KubeObject = KubeObject> {
 
   private constructor(
     client: KubeClient,
-    type: ResourceType,
+    type: ResourceType<T>,
     namespace: string,
     private readonly predicate: (obj: T) => boolean,
   ) {
@@ -46,7 +46,7 @@ export class Tally<T extends KubeObject = KubeObject> {
   /** Starts watching; resolves once the first list is in, so no change after this is missed. */
   static async start<T extends KubeObject>(
     client: KubeClient,
-    type: ResourceType,
+    type: ResourceType<T>,
     namespace: string,
     predicate: (obj: T) => boolean,
   ): Promise<Tally<T>> {

@@ -53,7 +53,7 @@ export async function planKind(
       `no controller reconciles ${options.kind}; known: ${controllers.map((c) => c.for.kind).join(', ')}`,
     );
   const requests = { lists: 0, dryRuns: 0 };
-  const list = async <T extends KubeObject>(type: ResourceType): Promise<T[]> => {
+  const list = async <T extends KubeObject>(type: ResourceType<T>): Promise<T[]> => {
     requests.lists++;
     const items = (await client.list<T>(type, type.namespaced ? options.namespace : undefined)).items;
     // A list's items leave out their apiVersion and kind; an object read alone has them.

@@ -1,5 +1,11 @@
 import type { KubeObject, ResourceType } from '../constructs/contract';
-import { ApiError, type KubeClient, type KubeList, type WatchEvent } from '../operator/runtime/client';
+import {
+  ApiError,
+  type KubeClient,
+  type KubeList,
+  type WatchEvent,
+  type WatchOptions,
+} from '../operator/runtime/client';
 import { extractApplied, type FieldSet } from '../operator/runtime/managed-fields';
 import { apiVersionOf } from '../operator/runtime/resource';
 
@@ -157,15 +163,7 @@ export class FakeKubeClient implements KubeClient {
     return failLater(new Error(`FakeKubeClient does not answer ${method} ${path}`));
   }
 
-  watch(
-    type: ResourceType,
-    namespace: string | undefined,
-    _query: Record<string, string>,
-    onEvent: (e: WatchEvent) => void,
-    signal: AbortSignal,
-    _idleTimeoutMs?: number,
-    onOpen?: () => void,
-  ): Promise<void> {
+  watch(type: ResourceType, { namespace, onEvent, signal, onOpen }: WatchOptions): Promise<void> {
     const watcher: Watcher = { type, namespace, onEvent };
     this.watchers.add(watcher);
     onOpen?.();

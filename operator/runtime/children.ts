@@ -24,7 +24,7 @@ export function controllerReference(owner: KubeObject, type: ResourceType): Owne
  */
 export async function applyIfChanged<T extends KubeObject>(
   client: KubeClient,
-  type: ResourceType,
+  type: ResourceType<T>,
   desired: KubeObject,
   current: T | undefined,
 ): Promise<{ object: T; applied: boolean }> {

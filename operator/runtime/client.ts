@@ -52,6 +52,20 @@ export interface KubeClientOptions {
   readonly userAgent?: string;
 }
 
+/** A watch: where, from when, and who is told of its events. */
+export interface WatchOptions {
+  /** @default all namespaces */
+  readonly namespace?: string;
+  /** e.g. `resourceVersion`, `allowWatchBookmarks`, `labelSelector`. */
+  readonly query: Record<string, string>;
+  readonly onEvent: (e: WatchEvent) => void;
+  readonly signal: AbortSignal;
+  /** Ends the watch when no byte arrives for this long. @default 10 minutes */
+  readonly idleTimeoutMs?: number;
+  /** Called once the server accepted the watch. @default none */
+  readonly onOpen?: () => void;
+}
+
 /**
  * What the runtime asks of the API server: the verbs a controller uses. `HttpKubeClient` speaks
  * them over HTTP; `FakeKubeClient` (`cdk8s-operator-kit/testing`) keeps objects in memory, for
@@ -60,25 +74,25 @@ export interface KubeClientOptions {
 export interface KubeClient {
   /** The field manager of server-side apply and every write. */
   readonly fieldManager: string;
-  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T>;
+  get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T>;
   list<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     namespace?: string,
     query?: Record<string, string>,
   ): Promise<KubeList<T>>;
-  create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T>;
+  create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T>;
   /**
    * Server-side apply of a complete desired object (force: this manager owns its fields); with
    * `dryRun`, what the API server would store, defaults and admission included, without storing it.
    */
   apply<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     obj: KubeObject,
     options?: { subresource?: string; force?: boolean; dryRun?: boolean },
   ): Promise<T>;
   /** JSON merge patch, e.g. for finalizers. */
   mergePatch<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
@@ -101,15 +115,7 @@ export interface KubeClient {
    * Feeds each event of a watch to `onEvent` until the stream ends (resolves), fails (rejects)
    * or `signal` aborts (resolves). `onOpen` is called once the server accepted it.
    */
-  watch(
-    type: ResourceType,
-    namespace: string | undefined,
-    query: Record<string, string>,
-    onEvent: (e: WatchEvent) => void,
-    signal: AbortSignal,
-    idleTimeoutMs?: number,
-    onOpen?: () => void,
-  ): Promise<void>;
+  watch(type: ResourceType, options: WatchOptions): Promise<void>;
   /** Releases connections. */
   close(): void;
 }
@@ -271,15 +277,8 @@ export class HttpKubeClient implements KubeClient {
    * (including a non-2xx answer to the watch request itself). `onOpen` is called when the
    * server has accepted the watch (a 2xx answer).
    */
-  async watch(
-    type: ResourceType,
-    namespace: string | undefined,
-    query: Record<string, string>,
-    onEvent: (e: WatchEvent) => void,
-    signal: AbortSignal,
-    idleTimeoutMs = 10 * 60 * 1000,
-    onOpen?: () => void,
-  ): Promise<void> {
+  async watch(type: ResourceType, options: WatchOptions): Promise<void> {
+    const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen } = options;
     const path = resourcePath(type, namespace);
     const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
     return new Promise<void>((resolve, reject) => {

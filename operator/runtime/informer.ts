@@ -75,7 +75,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   constructor(
     private readonly client: KubeClient,
-    readonly type: ResourceType,
+    readonly type: ResourceType<T>,
     private readonly options: InformerOptions,
   ) {
     this.clock = options.clock ?? realClock;
@@ -196,19 +196,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
     let openedAt: number | undefined;
     try {
-      await this.client.watch(
-        this.type,
-        this.options.namespace,
-        { resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
-        (e) => {
+      await this.client.watch(this.type, {
+        namespace: this.options.namespace,
+        query: { resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
+        onEvent: (e) => {
           this.handleEvent(e);
         },
         signal,
-        (timeoutSeconds + 60) * 1000,
-        () => {
+        idleTimeoutMs: (timeoutSeconds + 60) * 1000,
+        onOpen: () => {
           openedAt = this.clock.now();
         },
-      );
+      });
     } finally {
       if (openedAt !== undefined && this.clock.now() - openedAt >= healthyWatchMs) onHealthy();
     }
