@@ -1,4 +1,5 @@
 import type { KubeObject, ResourceType } from '../constructs/contract';
+import { isJsonObject } from '../constructs/contract/json';
 import {
   ApiError,
   type KubeClient,
@@ -61,16 +62,17 @@ export class FakeKubeClient implements KubeClient {
 
   /** The stored object, or undefined: for assertions. */
   peek<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): T | undefined {
-    return this.objects.get(keyOf(type, namespace, name))?.object as T | undefined;
+    const stored = this.objects.get(keyOf(type, namespace, name));
+    return stored && objectOf(type, stored.object);
   }
 
-  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
-    const found = this.objects.get(keyOf(type, namespace, name))?.object as T | undefined;
+  get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T> {
+    const found = this.peek(type, name, namespace);
     return found ? later(() => structuredClone(found)) : failLater(notFound(type, name));
   }
 
   list<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     namespace?: string,
     query: Record<string, string> = {},
   ): Promise<KubeList<T>> {
@@ -78,11 +80,11 @@ export class FakeKubeClient implements KubeClient {
       .filter((s) => sameType(s.type, type) && (namespace === undefined || s.object.metadata.namespace === namespace))
       .map((s) => s.object)
       .filter((o) => selects(query, o))
-      .map((o) => structuredClone(o) as T);
+      .map((o) => objectOf(type, structuredClone(o)));
     return later(() => ({ metadata: { resourceVersion: String(this.revision) }, items }));
   }
 
-  create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
+  create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T> {
     const ns = namespace ?? obj.metadata.namespace;
     const name = obj.metadata.name ?? '';
     if (this.objects.has(keyOf(type, ns, name))) return failLater(conflict(type, name, 'AlreadyExists'));
@@ -92,12 +94,12 @@ export class FakeKubeClient implements KubeClient {
       undefined,
     );
     this.record({ verb: 'create', kind: type.kind, name, namespace: ns });
-    const stored = structuredClone(this.store(type, created)) as T;
+    const stored = objectOf(type, structuredClone(this.store(type, created)));
     return later(() => stored);
   }
 
   apply<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     obj: KubeObject,
     options: { subresource?: string; force?: boolean } = {},
   ): Promise<T> {
@@ -111,13 +113,13 @@ export class FakeKubeClient implements KubeClient {
       if (!current) return failLater(notFound(type, name));
       this.record({ verb: 'apply', kind: type.kind, name, namespace, subresource: 'status' });
       const next = this.stamp(type, { ...structuredClone(current), status: structuredClone(obj.status) }, current);
-      const stored = structuredClone(this.store(type, next)) as T;
+      const stored = objectOf(type, structuredClone(this.store(type, next)));
       return later(() => stored);
     }
     const { uid: _uid, ...meta } = obj.metadata;
     const desired = structuredClone({ ...obj, metadata: meta });
     const base = current ? withoutOwnedBy(current, this.fieldManager) : undefined;
-    const merged = merge(base ?? {}, desired) as KubeObject;
+    const merged = kubeObject(merge(base ?? {}, desired));
     merged.metadata.managedFields = [
       {
         manager: this.fieldManager,
@@ -128,12 +130,12 @@ export class FakeKubeClient implements KubeClient {
       },
     ];
     this.record({ verb: 'apply', kind: type.kind, name, namespace });
-    const stored = structuredClone(this.store(type, this.stamp(type, merged, current))) as T;
+    const stored = objectOf(type, structuredClone(this.store(type, this.stamp(type, merged, current))));
     return later(() => stored);
   }
 
   mergePatch<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
@@ -142,8 +144,8 @@ export class FakeKubeClient implements KubeClient {
     const current = this.peek(type, name, namespace);
     if (!current) return failLater(notFound(type, name));
     this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource });
-    const next = this.stamp(type, mergePatch(structuredClone(current), patch) as KubeObject, current);
-    const stored = structuredClone(this.store(type, next)) as T;
+    const next = this.stamp(type, kubeObject(mergePatch(structuredClone(current), patch)), current);
+    const stored = objectOf(type, structuredClone(this.store(type, next)));
     return later(() => stored);
   }
 
@@ -271,8 +273,20 @@ function selects(query: Record<string, string>, obj: KubeObject): boolean {
   return true;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = isJsonObject;
+
+/** A merged or patched value as an object: it keeps the metadata it was made from. */
+function kubeObject(v: unknown): KubeObject {
+  if (isObject(v) && isObject(v.metadata)) return { ...v, metadata: v.metadata };
+  throw new Error(`FakeKubeClient: not an object with metadata: ${JSON.stringify(v)}`);
+}
+
+/**
+ * An object stored under `type` as that type's objects: the store keeps each type's objects
+ * under its key, as the API server's storage does, so the type names what it holds.
+ */
+function objectOf<T extends KubeObject>(_type: ResourceType<T>, object: KubeObject): T {
+  return object as T;
 }
 
 /** `patch` over `base`: objects merged key by key, everything else (lists too) replaced. */
@@ -297,7 +311,7 @@ function mergePatch(base: unknown, patch: unknown): unknown {
 /** The object without the fields `manager` applied last time: applying again then drops what it no longer sends. */
 function withoutOwnedBy(obj: KubeObject, manager: string): KubeObject {
   const owned = extractApplied(obj, manager);
-  return owned ? (remove(structuredClone(obj), owned) as KubeObject) : structuredClone(obj);
+  return owned ? kubeObject(remove(structuredClone(obj), owned)) : structuredClone(obj);
 }
 
 /** `target` without the leaves of `owned`; objects left empty by that go too. */

@@ -25,7 +25,25 @@ export interface ObjectMeta {
   finalizers?: string[];
   deletionTimestamp?: string;
   creationTimestamp?: string;
+  /** Who owns which fields (server-side apply). */
+  managedFields?: ManagedFieldsEntry[];
   [key: string]: unknown;
+}
+
+/** One entry of `metadata.managedFields`. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: FieldSet;
+  time?: string;
+}
+
+/** A fieldsV1 set: keys `f:<name>`, `k:<json key>`, `v:<json value>`, `i:<index>`, `.` (the node itself). */
+export interface FieldSet {
+  [key: string]: FieldSet;
 }
 
 /** Every Kubernetes object. */

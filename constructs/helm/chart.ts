@@ -138,9 +138,8 @@ function templatedObjects(props: OperatorProps, where: string, make: Synthesis):
   const { objects } = make(props);
   const places = new Map<string, ValuePlaces[]>();
   for (const value of SCALARS.filter((s) => s.appliesTo?.(props) ?? true)) {
-    const current = value.read(props);
-    const other = value.alternative(current, props);
-    const changed = make(value.write(props, other)).objects;
+    const { value: current, other, props: withOther } = value.probe(props);
+    const changed = make(withOther).objects;
     const probe = { expr: value.expr, type: value.type, value: current, other };
     let found = false;
     for (const [key, object] of objects) {

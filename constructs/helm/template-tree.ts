@@ -9,6 +9,7 @@
  *  - `mergeVariants`: the variants' trees (one per combination of switches) merged into one, each
  *    part conditioned on the combinations that have it.
  */
+import { isJsonObject } from '../contract/json';
 
 /** A piece of a scalar: literal text, or a template action (`.Values.x`, `if …`, `else`, `end`). */
 export type Part = { readonly text: string } | { readonly action: string };
@@ -39,15 +40,15 @@ export interface Item {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A plain JSON value as a tree without values or conditions. */
-export function literal(value: unknown): TemplateNode {
-  const v = value as Json;
+export function literal(v: unknown): TemplateNode {
   if (v === null) return { kind: 'scalar', type: 'null', parts: [{ text: 'null' }] };
   if (Array.isArray(v)) return { kind: 'list', items: v.map((x) => ({ node: literal(x) })) };
   if (typeof v === 'object')
     return { kind: 'map', entries: Object.entries(v).map(([key, x]) => ({ key, node: literal(x) })) };
-  const type = typeof v;
-  if (type !== 'string' && type !== 'number' && type !== 'boolean') throw new Error(`not JSON: ${String(v)}`);
-  return { kind: 'scalar', type, parts: [{ text: String(v) }] };
+  if (typeof v === 'string') return { kind: 'scalar', type: 'string', parts: [{ text: v }] };
+  if (typeof v === 'number') return { kind: 'scalar', type: 'number', parts: [{ text: String(v) }] };
+  if (typeof v === 'boolean') return { kind: 'scalar', type: 'boolean', parts: [{ text: String(v) }] };
+  throw new Error(`not JSON: ${typeof v}`);
 }
 
 /** Where a value goes in one leaf: replace `[start, end)` of its text by the value. */
@@ -90,13 +91,9 @@ export function locateValue(base: Json, changed: Json, probe: Probe, where: stri
       places.blocks.add(pathKey(path));
       return;
     }
-    if (isContainer(a) && isContainer(b) && Array.isArray(a) === Array.isArray(b)) {
-      const keys = Array.isArray(a)
-        ? Array.from({ length: Math.max(a.length, (b as Json[]).length) }, (_, i) => i)
-        : [...new Set([...Object.keys(a), ...Object.keys(b)])];
-      for (const k of keys) {
-        const x = (a as Record<string | number, Json>)[k];
-        const y = (b as Record<string | number, Json>)[k];
+    const pairs = childPairs(a, b);
+    if (pairs) {
+      for (const [k, x, y] of pairs) {
         if (x === undefined || y === undefined) unexplained.push(`${path.concat(k).join('.')} (present in one only)`);
         else walk(x, y, path.concat(k));
       }
@@ -114,6 +111,15 @@ export function locateValue(base: Json, changed: Json, probe: Probe, where: stri
     );
   }
   return places;
+}
+
+/** The children of two lists, or of two maps, side by side by index or key; undefined for anything else. */
+function childPairs(a: Json, b: Json): [string | number, Json | undefined, Json | undefined][] | undefined {
+  if (Array.isArray(a) && Array.isArray(b))
+    return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [i, a[i], b[i]]);
+  if (isJsonMap(a) && isJsonMap(b))
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, a[k], b[k]]);
+  return undefined;
 }
 
 /** The one place in leaf `a` where the value's text stands, if putting the other value there gives `b`. */
@@ -234,6 +240,19 @@ type MapNode = Extract<TemplateNode, { kind: 'map' }>;
 type ListNode = Extract<TemplateNode, { kind: 'list' }>;
 type ScalarNode = Extract<TemplateNode, { kind: 'scalar' }>;
 
+/** The versions, when every node is of one kind (typed as such); else undefined. */
+function everyOf<N extends TemplateNode>(
+  versions: Versions,
+  is: (n: TemplateNode) => n is N,
+): ReadonlyMap<Variant, N> | undefined {
+  const narrowed = new Map<Variant, N>();
+  for (const [variant, node] of versions) {
+    if (!is(node)) return undefined;
+    narrowed.set(variant, node);
+  }
+  return narrowed;
+}
+
 /** One tree for all variants: what they share once, what differs under conditions. */
 export function mergeVariants(versions: Versions, conditions: Conditions): TemplateNode {
   const domain = new Set(versions.keys());
@@ -242,14 +261,14 @@ export function mergeVariants(versions: Versions, conditions: Conditions): Templ
   if (!first) throw new Error('nothing to merge');
   if (nodes.every((n) => deepEqual(n, first))) return first;
   const scalars = nodes.filter((n): n is ScalarNode => n.kind === 'scalar');
-  if (scalars.length === nodes.length && scalars.every((n) => n.type === scalars[0]?.type)) {
-    return chooseScalar(versions as ReadonlyMap<Variant, ScalarNode>, conditions, domain);
+  const scalarVersions = everyOf(versions, (n): n is ScalarNode => n.kind === 'scalar');
+  if (scalarVersions && scalars.every((n) => n.type === scalars[0]?.type)) {
+    return chooseScalar(scalarVersions, conditions, domain);
   }
-  if (nodes.every((n) => n.kind === 'map'))
-    return mergeMaps(versions as ReadonlyMap<Variant, MapNode>, conditions, domain);
-  if (nodes.every((n) => n.kind === 'list')) {
-    return mergeLists(versions as ReadonlyMap<Variant, ListNode>, conditions, domain);
-  }
+  const maps = everyOf(versions, (n): n is MapNode => n.kind === 'map');
+  if (maps) return mergeMaps(maps, conditions, domain);
+  const lists = everyOf(versions, (n): n is ListNode => n.kind === 'list');
+  if (lists) return mergeLists(lists, conditions, domain);
   return {
     kind: 'alternatives',
     cases: groupEqual(versions).map((g) => ({ when: conditions.when(g.variants, domain), node: g.node })),
@@ -353,7 +372,10 @@ function commonSubsequence<A, B>(a: readonly A[], b: readonly B[], same: (x: A, 
   const width = b.length + 1;
   const lengths = new Array<number>((a.length + 1) * width).fill(0);
   const at = (i: number, j: number) => lengths[i * width + j] ?? 0;
-  const matches = (i: number, j: number) => same(a[i] as A, b[j] as B);
+  const matches = (i: number, j: number) => {
+    const [x, y] = [a[i], b[j]];
+    return x !== undefined && y !== undefined && same(x, y);
+  };
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--) {
       lengths[i * width + j] = matches(i, j) ? at(i + 1, j + 1) + 1 : Math.max(at(i + 1, j), at(i, j + 1));
@@ -378,19 +400,15 @@ function groupEqual<T extends TemplateNode>(versions: ReadonlyMap<Variant, T>): 
   return groups;
 }
 
-function isContainer(v: Json): v is Json[] | Record<string, Json> {
-  return v !== null && typeof v === 'object';
+function isJsonMap(v: Json | undefined): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Equal as JSON, whatever the order of keys. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (!isJsonObject(a) || !isJsonObject(b)) return false;
   const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return (
-    ka.length === kb.length &&
-    ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
-  );
+  return ka.length === Object.keys(b).length && ka.every((k) => deepEqual(a[k], b[k]));
 }

@@ -5,20 +5,21 @@
  */
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from '../core/kit-image';
 import { parseImageReference, type OperatorProps } from '../core/operator';
+import { isJsonObject } from '../contract/json';
 
-/** A value that only changes text (a string, a number) or one whole block (`resources`). */
-export interface ScalarValue {
+/** A value that only changes text (a string, a number) or one whole block (`resources`), of type `V`. */
+interface TypedScalar<V> {
   /** Where it is in values.yaml, e.g. `image.tag`. */
   readonly path: string;
   /** The Helm expression of it, e.g. `.Values.image.tag`. */
   readonly expr: string;
   readonly type: 'string' | 'number' | 'block';
   /** Its value in props. */
-  readonly read: (props: OperatorProps) => unknown;
+  readonly read: (props: OperatorProps) => V | undefined;
   /** Props with it set. */
-  readonly write: (props: OperatorProps, value: unknown) => OperatorProps;
+  readonly write: (props: OperatorProps, value: V) => OperatorProps;
   /** Another legal value, different from `value`, to locate it in what the construct makes. */
-  readonly alternative: (value: unknown, props: OperatorProps) => unknown;
+  readonly alternative: (value: V | undefined, props: OperatorProps) => V;
   /** Whether it shows in the operator these props make (the watched namespace only when there is one). */
   readonly appliesTo?: (props: OperatorProps) => boolean;
   /** Not written to values.yaml (the release namespace). */
@@ -27,6 +28,25 @@ export interface ScalarValue {
   readonly doc?: string;
   /** Its JSON schema in values.schema.json: what the construct would accept. */
   readonly schema?: Record<string, unknown>;
+}
+
+/** A scalar value, whatever its type: its value in props, and props with another legal value. */
+export interface ScalarValue extends Omit<TypedScalar<unknown>, 'write' | 'alternative'> {
+  /** Its value in props, another legal value, and props with that other value set. */
+  readonly probe: (props: OperatorProps) => { value: unknown; other: unknown; props: OperatorProps };
+}
+
+/** Declares a scalar value with its type, which only its own read, write and alternative share. */
+function scalar<V>(value: TypedScalar<V>): ScalarValue {
+  const { write, alternative, ...rest } = value;
+  return {
+    ...rest,
+    probe: (props) => {
+      const current = value.read(props);
+      const other = alternative(current, props);
+      return { value: current, other, props: write(props, other) };
+    },
+  };
 }
 
 /** A value that adds or removes objects and fields: a condition of the templates. */
@@ -42,8 +62,12 @@ export interface SwitchValue {
 /** The watched namespace the variants with one use, when the operator has none by default. */
 const SOME_WATCHED_NAMESPACE = 'watched';
 
-const otherString = (value: unknown, a: string, b: string) => (value === a ? b : a);
+const otherString = <S extends string>(value: S | undefined, a: S, b: S): S => (value === a ? b : a);
 const RESOURCE_ALTERNATIVES = ['1001m', '1001Mi', '1002m', '1002Mi'];
+
+type PullPolicy = NonNullable<OperatorProps['imagePullPolicy']>;
+type LogLevel = NonNullable<OperatorProps['logLevel']>;
+type Resources = ReturnType<typeof resourcesValue>;
 
 /** The reconciler's resources in the shape of a container's `resources` (what `toYaml` writes back). */
 export function resourcesValue(props: OperatorProps) {
@@ -83,47 +107,47 @@ export const SWITCHES: readonly SwitchValue[] = [
 
 /** The values that change text. */
 export const SCALARS: readonly ScalarValue[] = [
-  {
+  scalar<string>({
     // Helm's convention: namespaced objects go to the namespace the release is installed in.
     path: 'namespace',
     expr: '.Release.Namespace',
     type: 'string',
     builtIn: true,
     read: (p) => p.namespace,
-    write: (p, v) => ({ ...p, namespace: v as string }),
+    write: (p, v) => ({ ...p, namespace: v }),
     alternative: (v) => otherString(v, 'helm-probe-namespace', 'helm-probe-namespace-b'),
-  },
-  {
+  }),
+  scalar<string>({
     path: 'image.repository',
     doc: 'The reconciler image, without its tag.',
     schema: { type: 'string', minLength: 1 },
     expr: '.Values.image.repository',
     type: 'string',
     read: (p) => p.image,
-    write: (p, v) => ({ ...p, image: v as string }),
+    write: (p, v) => ({ ...p, image: v }),
     alternative: (v) => otherString(v, 'helm-probe/reconciler', 'helm-probe/reconciler-b'),
-  },
-  {
+  }),
+  scalar<string>({
     path: 'image.tag',
     doc: 'The reconciler image tag.',
     schema: { type: 'string', pattern: '^[\\w][\\w.-]{0,127}$' },
     expr: '.Values.image.tag',
     type: 'string',
     read: (p) => p.imageTag,
-    write: (p, v) => ({ ...p, imageTag: v as string }),
+    write: (p, v) => ({ ...p, imageTag: v }),
     alternative: (v) => otherString(v, 'helm-probe-tag', 'helm-probe-tag-b'),
-  },
-  {
+  }),
+  scalar<PullPolicy>({
     path: 'image.pullPolicy',
     doc: 'When the kubelet pulls the image.',
     schema: { enum: ['Always', 'IfNotPresent', 'Never'] },
     expr: '.Values.image.pullPolicy',
     type: 'string',
     read: (p) => p.imagePullPolicy ?? 'IfNotPresent',
-    write: (p, v) => ({ ...p, imagePullPolicy: v as OperatorProps['imagePullPolicy'] }),
+    write: (p, v) => ({ ...p, imagePullPolicy: v }),
     alternative: (v) => otherString(v, 'Always', 'Never'),
-  },
-  {
+  }),
+  scalar<number>({
     // More than one replica needs leader election (the construct refuses it otherwise; so does
     // the chart's values schema).
     path: 'replicaCount',
@@ -132,19 +156,18 @@ export const SCALARS: readonly ScalarValue[] = [
     expr: '.Values.replicaCount',
     type: 'number',
     read: (p) => p.replicas ?? 1,
-    write: (p, v) => ({ ...p, replicas: v as number }),
+    write: (p, v) => ({ ...p, replicas: v }),
     alternative: (v) => (v === 2 ? 3 : 2),
     appliesTo: (p) => p.leaderElection ?? true,
-  },
-  {
+  }),
+  scalar<Resources>({
     path: 'resources',
     doc: 'Compute resources of the reconciler container.',
     schema: { type: 'object' },
     expr: '.Values.resources',
     type: 'block',
     read: resourcesValue,
-    write: (p, v) => {
-      const r = v as ReturnType<typeof resourcesValue>;
+    write: (p, r) => {
       return {
         ...p,
         resources: {
@@ -155,55 +178,56 @@ export const SCALARS: readonly ScalarValue[] = [
         },
       };
     },
-    alternative: (v) => {
-      const r = v as ReturnType<typeof resourcesValue>;
-      const [a, b, c, d] = RESOURCE_ALTERNATIVES.map((q, i) =>
-        [r.requests.cpu, r.requests.memory, r.limits.cpu, r.limits.memory][i] === q ? `${q.slice(0, -1)}7` : q,
+    alternative: (r) => {
+      const current = r ? [r.requests.cpu, r.requests.memory, r.limits.cpu, r.limits.memory] : [];
+      const [a = '', b = '', c = '', d = ''] = RESOURCE_ALTERNATIVES.map((q, i) =>
+        current[i] === q ? `${q.slice(0, -1)}7` : q,
       );
       return { requests: { cpu: a, memory: b }, limits: { cpu: c, memory: d } };
     },
-  },
-  {
+  }),
+  scalar<string>({
     path: 'watchNamespace',
     doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',
     schema: { type: 'string', maxLength: 63, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$' },
     expr: '.Values.watchNamespace',
     type: 'string',
     read: (p) => p.watchNamespace,
-    write: (p, v) => ({ ...p, watchNamespace: v as string }),
+    write: (p, v) => ({ ...p, watchNamespace: v }),
     alternative: (v) => otherString(v, 'helm-probe-watched', 'helm-probe-watched-b'),
     appliesTo: (p) => p.watchNamespace !== undefined,
-  },
-  {
+  }),
+  scalar<LogLevel>({
     path: 'logLevel',
     doc: 'debug, info, warn or error.',
     schema: { enum: ['debug', 'info', 'warn', 'error'] },
     expr: '.Values.logLevel',
     type: 'string',
     read: (p) => p.logLevel ?? 'info',
-    write: (p, v) => ({ ...p, logLevel: v as OperatorProps['logLevel'] }),
+    write: (p, v) => ({ ...p, logLevel: v }),
     alternative: (v) => otherString(v, 'debug', 'warn'),
-  },
-  {
+  }),
+  scalar<number>({
     path: 'maxConcurrentReconciles',
     doc: 'Reconciles that may run at once per controller (different objects only).',
     schema: { type: 'integer', minimum: 1, maximum: 100 },
     expr: '.Values.maxConcurrentReconciles',
     type: 'number',
     read: (p) => p.maxConcurrentReconciles ?? 4,
-    write: (p, v) => ({ ...p, maxConcurrentReconciles: v as number }),
+    write: (p, v) => ({ ...p, maxConcurrentReconciles: v }),
     alternative: (v) => (v === 17 ? 18 : 17),
-  },
-  {
+  }),
+  scalar<number>({
     path: 'metrics.port',
     doc: 'Port of /metrics (the reconciler runs as non-root: 1024 or above).',
     schema: { type: 'integer', minimum: 1024, maximum: 65535 },
     expr: '.Values.metrics.port',
     type: 'number',
     read: (p) => p.metricsPort ?? 8080,
-    write: (p, v) => ({ ...p, metricsPort: v as number }),
-    alternative: (v, p) => [48_123, 48_124, 48_125].find((port) => port !== v && port !== (p.healthPort ?? 8081)),
-  },
+    write: (p, v) => ({ ...p, metricsPort: v }),
+    // Three candidates, at most two of them taken (the current port and the health port).
+    alternative: (v, p) => [48_123, 48_124].find((port) => port !== v && port !== (p.healthPort ?? 8081)) ?? 48_125,
+  }),
 ];
 
 /**
@@ -241,7 +265,11 @@ export function defaultValues(props: OperatorProps): Record<string, unknown> {
   const set = (path: string, value: unknown) => {
     const { parents, key } = splitPath(path);
     let at = values;
-    for (const k of parents) at = (at[k] ??= {}) as Record<string, unknown>;
+    for (const k of parents) {
+      const inner = isJsonObject(at[k]) ? at[k] : {};
+      at[k] = inner;
+      at = inner;
+    }
     at[key] = value;
   };
   for (const v of SCALARS) if (!v.builtIn) set(v.path, v.read(props) ?? '');

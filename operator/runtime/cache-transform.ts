@@ -1,5 +1,5 @@
 import type { KubeObject, Pod, ResourceType } from '../../constructs/contract';
-import type { FieldSet, ManagedFieldsEntry } from './managed-fields';
+import type { FieldSet } from './managed-fields';
 import { deepFreeze } from './resource';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -21,7 +21,7 @@ export function cacheTransform(
   const isPod = type.group === '' && type.kind === 'Pod';
   return (obj) => {
     const metadata = { ...obj.metadata };
-    const managed = metadata.managedFields as ManagedFieldsEntry[] | undefined;
+    const managed = metadata.managedFields;
     if (managed) {
       const ours = managed
         .filter((e) => e.manager === fieldManager && e.operation === 'Apply' && !e.subresource)

@@ -1,25 +1,12 @@
-import type { KubeObject } from '../../constructs/contract';
+import type { FieldSet, KubeObject, ManagedFieldsEntry } from '../../constructs/contract/objects';
+import { isJsonObject } from '../../constructs/contract/json';
 import { sameQuantity } from '../../constructs/contract/quantity';
 
-/** One entry of `metadata.managedFields`. */
-export interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: 'Apply' | 'Update';
-  apiVersion?: string;
-  subresource?: string;
-  fieldsType?: string;
-  fieldsV1?: FieldSet;
-}
-
-/** A fieldsV1 set: keys `f:<name>`, `k:<json key>`, `v:<json value>`, `i:<index>`, `.` (the node itself). */
-export interface FieldSet {
-  [key: string]: FieldSet;
-}
+export type { FieldSet, ManagedFieldsEntry };
 
 /** The entry recording what `manager` last applied (server-side apply) to the object itself. */
 export function appliedEntry(obj: KubeObject, manager: string): ManagedFieldsEntry | undefined {
-  const entries = (obj.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  return entries.find(
+  return (obj.metadata.managedFields ?? []).find(
     (e) => e.manager === manager && e.operation === 'Apply' && !e.subresource && e.fieldsType === 'FieldsV1',
   );
 }
@@ -36,7 +23,11 @@ export function extractApplied(
   apiVersion?: string,
 ): Record<string, unknown> | undefined {
   const owned = extractOwned(obj, manager, apiVersion);
-  return owned && (unwrap(owned) as Record<string, unknown>);
+  return owned && unwrapObject(owned);
+}
+
+function unwrapObject(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, unwrap(x)]));
 }
 
 /** As extractApplied, with the values owned whole marked `Atomic`, for `matches`. */
@@ -69,9 +60,7 @@ function unwrap(v: unknown): unknown {
   if (v instanceof Atomic) return v.value;
   if (v instanceof Dropped) return undefined;
   if (Array.isArray(v)) return v.map(unwrap);
-  if (v !== null && typeof v === 'object')
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unwrap(x)]));
-  return v;
+  return isJsonObject(v) ? unwrapObject(v) : v;
 }
 
 function isLeaf(set: FieldSet): boolean {
@@ -90,7 +79,7 @@ export class Atomic {
 function extractValue(value: unknown, set: FieldSet): unknown {
   if (isLeaf(set)) return value !== null && typeof value === 'object' ? new Atomic(value) : value;
   if (Array.isArray(value)) return extractList(value, set);
-  if (value !== null && typeof value === 'object') return extractObject(value as Record<string, unknown>, set);
+  if (isJsonObject(value)) return extractObject(value, set);
   // The set names sub-fields but the live value is a scalar: the shapes disagree.
   throw new UnknownFieldSet();
 }
@@ -114,10 +103,11 @@ function extractList(list: unknown[], set: FieldSet): unknown[] {
     const kind = key.slice(0, 2);
     const text = key.slice(2);
     if (kind === 'k:') {
-      const wanted = JSON.parse(text) as Record<string, unknown>;
+      const wanted: unknown = JSON.parse(text);
+      if (!isJsonObject(wanted)) throw new UnknownFieldSet();
       byKey.push({ match: (item) => isKeyMatch(item, wanted), set: child });
     } else if (kind === 'v:') {
-      const wanted = JSON.parse(text) as unknown;
+      const wanted: unknown = JSON.parse(text);
       byKey.push({ match: (item) => canonical(item) === canonical(wanted), set: child });
     } else if (kind === 'i:') {
       const index = Number(text);
@@ -135,9 +125,8 @@ function extractList(list: unknown[], set: FieldSet): unknown[] {
 }
 
 function isKeyMatch(item: unknown, key: Record<string, unknown>): boolean {
-  if (item === null || typeof item !== 'object') return false;
-  const o = item as Record<string, unknown>;
-  return Object.entries(key).every(([k, v]) => canonical(o[k]) === canonical(v));
+  if (!isJsonObject(item)) return false;
+  return Object.entries(key).every(([k, v]) => canonical(item[k]) === canonical(v));
 }
 
 function canonical(v: unknown): string {
@@ -146,14 +135,12 @@ function canonical(v: unknown): string {
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
+  if (!isJsonObject(v)) return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys(v[k])]),
+  );
 }
 
 /**
@@ -168,17 +155,19 @@ export function pruneEmpty(v: unknown): unknown {
     return p !== null && typeof p === 'object' && Object.keys(p).length === 0 ? p : new Atomic(p);
   }
   if (Array.isArray(v)) return v.map(pruneEmpty);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      if (x === undefined || x === null) continue;
-      const p = pruneEmpty(x);
-      if (p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p).length === 0) continue;
-      out[k] = p;
-    }
-    return out;
+  if (!isJsonObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === undefined || x === null) continue;
+    const p = pruneEmpty(x);
+    if (!isEmptyValue(p)) out[k] = p;
   }
-  return v;
+  return out;
+}
+
+/** An empty map or list (not one the server dropped): what omitempty leaves out. */
+function isEmptyValue(p: unknown): boolean {
+  return p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p).length === 0;
 }
 
 /** Ordered deep equality of JSON values, ignoring the order of object keys. */
@@ -202,10 +191,9 @@ function matches(desired: unknown, applied: unknown, path: readonly string[] = [
       desired.every((d, i) => matches(d, applied[i], path))
     );
   }
-  if (desired !== null && typeof desired === 'object') {
-    if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) return false;
-    const a = applied as Record<string, unknown>;
-    const d = desired as Record<string, unknown>;
+  if (isJsonObject(desired)) {
+    if (!isJsonObject(applied)) return false;
+    const [a, d] = [applied, desired];
     const keys = new Set([...Object.keys(a), ...Object.keys(d)]);
     // An owned field the server dropped as empty is absent either way when no longer desired.
     return [...keys].every((k) => (k in d ? k in a && matches(d[k], a[k], [...path, k]) : a[k] instanceof Dropped));
@@ -218,11 +206,9 @@ function contains(live: unknown, desired: unknown, path: readonly string[]): boo
   if (Array.isArray(desired)) {
     return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => contains(live[i], d, path));
   }
-  if (desired !== null && typeof desired === 'object') {
-    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
-    return Object.entries(desired as Record<string, unknown>).every(([k, v]) =>
-      contains((live as Record<string, unknown>)[k], v, [...path, k]),
-    );
+  if (isJsonObject(desired)) {
+    if (!isJsonObject(live)) return false;
+    return Object.entries(desired).every(([k, v]) => contains(live[k], v, [...path, k]));
   }
   return sameScalar(desired, live, path);
 }

@@ -55,7 +55,7 @@ export async function migrateStorage(
       if (signal?.aborted) throw new Error('storage migration stopped: shutting down');
       try {
         // An empty patch still stores the object again, encoded in the storage version.
-        await client.mergePatch(type, object.metadata.name ?? '', object.metadata.namespace, {});
+        await client.mergePatch(type, object.metadata.name, object.metadata.namespace, {});
         rewritten++;
       } catch (err) {
         // Deleted meanwhile: nothing left to migrate.

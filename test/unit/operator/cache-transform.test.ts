@@ -1,8 +1,8 @@
 import { cacheTransform, FieldSetPool } from '../../../operator/runtime/cache-transform';
-import { needsApply } from '../../../operator/runtime/managed-fields';
-import { BuiltinTypes } from '../../../constructs';
+import { type ManagedFieldsEntry, needsApply } from '../../../operator/runtime/managed-fields';
+import { BuiltinTypes, type KubeObject } from '../../../constructs';
 
-const managedFields = [
+const managedFields: ManagedFieldsEntry[] = [
   {
     manager: 'opkit',
     operation: 'Apply',
@@ -109,7 +109,7 @@ test("Pods keep what status and failure reporting read: metadata, node, phase, c
 });
 
 test('equal field sets are kept once: two children of different owners share their f:spec tree, frozen', () => {
-  const child = (owner: string) => ({
+  const child = (owner: string): KubeObject => ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../../constructs/contract';
-import type { KubeClient, KubeList, WatchEvent } from '../../../operator/runtime/client';
+import type { KubeClient, KubeList, WatchEvent, WatchOptions } from '../../../operator/runtime/client';
 
 type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 
@@ -23,15 +23,7 @@ export class FakeListWatch {
         if (next instanceof Error) throw next;
         return next;
       },
-      watch: async (
-        _t: unknown,
-        _ns: unknown,
-        query: Record<string, string>,
-        onEvent: (e: WatchEvent) => void,
-        signal: AbortSignal,
-        _idleMs?: number,
-        onOpen?: () => void,
-      ) => {
+      watch: async (_t: unknown, { query, onEvent, signal, onOpen }: WatchOptions) => {
         this.watchQueries.push(query);
         // Every scripted watch is answered (the server accepted it) before its script runs.
         onOpen?.();
