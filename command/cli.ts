@@ -31,6 +31,20 @@ import { controllersFrom, readResources, RenderError, renderResources, storedRes
 import { startControlPlane } from '../testing/control-plane';
 import { createKind, initProject, ScaffoldError } from './scaffold';
 
+/**
+ * node:util parseArgs refusing the arguments (an unknown flag, a missing value). Not `instanceof
+ * Error`: Node's own errors may come from another realm (a test's sandbox).
+ */
+function isParseArgsError(err: unknown): err is Error {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    'code' in err &&
+    typeof err.code === 'string' &&
+    err.code.startsWith('ERR_PARSE_ARGS') &&
+    'message' in err
+  );
+}
 const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
 
 Commands:
@@ -426,9 +440,9 @@ export async function main(argv: string[]): Promise<number> {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     return await run(rest);
   } catch (err) {
-    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const usage = err instanceof UsageError || isParseArgsError(err);
     if (usage || err instanceof ImageBuildError || err instanceof RenderError || err instanceof ScaffoldError) {
-      process.stderr.write(`cdk8s-operator-kit: ${(err as Error).message}\n${usage ? `\n${USAGE}` : ''}`);
+      process.stderr.write(`cdk8s-operator-kit: ${err.message}\n${usage ? `\n${USAGE}` : ''}`);
       return usage ? 2 : 1;
     }
     throw err;

@@ -106,7 +106,7 @@ function comparable(o: KubeObject): string {
  */
 export function changeableFields(o: KubeObject): object {
   const { generation: _g, ...metadata } = withoutBookkeeping(o).metadata;
-  const { status: _s, ...rest } = o as KubeObject & { status?: unknown };
+  const { status: _s, ...rest } = o;
   return { ...rest, metadata };
 }
 

@@ -8,7 +8,7 @@
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { customResourceType } from '../constructs/contract';
-import { type KubeClient } from '../operator/runtime/client';
+import { ApiError, type KubeClient } from '../operator/runtime/client';
 import { needsApply } from '../operator/runtime/managed-fields';
 import { renderChildren } from '../operator/runtime/render';
 import { changeableFields } from './diff';
@@ -103,7 +103,7 @@ export async function planKind(
           { dryRun: true },
         );
       } catch (err) {
-        const status = (err as { status?: number }).status ?? 0;
+        const status = err instanceof ApiError ? err.status : 0;
         if (status < 400 || status >= 500 || status === 409) throw err;
         totals.refused++;
         refused.push({ resource: name, child: key, message: err instanceof Error ? err.message : String(err) });
@@ -134,8 +134,8 @@ export async function planKind(
     }),
   );
   const fieldChangeList = [...fieldCounts].map(([k, count]) => {
-    const [kind = '', field = '', change = 'changed'] = k.split('\u0000');
-    return { kind, field, change: change as 'added' | 'removed' | 'changed', count };
+    const [kind = '', field = '', change = ''] = k.split('\u0000');
+    return { kind, field, change: fieldChange(change), count };
   });
   fieldChangeList.sort((a, b) => b.count - a.count || a.field.localeCompare(b.field));
   return {
@@ -193,4 +193,9 @@ function flatten(value: unknown, path = '', out = new Map<string, string>()): Ma
     out.set(path, JSON.stringify(value));
   }
   return out;
+}
+
+/** A field change as its tally key spells it. */
+function fieldChange(change: string): 'added' | 'removed' | 'changed' {
+  return change === 'added' || change === 'removed' ? change : 'changed';
 }

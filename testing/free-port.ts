@@ -31,9 +31,9 @@ function tryPort(port: number): Promise<number | undefined> {
       resolve(undefined);
     });
     srv.listen(port, '127.0.0.1', () => {
-      const { port: got } = srv.address() as net.AddressInfo;
+      const address = srv.address();
       srv.close(() => {
-        resolve(got);
+        resolve(typeof address === 'object' && address !== null ? address.port : undefined);
       });
     });
   });

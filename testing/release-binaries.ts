@@ -92,7 +92,8 @@ export class ReleaseDownloadError extends Error {}
 
 /** The platform as release file names spell it, or undefined where no release is published. */
 export function releasePlatform(): { os: string; arch: string } | undefined {
-  const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string | undefined>)[process.arch];
+  const arches: Partial<Record<string, string>> = { x64: 'amd64', arm64: 'arm64' };
+  const arch = arches[process.arch];
   // etcd publishes .zip archives for macOS; only the Linux tar.gz layout is handled here.
   return process.platform === 'linux' && arch ? { os: 'linux', arch } : undefined;
 }

@@ -1,4 +1,5 @@
 import type { Problem } from './declaration';
+import { isJsonObject } from './json';
 
 /**
  * A `metav1.Condition`, as `status.conditions` lists it (the schema that validates it is
@@ -98,4 +99,23 @@ export class ConditionList {
   get conditions(): Condition[] {
     return this.list;
   }
+}
+
+/** Whether a value is a well-formed condition. */
+export function isCondition(v: unknown): v is Condition {
+  return (
+    isJsonObject(v) &&
+    typeof v.type === 'string' &&
+    (v.status === 'True' || v.status === 'False' || v.status === 'Unknown') &&
+    typeof v.reason === 'string' &&
+    typeof v.message === 'string' &&
+    typeof v.lastTransitionTime === 'string'
+  );
+}
+
+/** A status's `conditions`, when it has a list of them. */
+export function conditionsOf(status: unknown): Condition[] | undefined {
+  if (!isJsonObject(status)) return undefined;
+  const list = status.conditions;
+  return Array.isArray(list) && list.every(isCondition) ? list : undefined;
 }

@@ -1,3 +1,4 @@
+import { isJsonObject } from './json';
 /**
  * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`, kube-rs's
  * error policy returning "await change"): the spec asks for something that cannot be, or the
@@ -29,6 +30,7 @@ export class TerminalError extends Error {
  */
 export function isNamespaceTerminating(err: unknown): boolean {
   // A StatusCause's type is serialized as `reason`.
-  const e = err as { status?: unknown; details?: { causes?: { reason?: string }[] } } | undefined;
-  return e?.status === 403 && (e.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') ?? false);
+  if (!isJsonObject(err) || err.status !== 403 || !isJsonObject(err.details)) return false;
+  const causes = err.details.causes;
+  return Array.isArray(causes) && causes.some((c) => isJsonObject(c) && c.reason === 'NamespaceTerminating');
 }

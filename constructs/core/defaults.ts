@@ -1,3 +1,4 @@
+import { isJsonObject } from '../contract/json';
 import type { JsonSchema } from './schema';
 
 /**
@@ -12,8 +13,8 @@ export function withSchemaDefaults(schema: JsonSchema, value: unknown): unknown 
     const items = schema.items;
     return items ? value.map((v) => withSchemaDefaults(items, v)) : value;
   }
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  if (!isJsonObject(value)) return value;
+  const out: Record<string, unknown> = { ...value };
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     if (out[name] === undefined && property.default !== undefined) out[name] = structuredClone(property.default);
     if (out[name] !== undefined) out[name] = withSchemaDefaults(property, out[name]);

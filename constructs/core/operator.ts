@@ -505,7 +505,7 @@ function validateImage(name: string, props: OperatorProps, fail: Fail): void {
   try {
     imageReference({ ...props, name });
   } catch (err) {
-    fail((err as Error).message.replace(/^Operator "[^"]*": /, ''));
+    fail((err instanceof Error ? err.message : String(err)).replace(/^Operator "[^"]*": /, ''));
   }
 }
 

@@ -1,3 +1,4 @@
+import { isJsonObject } from '../contract/json';
 import type { JsonSchema } from './schema';
 
 /**
@@ -16,8 +17,8 @@ export function schemaViolations(schema: JsonSchema, value: unknown, path: strin
   }
   switch (schema.type) {
     case 'object':
-      if (typeof value !== 'object' || Array.isArray(value)) return [invalid(path, value, 'must be of type object')];
-      return objects(schema, value as Record<string, unknown>, path);
+      if (!isJsonObject(value)) return [invalid(path, value, 'must be of type object')];
+      return objects(schema, value, path);
     case 'array':
       if (!Array.isArray(value)) return [invalid(path, value, 'must be of type array')];
       return arrays(schema, value, path);

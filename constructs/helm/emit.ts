@@ -91,8 +91,8 @@ function scalarText(node: Extract<TemplateNode, { kind: 'scalar' }>): string {
     const value: unknown = node.type === 'string' ? text : node.type === 'null' ? null : JSON.parse(text);
     return stringify(value, { lineWidth: 0 }).trimEnd();
   }
-  const action = (p: Part) => ('action' in p ? `{{ ${p.action} }}` : undefined);
-  if (node.type !== 'string') return node.parts.map((p) => action(p) ?? (p as { text: string }).text).join('');
   const escape = (s: string) => JSON.stringify(s).slice(1, -1);
-  return `"${node.parts.map((p) => action(p) ?? escape((p as { text: string }).text)).join('')}"`;
+  const text = (p: Part) => ('action' in p ? `{{ ${p.action} }}` : node.type === 'string' ? escape(p.text) : p.text);
+  const joined = node.parts.map(text).join('');
+  return node.type === 'string' ? `"${joined}"` : joined;
 }

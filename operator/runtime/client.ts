@@ -22,7 +22,7 @@ export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 
 export const isGone = (e: unknown) =>
   e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
 /** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
-export const isInvalid = (e: unknown) => e instanceof ApiError && (e.status === 422 || e.status === 400);
+export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
 
 export interface KubeList<T extends KubeObject = KubeObject> {
   metadata: { resourceVersion: string; continue?: string };

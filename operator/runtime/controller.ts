@@ -247,6 +247,6 @@ export function onlyStatusChanged(old: KubeObject, updated: KubeObject): boolean
 }
 
 function withoutStatus(o: KubeObject): unknown {
-  const { status: _status, ...rest } = withoutBookkeeping(o) as KubeObject & { status?: unknown };
+  const { status: _status, ...rest } = withoutBookkeeping(o);
   return rest;
 }

@@ -1,5 +1,5 @@
 import { TerminalError } from '../../constructs/contract';
-import { type ApiError, isInvalid } from './client';
+import { isInvalid } from './client';
 
 export { TerminalError };
 
@@ -14,6 +14,6 @@ export function isTerminal(err: unknown): err is TerminalError {
  */
 export function asTerminal(err: unknown): TerminalError | undefined {
   if (isTerminal(err)) return err;
-  if (isInvalid(err)) return new TerminalError((err as ApiError).message.slice(0, 1024), 'Invalid', { cause: err });
+  if (isInvalid(err)) return new TerminalError(err.message.slice(0, 1024), 'Invalid', { cause: err });
   return undefined;
 }

@@ -340,7 +340,7 @@ function readFile(file: string, what: string): Buffer {
   try {
     return fs.readFileSync(file);
   } catch (err) {
-    throw new Error(`${what}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+    throw new Error(`${what}: cannot read ${file}: ${errorCode(err) ?? String(err)}`, {
       cause: err,
     });
   }
@@ -364,8 +364,7 @@ function runExecPlugin(plugin: ExecPlugin, baseDir: string, env: NodeJS.ProcessE
       { env: childEnv, timeout: 60_000, maxBuffer: 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err) {
-          const hint =
-            (err as NodeJS.ErrnoException).code === 'ENOENT' && plugin.installHint ? `\n${plugin.installHint}` : '';
+          const hint = errorCode(err) === 'ENOENT' && plugin.installHint ? `\n${plugin.installHint}` : '';
           reject(
             new Error(
               `exec credential plugin ${plugin.command} failed: ${err.message}${stderr ? `: ${stderr.trim()}` : ''}${hint}`,
@@ -399,4 +398,12 @@ function runExecPlugin(plugin: ExecPlugin, baseDir: string, env: NodeJS.ProcessE
       },
     );
   });
+}
+
+/** A system error's code (ENOENT, EACCES), if it has one. */
+function errorCode(err: unknown): string | undefined {
+  // Not `instanceof Error`: an error thrown by Node itself may come from another realm (a test's sandbox).
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
 }

@@ -15,7 +15,7 @@ import { ChildMap, childKey } from '../../constructs/contract';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { isConflict, isInvalid, isNotFound } from './client';
-import { type Condition, findCondition, setCondition } from './conditions';
+import { conditionsOf, findCondition, setCondition } from './conditions';
 import type { Request, Result } from './controller';
 import {
   cachedChildren,
@@ -271,8 +271,8 @@ function withDegraded(
   generation: number,
   now: Date,
 ): object | undefined {
-  const conditions = (status as { conditions?: Condition[] } | undefined)?.conditions;
-  if (!status || !Array.isArray(conditions)) return status;
+  const conditions = conditionsOf(status);
+  if (!status || !conditions) return status;
   const degraded = {
     type: 'Degraded',
     status: 'True' as const,
@@ -311,7 +311,7 @@ function eventsOf(
         reason: c.verb,
         message: `${c.verb} ${c.kind} ${c.name}`,
       }));
-  const now = findCondition((status as { conditions?: Condition[] } | undefined)?.conditions, 'Degraded');
+  const now = findCondition(conditionsOf(status), 'Degraded');
   const was = findCondition(resource.status?.conditions, 'Degraded');
   if (now?.status === 'True' && !(was?.status === 'True' && was.reason === now.reason)) {
     events.push({ type: 'Warning', reason: now.reason, message: now.message });
