@@ -24,6 +24,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { isJsonObject } from '../constructs/contract/json';
 import { isLoopbackHost } from '../operator/runtime/loopback-host';
 
 export { isLoopbackHost };
@@ -119,7 +120,7 @@ export function addEgressRoute(log: string, service: string, target: string): vo
   if (!isLoopbackHost(splitTarget(target).host))
     throw new Error(`an egress route leads to this machine only, not ${target}`);
   const routes = path.join(path.dirname(log), ROUTES_FILE);
-  const current = JSON.parse(fs.readFileSync(routes, 'utf8')) as Record<string, string>;
+  const current = readRoutes(routes);
   const next = `${routes}.${String(process.pid)}.tmp`;
   fs.writeFileSync(next, `${JSON.stringify({ ...current, [service]: target })}\n`);
   // Whole or not at all: the proxy reads the file on every connection.
@@ -128,11 +129,7 @@ export function addEgressRoute(log: string, service: string, target: string): vo
 
 /** The decisions the proxy logged so far. */
 export function egressDecisions(log: string): EgressDecision[] {
-  return fs
-    .readFileSync(log, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as EgressDecision);
+  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map(parseJson).filter(isEgressDecision);
 }
 
 /** Splits `host:port` (and `[v6]:port`). */
@@ -141,8 +138,56 @@ function splitTarget(target: string): { host: string; port: string } {
   return { host: target.slice(0, i).replace(/^\[|\]$/g, ''), port: target.slice(i + 1) };
 }
 
-interface ServiceList {
-  items: { metadata: { name: string; namespace: string }; spec?: { clusterIP?: string; clusterIPs?: string[] } }[];
+interface ServiceItem {
+  metadata: { name: string; namespace: string };
+  spec?: { clusterIP?: string; clusterIPs?: string[] };
+}
+
+/** The Services of a ServiceList: those with a name, a namespace and (maybe) cluster IPs. */
+function serviceItems(list: unknown): ServiceItem[] {
+  const items = isJsonObject(list) && Array.isArray(list.items) ? list.items : [];
+  return items.flatMap((s: unknown) => {
+    if (!isJsonObject(s) || !isJsonObject(s.metadata) || !isJsonObject(s.spec)) return [];
+    const { name, namespace } = s.metadata;
+    const { clusterIP, clusterIPs } = s.spec;
+    if (typeof name !== 'string' || typeof namespace !== 'string') return [];
+    return [
+      {
+        metadata: { name, namespace },
+        spec: {
+          clusterIP: typeof clusterIP === 'string' ? clusterIP : undefined,
+          clusterIPs: Array.isArray(clusterIPs) ? clusterIPs.filter((i) => typeof i === 'string') : undefined,
+        },
+      },
+    ];
+  });
+}
+
+function parseJson(text: string): unknown {
+  return JSON.parse(text);
+}
+
+/** The routes file: Service address → loopback target (only string entries count). */
+function readRoutes(file: string): Record<string, string> {
+  const parsed = parseJson(fs.readFileSync(file, 'utf8'));
+  const entries = isJsonObject(parsed) ? Object.entries(parsed) : [];
+  return Object.fromEntries(entries.filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+function isEgressDecision(v: unknown): v is EgressDecision {
+  return (
+    isJsonObject(v) &&
+    typeof v.time === 'string' &&
+    typeof v.target === 'string' &&
+    (v.decision === 'loopback' || v.decision === 'routed' || v.decision === 'refused')
+  );
+}
+
+/** The API access the proxy process is given in its environment. */
+function apiAccess(v: unknown): ApiAccess {
+  if (isJsonObject(v) && typeof v.server === 'string' && typeof v.caFile === 'string' && typeof v.token === 'string')
+    return { server: v.server, caFile: v.caFile, token: v.token };
+  throw new Error('OPKIT_EGRESS_API: give {"server", "caFile", "token"} as JSON');
 }
 
 /** `<svc>.<ns>.svc` of the Service with this cluster IP, asked of the API server. */
@@ -158,7 +203,7 @@ function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | unde
         res.on('data', (c: string) => (body += c));
         res.on('end', () => {
           try {
-            const found = (JSON.parse(body) as ServiceList).items.find(
+            const found = serviceItems(parseJson(body)).find(
               (s) => s.spec?.clusterIP === ip || s.spec?.clusterIPs?.includes(ip),
             );
             resolve(found ? `${found.metadata.name}.${found.metadata.namespace}.svc` : undefined);
@@ -184,7 +229,7 @@ async function decide(dir: string, api: ApiAccess, target: string): Promise<Omit
   if (isLoopbackHost(host)) return { target, decision: 'loopback', via: target };
   const service = host.endsWith('.svc') ? host : net.isIP(host) ? await serviceWithClusterIp(api, host) : undefined;
   const named = service ? `${service}:${port}` : undefined;
-  const routes = JSON.parse(fs.readFileSync(path.join(dir, ROUTES_FILE), 'utf8')) as Record<string, string>;
+  const routes = readRoutes(path.join(dir, ROUTES_FILE));
   const via = named ? routes[named] : undefined;
   // A route only ever leads to this machine.
   if (via && isLoopbackHost(splitTarget(via).host)) return { target, service: named, decision: 'routed', via };
@@ -236,5 +281,5 @@ function serve(dir: string, api: ApiAccess): void {
 }
 
 if (require.main === module && process.argv[2] === '--serve' && process.argv[3]) {
-  serve(process.argv[3], JSON.parse(process.env.OPKIT_EGRESS_API ?? '{}') as ApiAccess);
+  serve(process.argv[3], apiAccess(parseJson(process.env.OPKIT_EGRESS_API ?? '{}')));
 }

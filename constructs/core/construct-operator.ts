@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { type Construct } from 'constructs';
-import { ConditionList } from '../contract/conditions';
+import { ConditionList, conditionsOf } from '../contract/conditions';
 import {
   BuiltinTypes,
   type Deployment,
@@ -164,9 +164,7 @@ function isWorkload(o: KubeObject): o is Deployment | StatefulSet {
  */
 export function constructStatus(resource: CustomResourceObject, observed: Observed): ConstructStatus {
   const generation = resource.metadata.generation ?? 0;
-  // A kind using this status has `constructStatusSchema()` as its status schema.
-  const previous = resource.status as Partial<ConstructStatus> | undefined;
-  const list = new ConditionList(previous?.conditions, generation, observed.now);
+  const list = new ConditionList(conditionsOf(resource.status), generation, observed.now);
   const workloads = [...observed.children.values()].filter(isWorkload);
   const waiting = workloads.filter((w) => (w.status?.readyReplicas ?? 0) < (w.spec?.replicas ?? 1));
   if (waiting.length === 0)

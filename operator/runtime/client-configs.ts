@@ -5,6 +5,7 @@
  * self-managed certificate trusted (`caBundle`) and pointing them at loopback use it.
  */
 import type { KubeObject, ResourceType } from '../../constructs/contract';
+import { isJsonObject } from '../../constructs/contract/json';
 import { isNotFound, type KubeClient } from './client';
 import { resourcePath } from './resource';
 
@@ -23,16 +24,27 @@ export interface ClientConfigAt {
 
 /** Each webhook's client config in a Validating/MutatingWebhookConfiguration. */
 export function webhookClientConfigs(o: KubeObject): ClientConfigAt[] {
-  return ((o as { webhooks?: { clientConfig?: ClientConfig }[] }).webhooks ?? []).flatMap((w, i) =>
-    w.clientConfig ? [{ path: `/webhooks/${i}/clientConfig`, config: w.clientConfig }] : [],
-  );
+  const webhooks = Array.isArray(o.webhooks) ? o.webhooks : [];
+  return webhooks.flatMap((w: unknown, i) => {
+    const config = isJsonObject(w) ? clientConfig(w.clientConfig) : undefined;
+    return config ? [{ path: `/webhooks/${i}/clientConfig`, config }] : [];
+  });
+}
+
+/** A client config as read: its url, its service's path and its CA bundle, where they are strings. */
+function clientConfig(v: unknown): ClientConfig | undefined {
+  if (!isJsonObject(v)) return undefined;
+  const text = (x: unknown) => (typeof x === 'string' ? x : undefined);
+  const service = isJsonObject(v.service) ? { path: text(v.service.path) } : undefined;
+  return { url: text(v.url), service, caBundle: text(v.caBundle) };
 }
 
 /** A CRD's conversion webhook client config, when its conversion strategy is Webhook. */
 export function conversionClientConfigs(o: KubeObject): ClientConfigAt[] {
-  const conversion = (o as { spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } } } })
-    .spec?.conversion;
-  const config = conversion?.strategy === 'Webhook' ? conversion.webhook?.clientConfig : undefined;
+  const conversion = isJsonObject(o.spec) && isJsonObject(o.spec.conversion) ? o.spec.conversion : undefined;
+  const webhook =
+    conversion?.strategy === 'Webhook' && isJsonObject(conversion.webhook) ? conversion.webhook : undefined;
+  const config = clientConfig(webhook?.clientConfig);
   return config ? [{ path: '/spec/conversion/webhook/clientConfig', config }] : [];
 }
 

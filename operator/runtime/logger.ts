@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { isJsonObject } from '../../constructs/contract/json';
 
 export type { Logger };
 
@@ -43,20 +44,21 @@ function textStream(out: pino.DestinationStream): pino.DestinationStream {
  * that are not simple words quoted, an error as its message (its stack on the next lines).
  */
 export function textLine(json: string): string {
-  let entry: Record<string, unknown>;
+  let entry: unknown;
   try {
-    entry = JSON.parse(json) as Record<string, unknown>;
+    entry = JSON.parse(json);
   } catch {
-    return json.endsWith('\n') ? json : `${json}\n`;
+    entry = undefined;
   }
+  if (!isJsonObject(entry)) return json.endsWith('\n') ? json : `${json}\n`;
   const { time, level, logger, component, msg, err, ...fields } = entry;
   const who = typeof component === 'string' ? component : typeof logger === 'string' ? logger : '';
-  const error = err as { message?: string; stack?: string } | undefined;
+  const error = isJsonObject(err) ? err : {};
   const pairs = Object.entries(fields).map(([k, v]) => `${k}=${textValue(v)}`);
-  if (error?.message) pairs.push(`error=${textValue(error.message)}`);
+  if (typeof error.message === 'string' && error.message) pairs.push(`error=${textValue(error.message)}`);
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   const head = [text(time), text(level).toUpperCase().padEnd(5), who, text(msg)].filter((p) => p !== '').join(' ');
-  const stack = error?.stack && level === 'error' ? `\n${error.stack}` : '';
+  const stack = typeof error.stack === 'string' && error.stack && level === 'error' ? `\n${error.stack}` : '';
   return `${head}${pairs.length ? `  ${pairs.join(' ')}` : ''}${stack}\n`;
 }
 

@@ -1,4 +1,5 @@
 import type { InvolvedObject, KubeObject, ResourceType } from '../../constructs/contract';
+import { isJsonObject } from '../../constructs/contract/json';
 import type { Informer } from './informer';
 import { objectKey } from './resource';
 
@@ -45,8 +46,10 @@ export function ownerByReferences(
 }
 
 function claimTemplates(statefulSet: KubeObject): string[] {
-  const spec = (statefulSet as { spec?: { volumeClaimTemplates?: { metadata?: { name?: string } }[] } }).spec;
-  return (spec?.volumeClaimTemplates ?? []).flatMap((t) => (t.metadata?.name ? [t.metadata.name] : []));
+  const templates = isJsonObject(statefulSet.spec) ? statefulSet.spec.volumeClaimTemplates : undefined;
+  return (Array.isArray(templates) ? templates : []).flatMap((t: unknown) =>
+    isJsonObject(t) && isJsonObject(t.metadata) && typeof t.metadata.name === 'string' ? [t.metadata.name] : [],
+  );
 }
 
 function escape(text: string): string {
