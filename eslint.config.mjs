@@ -77,6 +77,19 @@ export default tseslint.config(
     { files: ['testing/**/*.ts'], may: 'the runtime and the contract', forbid: String.raw`^(\.\./)+command(/|$)` },
   ]),
   {
+    // Size and complexity gates on product code (pepr's rules, controller-runtime's habits): a
+    // function that passes one says why beside it, in the disable comment.
+    files: ['constructs/**/*.ts', 'operator/**/*.ts', 'command/**/*.ts', 'testing/**/*.ts', 'reconciler.ts'],
+    rules: {
+      complexity: ['error', 15],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      'max-statements': ['error', 30],
+      'max-params': ['error', 5],
+      'max-depth': ['error', 4],
+      'max-nested-callbacks': ['error', 4],
+    },
+  },
+  {
     // Tests and benchmarks read what the API server, kubectl and the audit log return (JSON) and
     // let assertions check its shape, so `any` is their honest type there; a `!` after a lookup
     // is an assertion that fails loudly. Everything else holds for them as for the product.

@@ -52,100 +52,142 @@ export async function planKind(
     throw new RenderError(
       `no controller reconciles ${options.kind}; known: ${controllers.map((c) => c.for.kind).join(', ')}`,
     );
-  const requests = { lists: 0, dryRuns: 0 };
-  const list = async <T extends KubeObject>(type: ResourceType<T>): Promise<T[]> => {
-    requests.lists++;
-    const items = (await client.list<T>(type, type.namespaced ? options.namespace : undefined)).items;
-    // A list's items leave out their apiVersion and kind; an object read alone has them.
-    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
-    return items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
-  };
-  const resources = await list<CustomResourceObject>(customResourceType(decl.for));
-  // Every owned child, by its controller's uid and `Kind/name`: one list per type.
-  const byOwner = new Map<string, Map<string, KubeObject>>();
-  for (const type of decl.owns ?? []) {
-    for (const o of await list(type)) {
-      const owner = o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-      if (!owner) continue;
-      const children = byOwner.get(owner) ?? new Map<string, KubeObject>();
-      children.set(`${type.kind}/${o.metadata.name ?? ''}`, o);
-      byOwner.set(owner, children);
-    }
-  }
-  const totals = { unchanged: 0, changed: 0, created: 0, pruned: 0, refused: 0 };
-  const fieldCounts = new Map<string, number>();
-  const refused: { resource: string; child: string; message: string }[] = [];
-  const deletable = new Set((decl.deletes ?? []).map((t) => t.kind));
+  const planner = new Planner(client, decl, options.namespace);
+  const resources = await planner.list<CustomResourceObject>(customResourceType(decl.for));
+  const byOwner = await planner.childrenByOwner();
   let done = 0;
-  const planOne = async (resource: CustomResourceObject) => {
-    const name = `${resource.metadata.namespace ? `${resource.metadata.namespace}/` : ''}${resource.metadata.name}`;
-    const current = byOwner.get(resource.metadata.uid ?? '') ?? new Map<string, KubeObject>();
-    const rendered = renderChildren(decl, resource);
-    for (const desired of rendered) {
-      const type = ownedType(decl, desired.kind);
-      const key = `${type.kind}/${desired.metadata.name ?? ''}`;
-      const live = current.get(key);
-      if (!live) {
-        totals.created++;
-        continue;
-      }
-      if (!needsApply(desired, live, client.fieldManager)) {
-        totals.unchanged++;
-        continue;
-      }
-      requests.dryRuns++;
-      let after: KubeObject;
-      try {
-        const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
-        after = await client.apply(
-          type,
-          { ...desired, metadata: { ...desired.metadata, namespace } },
-          { dryRun: true },
-        );
-      } catch (err) {
-        const status = err instanceof ApiError ? err.status : 0;
-        if (status < 400 || status >= 500 || status === 409) throw err;
-        totals.refused++;
-        refused.push({ resource: name, child: key, message: err instanceof Error ? err.message : String(err) });
-        continue;
-      }
-      const changes = fieldChanges(live, after);
-      if (changes.length === 0) {
-        totals.unchanged++;
-        continue;
-      }
-      totals.changed++;
-      for (const c of changes) {
-        const k = `${type.kind}\u0000${c.field}\u0000${c.change}`;
-        fieldCounts.set(k, (fieldCounts.get(k) ?? 0) + 1);
-      }
-    }
-    for (const [key, o] of current) {
-      if (!deletable.has(o.kind ?? '')) continue;
-      if (!rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) totals.pruned++;
-    }
-    options.onProgress?.(++done, resources.length);
-  };
   // A small pool of workers: dry runs in flight stay within the concurrency.
   const queue = [...resources];
   await Promise.all(
     Array.from({ length: Math.max(1, options.concurrency ?? 8) }, async () => {
-      for (let r = queue.shift(); r; r = queue.shift()) await planOne(r);
+      for (let r = queue.shift(); r; r = queue.shift()) {
+        await planner.planResource(r, byOwner.get(r.metadata.uid ?? '') ?? new Map<string, KubeObject>());
+        options.onProgress?.(++done, resources.length);
+      }
     }),
   );
-  const fieldChangeList = [...fieldCounts].map(([k, count]) => {
-    const [kind = '', field = '', change = ''] = k.split('\u0000');
-    return { kind, field, change: fieldChange(change), count };
-  });
-  fieldChangeList.sort((a, b) => b.count - a.count || a.field.localeCompare(b.field));
-  return {
-    kind: decl.for.kind,
-    resources: resources.length,
-    children: totals,
-    fieldChanges: fieldChangeList,
-    refused,
-    requests,
-  };
+  return planner.plan(resources.length);
+}
+
+/** What one kind's plan counts as it goes: lists, dry runs, and what each child would do. */
+class Planner {
+  private readonly requests = { lists: 0, dryRuns: 0 };
+  private readonly totals = { unchanged: 0, changed: 0, created: 0, pruned: 0, refused: 0 };
+  private readonly fieldCounts = new Map<string, number>();
+  private readonly refused: { resource: string; child: string; message: string }[] = [];
+  private readonly deletable: ReadonlySet<string>;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly decl: ControllerDeclaration,
+    private readonly namespace: string | undefined,
+  ) {
+    this.deletable = new Set((decl.deletes ?? []).map((t) => t.kind));
+  }
+
+  async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {
+    this.requests.lists++;
+    const items = (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items;
+    // A list's items leave out their apiVersion and kind; an object read alone has them.
+    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+    return items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
+  }
+
+  /** Every owned child, by its controller's uid and `Kind/name`: one list per type. */
+  async childrenByOwner(): Promise<Map<string, Map<string, KubeObject>>> {
+    const byOwner = new Map<string, Map<string, KubeObject>>();
+    for (const type of this.decl.owns ?? []) {
+      for (const o of await this.list(type)) {
+        const owner = o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+        if (!owner) continue;
+        const children = byOwner.get(owner) ?? new Map<string, KubeObject>();
+        children.set(`${type.kind}/${o.metadata.name ?? ''}`, o);
+        byOwner.set(owner, children);
+      }
+    }
+    return byOwner;
+  }
+
+  /** What the new version would do to one resource's children: create, change, keep, refuse, prune. */
+  async planResource(resource: CustomResourceObject, current: ReadonlyMap<string, KubeObject>): Promise<void> {
+    const rendered = renderChildren(this.decl, resource);
+    for (const desired of rendered) await this.planChild(resource, desired, current);
+    for (const [key, o] of current) {
+      if (!this.deletable.has(o.kind ?? '')) continue;
+      if (!rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) this.totals.pruned++;
+    }
+  }
+
+  private async planChild(
+    resource: CustomResourceObject,
+    desired: KubeObject,
+    current: ReadonlyMap<string, KubeObject>,
+  ): Promise<void> {
+    const type = ownedType(this.decl, desired.kind);
+    const key = `${type.kind}/${desired.metadata.name ?? ''}`;
+    const live = current.get(key);
+    if (!live) {
+      this.totals.created++;
+      return;
+    }
+    if (!needsApply(desired, live, this.client.fieldManager)) {
+      this.totals.unchanged++;
+      return;
+    }
+    const after = await this.dryRun(resource, type, desired, key);
+    if (!after) return;
+    const changes = fieldChanges(live, after);
+    if (changes.length === 0) {
+      this.totals.unchanged++;
+      return;
+    }
+    this.totals.changed++;
+    for (const c of changes) {
+      const k = `${type.kind}\u0000${c.field}\u0000${c.change}`;
+      this.fieldCounts.set(k, (this.fieldCounts.get(k) ?? 0) + 1);
+    }
+  }
+
+  /** The child as the API server would store it, or undefined (counted) when it would refuse it. */
+  private async dryRun(
+    resource: CustomResourceObject,
+    type: ResourceType,
+    desired: KubeObject,
+    key: string,
+  ): Promise<KubeObject | undefined> {
+    this.requests.dryRuns++;
+    try {
+      const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
+      return await this.client.apply(
+        type,
+        { ...desired, metadata: { ...desired.metadata, namespace } },
+        { dryRun: true },
+      );
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : 0;
+      if (status < 400 || status >= 500 || status === 409) throw err;
+      this.totals.refused++;
+      const name = `${resource.metadata.namespace ? `${resource.metadata.namespace}/` : ''}${resource.metadata.name}`;
+      this.refused.push({ resource: name, child: key, message: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  }
+
+  plan(resources: number): Plan {
+    const fieldChangeList = [...this.fieldCounts].map(([k, count]) => {
+      const [kind = '', field = '', change = ''] = k.split('\u0000');
+      return { kind, field, change: fieldChange(change), count };
+    });
+    fieldChangeList.sort((a, b) => b.count - a.count || a.field.localeCompare(b.field));
+    return {
+      kind: this.decl.for.kind,
+      resources,
+      children: this.totals,
+      fieldChanges: fieldChangeList,
+      refused: this.refused,
+      requests: this.requests,
+    };
+  }
 }
 
 /** The plan as text. */

@@ -192,49 +192,13 @@ export class Operator extends Construct {
     this.props = props;
     this.operatorName = name;
     this.operatorNamespace = namespace;
-    const clusterHolder = new Construct(props.clusterScope ?? this, props.clusterScope ? `${name}-cluster` : 'Cluster');
-    this.clusterScope = clusterHolder;
-    const ownChart = Chart.of(this);
-    const clusterChart = Chart.of(clusterHolder);
-    if (clusterChart !== ownChart) ownChart.addDependency(clusterChart);
-    const partOf = props.partOf ?? (runsInKitImage(props.controllers) ? PART_OF : name);
-    const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s', partOf });
-    const parts: OperatorParts = {
-      props,
-      name,
-      namespace,
-      labels,
-      selector: selectorLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' }),
-      clusterHolder,
-      metricsSecure: props.metricsSecure ?? true,
-      leaderElection: props.leaderElection ?? true,
-      metadata: (suffix) => ({ name: `${name}-${suffix}`, namespace, labels }),
-      clusterMetadata: (suffix) => ({ name: `${name}-${suffix}`, labels }),
-    };
+    this.clusterScope = this.holder(props.clusterScope, props.clusterScope ? `${name}-cluster` : 'Cluster');
+    const parts = operatorParts(props, name, namespace, this.clusterScope);
 
     if (props.createNamespace ?? true) addNamespace(parts);
-    const crdHolder = props.crdScope ? new Construct(props.crdScope, `${name}-crds`) : clusterHolder;
-    if (props.crdScope && Chart.of(crdHolder) !== ownChart) ownChart.addDependency(Chart.of(crdHolder));
-    const webhooks = webhookPlan(props.controllers, name, namespace, {
-      admission: props.admissionWebhooks ?? false,
-      certManager: props.certManager,
-    });
-    if (props.certManager && !webhooks)
-      throw new Error(
-        `Operator ${JSON.stringify(name)}: certManager is set but the operator serves no webhook; set admissionWebhooks (with validate or default hooks) or give a kind conversions, or leave certManager out`,
-      );
-    this.crds = uniqueKinds(props.controllers.map((c) => c.for)).map(
-      (k) =>
-        new CustomResourceDefinition(crdHolder, `Crd${k.kind}`, {
-          kind: k,
-          labels: { 'app.kubernetes.io/part-of': partOf, 'app.kubernetes.io/managed-by': 'cdk8s' },
-          conversionWebhook:
-            webhooks && k.needsConversion
-              ? { service: { name: webhooks.service, namespace, path: CONVERSION_PATH, port: 443 } }
-              : undefined,
-          annotations: webhooks && k.needsConversion ? webhooks.trustAnnotations : undefined,
-        }),
-    );
+    const crdHolder = props.crdScope ? this.holder(props.crdScope, `${name}-crds`) : this.clusterScope;
+    const webhooks = planWebhooks(props, name, namespace);
+    this.crds = addCrds(crdHolder, parts, webhooks);
     this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
       metadata: parts.metadata('operator'),
       // The reconciler talks to the API server, so it needs its token (cdk8s-plus turns it off).
@@ -247,21 +211,27 @@ export class Operator extends Construct {
     this.deployment = this.addDeployment(parts, webhooks);
     this.metricsService = this.addMetricsService(parts);
     if (webhooks) {
-      addWebhookObjects(this, clusterHolder, {
+      addWebhookObjects(this, this.clusterScope, {
         plan: webhooks,
         namespace,
-        labels,
+        labels: parts.labels,
         selector: parts.selector,
         watchNamespace: props.watchNamespace,
         serviceAccount: this.serviceAccount.name,
       });
     }
-    // A chart's namespace would be stamped on every object in it, cluster-scoped ones too.
-    for (const holder of new Set([clusterHolder, crdHolder])) {
-      if (!Chart.of(holder).namespace) continue;
-      for (const o of holder.node.findAll())
-        if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
-    }
+    for (const holder of new Set([this.clusterScope, crdHolder])) withoutNamespaces(holder);
+  }
+
+  /**
+   * Where objects of another scope go: a construct under `scope` (or under this operator), whose
+   * chart this operator's chart depends on, so that it is applied first.
+   */
+  private holder(scope: Construct | undefined, id: string): Construct {
+    const holder = new Construct(scope ?? this, id);
+    const ownChart = Chart.of(this);
+    if (Chart.of(holder) !== ownChart) ownChart.addDependency(Chart.of(holder));
+    return holder;
   }
 
   /** The controllers' rights: cluster-wide, or a Role in the one namespace they watch; and who may scrape. */
@@ -405,6 +375,8 @@ interface OperatorParts {
   readonly name: string;
   readonly namespace: string;
   readonly labels: Record<string, string>;
+  /** The `app.kubernetes.io/part-of` label of its objects and CRDs. */
+  readonly partOf: string;
   readonly selector: Record<string, string>;
   readonly clusterHolder: Construct;
   readonly metricsSecure: boolean;
@@ -474,6 +446,65 @@ function uniqueKinds(kinds: readonly CustomResourceKind[]): CustomResourceKind[]
   return [...seen.values()];
 }
 
+/** What every part of an operator is made with: its names, labels and settings. */
+function operatorParts(props: OperatorProps, name: string, namespace: string, clusterHolder: Construct): OperatorParts {
+  const partOf = props.partOf ?? (runsInKitImage(props.controllers) ? PART_OF : name);
+  const labels = standardLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s', partOf });
+  return {
+    props,
+    name,
+    namespace,
+    labels,
+    partOf,
+    selector: selectorLabels({ name, instance: name, component: 'controller', managedBy: 'cdk8s' }),
+    clusterHolder,
+    metricsSecure: props.metricsSecure ?? true,
+    leaderElection: props.leaderElection ?? true,
+    metadata: (suffix) => ({ name: `${name}-${suffix}`, namespace, labels }),
+    clusterMetadata: (suffix) => ({ name: `${name}-${suffix}`, labels }),
+  };
+}
+
+/** The webhooks the operator serves, if any; cert-manager asked for without any is a mistake. */
+function planWebhooks(props: OperatorProps, name: string, namespace: string): WebhookPlan | undefined {
+  const webhooks = webhookPlan(props.controllers, name, namespace, {
+    admission: props.admissionWebhooks ?? false,
+    certManager: props.certManager,
+  });
+  if (props.certManager && !webhooks)
+    throw new Error(
+      `Operator ${JSON.stringify(name)}: certManager is set but the operator serves no webhook; set admissionWebhooks (with validate or default hooks) or give a kind conversions, or leave certManager out`,
+    );
+  return webhooks;
+}
+
+/** A CRD per kind, converting through the operator's webhook where a kind has versions of their own. */
+function addCrds(
+  holder: Construct,
+  parts: OperatorParts,
+  webhooks: WebhookPlan | undefined,
+): CustomResourceDefinition[] {
+  const { namespace, partOf } = parts;
+  return uniqueKinds(parts.props.controllers.map((c) => c.for)).map((k) => {
+    const converting = webhooks && k.needsConversion ? webhooks : undefined;
+    return new CustomResourceDefinition(holder, `Crd${k.kind}`, {
+      kind: k,
+      labels: { 'app.kubernetes.io/part-of': partOf, 'app.kubernetes.io/managed-by': 'cdk8s' },
+      conversionWebhook: converting
+        ? { service: { name: converting.service, namespace, path: CONVERSION_PATH, port: 443 } }
+        : undefined,
+      annotations: converting?.trustAnnotations,
+    });
+  });
+}
+
+/** A chart's namespace would be stamped on every object in it, cluster-scoped ones too: not on these. */
+function withoutNamespaces(holder: Construct): void {
+  if (!Chart.of(holder).namespace) return;
+  for (const o of holder.node.findAll())
+    if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+}
+
 type Fail = (msg: string) => never;
 
 /** Throws, with what to change, for props that would synthesize a broken operator. */
@@ -537,6 +568,24 @@ function validateControllers(props: OperatorProps, fail: Fail): void {
 
 /** Replicas, concurrency, ports, log level and resources of the reconciler Deployment. */
 function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
+  validateReplicas(props, fail);
+  const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
+  if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
+    fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
+  validatePorts(props, fail);
+  if (props.logLevel !== undefined && !['debug', 'info', 'warn', 'error'].includes(props.logLevel)) {
+    fail(`logLevel must be one of debug, info, warn, error; got ${JSON.stringify(props.logLevel)}`);
+  }
+  for (const [field, value] of Object.entries(props.resources ?? {})) {
+    if (value !== undefined && !QUANTITY.test(String(value))) {
+      fail(
+        `resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`,
+      );
+    }
+  }
+}
+
+function validateReplicas(props: OperatorProps, fail: Fail): void {
   const replicas = props.replicas ?? 1;
   if (!Number.isInteger(replicas) || replicas < 1)
     fail(`replicas must be a whole number of at least 1, got ${replicas}`);
@@ -545,9 +594,9 @@ function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
       `${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`,
     );
   }
-  const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
-  if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
-    fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
+}
+
+function validatePorts(props: OperatorProps, fail: Fail): void {
   const { metricsPort, healthPort } = ports(props);
   for (const [field, port] of [
     ['metricsPort', metricsPort],
@@ -560,16 +609,6 @@ function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
     }
   }
   if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
-  if (props.logLevel !== undefined && !['debug', 'info', 'warn', 'error'].includes(props.logLevel)) {
-    fail(`logLevel must be one of debug, info, warn, error; got ${JSON.stringify(props.logLevel)}`);
-  }
-  for (const [field, value] of Object.entries(props.resources ?? {})) {
-    if (value !== undefined && !QUANTITY.test(String(value))) {
-      fail(
-        `resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`,
-      );
-    }
-  }
 }
 
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';

@@ -156,50 +156,106 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
       type: 'Opaque',
     });
   }
-  const webhook = (decl: ControllerDeclaration, hook: 'validate' | 'mutate') => {
-    const type = customResourceType(decl.for);
-    const version = decl.for.storageVersion;
-    return {
-      name: `${hook === 'validate' ? 'v' : 'm'}${type.kind.toLowerCase()}.${type.group}`,
-      clientConfig: {
-        service: {
-          name: plan.service,
-          namespace,
-          path: admissionPath(hook, type, version),
-          port: 443,
-        },
+  if (plan.validating.length > 0) {
+    new k8s.KubeValidatingWebhookConfiguration(clusterScope, 'ValidatingWebhooks', {
+      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
+      webhooks: plan.validating.map((d) => admissionWebhook(d, 'validate', props)),
+    });
+  }
+  if (plan.mutating.length > 0) {
+    new k8s.KubeMutatingWebhookConfiguration(clusterScope, 'MutatingWebhooks', {
+      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
+      webhooks: plan.mutating.map((d) => ({ ...admissionWebhook(d, 'mutate', props), reinvocationPolicy: 'Never' })),
+    });
+  }
+  addTrustRbac(scope, clusterScope, props);
+}
+
+/** One kind's admission webhook: fail-closed, create and update only, never for an object being deleted. */
+function admissionWebhook(decl: ControllerDeclaration, hook: 'validate' | 'mutate', props: WebhookObjectsProps) {
+  const type = customResourceType(decl.for);
+  const version = decl.for.storageVersion;
+  return {
+    name: `${hook === 'validate' ? 'v' : 'm'}${type.kind.toLowerCase()}.${type.group}`,
+    clientConfig: {
+      service: {
+        name: props.plan.service,
+        namespace: props.namespace,
+        path: admissionPath(hook, type, version),
+        port: 443,
       },
-      rules: [
-        {
-          apiGroups: [type.group],
-          apiVersions: [version],
-          operations: ['CREATE', 'UPDATE'],
-          resources: [type.resource],
-          scope: type.namespaced ? 'Namespaced' : 'Cluster',
-        },
-      ],
-      // Requests for the kind's other versions are converted and sent here too.
-      matchPolicy: 'Equivalent',
-      // An object being deleted (its finalizers removed by hand, say) is never held up.
-      matchConditions: [{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }],
-      namespaceSelector: props.watchNamespace
-        ? {
-            matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [props.watchNamespace] }],
-          }
-        : undefined,
-      failurePolicy: 'Fail',
-      sideEffects: 'None',
-      timeoutSeconds: 5,
-      admissionReviewVersions: ['v1'],
-    };
+    },
+    rules: [
+      {
+        apiGroups: [type.group],
+        apiVersions: [version],
+        operations: ['CREATE', 'UPDATE'],
+        resources: [type.resource],
+        scope: type.namespaced ? 'Namespaced' : 'Cluster',
+      },
+    ],
+    // Requests for the kind's other versions are converted and sent here too.
+    matchPolicy: 'Equivalent',
+    // An object being deleted (its finalizers removed by hand, say) is never held up.
+    matchConditions: [{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }],
+    namespaceSelector: props.watchNamespace
+      ? {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [props.watchNamespace] }],
+        }
+      : undefined,
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    admissionReviewVersions: ['v1'],
   };
-  const configurationRules: { apiGroups: string[]; resources: string[]; resourceNames: string[]; verbs: string[] }[] =
-    [];
-  // With cert-manager, its cainjector writes every caBundle and the reconciler only reads.
+}
+
+interface NamedRule {
+  apiGroups: string[];
+  resources: string[];
+  resourceNames: string[];
+  verbs: string[];
+}
+
+/**
+ * The rights to keep the webhooks trusted: the certificate's Secret, and the `caBundle` of the
+ * configurations and of the converting CRDs (reading their storedVersions, and trimming them) —
+ * those objects only, by name. With cert-manager, its cainjector writes every caBundle and the
+ * reconciler only reads the CRDs.
+ */
+function addTrustRbac(scope: Construct, clusterScope: Construct, props: WebhookObjectsProps): void {
+  const { plan, namespace, labels } = props;
   const keepsTrust = plan.certManager === undefined;
-  if (plan.converting.length > 0) {
-    const crds = plan.converting.map((k) => k.crdName);
-    configurationRules.push(
+  const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccount, namespace }];
+  if (keepsTrust) {
+    const role = new k8s.KubeRole(scope, 'WebhookCertificateRole', {
+      metadata: { name: `${plan.secret}-role`, namespace, labels },
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [plan.secret], verbs: ['get', 'patch'] }],
+    });
+    new k8s.KubeRoleBinding(scope, 'WebhookCertificateRoleBinding', {
+      metadata: { name: `${plan.secret}-rolebinding`, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
+      subjects,
+    });
+  }
+  const configurationRules = trustRules(plan, keepsTrust);
+  if (configurationRules.length === 0) return;
+  const clusterRole = new k8s.KubeClusterRole(clusterScope, 'WebhookConfigurationRole', {
+    metadata: { name: `${plan.configuration}-configuration-role`, labels },
+    rules: configurationRules,
+  });
+  new k8s.KubeClusterRoleBinding(clusterScope, 'WebhookConfigurationRoleBinding', {
+    metadata: { name: `${plan.configuration}-configuration-rolebinding`, labels },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole.name },
+    subjects,
+  });
+}
+
+function trustRules(plan: WebhookPlan, keepsTrust: boolean): NamedRule[] {
+  const rules: NamedRule[] = [];
+  const crds = plan.converting.map((k) => k.crdName);
+  if (crds.length > 0) {
+    rules.push(
       // The CRDs' conversion caBundle; reading storedVersions.
       {
         apiGroups: ['apiextensions.k8s.io'],
@@ -216,54 +272,15 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
       },
     );
   }
-  if (plan.validating.length > 0) {
-    new k8s.KubeValidatingWebhookConfiguration(clusterScope, 'ValidatingWebhooks', {
-      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
-      webhooks: plan.validating.map((d) => webhook(d, 'validate')),
-    });
-    if (keepsTrust)
-      configurationRules.push({
-        apiGroups: ['admissionregistration.k8s.io'],
-        resources: ['validatingwebhookconfigurations'],
-        resourceNames: [plan.configuration],
-        verbs: ['get', 'patch'],
-      });
-  }
-  if (plan.mutating.length > 0) {
-    new k8s.KubeMutatingWebhookConfiguration(clusterScope, 'MutatingWebhooks', {
-      metadata: { name: plan.configuration, labels, annotations: annotations(plan) },
-      webhooks: plan.mutating.map((d) => ({ ...webhook(d, 'mutate'), reinvocationPolicy: 'Never' })),
-    });
-    if (keepsTrust)
-      configurationRules.push({
-        apiGroups: ['admissionregistration.k8s.io'],
-        resources: ['mutatingwebhookconfigurations'],
-        resourceNames: [plan.configuration],
-        verbs: ['get', 'patch'],
-      });
-  }
-  const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccount, namespace }];
-  if (keepsTrust) {
-    const role = new k8s.KubeRole(scope, 'WebhookCertificateRole', {
-      metadata: { name: `${plan.secret}-role`, namespace, labels },
-      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [plan.secret], verbs: ['get', 'patch'] }],
-    });
-    new k8s.KubeRoleBinding(scope, 'WebhookCertificateRoleBinding', {
-      metadata: { name: `${plan.secret}-rolebinding`, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
-      subjects,
-    });
-  }
-  if (configurationRules.length === 0) return;
-  const clusterRole = new k8s.KubeClusterRole(clusterScope, 'WebhookConfigurationRole', {
-    metadata: { name: `${plan.configuration}-configuration-role`, labels },
-    rules: configurationRules,
+  const configuration = (resource: string): NamedRule => ({
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: [resource],
+    resourceNames: [plan.configuration],
+    verbs: ['get', 'patch'],
   });
-  new k8s.KubeClusterRoleBinding(clusterScope, 'WebhookConfigurationRoleBinding', {
-    metadata: { name: `${plan.configuration}-configuration-rolebinding`, labels },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole.name },
-    subjects,
-  });
+  if (keepsTrust && plan.validating.length > 0) rules.push(configuration('validatingwebhookconfigurations'));
+  if (keepsTrust && plan.mutating.length > 0) rules.push(configuration('mutatingwebhookconfigurations'));
+  return rules;
 }
 
 function annotations(plan: WebhookPlan): Record<string, string> | undefined {
