@@ -115,47 +115,54 @@ function positiveInt(name: string, text: string): number {
   return n;
 }
 
-// The option table is the flags' one declaration (names, types, defaults), hence the length.
-export function parseFlags(argv: string[], known: string[]): Flags {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      controllers: { type: 'string' },
-      namespace: { type: 'string' },
-      'leader-elect': { type: 'boolean', default: false },
-      'leader-election-id': { type: 'string', default: 'cdk8s-operator-kit-leader' },
-      'leader-election-namespace': { type: 'string' },
-      'leader-election-lease-duration': { type: 'string', default: '15s' },
-      'leader-election-renew-deadline': { type: 'string', default: '10s' },
-      'leader-election-retry-period': { type: 'string', default: '2s' },
-      'metrics-bind-address': { type: 'string', default: ':8080' },
-      'metrics-secure': { type: 'string', default: 'true' },
-      'metrics-cert-path': { type: 'string' },
-      'health-probe-bind-address': { type: 'string', default: ':8081' },
-      'webhook-bind-address': { type: 'string' },
-      'webhook-cert-path': { type: 'string' },
-      'webhook-cert-secret': { type: 'string' },
-      'webhook-cert-hosts': { type: 'string', default: '' },
-      'webhook-configuration': { type: 'string' },
-      'webhook-loopback': { type: 'boolean', default: false },
-      'max-concurrent-reconciles': { type: 'string', default: '4' },
-      'priority-queue': { type: 'string', default: 'true' },
-      'sync-period': { type: 'string', default: '10h' },
-      kubeconfig: { type: 'string' },
-      'log-level': { type: 'string', default: 'info' },
-      'log-format': { type: 'string', default: 'json' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const controllers = values.controllers
-    ? values.controllers
+/** The reconciler's flags: their one declaration (names, types, defaults), which `usage` documents. */
+export const FLAG_OPTIONS = {
+  controllers: { type: 'string' },
+  namespace: { type: 'string' },
+  'leader-elect': { type: 'boolean', default: false },
+  'leader-election-id': { type: 'string', default: 'cdk8s-operator-kit-leader' },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-lease-duration': { type: 'string', default: '15s' },
+  'leader-election-renew-deadline': { type: 'string', default: '10s' },
+  'leader-election-retry-period': { type: 'string', default: '2s' },
+  'metrics-bind-address': { type: 'string', default: ':8080' },
+  'metrics-secure': { type: 'string', default: 'true' },
+  'metrics-cert-path': { type: 'string' },
+  'health-probe-bind-address': { type: 'string', default: ':8081' },
+  'webhook-bind-address': { type: 'string' },
+  'webhook-cert-path': { type: 'string' },
+  'webhook-cert-secret': { type: 'string' },
+  'webhook-cert-hosts': { type: 'string', default: '' },
+  'webhook-configuration': { type: 'string' },
+  'webhook-loopback': { type: 'boolean', default: false },
+  'max-concurrent-reconciles': { type: 'string', default: '4' },
+  'priority-queue': { type: 'string', default: 'true' },
+  'sync-period': { type: 'string', default: '10h' },
+  kubeconfig: { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
+  'log-format': { type: 'string', default: 'json' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type FlagValues = ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; options: typeof FLAG_OPTIONS }>
+>['values'];
+
+/** The controllers `--controllers` names (every known one without it); an unknown name is an error. */
+function selectedControllers(list: string | undefined, known: string[]): string[] {
+  const controllers = list
+    ? list
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean)
     : known;
   const unknown = controllers.filter((c) => !known.includes(c));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  return controllers;
+}
+
+/** Flags with a fixed set of values. */
+function checkChoices(values: FlagValues): 'json' | 'text' {
   if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']))
     throw new Error(`--log-level must be debug, info, warn or error`);
   const logFormat = values['log-format'];
@@ -164,6 +171,27 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   for (const name of ['metrics-secure', 'priority-queue'] as const)
     if (!['true', 'false'].includes(values[name]))
       throw new Error(`--${name} must be true or false, got ${JSON.stringify(values[name])}`);
+  return logFormat;
+}
+
+/** Flags that must go together, or not at all. */
+function checkCombinations(flags: Flags): void {
+  if (flags.webhookCertSecret && flags.webhookCertHosts.length === 0)
+    throw new Error('--webhook-cert-secret needs --webhook-cert-hosts: the names the certificate is for');
+  if (flags.webhookLoopback && (flags.webhookCertSecret || flags.webhookCertPath))
+    throw new Error(
+      '--webhook-loopback makes its own certificate: leave out --webhook-cert-secret and --webhook-cert-path',
+    );
+  if (flags.renewDeadlineMs >= flags.leaseDurationMs)
+    throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
+  if (flags.retryPeriodMs >= flags.renewDeadlineMs)
+    throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
+}
+
+export function parseFlags(argv: string[], known: string[]): Flags {
+  const { values } = parseArgs({ args: argv, strict: true, options: FLAG_OPTIONS });
+  const controllers = selectedControllers(values.controllers, known);
+  const logFormat = checkChoices(values);
   const flags: Flags = {
     controllers,
     // `--namespace=` (empty) means every namespace, as no flag does.
@@ -197,15 +225,6 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     syncPeriodMs: parseDuration(values['sync-period']),
     help: values.help,
   };
-  if (flags.webhookCertSecret && flags.webhookCertHosts.length === 0)
-    throw new Error('--webhook-cert-secret needs --webhook-cert-hosts: the names the certificate is for');
-  if (flags.webhookLoopback && (flags.webhookCertSecret || flags.webhookCertPath))
-    throw new Error(
-      '--webhook-loopback makes its own certificate: leave out --webhook-cert-secret and --webhook-cert-path',
-    );
-  if (flags.renewDeadlineMs >= flags.leaseDurationMs)
-    throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
-  if (flags.retryPeriodMs >= flags.renewDeadlineMs)
-    throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
+  checkCombinations(flags);
   return flags;
 }

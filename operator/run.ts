@@ -103,13 +103,33 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     observer: metrics.observeRequest,
     userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
   });
-  const manager = newManager(flags, { client, logger, metrics, identity });
+  const run: RunContext = { flags, client, logger, metrics, identity, fieldManager, server: cluster.server };
   // parseFlags accepts only the names of these controllers.
-  const selected = flags.controllers.flatMap((name) => byName.get(name) ?? []);
+  return runManager(
+    run,
+    flags.controllers.flatMap((name) => byName.get(name) ?? []),
+  );
+}
+
+/** What one run of the reconciler is made with. */
+interface RunContext {
+  readonly flags: Flags;
+  readonly client: HttpKubeClient;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly identity: string;
+  readonly fieldManager: string;
+  readonly server: string;
+}
+
+/** The manager with the selected controllers, storage migrations and webhooks, until a signal or a lost lease. */
+async function runManager(run: RunContext, selected: readonly ControllerDeclaration[]): Promise<number> {
+  const { flags, client, logger, metrics, identity } = run;
+  const manager = newManager(flags, { client, logger, metrics, identity });
   for (const decl of selected) {
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
     const events = logger.child({ component: 'events', controller: decl.name });
-    const recorder = new EventRecorder(client, `${fieldManager}/${decl.name}`, identity, events);
+    const recorder = new EventRecorder(client, `${run.fieldManager}/${decl.name}`, identity, events);
     const { maxConcurrentReconciles, priorityQueue } = flags;
     manager.add(
       buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles, priorityQueue }),
@@ -123,7 +143,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   let webhooks: { close(): Promise<void> } | undefined;
   try {
     webhooks = flags.webhookLoopback
-      ? await startLoopbackWebhooks(flags, selected, { client, logger, manager, server: cluster.server })
+      ? await startLoopbackWebhooks(flags, selected, { client, logger, manager, server: run.server })
       : await startWebhooks(flags, selected, { client, logger, manager });
   } catch (err) {
     logger.error({ err }, 'cannot serve the webhooks');
