@@ -154,9 +154,11 @@ export class MongoDbStorage extends Construct {
   }
 }
 
+type Fail = (msg: string) => never;
+
 function validateStorageProps(p: MongoDbStorageProps): void {
   const where = `MongoDbStorage ${JSON.stringify(p.replicaSetName)}`;
-  const fail = (msg: string): never => {
+  const fail: Fail = (msg) => {
     throw new Error(`${where}: ${msg}`);
   };
   if (!DNS_SUBDOMAIN.test(p.replicaSetName) || p.replicaSetName.length > 40)
@@ -170,38 +172,48 @@ function validateStorageProps(p: MongoDbStorageProps): void {
     for (const m of modes ?? [])
       if (!ACCESS_MODES.includes(m)) fail(`access mode ${JSON.stringify(m)} is not one of ${ACCESS_MODES.join(', ')}`);
   }
-  const claimModes = p.claimAccessModes ?? ['ReadWriteOnce'];
-  const volumeModes = p.volumeAccessModes ?? ['ReadWriteOnce'];
   for (const [name, v] of [
     ['data', p.data],
     ['logs', p.logs],
   ] as const) {
-    if (!v) continue;
-    if (!v.nfs && !v.storageClassName) fail(`${name}: give nfs (server and one path per member) or a storageClassName`);
-    if (v.nfs && v.storageClassName) fail(`${name}: give nfs or storageClassName, not both`);
-    const request = quantity(fail, `${name}.request`, v.request ?? v.capacity ?? '1Gi');
-    if (v.nfs) {
-      const capacity = quantity(fail, `${name}.capacity`, v.capacity ?? '1Gi');
-      if (request > capacity)
-        fail(
-          `${name}: each claim asks ${v.request} but each volume holds ${v.capacity ?? '1Gi'}; a claim cannot bind a smaller volume — lower request or raise capacity`,
-        );
-      if (!v.nfs.server.trim()) fail(`${name}.nfs.server is empty; give the NFS server's address`);
-      if (v.nfs.paths.length !== members)
-        fail(
-          `${name}.nfs.paths has ${v.nfs.paths.length} path(s) for ${members} members; give exactly one export path per member`,
-        );
-      const bad = v.nfs.paths.find((x) => !x.startsWith('/'));
-      if (bad !== undefined) fail(`${name}.nfs.paths: ${JSON.stringify(bad)} is not an absolute path`);
-      if (new Set(v.nfs.paths).size !== v.nfs.paths.length)
-        fail(`${name}.nfs.paths lists one path twice; members must not share a data directory`);
-      const unsupported = claimModes.filter((m) => !volumeModes.includes(m));
-      if (unsupported.length)
-        fail(
-          `claims ask for ${unsupported.join(', ')}, which the volumes do not offer (${volumeModes.join(', ')}); they would never bind`,
-        );
-    }
+    if (v) validateVolumes(p, name, v, fail);
   }
+}
+
+type VolumeProps = NonNullable<MongoDbStorageProps['data']>;
+
+/** One set of volumes (data or logs): NFS or a storage class, and claims that can bind them. */
+function validateVolumes(p: MongoDbStorageProps, name: string, v: VolumeProps, fail: Fail): void {
+  if (!v.nfs && !v.storageClassName) fail(`${name}: give nfs (server and one path per member) or a storageClassName`);
+  if (v.nfs && v.storageClassName) fail(`${name}: give nfs or storageClassName, not both`);
+  const request = quantity(fail, `${name}.request`, v.request ?? v.capacity ?? '1Gi');
+  if (!v.nfs) return;
+  const capacity = quantity(fail, `${name}.capacity`, v.capacity ?? '1Gi');
+  if (request > capacity)
+    fail(
+      `${name}: each claim asks ${v.request} but each volume holds ${v.capacity ?? '1Gi'}; a claim cannot bind a smaller volume — lower request or raise capacity`,
+    );
+  validateNfs(name, v.nfs, p.members ?? 3, fail);
+  const claimModes = p.claimAccessModes ?? ['ReadWriteOnce'];
+  const volumeModes = p.volumeAccessModes ?? ['ReadWriteOnce'];
+  const unsupported = claimModes.filter((m) => !volumeModes.includes(m));
+  if (unsupported.length)
+    fail(
+      `claims ask for ${unsupported.join(', ')}, which the volumes do not offer (${volumeModes.join(', ')}); they would never bind`,
+    );
+}
+
+/** A server and one distinct absolute export path per member. */
+function validateNfs(name: string, nfs: NonNullable<VolumeProps['nfs']>, members: number, fail: Fail): void {
+  if (!nfs.server.trim()) fail(`${name}.nfs.server is empty; give the NFS server's address`);
+  if (nfs.paths.length !== members)
+    fail(
+      `${name}.nfs.paths has ${nfs.paths.length} path(s) for ${members} members; give exactly one export path per member`,
+    );
+  const bad = nfs.paths.find((x) => !x.startsWith('/'));
+  if (bad !== undefined) fail(`${name}.nfs.paths: ${JSON.stringify(bad)} is not an absolute path`);
+  if (new Set(nfs.paths).size !== nfs.paths.length)
+    fail(`${name}.nfs.paths lists one path twice; members must not share a data directory`);
 }
 
 function quantity(fail: (m: string) => never, field: string, value: string): number {
