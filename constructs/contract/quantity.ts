@@ -37,6 +37,7 @@ const DECIMAL_EXPONENT: Readonly<Record<string, number | undefined>> = {
  * 1 and "1" have the same value: the API server stores each in one canonical spelling, so
  * comparing what was written with what is stored must compare these.
  */
+// eslint-disable-next-line complexity -- a parser of the quantity grammar (sign, digits, fraction, exponent, suffix): one branch per form, as apimachinery's ParseQuantity
 export function quantityNanos(q: string | number): bigint | undefined {
   const text = typeof q === 'number' ? (Number.isInteger(q) ? String(q) : undefined) : q.trim();
   if (text === undefined) return undefined;

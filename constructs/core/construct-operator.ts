@@ -66,51 +66,9 @@ export function constructController<R extends CustomResourceObject>(
   props: ConstructControllerProps<R>,
 ): ControllerDeclaration<R> {
   const where = `constructController for ${props.kind.kind}`;
-  if (props.examples.length === 0)
-    throw new Error(`${where}: give at least one example spec; its render decides the RBAC`);
-  props.examples.forEach((spec, i) => {
-    const problems = props.kind.specViolations(spec);
-    if (problems.length)
-      throw new Error(`${where}: examples[${i}] would be refused by the CRD: ${problems.join('; ')}`);
-    const conversion = props.kind.conversionProblems(spec);
-    if (conversion.length)
-      throw new Error(`${where}: examples[${i}] does not convert cleanly: ${conversion.join('; ')}`);
-  });
+  checkExamples(where, props);
   const owns = new Map<string, ResourceType>((props.owns ?? []).map((o) => [typeKey(o.group, o.kind), o]));
-  for (const spec of props.examples) {
-    const resource = {
-      apiVersion: props.kind.apiVersion,
-      kind: props.kind.kind,
-      metadata: { name: 'example', namespace: 'example', uid: 'example', generation: 1 },
-      spec,
-    } as unknown as R;
-    const owner = {
-      apiVersion: props.kind.apiVersion,
-      kind: props.kind.kind,
-      name: 'example',
-      uid: 'example',
-      controller: true,
-      blockOwnerDeletion: true,
-    };
-    for (const child of renderConstructs((scope) => {
-      props.render(scope, resource, { owner });
-    })) {
-      const apiVersion = child.apiVersion ?? '';
-      const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
-      const key = typeKey(group, child.kind ?? '');
-      if (owns.has(key)) continue;
-      const known = KNOWN_TYPES.find(
-        (k) =>
-          typeKey(k.group, k.kind) === key && child.apiVersion === (k.group ? `${k.group}/${k.version}` : k.version),
-      );
-      if (!known) {
-        throw new Error(
-          `${where}: the construct renders ${child.apiVersion} ${child.kind}, a type the kit does not know; declare it in owns with its resource name, e.g. { group: '${group}', version: '...', kind: '${child.kind}', resource: '...', namespaced: true }`,
-        );
-      }
-      owns.set(key, known);
-    }
-  }
+  for (const spec of props.examples) addRenderedTypes(where, props, spec, owns);
   const keep = new Set((props.keep ?? [BuiltinTypes.PersistentVolumeClaim]).map((k) => typeKey(k.group, k.kind)));
   const owned = [...owns.values()];
   return {
@@ -128,6 +86,60 @@ export function constructController<R extends CustomResourceObject>(
     // its status type is then ConstructStatus.
     status: props.status ?? ((resource, observed) => constructStatus(resource, observed)),
   };
+}
+
+/** Every example must be one the CRD accepts, and convert through every version unchanged. */
+function checkExamples<R extends CustomResourceObject>(where: string, props: ConstructControllerProps<R>): void {
+  if (props.examples.length === 0)
+    throw new Error(`${where}: give at least one example spec; its render decides the RBAC`);
+  props.examples.forEach((spec, i) => {
+    const problems = props.kind.specViolations(spec);
+    if (problems.length)
+      throw new Error(`${where}: examples[${i}] would be refused by the CRD: ${problems.join('; ')}`);
+    const conversion = props.kind.conversionProblems(spec);
+    if (conversion.length)
+      throw new Error(`${where}: examples[${i}] does not convert cleanly: ${conversion.join('; ')}`);
+  });
+}
+
+/** Adds to `owns` the type of each child one example renders; a type the kit does not know must be declared. */
+function addRenderedTypes<R extends CustomResourceObject>(
+  where: string,
+  props: ConstructControllerProps<R>,
+  spec: unknown,
+  owns: Map<string, ResourceType>,
+): void {
+  const resource = {
+    apiVersion: props.kind.apiVersion,
+    kind: props.kind.kind,
+    metadata: { name: 'example', namespace: 'example', uid: 'example', generation: 1 },
+    spec,
+  } as unknown as R;
+  const owner = {
+    apiVersion: props.kind.apiVersion,
+    kind: props.kind.kind,
+    name: 'example',
+    uid: 'example',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  for (const child of renderConstructs((scope) => {
+    props.render(scope, resource, { owner });
+  })) {
+    const apiVersion = child.apiVersion ?? '';
+    const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+    const key = typeKey(group, child.kind ?? '');
+    if (owns.has(key)) continue;
+    const known = KNOWN_TYPES.find(
+      (k) => typeKey(k.group, k.kind) === key && child.apiVersion === (k.group ? `${k.group}/${k.version}` : k.version),
+    );
+    if (!known) {
+      throw new Error(
+        `${where}: the construct renders ${child.apiVersion} ${child.kind}, a type the kit does not know; declare it in owns with its resource name, e.g. { group: '${group}', version: '...', kind: '${child.kind}', resource: '...', namespaced: true }`,
+      );
+    }
+    owns.set(key, known);
+  }
 }
 
 function typeKey(group: string, kind: string): string {

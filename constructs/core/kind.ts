@@ -361,6 +361,7 @@ export class CustomResourceKind<
    * evaluates — an index (`[0]`), all items (`[*]`), or a filter on a field of the items
    * (`[?(@.type=="Available")]`, how a column shows a condition).
    */
+  // eslint-disable-next-line complexity -- walks a JSONPath segment by segment: a branch per segment form (field, index, filter), each with its message
   private assertColumnPath(schema: JsonSchema, path: string, what: string): void {
     const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
     const fail = (why: string): never => {

@@ -150,6 +150,7 @@ export interface ObjectOptions extends FieldOptions<Record<string, unknown>> {
   readonly minProperties?: number;
 }
 
+// eslint-disable-next-line complexity -- copies each optional field option into the schema: a `?.`/`??` per option, no branching logic
 function node<T, O extends FieldOptions<unknown>>(base: JsonSchema, options: O | undefined): Schema<T, PresentFlag<O>> {
   const json: JsonSchema = { ...base };
   if (options?.description !== undefined) json.description = options.description;

@@ -8,6 +8,7 @@ import type { JsonSchema } from './schema';
  * evaluated; a schema default counts as present. For samples and examples checked at synth, so a
  * bad one fails there rather than at `kubectl apply`.
  */
+// eslint-disable-next-line complexity -- one case per JSON schema type, as the API server validates them
 export function schemaViolations(schema: JsonSchema, value: unknown, path: string): string[] {
   if (value === null) return schema.nullable ? [] : [`${path}: Invalid value: null: must not be null`];
   if (schema['x-kubernetes-int-or-string']) {
@@ -39,6 +40,7 @@ export function schemaViolations(schema: JsonSchema, value: unknown, path: strin
   }
 }
 
+// eslint-disable-next-line complexity -- required, minProperties, declared, additional and unknown fields: the object rules of the API server's validator, in its order
 function objects(s: JsonSchema, v: Record<string, unknown>, path: string): string[] {
   const out: string[] = [];
   for (const name of s.required ?? []) {

@@ -29,6 +29,7 @@ const WAIT_POLL_MS = 3000;
 const SETTLED_POLL_MS = 30_000;
 
 /** The topology the cluster's StatefulSet and ConfigMap have now. */
+// eslint-disable-next-line complexity -- a flat read of optional fields with fallbacks; every `?.` and `??` counts as a branch
 function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: EtcdTopology): EtcdTopology {
   const image = sts.spec?.template?.spec?.containers?.[0]?.image ?? '';
   return {

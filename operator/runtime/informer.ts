@@ -326,6 +326,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
+  // eslint-disable-next-line complexity -- removes one object from each label index it is in, pruning empty entries: optional lookups the rule counts
   private unindexLabels(key: string): void {
     const old = this.store.get(key);
     const owner = old && controllerOf(old)?.uid;

@@ -80,6 +80,7 @@ export class WebhookServer {
     });
   }
 
+  // eslint-disable-next-line complexity -- routes one request (conversion, admission, unknown) and answers its failures, as controller-runtime's webhook server does in one handler
   private async handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (path === CONVERSION_PATH && req.method === 'POST' && this.converting.length > 0) {
