@@ -45,55 +45,68 @@ function isParseArgsError(err: unknown): err is Error {
     'message' in err
   );
 }
-const USAGE = `Usage: cdk8s-operator-kit <command> [flags]
-
-Commands:
-  init [--name <package>] [--kind <Kind>] [--group <group>] [--version <v>] [--kit <spec>]
+/** Each command's synopsis and what it does: its `--help`, and together the command's usage. */
+export const COMMAND_HELP: Record<string, string> = {
+  init: `  init [--name <package>] [--kind <Kind>] [--group <group>] [--version <v>] [--kit <spec>] [--image <repository>]
       Make a new operator project in this (empty) directory, offline: package.json, tsconfig,
       cdk8s.yaml, the operator's charts (app.ts, main.ts), its reconciler entry point
       (reconciler.ts), a kind with its construct and controller (kinds/), a unit test and an
       integration test against a real API server (test/), README. The kind defaults to the
       directory's name (website-operator: Website), its group to <kind>.example.com, its version
       to v1alpha1. Then: npm install && npm test.
-  create kind <Kind> --group <group> [--version <v>]
+`,
+  create: `  create kind <Kind> --group <group> [--version <v>]
       Add a kind to a project made by init: kinds/<kind>.ts, its tests, and its controller and
       sample in controllers.ts.
-  image --entry <file> [--tag <image>] [--output <dir>] [--no-load] [--json]
+`,
+  image: `  image --entry <file> [--tag <image>] [--output <dir>] [--no-load] [--json]
       Build the reconciler image of an entry point that calls runOperator, as an OCI archive in
       <dir> (default build/image), without a container daemon or registry (needs mmdebstrap and
       buildah). The tag defaults to <package name>/reconciler:<package version>. The image is
       also loaded into podman's storage when podman is installed, unless --no-load.
-  bundle --entry <file> [--output <file>] [--no-minify]
+`,
+  bundle: `  bundle --entry <file> [--output <file>] [--no-minify]
       Bundle the entry point into one file (default build/reconciler/main.js) with esbuild.
-  cluster [--audit]
+`,
+  cluster: `  cluster [--audit]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
       KUBECONFIG line. The API server's webhook and Service calls never leave this machine.
       Ctrl-C stops it.
-  run --entry <file> [-- <reconciler flags>]
+`,
+  run: `  run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
       --kubeconfig after --): the reconciler of your own controllers, without an image. Against
       an API server on this machine (cluster above), its webhooks are served on 127.0.0.1 and the
       kinds' CRD conversion pointed there (--webhook-loopback; add
       --webhook-configuration=<name>-webhook for admission hooks). Its health, metrics and
       webhook endpoints take free loopback ports (logged as "serving …") unless given.
-  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
+`,
+  render: `  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
       exports your declarations (default: the kit's own controllers). With --status, also the
       status it would show, from the observed objects given (children, pods; e.g. kubectl get
       -o yaml) or, without them, from the children as rendered.
-  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
+`,
+  diff: `  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
       What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
       created, changed (a unified diff of the live object and the server-side apply dry run),
       pruned or unchanged. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
-  plan --kind <Kind> [-n <namespace> | -A] [--controllers <module>] [--concurrency <n>] [-o json]
+`,
+  plan: `  plan --kind <Kind> [-n <namespace> | -A] [--controllers <module>] [--concurrency <n>] [-o json]
       What these controllers (a new operator version) would do to every existing resource of a
       kind: totals, each distinct field change with how many children it touches, and what the
       API server would refuse. Dry runs only for children whose owned fields would change (at
       most --concurrency at once, default 8). Writes nothing. Exit codes as diff.
-`;
+`,
+};
+
+const USAGE = `Usage: cdk8s-operator-kit <command> [flags]   (cdk8s-operator-kit <command> --help for one)
+
+Commands:
+${Object.values(COMMAND_HELP).join('')}`;
 
 const MiB = 1024 * 1024;
 
@@ -416,7 +429,7 @@ function createCommand(args: string[]): Promise<number> {
   return Promise.resolve(0);
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+export const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   init: initCommand,
   create: createCommand,
   image: imageCommand,
@@ -428,6 +441,12 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   plan: planCommand,
 };
 
+/** `--help` or `-h` among a command's own arguments (not after `--`, which `run` passes on to the reconciler). */
+function asksForHelp(args: readonly string[]): boolean {
+  const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  return own.includes('--help') || own.includes('-h');
+}
+
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -436,13 +455,19 @@ export async function main(argv: string[]): Promise<number> {
     return command ? 0 : 2;
   }
   const run = COMMANDS[command];
+  const help = COMMAND_HELP[command];
+  if (run && help && asksForHelp(rest)) {
+    process.stdout.write(`Usage: cdk8s-operator-kit ${help.trimStart()}`);
+    return 0;
+  }
   try {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     return await run(rest);
   } catch (err) {
     const usage = err instanceof UsageError || isParseArgsError(err);
     if (usage || err instanceof ImageBuildError || err instanceof RenderError || err instanceof ScaffoldError) {
-      process.stderr.write(`cdk8s-operator-kit: ${err.message}\n${usage ? `\n${USAGE}` : ''}`);
+      const text = help ? `Usage: cdk8s-operator-kit ${help.trimStart()}` : USAGE;
+      process.stderr.write(`cdk8s-operator-kit: ${err.message}\n${usage ? `\n${text}` : ''}`);
       return usage ? 2 : 1;
     }
     throw err;
