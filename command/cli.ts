@@ -447,6 +447,24 @@ function asksForHelp(args: readonly string[]): boolean {
   return own.includes('--help') || own.includes('-h');
 }
 
+/** One command's usage, or every command's. */
+function usageOf(command: string | undefined): string {
+  const help = command === undefined ? undefined : COMMAND_HELP[command];
+  return help ? `Usage: cdk8s-operator-kit ${help.trimStart()}` : USAGE;
+}
+
+/**
+ * The exit code of a failure the user can act on — a usage error (2, with the command's usage) or
+ * a failed build, render or scaffold (1), said in one line — or undefined for a failure of ours.
+ */
+function reportFailure(err: unknown, command: string): number | undefined {
+  const usage = err instanceof UsageError || isParseArgsError(err);
+  if (!usage && !(err instanceof ImageBuildError || err instanceof RenderError || err instanceof ScaffoldError))
+    return undefined;
+  process.stderr.write(`cdk8s-operator-kit: ${err.message}\n${usage ? `\n${usageOf(command)}` : ''}`);
+  return usage ? 2 : 1;
+}
+
 /** Runs the command line; resolves to the exit code (2 for a usage error, 1 for a failed build). */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -455,22 +473,17 @@ export async function main(argv: string[]): Promise<number> {
     return command ? 0 : 2;
   }
   const run = COMMANDS[command];
-  const help = COMMAND_HELP[command];
-  if (run && help && asksForHelp(rest)) {
-    process.stdout.write(`Usage: cdk8s-operator-kit ${help.trimStart()}`);
+  if (run && asksForHelp(rest)) {
+    process.stdout.write(usageOf(command));
     return 0;
   }
   try {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     return await run(rest);
   } catch (err) {
-    const usage = err instanceof UsageError || isParseArgsError(err);
-    if (usage || err instanceof ImageBuildError || err instanceof RenderError || err instanceof ScaffoldError) {
-      const text = help ? `Usage: cdk8s-operator-kit ${help.trimStart()}` : USAGE;
-      process.stderr.write(`cdk8s-operator-kit: ${err.message}\n${usage ? `\n${text}` : ''}`);
-      return usage ? 2 : 1;
-    }
-    throw err;
+    const code = reportFailure(err, command);
+    if (code === undefined) throw err;
+    return code;
   }
 }
 
