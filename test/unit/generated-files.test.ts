@@ -43,12 +43,15 @@ describe('committed generated files are current', () => {
     expect(Object.keys(fresh)).toEqual(
       expect.arrayContaining([
         'README.md',
-        'cdk8s-operator-kit.md',
-        'cdk8s-operator-kit/reconciler.md',
-        'cdk8s-operator-kit/testing.md',
+        // A page per module, listing its members, and a page per member.
+        'cdk8s-operator-kit/README.md',
+        'cdk8s-operator-kit/reconciler/README.md',
+        'cdk8s-operator-kit/testing/README.md',
+        'cdk8s-operator-kit/classes/Operator.md',
       ]),
     );
-    expect(fresh['cdk8s-operator-kit.md']).toContain('### ConstructOperator');
+    expect(fresh['cdk8s-operator-kit/README.md']).toContain('[ConstructOperator](classes/ConstructOperator.md)');
+    expect(fresh['cdk8s-operator-kit/classes/ConstructOperator.md']).toContain('# Class: ConstructOperator');
     expect(readTree(path.join(ROOT, 'docs', 'api'))).toEqual(fresh);
   }, 60_000);
 });
