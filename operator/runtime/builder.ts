@@ -52,7 +52,8 @@ export function buildController(
   // Failure Events have informers of their own (by reason), not one of every Event.
   const readTypes = (decl.reads ?? []).filter((t) => !(failureOwner && t === BuiltinTypes.CoreEvent));
   const blockers = new Blockers();
-  const parts: Omit<ControllerParts, 'failures'> = {
+  const failures = failureOwner ? ChildFailures.cache(mgr, failureOwner) : undefined;
+  const parts: ControllerParts = {
     // The runtime reads every kind's resources alike: spec opaque, status with conditions.
     decl: decl as ControllerDeclaration<Resource>,
     type,
@@ -66,12 +67,13 @@ export function buildController(
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
     blockers,
     metrics: options.metrics,
+    failures,
   };
 
   const controller = new Controller({
     ...options,
     name: decl.name,
-    reconciler: (req, ctx) => reconcile(withFailures, req, ctx),
+    reconciler: (req, ctx) => reconcile(parts, req, ctx),
   });
   controller.for(parts.resources);
   for (const { type: t, informer } of owned.values()) {
@@ -88,7 +90,6 @@ export function buildController(
       });
     }
   }
-  const failures = failureOwner ? ChildFailures.watch(mgr, controller, failureOwner) : undefined;
-  const withFailures: ControllerParts = { ...parts, failures };
+  failures?.enqueueOwners(controller);
   return controller;
 }

@@ -25,25 +25,25 @@ export class ChildFailures {
   ) {}
 
   /**
-   * Caches the failure Warning Events and has `controller` reconcile the resource `ownerOf` says
+   * Caches the failure Warning Events; `enqueueOwners` then has a controller reconcile the resource `ownerOf` says
    * each one is about (by name, in the Event's namespace), e.g. the owner of a StatefulSet.
    */
-  static watch(
-    mgr: Manager,
-    controller: Controller,
-    ownerOf: (involved: InvolvedObject) => string | undefined,
-  ): ChildFailures {
+  static cache(mgr: Manager, ownerOf: (involved: InvolvedObject) => string | undefined): ChildFailures {
     const informers = CHILD_FAILURE_REASONS.map((reason) =>
       mgr.informer<CoreEvent>(BuiltinTypes.CoreEvent, { fieldSelector: `type=Warning,reason=${reason}` }),
     );
-    for (const inf of informers) {
+    return new ChildFailures(informers, ownerOf);
+  }
+
+  /** Has `controller` reconcile the resource a failure Event's child belongs to. */
+  enqueueOwners(controller: Controller): void {
+    for (const inf of this.informers) {
       controller.watches(inf, (e: CoreEvent): Request[] => {
         const involved = e.involvedObject;
-        const name = involved ? ownerOf(involved) : undefined;
+        const name = involved ? this.ownerOf(involved) : undefined;
         return involved && name ? [{ namespace: involved.namespace, name }] : [];
       });
     }
-    return new ChildFailures(informers, ownerOf);
   }
 
   /** The newest failure about a child of resource `name` in `namespace`, if any. */
