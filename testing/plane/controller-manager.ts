@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { freePort } from '../free-port';
-import { writeKubeconfig } from './pki';
+import { componentKubeconfig, componentServingArgs } from './pki';
 import { probe, startProcess, waitFor } from './process';
 
 /** Starts it as its own user and waits until it is healthy. */
@@ -13,20 +13,9 @@ export async function startControllerManager(
   plane: { readonly certs: string; readonly logs: string; readonly procs: ChildProcess[] },
 ): Promise<void> {
   const port = await freePort();
-  const kubeconfig = writeKubeconfig(
-    path.join(plane.certs, 'kcm.kubeconfig'),
-    server,
-    path.join(plane.certs, 'ca.crt'),
-    'kcm',
-    token,
-  );
+  const kubeconfig = componentKubeconfig(plane.certs, server, 'kcm', token);
   const args = [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${port}`,
-    '--leader-elect=false',
+    ...componentServingArgs(kubeconfig, port),
     `--service-account-private-key-file=${path.join(plane.certs, 'sa.key')}`,
     `--root-ca-file=${path.join(plane.certs, 'ca.crt')}`,
     '--use-service-account-credentials=false',

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { KWOK_STAGES, KWOK_STORAGE_CLASS } from '../kwok-stages';
 import { type ControlPlaneBinaries, HARNESS_DIR } from './binaries';
 import { freePort } from '../free-port';
-import { writeKubeconfig } from './pki';
+import { componentKubeconfig, componentServingArgs } from './pki';
 import { probe, startProcess, waitFor } from './process';
 
 /** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
@@ -97,22 +97,8 @@ function adminKubectl(kubeconfig: string): (args: string[], input?: string) => s
 /** Starts kube-scheduler as its own user; returns its health port. */
 async function startScheduler(bin: string, token: string, plane: PlaneForNodes): Promise<number> {
   const port = await freePort();
-  const kubeconfig = writeKubeconfig(
-    path.join(plane.certs, 'scheduler.kubeconfig'),
-    plane.server,
-    path.join(plane.certs, 'ca.crt'),
-    'scheduler',
-    token,
-  );
-  const args = [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${port}`,
-    '--leader-elect=false',
-    '--v=1',
-  ];
+  const kubeconfig = componentKubeconfig(plane.certs, plane.server, 'scheduler', token);
+  const args = [...componentServingArgs(kubeconfig, port), '--v=1'];
   plane.procs.push(startProcess(bin, args, path.join(plane.logs, 'kube-scheduler.log')));
   return port;
 }
@@ -156,13 +142,7 @@ function nodeObjects(): object {
 
 /** Starts kwok as its own user, with its stages and the harness's failure stages. */
 function startKwok(kwok: NonNullable<ControlPlaneBinaries['kwok']>, token: string, plane: PlaneForNodes): void {
-  const kubeconfig = writeKubeconfig(
-    path.join(plane.certs, 'kwok.kubeconfig'),
-    plane.server,
-    path.join(plane.certs, 'ca.crt'),
-    'kwok',
-    token,
-  );
+  const kubeconfig = componentKubeconfig(plane.certs, plane.server, 'kwok', token);
   const args = [
     `--kubeconfig=${kubeconfig}`,
     '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',

@@ -132,3 +132,23 @@ export function writeKubeconfig(file: string, server: string, caFile: string, us
   fs.writeFileSync(file, kubeconfigYaml(server, caFile, user, token), { mode: 0o600 });
   return file;
 }
+
+/** A component's own kubeconfig, `<certs>/<user>.kubeconfig`: its user and token, the plane's CA. */
+export function componentKubeconfig(certs: string, server: string, user: string, token: string): string {
+  return writeKubeconfig(path.join(certs, `${user}.kubeconfig`), server, path.join(certs, 'ca.crt'), user, token);
+}
+
+/**
+ * What kube-controller-manager and kube-scheduler both take: their kubeconfig for the API server
+ * and for checking who calls them, a health port on loopback, and no leader election (one of each).
+ */
+export function componentServingArgs(kubeconfig: string, port: number): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    '--leader-elect=false',
+  ];
+}
