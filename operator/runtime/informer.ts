@@ -326,7 +326,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  // eslint-disable-next-line complexity -- removes one object from each label index it is in, pruning empty entries: optional lookups the rule counts
+  // eslint-disable-next-line complexity -- takes one object out of its owner index and each label index it is in, pruning emptied entries: optional lookups the rule counts
   private unindexLabels(key: string): void {
     const old = this.store.get(key);
     const owner = old && controllerOf(old)?.uid;

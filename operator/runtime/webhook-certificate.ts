@@ -48,7 +48,7 @@ export interface ServingCertificate {
  * resourceVersion as precondition: when two replicas race, the loser takes the winner's). Then
  * every webhook of the configurations is made to trust it.
  */
-// eslint-disable-next-line complexity -- read, decide (missing, foreign, expiring), write with a precondition, retry a conflict: the whole lifecycle of one Secret kept together on purpose
+// eslint-disable-next-line complexity -- read the Secret, renew a certificate missing or not good for the hosts (a precondition on the write, another replica's taken on a conflict), then trust it everywhere: one Secret's lifecycle kept together
 export async function ensureWebhookCertificate(o: WebhookCertificateOptions): Promise<ServingCertificate> {
   const now = o.now?.() ?? new Date();
   let secret = await o.client.get<KubeObject & { data?: Record<string, string> }>(
