@@ -2,10 +2,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createKind, initProject } from '../../command/scaffold';
-import { kindNames } from '../../command/scaffold/templates';
+import { createKind, initProject } from '../../../command/scaffold';
+import { kindNames } from '../../../command/scaffold/templates';
 
-const kitPackage = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+const kitPackage = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
 const made: string[] = [];
 const tmp = () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-scaffold-unit-'));

@@ -1,5 +1,5 @@
 /** Each command answers `--help` with its own usage, and a usage error shows that command's usage. */
-import { COMMAND_HELP, main } from '../../command/cli';
+import { COMMAND_HELP, main } from '../../../command/cli';
 
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

@@ -2,11 +2,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
-import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../command/image/definition';
-import { describeProject } from '../../command/image/project';
+import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../../constructs';
+import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../../command/image/definition';
+import { describeProject } from '../../../command/image/project';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'command', 'cli.ts');
 
 /** `cdk8s-operator-kit bundle` of an entry point, into a fresh folder. */

@@ -1,5 +1,5 @@
-import { diffReport, unifiedDiff } from '../../command/diff';
-import { fieldChanges } from '../../command/plan';
+import { diffReport, unifiedDiff } from '../../../command/diff';
+import { fieldChanges } from '../../../command/plan';
 
 test('a unified diff: changed lines with 3 lines of context, runs far apart separated', () => {
   const before = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'].join('\n');

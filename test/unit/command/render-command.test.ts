@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applicationController } from '../../constructs/webapp/controller';
-import { renderChildren } from '../../operator/runtime/render';
-import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../command/render';
+import { applicationController } from '../../../constructs/webapp/controller';
+import { renderChildren } from '../../../operator/runtime/render';
+import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../../command/render';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SEEDS = path.join(ROOT, 'test', 'fixtures', 'seeds');
 const docs = (yaml: string) =>
   parseAllDocuments(yaml)
