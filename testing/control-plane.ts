@@ -210,9 +210,10 @@ async function startControllers(
       plane.verbose,
       'no kube-controller-manager in KUBEBUILDER_ASSETS: no garbage collection or workload controllers',
     );
-  const nodes = !!(kcm && bins.kubeScheduler && bins.kwok);
-  if (kcm && bins.kubeScheduler && bins.kwok)
-    await startNodes({ scheduler: bins.kubeScheduler, kwok: bins.kwok }, tokens, plane);
+  const { kubeScheduler: scheduler, kwok } = bins;
+  // Pods run only where the workload controllers, a scheduler and kwok's kubelets all are.
+  const nodes = kcm !== undefined && scheduler !== undefined && kwok !== undefined;
+  if (nodes) await startNodes({ scheduler, kwok }, tokens, plane);
   else
     log(
       plane.verbose,

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { freePort } from '../free-port';
 import { componentKubeconfig, componentServingArgs } from './pki';
-import { probe, startProcess, waitFor } from './process';
+import { startProcess, waitForHealthz } from './process';
 
 /** Starts it as its own user and waits until it is healthy. */
 export async function startControllerManager(
@@ -31,11 +31,5 @@ export async function startControllerManager(
     '--v=1',
   ];
   plane.procs.push(startProcess(bin, args, path.join(plane.logs, 'kube-controller-manager.log')));
-  await waitFor(
-    'kube-controller-manager',
-    async () => (await probe(`https://127.0.0.1:${port}/healthz`, Buffer.alloc(0))) === 200,
-    plane.procs,
-    60_000,
-    plane.logs,
-  );
+  await waitForHealthz('kube-controller-manager', port, plane);
 }

@@ -8,7 +8,7 @@ import { KWOK_STAGES, KWOK_STORAGE_CLASS } from '../kwok-stages';
 import { type ControlPlaneBinaries, HARNESS_DIR } from './binaries';
 import { freePort } from '../free-port';
 import { componentKubeconfig, componentServingArgs } from './pki';
-import { probe, startProcess, waitFor } from './process';
+import { startProcess, waitFor, waitForHealthz } from './process';
 
 /** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
 const KWOK_RULES = [
@@ -75,13 +75,7 @@ export async function startNodes(
   // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
   kubectl(['apply', '--server-side', '-f', path.join(bins.kwok.stages, KWOK_STORAGE_CLASS)]);
   startKwok(bins.kwok, tokens.kwok, plane);
-  await waitFor(
-    'kube-scheduler',
-    async () => (await probe(`https://127.0.0.1:${schedulerPort}/healthz`, Buffer.alloc(0))) === 200,
-    plane.procs,
-    60_000,
-    plane.logs,
-  );
+  await waitForHealthz('kube-scheduler', schedulerPort, plane);
   await waitFor(`${NODE_COUNT} Ready nodes`, () => readyNodes(kubectl) === NODE_COUNT, plane.procs, 60_000, plane.logs);
 }
 

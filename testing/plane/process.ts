@@ -79,3 +79,13 @@ export async function stopProcess(p: ChildProcess): Promise<void> {
   await exited;
   clearTimeout(timer);
 }
+
+/** Waits until a component's `/healthz` on its loopback secure port answers 200 (its own certificate, not checked). */
+export function waitForHealthz(
+  what: string,
+  port: number,
+  plane: { readonly procs: ChildProcess[]; readonly logs: string },
+): Promise<void> {
+  const healthy = async () => (await probe(`https://127.0.0.1:${port}/healthz`, Buffer.alloc(0))) === 200;
+  return waitFor(what, healthy, plane.procs, 60_000, plane.logs);
+}
