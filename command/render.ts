@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import { ChildMap, childKey, customResourceType } from '../constructs/contract';
+import { assessChildren, ChildMap, childKey, customResourceType, podWorkloads } from '../constructs/contract';
 import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
@@ -72,8 +72,15 @@ function statusOf(
       children.set(childKey(o.kind ?? '', o.metadata.name ?? ''), o);
   }
   const namespace = resource.metadata.namespace;
+  const pods = observed.filter((o): o is Pod => o.kind === 'Pod' && (o.apiVersion ?? 'v1') === 'v1');
   return decl.status(resource, {
     children,
+    health: assessChildren({
+      children: children.values(),
+      // Observed files hold one namespace's objects: a pod is traced by its owners alone.
+      podsOf: (child) =>
+        pods.filter((p) => podWorkloads(p).some((w) => w.kind === child.kind && w.name === child.metadata.name)),
+    }),
     before: new ChildMap(),
     changes: [],
     read: <T extends KubeObject>(

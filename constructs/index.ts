@@ -37,6 +37,7 @@ export {
   ChildMap,
   customResourceType,
   finalizerName,
+  healthReads,
   isNamespaceTerminating,
   TerminalError,
 } from './contract';
@@ -44,9 +45,11 @@ export type {
   Children,
   ConfigMap,
   ContainerState,
+  ContainerStatus,
   CoreEvent,
   CronJob,
   CustomResourceObject,
+  DaemonSet,
   Deployment,
   EventSpec,
   ExternalStep,
@@ -59,15 +62,20 @@ export type {
   InvolvedObject,
   Job,
   KubeObject,
+  LabelSelector,
+  LoadBalancerStatus,
   ObjectMeta,
   Observed,
   OwnerReference,
   OwnerReferenceLike,
+  PersistentVolumeClaim,
   Pod,
   PrepareApi,
   Problem,
+  ReplicaSet,
   ResourceType,
   Secret,
+  Service,
   StatefulSet,
   StatusOf,
   WorkloadCondition,
@@ -104,7 +112,11 @@ export { operatorHelmChart, writeHelmChart } from './helm/chart';
 export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';
 export type { PolicyRule } from './core/rbac';
-export { renderConstructs } from './contract/render';
+export { renderConstructs, waitsFor } from './contract/render';
+
+// Whether children are ready: the rules every kind's status is computed by.
+export { assessChildren, childHealth, madeBy, podProblem, podWorkloads } from './contract/health';
+export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './contract/health';
 
 // Building blocks for one's own constructs: labels and the restricted Pod Security settings.
 export { selectorLabels, standardLabels } from './core/labels';

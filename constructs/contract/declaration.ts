@@ -1,7 +1,8 @@
 import type { Construct } from 'constructs';
+import { type ChildrenHealth, POD_WORKLOAD_KINDS } from './health';
 import type { KindDescriptor } from './kind';
 import type { CustomResourceObject, InvolvedObject, KubeObject } from './objects';
-import type { Children, ResourceType } from './resource-types';
+import { BuiltinTypes, type Children, type ResourceType } from './resource-types';
 
 /** A controller owner reference, in the shape cdk8s constructs take. */
 export interface OwnerReferenceLike {
@@ -51,6 +52,13 @@ export interface Observed<Facts extends object = object, Prepared extends object
   readonly applyError?: string;
   /** A Warning Event (FailedCreate, ProvisioningFailed) about a child Kubernetes cannot make. */
   readonly childFailure?: Problem;
+  /**
+   * What the children are, by the same rules for every kind (see `assessChildren`): each one's
+   * readiness, whether all are ready, and the first failure naming the child — pods traced to
+   * the workload that made them, `childFailure`, a failed child. Children held back because they
+   * wait for others are in it too, as `Waiting`.
+   */
+  readonly health: ChildrenHealth;
   /** What `prepare` returned. */
   readonly prepared?: Prepared;
   /** The facts `external` returned. */
@@ -230,10 +238,12 @@ export interface FinalizeContext {
   /** Creates objects of an owned or `creates` type once. */
   readonly api: PrepareApi;
   /**
-   * An object of an owned type in the resource's namespace as cached, whoever controls it: to
-   * tell an object in the way from one of the resource's own (which is also in `children`).
+   * An object of an owned or `reads` type as cached, whoever controls it — in the resource's
+   * namespace, or in `namespace` (the caches, and so the RBAC, cover every namespace the
+   * operator watches): to tell an object in the way from one of the resource's own (which is
+   * also in `children`), or to find what the resource left elsewhere.
    */
-  existing(type: ResourceType, name: string): KubeObject | undefined;
+  existing(type: ResourceType, name: string, namespace?: string): KubeObject | undefined;
   /** Aborted when the operator stops or loses leadership. */
   readonly signal: AbortSignal;
 }
@@ -278,6 +288,17 @@ export function validateControllerDeclaration(c: ControllerDeclaration): void {
       throw new Error(`controller ${c.name}: it deletes ${d.resource} but does not own them; add ${d.kind} to owns`);
     }
   }
+}
+
+/**
+ * What the runtime reads besides a declaration's own `reads` to judge its children: the Pods of
+ * the workloads it owns (traced to them through their owner references), so a kind that makes a
+ * Deployment, StatefulSet, DaemonSet, ReplicaSet or Job learns why its pods cannot run. The
+ * Operator construct grants these reads, and the runtime watches them.
+ */
+export function healthReads(c: Pick<ControllerDeclaration, 'owns'>): ResourceType[] {
+  const makesPods = (c.owns ?? []).some((t) => t.group !== '' && POD_WORKLOAD_KINDS.includes(t.kind));
+  return makesPods ? [BuiltinTypes.Pod] : [];
 }
 
 function keyOf(t: ResourceType): string {

@@ -6,23 +6,33 @@ export type {
   ConfigMap,
   ContainerState,
   CoreEvent,
+  ContainerStatus,
   CronJob,
   CustomResourceObject,
+  DaemonSet,
   Deployment,
   Ingress,
   InvolvedObject,
   Job,
   KubeObject,
+  LabelSelector,
+  LoadBalancerStatus,
   ObjectMeta,
   OwnerReference,
+  PersistentVolumeClaim,
   Pod,
+  ReplicaSet,
   Secret,
+  Service,
   StatefulSet,
   WorkloadCondition,
 } from './objects';
 export { BuiltinTypes, ChildMap, childKey, customResourceType } from './resource-types';
 export type { Children, ResourceType } from './resource-types';
-export { finalizerName, validateControllerDeclaration } from './declaration';
+export { finalizerName, healthReads, validateControllerDeclaration } from './declaration';
+export { assessChildren, childHealth, madeBy, podProblem, podWorkloads } from './health';
+export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
+export { waitsFor } from './render';
 export { isNamespaceTerminating, TerminalError } from './errors';
 export type {
   ControllerDeclaration,

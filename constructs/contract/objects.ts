@@ -69,8 +69,14 @@ export interface WorkloadCondition {
   message?: string;
 }
 
+/** A label selector, as workloads and Services carry it. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
 export interface Deployment extends KubeObject {
-  spec?: { replicas?: number };
+  spec?: { replicas?: number; selector?: LabelSelector; paused?: boolean };
   status?: {
     replicas?: number;
     readyReplicas?: number;
@@ -84,16 +90,55 @@ export interface Deployment extends KubeObject {
 export interface StatefulSet extends KubeObject {
   spec?: {
     replicas?: number;
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: { image?: string }[] } };
   };
   status?: {
     replicas?: number;
     readyReplicas?: number;
+    availableReplicas?: number;
     currentReplicas?: number;
     updatedReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
     observedGeneration?: number;
   };
+}
+
+export interface DaemonSet extends KubeObject {
+  status?: {
+    desiredNumberScheduled?: number;
+    updatedNumberScheduled?: number;
+    numberAvailable?: number;
+    numberReady?: number;
+    observedGeneration?: number;
+  };
+}
+
+export interface ReplicaSet extends KubeObject {
+  spec?: { replicas?: number };
+  status?: {
+    replicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
+    conditions?: WorkloadCondition[];
+  };
+}
+
+export interface PersistentVolumeClaim extends KubeObject {
+  spec?: { storageClassName?: string; volumeName?: string };
+  status?: { phase?: string };
+}
+
+/** A load balancer's addresses, as a Service or an Ingress reports them. */
+export interface LoadBalancerStatus {
+  ingress?: { ip?: string; hostname?: string }[];
+}
+
+export interface Service extends KubeObject {
+  spec?: { type?: string; clusterIP?: string };
+  status?: { loadBalancer?: LoadBalancerStatus };
 }
 
 export interface CronJob extends KubeObject {
@@ -102,7 +147,8 @@ export interface CronJob extends KubeObject {
 }
 
 export interface Job extends KubeObject {
-  status?: { conditions?: WorkloadCondition[]; succeeded?: number; failed?: number };
+  spec?: { suspend?: boolean };
+  status?: { conditions?: WorkloadCondition[]; active?: number; succeeded?: number; failed?: number };
 }
 
 export interface ContainerState {
@@ -110,17 +156,27 @@ export interface ContainerState {
   terminated?: { reason?: string; exitCode?: number; message?: string };
 }
 
+/** How one container of a pod is, and (`lastState`) how it last ended: a crash loop's exit code is only there. */
+export interface ContainerStatus {
+  name: string;
+  state?: ContainerState;
+  lastState?: ContainerState;
+}
+
 export interface Pod extends KubeObject {
   spec?: { nodeName?: string };
   status?: {
     phase?: string;
-    /** `lastState`: how the container last ended (a crash loop's exit code is only there). */
-    containerStatuses?: { name: string; state?: ContainerState; lastState?: ContainerState }[];
+    /** PodScheduled (Unschedulable) and Ready, as the cache keeps them. */
+    conditions?: WorkloadCondition[];
+    initContainerStatuses?: ContainerStatus[];
+    containerStatuses?: ContainerStatus[];
   };
 }
 
 export interface Ingress extends KubeObject {
   spec?: { rules?: { host?: string; http?: { paths?: { path?: string }[] } }[] };
+  status?: { loadBalancer?: LoadBalancerStatus };
 }
 
 export interface ConfigMap extends KubeObject {

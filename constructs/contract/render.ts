@@ -1,6 +1,7 @@
-import { App, Chart } from 'cdk8s';
-import { type Construct } from 'constructs';
+import { ApiObject, App, Chart } from 'cdk8s';
+import { type Construct, type IConstruct } from 'constructs';
 import type { KubeObject } from './objects';
+import { childKey } from './resource-types';
 
 /**
  * Renders constructs to plain objects in a throwaway chart: how a reconciler turns the same
@@ -8,8 +9,60 @@ import type { KubeObject } from './objects';
  * ConstructOperator learns at synth time which kinds its construct makes.
  */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
+  return renderWithWaits(build).objects;
+}
+
+/** Rendered children, and which of them wait for which (see `waitsFor`). */
+export interface RenderedChildren {
+  readonly objects: KubeObject[];
+  /** By the waiting child's `Kind/name`: the `Kind/name`s it waits for. */
+  readonly waits: ReadonlyMap<string, readonly string[]>;
+}
+
+/** `renderConstructs`, with the waits the constructs declared between the children. */
+export function renderWithWaits(build: (scope: Construct) => void): RenderedChildren {
   const app = new App({ outdir: '/dev/null' });
   const chart = new Chart(app, 'render');
   build(chart);
-  return chart.toJson() as KubeObject[];
+  return { objects: chart.toJson() as KubeObject[], waits: waitsOf(chart) };
+}
+
+/**
+ * Declares that `dependent` waits for `dependencies`: at run time the reconciler applies the
+ * objects of `dependent` only once every object of `dependencies` is ready (a Job complete, a
+ * workload's pods available, a claim bound: see `childHealth`), and the resource's status says
+ * what it waits for; a static chart lists them after what they wait for. Each argument is an
+ * object or a construct holding some (cdk8s-plus constructs too). It is cdk8s's own
+ * `node.addDependency`, read with that meaning.
+ *
+ * @example
+ * const migrate = new KubeJob(scope, 'migrate', { ... });
+ * const web = new KubeDeployment(scope, 'web', { ... });
+ * waitsFor(web, migrate); // the Deployment is made once the migration Job has completed
+ */
+export function waitsFor(dependent: IConstruct, ...dependencies: IConstruct[]): void {
+  dependent.node.addDependency(...dependencies);
+}
+
+/** Each object's waits: the dependencies of it and of each construct above it, as objects. */
+function waitsOf(chart: Chart): Map<string, string[]> {
+  const waits = new Map<string, string[]>();
+  for (const object of objectsIn(chart)) {
+    const on = new Set<string>();
+    for (let scope: IConstruct | undefined = object; scope && scope !== chart; scope = scope.node.scope) {
+      const others = scope.node.dependencies.flatMap(objectsIn).filter((o) => o !== object);
+      others.forEach((o) => on.add(keyOf(o)));
+    }
+    if (on.size) waits.set(keyOf(object), [...on].sort());
+  }
+  return waits;
+}
+
+/** The objects in a construct's tree, itself included. */
+function objectsIn(construct: IConstruct): ApiObject[] {
+  return construct.node.findAll().filter((c): c is ApiObject => ApiObject.isApiObject(c));
+}
+
+function keyOf(o: ApiObject): string {
+  return childKey(o.kind, o.name);
 }

@@ -3,13 +3,14 @@ import { type Construct } from 'constructs';
 import { ConditionList, conditionsOf } from '../contract/conditions';
 import {
   BuiltinTypes,
-  type Deployment,
+  type EventSpec,
+  type FinalizeContext,
+  type FinalizeOutcome,
   type KubeObject,
   type Observed,
   type OwnerReferenceLike,
   type CustomResourceObject,
   type ResourceType,
-  type StatefulSet,
   type StatusOf,
 } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
@@ -36,7 +37,10 @@ export interface ConstructControllerProps<R extends CustomResourceObject> {
    * sample. Give one per optional branch of the construct (e.g. with and without an Ingress).
    */
   readonly examples: readonly R['spec'][];
-  /** The status. @default `constructStatus`: observedGeneration, Available and Degraded conditions */
+  /**
+   * The status. @default `constructStatus`: observedGeneration and the Available, Progressing
+   * and Degraded conditions computed from the children
+   */
   readonly status?: (resource: R, observed: Observed) => StatusOf<R>;
   /** Kinds it may render that no example shows, for which it needs rights too. @default none */
   readonly owns?: readonly ResourceType[];
@@ -45,6 +49,28 @@ export interface ConstructControllerProps<R extends CustomResourceObject> {
    * @default [PersistentVolumeClaim] — user data is never pruned
    */
   readonly keep?: readonly ResourceType[];
+  /**
+   * Types it reads besides its children (granted get, list and watch), for `status` through
+   * `observed.read`, for `finalize` through `existing`, and for `mapReads`. The pods of the
+   * workloads it makes, and the Warning Events about its children, are read without this.
+   * @default none
+   */
+  readonly reads?: readonly ResourceType[];
+  /**
+   * Extra watches: for a `reads` type, which resource (by name, in the object's namespace) an
+   * object's change concerns, so that resource is reconciled again, e.g. a ConfigMap by a label.
+   * @default a read object's change reconciles nothing
+   */
+  readonly mapReads?: Readonly<Record<string, (object: KubeObject) => string | undefined>>;
+  /**
+   * Events beyond the runtime's own. Pure. @default a Normal Event per child created, updated or
+   * deleted, and a Warning when `Degraded` turns True
+   */
+  readonly events?: (resource: R, observed: Observed, status: StatusOf<R> | undefined) => EventSpec[];
+  /** Work before a deleted resource goes (see `ControllerDeclaration.finalize`). @default none */
+  readonly finalize?: (resource: R, context: FinalizeContext) => Promise<FinalizeOutcome>;
+  /** Which resources need `finalize` (see `ControllerDeclaration.needsFinalizer`). @default every one */
+  readonly needsFinalizer?: (resource: R) => boolean;
 }
 
 const KNOWN_TYPES: readonly ResourceType[] = Object.values(BuiltinTypes);
@@ -80,8 +106,12 @@ export function constructController<R extends CustomResourceObject>(
     render: props.render,
     // Why a child cannot be made (a pod quota, an invalid image, no volume) reaches the status as
     // `childFailure`, found through the children's owner references: no naming rule to write.
-    reads: [BuiltinTypes.CoreEvent],
+    reads: [BuiltinTypes.CoreEvent, ...(props.reads ?? [])],
     failuresByOwnerReferences: true,
+    mapReads: props.mapReads,
+    events: props.events,
+    finalize: props.finalize,
+    needsFinalizer: props.needsFinalizer,
     // The default is for kinds whose status schema is `constructStatusSchema()`, as documented:
     // its status type is then ConstructStatus.
     status: props.status ?? ((resource, observed) => constructStatus(resource, observed)),
@@ -154,7 +184,9 @@ export function constructStatusSchema() {
         minimum: 0,
         description: 'The .metadata.generation the status was computed from.',
       }),
-      conditions: conditionsSchema('Available (every Deployment and StatefulSet it made is ready) and Degraded.'),
+      conditions: conditionsSchema(
+        'Available (every child it made is ready), Progressing (a child is on its way) and Degraded (why not as specified).',
+      ),
     },
     { description: 'The observed state, written by the operator.' },
   );
@@ -166,37 +198,33 @@ export interface ConstructStatus {
   conditions: Condition[];
 }
 
-function isWorkload(o: KubeObject): o is Deployment | StatefulSet {
-  return o.kind === 'Deployment' || o.kind === 'StatefulSet';
-}
-
 /**
- * A status for any construct: `Available` when every Deployment and StatefulSet it made has
- * all its replicas ready, `Degraded` when a child was refused or cannot be made. Pure.
+ * A status for any construct, from its children by the rules every kind shares (see
+ * `assessChildren`): `Available` when every child is ready (each workload's pods updated and
+ * available, each Job complete, each claim bound, …); `Progressing` while one is not, naming
+ * it; `Degraded` when a child was refused, cannot be made, failed, or has a pod that cannot run
+ * — naming the child and why. Pure.
  */
 export function constructStatus(resource: CustomResourceObject, observed: Observed): ConstructStatus {
   const generation = resource.metadata.generation ?? 0;
   const list = new ConditionList(conditionsOf(resource.status), generation, observed.now);
-  const workloads = [...observed.children.values()].filter(isWorkload);
-  const waiting = workloads.filter((w) => (w.status?.readyReplicas ?? 0) < (w.spec?.replicas ?? 1));
-  if (waiting.length === 0)
-    list.set(
-      'Available',
-      'True',
-      'AllReady',
-      workloads.length ? `${workloads.length} workload(s) ready` : 'no workloads to wait for',
-    );
-  else
-    list.set(
-      'Available',
-      'False',
-      'WaitingForPods',
-      `not ready yet: ${waiting.map((w) => `${w.kind} ${w.metadata.name}`).join(', ')}`,
-    );
+  const { health } = observed;
+  const notReady = health.notReady.map((c) => `${c.kind} ${c.name} (${c.message})`).join(', ');
+  if (health.ready) {
+    const count = health.children.length;
+    list.set('Available', 'True', 'AllReady', count ? `${count} child(ren) ready` : 'no children to wait for');
+    list.set('Progressing', 'False', 'Complete', 'every child is as its spec asks');
+  } else {
+    list.set('Available', 'False', 'ChildrenNotReady', `not ready yet: ${notReady}`);
+    list.set('Progressing', 'True', health.notReady[0]?.reason ?? 'InProgress', notReady);
+  }
   list.degraded(
     [
       observed.applyError !== undefined && { reason: 'InvalidChildren', message: observed.applyError },
-      waiting.length > 0 && observed.childFailure,
+      health.failure,
+      // A crash-looping container runs for a moment between back-offs: the failure stands until
+      // the children are ready (see `ConditionList.reported`).
+      !health.ready && list.reported('PodFailing'),
     ],
     'the children match the spec',
   );

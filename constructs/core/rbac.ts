@@ -1,4 +1,4 @@
-import { BuiltinTypes, customResourceType, type ResourceType } from '../contract';
+import { BuiltinTypes, customResourceType, healthReads, type ResourceType } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
 
 /** One RBAC rule in wire form. */
@@ -22,7 +22,8 @@ const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete
  * The least-privilege rules a set of controllers needs, derived from their declarations:
  * read + watch their kind, write its status (and patch the object itself only when it has a finalize step
  * or versions to migrate), apply their children,
- * delete only what they declare they delete, read what they watch, and record Events.
+ * delete only what they declare they delete, read what they watch (and the pods of the
+ * workloads they own: `healthReads`), and record Events.
  * No wildcard is ever produced.
  */
 // eslint-disable-next-line complexity -- one grant per declared relation (for, owns, deletes, reads, creates, finalize, conversion): a flat list the rule counts as branches
@@ -48,7 +49,7 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     if (c.for.needsConversion) grant(own, ['patch']);
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
-    for (const read of c.reads ?? []) grant(read, READ);
+    for (const read of [...(c.reads ?? []), ...healthReads(c)]) grant(read, READ);
     for (const created of c.creates ?? []) grant(created, ['create']);
   }
   if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);

@@ -15,8 +15,7 @@ import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList } from '../contract/conditions';
 import { runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
-import { selectorLabels } from '../core/labels';
-import { podFailure, podInstance } from '../core/pods';
+import { podInstance } from '../core/pods';
 import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './database-resources';
@@ -228,16 +227,13 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
     const hasCredentials = observed.prepared?.hasCredentials === true || db.status?.credentialsSecret !== undefined;
-    const pods = observed.read(
-      BuiltinTypes.Pod,
-      selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: 'database', managedBy: '' }),
-    );
     return desiredDatabaseStatus(db, {
       statefulSet: observed.children.of(BuiltinTypes.StatefulSet, names.statefulSet),
       backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
       applyError: observed.applyError,
       hasCredentials,
-      childFailure: podFailure(pods) ?? observed.childFailure,
+      // Its server's pod that cannot run, a claim or pod Kubernetes cannot make: the children's health.
+      childFailure: observed.health.failure,
       now: observed.now,
     });
   },

@@ -1,5 +1,6 @@
 import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
+import { waitsFor } from '../contract/render';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
@@ -126,15 +127,18 @@ export class DatabaseResources extends Construct {
       metadata: meta(names.service),
       spec: { type: 'ClusterIP', selector, ports: portSpec },
     });
-    this.addStatefulSet(parts);
-    if (spec.backup.enabled) this.addBackups(parts);
+    const server = this.addStatefulSet(parts);
+    // Scheduled dumps of a server that does not run yet would only fail: the CronJob is made (and
+    // changed) once the server's pod is ready.
+    if (spec.backup.enabled) waitsFor(this.addBackups(parts), server);
   }
 
   /** The server: one pod with its data on a claim, kept or deleted with the Database as its policy says. */
-  private addStatefulSet({ props, engine, names, labels, selector, meta, deleteData }: DatabaseParts): void {
+  private addStatefulSet(parts: DatabaseParts): k8s.KubeStatefulSet {
+    const { props, engine, names, labels, selector, meta, deleteData } = parts;
     const { spec } = props;
     const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
-    new k8s.KubeStatefulSet(this, 'StatefulSet', {
+    return new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(names.statefulSet),
       spec: {
         serviceName: names.headless,
@@ -188,7 +192,7 @@ export class DatabaseResources extends Construct {
   }
 
   /** Scheduled dumps into a backup claim, which is user data: owned only under Delete. */
-  private addBackups(parts: DatabaseParts): void {
+  private addBackups(parts: DatabaseParts): k8s.KubeCronJob {
     const { props, names, meta, owned, deleteData } = parts;
     const { spec } = props;
     const dump = backupDump(parts, props.name);
@@ -203,7 +207,7 @@ export class DatabaseResources extends Construct {
         },
       },
     });
-    backupCronJob(this, 'Backup', {
+    return backupCronJob(this, 'Backup', {
       ...dump,
       metadata: meta(names.backup, dump.labels),
       schedule: spec.backup.schedule,

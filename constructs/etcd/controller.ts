@@ -13,7 +13,7 @@ import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList, findCondition } from '../contract/conditions';
 import { jobFromCronJob, runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
-import { livePodNames, podFailure, podInstance } from '../core/pods';
+import { livePodNames, podInstance } from '../core/pods';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
@@ -330,8 +330,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       members: livePodNames(pods),
       applyError: observed.applyError,
       // A member whose container cannot run (an image that cannot be pulled, a crash loop), or
-      // a claim or pod Kubernetes cannot make or keeps recreating.
-      childFailure: podFailure(pods) ?? observed.childFailure,
+      // a claim or pod Kubernetes cannot make or keeps recreating: the children's health.
+      childFailure: observed.health.failure,
       now: observed.now,
       membership: observed.external?.report,
       backup: observed.children.of(BuiltinTypes.CronJob, etcdBackupNames(cluster.metadata.name).cronJob),

@@ -2,7 +2,7 @@ import { BuiltinTypes, type Deployment, type EventSpec, type Observed, type Prob
 import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList } from '../contract/conditions';
-import { livePodNames, podFailure, podInstance, replicaFailure } from '../core/pods';
+import { livePodNames, podInstance, replicaFailure } from '../core/pods';
 import type { Memcached, MemcachedStatus } from './api';
 import { memcachedKind } from './api';
 import { MemcachedDeployment, memcachedSelectorLabels } from './memcached-deployment';
@@ -127,7 +127,8 @@ export const memcachedController: ControllerDeclaration<Memcached> = {
       deployment: observed.children.of(BuiltinTypes.Deployment, mc.metadata.name),
       podNames: livePodNames(pods),
       applyError: observed.applyError,
-      podFailed: podFailure(pods),
+      // A pod of its Deployment that cannot run, or a failed child: the children's health.
+      podFailed: observed.health.failure,
       now: observed.now,
     });
   },

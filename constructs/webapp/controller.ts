@@ -3,8 +3,7 @@ import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
 import { ConditionList } from '../contract/conditions';
 import { compareText } from '../contract/compare';
-import { selectorLabels } from '../core/labels';
-import { podFailure, podInstance, replicaFailure } from '../core/pods';
+import { podInstance, replicaFailure } from '../core/pods';
 import type { Application, WebApp, WebStatus } from './api';
 import { applicationKind, webAppKind } from './api';
 import { applicationModel, WebWorkload, webAppModel, type WebWorkloadModel, workloadUrl } from './web-workload';
@@ -125,10 +124,6 @@ function webController<R extends Application | WebApp>(
     render: (scope, r, { owner }) => new WebWorkload(scope, 'web', { model: toModel(r), owner }),
     status: (r, observed) => {
       const model = toModel(r);
-      const pods = observed.read(
-        BuiltinTypes.Pod,
-        selectorLabels({ name: model.appName, instance: model.name, component: 'web', managedBy: '' }),
-      );
       const hostConflict = ingressHostConflict(
         model,
         r.metadata.uid,
@@ -138,7 +133,8 @@ function webController<R extends Application | WebApp>(
       return desiredWebStatus(r, model, {
         deployment: observed.children.of(BuiltinTypes.Deployment, model.name),
         applyError: observed.applyError,
-        podFailure: podFailure(pods),
+        // A pod of its Deployment that cannot run, or a failed child: the children's health.
+        podFailure: observed.health.failure,
         hostConflict,
         now: observed.now,
       });

@@ -1,13 +1,15 @@
-import type { KubeObject, ResourceType } from '../../constructs/contract';
-import { BuiltinTypes, type ControllerDeclaration, customResourceType } from '../../constructs/contract';
+import type { KubeObject, Pod, ResourceType } from '../../constructs/contract';
+import { BuiltinTypes, type ControllerDeclaration, customResourceType, healthReads } from '../../constructs/contract';
 import { Blockers } from './blockers';
 import { ChildFailures } from './child-failures';
-import { ownerByReferences } from './owner-of-child';
+import { ownerByReferences, ownerOfPod } from './owner-of-child';
 import { Controller, type ControllerSetupOptions } from './controller';
 import type { ControllerParts, Resource } from './controller-parts';
+import type { Informer } from './informer';
 import type { Manager } from './manager';
 import { reconcile } from './pipeline';
 import { RenderCache } from './render-cache';
+import type { RenderedChildren } from './render';
 import { apiVersionOf } from './resource';
 import { StatusPacer } from './status-pacer';
 
@@ -25,7 +27,8 @@ const RENDER_CACHE_SIZE = 256;
  * - informers for the kind (`for`), its children (`owns`, each change reconciling the
  *   controlling owner) and what it reads (`reads`, mapped to resources by `mapReads`), plus the
  *   failure Events of its children when it names a `failureOwner` (or finds them by owner
- *   references, `failuresByOwnerReferences`);
+ *   references, `failuresByOwnerReferences`), and the Pods of the workloads it owns, traced to
+ *   them by their owner references (`healthReads`);
  * - a reconcile of named steps (see reconcile-steps.ts): observe (deleted resources are left to
  *   the garbage collector, or finalized when the kind has a `finalize` step: finalizer.ts), external, render, claim, apply, prune, prepare, status, events and
  *   the status write, only when it changed;
@@ -44,32 +47,8 @@ export function buildController(
   decl: ControllerDeclaration,
   options: ControllerSetupOptions,
 ): Controller {
-  // The runtime reads every kind's resources alike: spec opaque, status with conditions.
-  const type: ResourceType<Resource> = customResourceType(decl.for);
-  const owned = new Map((decl.owns ?? []).map((t) => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
-  const failureOwner =
-    decl.failureOwner ?? (decl.failuresByOwnerReferences ? ownerByReferences(type, owned) : undefined);
-  // Failure Events have informers of their own (by reason), not one of every Event.
-  const readTypes = (decl.reads ?? []).filter((t) => !(failureOwner && t === BuiltinTypes.CoreEvent));
-  const blockers = new Blockers();
-  const failures = failureOwner ? ChildFailures.cache(mgr, failureOwner) : undefined;
-  const parts: ControllerParts = {
-    // The runtime reads every kind's resources alike: spec opaque, status with conditions.
-    decl: decl as ControllerDeclaration<Resource>,
-    type,
-    resources: mgr.informer(type),
-    owned,
-    reads: new Map(readTypes.map((t) => [`${t.group}/${t.kind}`, mgr.informer(t)] as const)),
-    // validateControllerDeclaration: every deleted type is owned.
-    deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
-    renders: new RenderCache<KubeObject[]>(RENDER_CACHE_SIZE),
-    refused: new Map(),
-    pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
-    blockers,
-    metrics: options.metrics,
-    failures,
-  };
-
+  const parts = controllerParts(mgr, decl, options);
+  const { type, owned, blockers } = parts;
   const controller = new Controller({
     ...options,
     name: decl.name,
@@ -80,16 +59,52 @@ export function buildController(
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
     controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
   }
-  for (const t of readTypes) {
-    const map = decl.mapReads?.[t.kind];
-    const informer = parts.reads.get(`${t.group}/${t.kind}`);
-    if (map && informer) {
-      controller.watches(informer, (o) => {
-        const name = map(o);
-        return name ? [{ namespace: o.metadata.namespace, name }] : [];
-      });
-    }
+  for (const [key, informer] of parts.reads) {
+    const map = decl.mapReads?.[key.slice(key.indexOf('/') + 1)];
+    if (map) watchByName(controller, informer, map);
   }
-  failures?.enqueueOwners(controller);
+  parts.failures?.enqueueOwners(controller);
+  // A pod's change reconciles the resource whose workload made it, unless the kind maps pods itself.
+  if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned));
   return controller;
+}
+
+/** The informers, caches and memory every reconcile of the declaration's controller shares. */
+function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: ControllerSetupOptions): ControllerParts {
+  // The runtime reads every kind's resources alike: spec opaque, status with conditions.
+  const type: ResourceType<Resource> = customResourceType(decl.for);
+  const owned = new Map((decl.owns ?? []).map((t) => [t.kind, { type: t, informer: mgr.informer(t) }] as const));
+  const failureOwner =
+    decl.failureOwner ?? (decl.failuresByOwnerReferences ? ownerByReferences(type, owned) : undefined);
+  // Failure Events have informers of their own (by reason), not one of every Event.
+  const readTypes = (decl.reads ?? []).filter((t) => !(failureOwner && t === BuiltinTypes.CoreEvent));
+  return {
+    // The runtime reads every kind's resources alike: spec opaque, status with conditions.
+    decl: decl as ControllerDeclaration<Resource>,
+    type,
+    resources: mgr.informer(type),
+    owned,
+    reads: new Map(readTypes.map((t) => [`${t.group}/${t.kind}`, mgr.informer(t)] as const)),
+    // validateControllerDeclaration: every deleted type is owned.
+    deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
+    pods: healthReads(decl).includes(BuiltinTypes.Pod) ? mgr.informer<Pod>(BuiltinTypes.Pod) : undefined,
+    renders: new RenderCache<RenderedChildren>(RENDER_CACHE_SIZE),
+    refused: new Map(),
+    pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
+    blockers: new Blockers(),
+    metrics: options.metrics,
+    failures: failureOwner ? ChildFailures.cache(mgr, failureOwner) : undefined,
+  };
+}
+
+/** Has a change of an object reconcile the resource `resourceOf` names, in the object's namespace. */
+function watchByName(
+  controller: Controller,
+  informer: Informer,
+  resourceOf: (object: KubeObject) => string | undefined,
+): void {
+  controller.watches(informer, (o) => {
+    const name = resourceOf(o);
+    return name ? [{ namespace: o.metadata.namespace, name }] : [];
+  });
 }

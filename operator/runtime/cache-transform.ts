@@ -1,4 +1,4 @@
-import type { KubeObject, Pod, ResourceType } from '../../constructs/contract';
+import type { ContainerStatus, KubeObject, Pod, ResourceType } from '../../constructs/contract';
 import type { FieldSet } from './managed-fields';
 import { deepFreeze } from './resource';
 
@@ -10,8 +10,9 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
  * - `managedFields`: only our own Apply entry, which the change check reads (none for Pods),
  *   its field sets shared between objects where they are equal (see FieldSetPool);
  * - kubectl's last-applied-configuration annotation (a second copy of the object);
- * - Pods, the heaviest objects and only read: their metadata, `spec.nodeName`, `status.phase`
- *   and each container's name and state — what status and failure reporting read.
+ * - Pods, the heaviest objects and only read: their metadata, `spec.nodeName`, `status.phase`,
+ *   the Ready condition and a PodScheduled=False one, and each (init) container's name and
+ *   state — what status and failure reporting read.
  */
 export function cacheTransform(
   fieldManager: string,
@@ -43,19 +44,38 @@ export function cacheTransform(
       kind: pod.kind,
       metadata,
       spec: { nodeName: pod.spec?.nodeName },
-      status: {
-        phase: pod.status?.phase,
-        containerStatuses: pod.status?.containerStatuses?.map((c) => {
-          // A waiting container's last exit: why a crash-looping one waits.
-          const last = c.state?.waiting ? c.lastState?.terminated : undefined;
-          return {
-            name: c.name,
-            state: c.state,
-            ...(last ? { lastState: { terminated: { exitCode: last.exitCode, reason: last.reason } } } : {}),
-          };
-        }),
-      },
+      status: keptPodStatus(pod.status ?? {}),
     };
+  };
+}
+
+/**
+ * The phase, whether it is ready and why no node takes it (a PodScheduled=False condition), and
+ * each (init) container's state: what `podProblem` and `childHealth` read.
+ */
+function keptPodStatus(status: NonNullable<Pod['status']>): Pod['status'] {
+  const kept: NonNullable<Pod['status']> = { phase: status.phase };
+  const conditions = status.conditions
+    ?.filter((c) => c.type === 'Ready' || (c.type === 'PodScheduled' && c.status === 'False'))
+    .map(({ type, status, reason, message }) => ({
+      type,
+      status,
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
+    }));
+  if (conditions?.length) kept.conditions = conditions;
+  if (status.initContainerStatuses) kept.initContainerStatuses = status.initContainerStatuses.map(keptContainerStatus);
+  if (status.containerStatuses) kept.containerStatuses = status.containerStatuses.map(keptContainerStatus);
+  return kept;
+}
+
+/** A container's name and state, and — while it waits — how it last ended: why a crash-looping one waits. */
+function keptContainerStatus(c: ContainerStatus): ContainerStatus {
+  const last = c.state?.waiting ? c.lastState?.terminated : undefined;
+  return {
+    name: c.name,
+    state: c.state,
+    ...(last ? { lastState: { terminated: { exitCode: last.exitCode, reason: last.reason } } } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type {
   ControllerDeclaration,
   CustomResourceObject,
   KubeObject,
+  Pod,
   PrepareApi,
   ResourceType,
 } from '../../constructs/contract';
@@ -20,6 +21,7 @@ import type { TerminalError } from './errors';
 import type { Informer } from './informer';
 import type { Metrics } from './metrics';
 import type { RenderCache } from './render-cache';
+import type { RenderedChildren } from './render';
 import type { StatusPacer } from './status-pacer';
 
 /** A type the controller owns, with its informer. */
@@ -42,7 +44,9 @@ export interface ControllerParts {
   readonly reads: ReadonlyMap<string, Informer>;
   readonly deletable: readonly OwnedType[];
   readonly failures?: ChildFailures;
-  readonly renders: RenderCache<KubeObject[]>;
+  /** The Pods of the workloads it owns, to trace to them (see `healthReads`). */
+  readonly pods?: Informer<Pod>;
+  readonly renders: RenderCache<RenderedChildren>;
   /** Terminal errors of the apply phase, by resource key: not retried until the generation changes. */
   readonly refused: Map<string, { readonly uid: string; readonly generation: number; readonly error: TerminalError }>;
   readonly pacer: StatusPacer;

@@ -1,4 +1,4 @@
-import type { InvolvedObject, KubeObject, ResourceType } from '../../constructs/contract';
+import { type InvolvedObject, type KubeObject, podWorkloads, type ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
 import type { Informer } from './informer';
 import { objectKey } from './resource';
@@ -16,15 +16,9 @@ const REPLICA_SET_OF_DEPLOYMENT = /^(.+)-[a-z0-9]{1,10}$/;
  */
 export function ownerByReferences(
   type: ResourceType,
-  owned: ReadonlyMap<string, { readonly informer: Informer }>,
+  owned: OwnedInformers,
 ): (involved: InvolvedObject) => string | undefined {
-  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
-  const ownerOf = (kind: string, namespace: string | undefined, name: string | undefined): string | undefined => {
-    const child = owned.get(kind)?.informer.get(objectKey({ namespace, name }));
-    return child?.metadata.ownerReferences?.find(
-      (r) => r.controller === true && r.kind === type.kind && r.apiVersion === apiVersion,
-    )?.name;
-  };
+  const ownerOf = childOwner(type, owned);
   return (involved) => {
     const { kind = '', namespace, name = '' } = involved;
     const direct = ownerOf(kind, namespace, name);
@@ -40,6 +34,38 @@ export function ownerByReferences(
         return claimTemplates(s).some((t) => new RegExp(`^${escape(t)}-${sts}-\\d+$`).test(name));
       });
       return parent ? ownerOf('StatefulSet', namespace, parent.metadata.name) : undefined;
+    }
+    return undefined;
+  };
+}
+
+/** The owned types' informers, by kind. */
+type OwnedInformers = ReadonlyMap<string, { readonly informer: Informer }>;
+
+/** The resource of `type` controlling an owned child, by the child's kind, namespace and name. */
+function childOwner(
+  type: ResourceType,
+  owned: OwnedInformers,
+): (kind: string, namespace: string | undefined, name: string | undefined) => string | undefined {
+  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+  return (kind, namespace, name) => {
+    const child = owned.get(kind)?.informer.get(objectKey({ namespace, name }));
+    return child?.metadata.ownerReferences?.find(
+      (r) => r.controller === true && r.kind === type.kind && r.apiVersion === apiVersion,
+    )?.name;
+  };
+}
+
+/**
+ * Which resource of `type` a pod belongs to: the owner of the owned workload that made it (a
+ * StatefulSet, DaemonSet, Job or ReplicaSet directly; a Deployment through its ReplicaSet's name).
+ */
+export function ownerOfPod(type: ResourceType, owned: OwnedInformers): (pod: KubeObject) => string | undefined {
+  const ownerOf = childOwner(type, owned);
+  return (pod) => {
+    for (const w of podWorkloads(pod)) {
+      const name = ownerOf(w.kind, pod.metadata.namespace, w.name);
+      if (name) return name;
     }
     return undefined;
   };

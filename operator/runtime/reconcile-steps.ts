@@ -4,14 +4,17 @@
  * the order, and the one policy for terminal errors, are written once, in pipeline.ts.
  */
 import type {
+  ChildHealth,
   ControllerDeclaration,
   EventSpec,
   ExternalStep,
   KubeObject,
   Observed,
+  Pod,
   ResourceType,
 } from '../../constructs/contract';
-import { ChildMap, childKey } from '../../constructs/contract';
+import { assessChildren, ChildMap, childHealth, childKey, madeBy } from '../../constructs/contract';
+import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { isConflict, isInvalid, isNotFound } from './client';
@@ -27,8 +30,10 @@ import {
   type Target,
 } from './controller-parts';
 import { jsonEqual } from './diff';
+import { needsApply } from './managed-fields';
+import { isJsonObject } from '../../constructs/contract/json';
 import type { TerminalError } from './errors';
-import { renderConstructs } from './render';
+import { type RenderedChildren, renderWithWaits } from './render';
 import { objectKey, withoutBookkeeping } from './resource';
 import type { PacedReconcile } from './status-pacer';
 
@@ -37,6 +42,8 @@ export interface PlannedChild {
   readonly desired: KubeObject;
   readonly owned: OwnedType;
   readonly current: KubeObject | undefined;
+  /** The `Kind/name`s of the children it waits for (see `waitsFor`). */
+  readonly waitsFor: readonly string[];
 }
 
 /** A child whose name is taken by an object this resource does not control. */
@@ -63,6 +70,8 @@ export class ChildWrites {
   /** The children as written, by `Kind/name`. */
   readonly written = new ChildMap();
   readonly changes: Change[] = [];
+  /** Children not applied because what they wait for is not ready, by `Kind/name`. */
+  readonly held = new Map<string, ChildHealth>();
 
   wasDeleted(key: string): boolean {
     return this.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key);
@@ -119,12 +128,17 @@ export function recordTerminal(parts: ControllerParts, t: Target, error: Termina
   );
 }
 
-/** Render: the desired children, from the construct (the last render is reused while its input is the same). */
-export function renderDesired(parts: ControllerParts, t: Target, facts: object | undefined): KubeObject[] {
+const NOTHING_RENDERED: RenderedChildren = { objects: [], waits: new Map() };
+
+/**
+ * Render: the desired children, from the construct, with the waits between them (the last
+ * render is reused while its input is the same).
+ */
+export function renderDesired(parts: ControllerParts, t: Target, facts: object | undefined): RenderedChildren {
   const { decl, type } = parts;
-  if (!decl.render) return [];
+  if (!decl.render) return NOTHING_RENDERED;
   return parts.renders.get(t.key, renderInput(t.resource, facts), () =>
-    renderConstructs((scope) => {
+    renderWithWaits((scope) => {
       decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
     }),
   );
@@ -143,15 +157,16 @@ function renderInput(resource: KubeObject, facts: unknown): string {
  * taken by an object this resource does not control, nothing is planned (a partial set of
  * children would be as wrong) and `notOwned` says which.
  */
-export function claimChildren(parts: ControllerParts, t: Target, desired: readonly KubeObject[]): Claim {
-  const planned = desired.map((d) => {
+export function claimChildren(parts: ControllerParts, t: Target, rendered: RenderedChildren): Claim {
+  const planned = rendered.objects.map((d) => {
     const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
     if (!owned)
       throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
     const current = owned.informer.get(
       objectKey({ namespace: d.metadata.namespace ?? t.namespace, name: d.metadata.name }),
     );
-    return { desired: d, owned, current };
+    const waitsFor = rendered.waits.get(childKey(owned.type.kind, d.metadata.name ?? '')) ?? [];
+    return { desired: d, owned, current, waitsFor };
   });
   const notOwned = planned.flatMap(({ current }) => {
     const reason = current && notOwnedReason(current, t.uid, t.ctx.client.fieldManager);
@@ -165,14 +180,27 @@ export function claimChildren(parts: ControllerParts, t: Target, desired: readon
   return { notOwned };
 }
 
-/** Apply: each child whose owned fields would change, with server-side apply, recorded in `writes`. */
+/**
+ * Apply: each child whose owned fields would change, with server-side apply, recorded in
+ * `writes` — in the order rendered (a child after what it waits for), and a child that waits for
+ * one not ready yet not at all: it is held, as it is (see `waitsFor`).
+ */
 export async function applyChildren(t: Target, planned: readonly PlannedChild[], writes: ChildWrites): Promise<void> {
-  for (const { desired, owned, current } of planned) {
+  const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
+  for (const { desired, owned, current, waitsFor } of planned) {
     // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
     t.ctx.signal.throwIfAborted();
     const name = desired.metadata.name ?? '';
     const key = childKey(owned.type.kind, name);
     if (current) writes.before.set(key, current);
+    // Held only when there is something to write: a child as its spec asks stays as it is.
+    const changes = !current || needsApply(desired, current, t.ctx.client.fieldManager);
+    const waiting = changes ? notReadyYet(waitsFor, (k) => writes.written.get(k) ?? cached.get(k)) : [];
+    if (waiting.length) {
+      const message = `waits for ${waiting.join(', ')}`;
+      writes.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
+      continue;
+    }
     const { object, applied } = await applyIfChanged(t.ctx.client, owned.type, desired, current);
     writes.written.set(key, object);
     if (!applied) continue;
@@ -181,13 +209,24 @@ export async function applyChildren(t: Target, planned: readonly PlannedChild[],
   }
 }
 
+/** What of `waitsFor` is not ready: each as `Kind name (why)`. */
+function notReadyYet(waitsFor: readonly string[], objectOf: (key: string) => KubeObject | undefined): string[] {
+  return waitsFor.flatMap((key) => {
+    const object = objectOf(key);
+    const what = key.replace('/', ' ');
+    if (!object) return [`${what} (not made yet)`];
+    const health = childHealth(object);
+    return health.readiness === 'Current' ? [] : [`${what} (${health.message})`];
+  });
+}
+
 /** Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered, recorded in `writes`. */
 export async function pruneChildren(parts: ControllerParts, t: Target, writes: ChildWrites): Promise<void> {
   for (const { type, informer } of parts.deletable) {
     for (const o of informer.listControlledBy(t.uid)) {
       const name = o.metadata.name ?? '';
       const key = childKey(type.kind, name);
-      if (writes.written.has(key)) continue;
+      if (writes.written.has(key) || writes.held.has(key)) continue;
       writes.before.set(key, o);
       try {
         // Only this object: one made again under its name since is not ours to delete.
@@ -234,6 +273,7 @@ export function computeStatus(
   const { decl } = parts;
   const { terminal, notOwned } = outcome;
   const refusal = terminal && isInvalid(terminal.cause) ? terminal.message : undefined;
+  const childFailure = parts.failures?.find(t.namespace, t.resource.metadata.name);
   const observed: Observed = {
     children: outcome.children,
     before: outcome.writes.before,
@@ -249,7 +289,13 @@ export function computeStatus(
       return inf.list(options?.allNamespaces ? undefined : t.namespace, labels) as T[];
     },
     applyError: refusal,
-    childFailure: parts.failures?.find(t.namespace, t.resource.metadata.name),
+    childFailure,
+    health: assessChildren({
+      children: outcome.children.values(),
+      podsOf: (child) => podsOf(parts, child),
+      held: [...outcome.writes.held.values()],
+      failureEvent: childFailure,
+    }),
     prepared: outcome.prepared,
     external: outcome.external?.facts,
     now: new Date(),
@@ -262,6 +308,24 @@ export function computeStatus(
     status = withDegraded(status, terminal, t.generation, observed.now);
   }
   return { observed, status };
+}
+
+/**
+ * The cached pods a workload child made: a StatefulSet's, DaemonSet's, Job's or ReplicaSet's by
+ * the controller index; a Deployment's among those its selector's labels match, by the name of
+ * their ReplicaSet (see `podWorkloads`).
+ */
+function podsOf(parts: ControllerParts, child: KubeObject): readonly Pod[] {
+  const pods = parts.pods;
+  if (!pods || !POD_WORKLOAD_KINDS.includes(child.kind ?? '')) return [];
+  if (child.kind !== 'Deployment') return pods.listControlledBy(child.metadata.uid ?? '');
+  const selector = isJsonObject(child.spec) && isJsonObject(child.spec.selector) ? child.spec.selector : {};
+  const labels = isJsonObject(selector.matchLabels) ? stringsOf(selector.matchLabels) : {};
+  return pods.list(child.metadata.namespace, labels).filter((p) => madeBy(p, child));
+}
+
+function stringsOf(record: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 /** The status with `Degraded=True` for this reason; a status without conditions is left as it is. */

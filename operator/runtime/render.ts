@@ -1,13 +1,24 @@
 import type { KubeObject } from '../../constructs/contract';
 import { type Construct } from 'constructs';
 import { type ControllerDeclaration, type CustomResourceObject, customResourceType } from '../../constructs/contract';
-import { renderConstructs as renderInChart } from '../../constructs/contract/render';
+import {
+  renderConstructs as renderInChart,
+  type RenderedChildren,
+  renderWithWaits as renderWithWaitsInChart,
+} from '../../constructs/contract/render';
 import { controllerReference } from './children';
 
 /** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
 export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
   return renderInChart(build);
 }
+
+/** Rendered children with the waits between them (see `waitsFor`). */
+export function renderWithWaits(build: (scope: Construct) => void): RenderedChildren {
+  return renderWithWaitsInChart(build);
+}
+
+export type { RenderedChildren };
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
 export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {

@@ -7,7 +7,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { staticSiteApp } from '../../examples/static-site/app';
-import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectlOk, nodesRun } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  giveIngressAnAddress,
+  kubectlOk,
+  nodesRun,
+} from '../support/kube';
 import { controllersModule, runCommand } from '../support/controllers-module';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
@@ -76,6 +84,8 @@ describe('a StaticSite, through ConstructOperator', () => {
     }
     expect(get('configmap', 'hello').data).toEqual({ 'index.html': '<h1>Hi</h1>' });
     expect(get('ingress', 'hello').spec.rules[0].host).toBe('hello.example.com');
+    // An Ingress is ready once an ingress controller gives it an address; the test plays one.
+    giveIngressAnAddress(ns, 'hello');
     const status = await eventually(
       'status',
       () => {

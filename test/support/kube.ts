@@ -122,3 +122,21 @@ export function testIf(canRun: boolean, reason: string): (name: string, fn: () =
 
 /** A test that needs pods to run: skipped without simulated nodes. */
 export const testWithNodes = testIf(nodesRun, 'no simulated nodes — kube-scheduler or kwok missing, pods never run');
+
+/**
+ * Plays an ingress controller, which the test cluster has not: gives an Ingress the address a
+ * load balancer would, through its status, as ingress-nginx or a cloud controller does.
+ */
+export function giveIngressAnAddress(namespace: string, name: string, ip = '192.0.2.10'): void {
+  kubectlOk([
+    'patch',
+    'ingress',
+    name,
+    '-n',
+    namespace,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { loadBalancer: { ingress: [{ ip }] } } }),
+  ]);
+}

@@ -1,6 +1,20 @@
 import { ApiObject, Testing } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
-import { BuiltinTypes, constructController, ConstructOperator, CustomResourceKind, t } from '../../constructs';
+import {
+  assessChildren,
+  BuiltinTypes,
+  ChildMap,
+  constructController,
+  ConstructOperator,
+  constructStatus,
+  CustomResourceKind,
+  type KubeObject,
+  madeBy,
+  type Observed,
+  type Pod,
+  rulesForControllers,
+  t,
+} from '../../constructs';
 import { staticSiteController } from '../../examples/static-site/static-site';
 
 const kind = new CustomResourceKind({
@@ -159,5 +173,123 @@ describe('ConstructOperator (the StaticSite example)', () => {
         spec: { pages: { 'index.html': 'hi' } },
       },
     ]);
+  });
+});
+
+describe('constructStatus: the conditions of any kind, from its children', () => {
+  const resource = { apiVersion: 'x.example.com/v1', kind: 'Thing', metadata: { name: 'a', generation: 3 }, spec: {} };
+  const ready = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } };
+  const rolling = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'a', namespace: 'ns', generation: 1 },
+    spec: { replicas: 1 },
+    status: { observedGeneration: 1, replicas: 2, updatedReplicas: 1, availableReplicas: 1 },
+  };
+  const crashLooping = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'a-5d8f-x',
+      namespace: 'ns',
+      labels: { 'pod-template-hash': '5d8f' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'a-5d8f', uid: 'u', controller: true }],
+    },
+    status: {
+      phase: 'Running',
+      containerStatuses: [{ name: 'c', state: { waiting: { reason: 'CrashLoopBackOff' } } }],
+    },
+  };
+  const observe = (children: KubeObject[], pods: Pod[] = []): Observed => {
+    const map = new ChildMap(children.map((c) => [`${c.kind}/${c.metadata.name}`, c]));
+    return {
+      children: map,
+      before: new ChildMap(),
+      changes: [],
+      read: () => [],
+      health: assessChildren({ children, podsOf: (c) => pods.filter((p) => madeBy(p, c)) }),
+      now: new Date('2026-11-25T00:00:00Z'),
+    };
+  };
+  const conditions = (status: { conditions: { type: string; status: string; reason: string }[] }) =>
+    Object.fromEntries(status.conditions.map((c) => [c.type, `${c.status}/${c.reason}`]));
+
+  test('Available only when every child is ready; Progressing names what is not; Degraded names the child and why', () => {
+    const settled = constructStatus(resource, observe([ready]));
+    expect(settled.observedGeneration).toBe(3);
+    expect(conditions(settled)).toEqual({
+      Available: 'True/AllReady',
+      Progressing: 'False/Complete',
+      Degraded: 'False/AsExpected',
+    });
+    const stuck = constructStatus(resource, observe([ready, rolling], [crashLooping]));
+    expect(conditions(stuck)).toEqual({
+      Available: 'False/ChildrenNotReady',
+      Progressing: 'True/RollingOut',
+      Degraded: 'True/PodFailing',
+    });
+    expect(stuck.conditions.find((c) => c.type === 'Progressing')?.message).toBe(
+      'Deployment a (1 old pod(s) still to go)',
+    );
+    expect(stuck.conditions.find((c) => c.type === 'Degraded')?.message).toBe(
+      'Deployment a: pod a-5d8f-x: container c is waiting: CrashLoopBackOff',
+    );
+  });
+
+  test('a crash loop stands between back-offs while the children are not ready, and clears once they are', () => {
+    const failing = constructStatus(resource, observe([rolling], [crashLooping]));
+    const between = constructStatus({ ...resource, status: failing }, observe([rolling]));
+    expect(conditions(between).Degraded).toBe('True/PodFailing');
+    const done = {
+      ...rolling,
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    };
+    expect(conditions(constructStatus({ ...resource, status: between }, observe([done]))).Degraded).toBe(
+      'False/AsExpected',
+    );
+  });
+
+  test('a refused child is Degraded InvalidChildren', () => {
+    const refused = constructStatus(resource, { ...observe([]), applyError: 'spec.replicas: Invalid value: -1' });
+    expect(refused.conditions.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'InvalidChildren',
+      message: 'spec.replicas: Invalid value: -1',
+    });
+  });
+});
+
+describe('constructController: what a kind may add', () => {
+  const cm = BuiltinTypes.ConfigMap;
+  const c = constructController({
+    kind,
+    render: (scope, r, { owner }) =>
+      new k8s.KubeDeployment(scope, 'd', {
+        metadata: { name: r.metadata.name, ownerReferences: [owner] },
+        spec: { selector: {}, template: { spec: { containers: [{ name: 'c', image: 'x' }] } } },
+      }),
+    examples: [{}],
+    reads: [cm],
+    mapReads: { ConfigMap: (o) => o.metadata.labels?.thing },
+    events: () => [{ type: 'Normal', reason: 'Seen', message: 'seen' }],
+    finalize: async () => ({ done: true }),
+    needsFinalizer: (r) => r.spec.claim === true,
+  });
+
+  test('reads, watches, Events and a finalize step pass through; the RBAC follows, pods of its workloads included', () => {
+    expect(c.reads).toEqual([BuiltinTypes.CoreEvent, cm]);
+    expect(c.mapReads?.ConfigMap?.({ metadata: { name: 'x', labels: { thing: 'a' } } })).toBe('a');
+    expect(c.events?.({} as never, {} as never, undefined)).toEqual([
+      { type: 'Normal', reason: 'Seen', message: 'seen' },
+    ]);
+    expect(typeof c.finalize).toBe('function');
+    expect(c.needsFinalizer?.({ spec: { claim: true } } as never)).toBe(true);
+    const rules = rulesForControllers([c]).namespaced.map(
+      (r) => `${r.apiGroups.join()}/${r.resources.join()}: ${r.verbs.join()}`,
+    );
+    // No hand-written read of pods: the Deployment it owns implies them.
+    expect(rules).toContain('/configmaps,events,pods: get,list,watch');
+    // Its finalizer is put on and taken off with a patch.
+    expect(rules).toContain('x.example.com/things: get,list,watch,patch');
   });
 });

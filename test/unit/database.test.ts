@@ -105,15 +105,16 @@ describe('the children of a Database', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
-      'StatefulSet/my-db',
+      // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
+      'StatefulSet/my-db',
       'CronJob/my-db-backup',
     ]);
     for (const c of children)
       expect(() => {
         validateBuiltin(c);
       }).not.toThrow();
-    const [retention, , svc, sts, backupClaim, cron] = children;
+    const [retention, , svc, backupClaim, sts, cron] = children;
     // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
     expect(retention.metadata.ownerReferences).toBeUndefined();
     expect(retention.data.deletionPolicy).toBe('Retain');

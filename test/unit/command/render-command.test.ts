@@ -28,8 +28,9 @@ describe('render: the children a resource becomes, offline', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
-      'StatefulSet/my-db',
+      // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
+      'StatefulSet/my-db',
       'CronJob/my-db-backup',
     ]);
     const sts = children.find((c) => c.kind === 'StatefulSet');

@@ -1,7 +1,7 @@
-import type { KubeObject } from '../../../constructs/contract';
+import type { KubeObject, Observed } from '../../../constructs/contract';
 import pino from 'pino';
 import { k8s } from 'cdk8s-plus-27';
-import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t } from '../../../constructs';
+import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t, waitsFor } from '../../../constructs';
 import { buildController } from '../../../operator/runtime/builder';
 import { ApiError, type KubeClient } from '../../../operator/runtime/client';
 import { TerminalError } from '../../../operator/runtime/errors';
@@ -70,6 +70,8 @@ function fakeClient() {
   const statuses: unknown[] = [];
   const deletes: { name: string; uid?: string }[] = [];
   const patches: any[] = [];
+  /** The status the server holds of an object, by `Kind/name`: what an apply answers with, as the API server's does. */
+  const serverStatus = new Map<string, unknown>();
   const client = {
     fieldManager: 'test',
     apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
@@ -82,7 +84,8 @@ function fakeClient() {
           'Invalid',
           'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
         );
-      return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } };
+      const status = serverStatus.get(`${type.kind}/${obj.metadata.name}`);
+      return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` }, ...(status ? { status } : {}) };
     },
     mergePatch: async (type: { kind: string }, name: string, _ns: string | undefined, patch: any) => {
       writes.push(`patch ${type.kind} ${name} finalizers=${JSON.stringify(patch.metadata.finalizers)}`);
@@ -99,7 +102,7 @@ function fakeClient() {
       deletes.push({ name, uid: options.uid });
     },
   } as unknown as KubeClient;
-  return { client, writes, applied, statuses, deletes, patches };
+  return { client, writes, applied, statuses, deletes, patches, serverStatus };
 }
 
 /** The widget's Deployment as the API server has it after our apply: nothing left to apply. */
@@ -158,7 +161,7 @@ function appliedDeployment(): KubeObject {
 
 /** A builder's controller over a fake client; status writes at once unless `statusCoalesceMs` says otherwise. */
 function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetController, clock = new VirtualClock()) {
-  const { client, writes, applied, statuses, deletes, patches } = fakeClient();
+  const { client, writes, applied, statuses, deletes, patches, serverStatus } = fakeClient();
   const mgr = new Manager({ client, logger, metrics: new Metrics() });
   const events: string[] = [];
   const metrics = new Metrics();
@@ -217,6 +220,7 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
     mgr,
     clock,
     metrics,
+    serverStatus,
     writes,
     applied,
     statuses,
@@ -586,6 +590,8 @@ describe('the finalize step', () => {
     expect(s.writes).toEqual(['apply Widget/status w']);
     expect((s.statuses[0] as any).conditions).toEqual([
       expect.objectContaining({ type: 'Degraded', status: 'True', reason: 'FinalizeFailed' }),
+      // Being deleted, it is not available.
+      expect.objectContaining({ type: 'Available', status: 'False', reason: 'Deleting' }),
     ]);
     expect(s.events).toEqual(['Warning/FinalizeFailed']);
   });
@@ -603,5 +609,120 @@ describe('the finalize step', () => {
     await s.reconcile();
     expect(calls).toBe(0);
     expect(s.writes).toEqual([]);
+  });
+});
+
+describe('children that wait (waitsFor) and the health status functions read', () => {
+  const seen: Observed[] = [];
+  /** A migration Job, and a Deployment that waits for it. */
+  const waiting: ControllerDeclaration = {
+    name: 'widget',
+    for: widgetKind,
+    owns: [BuiltinTypes.Job, BuiltinTypes.Deployment],
+    deletes: [BuiltinTypes.Job, BuiltinTypes.Deployment],
+    render: (scope, w, { owner }) => {
+      const meta = { namespace: w.metadata.namespace, ownerReferences: [owner] };
+      const job = new k8s.KubeJob(scope, 'j', {
+        metadata: { ...meta, name: 'migrate' },
+        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'm', image: 'x' }] } } },
+      });
+      const web = new k8s.KubeDeployment(scope, 'd', {
+        metadata: { ...meta, name: 'w' },
+        spec: {
+          replicas: w.spec.replicas,
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        },
+      });
+      waitsFor(web, job);
+    },
+    status: (_w, observed) => {
+      seen.push(observed);
+      return {};
+    },
+  };
+  const job = (conditions: object[]): KubeObject => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: 'migrate',
+      namespace: 'ns',
+      uid: 'u-job',
+      ownerReferences: [{ apiVersion: 'test.example.com/v1', kind: 'Widget', name: 'w', uid: 'u-w', controller: true }],
+    },
+    status: { conditions },
+  });
+
+  test('a child is applied only once what it waits for is ready; until then it is held, not pruned, and said so', async () => {
+    seen.length = 0;
+    const s = setup(0, waiting);
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    await s.reconcile();
+    expect(s.writes.filter((w) => !w.includes('/status'))).toEqual(['apply Job migrate']);
+    const held = seen.at(-1)!.health;
+    expect(held.ready).toBe(false);
+    expect(held.notReady.find((c) => c.kind === 'Deployment')).toMatchObject({
+      reason: 'Waiting',
+      message: 'waits for Job migrate (0 running, 0 succeeded, 0 failed)',
+    });
+
+    // The Job runs: still held. A Deployment already there (from before) is neither changed nor pruned.
+    s.cache(BuiltinTypes.Job, job([]));
+    const before = appliedDeployment();
+    s.cache(BuiltinTypes.Deployment, {
+      ...before,
+      metadata: { ...before.metadata, uid: 'u-d' },
+      spec: { replicas: 5, selector: { matchLabels: { a: 'b' } } },
+    });
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes.filter((w) => w.includes('Deployment'))).toEqual([]);
+    expect(s.deletes).toEqual([]);
+
+    // Complete: the Deployment is applied.
+    s.cache(BuiltinTypes.Job, job([{ type: 'Complete', status: 'True' }]));
+    s.serverStatus.set('Job/migrate', { conditions: [{ type: 'Complete', status: 'True' }] });
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes.filter((w) => w.includes('Deployment'))).toEqual(['apply Deployment w']);
+    expect(seen.at(-1)!.health.notReady.map((c) => `${c.kind}/${c.reason}`)).not.toContain('Deployment/Waiting');
+  });
+
+  test("a workload's pods reach the status as its health: a crash-looping pod of the Deployment names it", async () => {
+    seen.length = 0;
+    const s = setup(0, {
+      ...waiting,
+      render: (scope, w, context) => widgetController.render?.(scope, w, context),
+      owns: [BuiltinTypes.Deployment],
+    });
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    const before = appliedDeployment();
+    const deployment = {
+      ...before,
+      metadata: { ...before.metadata, uid: 'u-d', generation: 2 },
+      status: { observedGeneration: 2, replicas: 2, updatedReplicas: 1, availableReplicas: 1 },
+    };
+    s.cache(BuiltinTypes.Deployment, deployment);
+    const pod = (name: string, rs: string, hash: string, state: object): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: 'ns',
+        labels: { a: 'b', 'pod-template-hash': hash },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: `u-${rs}`, controller: true }],
+      },
+      status: { phase: 'Running', containerStatuses: [{ name: 'c', state }] },
+    });
+    s.cache(BuiltinTypes.Pod, pod('w-old-1', 'w-old', 'old', { running: {} }));
+    s.cache(BuiltinTypes.Pod, pod('w-new-1', 'w-new', 'new', { waiting: { reason: 'CrashLoopBackOff' } }));
+    // Another Deployment's pod with the same labels is not the widget's.
+    s.cache(BuiltinTypes.Pod, pod('x-new-1', 'x-new', 'new', { waiting: { reason: 'ImagePullBackOff' } }));
+    expect(await s.queued()).toContain('ns/w');
+    await s.reconcile();
+    expect(seen.at(-1)!.health.failure).toEqual({
+      reason: 'PodFailing',
+      message: 'Deployment w: pod w-new-1: container c is waiting: CrashLoopBackOff',
+    });
   });
 });

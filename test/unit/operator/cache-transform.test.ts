@@ -53,7 +53,7 @@ test("keeps only our own Apply entry and drops kubectl's last-applied copy; the 
   expect(needsApply({ ...desired, spec: { replicas: 4 } }, cached, 'opkit')).toBe(true);
 });
 
-test("Pods keep what status and failure reporting read: metadata, node, phase, container states, a waiting container's last exit", () => {
+test("Pods keep what status and failure reporting read: metadata, node, phase, container states, a waiting container's last exit, readiness and why no node takes them", () => {
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -66,7 +66,14 @@ test("Pods keep what status and failure reporting read: metadata, node, phase, c
     status: {
       phase: 'Running',
       podIP: '10.0.0.1',
-      conditions: [{ type: 'Ready' }],
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: 't' },
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: 't' },
+        { type: 'Initialized', status: 'True' },
+      ],
+      initContainerStatuses: [
+        { name: 'init', image: 'z', ready: true, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+      ],
       containerStatuses: [
         {
           name: 'c',
@@ -95,6 +102,8 @@ test("Pods keep what status and failure reporting read: metadata, node, phase, c
     spec: { nodeName: 'n1' },
     status: {
       phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady' }],
+      initContainerStatuses: [{ name: 'init', state: { terminated: { exitCode: 0, reason: 'Completed' } } }],
       containerStatuses: [
         { name: 'c', state: { running: { startedAt: 't' } } },
         // A waiting container's last exit says why it waits (a crash loop's exit code).
@@ -106,6 +115,18 @@ test("Pods keep what status and failure reporting read: metadata, node, phase, c
       ],
     },
   });
+  const unschedulable = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'q' },
+    status: {
+      phase: 'Pending',
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' },
+      ],
+    },
+  };
+  expect(cacheTransform('opkit', BuiltinTypes.Pod)(unschedulable).status).toEqual(unschedulable.status);
 });
 
 test('equal field sets are kept once: two children of different owners share their f:spec tree, frozen', () => {

@@ -1,0 +1,400 @@
+/**
+ * Whether a child is ready, still on its way, or failed: one set of rules for every child a kind
+ * makes, in the manner of kstatus (sigs.k8s.io/cli-utils), so the kit's kinds and a user's say
+ * the same thing about the same child. Pure functions of the objects as cached.
+ */
+import { compareText } from './compare';
+import type { Problem } from './declaration';
+import { isJsonObject } from './json';
+import type {
+  ContainerStatus,
+  DaemonSet,
+  Deployment,
+  Ingress,
+  Job,
+  KubeObject,
+  PersistentVolumeClaim,
+  Pod,
+  ReplicaSet,
+  Service,
+  StatefulSet,
+  WorkloadCondition,
+} from './objects';
+
+/**
+ * `Current`: as its spec asks (a workload with every replica updated and available, a Job
+ * complete, a claim bound); `InProgress`: on its way there; `Failed`: it will not get there
+ * without a change (a rollout past its deadline, a Job out of retries, a claim lost).
+ */
+export type Readiness = 'Current' | 'InProgress' | 'Failed';
+
+/** What the rules make of one object. */
+export interface Verdict {
+  readonly readiness: Readiness;
+  /** CamelCase, e.g. `RollingOut`, `JobFailed`, `ClaimPending`. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** A child's verdict, with the child it is about. */
+export interface ChildHealth extends Verdict {
+  readonly kind: string;
+  readonly name: string;
+}
+
+const current = (message: string): Verdict => ({ readiness: 'Current', reason: 'Current', message });
+const inProgress = (reason: string, message: string): Verdict => ({ readiness: 'InProgress', reason, message });
+const failed = (reason: string, message: string): Verdict => ({ readiness: 'Failed', reason, message });
+
+/** The verdict on one object: the rule of its type, or the generic rule of conditions. */
+export function childHealth(object: KubeObject): ChildHealth {
+  const kind = object.kind ?? '';
+  const name = object.metadata.name ?? '';
+  return { kind, name, ...verdictOf(object) };
+}
+
+function verdictOf(object: KubeObject): Verdict {
+  if (object.metadata.deletionTimestamp) return inProgress('Terminating', 'being deleted');
+  const rule = RULES[`${groupOf(object.apiVersion)}/${object.kind ?? ''}`];
+  const pending = rule ? generationPending(object) : undefined;
+  if (pending) return pending;
+  return rule ? rule.verdict(object) : customResourceVerdict(object);
+}
+
+/**
+ * One type's rule. A method, so a rule of one type's objects is a rule (its parameter is
+ * compared bivariantly): the table is keyed by that type.
+ */
+interface Rule {
+  verdict(object: KubeObject): Verdict;
+}
+
+/** The rules of the built-in types, by `group/Kind`; a type not here follows its conditions. */
+const RULES: Readonly<Record<string, Rule>> = {
+  'apps/Deployment': { verdict: deploymentVerdict },
+  'apps/StatefulSet': { verdict: statefulSetVerdict },
+  'apps/DaemonSet': { verdict: daemonSetVerdict },
+  'apps/ReplicaSet': { verdict: replicaSetVerdict },
+  'batch/Job': { verdict: jobVerdict },
+  // kstatus's rule: a CronJob is as asked once it exists; its Jobs' runs are history.
+  'batch/CronJob': { verdict: () => current('scheduled') },
+  '/Pod': { verdict: podVerdict },
+  '/PersistentVolumeClaim': { verdict: claimVerdict },
+  '/Service': { verdict: serviceVerdict },
+  'networking.k8s.io/Ingress': { verdict: ingressVerdict },
+};
+
+function groupOf(apiVersion: string | undefined): string {
+  return apiVersion?.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+}
+
+/** A workload whose controller has not yet seen its latest spec is on its way, whatever its counts say. */
+function generationPending(object: KubeObject): Verdict | undefined {
+  const status = isJsonObject(object.status) ? object.status : {};
+  const observed = status.observedGeneration;
+  const generation = object.metadata.generation;
+  if (typeof observed !== 'number' || generation === undefined || observed >= generation) return undefined;
+  return inProgress('RolloutPending', `its controller has not yet seen generation ${generation}`);
+}
+
+function trueCondition(conditions: readonly WorkloadCondition[] | undefined, type: string) {
+  return conditions?.find((c) => c.type === type && c.status === 'True');
+}
+
+function deploymentVerdict(d: Deployment): Verdict {
+  const byCondition = deploymentConditionVerdict(d);
+  if (byCondition) return byCondition;
+  if (d.spec?.paused) return current('paused');
+  const want = d.spec?.replicas ?? 1;
+  const { updatedReplicas = 0, availableReplicas = 0, replicas = 0 } = d.status ?? {};
+  if (updatedReplicas < want) return inProgress('RollingOut', `${updatedReplicas}/${want} pods updated`);
+  if (replicas > updatedReplicas)
+    return inProgress('RollingOut', `${replicas - updatedReplicas} old pod(s) still to go`);
+  if (availableReplicas < want) return inProgress('WaitingForPods', `${availableReplicas}/${want} pods available`);
+  return current(`${want} pod(s) updated and available`);
+}
+
+/** What a Deployment's own conditions say: a rollout past its deadline, or pods it cannot create. */
+function deploymentConditionVerdict(d: Deployment): Verdict | undefined {
+  const conditions = d.status?.conditions;
+  const stuck = conditions?.find(
+    (c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded',
+  );
+  if (stuck) return failed('ProgressDeadlineExceeded', stuck.message ?? 'the rollout is past its progress deadline');
+  // Pods it cannot create (a quota, an admission plugin) are on their way until the deadline: the
+  // ReplicaSet's FailedCreate Event says which and why (see `assessChildren`'s `failureEvent`).
+  const refused = trueCondition(conditions, 'ReplicaFailure');
+  return refused && inProgress(refused.reason ?? 'ReplicaFailure', refused.message ?? 'pods cannot be created');
+}
+
+function statefulSetVerdict(s: StatefulSet): Verdict {
+  const want = s.spec?.replicas ?? 1;
+  const { readyReplicas = 0, replicas = 0 } = s.status ?? {};
+  if (replicas > want) return inProgress('ScalingDown', `${replicas} pods, ${want} wanted`);
+  if (readyReplicas < want) return inProgress('WaitingForPods', `${readyReplicas}/${want} pods ready`);
+  return statefulSetRevisionVerdict(s, want);
+}
+
+/** A StatefulSet with every pod ready: whether they are on its latest revision (above a partition). */
+function statefulSetRevisionVerdict(s: StatefulSet, want: number): Verdict {
+  const strategy = s.spec?.updateStrategy;
+  if (strategy?.type === 'OnDelete') return current(`${want} pod(s) ready`);
+  const { updatedReplicas = 0, currentRevision, updateRevision } = s.status ?? {};
+  const partition = strategy?.rollingUpdate?.partition ?? 0;
+  if (partition > 0) {
+    return updatedReplicas < want - partition
+      ? inProgress('RollingOut', `${updatedReplicas}/${want - partition} pods above the partition updated`)
+      : current(`${want} pod(s) ready, updated above partition ${partition}`);
+  }
+  if (updateRevision && currentRevision !== updateRevision)
+    return inProgress('RollingOut', `${updatedReplicas}/${want} pods updated`);
+  return current(`${want} pod(s) ready`);
+}
+
+function daemonSetVerdict(d: DaemonSet): Verdict {
+  const { desiredNumberScheduled = 0, updatedNumberScheduled = 0, numberAvailable = 0 } = d.status ?? {};
+  if (updatedNumberScheduled < desiredNumberScheduled)
+    return inProgress('RollingOut', `${updatedNumberScheduled}/${desiredNumberScheduled} pods updated`);
+  if (numberAvailable < desiredNumberScheduled)
+    return inProgress('WaitingForPods', `${numberAvailable}/${desiredNumberScheduled} pods available`);
+  return current(`${desiredNumberScheduled} pod(s) available`);
+}
+
+function replicaSetVerdict(r: ReplicaSet): Verdict {
+  const refused = trueCondition(r.status?.conditions, 'ReplicaFailure');
+  if (refused) return inProgress(refused.reason ?? 'ReplicaFailure', refused.message ?? 'pods cannot be created');
+  const want = r.spec?.replicas ?? 1;
+  const available = r.status?.availableReplicas ?? 0;
+  return available < want
+    ? inProgress('WaitingForPods', `${available}/${want} pods available`)
+    : current(`${want} pod(s) available`);
+}
+
+function jobVerdict(j: Job): Verdict {
+  const conditions = j.status?.conditions;
+  if (trueCondition(conditions, 'Complete')) return current('complete');
+  const failure = trueCondition(conditions, 'Failed');
+  if (failure)
+    return failed('JobFailed', `${failure.reason ? `${failure.reason}: ` : ''}${failure.message ?? 'the Job failed'}`);
+  if (j.spec?.suspend) return inProgress('Suspended', 'suspended');
+  const { active = 0, succeeded = 0, failed: failures = 0 } = j.status ?? {};
+  return inProgress('Running', `${active} running, ${succeeded} succeeded, ${failures} failed`);
+}
+
+function podVerdict(p: Pod): Verdict {
+  const problem = podProblem(p);
+  if (problem) return failed(problem.reason, problem.message);
+  const phase = p.status?.phase;
+  if (phase === 'Succeeded') return current('succeeded');
+  if (phase === 'Failed') return failed('PodFailed', `pod ${p.metadata.name} failed`);
+  return trueCondition(p.status?.conditions, 'Ready')
+    ? current('ready')
+    : inProgress('WaitingForPods', `pod ${p.metadata.name} is ${phase ?? 'Pending'}, not ready yet`);
+}
+
+function claimVerdict(c: PersistentVolumeClaim): Verdict {
+  const phase = c.status?.phase;
+  if (phase === 'Bound') return current('bound');
+  if (phase === 'Lost') return failed('ClaimLost', 'its volume is gone');
+  return inProgress('ClaimPending', 'not bound to a volume yet');
+}
+
+function serviceVerdict(s: Service): Verdict {
+  if (s.spec?.type !== 'LoadBalancer') return current('no address to wait for');
+  return s.status?.loadBalancer?.ingress?.length
+    ? current('has a load balancer address')
+    : inProgress('WaitingForAddress', 'waiting for a load balancer address');
+}
+
+function ingressVerdict(i: Ingress): Verdict {
+  return i.status?.loadBalancer?.ingress?.length
+    ? current('has an address')
+    : inProgress('WaitingForAddress', 'waiting for an ingress controller to give it an address');
+}
+
+/**
+ * Any other object, e.g. a custom resource: by its conditions, as kstatus reads them — `Stalled`
+ * or `Degraded` True is a failure; `Ready` or `Available` says whether it is ready; a status whose
+ * `observedGeneration` lags its generation is on its way; no conditions at all, nothing to wait for.
+ */
+function customResourceVerdict(object: KubeObject): Verdict {
+  const status = isJsonObject(object.status) ? object.status : {};
+  const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isWorkloadCondition) : [];
+  const broken = conditions.find((c) => (c.type === 'Stalled' || c.type === 'Degraded') && c.status === 'True');
+  if (broken) return failed(broken.reason ?? broken.type, broken.message ?? broken.type);
+  const pending = generationPending(object);
+  if (pending) return pending;
+  const ready = conditions.find((c) => c.type === 'Ready') ?? conditions.find((c) => c.type === 'Available');
+  if (!ready) return current('no Ready or Available condition to wait for');
+  return ready.status === 'True'
+    ? current(ready.message ?? ready.type)
+    : inProgress(ready.reason ?? `Not${ready.type}`, ready.message ?? `not ${ready.type} yet`);
+}
+
+function isWorkloadCondition(v: unknown): v is WorkloadCondition {
+  return isJsonObject(v) && typeof v.type === 'string' && typeof v.status === 'string';
+}
+
+/** Waiting reasons that mean a container cannot run as specified, not that it is still starting. */
+const STUCK_REASONS = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+/**
+ * Why a pod cannot run, if it cannot: no node can take it (`PodUnschedulable`), or one of its
+ * containers (init containers first) is stuck in a back-off or exited non-zero in a failed pod
+ * (`PodFailing`). Undefined for a pod that is fine, still starting, or being deleted.
+ */
+export function podProblem(pod: Pod): Problem | undefined {
+  if (pod.metadata.deletionTimestamp) return undefined;
+  const name = pod.metadata.name ?? '';
+  const unschedulable = unschedulableBecause(pod);
+  if (unschedulable !== undefined)
+    return { reason: 'PodUnschedulable', message: `pod ${name} cannot be scheduled: ${unschedulable}` };
+  const podFailed = pod.status?.phase === 'Failed';
+  for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    const failure = containerFailure(c, podFailed);
+    if (failure) return { reason: 'PodFailing', message: `pod ${name}: ${failure}`.slice(0, 1024) };
+  }
+  return undefined;
+}
+
+/**
+ * What the scheduler says while a pod's claims are not bound yet (its volume binding plugin's
+ * words, unchanged for years): a pod waits so for every new volume, and whether a claim cannot
+ * be bound is the claim's to say (a ProvisioningFailed Event).
+ */
+const WAITING_FOR_CLAIMS = 'pod has unbound immediate PersistentVolumeClaims';
+
+/** Why the scheduler finds no node for a pod not yet running, if it says so (and not just waiting for its claims). */
+function unschedulableBecause(pod: Pod): string | undefined {
+  if (pod.status?.phase === 'Running') return undefined;
+  const condition = pod.status?.conditions?.find(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  );
+  if (!condition || condition.message?.includes(WAITING_FOR_CLAIMS)) return undefined;
+  return condition.message ?? 'no node fits it';
+}
+
+/** How a container fails, in words: stuck in a back-off, or exited non-zero in a failed pod. */
+function containerFailure(c: ContainerStatus, podFailed: boolean): string | undefined {
+  const waiting = c.state?.waiting;
+  if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+    // A crash loop: the kubelet restarts the container, and how it ended is only in lastState.
+    const last = c.lastState?.terminated;
+    const exited = last && last.exitCode !== 0 ? ` ${exitedWith(last)} and` : '';
+    return `container ${c.name}${exited} is waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+  }
+  const done = c.state?.terminated;
+  if (done && done.exitCode !== 0 && podFailed)
+    return `container ${c.name} ${exitedWith(done)}${done.message ? `: ${done.message}` : ''}`;
+  return undefined;
+}
+
+function exitedWith(ended: { exitCode?: number; reason?: string }): string {
+  return `exited with code ${ended.exitCode}${ended.reason ? ` (${ended.reason})` : ''}`;
+}
+
+/**
+ * The workload a pod belongs to, by its controller owner reference: a StatefulSet, DaemonSet,
+ * Job or ReplicaSet directly, and — for a ReplicaSet named `<deployment>-<pod-template-hash>`,
+ * as the Deployment controller names them — the Deployment too (most specific first), so pods
+ * are traced to a Deployment without caching its ReplicaSets.
+ */
+export function podWorkloads(pod: KubeObject): { readonly kind: string; readonly name: string }[] {
+  const owner = pod.metadata.ownerReferences?.find((r) => r.controller === true);
+  if (!owner) return [];
+  const found = [{ kind: owner.kind, name: owner.name }];
+  const hash = pod.metadata.labels?.['pod-template-hash'];
+  if (owner.kind === 'ReplicaSet' && hash && owner.name.endsWith(`-${hash}`))
+    found.push({ kind: 'Deployment', name: owner.name.slice(0, -hash.length - 1) });
+  return found;
+}
+
+/** Whether a pod was made by this workload (see `podWorkloads`), in its namespace. */
+export function madeBy(pod: Pod, workload: KubeObject): boolean {
+  return (
+    pod.metadata.namespace === workload.metadata.namespace &&
+    podWorkloads(pod).some((w) => w.kind === workload.kind && w.name === workload.metadata.name)
+  );
+}
+
+/** The built-in kinds whose children are pods, which the runtime traces to them. */
+export const POD_WORKLOAD_KINDS: readonly string[] = ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'];
+
+/** What a resource's children are, together: ready or not, and the first failure. */
+export interface ChildrenHealth {
+  /** Each child's verdict, and each child held back (`Waiting`), by kind then name. */
+  readonly children: readonly ChildHealth[];
+  /** The children that are not `Current`. */
+  readonly notReady: readonly ChildHealth[];
+  /** Every child is `Current` (and none is held back). */
+  readonly ready: boolean;
+  /**
+   * Why the resource is not as its spec asks, for `Degraded`, naming the child — the most telling
+   * first: a container of a pod of a child not yet ready that cannot run, a Warning Event about
+   * a child Kubernetes cannot make, a pod no node takes, a failed child. A pod's failure once
+   * its workload is ready again is history, and so is a failure Event once every child is ready.
+   */
+  readonly failure?: Problem;
+}
+
+/** What `assessChildren` reads. */
+export interface ChildrenInput {
+  readonly children: Iterable<KubeObject>;
+  /** The pods traced to a child (see `podWorkloads`). @default none */
+  readonly podsOf?: (child: KubeObject) => readonly Pod[];
+  /** Children not applied yet because they wait for others (see `waitsFor`). @default none */
+  readonly held?: readonly ChildHealth[];
+  /** The newest Warning Event about a child Kubernetes cannot make (FailedCreate, ProvisioningFailed). */
+  readonly failureEvent?: Problem;
+}
+
+/** The health of a resource's children: the same rules for every kind. Pure. */
+export function assessChildren(input: ChildrenInput): ChildrenHealth {
+  const held = input.held ?? [];
+  const isHeld = (o: KubeObject) => held.some((h) => h.kind === o.kind && h.name === o.metadata.name);
+  // A held child that exists stays as it was: what it is now is not what its spec asks.
+  const objects = [...input.children].filter((o) => !isHeld(o));
+  const verdicts = [...objects.map(childHealth), ...held].sort(
+    (a, b) => compareText(a.kind, b.kind) || compareText(a.name, b.name),
+  );
+  const notReady = verdicts.filter((v) => v.readiness !== 'Current');
+  const podProblems = objects
+    .filter((o) => childHealth(o).readiness !== 'Current')
+    .flatMap((o) => tracedPodProblems(o, input.podsOf?.(o) ?? []));
+  const failedChild = notReady.find((v) => v.readiness === 'Failed');
+  const failure =
+    podProblems.find((p) => p.reason === 'PodFailing') ??
+    (notReady.length > 0 ? input.failureEvent : undefined) ??
+    // After the Event: a pod no node takes is often so for a reason an Event names (a claim no
+    // volume can be provisioned for).
+    podProblems[0] ??
+    (failedChild && {
+      reason: failedChild.reason,
+      message: `${failedChild.kind} ${failedChild.name}: ${failedChild.message}`,
+    });
+  return { children: verdicts, notReady, ready: notReady.length === 0, failure: failure && clip(failure) };
+}
+
+/** The problems of a workload's pods that cannot run (by pod name), each naming the workload. */
+function tracedPodProblems(workload: KubeObject, pods: readonly Pod[]): Problem[] {
+  return [...pods]
+    .sort((a, b) => compareText(a.metadata.name ?? '', b.metadata.name ?? ''))
+    .flatMap((pod) => {
+      const problem = podProblem(pod);
+      return problem
+        ? [{ reason: problem.reason, message: `${workload.kind} ${workload.metadata.name}: ${problem.message}` }]
+        : [];
+    });
+}
+
+function clip(p: Problem): Problem {
+  return { reason: p.reason, message: p.message.slice(0, 1024) };
+}
