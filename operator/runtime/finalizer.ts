@@ -57,7 +57,10 @@ export async function finalizeResource(parts: ControllerParts, t: Target): Promi
       children: cachedChildren(parts, t.uid),
       owner: controllerReference(t.resource, type),
       api: prepareApi(t.ctx.client),
-      existing: (type, name) => parts.owned.get(type.kind)?.informer.get(objectKey({ namespace: t.namespace, name })),
+      existing: (type, name, namespace = t.namespace) =>
+        (parts.owned.get(type.kind)?.informer ?? parts.reads.get(`${type.group}/${type.kind}`))?.get(
+          objectKey({ namespace, name }),
+        ),
       signal: t.ctx.signal,
     });
   } catch (err) {
@@ -110,7 +113,8 @@ async function patchFinalizers(parts: ControllerParts, t: Target, present: boole
 
 /**
  * Writes conditions of a deleted resource (when its kind's status has conditions, even if none
- * was written yet: it may be deleted before its first status) and, for a change,
+ * was written yet: it may be deleted before its first status) — `Available` turned False — and,
+ * for a change,
  * its Events: an Event is recorded only when the first condition changes, not on every retry.
  */
 async function report(
@@ -129,7 +133,14 @@ async function report(
   }
   if (!parts.decl.for.statusHasConditions) return;
   const now = new Date();
-  const conditions = [condition, ...more].reduce(
+  // A resource on its way out is not available, whatever its children still are.
+  const unavailable = {
+    type: 'Available',
+    status: 'False' as const,
+    reason: 'Deleting',
+    message: `being deleted: ${condition.message}`,
+  };
+  const conditions = [condition, ...more, unavailable].reduce(
     (list, c) =>
       setCondition(list, { ...c, message: c.message.slice(0, 32768), observedGeneration: t.generation }, now),
     before ?? [],

@@ -6,7 +6,7 @@ import { type Clock, realClock } from './backoff';
  * Status writes of a resource are at least `coalesceMs` apart, and come that long after its
  * children changed: a burst of child events (a new Deployment's status, then its pods) becomes
  * one write. While a write waits, the next reconciles compute the same transition Events again;
- * each is recorded once.
+ * each is recorded once (a Warning once per reason, whatever its message).
  */
 export class StatusPacer {
   /** By resource key: when its status was last written (or its children changed), and the Events recorded since. */
@@ -28,7 +28,9 @@ export class StatusPacer {
     let waiting = false;
     return {
       isNewEvent: (e) => {
-        const id = `${e.type}|${e.reason}|${e.message}`;
+        // A Warning is about a state (Degraded turning True for a reason), whose words may change
+        // between reconciles (a restart count, the scheduler's tally): one per reason.
+        const id = e.type === 'Warning' ? `${e.type}|${e.reason}` : `${e.type}|${e.reason}|${e.message}`;
         if (clock.recorded.has(id)) return false;
         clock.recorded.add(id);
         return true;

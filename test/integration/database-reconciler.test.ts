@@ -282,6 +282,11 @@ describe('the database controller against a real API server', () => {
       expect(degraded.message).toContain('held-final-backup');
       expect(degraded.message).toContain('spec.backup.finalSnapshot to false');
       expect(get('database', 'held').metadata.deletionTimestamp).toBeDefined();
+      // Being deleted, it is not available, whatever its children still are.
+      expect(get('database', 'held').status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({
+        status: 'False',
+        reason: 'Deleting',
+      });
       await eventually('a Warning Event', () => (reasons('held').includes('FinalSnapshotBlocked') ? true : undefined));
       // The user's Job is as it was: not adopted, not changed, not deleted.
       const after = get('job', 'held-final-backup');
