@@ -3,21 +3,12 @@
  * only with the public API, synthesized, installed with kubectl, and reconciled by its own
  * entry point as its own ServiceAccount — no controller code anywhere.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { staticSiteApp } from '../../examples/static-site/app';
-import {
-  createTestNamespace,
-  eventually,
-  getJson,
-  getJsonIfExists,
-  giveIngressAnAddress,
-  kubectlOk,
-  nodesRun,
-} from '../support/kube';
+import { eventually, getJson, getJsonIfExists, giveIngressAnAddress, kubectlOk, nodesRun } from '../support/kube';
 import { controllersModule, runCommand } from '../support/controllers-module';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { startExampleOperator } from '../support/example-operator';
+import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -29,20 +20,12 @@ let objects: any[];
 const get = (kind: string, name: string) => getJsonIfExists(['get', kind, name, '-n', ns]);
 
 beforeAll(async () => {
-  const app = staticSiteApp(fs.mkdtempSync(path.join(os.tmpdir(), 'static-site-')));
-  const operatorCharts = app.charts.filter((c) => c.node.id !== 'samples');
-  objects = operatorCharts.flatMap((c) => c.toJson());
-  kubectlOk(['apply', '--server-side', '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
-  });
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/staticsites.sites.example.com']);
-  ns = createTestNamespace('static-site');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({ namespace: 'static-site-system', serviceAccount: 'static-site-operator' }),
-    entry: path.join(ROOT, 'examples', 'static-site', 'main.ts'),
-    args: ['--controllers=staticsite', `--namespace=${ns}`],
-    name: 'static-site-reconciler',
-  });
+  ({ ns, reconciler, objects } = await startExampleOperator({
+    example: 'static-site',
+    app: staticSiteApp,
+    crd: 'staticsites.sites.example.com',
+    controller: 'staticsite',
+  }));
 });
 
 afterAll(async () => {

@@ -6,23 +6,11 @@
  * `Available` only when every child is ready; the gateway is made only once the seed Job has
  * completed.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { keyValueStoreApp } from '../../examples/key-value-store/app';
 import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
-import {
-  createTestNamespace,
-  eventually,
-  getJson,
-  getJsonIfExists,
-  kubectl,
-  kubectlOk,
-  testWithNodes,
-} from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
-
-const ROOT = path.resolve(__dirname, '..', '..');
+import { eventually, getJson, getJsonIfExists, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import { startExampleOperator } from '../support/example-operator';
+import type { ReconcilerProcess } from '../support/reconciler';
 
 jest.setTimeout(180_000);
 
@@ -34,22 +22,12 @@ const condition = (name: string, type: string) =>
   get('keyvaluestore', name)?.status?.conditions?.find((c: any) => c.type === type);
 
 beforeAll(async () => {
-  const app = keyValueStoreApp(fs.mkdtempSync(path.join(os.tmpdir(), 'key-value-store-')));
-  objects = app.charts.filter((c) => c.node.id !== 'samples').flatMap((c) => c.toJson());
-  kubectlOk(['apply', '--server-side', '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
-  });
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/keyvaluestores.kv.example.com']);
-  ns = createTestNamespace('kv-store');
-  reconciler = await ReconcilerProcess.start({
-    kubeconfig: serviceAccountKubeconfig({
-      namespace: 'key-value-store-system',
-      serviceAccount: 'key-value-store-operator',
-    }),
-    entry: path.join(ROOT, 'examples', 'key-value-store', 'main.ts'),
-    args: ['--controllers=keyvaluestore', `--namespace=${ns}`],
-    name: 'key-value-store-reconciler',
-  });
+  ({ ns, reconciler, objects } = await startExampleOperator({
+    example: 'key-value-store',
+    app: keyValueStoreApp,
+    crd: 'keyvaluestores.kv.example.com',
+    controller: 'keyvaluestore',
+  }));
 });
 
 afterAll(async () => {
