@@ -361,14 +361,14 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
   const held = input.held ?? [];
   const isHeld = (o: KubeObject) => held.some((h) => h.kind === o.kind && h.name === o.metadata.name);
   // A held child that exists stays as it was: what it is now is not what its spec asks.
-  const objects = [...input.children].filter((o) => !isHeld(o));
-  const verdicts = [...objects.map(childHealth), ...held].sort(
+  const judged = [...input.children].filter((o) => !isHeld(o)).map((o) => ({ object: o, health: childHealth(o) }));
+  const verdicts = [...judged.map((j) => j.health), ...held].sort(
     (a, b) => compareText(a.kind, b.kind) || compareText(a.name, b.name),
   );
   const notReady = verdicts.filter((v) => v.readiness !== 'Current');
-  const podProblems = objects
-    .filter((o) => childHealth(o).readiness !== 'Current')
-    .flatMap((o) => tracedPodProblems(o, input.podsOf?.(o) ?? []));
+  const podProblems = judged
+    .filter((j) => j.health.readiness !== 'Current')
+    .flatMap((j) => tracedPodProblems(j.object, input.podsOf?.(j.object) ?? []));
   const failedChild = notReady.find((v) => v.readiness === 'Failed');
   const failure =
     podProblems.find((p) => p.reason === 'PodFailing') ??

@@ -59,9 +59,10 @@ export function buildController(
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
     controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
   }
-  for (const [key, informer] of parts.reads) {
-    const map = decl.mapReads?.[key.slice(key.indexOf('/') + 1)];
-    if (map) watchByName(controller, informer, map);
+  for (const t of decl.reads ?? []) {
+    const informer = parts.reads.get(`${t.group}/${t.kind}`);
+    const map = decl.mapReads?.[t.kind];
+    if (map && informer) watchByName(controller, informer, map);
   }
   parts.failures?.enqueueOwners(controller);
   // A pod's change reconciles the resource whose workload made it, unless the kind maps pods itself.
