@@ -161,15 +161,26 @@ describe('a KeyValueStore, through constructController with no status code', () 
   );
 
   testWithNodes(
-    'pods no node takes: Degraded PodUnschedulable naming the StatefulSet; nothing that waits on it is made',
+    'pods no node takes: Degraded PodUnschedulable naming the StatefulSet; what waits on it is held as it is',
     async () => {
+      store('nowhere');
+      await availableAgain('nowhere');
+      const gateway = get('deployment', 'nowhere-gateway');
+      // Its volume is bound already: the new pod waits for a node, not for a claim.
       store('nowhere', { nodeSelector: { 'example.com/disk': 'none' } });
       const degraded = await degradedWithOneWarning('nowhere', 'PodUnschedulable');
       expect(degraded.message).toMatch(
         /^StatefulSet nowhere: pod nowhere-0 cannot be scheduled: .*node affinity\/selector/,
       );
-      expect(getJson(['get', 'jobs', '-n', ns, '-l', 'app.kubernetes.io/instance=nowhere']).items).toEqual([]);
-      expect(get('deployment', 'nowhere-gateway')).toBeUndefined();
+      // The seed Job for the new spec is not made, and the gateway keeps its old template.
+      const waits = /Deployment nowhere-gateway \(waits for Job (nowhere-seed-[0-9a-f]{8}) \(not made yet\)\)/.exec(
+        condition('nowhere', 'Progressing')?.message ?? '',
+      );
+      expect(waits).not.toBeNull();
+      expect(get('job', waits![1]!)).toBeUndefined();
+      const after = get('deployment', 'nowhere-gateway');
+      expect(after.metadata.generation).toBe(gateway.metadata.generation);
+      expect(after.spec.template.spec.nodeSelector).toBeUndefined();
     },
   );
 
