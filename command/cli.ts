@@ -93,7 +93,8 @@ export const COMMAND_HELP: Record<string, string> = {
   diff: `  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
       What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
       created, changed (a unified diff of the live object and the server-side apply dry run),
-      pruned or unchanged. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
+      held (it waits for a child not ready yet), pruned or unchanged. Writes nothing. Exit 0: no
+      differences, 1: differences, 2: an error.
 `,
   plan: `  plan --kind <Kind> [-n <namespace> | -A] [--controllers <module>] [--concurrency <n>] [-o json]
       What these controllers (a new operator version) would do to every existing resource of a

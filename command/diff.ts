@@ -1,26 +1,29 @@
 /**
  * `cdk8s-operator-kit diff`: what the reconciler of the given controllers would change in a live
- * cluster for a resource — per child created, changed, pruned or unchanged — computed with a
+ * cluster for a resource — per child created, changed, held (it waits for a child not ready
+ * yet, see `waitsFor`), pruned or unchanged — computed with a
  * server-side apply dry run (`dryRun=All`), so defaults and admission are the API server's own.
  * It writes nothing. Exit codes as `kubectl diff`: 0 no differences, 1 differences, >1 an error.
  */
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import type { CustomResourceObject, KubeObject } from '../constructs/contract';
-import { customResourceType } from '../constructs/contract';
+import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import { childKey, customResourceType, waitingOn } from '../constructs/contract';
 import { isNotFound, type KubeClient } from '../operator/runtime/client';
-import { renderChildren } from '../operator/runtime/render';
+import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { withoutBookkeeping } from '../operator/runtime/resource';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 
 /** One child's fate. */
 export interface ChildDiff {
-  readonly verb: 'created' | 'changed' | 'pruned' | 'unchanged';
+  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged';
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
-  /** For `changed`: a unified diff of the object as it is and as it would be. */
+  /** For `changed` (and `held`, of a child that exists): a unified diff of the object as it is and as it would be. */
   readonly diff?: string;
+  /** For `held`: what it waits for, e.g. `Job migrate (1 running, 0 succeeded, 0 failed)`. */
+  readonly waitsFor?: string;
 }
 
 /** The live resource a `kind/name` names, through the controllers that reconcile it. */
@@ -52,27 +55,44 @@ export async function diffResource(
 ): Promise<ChildDiff[]> {
   const decl = controllerOf(controllers, resource, `${resource.kind ?? ''} ${resource.metadata.name}`);
   const out: ChildDiff[] = [];
-  const rendered = renderChildren(decl, resource);
+  const { objects: rendered, waits } = renderChildrenWithWaits(decl, resource);
+  // The children as they are, read in the rendered order: what a child waits for comes first.
+  const live = new Map<string, KubeObject | undefined>();
   for (const desired of rendered) {
     const type = ownedType(decl, desired.kind);
     const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
     const child = { ...desired, metadata: { ...desired.metadata, namespace } };
     const where = { kind: type.kind, namespace, name: child.metadata.name ?? '' };
-    let current: KubeObject | undefined;
-    try {
-      current = await client.get(type, where.name, namespace);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    const key = childKey(type.kind, where.name);
+    const current = await getIfExists(client, type, where.name, namespace);
+    live.set(key, current);
+    // As the reconciler: a child waiting for one not ready yet is not applied.
+    const waiting = waitingOn(waits.get(key) ?? [], (k) => live.get(k));
+    const held = waiting.length ? { verb: 'held' as const, ...where, waitsFor: waiting.join(', ') } : undefined;
     if (!current) {
-      out.push({ verb: 'created', ...where });
+      out.push(held ?? { verb: 'created', ...where });
       continue;
     }
     const after = await client.apply(type, child, { dryRun: true });
     const [a, b] = [comparable(current), comparable(after)];
-    out.push(a === b ? { verb: 'unchanged', ...where } : { verb: 'changed', ...where, diff: unifiedDiff(a, b) });
+    if (a === b) out.push({ verb: 'unchanged', ...where });
+    else out.push({ ...(held ?? { verb: 'changed', ...where }), diff: unifiedDiff(a, b) });
   }
   return [...out, ...(await prunedChildren(client, decl, resource, rendered))];
+}
+
+async function getIfExists(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+  namespace: string | undefined,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.get(type, name, namespace);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 /** Owned children of a kind it deletes that it no longer renders: pruned, as the reconciler would. */
@@ -99,7 +119,8 @@ async function prunedChildren(
 export function diffReport(resource: KubeObject, children: readonly ChildDiff[]): string {
   const lines = [`# ${resource.kind} ${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`];
   for (const c of children) {
-    lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}`);
+    const waits = c.waitsFor ? ` (waits for ${c.waitsFor})` : '';
+    lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}${waits}`);
     if (c.diff) lines.push(c.diff);
   }
   return `${lines.join('\n')}\n`;

@@ -7,10 +7,10 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { customResourceType } from '../constructs/contract';
+import { customResourceType, waitingOn } from '../constructs/contract';
 import { ApiError, type KubeClient } from '../operator/runtime/client';
 import { needsApply } from '../operator/runtime/managed-fields';
-import { renderChildren } from '../operator/runtime/render';
+import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { changeableFields } from './diff';
 import { controllerNamed, ownedType, RenderError } from './render';
 
@@ -28,7 +28,15 @@ export interface PlanOptions {
 export interface Plan {
   readonly kind: string;
   readonly resources: number;
-  readonly children: { unchanged: number; changed: number; created: number; pruned: number; refused: number };
+  /** `held`: children the reconciler would not apply yet, since they wait for one not ready (`waitsFor`). */
+  readonly children: {
+    unchanged: number;
+    changed: number;
+    created: number;
+    held: number;
+    pruned: number;
+    refused: number;
+  };
   /** Each distinct change of a field, with how many children it touches, most first. */
   readonly fieldChanges: readonly {
     kind: string;
@@ -72,7 +80,7 @@ export async function planKind(
 /** What one kind's plan counts as it goes: lists, dry runs, and what each child would do. */
 class Planner {
   private readonly requests = { lists: 0, dryRuns: 0 };
-  private readonly totals = { unchanged: 0, changed: 0, created: 0, pruned: 0, refused: 0 };
+  private readonly totals = { unchanged: 0, changed: 0, created: 0, held: 0, pruned: 0, refused: 0 };
   private readonly fieldCounts = new Map<string, number>();
   private readonly refused: { resource: string; child: string; message: string }[] = [];
   private readonly deletable: ReadonlySet<string>;
@@ -110,8 +118,13 @@ class Planner {
 
   /** What the new version would do to one resource's children: create, change, keep, refuse, prune. */
   async planResource(resource: CustomResourceObject, current: ReadonlyMap<string, KubeObject>): Promise<void> {
-    const rendered = renderChildren(this.decl, resource);
-    for (const desired of rendered) await this.planChild(resource, desired, current);
+    const { objects: rendered, waits } = renderChildrenWithWaits(this.decl, resource);
+    for (const desired of rendered) {
+      // As the reconciler: a child waiting for one not ready yet (as it is now) is not applied.
+      const key = `${desired.kind ?? ''}/${desired.metadata.name ?? ''}`;
+      const waiting = waitingOn(waits.get(key) ?? [], (k) => current.get(k)).length > 0;
+      await this.planChild(resource, desired, current, waiting);
+    }
     for (const [key, o] of current) {
       if (!this.deletable.has(o.kind ?? '')) continue;
       if (!rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) this.totals.pruned++;
@@ -122,16 +135,21 @@ class Planner {
     resource: CustomResourceObject,
     desired: KubeObject,
     current: ReadonlyMap<string, KubeObject>,
+    waiting: boolean,
   ): Promise<void> {
     const type = ownedType(this.decl, desired.kind);
     const key = `${type.kind}/${desired.metadata.name ?? ''}`;
     const live = current.get(key);
-    if (!live) {
-      this.totals.created++;
+    if (live && !needsApply(desired, live, this.client.fieldManager)) {
+      this.totals.unchanged++;
       return;
     }
-    if (!needsApply(desired, live, this.client.fieldManager)) {
-      this.totals.unchanged++;
+    if (waiting) {
+      this.totals.held++;
+      return;
+    }
+    if (!live) {
+      this.totals.created++;
       return;
     }
     const after = await this.dryRun(resource, type, desired, key);
@@ -194,7 +212,7 @@ class Planner {
 export function planReport(plan: Plan): string {
   const c = plan.children;
   const lines = [
-    `${plan.resources} ${plan.kind} resources: ${c.unchanged} children unchanged, ${c.changed} would change, ${c.created} would be created, ${c.pruned} would be pruned, ${c.refused} would be refused`,
+    `${plan.resources} ${plan.kind} resources: ${c.unchanged} children unchanged, ${c.changed} would change, ${c.created} would be created, ${c.held} would wait for others, ${c.pruned} would be pruned, ${c.refused} would be refused`,
   ];
   if (plan.fieldChanges.length) lines.push('', 'Field changes:');
   for (const f of plan.fieldChanges)

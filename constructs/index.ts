@@ -115,7 +115,7 @@ export type { PolicyRule } from './core/rbac';
 export { renderConstructs, waitsFor } from './contract/render';
 
 // Whether children are ready: the rules every kind's status is computed by.
-export { assessChildren, childHealth, madeBy, podProblem, podWorkloads } from './contract/health';
+export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './contract/health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './contract/health';
 
 // Building blocks for one's own constructs: labels and the restricted Pod Security settings.

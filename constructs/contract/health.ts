@@ -274,12 +274,22 @@ const WAITING_FOR_CLAIMS = 'pod has unbound immediate PersistentVolumeClaims';
 
 /** Why the scheduler finds no node for a pod not yet running, if it says so (and not just waiting for its claims). */
 function unschedulableBecause(pod: Pod): string | undefined {
-  if (pod.status?.phase === 'Running') return undefined;
-  const condition = pod.status?.conditions?.find(
-    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
-  );
+  const condition = unscheduled(pod);
   if (!condition || condition.message?.includes(WAITING_FOR_CLAIMS)) return undefined;
   return condition.message ?? 'no node fits it';
+}
+
+/** Whether the scheduler says a pod waits for its claims to be bound. */
+function waitsForClaims(pod: Pod): boolean {
+  return !pod.metadata.deletionTimestamp && (unscheduled(pod)?.message?.includes(WAITING_FOR_CLAIMS) ?? false);
+}
+
+/** The scheduler's PodScheduled=False Unschedulable condition of a pod not yet running. */
+function unscheduled(pod: Pod): WorkloadCondition | undefined {
+  if (pod.status?.phase === 'Running') return undefined;
+  return pod.status?.conditions?.find(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  );
 }
 
 /** How a container fails, in words: stuck in a back-off, or exited non-zero in a failed pod. */
@@ -325,6 +335,20 @@ export function madeBy(pod: Pod, workload: KubeObject): boolean {
   );
 }
 
+/**
+ * What of the children a child waits for (by `Kind/name`, see `waitsFor`) is not ready yet, each
+ * as `Kind name (why)`: not made yet, or its verdict's message. Empty: it may be applied.
+ */
+export function waitingOn(waitsFor: readonly string[], objectOf: (key: string) => KubeObject | undefined): string[] {
+  return waitsFor.flatMap((key) => {
+    const object = objectOf(key);
+    const what = key.replace('/', ' ');
+    if (!object) return [`${what} (not made yet)`];
+    const health = childHealth(object);
+    return health.readiness === 'Current' ? [] : [`${what} (${health.message})`];
+  });
+}
+
 /** The built-in kinds whose children are pods, which the runtime traces to them. */
 export const POD_WORKLOAD_KINDS: readonly string[] = ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'];
 
@@ -338,9 +362,10 @@ export interface ChildrenHealth {
   readonly ready: boolean;
   /**
    * Why the resource is not as its spec asks, for `Degraded`, naming the child — the most telling
-   * first: a container of a pod of a child not yet ready that cannot run, a Warning Event about
-   * a child Kubernetes cannot make, a pod no node takes, a failed child. A pod's failure once
-   * its workload is ready again is history, and so is a failure Event once every child is ready.
+   * first: a pod of a child not yet ready that cannot run (a container that cannot, then a pod
+   * no node takes), a Warning Event about a child Kubernetes cannot make, a failed child. A
+   * pod's failure once its workload is ready again is history, and so is a failure Event once
+   * every child is ready, or a ProvisioningFailed one once no claim waits.
    */
   readonly failure?: Problem;
 }
@@ -366,16 +391,20 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
     (a, b) => compareText(a.kind, b.kind) || compareText(a.name, b.name),
   );
   const notReady = verdicts.filter((v) => v.readiness !== 'Current');
-  const podProblems = judged
-    .filter((j) => j.health.readiness !== 'Current')
-    .flatMap((j) => tracedPodProblems(j.object, input.podsOf?.(j.object) ?? []));
+  const unready = judged.filter((j) => j.health.readiness !== 'Current');
+  const pods = unready.map((j) => ({ workload: j.object, pods: input.podsOf?.(j.object) ?? [] }));
+  const podProblems = pods.flatMap((p) => tracedPodProblems(p.workload, p.pods));
   const failedChild = notReady.find((v) => v.readiness === 'Failed');
+  // What the pods show now comes first; an Event may be history (a provisioning conflict that
+  // a retry got past): it is read only when no pod says why, and one about a claim only while a
+  // claim waits (an owned one not bound, or a pod waiting for its claims).
+  const claimWaits =
+    unready.some((j) => j.object.kind === 'PersistentVolumeClaim') || pods.some((p) => p.pods.some(waitsForClaims));
+  const event = input.failureEvent?.reason === 'ProvisioningFailed' && !claimWaits ? undefined : input.failureEvent;
   const failure =
     podProblems.find((p) => p.reason === 'PodFailing') ??
-    (notReady.length > 0 ? input.failureEvent : undefined) ??
-    // After the Event: a pod no node takes is often so for a reason an Event names (a claim no
-    // volume can be provisioned for).
     podProblems[0] ??
+    (notReady.length > 0 ? event : undefined) ??
     (failedChild && {
       reason: failedChild.reason,
       message: `${failedChild.kind} ${failedChild.name}: ${failedChild.message}`,

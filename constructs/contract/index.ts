@@ -30,7 +30,7 @@ export type {
 export { BuiltinTypes, ChildMap, childKey, customResourceType } from './resource-types';
 export type { Children, ResourceType } from './resource-types';
 export { finalizerName, healthReads, validateControllerDeclaration } from './declaration';
-export { assessChildren, childHealth, madeBy, podProblem, podWorkloads } from './health';
+export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
 export { waitsFor } from './render';
 export { isNamespaceTerminating, TerminalError } from './errors';

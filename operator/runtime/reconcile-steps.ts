@@ -13,7 +13,7 @@ import type {
   Pod,
   ResourceType,
 } from '../../constructs/contract';
-import { assessChildren, ChildMap, childHealth, childKey, madeBy } from '../../constructs/contract';
+import { assessChildren, ChildMap, childKey, madeBy, waitingOn } from '../../constructs/contract';
 import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
@@ -195,7 +195,7 @@ export async function applyChildren(t: Target, planned: readonly PlannedChild[],
     if (current) writes.before.set(key, current);
     // Held only when there is something to write: a child as its spec asks stays as it is.
     const changes = !current || needsApply(desired, current, t.ctx.client.fieldManager);
-    const waiting = changes ? notReadyYet(waitsFor, (k) => writes.written.get(k) ?? cached.get(k)) : [];
+    const waiting = changes ? waitingOn(waitsFor, (k) => writes.written.get(k) ?? cached.get(k)) : [];
     if (waiting.length) {
       const message = `waits for ${waiting.join(', ')}`;
       writes.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
@@ -207,17 +207,6 @@ export async function applyChildren(t: Target, planned: readonly PlannedChild[],
     writes.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
     t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
   }
-}
-
-/** What of `waitsFor` is not ready: each as `Kind name (why)`. */
-function notReadyYet(waitsFor: readonly string[], objectOf: (key: string) => KubeObject | undefined): string[] {
-  return waitsFor.flatMap((key) => {
-    const object = objectOf(key);
-    const what = key.replace('/', ' ');
-    if (!object) return [`${what} (not made yet)`];
-    const health = childHealth(object);
-    return health.readiness === 'Current' ? [] : [`${what} (${health.message})`];
-  });
 }
 
 /** Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered, recorded in `writes`. */

@@ -22,8 +22,16 @@ export type { RenderedChildren };
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
 export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {
-  if (!declaration.render) return [];
-  return renderConstructs((scope) => {
+  return renderChildrenWithWaits(declaration, resource).objects;
+}
+
+/** `renderChildren`, with the waits between the children (see `waitsFor`). */
+export function renderChildrenWithWaits(
+  declaration: ControllerDeclaration,
+  resource: CustomResourceObject,
+): RenderedChildren {
+  if (!declaration.render) return { objects: [], waits: new Map() };
+  return renderWithWaits((scope) => {
     declaration.render?.(scope, resource, {
       owner: controllerReference(resource, customResourceType(declaration.for)),
     });

@@ -57,7 +57,7 @@ describe('plan', () => {
     expect(r.plan).toMatchObject({
       kind: 'Memcached',
       resources: N,
-      children: { unchanged: N, changed: 0, created: 0, pruned: 0, refused: 0 },
+      children: { unchanged: N, changed: 0, created: 0, held: 0, pruned: 0, refused: 0 },
       fieldChanges: [],
       requests: { dryRuns: 0 },
     });
@@ -72,7 +72,7 @@ describe('plan', () => {
       memcachedVersionPatching("JsonPatch.add('/spec/template/metadata/labels/team', 'a')"),
     );
     expect(r.code).toBe(1);
-    expect(r.plan.children).toEqual({ unchanged: 0, changed: N, created: 0, pruned: 0, refused: 0 });
+    expect(r.plan.children).toEqual({ unchanged: 0, changed: N, created: 0, held: 0, pruned: 0, refused: 0 });
     expect(r.plan.fieldChanges).toEqual([
       { kind: 'Deployment', field: 'spec.template.metadata.labels.team', change: 'added', count: N },
     ]);

@@ -9,8 +9,12 @@
 import { keyValueStoreApp } from '../../examples/key-value-store/app';
 import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
 import { eventually, getJson, getJsonIfExists, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import * as path from 'node:path';
+import { controllersModule, runCommand } from '../support/controllers-module';
 import { startExampleOperator } from '../support/example-operator';
 import type { ReconcilerProcess } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
 
 jest.setTimeout(180_000);
 
@@ -57,7 +61,9 @@ async function degradedWithOneWarning(name: string, reason: string): Promise<any
     `${name}: Degraded=True ${reason}`,
     () => {
       const d = condition(name, 'Degraded');
-      return d?.status === 'True' && d.reason === reason ? d : undefined;
+      if (d?.status === 'True' && d.reason === reason) return d;
+      // What it says instead, for the timeout's message.
+      throw new Error(`its conditions: ${JSON.stringify(get('keyvaluestore', name)?.status?.conditions)}`);
     },
     90_000,
   );
@@ -181,6 +187,20 @@ describe('a KeyValueStore, through constructController with no status code', () 
       const after = get('deployment', 'nowhere-gateway');
       expect(after.metadata.generation).toBe(gateway.metadata.generation);
       expect(after.spec.template.spec.nodeSelector).toBeUndefined();
+
+      // diff and plan say the same as the reconciler does: held, and why.
+      const example = JSON.stringify(path.join(ROOT, 'examples', 'key-value-store', 'key-value-store'));
+      const module = controllersModule(
+        `import { keyValueStoreController } from ${example};\nexport const controllers = [keyValueStoreController];\n`,
+      );
+      const diff = runCommand(['diff', 'keyvaluestore/nowhere', '-n', ns, '--controllers', module]);
+      expect({ code: diff.status, stderr: diff.stderr }).toEqual({ code: 1, stderr: '' });
+      expect(diff.stdout).toContain(
+        `held      Deployment ${ns}/nowhere-gateway (waits for Job ${waits![1]} (not made yet))`,
+      );
+      expect(diff.stdout).toMatch(new RegExp(`held {6}Job ${ns}/${waits![1]} \\(waits for StatefulSet nowhere \\(`));
+      const plan = runCommand(['plan', '--kind', 'KeyValueStore', '-n', ns, '-o', 'json', '--controllers', module]);
+      expect(JSON.parse(plan.stdout).children.held).toBeGreaterThanOrEqual(2);
     },
   );
 

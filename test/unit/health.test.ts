@@ -338,7 +338,7 @@ describe('assessChildren', () => {
     expect(assessChildren({ children: [failedJob], failureEvent: event }).failure).toEqual(event);
   });
 
-  test('a pod no node takes comes after the Event that may say why (a claim no volume can be provisioned for)', () => {
+  test('a pod no node takes, which the pods show now, comes before an Event, which may be history', () => {
     const pending = {
       phase: 'Pending',
       conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no node has disk=ssd' }],
@@ -355,8 +355,69 @@ describe('assessChildren', () => {
       reason: 'PodUnschedulable',
       message: 'StatefulSet kv: pod kv-0 cannot be scheduled: no node has disk=ssd',
     });
-    const event = { reason: 'ProvisioningFailed', message: 'PersistentVolumeClaim data-kv-0: no class "missing"' };
-    expect(assessChildren({ children: [sts], podsOf, failureEvent: event }).failure).toEqual(event);
+    // A provisioning conflict a retry got past: the Event stays for an hour.
+    const event = {
+      reason: 'ProvisioningFailed',
+      message: 'PersistentVolumeClaim data-kv-0: the object has been modified',
+    };
+    expect(assessChildren({ children: [sts], podsOf, failureEvent: event }).failure?.reason).toBe('PodUnschedulable');
+    // A pod only waiting for its claims says nothing: the Event about the claim is why.
+    const waitingForClaims = {
+      phase: 'Pending',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.',
+        },
+      ],
+    };
+    const claimless = () => [pod('kv-0', waitingForClaims, { kind: 'StatefulSet', name: 'kv' })];
+    expect(assessChildren({ children: [sts], podsOf: claimless, failureEvent: event }).failure).toEqual(event);
+  });
+
+  test('a ProvisioningFailed Event counts only while a claim waits: an owned claim not bound, or a pod waiting for its claims', () => {
+    const sts: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: meta('kv'),
+      spec: { replicas: 1 },
+      status: { observedGeneration: 1, replicas: 1, readyReplicas: 0 },
+    };
+    const event = {
+      reason: 'ProvisioningFailed',
+      message: 'PersistentVolumeClaim data-kv-0: the object has been modified',
+    };
+    const starting = pod('kv-0', { phase: 'Pending' }, { kind: 'StatefulSet', name: 'kv' });
+    // Its pod is scheduled and starting: the claim was bound after all, the Event is history.
+    expect(assessChildren({ children: [sts], podsOf: () => [starting], failureEvent: event }).failure).toBeUndefined();
+    const waiting = pod(
+      'kv-0',
+      {
+        phase: 'Pending',
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: 'pod has unbound immediate PersistentVolumeClaims',
+          },
+        ],
+      },
+      { kind: 'StatefulSet', name: 'kv' },
+    );
+    expect(assessChildren({ children: [sts], podsOf: () => [waiting], failureEvent: event }).failure).toEqual(event);
+    const claim: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: meta('data'),
+      status: { phase: 'Pending' },
+    };
+    expect(assessChildren({ children: [claim], failureEvent: event }).failure).toEqual(event);
+    // Other Events are read while a child is not ready.
+    const quota = { reason: 'FailedCreate', message: 'StatefulSet kv: exceeded quota' };
+    expect(assessChildren({ children: [sts], podsOf: () => [], failureEvent: quota }).failure).toEqual(quota);
   });
 
   test('a held child is not ready, in place of what exists under its name', () => {
