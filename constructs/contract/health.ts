@@ -266,22 +266,27 @@ export function podProblem(pod: Pod): Problem | undefined {
 }
 
 /**
- * What the scheduler says while a pod's claims are not bound yet (its volume binding plugin's
- * words, unchanged for years): a pod waits so for every new volume, and whether a claim cannot
- * be bound is the claim's to say (a ProvisioningFailed Event).
+ * Whether the scheduler's words are about a pod's claims: while a new volume is provisioned and
+ * bound, it says `pod has unbound immediate PersistentVolumeClaims`, `persistentvolumeclaim "x"
+ * not found` or `… bound to non-existent persistentvolume` for a moment. Whether a claim cannot
+ * be bound is the claim's to say (a ProvisioningFailed Event); a bound volume on the wrong node
+ * (`volume node affinity conflict`) names no claim and stays a pod no node takes.
  */
-const WAITING_FOR_CLAIMS = 'pod has unbound immediate PersistentVolumeClaims';
+function aboutClaims(message: string | undefined): boolean {
+  return message?.toLowerCase().includes('persistentvolumeclaim') ?? false;
+}
 
 /** Why the scheduler finds no node for a pod not yet running, if it says so (and not just waiting for its claims). */
 function unschedulableBecause(pod: Pod): string | undefined {
   const condition = unscheduled(pod);
-  if (!condition || condition.message?.includes(WAITING_FOR_CLAIMS)) return undefined;
+  if (!condition || aboutClaims(condition.message)) return undefined;
   return condition.message ?? 'no node fits it';
 }
 
 /** Whether the scheduler says a pod waits for its claims to be bound. */
 function waitsForClaims(pod: Pod): boolean {
-  return !pod.metadata.deletionTimestamp && (unscheduled(pod)?.message?.includes(WAITING_FOR_CLAIMS) ?? false);
+  const condition = unscheduled(pod);
+  return !pod.metadata.deletionTimestamp && condition !== undefined && aboutClaims(condition.message);
 }
 
 /** The scheduler's PodScheduled=False Unschedulable condition of a pod not yet running. */

@@ -261,6 +261,25 @@ describe('pods', () => {
       ],
     };
     expect(podProblem(pod('e', waitingForClaims))).toBeUndefined();
+    // The other words the scheduler has for a volume being bound, seen on the test cluster.
+    for (const message of [
+      '0/2 nodes are available: persistentvolumeclaim "data-kv-0" bound to non-existent persistentvolume "". not found',
+      '0/2 nodes are available: persistentvolumeclaim "data-kv-0" not found.',
+    ]) {
+      const binding = { ...waitingForClaims, conditions: [{ ...waitingForClaims.conditions[0]!, message }] };
+      expect(podProblem(pod('e', binding))).toBeUndefined();
+    }
+    // A bound volume on the wrong node names no claim: no node takes the pod.
+    const conflict = {
+      ...waitingForClaims,
+      conditions: [
+        {
+          ...waitingForClaims.conditions[0]!,
+          message: '0/2 nodes are available: 2 node(s) had volume node affinity conflict.',
+        },
+      ],
+    };
+    expect(podProblem(pod('e', conflict))?.reason).toBe('PodUnschedulable');
     const starting = {
       phase: 'Pending',
       containerStatuses: [{ name: 'app', state: { waiting: { reason: 'ContainerCreating' } } }],
