@@ -346,9 +346,27 @@ export async function recordEvents(
   reported: { observed: Observed; status: object | undefined; external?: ExternalStep; paced: PacedReconcile },
 ): Promise<void> {
   const { observed, status, external, paced } = reported;
-  for (const e of [...(external?.events ?? []), ...eventsOf(parts.decl, t.resource, observed, status)]) {
+  const events = [...(external?.events ?? []), ...eventsOf(parts.decl, t.resource, observed, status)];
+  const degraded = degradedWarning(t.resource, status, paced);
+  for (const e of degraded ? [...events, degraded] : events) {
     if (paced.isNewEvent(e)) await t.ctx.recorder.record(t.resource, e.type, e.reason, e.message);
   }
+}
+
+/**
+ * The Warning of `Degraded` turning True (or True for another reason): judged against what this
+ * process last warned of as well as the cached status, which may not show a status just written.
+ */
+function degradedWarning(resource: Resource, status: object | undefined, paced: PacedReconcile): EventSpec | undefined {
+  const now = findCondition(conditionsOf(status), 'Degraded');
+  if (now?.status !== 'True') {
+    paced.setDegradedWarned(undefined);
+    return undefined;
+  }
+  const was = findCondition(resource.status?.conditions, 'Degraded');
+  const known = (was?.status === 'True' && was.reason === now.reason) || paced.degradedWarned() === now.reason;
+  paced.setDegradedWarned(now.reason);
+  return known ? undefined : { type: 'Warning', reason: now.reason, message: now.message };
 }
 
 function eventsOf(
@@ -364,11 +382,6 @@ function eventsOf(
         reason: c.verb,
         message: `${c.verb} ${c.kind} ${c.name}`,
       }));
-  const now = findCondition(conditionsOf(status), 'Degraded');
-  const was = findCondition(resource.status?.conditions, 'Degraded');
-  if (now?.status === 'True' && !(was?.status === 'True' && was.reason === now.reason)) {
-    events.push({ type: 'Warning', reason: now.reason, message: now.message });
-  }
   return events;
 }
 

@@ -9,8 +9,11 @@ import { type Clock, realClock } from './backoff';
  * each is recorded once (a Warning once per reason, whatever its message).
  */
 export class StatusPacer {
-  /** By resource key: when its status was last written (or its children changed), and the Events recorded since. */
-  private readonly clocks = new Map<string, { at: number; recorded: Set<string> }>();
+  /**
+   * By resource key: when its status was last written (or its children changed), the Events
+   * recorded since, and the reason of the `Degraded` Warning last recorded while it stays True.
+   */
+  private readonly clocks = new Map<string, { at: number; recorded: Set<string>; degraded?: string }>();
 
   constructor(
     private readonly coalesceMs: number,
@@ -45,6 +48,10 @@ export class StatusPacer {
       written: () => {
         clock.at = this.clock.now();
       },
+      degradedWarned: () => clock.degraded,
+      setDegradedWarned: (reason) => {
+        clock.degraded = reason;
+      },
       end: () => {
         // Events are held back from repeating only while a status write waits.
         if (!waiting) clock.recorded.clear();
@@ -61,5 +68,11 @@ export interface PacedReconcile {
   waitBeforeWrite(childrenChanged: boolean): number;
   /** The status was just written. */
   written(): void;
+  /**
+   * The reason `Degraded` was True for when its Warning was recorded, while it has stayed True
+   * since (this process's memory: the cached resource may not show the status written yet).
+   */
+  degradedWarned(): string | undefined;
+  setDegradedWarned(reason: string | undefined): void;
   end(): void;
 }

@@ -320,6 +320,26 @@ describe('the controller builder', () => {
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
   });
 
+  test('one Warning when Degraded turns True, even when the next reconcile reads the resource from before the status write', async () => {
+    const s = setup();
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3));
+    await s.reconcile();
+    expect(s.events).toEqual(['Warning/InvalidChildren']);
+    // The cache has not seen the status write yet (a busy API server): the same resource again.
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3));
+    await s.reconcile();
+    expect(s.events).toEqual(['Warning/InvalidChildren']);
+    // Once it is no longer Degraded, turning True again is a new Warning.
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 4));
+    await s.reconcile();
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 5));
+    await s.reconcile();
+    expect(s.events.filter((e) => e.startsWith('Warning'))).toEqual([
+      'Warning/InvalidChildren',
+      'Warning/InvalidChildren',
+    ]);
+  });
+
   test('never adopts: a child name taken by an object it does not control is left alone, Degraded ChildNotOwned, one Warning', async () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 1, config: true }, 1));
