@@ -118,14 +118,17 @@ describe('a KeyValueStore, through constructController with no status code', () 
         get('resourcequota', 'one-pod')?.status?.hard ? true : undefined,
       );
       store('starved', { seed: { greeting: 'hello' } });
-      const degraded = await degradedWithOneWarning('starved', 'FailedCreate');
-      expect(degraded.message).toMatch(/^Job starved-seed-[0-9a-f]{8}: .*exceeded quota: one-pod/);
-      const progressing = condition('starved', 'Progressing');
-      expect(progressing).toMatchObject({ status: 'True', reason: 'Waiting' });
-      expect(progressing.message).toMatch(/^Deployment starved-gateway \(waits for Job starved-seed-[0-9a-f]{8} /);
-      expect(get('deployment', 'starved-gateway')).toBeUndefined();
-
-      kubectlOk(['delete', 'resourcequota', 'one-pod', '-n', ns]);
+      try {
+        const degraded = await degradedWithOneWarning('starved', 'FailedCreate');
+        expect(degraded.message).toMatch(/^Job starved-seed-[0-9a-f]{8}: .*exceeded quota: one-pod/);
+        const progressing = condition('starved', 'Progressing');
+        expect(progressing).toMatchObject({ status: 'True', reason: 'Waiting' });
+        expect(progressing.message).toMatch(/^Deployment starved-gateway \(waits for Job starved-seed-[0-9a-f]{8} /);
+        expect(get('deployment', 'starved-gateway')).toBeUndefined();
+      } finally {
+        // The other stores need their pods: the quota goes whatever happened above.
+        kubectlOk(['delete', 'resourcequota', 'one-pod', '-n', ns]);
+      }
       await availableAgain('starved');
       const [job] = getJson(['get', 'jobs', '-n', ns, '-l', 'app.kubernetes.io/instance=starved']).items;
       const gateway = get('deployment', 'starved-gateway');
