@@ -23,11 +23,22 @@ import { ImageBuildError } from './image/tools';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import { diffReport, diffResource, liveResource } from './diff';
 import { forwardSignals } from './forward-signals';
-import { type Plan, planKind, planReport } from './plan';
+import { type Plan, planChanges, planKind, planReport } from './plan';
+import { crdChange, crdChangeReport, crdChanges } from './crd-change';
+import { liveCrd } from './served-version';
 import { HttpKubeClient } from '../operator/runtime/client';
-import { loadKubeConfig } from '../operator/runtime/kubeconfig';
+import { type ClusterConfig, loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { isLoopbackServer } from '../operator/runtime/loopback-webhooks';
-import { controllersFrom, readResources, RenderError, renderResources, storedResource } from './render';
+import { egressRoutesBeside } from '../operator/runtime/egress-routes';
+import {
+  controllerOf,
+  controllersFrom,
+  readResources,
+  RenderError,
+  renderDocuments,
+  renderResources,
+  storedResource,
+} from './render';
 import { startControlPlane } from '../testing/control-plane';
 import { createKind, initProject, ScaffoldError } from './scaffold';
 
@@ -78,29 +89,40 @@ export const COMMAND_HELP: Record<string, string> = {
   run: `  run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
       --kubeconfig after --): the reconciler of your own controllers, without an image. Against
-      an API server on this machine (cluster above), its webhooks are served on 127.0.0.1 and the
-      kinds' CRD conversion pointed there (--webhook-loopback; add
-      --webhook-configuration=<name>-webhook for admission hooks). Its health, metrics and
+      the local control plane (cluster above), its webhooks are served on 127.0.0.1 and the
+      webhook Services the CRDs call routed there (--webhook-loopback; add
+      --webhook-configuration=<name>-webhook for admission hooks); the CRDs are not repointed,
+      so kubectl apply --server-side -f dist/ and the Helm chart apply them again as they are. Its health, metrics and
       webhook endpoints take free loopback ports (logged as "serving …") unless given.
 `,
-  render: `  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml>...
+  render: `  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml | kind/name>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
       its schema checked, then the declaration's render, as the reconciler does it. The module
       exports your declarations (default: the kit's own controllers). With --status, also the
       status it would show, from the observed objects given (children, pods; e.g. kubectl get
-      -o yaml) or, without them, from the children as rendered.
+      -o yaml) or, without them, from the children as rendered. A <kind>/<name> is read from the
+      cluster (--kubeconfig, --context, -n, as for diff), as diff reads it.
 `,
   diff: `  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
-      What the reconciler would change in the cluster of $KUBECONFIG for each resource: per child
-      created, changed (a unified diff of the live object and the server-side apply dry run),
-      held (it waits for a child not ready yet), pruned or unchanged. Writes nothing. Exit 0: no
-      differences, 1: differences, 2: an error.
+      What the reconciler would change in the cluster for each resource: what applying the
+      controllers' CRD would change (once per kind), then per child created, changed (a unified
+      diff of the live object and the server-side apply dry run), held (it waits for a child not
+      ready yet), pruned or unchanged. A resource is read at a version the cluster serves and
+      converted by the module's own conversion, so a new API version is previewed before its CRD
+      is applied. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
 `,
   plan: `  plan --kind <Kind> [-n <namespace> | -A] [--controllers <module>] [--concurrency <n>] [-o json]
       What these controllers (a new operator version) would do to every existing resource of a
-      kind: totals, each distinct field change with how many children it touches, and what the
-      API server would refuse. Dry runs only for children whose owned fields would change (at
-      most --concurrency at once, default 8). Writes nothing. Exit codes as diff.
+      kind: what applying their CRD would change (versions, storage version, conversion, each
+      version's schema by field, and what the API server would refuse), the resources the new
+      schema refuses, totals, each distinct field change with how many children it touches, and
+      the children the API server would refuse. Resources are read as diff reads them. Dry runs
+      only for children whose owned fields would change (at most --concurrency at once, default
+      8). Writes nothing. Exit codes as diff.
+
+  render, diff and plan read the cluster of --kubeconfig <file> (default $KUBECONFIG, then
+  ~/.kube/config) and --context <name> (default its current context); -n defaults to the
+  context's namespace, then default.
 `,
 };
 
@@ -254,8 +276,9 @@ export function localEndpoints(reconcilerArgs: readonly string[]): string[] {
 }
 
 /**
- * Whether the reconciler should serve its webhooks on loopback and register them there: against
- * an API server on this machine (the package's `cluster`), unless the flags choose a certificate.
+ * Whether the reconciler should serve its webhooks on loopback, routed from their Services: against
+ * the package's local control plane (its egress routes beside the kubeconfig), unless the flags
+ * choose a certificate.
  */
 function wantsLoopbackWebhooks(reconcilerArgs: readonly string[]): boolean {
   if (reconcilerArgs.some((a) => /^--webhook-(loopback|cert-path|cert-secret)\b/.test(a))) return false;
@@ -267,7 +290,8 @@ function wantsLoopbackWebhooks(reconcilerArgs: readonly string[]): boolean {
   });
   const given = typeof values.kubeconfig === 'string' ? values.kubeconfig : undefined;
   try {
-    return isLoopbackServer(loadKubeConfig({ path: given }).server);
+    const file = given ?? process.env.KUBECONFIG?.split(path.delimiter)[0];
+    return isLoopbackServer(loadKubeConfig({ path: given }).server) && egressRoutesBeside(file) !== undefined;
   } catch {
     // The reconciler says what is wrong with the kubeconfig, in one line.
     return false;
@@ -282,33 +306,76 @@ async function renderCommand(args: string[]): Promise<number> {
       controllers: { type: 'string' },
       status: { type: 'boolean', default: false },
       observed: { type: 'string', multiple: true, default: [] },
+      ...CLUSTER_OPTIONS,
     },
   });
-  if (positionals.length === 0) throw new UsageError('render: give one or more resource files (YAML)');
+  if (positionals.length === 0) throw new UsageError('render: give one or more resource files (YAML) or <kind>/<name>');
   const controllers = await controllersFrom(values.controllers);
   const observed = values.observed.flatMap((f) => readResources(f));
-  process.stdout.write(renderResources(positionals, controllers, { status: values.status, observed }));
-  return 0;
+  const options = { status: values.status, observed };
+  const live = positionals.filter((p) => !fs.existsSync(p));
+  if (live.length === 0) {
+    process.stdout.write(renderResources(positionals, controllers, options));
+    return 0;
+  }
+  // A <kind>/<name> is read from the cluster (as diff reads it); files stay offline.
+  return againstCluster('render', values, async (client, _controllers, config) => {
+    const namespace = values.namespace ?? config.namespace ?? 'default';
+    const fromCluster = await Promise.all(
+      live.map(async (ref) => {
+        const stored = await liveResource(client, controllers, ref, namespace);
+        const decl = controllerOf(controllers, stored, ref);
+        return { where: `${ref} (${decl.for.apiVersion}, from the cluster)`, decl, stored };
+      }),
+    );
+    const files = positionals.filter((p) => fs.existsSync(p));
+    process.stdout.write(
+      (files.length ? renderResources(files, controllers, options) : '') + renderDocuments(fromCluster, options),
+    );
+    return 0;
+  });
 }
+
+/**
+ * The flags of every command that reads a cluster, as kubectl spells them: which kubeconfig
+ * (default $KUBECONFIG, then ~/.kube/config), which of its contexts, which namespace (default
+ * the context's).
+ */
+const CLUSTER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  'field-manager': { type: 'string', default: 'cdk8s-operator-kit' },
+} as const;
 
 async function diffCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      controllers: { type: 'string' },
-      namespace: { type: 'string', short: 'n', default: 'default' },
-      'field-manager': { type: 'string', default: 'cdk8s-operator-kit' },
-    },
+    options: { controllers: { type: 'string' }, ...CLUSTER_OPTIONS },
   });
   if (positionals.length === 0) throw new UsageError('diff: give resource files (YAML) or <kind>/<name>');
-  return againstCluster('diff', values, async (client, controllers) => {
+  return againstCluster('diff', values, async (client, controllers, config) => {
+    const namespace = values.namespace ?? config.namespace ?? 'default';
     let differs = false;
+    const kindsReported = new Set<ControllerDeclaration>();
     for (const target of positionals) {
       const resources = fs.existsSync(target)
-        ? await Promise.all(readResources(target).map((r) => storedResource(client, controllers, r, values.namespace)))
-        : [await liveResource(client, controllers, target, values.namespace)];
+        ? await Promise.all(readResources(target).map((r) => storedResource(client, controllers, r, namespace)))
+        : [await liveResource(client, controllers, target, namespace)];
       for (const resource of resources) {
+        const decl = controllerOf(controllers, resource, target);
+        if (!kindsReported.has(decl)) {
+          // Once per kind: what applying these controllers' CRD would change.
+          kindsReported.add(decl);
+          const crd = crdChange(await liveCrd(client, decl), decl);
+          differs ||= crdChanges(crd);
+          process.stdout.write(
+            `${crdChangeReport(crd)
+              .map((l) => `# ${l}`)
+              .join('\n')}\n`,
+          );
+        }
         const children = await diffResource(client, controllers, resource);
         differs ||= children.some((c) => c.verb !== 'unchanged');
         process.stdout.write(diffReport(resource, children));
@@ -319,24 +386,30 @@ async function diffCommand(args: string[]): Promise<number> {
 }
 
 /**
- * Runs a command that reads a cluster ($KUBECONFIG) with the given controllers, as `kubectl diff`
- * ends: its own exit code (0 no differences, 1 differences), or 2 with one line for an error. The
- * client names the command in its User-Agent, so the audit log tells its (dry-run) requests from
- * the reconciler's, and applies as the reconciler's field manager.
+ * Runs a command that reads a cluster (--kubeconfig and --context, as kubectl takes them) with
+ * the given controllers, as `kubectl diff` ends: its own exit code (0 no differences, 1
+ * differences), or 2 with one line for an error. The client names the command in its
+ * User-Agent, so the audit log tells its (dry-run) requests from the reconciler's, and applies
+ * as the reconciler's field manager.
  */
 async function againstCluster(
   command: string,
-  values: { controllers?: string; 'field-manager': string },
-  run: (client: HttpKubeClient, controllers: readonly ControllerDeclaration[]) => Promise<number>,
+  values: { controllers?: string; kubeconfig?: string; context?: string; 'field-manager': string },
+  run: (
+    client: HttpKubeClient,
+    controllers: readonly ControllerDeclaration[],
+    config: ClusterConfig,
+  ) => Promise<number>,
 ): Promise<number> {
   try {
     const controllers = await controllersFrom(values.controllers);
-    const client = new HttpKubeClient(loadKubeConfig({}), {
+    const config = loadKubeConfig({ path: values.kubeconfig, context: values.context });
+    const client = new HttpKubeClient(config, {
       fieldManager: values['field-manager'],
       userAgent: `cdk8s-operator-kit-cli (${command})`,
     });
     try {
-      return await run(client, controllers);
+      return await run(client, controllers, config);
     } finally {
       client.close();
     }
@@ -352,11 +425,10 @@ async function planCommand(args: string[]): Promise<number> {
     options: {
       kind: { type: 'string' },
       controllers: { type: 'string' },
-      namespace: { type: 'string', short: 'n' },
       'all-namespaces': { type: 'boolean', short: 'A', default: false },
       concurrency: { type: 'string', default: '8' },
       output: { type: 'string', short: 'o', default: 'text' },
-      'field-manager': { type: 'string', default: 'cdk8s-operator-kit' },
+      ...CLUSTER_OPTIONS,
     },
   });
   if (!values.kind) throw new UsageError('plan: --kind <Kind> is required');
@@ -380,8 +452,7 @@ async function planCommand(args: string[]): Promise<number> {
       if (progress) process.stderr.write('\n');
     }
     process.stdout.write(values.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : planReport(plan));
-    const c = plan.children;
-    return c.changed + c.created + c.pruned + c.refused > 0 ? 1 : 0;
+    return planChanges(plan) ? 1 : 0;
   });
 }
 

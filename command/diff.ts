@@ -8,11 +8,12 @@
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { childKey, customResourceType, waitingOn } from '../constructs/contract';
+import { childKey, waitingOn } from '../constructs/contract';
 import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
-import { withoutBookkeeping } from '../operator/runtime/resource';
+import { changeableFields } from '../operator/runtime/field-changes';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
+import { getAsNewCode } from './served-version';
 
 /** One child's fate. */
 export interface ChildDiff {
@@ -40,11 +41,9 @@ export async function liveResource(
       `${ref}: give <kind>/<name> of a kind these controllers reconcile (${controllers.map((c) => c.for.singular).join(', ')})`,
     );
   }
-  return client.get<CustomResourceObject>(
-    customResourceType(decl.for),
-    name,
-    decl.for.namespaced ? namespace : undefined,
-  );
+  // At a version the cluster serves, converted by these controllers' own code: a new API
+  // version is previewed before its CRD (or its conversion webhook) is in the cluster.
+  return getAsNewCode(client, decl, name, namespace);
 }
 
 /** What the reconciler would do to the children of one (live) resource. */
@@ -129,16 +128,6 @@ export function diffReport(resource: KubeObject, children: readonly ChildDiff[])
 /** An object as YAML without what changes on every write (and is not ours to decide). */
 function comparable(o: KubeObject): string {
   return stringify(changeableFields(o), { sortMapEntries: true });
-}
-
-/**
- * An object as a reconcile would change it: without the bookkeeping of every write, its
- * generation (it follows the spec) and its status (an apply leaves it alone).
- */
-export function changeableFields(o: KubeObject): object {
-  const { generation: _g, ...metadata } = withoutBookkeeping(o).metadata;
-  const { status: _s, ...rest } = o;
-  return { ...rest, metadata };
 }
 
 /** A unified diff (no context limit trimming beyond 3 lines) of two texts, line by line. */

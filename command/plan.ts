@@ -7,11 +7,13 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { customResourceType, waitingOn } from '../constructs/contract';
+import { waitingOn } from '../constructs/contract';
 import { ApiError, type KubeClient } from '../operator/runtime/client';
 import { needsApply } from '../operator/runtime/managed-fields';
+import { appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/field-changes';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
-import { changeableFields } from './diff';
+import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
+import { listAsNewCode, liveCrd, type ServedResources } from './served-version';
 import { controllerNamed, ownedType, RenderError } from './render';
 
 export interface PlanOptions {
@@ -22,6 +24,17 @@ export interface PlanOptions {
   readonly concurrency?: number;
   /** Called after each resource, for a progress bar. */
   readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** One child a new version would write. */
+export interface ChildChange {
+  /** `namespace/name` of the resource. */
+  readonly resource: string;
+  /** `Kind/name` of the child. */
+  readonly child: string;
+  readonly verb: 'created' | 'changed' | 'pruned';
+  /** For `changed`: the fields of the reconciler's apply that change. */
+  readonly fields: readonly FieldChange[];
 }
 
 /** What a new version would do. */
@@ -46,8 +59,16 @@ export interface Plan {
   }[];
   /** Children the API server would refuse, with why. */
   readonly refused: readonly { resource: string; child: string; message: string }[];
+  /** Each child that would be written (created, changed or pruned), with the fields of the reconciler's apply that change. */
+  readonly changes: readonly ChildChange[];
   /** Requests made: lists and dry runs. */
   readonly requests: { lists: number; dryRuns: number };
+  /** The version the cluster gave the resources in; the new code converted them from it. */
+  readonly read: string;
+  /** What applying the new code's CRD would change. */
+  readonly crd: CrdChange;
+  /** Resources whose spec the new schema refuses: they stay stored, but an update of them would be refused. */
+  readonly invalid: readonly { resource: string; message: string }[];
 }
 
 export async function planKind(
@@ -61,7 +82,8 @@ export async function planKind(
       `no controller reconciles ${options.kind}; known: ${controllers.map((c) => c.for.kind).join(', ')}`,
     );
   const planner = new Planner(client, decl, options.namespace);
-  const resources = await planner.list<CustomResourceObject>(customResourceType(decl.for));
+  const crd = crdChange(await liveCrd(client, decl), decl);
+  const { resources, read } = await planner.resources();
   const byOwner = await planner.childrenByOwner();
   let done = 0;
   // A small pool of workers: dry runs in flight stay within the concurrency.
@@ -74,7 +96,21 @@ export async function planKind(
       }
     }),
   );
-  return planner.plan(resources.length);
+  return { ...planner.plan(resources.length), read, crd, invalid: invalidResources(decl, resources) };
+}
+
+/** Resources whose spec the new storage version's schema refuses: the API server would refuse an update of them. */
+function invalidResources(
+  decl: ControllerDeclaration,
+  resources: readonly CustomResourceObject[],
+): { resource: string; message: string }[] {
+  return resources.flatMap((r) =>
+    decl.for.specViolations(r.spec).map((message) => ({ resource: qualifiedName(r), message })),
+  );
+}
+
+function qualifiedName(o: KubeObject): string {
+  return `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
 }
 
 /** What one kind's plan counts as it goes: lists, dry runs, and what each child would do. */
@@ -83,6 +119,7 @@ class Planner {
   private readonly totals = { unchanged: 0, changed: 0, created: 0, held: 0, pruned: 0, refused: 0 };
   private readonly fieldCounts = new Map<string, number>();
   private readonly refused: { resource: string; child: string; message: string }[] = [];
+  private readonly changes: ChildChange[] = [];
   private readonly deletable: ReadonlySet<string>;
 
   constructor(
@@ -91,6 +128,12 @@ class Planner {
     private readonly namespace: string | undefined,
   ) {
     this.deletable = new Set((decl.deletes ?? []).map((t) => t.kind));
+  }
+
+  /** The kind's resources, read at a version the cluster serves and converted as the new code would. */
+  async resources(): Promise<ServedResources> {
+    this.requests.lists++;
+    return listAsNewCode(this.client, this.decl, this.namespace);
   }
 
   async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {
@@ -127,7 +170,9 @@ class Planner {
     }
     for (const [key, o] of current) {
       if (!this.deletable.has(o.kind ?? '')) continue;
-      if (!rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) this.totals.pruned++;
+      if (rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) continue;
+      this.totals.pruned++;
+      this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'pruned', fields: [] });
     }
   }
 
@@ -150,16 +195,20 @@ class Planner {
     }
     if (!live) {
       this.totals.created++;
+      this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'created', fields: [] });
       return;
     }
     const after = await this.dryRun(resource, type, desired, key);
     if (!after) return;
-    const changes = fieldChanges(live, after);
+    // The fields of the reconciler's own apply that change: what it would write, and nothing
+    // another controller keeps (a Deployment's revision annotation).
+    const changes = appliedFieldChanges(live, after, this.client.fieldManager);
     if (changes.length === 0) {
       this.totals.unchanged++;
       return;
     }
     this.totals.changed++;
+    this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'changed', fields: changes });
     for (const c of changes) {
       const k = `${type.kind}\u0000${c.field}\u0000${c.change}`;
       this.fieldCounts.set(k, (this.fieldCounts.get(k) ?? 0) + 1);
@@ -185,13 +234,16 @@ class Planner {
       const status = err instanceof ApiError ? err.status : 0;
       if (status < 400 || status >= 500 || status === 409) throw err;
       this.totals.refused++;
-      const name = `${resource.metadata.namespace ? `${resource.metadata.namespace}/` : ''}${resource.metadata.name}`;
-      this.refused.push({ resource: name, child: key, message: err instanceof Error ? err.message : String(err) });
+      this.refused.push({
+        resource: qualifiedName(resource),
+        child: key,
+        message: err instanceof Error ? err.message : String(err),
+      });
       return undefined;
     }
   }
 
-  plan(resources: number): Plan {
+  plan(resources: number): Omit<Plan, 'read' | 'crd' | 'invalid'> {
     const fieldChangeList = [...this.fieldCounts].map(([k, count]) => {
       const [kind = '', field = '', change = ''] = k.split('\u0000');
       return { kind, field, change: fieldChange(change), count };
@@ -203,57 +255,38 @@ class Planner {
       children: this.totals,
       fieldChanges: fieldChangeList,
       refused: this.refused,
+      changes: this.changes,
       requests: this.requests,
     };
   }
+}
+
+/** Whether the plan has anything to do (or to refuse): its exit code is 1 then. */
+export function planChanges(plan: Plan): boolean {
+  const c = plan.children;
+  return c.changed + c.created + c.pruned + c.refused + plan.invalid.length > 0 || crdChanges(plan.crd);
 }
 
 /** The plan as text. */
 export function planReport(plan: Plan): string {
   const c = plan.children;
   const lines = [
-    `${plan.resources} ${plan.kind} resources: ${c.unchanged} children unchanged, ${c.changed} would change, ${c.created} would be created, ${c.held} would wait for others, ${c.pruned} would be pruned, ${c.refused} would be refused`,
+    ...crdChangeReport(plan.crd),
+    '',
+    `${plan.resources} ${plan.kind} resources (read as ${plan.read}, converted by the new code): ${c.unchanged} children unchanged, ${c.changed} would change, ${c.created} would be created, ${c.held} would wait for others, ${c.pruned} would be pruned, ${c.refused} would be refused`,
   ];
   if (plan.fieldChanges.length) lines.push('', 'Field changes:');
   for (const f of plan.fieldChanges)
     lines.push(`  ${f.field}: ${f.change} — ${f.count} ${f.kind}${f.count === 1 ? '' : 's'}`);
   if (plan.refused.length) lines.push('', 'Refused by the API server:');
   for (const r of plan.refused) lines.push(`  ${r.resource} ${r.child}: ${r.message}`);
+  if (plan.invalid.length) lines.push('', `The new schema refuses (an update of each would be refused):`);
+  for (const r of plan.invalid) lines.push(`  ${plan.kind} ${r.resource}: ${r.message}`);
   lines.push('', `Requests: ${plan.requests.lists} lists, ${plan.requests.dryRuns} dry runs. Nothing was written.`);
   return `${lines.join('\n')}\n`;
 }
 
-/** The fields that differ between an object and what it would be, by path (status and bookkeeping aside). */
-export function fieldChanges(
-  before: KubeObject,
-  after: KubeObject,
-): { field: string; change: 'added' | 'removed' | 'changed' }[] {
-  const a = flatten(changeableFields(before));
-  const b = flatten(changeableFields(after));
-  const out: { field: string; change: 'added' | 'removed' | 'changed' }[] = [];
-  for (const [field, value] of b) {
-    const was = a.get(field);
-    if (was === undefined) out.push({ field, change: 'added' });
-    else if (was !== value) out.push({ field, change: 'changed' });
-  }
-  for (const field of a.keys()) if (!b.has(field)) out.push({ field, change: 'removed' });
-  return out;
-}
-
-/** Leaf paths (`spec.template.spec.containers[0].image`) to their JSON values. */
-function flatten(value: unknown, path = '', out = new Map<string, string>()): Map<string, string> {
-  if (Array.isArray(value)) {
-    if (value.length === 0) out.set(path, '[]');
-    value.forEach((v, i) => flatten(v, `${path}[${i}]`, out));
-  } else if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value);
-    if (entries.length === 0) out.set(path, '{}');
-    for (const [k, v] of entries) flatten(v, path ? `${path}.${k}` : k, out);
-  } else {
-    out.set(path, JSON.stringify(value));
-  }
-  return out;
-}
+export { fieldChanges };
 
 /** A field change as its tally key spells it. */
 function fieldChange(change: string): 'added' | 'removed' | 'changed' {

@@ -10,16 +10,18 @@ import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import { assessChildren, ChildMap, childKey, customResourceType, podWorkloads } from '../constructs/contract';
+import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
+import { assessChildren, ChildMap, childKey, declarationsIn, podWorkloads } from '../constructs/contract';
 import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
+import { NotInstalledError, RenderError } from './errors';
+import { getAsNewCode } from './served-version';
 import { renderChildren } from '../operator/runtime/render';
 
-/** What cannot be rendered, said in one line. */
-export class RenderError extends Error {}
+export { RenderError };
 
 /** The uid an offline resource's children name as their owner's, when it has none. */
 export const OFFLINE_UID = '00000000-0000-0000-0000-000000000000';
@@ -40,17 +42,31 @@ export function renderResources(
   controllers: readonly ControllerDeclaration[],
   options: RenderOptions = {},
 ): string {
-  const out: string[] = [];
-  for (const file of files) {
-    for (const resource of readResources(file)) {
+  const resources = files.flatMap((file) =>
+    readResources(file).map((resource) => {
       const where = `${file}: ${resource.kind ?? '(no kind)'} ${resource.metadata.name ?? '(no name)'}`;
-      const { decl, stored } = checked(resource, controllers, where);
-      const children = renderChildren(decl, stored);
-      out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
-      if (options.status) {
-        const status = statusOf(decl, stored, children, options.observed ?? []);
-        out.push(`# ${where}: its status\n`, stringify({ status: status ?? null }));
-      }
+      return { where, ...checked(resource, controllers, where) };
+    }),
+  );
+  return renderDocuments(resources, options);
+}
+
+/** A resource to render, as stored, with its declaration and where it came from. */
+export interface ResourceToRender {
+  readonly where: string;
+  readonly decl: ControllerDeclaration;
+  readonly stored: CustomResourceObject;
+}
+
+/** The children (and, with `status`, the status) of each resource, as YAML documents. */
+export function renderDocuments(resources: readonly ResourceToRender[], options: RenderOptions = {}): string {
+  const out: string[] = [];
+  for (const { where, decl, stored } of resources) {
+    const children = renderChildren(decl, stored);
+    out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
+    if (options.status) {
+      const status = statusOf(decl, stored, children, options.observed ?? []);
+      out.push(`# ${where}: its status\n`, stringify({ status: status ?? null }));
     }
   }
   return out.map((d, i) => (i > 0 && !d.startsWith('#') ? `---\n${d}` : d)).join('');
@@ -121,9 +137,10 @@ export async function storedResource(
   const ns = resource.metadata.namespace ?? (decl.for.namespaced ? namespace : undefined);
   let live: CustomResourceObject | undefined;
   try {
-    live = await client.get<CustomResourceObject>(customResourceType(decl.for), stored.metadata.name, ns);
+    live = await getAsNewCode(client, decl, stored.metadata.name, ns);
   } catch (err) {
-    if (!isNotFound(err)) throw err;
+    // Not there yet (nor, perhaps, its CRD): the file's resource as it would be created.
+    if (!isNotFound(err) && !(err instanceof NotInstalledError)) throw err;
   }
   return live ? { ...live, spec: stored.spec } : { ...stored, metadata: { ...stored.metadata, namespace: ns } };
 }
@@ -202,22 +219,23 @@ export async function loadControllers(module: string): Promise<ControllerDeclara
     await bundleReconciler({ entry: module, outfile, minify: false });
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module bundled at run time
     const exports = require(outfile) as Record<string, unknown>;
-    const found = Object.values(exports)
-      .flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v]))
-      .filter(isDeclaration);
+    const found = declarationsIn(exports).filter(hasSchemas);
     if (found.length === 0)
       throw new RenderError(
         `${module} exports no controller declaration (export them, e.g. export const controllers = [...])`,
       );
-    return [...new Set(found)];
+    return found;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function isDeclaration(v: unknown): v is ControllerDeclaration {
-  const d = v as Partial<ControllerDeclaration> | undefined;
-  return typeof d?.name === 'string' && typeof d.for?.group === 'string' && typeof d.for.kind === 'string';
+/**
+ * Whether a declaration's kind has schemas (a CustomResourceKind: `constructController` and the
+ * kit make one), which render, diff and plan check resources against.
+ */
+function hasSchemas(d: RuntimeDeclaration): d is ControllerDeclaration {
+  return 'specViolations' in d.for && typeof d.for.specViolations === 'function';
 }
 
 /** The kit's own controllers, when no module is given. */

@@ -304,3 +304,19 @@ export function healthReads(c: Pick<ControllerDeclaration, 'owns'>): ResourceTyp
 function keyOf(t: ResourceType): string {
   return `${t.group}/${t.resource}`;
 }
+
+/**
+ * The controller declarations a module exports: each export that is one, or a list of them
+ * (`export const controllers = [...]`), each once.
+ */
+export function declarationsIn(exports: Readonly<Record<string, unknown>>): ControllerDeclaration[] {
+  const found = Object.values(exports)
+    .flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v]))
+    .filter(isDeclaration);
+  return [...new Set(found)];
+}
+
+function isDeclaration(v: unknown): v is ControllerDeclaration {
+  const d = v as Partial<ControllerDeclaration> | undefined;
+  return typeof d?.name === 'string' && typeof d.for?.group === 'string' && typeof d.for.kind === 'string';
+}

@@ -29,7 +29,7 @@ export type {
 } from './objects';
 export { BuiltinTypes, ChildMap, childKey, customResourceType } from './resource-types';
 export type { Children, ResourceType } from './resource-types';
-export { finalizerName, healthReads, validateControllerDeclaration } from './declaration';
+export { declarationsIn, finalizerName, healthReads, validateControllerDeclaration } from './declaration';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
 export { waitsFor } from './render';
