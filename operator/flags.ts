@@ -80,9 +80,10 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
                                     operator's namespace, renewed when a third of its life is left
   --webhook-cert-hosts=A,B          the names it is for (the webhook Service's DNS names)
   --webhook-configuration=NAME      the Validating/MutatingWebhookConfiguration whose caBundle it sets
-  --webhook-loopback                out of cluster, against an API server on this machine: serve the
-                                    webhooks on 127.0.0.1 with an in-memory certificate and point the
-                                    kinds' CRD conversion (and --webhook-configuration) at them by url
+  --webhook-loopback                out of cluster, against the package's local control plane: serve
+                                    the webhooks on 127.0.0.1 with an in-memory certificate, and route
+                                    the Services the kinds' CRDs (and --webhook-configuration) call
+                                    to them; the CRDs keep their Services, and only gain the caBundle
   --max-concurrent-reconciles=N     workers per controller (default 4)
   --priority-queue=true|false       reconcile created and changed objects before the initial list
                                     and resyncs (default true; false: first in, first out)

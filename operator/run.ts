@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
@@ -20,7 +21,16 @@ import { Manager, mountedCertificate, parseBindAddress } from './runtime/manager
 import { admissionContextFor } from './runtime/admission-context';
 import { ensureWebhookCertificate, type ServingCertificate } from './runtime/webhook-certificate';
 import { WebhookServer } from './runtime/webhook-server';
-import { isLoopbackServer, LOOPBACK_HOST, loopbackCertificate, pointAtLoopback } from './runtime/loopback-webhooks';
+import {
+  isLoopbackServer,
+  LOOPBACK_HOST,
+  loopbackCertificate,
+  readCallers,
+  routeToLoopback,
+  serviceHost,
+  servicesCalled,
+} from './runtime/loopback-webhooks';
+import { egressRoutesBeside } from './runtime/egress-routes';
 import { migrateStorage } from './runtime/storage-migration';
 import type { KindDescriptor } from '../constructs/contract/kind';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
@@ -225,9 +235,10 @@ function webhookServer(decls: readonly ControllerDeclaration[], manager: Manager
 }
 
 /**
- * `--webhook-loopback`: the webhooks served on 127.0.0.1 with an in-memory certificate, and the
- * kinds' CRDs (and `--webhook-configuration`) pointed at them by url — for a reconciler run out
- * of cluster against a local API server, which cannot route to it through a Service.
+ * `--webhook-loopback`: the webhooks served on 127.0.0.1 with an in-memory certificate for the
+ * webhook Services' names, and those Services routed here by the local control plane's egress
+ * proxy — for a reconciler run out of cluster, which no Service can reach otherwise. The CRDs
+ * and webhook configurations keep their Services (see loopback-webhooks.ts).
  */
 async function startLoopbackWebhooks(
   flags: Flags,
@@ -235,15 +246,17 @@ async function startLoopbackWebhooks(
   shared: { client: KubeClient; logger: Logger; manager: Manager; server: string },
 ): Promise<{ close(): Promise<void> } | undefined> {
   const logger = shared.logger.child({ component: 'webhooks' });
-  if (!isLoopbackServer(shared.server))
-    throw new Error(
-      `--webhook-loopback points the operator's CRDs at this machine, so it is only for an API server on it; ${shared.server} is not (deploy the operator to serve its webhooks there)`,
-    );
   const server = webhookServer(decls, shared.manager, logger);
   if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
-  const certificate = loopbackCertificate();
+  const routes = egressRoutesBeside(flags.kubeconfig ?? process.env.KUBECONFIG?.split(path.delimiter)[0]);
+  if (!isLoopbackServer(shared.server) || !routes)
+    throw new Error(
+      `--webhook-loopback serves the webhooks through the local control plane's Service routes (cdk8s-operator-kit cluster); ${shared.server} has none beside its kubeconfig (deploy the operator to serve its webhooks there)`,
+    );
+  const callers = await readCallers(shared.client, callersOf(flags, decls, server.converting));
+  const certificate = loopbackCertificate(servicesCalled(callers).map(serviceHost));
   const port = await server.listen(LOOPBACK_HOST, parseBindAddress(flags.webhookBindAddress).port, certificate);
-  await pointAtLoopback(shared.client, port, certificate.cert, callers(flags, decls, server.converting), logger);
+  await routeToLoopback(shared.client, { routes, port, cert: certificate.cert }, callers, logger);
   return server;
 }
 
@@ -251,7 +264,7 @@ async function startLoopbackWebhooks(
  * The objects that call the webhooks, by name: the configuration of each kind of hook there is
  * (the Operator construct makes one only for hooks there are) and the converting kinds' CRDs.
  */
-function callers(flags: Flags, decls: readonly ControllerDeclaration[], converting: readonly KindDescriptor[]) {
+function callersOf(flags: Flags, decls: readonly ControllerDeclaration[], converting: readonly KindDescriptor[]) {
   return {
     validatingConfiguration: decls.some((d) => d.validate !== undefined) ? flags.webhookConfiguration : undefined,
     mutatingConfiguration: decls.some((d) => d.default !== undefined) ? flags.webhookConfiguration : undefined,
@@ -274,7 +287,7 @@ function webhookCertificateSource(
     namespace: ownNamespace(),
     secretName: webhookCertSecret,
     hosts: flags.webhookCertHosts,
-    ...callers(flags, decls, converting),
+    ...callersOf(flags, decls, converting),
   };
   return () => ensureWebhookCertificate(options);
 }

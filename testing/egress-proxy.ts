@@ -26,6 +26,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { isJsonObject } from '../constructs/contract/json';
 import { isLoopbackHost } from '../operator/runtime/loopback-host';
+import { addRoute, readRoutes, ROUTES_FILE } from '../operator/runtime/egress-routes';
 
 export { isLoopbackHost };
 
@@ -61,8 +62,6 @@ export interface EgressDecision {
   /** Where a routed connection went. */
   readonly via?: string;
 }
-
-const ROUTES_FILE = 'routes.json';
 
 /** Starts the proxy's process in `dir`; resolves once it listens. */
 export async function startEgressProxy(dir: string, api: ApiAccess): Promise<EgressProxy> {
@@ -117,14 +116,7 @@ export async function startEgressProxy(dir: string, api: ApiAccess): Promise<Egr
  * usable from any process, e.g. a test file in a jest worker.
  */
 export function addEgressRoute(log: string, service: string, target: string): void {
-  if (!isLoopbackHost(splitTarget(target).host))
-    throw new Error(`an egress route leads to this machine only, not ${target}`);
-  const routes = path.join(path.dirname(log), ROUTES_FILE);
-  const current = readRoutes(routes);
-  const next = `${routes}.${String(process.pid)}.tmp`;
-  fs.writeFileSync(next, `${JSON.stringify({ ...current, [service]: target })}\n`);
-  // Whole or not at all: the proxy reads the file on every connection.
-  fs.renameSync(next, routes);
+  addRoute(path.join(path.dirname(log), ROUTES_FILE), service, target);
 }
 
 /** The decisions the proxy logged so far. */
@@ -165,13 +157,6 @@ function serviceItems(list: unknown): ServiceItem[] {
 
 function parseJson(text: string): unknown {
   return JSON.parse(text);
-}
-
-/** The routes file: Service address → loopback target (only string entries count). */
-function readRoutes(file: string): Record<string, string> {
-  const parsed = parseJson(fs.readFileSync(file, 'utf8'));
-  const entries = isJsonObject(parsed) ? Object.entries(parsed) : [];
-  return Object.fromEntries(entries.filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 function isEgressDecision(v: unknown): v is EgressDecision {

@@ -12,7 +12,7 @@ import { resourcePath } from './resource';
 /** A webhook's `clientConfig` (admissionregistration and apiextensions share its shape). */
 export interface ClientConfig {
   url?: string;
-  service?: { path?: string };
+  service?: { name?: string; namespace?: string; path?: string; port?: number };
   caBundle?: string;
 }
 
@@ -35,7 +35,13 @@ export function webhookClientConfigs(o: KubeObject): ClientConfigAt[] {
 function clientConfig(v: unknown): ClientConfig | undefined {
   if (!isJsonObject(v)) return undefined;
   const text = (x: unknown) => (typeof x === 'string' ? x : undefined);
-  const service = isJsonObject(v.service) ? { path: text(v.service.path) } : undefined;
+  const s = isJsonObject(v.service) ? v.service : undefined;
+  const service = s && {
+    name: text(s.name),
+    namespace: text(s.namespace),
+    path: text(s.path),
+    port: typeof s.port === 'number' ? s.port : undefined,
+  };
   return { url: text(v.url), service, caBundle: text(v.caBundle) };
 }
 

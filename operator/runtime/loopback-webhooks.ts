@@ -1,26 +1,28 @@
 /**
- * Webhooks for a reconciler run out of cluster against an API server on the same machine (the
- * package's `cluster` and `run` commands), as envtest does for controller-runtime: no Service
- * can route to a process on a laptop, so the operator's own CRDs (their conversion) and webhook
- * configuration are pointed at `https://127.0.0.1:<port><path>` with an in-memory certificate.
- * Refused for any other API server: pointing a shared cluster's CRDs at one person's loopback
- * would break them for everyone.
+ * Webhooks for a reconciler run out of cluster against the local control plane (the package's
+ * `cluster` and `run` commands). The API server calls the operator's webhooks through the
+ * Services its manifests name; no Service can route to a process on a laptop, but the control
+ * plane's egress proxy can: the reconciler serves on 127.0.0.1 with an in-memory certificate for
+ * those Services' names, adds a route from each Service to itself, and has the callers trust the
+ * certificate (`caBundle`, as the self-managed certificate in a cluster is trusted).
+ *
+ * Nothing is repointed: the CRDs and webhook configurations keep the Service their owner
+ * applied, so `kubectl apply --server-side -f dist/` and the Helm chart apply them again as they
+ * are. (Pointing them at a loopback `url` instead left a `url` of another field manager beside
+ * the owner's `service`, which the API server refuses.) Refused for an API server without such a
+ * proxy: a shared cluster cannot reach one person's loopback.
  */
 import type { Logger } from 'pino';
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
-import type { KubeClient } from './client';
-import {
-  type ClientConfig,
-  type ClientConfigAt,
-  conversionClientConfigs,
-  patchClientConfigs,
-  webhookClientConfigs,
-} from './client-configs';
+import { isNotFound, type KubeClient } from './client';
+import { type ClientConfigAt, conversionClientConfigs, webhookClientConfigs } from './client-configs';
+import { addRoute } from './egress-routes';
 import { isLoopbackHost } from './loopback-host';
 import { selfSignedCertificate } from './self-signed';
 import type { ServingCertificate } from './webhook-certificate';
+import { trustAt } from './webhook-certificate';
 
-/** The address the webhooks are served at, and the only names the certificate is for. */
+/** The address the webhooks are served at. */
 export const LOOPBACK_HOST = '127.0.0.1';
 
 /** Whether an API server URL is on this machine. */
@@ -32,65 +34,125 @@ export function isLoopbackServer(server: string): boolean {
   }
 }
 
-/** A certificate for 127.0.0.1, made in memory (never written anywhere). */
-export function loopbackCertificate(): ServingCertificate {
-  return selfSignedCertificate(LOOPBACK_HOST, [LOOPBACK_HOST]);
+/** A certificate, made in memory (never written anywhere), for the Services' names and 127.0.0.1. */
+export function loopbackCertificate(serviceHosts: readonly string[] = []): ServingCertificate {
+  return selfSignedCertificate(serviceHosts[0] ?? LOOPBACK_HOST, [...serviceHosts, LOOPBACK_HOST]);
 }
 
 export interface LoopbackTargets {
-  /** CRDs whose conversion webhook is pointed at the loopback server. */
+  /** CRDs whose conversion webhook calls the reconciler. */
   readonly conversionCrds: readonly string[];
   readonly validatingConfiguration?: string;
   readonly mutatingConfiguration?: string;
 }
 
+/** An object that calls the webhooks, as read (or undefined: not installed), with where its client configs are. */
+interface Caller {
+  readonly type: ResourceType;
+  readonly name: string;
+  readonly configsOf: (o: KubeObject) => ClientConfigAt[];
+  readonly object?: KubeObject;
+}
+
+/** The objects that call the webhooks, each read once. */
+export async function readCallers(client: KubeClient, targets: LoopbackTargets): Promise<Caller[]> {
+  const wanted: Omit<Caller, 'object'>[] = [
+    ...targets.conversionCrds.map((name) => ({
+      type: BuiltinTypes.CustomResourceDefinition,
+      name,
+      configsOf: conversionClientConfigs,
+    })),
+    ...(targets.validatingConfiguration
+      ? [
+          {
+            type: BuiltinTypes.ValidatingWebhookConfiguration,
+            name: targets.validatingConfiguration,
+            configsOf: webhookClientConfigs,
+          },
+        ]
+      : []),
+    ...(targets.mutatingConfiguration
+      ? [
+          {
+            type: BuiltinTypes.MutatingWebhookConfiguration,
+            name: targets.mutatingConfiguration,
+            configsOf: webhookClientConfigs,
+          },
+        ]
+      : []),
+  ];
+  return Promise.all(
+    wanted.map(async (c) => {
+      try {
+        return { ...c, object: await client.get(c.type, c.name) };
+      } catch (err) {
+        if (isNotFound(err)) return c;
+        throw err;
+      }
+    }),
+  );
+}
+
+/** The Services the callers' client configs name, as `<svc>.<ns>.svc:<port>` (the proxy's spelling). */
+export function servicesCalled(callers: readonly Caller[]): string[] {
+  const services = callers.flatMap((c) =>
+    c.object
+      ? c.configsOf(c.object).flatMap(({ config }) => {
+          const s = config.service;
+          return s?.name && s.namespace ? [`${s.name}.${s.namespace}.svc:${String(s.port ?? 443)}`] : [];
+        })
+      : [],
+  );
+  return [...new Set(services)];
+}
+
+/** `<svc>.<ns>.svc` of a Service address: the name its certificate is for. */
+export function serviceHost(service: string): string {
+  return service.slice(0, service.lastIndexOf(':'));
+}
+
 /**
- * Points every webhook client config of those objects at `https://127.0.0.1:<port>`, keeping
- * each one's path, trusting `cert`. An object not installed is skipped (nothing calls it).
+ * Routes each Service the callers name to the server on `port`, and has each caller trust `cert`
+ * (its `caBundle`, nothing else). A caller not installed is skipped: nothing calls it.
  */
-export async function pointAtLoopback(
+export async function routeToLoopback(
   client: KubeClient,
-  port: number,
-  cert: string,
-  targets: LoopbackTargets,
+  server: { readonly routes: string; readonly port: number; readonly cert: string },
+  callers: readonly Caller[],
   logger: Logger,
 ): Promise<void> {
-  const base = `https://${LOOPBACK_HOST}:${port}`;
-  const caBundle = Buffer.from(cert).toString('base64');
-  const objects: Target[] = [
-    ...targets.conversionCrds.map((name): Target => [
-      BuiltinTypes.CustomResourceDefinition,
-      name,
-      conversionClientConfigs,
-    ]),
-    [BuiltinTypes.ValidatingWebhookConfiguration, targets.validatingConfiguration, webhookClientConfigs],
-    [BuiltinTypes.MutatingWebhookConfiguration, targets.mutatingConfiguration, webhookClientConfigs],
-  ];
-  for (const [type, name, configsOf] of objects) {
-    if (!name) continue;
-    const count = await patchClientConfigs(client, type, name, (object) =>
-      configsOf(object).flatMap(({ path, config }) => {
-        const url = `${base}${pathOf(config)}`;
-        return config.url === url && config.caBundle === caBundle
-          ? []
-          : [{ op: 'replace' as const, path, value: { url, caBundle } }];
-      }),
-    );
-    if (count === undefined)
-      logger.warn({ kind: type.kind, name }, 'not installed: nothing to point at the loopback webhooks');
-    else if (count > 0)
-      logger.info({ kind: type.kind, name, url: base }, 'webhooks pointed at this process on loopback');
+  const { routes, port, cert } = server;
+  for (const service of servicesCalled(callers)) {
+    addRoute(routes, service, `${LOOPBACK_HOST}:${String(port)}`);
+    logger.info({ service, target: `${LOOPBACK_HOST}:${String(port)}` }, 'webhook Service routed to this process');
+    if (!(await serviceExists(client, service)))
+      logger.warn(
+        { service },
+        'the Service does not exist: the API server cannot call the webhooks until it does (apply the operator manifests, e.g. dist/)',
+      );
+  }
+  for (const caller of callers) {
+    if (!caller.object) {
+      logger.warn({ kind: caller.type.kind, name: caller.name }, 'not installed: nothing calls these webhooks yet');
+      continue;
+    }
+    const urls = caller.configsOf(caller.object).filter((c) => c.config.url !== undefined);
+    if (urls.length)
+      logger.warn(
+        { kind: caller.type.kind, name: caller.name, url: urls[0]?.config.url },
+        'calls its webhook by url, not through a Service: apply the manifests this operator was built with',
+      );
+    await trustAt(client, caller.type, caller.name, cert, caller.configsOf);
   }
 }
 
-/** An object (not named: not asked for) and where its client configs are. */
-type Target = [ResourceType, string | undefined, (o: KubeObject) => ClientConfigAt[]];
-
-function pathOf(config: ClientConfig): string {
-  if (config.service) return config.service.path ?? '/';
+/** Whether a Service (`<svc>.<ns>.svc:<port>`) exists; true when it cannot be told (not allowed to read it). */
+async function serviceExists(client: KubeClient, service: string): Promise<boolean> {
+  const [name = '', namespace = ''] = serviceHost(service).split('.');
   try {
-    return config.url ? new URL(config.url).pathname : '/';
-  } catch {
-    return '/';
+    await client.get(BuiltinTypes.Service, name, namespace);
+    return true;
+  } catch (err) {
+    return !isNotFound(err);
   }
 }

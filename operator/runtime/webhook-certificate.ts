@@ -136,7 +136,7 @@ async function trustInConversion(client: KubeClient, name: string, cert: string,
  * Sets `caBundle` to the certificates (PEM, concatenated) in each client config of an object
  * that lacks them. An object not installed (yet) is left alone: nothing calls it.
  */
-function trustAt(
+export function trustAt(
   client: KubeClient,
   type: ResourceType,
   name: string,

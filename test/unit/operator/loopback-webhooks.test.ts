@@ -1,7 +1,16 @@
 import pino from 'pino';
 import { parseFlags } from '../../../operator/flags';
 import { ApiError } from '../../../operator/runtime/client';
-import { isLoopbackServer, pointAtLoopback } from '../../../operator/runtime/loopback-webhooks';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readRoutes } from '../../../operator/runtime/egress-routes';
+import {
+  isLoopbackServer,
+  readCallers,
+  routeToLoopback,
+  servicesCalled,
+} from '../../../operator/runtime/loopback-webhooks';
 
 const logger = pino({ level: 'silent' });
 
@@ -24,7 +33,7 @@ test('--webhook-loopback makes its own certificate: a certificate flag beside it
   ).toThrow(/--webhook-loopback makes its own certificate/);
 });
 
-describe('pointing webhooks at loopback', () => {
+describe('serving webhooks on loopback through their Services', () => {
   /** Objects as the API server keeps them, patched with JSON patches that test the resourceVersion. */
   function cluster(objects: Record<string, any>) {
     const patches: { name: string; body: any[] }[] = [];
@@ -67,46 +76,57 @@ describe('pointing webhooks at loopback', () => {
     ],
   });
 
-  test('each client config becomes a loopback url with its own path, trusting the certificate', async () => {
+  /** A routes file as the control plane's egress proxy reads it. */
+  function routesFile(): string {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-routes-')), 'routes.json');
+    fs.writeFileSync(file, '{}\n');
+    return file;
+  }
+
+  test('each Service the callers name is routed here; the callers keep their Services and only gain the caBundle', async () => {
     const objects: Record<string, any> = { 'shelves.example.com': crd(), 'shelf-webhook': configuration() };
     const { client } = cluster(objects);
-    await pointAtLoopback(
-      client,
-      9443,
-      'CERT',
-      { conversionCrds: ['shelves.example.com'], validatingConfiguration: 'shelf-webhook' },
-      logger,
-    );
+    const routes = routesFile();
+    const callers = await readCallers(client, {
+      conversionCrds: ['shelves.example.com'],
+      validatingConfiguration: 'shelf-webhook',
+    });
+    // The validating webhook's Service names no namespace, so it has no address to route.
+    expect(servicesCalled(callers)).toEqual(['shelf-webhook.ns.svc:443']);
+    await routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, callers, logger);
+    expect(readRoutes(routes)).toEqual({ 'shelf-webhook.ns.svc:443': '127.0.0.1:9443' });
     const caBundle = Buffer.from('CERT').toString('base64');
     expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig).toEqual({
-      url: 'https://127.0.0.1:9443/convert',
+      ...crd().spec.conversion.webhook.clientConfig,
       caBundle,
     });
-    expect(objects['shelf-webhook'].webhooks.map((w: any) => w.clientConfig)).toEqual([
-      { url: 'https://127.0.0.1:9443/validate-example-com-v1-shelf', caBundle },
-      { url: 'https://127.0.0.1:9443/validate-example-com-v1-book', caBundle },
-    ]);
+    expect(objects['shelf-webhook'].webhooks.map((w: any) => w.clientConfig)).toEqual(
+      configuration().webhooks.map((w) => ({ ...w.clientConfig, caBundle })),
+    );
   });
 
-  test('a second start with the same port and certificate writes nothing; another port rewrites', async () => {
+  test('a second start with the same certificate writes nothing; another certificate is trusted anew', async () => {
     const objects: Record<string, any> = { 'shelves.example.com': crd() };
     const { client, patches } = cluster(objects);
     const targets = { conversionCrds: ['shelves.example.com'] };
-    await pointAtLoopback(client, 9443, 'CERT', targets, logger);
-    await pointAtLoopback(client, 9443, 'CERT', targets, logger);
+    const routes = routesFile();
+    await routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, await readCallers(client, targets), logger);
+    await routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, await readCallers(client, targets), logger);
     expect(patches).toHaveLength(1);
-    await pointAtLoopback(client, 9444, 'CERT', targets, logger);
+    await routeToLoopback(client, { routes, port: 9444, cert: 'CERT2' }, await readCallers(client, targets), logger);
     expect(patches).toHaveLength(2);
-    expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig.url).toBe(
-      'https://127.0.0.1:9444/convert',
-    );
+    expect(readRoutes(routes)).toEqual({ 'shelf-webhook.ns.svc:443': '127.0.0.1:9444' });
+    expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig.service.name).toBe('shelf-webhook');
   });
 
   test('an object not installed is skipped, not an error', async () => {
     const { client, patches } = cluster({});
+    const routes = routesFile();
+    const callers = await readCallers(client, { conversionCrds: ['missing.example.com'] });
     await expect(
-      pointAtLoopback(client, 9443, 'CERT', { conversionCrds: ['missing.example.com'] }, logger),
+      routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, callers, logger),
     ).resolves.toBeUndefined();
     expect(patches).toEqual([]);
+    expect(readRoutes(routes)).toEqual({});
   });
 });
