@@ -71,13 +71,19 @@ export interface StartOptions {
   readonly verbose?: boolean;
   /** More kube-apiserver flags, e.g. `--watch-cache=false` so watches read etcd directly. @default none */
   readonly extraApiserverArgs?: readonly string[];
+  /**
+   * Start a control plane of its own even when OPKIT_KUBECONFIG names a cluster: for a test that
+   * replaces what the other tests of the run share, e.g. an upgrade test installing a released
+   * version's CRDs. @default false
+   */
+  readonly own?: boolean;
 }
 
 /** A control plane from OPKIT_KUBECONFIG, or a fresh one started from binaries. */
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const verbose = options.verbose ?? true;
   const existing = process.env.OPKIT_KUBECONFIG;
-  if (existing && !options.extraApiserverArgs?.length) {
+  if (existing && !options.extraApiserverArgs?.length && !options.own) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
     const versions = JSON.parse(
       execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' }),

@@ -19,3 +19,5 @@ export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';
 export type { EgressDecision } from './egress-proxy';
+export { upgradeTest } from './upgrade';
+export type { UpgradeReport, UpgradeTestOptions } from './upgrade';

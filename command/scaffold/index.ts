@@ -15,6 +15,8 @@ import {
   GITIGNORE,
   JEST_CONFIG,
   kindIntegrationTestTs,
+  RELEASED_CONTROLLERS,
+  upgradeTestTs,
   kindNames,
   type KindNames,
   kindTs,
@@ -144,6 +146,8 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
     ['controllers.ts', wireKind(controllersTs(), k)],
     [path.join('test', 'control-plane.setup.ts'), CONTROL_PLANE_SETUP],
     [path.join('test', 'control-plane.teardown.ts'), CONTROL_PLANE_TEARDOWN],
+    [path.join('test', 'released', 'controllers.ts'), RELEASED_CONTROLLERS],
+    [path.join('test', 'upgrade.integration.test.ts'), upgradeTestTs(k)],
     ['README.md', readme(project, k)],
   ];
   return writeAll(dir, [...projectFiles, ...kindModuleFiles(k)]);

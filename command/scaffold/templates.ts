@@ -490,6 +490,53 @@ test('a spec the CRD refuses never reaches the reconciler: the API server names 
 `;
 }
 
+/** The released version's controllers, frozen for the upgrade test (the code at hand until a first release). */
+export const RELEASED_CONTROLLERS = `/**
+ * The controllers of the version running in your clusters, frozen. When you release, copy
+ * controllers.ts and the kinds it imports here as they are (e.g. git show v1.0.0:kinds/x.ts), and
+ * import them below: test/upgrade.integration.test.ts then proves that the next version upgrades
+ * the released one as \`cdk8s-operator-kit plan\` says, losing nothing through conversion. Until
+ * the first release this is the code at hand, and the upgrade must change nothing.
+ */
+export { controllers } from '../../controllers';
+`;
+
+export function upgradeTestTs(k: KindNames): string {
+  return `/**
+ * The released operator (test/released/) upgraded to this version, on a control plane of its own
+ * (it installs the released CRDs): the old reconciler runs over resources, \`plan\` previews this
+ * version before its CRD is applied, this version replaces it, and it must write exactly what the
+ * plan said, lose nothing through conversion, and leave every resource in the storage version.
+ */
+import * as path from 'node:path';
+import { type ControlPlane, startControlPlane, upgradeTest } from 'cdk8s-operator-kit/testing';
+import { ${k.camel}Kind } from '../kinds/${k.file}';
+
+let controlPlane: ControlPlane;
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ audit: true, own: true, verbose: false });
+}, 600_000);
+
+afterAll(async () => {
+  await controlPlane?.stop();
+});
+
+test('the released ${k.kind} operator upgrades to this version as planned, losing nothing', async () => {
+  const report = await upgradeTest({
+    controlPlane,
+    kind: '${k.kind}',
+    from: path.join(__dirname, 'released', 'controllers.ts'),
+    to: path.join(__dirname, '..', 'controllers.ts'),
+    // Resources in each version the released CRD serves.
+    resources: [{ apiVersion: '${k.group}/${k.version}', kind: '${k.kind}', metadata: { name: 'upgraded' }, spec: { replicas: 1 } }],
+  });
+  expect(report.problems).toEqual([]);
+  expect(report.storedVersions).toEqual([${k.camel}Kind.storageVersion]);
+}, 600_000);
+`;
+}
+
 export function readme(p: ProjectNames, k: KindNames): string {
   return `# ${p.name}
 

@@ -1,0 +1,126 @@
+/** What an upgrade test compares: the children before and after, the audit log's writes, and conversion round trips. */
+import * as fs from 'node:fs';
+import { type ControllerDeclaration, type KubeObject } from '../../constructs/contract';
+import type { KubeClient } from '../../operator/runtime/client';
+import { appliedFieldChanges, type FieldChange } from '../../operator/runtime/field-changes';
+import { typeAt } from './steps';
+
+/** One child the plan said the new version would write (`plan -o json`'s `changes`). */
+export interface PlannedChange {
+  readonly resource: string;
+  readonly child: string;
+  readonly verb: 'created' | 'changed' | 'pruned';
+  readonly fields: readonly FieldChange[];
+}
+
+/** The children of the kinds' owned types in a namespace, by `Kind/name`. */
+export async function snapshotChildren(
+  client: KubeClient,
+  decls: readonly ControllerDeclaration[],
+  namespace: string,
+): Promise<Map<string, KubeObject>> {
+  const out = new Map<string, KubeObject>();
+  const types = new Map(decls.flatMap((d) => d.owns ?? []).map((t) => [`${t.group}/${t.kind}`, t]));
+  for (const type of types.values())
+    for (const o of (await client.list(type, namespace)).items) out.set(`${type.kind}/${o.metadata.name ?? ''}`, o);
+  return out;
+}
+
+/** An audit log entry, as far as the comparison reads it. */
+interface AuditEntry {
+  readonly userAgent?: string;
+  readonly verb?: string;
+  readonly requestURI?: string;
+  readonly objectRef?: { resource?: string; apiGroup?: string; name?: string; subresource?: string };
+}
+
+/** `Kind/name` of each child the reconciler wrote after `mark` (dry runs, status and Events aside). */
+function childWrites(auditLog: string, mark: number, owned: readonly ControllerDeclaration[]): Set<string> {
+  const kinds = new Map(owned.flatMap((d) => d.owns ?? []).map((t) => [`${t.group}/${t.resource}`, t.kind]));
+  const written = new Set<string>();
+  const lines = fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).slice(mark);
+  for (const line of lines) {
+    const e = JSON.parse(line) as AuditEntry;
+    const ref = e.objectRef;
+    if (!e.userAgent?.startsWith('cdk8s-operator-kit-reconciler') || !ref || ref.subresource) continue;
+    if (!['create', 'update', 'patch', 'delete'].includes(e.verb ?? '') || e.requestURI?.includes('dryRun')) continue;
+    const kind = kinds.get(`${ref.apiGroup ?? ''}/${ref.resource ?? ''}`);
+    // A create names its object in the body, not the URI: the audit records it in objectRef.name.
+    if (kind && ref.name) written.add(`${kind}/${ref.name}`);
+  }
+  return written;
+}
+
+const spell = (changes: readonly FieldChange[]) => changes.map((c) => `${c.field} ${c.change}`).sort();
+
+/**
+ * The plan against what happened: the children written (from the audit log) against those it
+ * named, and in each changed child the fields of the reconciler's apply against those it named.
+ */
+export function compareWrites(o: {
+  readonly plan: { readonly changes: readonly PlannedChange[] };
+  readonly before: ReadonlyMap<string, KubeObject>;
+  readonly after: ReadonlyMap<string, KubeObject>;
+  readonly auditLog: string;
+  readonly mark: number;
+  readonly fieldManager: string;
+  readonly owned: readonly ControllerDeclaration[];
+}): { written: string[]; problems: string[] } {
+  const written = childWrites(o.auditLog, o.mark, o.owned);
+  const planned = new Map(o.plan.changes.map((c) => [c.child, c]));
+  const problems: string[] = [];
+  for (const child of written)
+    if (!planned.has(child)) problems.push(`${child}: written by the new version, but the plan said unchanged`);
+  for (const [child, change] of planned) {
+    if (!written.has(child)) {
+      problems.push(`${child}: the plan said ${change.verb}, but the new version did not write it`);
+      continue;
+    }
+    const [before, after] = [o.before.get(child), o.after.get(child)];
+    if (change.verb !== 'changed' || !before || !after) continue;
+    const happened = spell(appliedFieldChanges(before, after, o.fieldManager));
+    const said = spell(change.fields);
+    if (JSON.stringify(happened) !== JSON.stringify(said))
+      problems.push(`${child}: the plan said ${said.join(', ')}; the new version changed ${happened.join(', ')}`);
+  }
+  return { written: [...written].sort(), problems };
+}
+
+/**
+ * Every stored object read through every served version (the API server calls the new code's
+ * conversion) and converted back by the new code: its spec must come back as stored.
+ */
+export async function roundTripProblems(
+  client: KubeClient,
+  decl: ControllerDeclaration,
+  namespace: string,
+): Promise<string[]> {
+  const k = decl.for;
+  const stored = (await client.list(typeAt(decl, k.storageVersion), namespace)).items;
+  const problems: string[] = [];
+  for (const version of k.versions.filter((v) => v !== k.storageVersion)) {
+    const served = new Map(
+      (await client.list(typeAt(decl, version), namespace)).items.map((o) => [o.metadata.name, o]),
+    );
+    for (const object of stored) {
+      const seen = served.get(object.metadata.name);
+      const back = seen && k.convert({ ...seen, apiVersion: `${k.group}/${version}` }, k.apiVersion);
+      if (JSON.stringify(canonical(back?.spec)) !== JSON.stringify(canonical(object.spec)))
+        problems.push(
+          `${k.kind} ${object.metadata.name}: ${k.storageVersion} → ${version} → ${k.storageVersion} gives ${JSON.stringify(back?.spec)}, stored ${JSON.stringify(object.spec)}`,
+        );
+    }
+  }
+  return problems;
+}
+
+/** A value with its object keys sorted, for comparison. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, x]) => [k, canonical(x)]),
+  );
+}
