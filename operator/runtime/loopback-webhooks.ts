@@ -125,11 +125,7 @@ export async function routeToLoopback(
   for (const service of servicesCalled(callers)) {
     addRoute(routes, service, `${LOOPBACK_HOST}:${String(port)}`);
     logger.info({ service, target: `${LOOPBACK_HOST}:${String(port)}` }, 'webhook Service routed to this process');
-    if (!(await serviceExists(client, service)))
-      logger.warn(
-        { service },
-        'the Service does not exist: the API server cannot call the webhooks until it does (apply the operator manifests, e.g. dist/)',
-      );
+    await ensureService(client, service, logger);
   }
   for (const caller of callers) {
     if (!caller.object) {
@@ -146,11 +142,50 @@ export async function routeToLoopback(
   }
 }
 
-/** Whether a Service (`<svc>.<ns>.svc:<port>`) exists; true when it cannot be told (not allowed to read it). */
-async function serviceExists(client: KubeClient, service: string): Promise<boolean> {
+/** Marks what a local run made, so that it is told from what the operator's manifests install. */
+export const MADE_FOR_LOCAL_RUN = { 'app.kubernetes.io/managed-by': 'cdk8s-operator-kit-run' };
+
+/**
+ * The API server resolves a webhook's Service before it dials (through the proxy's route): with
+ * only the CRDs applied (the README's local path), the Service the operator's manifests would
+ * make is not there. A run on the local control plane makes it, selector-less, and its namespace
+ * if that is missing too; applying the manifests later takes them over.
+ */
+async function ensureService(client: KubeClient, service: string, logger: Logger): Promise<void> {
   const [name = '', namespace = ''] = serviceHost(service).split('.');
+  const port = Number(service.slice(service.lastIndexOf(':') + 1));
+  if (await exists(client, BuiltinTypes.Service, name, namespace)) return;
+  if (!(await exists(client, BuiltinTypes.Namespace, namespace, undefined)))
+    await client.create(BuiltinTypes.Namespace, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, labels: MADE_FOR_LOCAL_RUN },
+    });
+  await client.create(
+    BuiltinTypes.Service,
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace, labels: MADE_FOR_LOCAL_RUN },
+      spec: { ports: [{ port, targetPort: port }] },
+    },
+    namespace,
+  );
+  logger.info(
+    { service },
+    'made the webhook Service the CRDs call, for this local run (the operator manifests install it)',
+  );
+}
+
+/** Whether an object exists; true when it cannot be told (not allowed to read it). */
+async function exists(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+  namespace: string | undefined,
+): Promise<boolean> {
   try {
-    await client.get(BuiltinTypes.Service, name, namespace);
+    await client.get(type, name, namespace);
     return true;
   } catch (err) {
     return !isNotFound(err);

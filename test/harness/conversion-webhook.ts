@@ -8,7 +8,8 @@
  * conversion, and the tests apply the manifests exactly as users do.
  *
  * A test that runs a reconciler's own conversion webhook registers its CRD with a `url` of its
- * own; this leaves such CRDs alone.
+ * own; this leaves such CRDs alone, and the CRDs of kinds not the kit's (they keep their Service,
+ * which `--webhook-loopback` routes to the reconciler run for them).
  *
  * The server runs in a process of its own: jest runs a lone test file in its own process, whose
  * synchronous kubectl calls would otherwise keep the server from answering the API server.
@@ -129,6 +130,12 @@ export async function startConversionHarness(kubeconfig: string): Promise<Conver
             name: 'converts-through-a-webhook',
             expression:
               "has(object.spec.conversion) && object.spec.conversion.strategy == 'Webhook' && has(object.spec.conversion.webhook)",
+          },
+          {
+            // Only the kinds this server converts: a user's kind (the example app's Greeting)
+            // keeps its Service, which a reconciler run with --webhook-loopback routes to itself.
+            name: 'a-kit-kind',
+            expression: `object.metadata.name in ${JSON.stringify(convertingKinds(KIT_CONTROLLERS).map((k) => k.crdName))}`,
           },
         ],
         failurePolicy: 'Fail',

@@ -184,11 +184,15 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
     () => getJsonIfExists(['get', 'greeting', 'hello', '-n', ns])?.status?.conditions,
     60_000,
   );
-  // The app's kind has two versions: run pointed the CRD's conversion at this reconciler on
-  // loopback, so a v1alpha1 Greeting is stored as v1 and reads back in both.
+  // The app's kind has two versions: run routed the Service the CRD's conversion calls to this
+  // reconciler on loopback (the CRD keeps its Service), so a v1alpha1 Greeting is stored as v1
+  // and reads back in both.
   const crd = getJsonIfExists(['get', 'crd', 'greetings.platform.example.com']);
-  expect(crd.spec.conversion.webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/convert$/);
-  expect(output).toContain('webhooks pointed at this process on loopback');
+  expect(crd.spec.conversion.webhook.clientConfig).toEqual({
+    service: expect.objectContaining({ path: '/convert', port: 443 }),
+    caBundle: expect.any(String),
+  });
+  expect(output).toContain('webhook Service routed to this process');
   kubectlOk(['apply', '-n', ns, '-f', '-'], {
     input: JSON.stringify({
       apiVersion: 'platform.example.com/v1alpha1',
@@ -209,6 +213,8 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
   child.kill('SIGINT');
   expect(await exited).toBe(0);
   expect(output).toContain('manager stopped');
+  // The CRDs stay the owner's to apply: server-side, as the README says, with no conflict.
+  kubectlOk(['apply', '--server-side', '-f', path.join(app, 'dist', '0000-cluster.k8s.yaml')]);
 
   // The package's plan, in the app, with the app's own controllers: the same version changes nothing.
   const plan = spawnSync(

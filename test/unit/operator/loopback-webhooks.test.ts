@@ -37,7 +37,13 @@ describe('serving webhooks on loopback through their Services', () => {
   /** Objects as the API server keeps them, patched with JSON patches that test the resourceVersion. */
   function cluster(objects: Record<string, any>) {
     const patches: { name: string; body: any[] }[] = [];
+    const created: string[] = [];
     const client = {
+      create: async (type: { kind: string }, o: any) => {
+        created.push(`${type.kind}/${o.metadata.name}`);
+        objects[o.metadata.name] = o;
+        return o;
+      },
       get: async (_type: unknown, name: string) => {
         if (!objects[name]) throw new ApiError(404, 'NotFound', `${name} not found`);
         return structuredClone(objects[name]);
@@ -56,7 +62,7 @@ describe('serving webhooks on loopback through their Services', () => {
         patches.push({ name, body: opts.body });
       },
     };
-    return { client: client as never, patches };
+    return { client: client as never, patches, created };
   }
 
   const crd = () => ({
@@ -84,8 +90,12 @@ describe('serving webhooks on loopback through their Services', () => {
   }
 
   test('each Service the callers name is routed here; the callers keep their Services and only gain the caBundle', async () => {
-    const objects: Record<string, any> = { 'shelves.example.com': crd(), 'shelf-webhook': configuration() };
-    const { client } = cluster(objects);
+    const objects: Record<string, any> = {
+      'shelves.example.com': crd(),
+      'shelf-webhook': configuration(),
+      ns: { metadata: { name: 'ns' } },
+    };
+    const { client, created } = cluster(objects);
     const routes = routesFile();
     const callers = await readCallers(client, {
       conversionCrds: ['shelves.example.com'],
@@ -95,6 +105,8 @@ describe('serving webhooks on loopback through their Services', () => {
     expect(servicesCalled(callers)).toEqual(['shelf-webhook.ns.svc:443']);
     await routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, callers, logger);
     expect(readRoutes(routes)).toEqual({ 'shelf-webhook.ns.svc:443': '127.0.0.1:9443' });
+    // The Service (here, of the configuration's name) and its namespace are there: nothing made.
+    expect(created).toEqual([]);
     const caBundle = Buffer.from('CERT').toString('base64');
     expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig).toEqual({
       ...crd().spec.conversion.webhook.clientConfig,
@@ -107,7 +119,7 @@ describe('serving webhooks on loopback through their Services', () => {
 
   test('a second start with the same certificate writes nothing; another certificate is trusted anew', async () => {
     const objects: Record<string, any> = { 'shelves.example.com': crd() };
-    const { client, patches } = cluster(objects);
+    const { client, patches, created } = cluster(objects);
     const targets = { conversionCrds: ['shelves.example.com'] };
     const routes = routesFile();
     await routeToLoopback(client, { routes, port: 9443, cert: 'CERT' }, await readCallers(client, targets), logger);
@@ -117,6 +129,9 @@ describe('serving webhooks on loopback through their Services', () => {
     expect(patches).toHaveLength(2);
     expect(readRoutes(routes)).toEqual({ 'shelf-webhook.ns.svc:443': '127.0.0.1:9444' });
     expect(objects['shelves.example.com'].spec.conversion.webhook.clientConfig.service.name).toBe('shelf-webhook');
+    // Only the CRDs were applied (the local path): the API server needs the Service (and its
+    // namespace) to call the webhook, so the run made them, once.
+    expect(created).toEqual(['Namespace/ns', 'Service/shelf-webhook']);
   });
 
   test('an object not installed is skipped, not an error', async () => {

@@ -23,5 +23,6 @@ export const controllers = [
         greeting: { metadata: greeting.metadata, spec: { message: greeting.spec.text, replicas: 1 } },
         owner,
       }),
+    examples: [{ text: 'hello' }],
   }),
 ];
