@@ -7,6 +7,7 @@
  *   bundle   bundle an entry point into one JavaScript file, as the image holds it
  *   cluster  a local control plane (etcd, kube-apiserver, controllers, simulated nodes)
  *   run      run an entry point's reconciler out of cluster, against $KUBECONFIG
+ *   helm     the operator's Helm chart, from its controllers
  *   render   the children resources become, offline, through the code the reconciler runs
  *   diff     what the reconciler would change in a live cluster, by server-side dry runs
  *   plan     the same for every resource of a kind: what a new operator version would do
@@ -30,9 +31,11 @@ import { HttpKubeClient } from '../operator/runtime/client';
 import { type ClusterConfig, loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { isLoopbackServer } from '../operator/runtime/loopback-webhooks';
 import { egressRoutesBeside } from '../operator/runtime/egress-routes';
+import { writeHelmChart } from '../constructs/helm/chart';
 import {
   controllerOf,
   controllersFrom,
+  loadControllers,
   readResources,
   RenderError,
   renderDocuments,
@@ -94,6 +97,14 @@ export const COMMAND_HELP: Record<string, string> = {
       --webhook-configuration=<name>-webhook for admission hooks); the CRDs are not repointed,
       so kubectl apply --server-side -f dist/ and the Helm chart apply them again as they are. Its health, metrics and
       webhook endpoints take free loopback ports (logged as "serving …") unless given.
+`,
+  helm: `  helm --controllers <module> --name <operator> [--image <repository[:tag]>] [--version <v>] [--output <dir>]
+      Write the Helm chart of the operator that runs these controllers (the module exports them),
+      templated from its Operator construct, to <dir> (default build/helm/<chart name>): the
+      CRDs (templates, following the release namespace; kept by helm uninstall; crds.install=false
+      leaves them to you), RBAC, the reconciler's Deployment, its webhook Service and certificate
+      Secret when it has webhooks. The chart is named as the operator (<name>, with -operator
+      added unless it ends so). --version is the chart's (default 0.1.0).
 `,
   render: `  render [--controllers <module>] [--status [--observed <objects.yaml>]...] <resource.yaml | kind/name>...
       Print the children each resource becomes, as YAML, offline: the CRD's defaults applied and
@@ -458,6 +469,28 @@ async function planCommand(args: string[]): Promise<number> {
 
 class UsageError extends Error {}
 
+async function helmCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      controllers: { type: 'string' },
+      name: { type: 'string' },
+      image: { type: 'string' },
+      version: { type: 'string' },
+      output: { type: 'string' },
+    },
+  });
+  if (!values.controllers) throw new UsageError('helm: --controllers <module> is required');
+  if (!values.name) throw new UsageError('helm: --name <operator> is required (the name your Operator construct has)');
+  const controllers = await loadControllers(values.controllers);
+  const operator = { name: values.name, controllers, ...(values.image ? { image: values.image } : {}) };
+  const chartName = values.name.endsWith('-operator') ? values.name : `${values.name}-operator`;
+  const dir = values.output ?? path.join('build', 'helm', chartName);
+  writeHelmChart(dir, { operator, version: values.version });
+  process.stdout.write(`${dir}\n`);
+  return 0;
+}
+
 function initCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -508,6 +541,7 @@ export const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   bundle: bundleCommand,
   cluster: clusterCommand,
   run: runCommand,
+  helm: helmCommand,
   render: renderCommand,
   diff: diffCommand,
   plan: planCommand,

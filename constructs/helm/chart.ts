@@ -28,7 +28,7 @@ export interface OperatorHelmChartProps {
    * to the release's namespace (`helm install -n`).
    */
   readonly operator: Operator | (OperatorProps & { readonly name: string });
-  /** The chart's name. @default '<operator name>-operator' */
+  /** The chart's name. @default the operator's: its name, with `-operator` added unless it ends so */
   readonly chartName?: string;
   /** The chart's version (SemVer). @default '0.1.0' */
   readonly version?: string;
@@ -39,7 +39,10 @@ export interface OperatorHelmChartProps {
 }
 
 type Json = Parameters<typeof locateValue>[0];
-type KubeJson = { kind: string; metadata: { name: string } } & Record<string, Json>;
+type KubeJson = { kind: string; metadata: { name: string; annotations?: Record<string, string> } } & Record<
+  string,
+  Json
+>;
 
 /** The chart's files, by path inside the chart directory. */
 export function operatorHelmChart(props: OperatorHelmChartProps): Record<string, string> {
@@ -49,7 +52,7 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
       : props.operator,
   );
   const name = base.name ?? '';
-  const chartName = props.chartName ?? `${name}-operator`;
+  const chartName = props.chartName ?? (name.endsWith('-operator') ? name : `${name}-operator`);
   const files: Record<string, string> = {};
   files['Chart.yaml'] = stringify(
     {
@@ -68,7 +71,6 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
   // The labels of the user's chart are on everything the operator makes there: on the chart's too.
   const labels = props.operator instanceof Operator ? Chart.of(props.operator).labels : {};
   const { crds, templates } = templateObjects(base, (p) => synthesize(p, labels));
-  for (const crd of crds) files[`crds/${crd.metadata.name}.yaml`] = stringify(crd, { lineWidth: 0 });
   for (const t of templates) files[`templates/${t.file}`] = t.text;
   files['templates/NOTES.txt'] = notes(name, crds);
   return files;
@@ -93,10 +95,29 @@ function synthesize(props: OperatorProps, labels: Record<string, string>): Retur
   const app = new App({ outdir: '/dev/null' });
   const chart = new Chart(app, 'helm', { labels });
   new Operator(chart, props.name ?? 'operator', props);
-  const all = chart.toJson() as KubeJson[];
+  const all = (chart.toJson() as KubeJson[]).map((o) => (o.kind === 'CustomResourceDefinition' ? kept(o) : o));
   const objects = new Map<string, KubeJson>();
-  for (const o of all) if (o.kind !== 'CustomResourceDefinition') objects.set(`${o.kind}/${o.metadata.name}`, o);
+  for (const o of all) objects.set(`${o.kind}/${o.metadata.name}`, o);
   return { crds: all.filter((o) => o.kind === 'CustomResourceDefinition'), objects };
+}
+
+/**
+ * A CRD as the chart installs it: a template (not `crds/`, which Helm never templates), so the
+ * Service its conversion calls follows the release namespace; kept by `helm uninstall` (and by
+ * an upgrade that drops it), since deleting a CRD deletes every resource of its kind.
+ */
+function kept(crd: KubeJson): KubeJson {
+  const metadata = crd.metadata;
+  return { ...crd, metadata: { ...metadata, annotations: { ...metadata.annotations, [KEEP_POLICY]: 'keep' } } };
+}
+
+const KEEP_POLICY = 'helm.sh/resource-policy';
+
+/** Where a template is written, and the value that must be on for it to be installed. */
+function templateFile(key: string): { file: string; requires?: string } {
+  const [kind = '', name = ''] = key.split('/');
+  if (kind === 'CustomResourceDefinition') return { file: `crd-${name}.yaml`, requires: '.Values.crds.install' };
+  return { file: `${key.replace('/', '-').toLowerCase()}.yaml` };
 }
 
 /**
@@ -125,10 +146,9 @@ function templateObjects(
   const all = new Set(variants);
   const templates = [...versions].map(([key, byVariant]) => {
     const when = conditions.when(new Set(byVariant.keys()), all);
-    return {
-      file: `${key.replace('/', '-').toLowerCase()}.yaml`,
-      text: emitObject(mergeVariants(byVariant, conditions), when),
-    };
+    const { file, requires } = templateFile(key);
+    const condition = requires && when ? `and ${requires} (${when})` : (requires ?? when);
+    return { file, text: emitObject(mergeVariants(byVariant, conditions), condition) };
   });
   return { crds: make(base).crds, templates };
 }
@@ -159,10 +179,13 @@ function describe(variant: Variant): string {
   return SWITCHES.map((s, i) => `${s.path}=${String(variant[i])}`).join(', ');
 }
 
+const CRDS_INSTALL_DOC =
+  'Install (and upgrade) the CRDs with the release; they are kept when it is uninstalled. false: they are installed another way (kubectl apply -f dist/, a pipeline).';
+
 /** values.yaml: each value with what it does. */
 function valuesYaml(props: OperatorProps): string {
-  const values = defaultValues(props);
-  const docs = new Map<string, string>();
+  const values = { ...defaultValues(props), crds: { install: true } };
+  const docs = new Map<string, string>([['crds.install', CRDS_INSTALL_DOC]]);
   for (const v of [...SCALARS, ...SWITCHES]) if (v.doc) docs.set(v.path, v.doc);
   const doc = new Document(values);
   for (const [p, text] of docs) {
@@ -198,6 +221,7 @@ function valuesSchema(): Record<string, unknown> {
     put(v.path, { ...(v.doc ? { description: v.doc } : {}), ...(v.schema ?? {}) });
   }
   for (const s of SWITCHES) if (s.path !== 'watchNamespace') put(s.path, { description: s.doc, type: 'boolean' });
+  put('crds.install', { description: CRDS_INSTALL_DOC, type: 'boolean' });
   // More than one replica needs leader election, as the construct says.
   root.if = { properties: { leaderElection: { properties: { enabled: { const: false } } } } };
   root.then = { properties: { replicaCount: { maximum: 1 } } };

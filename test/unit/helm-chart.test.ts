@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
-import { memcachedController, Operator, type OperatorProps, writeHelmChart } from '../../constructs';
+import { memcachedController, Operator, operatorHelmChart, type OperatorProps, writeHelmChart } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { parseYaml } from '../support/synth';
 
@@ -19,14 +19,23 @@ const { missing } = helmBinary();
 
 jest.setTimeout(120_000);
 
-/** What the construct makes with these props, in the release's namespace: CRDs apart. */
+/** A CRD as the chart installs it: kept by `helm uninstall`. */
+function kept(crd: any): any {
+  return { ...crd, metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } } };
+}
+
+/**
+ * What the construct makes with these props, in the release's namespace (the CRDs' conversion
+ * Service too); `objects` holds the CRDs as the chart installs them.
+ */
 function constructObjects(props: OperatorProps): { crds: any[]; objects: any[] } {
   const chart = new Chart(new App({ outdir: '/dev/null' }), 'direct');
   new Operator(chart, props.name!, { ...props, namespace: RELEASE_NAMESPACE, createNamespace: false });
   const all = chart.toJson();
+  const crds = all.filter((o) => o.kind === 'CustomResourceDefinition');
   return {
-    crds: all.filter((o) => o.kind === 'CustomResourceDefinition'),
-    objects: sortObjects(all.filter((o) => o.kind !== 'CustomResourceDefinition')),
+    crds,
+    objects: sortObjects([...all.filter((o) => o.kind !== 'CustomResourceDefinition'), ...crds.map(kept)]),
   };
 }
 
@@ -125,19 +134,16 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     },
   );
 
-  test("the CRDs are in crds/ (installed first, never templated) and equal the construct's", () => {
-    const crds = fs
-      .readdirSync(path.join(chart, 'crds'))
-      .flatMap((f) => parseYaml(fs.readFileSync(path.join(chart, 'crds', f), 'utf8')));
-    // The construct's own namespace, not the release's: Helm never templates crds/, so the CRD's
-    // conversion webhook names the Service where the construct puts it (docs/operators/memcached.md).
-    const own = new Chart(new App({ outdir: '/dev/null' }), 'own');
-    new Operator(own, 'memcached', { ...MEMCACHED, createNamespace: false });
-    expect(crds).toEqual(own.toJson().filter((o) => o.kind === 'CustomResourceDefinition'));
-    expect(crds[0]!.spec.conversion.webhook.clientConfig.service.namespace).toBe('memcached-system');
+  test('the CRDs are templates: their conversion Service follows the release namespace, helm uninstall keeps them, crds.install=false leaves them out', () => {
+    expect(fs.existsSync(path.join(chart, 'crds'))).toBe(false);
+    const crds = render(chart, {}).filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(crds).toEqual(constructObjects(MEMCACHED).crds.map(kept));
     expect(crds.map((c) => c.metadata.name)).toEqual(['memcacheds.cache.example.com']);
-    const rendered = parseYaml(helmOk(['template', 'r', chart, '--include-crds']));
-    expect(rendered.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual(crds);
+    expect(crds[0]!.spec.conversion.webhook.clientConfig.service.namespace).toBe(RELEASE_NAMESPACE);
+    expect(crds[0]!.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+    const without = render(chart, { crds: { install: false } });
+    expect(without.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
+    expect(without).toEqual(render(chart, {}).filter((o) => o.kind !== 'CustomResourceDefinition'));
   });
 
   test('values.yaml holds the construct’s defaults, each documented', () => {
@@ -151,6 +157,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       maxConcurrentReconciles: 4,
       metrics: { port: 8080, secure: true },
       leaderElection: { enabled: true },
+      crds: { install: true },
     });
     // A comment before every leaf value.
     const leaves = text.split('\n').filter((l) => /^\s*[\w.]+: \S/.test(l));
@@ -226,10 +233,21 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     for (const f of [
       'values.yaml',
       'templates/deployment-cache-operator.yaml',
-      'crds/memcacheds.cache.example.com.yaml',
+      'templates/crd-memcacheds.cache.example.com.yaml',
     ]) {
       expect(fs.readFileSync(path.join(fromConstruct, f), 'utf8')).toBe(fs.readFileSync(path.join(own, f), 'utf8'));
     }
+  });
+
+  test("the chart is named as the operator is: '-operator' is added once, never twice", () => {
+    const named = (name: string) => {
+      const [chartYaml] = parseYaml(
+        operatorHelmChart({ operator: { name, controllers: [memcachedController] } })['Chart.yaml'] ?? '',
+      );
+      return chartYaml?.name;
+    };
+    expect(named('memcached')).toBe('memcached-operator');
+    expect(named('kv-operator')).toBe('kv-operator');
   });
 
   test('npm run helm writes a chart per kit operator, and helm lint --strict passes each', () => {
