@@ -255,7 +255,8 @@ class Planner {
       children: this.totals,
       fieldChanges: fieldChangeList,
       refused: this.refused,
-      changes: this.changes,
+      // In the order of the resources and children, not of the dry runs' answers.
+      changes: this.changes.toSorted((a, b) => a.resource.localeCompare(b.resource) || a.child.localeCompare(b.child)),
       requests: this.requests,
     };
   }

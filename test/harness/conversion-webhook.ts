@@ -161,14 +161,17 @@ export async function startConversionHarness(kubeconfig: string): Promise<Conver
 
 /** Waits until the API server calls the mutating webhook (it loads configurations asynchronously). */
 async function untilEffective(kubeconfig: string, convertUrl: string): Promise<void> {
+  // A kit kind's CRD (the webhook rewrites only those), created as a dry run: never stored.
+  const [kind] = convertingKinds(KIT_CONTROLLERS);
+  if (!kind) throw new Error('the kit has no converting kind to probe the webhook with');
   const probe = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: 'probes.harness.opkit.test' },
+    metadata: { name: kind.crdName },
     spec: {
-      group: 'harness.opkit.test',
+      group: kind.group,
       scope: 'Namespaced',
-      names: { kind: 'Probe', plural: 'probes', singular: 'probe', listKind: 'ProbeList' },
+      names: { kind: kind.kind, plural: kind.plural, singular: kind.singular, listKind: `${kind.kind}List` },
       versions: [
         { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } },
         { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },

@@ -4,14 +4,19 @@
  * controllers run over seeded resources, `plan` previews the new ones before their CRD exists,
  * the new version replaces the old, and what it writes is compared with what the plan said.
  */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { memcachedController, writeHelmChart } from '../../constructs';
 import { HttpKubeClient } from '../../operator/runtime/client';
 import { loadKubeConfig } from '../../operator/runtime/kubeconfig';
 import { type ControlPlane, startControlPlane, upgradeTest } from '../../testing';
 import { applyCrd } from '../../testing/upgrade/steps';
 import { currentMemcached, releasedMemcached } from '../fixtures/upgrade/memcached-versions';
 import { runCommand } from '../support/controllers-module';
-import { kubectlOk } from '../support/kube';
+import { helm, helmBinary, helmOk } from '../support/helm';
+import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 
 jest.setTimeout(600_000);
 
@@ -120,4 +125,101 @@ test('Memcached v1alpha1 → v1: the plan names every write, conversion loses no
   );
   expect(report.written).toEqual(['Deployment/large', 'Deployment/small']);
   expect(report.storedVersions).toEqual(['v1']);
+});
+
+const ROOT = path.join(__dirname, '..', '..');
+const MEMCACHED_CRD = 'crd/memcacheds.cache.example.com';
+
+/** The package's command as a user starts it, here, against this test's control plane. */
+function startCommand(args: string[]): { output: () => string; stop: () => Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, KUBECONFIG: cp.kubeconfig },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      resolve(code);
+    });
+  });
+  return {
+    output: () => output,
+    stop: () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+const helmTest = helmBinary().missing ? test.skip : test;
+
+helmTest(
+  'the chart in a namespace of its own: it adopts a CRD applied before, once labelled as docs/helm.md says; its conversion Service is the release namespace’s; helm uninstall keeps it',
+  () => {
+    const on = { kubeconfig: cp.kubeconfig };
+    const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'memcached-operator');
+    writeHelmChart(chart, { operator: { name: 'memcached', controllers: [memcachedController] } });
+    const install = ['install', 'cache', chart, '-n', 'cache-ops', '--create-namespace'];
+    // The upgrade above left the CRD, applied by another tool: Helm refuses it, naming why.
+    const refused = helm(install, on);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('invalid ownership metadata');
+    // docs/helm.md: hand what kubectl applied to the release, then install.
+    kubectlOk([`label`, MEMCACHED_CRD, 'app.kubernetes.io/managed-by=Helm', '--overwrite'], on);
+    kubectlOk(
+      [
+        'annotate',
+        MEMCACHED_CRD,
+        'meta.helm.sh/release-name=cache',
+        'meta.helm.sh/release-namespace=cache-ops',
+        '--overwrite',
+      ],
+      on,
+    );
+    // Helm 4 applies server-side: the CRD's conversion Service moves to this release's namespace,
+    // a field the earlier applier set otherwise, so the install takes it over (docs/helm.md).
+    helmOk([...install, '--force-conflicts'], on);
+    const crd = getJson(['get', MEMCACHED_CRD], on);
+    expect(crd.spec.conversion.webhook.clientConfig.service).toMatchObject({
+      name: 'memcached-webhook',
+      namespace: 'cache-ops',
+    });
+    expect(crd.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+    expect(getJson(['get', 'service', 'memcached-webhook', '-n', 'cache-ops'], on).spec.ports[0].port).toBe(443);
+    helmOk(['uninstall', 'cache', '-n', 'cache-ops'], on);
+    expect(kubectl(['get', 'deployment', 'memcached-operator', '-n', 'cache-ops'], on).code).not.toBe(0);
+    expect(kubectl(['get', MEMCACHED_CRD], on).code).toBe(0);
+  },
+);
+
+test('after a local run (cdk8s-operator-kit run, its webhooks on loopback), kubectl apply --server-side -f dist/ applies the CRD again as it is', async () => {
+  const on = { kubeconfig: cp.kubeconfig };
+  const dist = (file: string) => path.join(ROOT, 'dist', file);
+  // The operator installed as the README installs it (taking the CRD over from the test above).
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', dist('0000-memcached-cluster.k8s.yaml')], on);
+  const run = startCommand(['run', '--entry', 'reconciler.ts', '--', '--controllers=memcached', '--log-format=text']);
+  try {
+    await eventually('the webhook Service routed to the local reconciler', () =>
+      run.output().includes('webhook Service routed to this process') ? true : undefined,
+    );
+    // Conversion goes through the Service the CRD names, routed to the local reconciler.
+    kubectlOk(['create', 'namespace', 'local-run'], on);
+    kubectlOk(['apply', '-n', 'local-run', '-f', '-'], {
+      ...on,
+      input: JSON.stringify(memcached('old', { size: 1, maxMemoryMB: 128 })),
+    });
+    expect(getJson(['get', 'memcacheds.v1.cache.example.com', 'old', '-n', 'local-run'], on).spec.memory).toBe('128Mi');
+  } finally {
+    expect(await run.stop()).toBe(0);
+  }
+  const crd = getJson(['get', MEMCACHED_CRD], on);
+  expect(crd.spec.conversion.webhook.clientConfig).toEqual({
+    service: { name: 'memcached-webhook', namespace: 'memcached-system', path: '/convert', port: 443 },
+    caBundle: expect.any(String),
+  });
+  // The issue's reproduction: this failed with "exactly one of url or service is required".
+  kubectlOk(['apply', '--server-side', '-f', dist('0000-memcached-cluster.k8s.yaml')], on);
 });

@@ -77,7 +77,7 @@ export async function upgradeTest(options: UpgradeTestOptions): Promise<UpgradeR
     await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await applyCrd(client, from, namespace);
     await seed(client, options.resources, namespace);
-    await runVersion('old', options.from, { kubeconfig, workDir }, async (r) => {
+    await runVersion('old', options.from, { kubeconfig, workDir, kind: options.kind }, async (r) => {
       await settledResources(client, from, namespace);
       await r.settled(options.resources.length, 'the old version');
     });
@@ -86,7 +86,7 @@ export async function upgradeTest(options: UpgradeTestOptions): Promise<UpgradeR
     await applyCrd(client, to, namespace);
     const mark = auditLength(auditLog);
     let stored: string[] = [];
-    await runVersion('new', options.to, { kubeconfig, workDir }, async (r) => {
+    await runVersion('new', options.to, { kubeconfig, workDir, kind: options.kind }, async (r) => {
       await waitUntil(
         'storedVersions trimmed to the new storage version',
         async () => {
@@ -121,7 +121,7 @@ function kindIn(module: string, kind: string): ControllerDeclaration {
 async function runVersion(
   name: string,
   controllers: string,
-  where: { kubeconfig: string; workDir: string },
+  where: { kubeconfig: string; workDir: string; kind: string },
   during: (r: VersionReconciler) => Promise<void>,
 ): Promise<void> {
   const reconciler = await VersionReconciler.start({ controllers, name, ...where });

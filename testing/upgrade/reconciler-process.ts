@@ -39,9 +39,11 @@ export class VersionReconciler {
     });
   }
 
-  /** Starts the controllers a module exports, against the control plane of `kubeconfig`. */
+  /** Starts the controller of `kind` a module exports, against the control plane of `kubeconfig`. */
   static async start(options: {
     readonly controllers: string;
+    /** The kind upgraded: only its controller runs (the module's others have no CRD installed here). */
+    readonly kind: string;
     readonly kubeconfig: string;
     readonly name: string;
     readonly workDir: string;
@@ -53,7 +55,7 @@ export class VersionReconciler {
         `import { runOperator } from ${JSON.stringify(operatorModule())};`,
         `import * as module from ${JSON.stringify(path.resolve(options.controllers))};`,
         'const controllers = Object.values(module).flatMap((v: unknown) => (Array.isArray(v) ? v : [v]))',
-        "  .filter((d: any) => typeof d?.name === 'string' && typeof d?.for?.kind === 'string');",
+        `  .filter((d: any) => typeof d?.name === 'string' && d?.for?.kind === ${JSON.stringify(options.kind)});`,
         'runOperator({ controllers: [...new Set(controllers)] }).then((code) => process.exit(code));',
         '',
       ].join('\n'),
