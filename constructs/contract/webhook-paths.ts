@@ -12,6 +12,12 @@ export function admissionPath(
 /** The path the API server posts ConversionReviews to, for every kind (kubebuilder's). */
 export const CONVERSION_PATH = '/convert';
 
+/**
+ * The named container port the reconciler serves its webhooks on, which the operator's webhook
+ * Service targets (port 443).
+ */
+export const WEBHOOK_PORT_NAME = 'webhook';
+
 /** The distinct kinds of these controllers whose versions need the `/convert` webhook. */
 export function convertingKinds<K extends KindDescriptor>(controllers: readonly { readonly for: K }[]): K[] {
   return [...new Set(controllers.map((c) => c.for))].filter((k) => k.needsConversion);

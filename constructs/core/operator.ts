@@ -3,7 +3,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { validateControllerDeclaration } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
-import { CONVERSION_PATH } from '../contract/webhook-paths';
+import { CONVERSION_PATH, WEBHOOK_PORT_NAME } from '../contract/webhook-paths';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './kit-image';
 import { CustomResourceDefinition } from './crd';
 import { type CustomResourceKind } from './kind';
@@ -316,7 +316,7 @@ export class Operator extends Construct {
                 ports: [
                   { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
                   { name: 'health', containerPort: healthPort, protocol: 'TCP' },
-                  ...(webhooks ? [{ name: 'webhook', containerPort: WEBHOOK_PORT, protocol: 'TCP' }] : []),
+                  ...(webhooks ? [{ name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT, protocol: 'TCP' }] : []),
                 ],
                 livenessProbe: {
                   httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },

@@ -2,7 +2,7 @@ import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import type { ControllerDeclaration } from './controller-declaration';
-import { admissionPath, convertingKinds } from '../contract/webhook-paths';
+import { admissionPath, convertingKinds, WEBHOOK_PORT_NAME } from '../contract/webhook-paths';
 import { customResourceType } from '../contract';
 import type { CustomResourceKind } from './kind';
 
@@ -146,7 +146,14 @@ export function addWebhookObjects(scope: Construct, clusterScope: Construct, pro
     spec: {
       type: 'ClusterIP',
       selector: props.selector,
-      ports: [{ name: 'webhook', port: 443, targetPort: k8s.IntOrString.fromString('webhook'), protocol: 'TCP' }],
+      ports: [
+        {
+          name: WEBHOOK_PORT_NAME,
+          port: 443,
+          targetPort: k8s.IntOrString.fromString(WEBHOOK_PORT_NAME),
+          protocol: 'TCP',
+        },
+      ],
     },
   });
   if (plan.certManager) addCertManagerCertificate(scope, plan, plan.certManager, namespace, labels);

@@ -14,6 +14,7 @@
  */
 import type { Logger } from 'pino';
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
+import { WEBHOOK_PORT_NAME } from '../../constructs/contract/webhook-paths';
 import { isNotFound, type KubeClient } from './client';
 import { type ClientConfigAt, conversionClientConfigs, webhookClientConfigs } from './client-configs';
 import { addRoute } from './egress-routes';
@@ -142,14 +143,18 @@ export async function routeToLoopback(
   }
 }
 
-/** Marks what a local run made, so that it is told from what the operator's manifests install. */
-export const MADE_FOR_LOCAL_RUN = { 'app.kubernetes.io/managed-by': 'cdk8s-operator-kit-run' };
+/**
+ * Marks what a local run made. An annotation, not a label: the manifests applied later set
+ * labels of their own, and a field both set otherwise would be a server-side apply conflict.
+ */
+export const MADE_FOR_LOCAL_RUN = { 'cdk8s-operator-kit.io/made-for': 'a local run (cdk8s-operator-kit run)' };
 
 /**
  * The API server resolves a webhook's Service before it dials (through the proxy's route): with
  * only the CRDs applied (the README's local path), the Service the operator's manifests would
  * make is not there. A run on the local control plane makes it, selector-less, and its namespace
- * if that is missing too; applying the manifests later takes them over.
+ * if that is missing too — with the port fields set as the manifests set them, so that applying
+ * them later (`kubectl apply --server-side -f dist/`) takes it over without a conflict.
  */
 async function ensureService(client: KubeClient, service: string, logger: Logger): Promise<void> {
   const [name = '', namespace = ''] = serviceHost(service).split('.');
@@ -159,15 +164,17 @@ async function ensureService(client: KubeClient, service: string, logger: Logger
     await client.create(BuiltinTypes.Namespace, {
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: { name: namespace, labels: MADE_FOR_LOCAL_RUN },
+      metadata: { name: namespace, annotations: MADE_FOR_LOCAL_RUN },
     });
   await client.create(
     BuiltinTypes.Service,
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name, namespace, labels: MADE_FOR_LOCAL_RUN },
-      spec: { ports: [{ port, targetPort: port }] },
+      metadata: { name, namespace, annotations: MADE_FOR_LOCAL_RUN },
+      // The values the operator's own Service has (constructs/core/webhooks.ts), and nothing it
+      // leaves to defaults: applying it later shares these fields instead of conflicting.
+      spec: { ports: [{ port, targetPort: WEBHOOK_PORT_NAME, protocol: 'TCP' }] },
     },
     namespace,
   );
