@@ -85,7 +85,14 @@ test('the app type-checks against the published types, synthesizes, and its own 
     '0001-platform.k8s.yaml',
     '0002-samples.k8s.yaml',
   ]);
-  run('npx', ['jest', '--ci'], app);
+  const results = path.join(app, 'build', 'jest-results.json');
+  run('npx', ['jest', '--ci', '--json', `--outputFile=${results}`], app);
+  // Among them the Greeting's upgrade test (cdk8s-operator-kit/testing's upgradeTest), which passed.
+  const files = JSON.parse(fs.readFileSync(results, 'utf8')).testResults.map((r: any) => ({
+    file: path.relative(app, r.name),
+    status: r.status,
+  }));
+  expect(files).toContainEqual({ file: path.join('test', 'upgrade.test.ts'), status: 'passed' });
 });
 
 test("it runs under the cdk8s init template's ts-node and CommonJS tsconfig, subpath imports included", () => {
