@@ -85,7 +85,7 @@ test('the app type-checks against the published types, synthesizes, and its own 
     '0001-platform.k8s.yaml',
     '0002-samples.k8s.yaml',
   ]);
-  const results = path.join(app, 'build', 'jest-results.json');
+  const results = path.join(work, 'app-jest-results.json');
   run('npx', ['jest', '--ci', '--json', `--outputFile=${results}`], app);
   // Among them the Greeting's upgrade test (cdk8s-operator-kit/testing's upgradeTest), which passed.
   const files = JSON.parse(fs.readFileSync(results, 'utf8')).testResults.map((r: any) => ({
