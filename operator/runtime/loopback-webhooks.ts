@@ -123,11 +123,8 @@ export async function routeToLoopback(
   logger: Logger,
 ): Promise<void> {
   const { routes, port, cert } = server;
-  for (const service of servicesCalled(callers)) {
-    addRoute(routes, service, `${LOOPBACK_HOST}:${String(port)}`);
-    logger.info({ service, target: `${LOOPBACK_HOST}:${String(port)}` }, 'webhook Service routed to this process');
-    await ensureService(client, service, logger);
-  }
+  // Trusted first, routed second: once a route is there (and logged), the API server's calls
+  // through it find a certificate the caller trusts — as soon as it has read the new caBundle.
   for (const caller of callers) {
     if (!caller.object) {
       logger.warn({ kind: caller.type.kind, name: caller.name }, 'not installed: nothing calls these webhooks yet');
@@ -140,6 +137,11 @@ export async function routeToLoopback(
         'calls its webhook by url, not through a Service: apply the manifests this operator was built with',
       );
     await trustAt(client, caller.type, caller.name, cert, caller.configsOf);
+  }
+  for (const service of servicesCalled(callers)) {
+    await ensureService(client, service, logger);
+    addRoute(routes, service, `${LOOPBACK_HOST}:${String(port)}`);
+    logger.info({ service, target: `${LOOPBACK_HOST}:${String(port)}` }, 'webhook Service routed to this process');
   }
 }
 

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { freePort } from '../../testing/control-plane';
-import { createTestNamespace, eventually, getJsonIfExists, kubectlOk, testKubeconfig } from '../support/kube';
+import { createTestNamespace, eventually, getJsonIfExists, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { packKit } from '../support/package';
 import { parseYaml } from '../support/synth';
 
@@ -200,14 +200,18 @@ test("the package's run command runs the app's own reconciler out of cluster; Ct
     caBundle: expect.any(String),
   });
   expect(output).toContain('webhook Service routed to this process');
-  kubectlOk(['apply', '-n', ns, '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'platform.example.com/v1alpha1',
-      kind: 'Greeting',
-      metadata: { name: 'old' },
-      spec: { text: 'Hello from v1alpha1' },
-    }),
+  // Once the API server has read the caBundle the run set (a moment; longer on a busy machine).
+  const v1alpha1 = JSON.stringify({
+    apiVersion: 'platform.example.com/v1alpha1',
+    kind: 'Greeting',
+    metadata: { name: 'old' },
+    spec: { text: 'Hello from v1alpha1' },
   });
+  await eventually(
+    'a v1alpha1 Greeting created through the routed conversion webhook',
+    () => (kubectl(['apply', '-n', ns, '-f', '-'], { input: v1alpha1 }).code === 0 ? true : undefined),
+    120_000,
+  );
   expect(getJsonIfExists(['get', 'greetings.v1.platform.example.com', 'old', '-n', ns]).spec).toEqual({
     message: 'Hello from v1alpha1',
     replicas: 1,

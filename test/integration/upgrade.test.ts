@@ -205,12 +205,16 @@ test('after a local run (cdk8s-operator-kit run, its webhooks on loopback), kube
     await eventually('the webhook Service routed to the local reconciler', () =>
       run.output().includes('webhook Service routed to this process') ? true : undefined,
     );
-    // Conversion goes through the Service the CRD names, routed to the local reconciler.
+    // Conversion goes through the Service the CRD names, routed to the local reconciler — once
+    // the API server has read the caBundle the run set (it rebuilds a CRD's webhook client when
+    // it sees the CRD change: a moment on an idle machine, longer on a busy one).
     kubectlOk(['create', 'namespace', 'local-run'], on);
-    kubectlOk(['apply', '-n', 'local-run', '-f', '-'], {
-      ...on,
-      input: JSON.stringify(memcached('old', { size: 1, maxMemoryMB: 128 })),
-    });
+    const input = JSON.stringify(memcached('old', { size: 1, maxMemoryMB: 128 }));
+    await eventually(
+      'a v1alpha1 Memcached created through the routed conversion webhook',
+      () => (kubectl(['apply', '-n', 'local-run', '-f', '-'], { ...on, input }).code === 0 ? true : undefined),
+      120_000,
+    );
     expect(getJson(['get', 'memcacheds.v1.cache.example.com', 'old', '-n', 'local-run'], on).spec.memory).toBe('128Mi');
   } finally {
     expect(await run.stop()).toBe(0);
