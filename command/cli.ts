@@ -95,8 +95,9 @@ export const COMMAND_HELP: Record<string, string> = {
       the local control plane (cluster above), its webhooks are served on 127.0.0.1 and the
       webhook Services the CRDs call routed there (--webhook-loopback; add
       --webhook-configuration=<name>-webhook for admission hooks); the CRDs are not repointed,
-      so kubectl apply --server-side -f dist/ and the Helm chart apply them again as they are. Its health, metrics and
-      webhook endpoints take free loopback ports (logged as "serving …") unless given.
+      so kubectl apply --server-side -f dist/ and the Helm chart apply them again as they are.
+      Its health, metrics and webhook endpoints take free loopback ports (logged as "serving …")
+      unless given.
 `,
   helm: `  helm --controllers <module> --name <operator> [--image <repository[:tag]>] [--version <v>] [--output <dir>]
       Write the Helm chart of the operator that runs these controllers (the module exports them),
