@@ -1,5 +1,6 @@
 import type { CustomResourceObject, KubeObject } from '../contract/objects';
 import type { KindDescriptor } from '../contract/kind';
+import { withSchemaDefaults } from './defaults';
 import { convertObject, hubRoundTripProblems, type SpokeVersion, spokeRoundTripProblems, spokes } from './conversion';
 import { type JsonSchema, type Schema, type Static } from './schema';
 import { assertStructural } from './structural';
@@ -215,10 +216,13 @@ export class CustomResourceKind<
   /**
    * What would go wrong converting a spec of the storage version to the other versions: a spec
    * that a version's schema refuses, or one that does not come back unchanged. Empty for a kind
-   * without conversions. Samples are checked with it at synth.
+   * without conversions. Samples are checked with it at synth, as the API server would store
+   * them: with the storage version's defaults applied first, as it applies them before it
+   * converts.
    */
   conversionProblems(spec: unknown): string[] {
-    return hubRoundTripProblems(this, spec, (s, v) => this.specViolations(s, v));
+    const stored = withSchemaDefaults(this.specSchema(), spec);
+    return hubRoundTripProblems(this, stored, (s, v) => this.specViolations(s, v));
   }
 
   /** CEL rules on metadata.name: what the names of the children this kind makes require. */

@@ -124,6 +124,27 @@ describe('a kind with conversions is checked when defined', () => {
     );
   });
 
+  test('a spec is converted as the API server stores it: a field its schema defaults is there to convert', () => {
+    // v1 moved `port` under `network`, an object defaulted whole; a sample that leaves it out is
+    // stored with it (the API server defaults before it converts), so it converts cleanly.
+    const v1 = t.object({ network: t.object({ port: t.integer({ default: 8080 }) }, { default: {} }) });
+    const v1alpha1 = t.object({ port: t.integer({ default: 8080 }) });
+    const kind = new CustomResourceKind({
+      ...base,
+      versions: ['v1alpha1', 'v1'],
+      spec: v1,
+      conversions: {
+        v1alpha1: spokeVersion<typeof v1alpha1, { network: { port: number } }>({
+          spec: v1alpha1,
+          toHub: ({ port }) => ({ network: { port } }),
+          fromHub: ({ network }) => ({ port: network.port }),
+        }),
+      },
+    });
+    expect(kind.conversionProblems({})).toEqual([]);
+    expect(kind.conversionProblems({ network: { port: 9000 } })).toEqual([]);
+  });
+
   test('each version gets its own schema; the CRD calls the webhook, and cannot be made without one', () => {
     const kind = new CustomResourceKind({ ...base, conversions: { v1beta1: rename } });
     expect(kind.needsConversion).toBe(true);
