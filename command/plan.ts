@@ -13,7 +13,7 @@ import { needsApply } from '../operator/runtime/managed-fields';
 import { appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/field-changes';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
-import { listAsNewCode, liveCrd, type ServedResources } from './served-version';
+import { listAsNewCode, liveCrd, type ServedResources, withTypeMeta } from './served-version';
 import { controllerNamed, ownedType, RenderError } from './render';
 
 export interface PlanOptions {
@@ -138,10 +138,7 @@ class Planner {
 
   async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {
     this.requests.lists++;
-    const items = (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items;
-    // A list's items leave out their apiVersion and kind; an object read alone has them.
-    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
-    return items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
+    return withTypeMeta(type, (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items);
   }
 
   /** Every owned child, by its controller's uid and `Kind/name`: one list per type. */

@@ -7,7 +7,13 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import { withSchemaDefaults } from '../constructs/core/defaults';
-import { BuiltinTypes, type CustomResourceObject, type KubeObject, type ResourceType } from '../constructs/contract';
+import {
+  BuiltinTypes,
+  type CustomResourceObject,
+  customResourceType,
+  type KubeObject,
+  type ResourceType,
+} from '../constructs/contract';
 import { isJsonObject } from '../constructs/contract/json';
 import { ApiError, isNotFound, type KubeClient } from '../operator/runtime/client';
 import { NotInstalledError, RenderError } from './errors';
@@ -57,12 +63,6 @@ export function readVersions(crd: LiveCrd, decl: ControllerDeclaration): string[
   return [...new Set(order)].filter((v) => served.includes(v) && decl.for.versions.includes(v));
 }
 
-/** The resource type of a kind at one version the cluster serves. */
-function typeAt(decl: ControllerDeclaration, version: string): ResourceType<CustomResourceObject> {
-  const k = decl.for;
-  return { group: k.group, version, kind: k.kind, resource: k.plural, namespaced: k.namespaced };
-}
-
 /**
  * What a kind's resources read as, in the new code's storage version: `read` is the version
  * the cluster gave them in.
@@ -80,8 +80,7 @@ export async function listAsNewCode(
 ): Promise<ServedResources> {
   return atServedVersion(client, decl, async (type) => {
     const items = (await client.list<CustomResourceObject>(type, decl.for.namespaced ? namespace : undefined)).items;
-    // A list's items leave out their apiVersion and kind; an object read alone has them.
-    return items.map((o) => ({ ...o, apiVersion: `${type.group}/${type.version}`, kind: type.kind }));
+    return withTypeMeta(type, items);
   });
 }
 
@@ -119,7 +118,7 @@ async function atServedVersion(
   const failures: string[] = [];
   for (const version of versions) {
     try {
-      const objects = await read(typeAt(decl, version));
+      const objects = await read(customResourceType(decl.for, version));
       return { resources: objects.map((o) => asNewCode(decl, o)), read: version };
     } catch (err) {
       if (!(err instanceof ApiError) || isNotFound(err)) throw err;
@@ -129,6 +128,12 @@ async function atServedVersion(
   throw new RenderError(
     `CRD ${decl.for.crdName}: no served version could be read without the cluster's conversion (objects are stored in ${(crd.status?.storedVersions ?? []).join(', ')}; run the operator that serves it, or let its storage migration finish): ${failures.join('; ')}`,
   );
+}
+
+/** A list's items, which leave out their apiVersion and kind (an object read alone has them), with them. */
+export function withTypeMeta<T extends KubeObject>(type: ResourceType<T>, items: readonly T[]): T[] {
+  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+  return items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
 }
 
 /** A resource read at a served version, converted and defaulted as the new code's storage version. */

@@ -91,15 +91,17 @@ export const BuiltinTypes = {
 } as const;
 
 /**
- * The resource type of a custom kind (its storage version); `T` names its objects' type, e.g.
- * `customResourceType<Memcached>(memcachedKind)`. @default `CustomResourceObject`
+ * The resource type of a custom kind at one of its versions (its storage version unless given);
+ * `T` names its objects' type, e.g. `customResourceType<Memcached>(memcachedKind)`.
+ * @default `CustomResourceObject`
  */
 export function customResourceType<T extends CustomResourceObject = CustomResourceObject>(
   kind: Pick<KindDescriptor, 'group' | 'storageVersion' | 'kind' | 'plural' | 'namespaced'>,
+  version: string = kind.storageVersion,
 ): ResourceType<T> {
   return {
     group: kind.group,
-    version: kind.storageVersion,
+    version,
     kind: kind.kind,
     resource: kind.plural,
     namespaced: kind.namespaced,

@@ -1,9 +1,9 @@
 /** What an upgrade test compares: the children before and after, the audit log's writes, and conversion round trips. */
 import * as fs from 'node:fs';
-import { type ControllerDeclaration, type KubeObject } from '../../constructs/contract';
+import { type ControllerDeclaration, customResourceType, type KubeObject } from '../../constructs/contract';
 import type { KubeClient } from '../../operator/runtime/client';
 import { appliedFieldChanges, type FieldChange } from '../../operator/runtime/field-changes';
-import { typeAt } from './steps';
+import { sameJson } from '../../operator/runtime/managed-fields';
 
 /** One child the plan said the new version would write (`plan -o json`'s `changes`). */
 export interface PlannedChange {
@@ -96,31 +96,20 @@ export async function roundTripProblems(
   namespace: string,
 ): Promise<string[]> {
   const k = decl.for;
-  const stored = (await client.list(typeAt(decl, k.storageVersion), namespace)).items;
+  const stored = (await client.list(customResourceType(k), namespace)).items;
   const problems: string[] = [];
   for (const version of k.versions.filter((v) => v !== k.storageVersion)) {
     const served = new Map(
-      (await client.list(typeAt(decl, version), namespace)).items.map((o) => [o.metadata.name, o]),
+      (await client.list(customResourceType(k, version), namespace)).items.map((o) => [o.metadata.name, o]),
     );
     for (const object of stored) {
       const seen = served.get(object.metadata.name);
       const back = seen && k.convert({ ...seen, apiVersion: `${k.group}/${version}` }, k.apiVersion);
-      if (JSON.stringify(canonical(back?.spec)) !== JSON.stringify(canonical(object.spec)))
+      if (!sameJson(back?.spec, object.spec))
         problems.push(
           `${k.kind} ${object.metadata.name}: ${k.storageVersion} → ${version} → ${k.storageVersion} gives ${JSON.stringify(back?.spec)}, stored ${JSON.stringify(object.spec)}`,
         );
     }
   }
   return problems;
-}
-
-/** A value with its object keys sorted, for comparison. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(
-    Object.entries(v)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, x]) => [k, canonical(x)]),
-  );
 }

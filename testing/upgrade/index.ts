@@ -76,7 +76,7 @@ export async function upgradeTest(options: UpgradeTestOptions): Promise<UpgradeR
   try {
     await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await applyCrd(client, from, namespace);
-    await seed(client, options.resources, namespace);
+    await seed(client, from, options.resources, namespace);
     await runVersion('old', options.from, { kubeconfig, workDir, kind: options.kind }, async (r) => {
       await settledResources(client, from, namespace);
       await r.settled(options.resources.length, 'the old version');

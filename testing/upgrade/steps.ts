@@ -5,10 +5,9 @@ import { App, Chart } from 'cdk8s';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
-  type CustomResourceObject,
+  customResourceType,
   declarationsIn,
   type KubeObject,
-  type ResourceType,
 } from '../../constructs/contract';
 import { CONVERSION_PATH } from '../../constructs/contract/webhook-paths';
 import { CustomResourceDefinition } from '../../constructs/core/crd';
@@ -21,12 +20,6 @@ export { declarationsIn };
 
 /** The Service the CRD's conversion calls: routed to the running reconciler by the control plane. */
 export const WEBHOOK_SERVICE = 'upgrade-test-webhook';
-
-/** A kind's resource type at one of its versions. */
-export function typeAt(decl: ControllerDeclaration, version: string): ResourceType<CustomResourceObject> {
-  const k = decl.for;
-  return { group: k.group, version, kind: k.kind, resource: k.plural, namespaced: k.namespaced };
-}
 
 /**
  * Applies the CRD a version's kind defines, as its Operator construct makes it (conversion
@@ -65,23 +58,25 @@ function isCustomResourceKind(k: ControllerDeclaration['for']): k is CustomResou
   return k instanceof CustomResourceKind;
 }
 
-/** Creates the seeded resources in their own versions, in `namespace`. */
-export async function seed(client: KubeClient, resources: readonly KubeObject[], namespace: string): Promise<void> {
+/**
+ * Creates the seeded resources, each of the kind upgraded, in its own version (one the released
+ * CRD serves), in `namespace`.
+ */
+export async function seed(
+  client: KubeClient,
+  decl: ControllerDeclaration,
+  resources: readonly KubeObject[],
+  namespace: string,
+): Promise<void> {
+  const k = decl.for;
   for (const r of resources) {
-    const [group = '', version = ''] = (r.apiVersion ?? '').split('/');
-    const type: ResourceType = { group, version, kind: r.kind ?? '', resource: '', namespaced: true };
-    await client.create({ ...type, resource: await pluralOf(client, group, r.kind ?? '') }, r, namespace);
+    const [group, version = ''] = (r.apiVersion ?? '').split('/');
+    if (group !== k.group || r.kind !== k.kind || !k.versions.includes(version))
+      throw new Error(
+        `seeded ${r.apiVersion ?? ''} ${r.kind ?? ''} ${r.metadata.name ?? ''}: give ${k.kind}s of a version the released CRD serves (${k.versions.map((v) => `${k.group}/${v}`).join(', ')})`,
+      );
+    await client.create(customResourceType(k, version), r, namespace);
   }
-}
-
-async function pluralOf(client: KubeClient, group: string, kind: string): Promise<string> {
-  const crds = await client.list(BuiltinTypes.CustomResourceDefinition);
-  const crd = crds.items.find((c) => {
-    const spec = c.spec as { group: string; names: { kind: string } };
-    return spec.group === group && spec.names.kind === kind;
-  });
-  if (!crd) throw new Error(`no CRD serves ${group} ${kind}`);
-  return (crd.spec as { names: { plural: string } }).names.plural;
 }
 
 /** Until every resource of the kind in `namespace` has conditions for its current generation. */
@@ -91,7 +86,7 @@ export async function settledResources(
   namespace: string,
 ): Promise<void> {
   await waitUntil(`every ${decl.for.kind} reconciled`, async () => {
-    const list = await client.list(typeAt(decl, decl.for.storageVersion), namespace);
+    const list = await client.list(customResourceType(decl.for), namespace);
     return list.items.every((r) => {
       const conditions = (r.status as { conditions?: { observedGeneration?: number }[] } | undefined)?.conditions;
       return conditions?.length && conditions.every((c) => c.observedGeneration === r.metadata.generation);
