@@ -26,7 +26,7 @@ import { diffReport, diffResource, liveResource } from './diff';
 import { forwardSignals } from './forward-signals';
 import { type Plan, planChanges, planKind, planReport } from './plan';
 import { crdChange, crdChangeReport, crdChanges } from './crd-change';
-import { liveCrd } from './served-version';
+import { ClusterCrds } from './served-version';
 import { HttpKubeClient } from '../operator/runtime/client';
 import { type ClusterConfig, loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { isLoopbackServer } from '../operator/runtime/loopback-webhooks';
@@ -333,9 +333,10 @@ async function renderCommand(args: string[]): Promise<number> {
   // A <kind>/<name> is read from the cluster (as diff reads it); files stay offline.
   return againstCluster('render', values, async (client, _controllers, config) => {
     const namespace = values.namespace ?? config.namespace ?? 'default';
+    const cluster = new ClusterCrds(client);
     const fromCluster = await Promise.all(
       live.map(async (ref) => {
-        const stored = await liveResource(client, controllers, ref, namespace);
+        const stored = await liveResource(cluster, controllers, ref, namespace);
         const decl = controllerOf(controllers, stored, ref);
         return { where: `${ref} (${decl.for.apiVersion}, from the cluster)`, decl, stored };
       }),
@@ -369,18 +370,20 @@ async function diffCommand(args: string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('diff: give resource files (YAML) or <kind>/<name>');
   return againstCluster('diff', values, async (client, controllers, config) => {
     const namespace = values.namespace ?? config.namespace ?? 'default';
+    // Each kind's CRD read once: for its change report and for every resource's read.
+    const cluster = new ClusterCrds(client);
     let differs = false;
     const kindsReported = new Set<ControllerDeclaration>();
     for (const target of positionals) {
       const resources = fs.existsSync(target)
-        ? await Promise.all(readResources(target).map((r) => storedResource(client, controllers, r, namespace)))
-        : [await liveResource(client, controllers, target, namespace)];
+        ? await Promise.all(readResources(target).map((r) => storedResource(cluster, controllers, r, namespace)))
+        : [await liveResource(cluster, controllers, target, namespace)];
       for (const resource of resources) {
         const decl = controllerOf(controllers, resource, target);
         if (!kindsReported.has(decl)) {
           // Once per kind: what applying these controllers' CRD would change.
           kindsReported.add(decl);
-          const crd = crdChange(await liveCrd(client, decl), decl);
+          const crd = crdChange(await cluster.of(decl), decl);
           differs ||= crdChanges(crd);
           process.stdout.write(
             `${crdChangeReport(crd)

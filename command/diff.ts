@@ -13,7 +13,7 @@ import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { changeableFields } from '../operator/runtime/field-changes';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
-import { getAsNewCode } from './served-version';
+import { type ClusterCrds, getAsNewCode } from './served-version';
 
 /** One child's fate. */
 export interface ChildDiff {
@@ -29,7 +29,7 @@ export interface ChildDiff {
 
 /** The live resource a `kind/name` names, through the controllers that reconcile it. */
 export async function liveResource(
-  client: KubeClient,
+  cluster: ClusterCrds,
   controllers: readonly ControllerDeclaration[],
   ref: string,
   namespace: string,
@@ -43,7 +43,7 @@ export async function liveResource(
   }
   // At a version the cluster serves, converted by these controllers' own code: a new API
   // version is previewed before its CRD (or its conversion webhook) is in the cluster.
-  return getAsNewCode(client, decl, name, namespace);
+  return getAsNewCode(cluster, decl, name, namespace);
 }
 
 /** What the reconciler would do to the children of one (live) resource. */

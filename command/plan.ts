@@ -13,7 +13,7 @@ import { needsApply } from '../operator/runtime/managed-fields';
 import { appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/field-changes';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
-import { listAsNewCode, liveCrd, type ServedResources, withTypeMeta } from './served-version';
+import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
 import { controllerNamed, ownedType, RenderError } from './render';
 
 export interface PlanOptions {
@@ -81,8 +81,9 @@ export async function planKind(
     throw new RenderError(
       `no controller reconciles ${options.kind}; known: ${controllers.map((c) => c.for.kind).join(', ')}`,
     );
-  const planner = new Planner(client, decl, options.namespace);
-  const crd = crdChange(await liveCrd(client, decl), decl);
+  const cluster = new ClusterCrds(client);
+  const planner = new Planner(cluster, decl, options.namespace);
+  const crd = crdChange(await cluster.of(decl), decl);
   const { resources, read } = await planner.resources();
   const byOwner = await planner.childrenByOwner();
   let done = 0;
@@ -122,18 +123,21 @@ class Planner {
   private readonly changes: ChildChange[] = [];
   private readonly deletable: ReadonlySet<string>;
 
+  private readonly client: KubeClient;
+
   constructor(
-    private readonly client: KubeClient,
+    private readonly cluster: ClusterCrds,
     private readonly decl: ControllerDeclaration,
     private readonly namespace: string | undefined,
   ) {
+    this.client = cluster.client;
     this.deletable = new Set((decl.deletes ?? []).map((t) => t.kind));
   }
 
   /** The kind's resources, read at a version the cluster serves and converted as the new code would. */
   async resources(): Promise<ServedResources> {
     this.requests.lists++;
-    return listAsNewCode(this.client, this.decl, this.namespace);
+    return listAsNewCode(this.cluster, this.decl, this.namespace);
   }
 
   async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {

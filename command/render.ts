@@ -12,13 +12,13 @@ import type { CustomResourceObject, KubeObject, Pod, ResourceType } from '../con
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
 import { assessChildren, ChildMap, childKey, declarationsIn, podWorkloads } from '../constructs/contract';
-import { isNotFound, type KubeClient } from '../operator/runtime/client';
+import { isNotFound } from '../operator/runtime/client';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
 import { NotInstalledError, RenderError } from './errors';
-import { getAsNewCode } from './served-version';
+import { type ClusterCrds, getAsNewCode } from './served-version';
 import { renderChildren } from '../operator/runtime/render';
 
 export { RenderError };
@@ -127,7 +127,7 @@ export function readResources(file: string): KubeObject[] {
  * CRD's defaults; checked against the schema first.
  */
 export async function storedResource(
-  client: KubeClient,
+  cluster: ClusterCrds,
   controllers: readonly ControllerDeclaration[],
   resource: KubeObject,
   namespace: string,
@@ -137,7 +137,7 @@ export async function storedResource(
   const ns = resource.metadata.namespace ?? (decl.for.namespaced ? namespace : undefined);
   let live: CustomResourceObject | undefined;
   try {
-    live = await getAsNewCode(client, decl, stored.metadata.name, ns);
+    live = await getAsNewCode(cluster, decl, stored.metadata.name, ns);
   } catch (err) {
     // Not there yet (nor, perhaps, its CRD): the file's resource as it would be created.
     if (!isNotFound(err) && !(err instanceof NotInstalledError)) throw err;

@@ -45,6 +45,26 @@ export async function liveCrd(client: KubeClient, decl: ControllerDeclaration): 
   return crd;
 }
 
+/**
+ * The cluster a command previews against, with each kind's CRD read once for the whole run:
+ * what the CRD change report and every read of a resource (which version to read at) share.
+ */
+export class ClusterCrds {
+  private readonly crds = new Map<string, Promise<LiveCrd | undefined>>();
+
+  constructor(readonly client: KubeClient) {}
+
+  /** The kind's CRD, or undefined when it is not installed. */
+  of(decl: ControllerDeclaration): Promise<LiveCrd | undefined> {
+    let crd = this.crds.get(decl.for.crdName);
+    if (!crd) {
+      crd = liveCrd(this.client, decl);
+      this.crds.set(decl.for.crdName, crd);
+    }
+    return crd;
+  }
+}
+
 function isLiveCrd(o: KubeObject): o is LiveCrd {
   const spec: unknown = o.spec;
   return isJsonObject(spec) && Array.isArray(spec.versions);
@@ -74,25 +94,26 @@ export interface ServedResources {
 
 /** Every resource of the kind (in one namespace, or all), as the new code would reconcile it. */
 export async function listAsNewCode(
-  client: KubeClient,
+  cluster: ClusterCrds,
   decl: ControllerDeclaration,
   namespace: string | undefined,
 ): Promise<ServedResources> {
-  return atServedVersion(client, decl, async (type) => {
-    const items = (await client.list<CustomResourceObject>(type, decl.for.namespaced ? namespace : undefined)).items;
+  return atServedVersion(cluster, decl, async (type) => {
+    const items = (await cluster.client.list<CustomResourceObject>(type, decl.for.namespaced ? namespace : undefined))
+      .items;
     return withTypeMeta(type, items);
   });
 }
 
 /** One resource, as the new code would reconcile it. */
 export async function getAsNewCode(
-  client: KubeClient,
+  cluster: ClusterCrds,
   decl: ControllerDeclaration,
   name: string,
   namespace: string | undefined,
 ): Promise<CustomResourceObject> {
-  const { resources } = await atServedVersion(client, decl, async (type) => [
-    await client.get<CustomResourceObject>(type, name, decl.for.namespaced ? namespace : undefined),
+  const { resources } = await atServedVersion(cluster, decl, async (type) => [
+    await cluster.client.get<CustomResourceObject>(type, name, decl.for.namespaced ? namespace : undefined),
   ]);
   const [resource] = resources;
   if (!resource) throw new RenderError(`${decl.for.kind} ${name}: not found`);
@@ -104,11 +125,11 @@ export async function getAsNewCode(
  * webhook; another may, and fail while no operator serves it), then converts with the new code.
  */
 async function atServedVersion(
-  client: KubeClient,
+  cluster: ClusterCrds,
   decl: ControllerDeclaration,
   read: (type: ResourceType<CustomResourceObject>) => Promise<CustomResourceObject[]>,
 ): Promise<ServedResources> {
-  const crd = await liveCrd(client, decl);
+  const crd = await cluster.of(decl);
   if (!crd) throw new NotInstalledError(`CRD ${decl.for.crdName} is not installed: there is nothing of it to preview`);
   const versions = readVersions(crd, decl);
   if (versions.length === 0)
