@@ -31,7 +31,7 @@ import { HttpKubeClient } from '../operator/runtime/client';
 import { type ClusterConfig, loadKubeConfig } from '../operator/runtime/kubeconfig';
 import { isLoopbackServer } from '../operator/runtime/loopback-webhooks';
 import { egressRoutesBeside } from '../operator/runtime/egress-routes';
-import { writeHelmChart } from '../constructs/helm/chart';
+import { chartNameOf, writeHelmChart } from '../constructs/helm/chart';
 import {
   controllerOf,
   controllersFrom,
@@ -302,8 +302,7 @@ function wantsLoopbackWebhooks(reconcilerArgs: readonly string[]): boolean {
   });
   const given = typeof values.kubeconfig === 'string' ? values.kubeconfig : undefined;
   try {
-    const file = given ?? process.env.KUBECONFIG?.split(path.delimiter)[0];
-    return isLoopbackServer(loadKubeConfig({ path: given }).server) && egressRoutesBeside(file) !== undefined;
+    return isLoopbackServer(loadKubeConfig({ path: given }).server) && egressRoutesBeside(given) !== undefined;
   } catch {
     // The reconciler says what is wrong with the kubeconfig, in one line.
     return false;
@@ -488,8 +487,7 @@ async function helmCommand(args: string[]): Promise<number> {
   if (!values.name) throw new UsageError('helm: --name <operator> is required (the name your Operator construct has)');
   const controllers = await loadControllers(values.controllers);
   const operator = { name: values.name, controllers, ...(values.image ? { image: values.image } : {}) };
-  const chartName = values.name.endsWith('-operator') ? values.name : `${values.name}-operator`;
-  const dir = values.output ?? path.join('build', 'helm', chartName);
+  const dir = values.output ?? path.join('build', 'helm', chartNameOf(values.name));
   writeHelmChart(dir, { operator, version: values.version });
   process.stdout.write(`${dir}\n`);
   return 0;

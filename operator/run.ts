@@ -5,7 +5,6 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as v8 from 'node:v8';
 import type { Logger } from 'pino';
@@ -248,7 +247,7 @@ async function startLoopbackWebhooks(
   const logger = shared.logger.child({ component: 'webhooks' });
   const server = webhookServer(decls, shared.manager, logger);
   if (!server.hasWork || flags.webhookBindAddress === '0') return undefined;
-  const routes = egressRoutesBeside(flags.kubeconfig ?? process.env.KUBECONFIG?.split(path.delimiter)[0]);
+  const routes = egressRoutesBeside(flags.kubeconfig);
   if (!isLoopbackServer(shared.server) || !routes)
     throw new Error(
       `--webhook-loopback serves the webhooks through the local control plane's Service routes (cdk8s-operator-kit cluster); ${shared.server} has none beside its kubeconfig (deploy the operator to serve its webhooks there)`,

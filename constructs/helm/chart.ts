@@ -44,6 +44,11 @@ type KubeJson = { kind: string; metadata: { name: string; annotations?: Record<s
   Json
 >;
 
+/** The default chart name of an operator: its name, with `-operator` added unless it ends so. */
+export function chartNameOf(operatorName: string): string {
+  return operatorName.endsWith('-operator') ? operatorName : `${operatorName}-operator`;
+}
+
 /** The chart's files, by path inside the chart directory. */
 export function operatorHelmChart(props: OperatorHelmChartProps): Record<string, string> {
   const base = chartProps(
@@ -52,7 +57,7 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
       : props.operator,
   );
   const name = base.name ?? '';
-  const chartName = props.chartName ?? (name.endsWith('-operator') ? name : `${name}-operator`);
+  const chartName = props.chartName ?? chartNameOf(name);
   const files: Record<string, string> = {};
   files['Chart.yaml'] = stringify(
     {

@@ -14,12 +14,14 @@ import { isLoopbackHost } from './loopback-host';
 export const ROUTES_FILE = 'routes.json';
 
 /**
- * The routes file of the control plane whose kubeconfig this is, when it has one: the package's
- * `cluster` (and the test harness) write the kubeconfig beside the proxy's directory, `egress/`.
+ * The routes file of the control plane whose kubeconfig this is (the one given, or the first in
+ * $KUBECONFIG), when it has one: the package's `cluster` (and the test harness) write the
+ * kubeconfig beside the proxy's directory, `egress/`.
  */
 export function egressRoutesBeside(kubeconfig: string | undefined): string | undefined {
-  if (!kubeconfig) return undefined;
-  const file = path.join(path.dirname(kubeconfig), 'egress', ROUTES_FILE);
+  const given = kubeconfig ?? process.env.KUBECONFIG?.split(path.delimiter)[0];
+  if (!given) return undefined;
+  const file = path.join(path.dirname(given), 'egress', ROUTES_FILE);
   return fs.existsSync(file) ? file : undefined;
 }
 
