@@ -190,6 +190,14 @@ describe('childHealth: a rule per type', () => {
   });
 });
 
+/** A pending pod the scheduler placed nowhere, with the scheduler's message. */
+function unschedulable(message: string): NonNullable<Pod['status']> {
+  return {
+    phase: 'Pending',
+    conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+  };
+}
+
 function pod(name: string, status: NonNullable<Pod['status']>, owner = { kind: 'ReplicaSet', name: 'web-5d8f' }): Pod {
   return {
     apiVersion: 'v1',
@@ -238,47 +246,24 @@ describe('pods', () => {
     );
     const failed = { phase: 'Failed', containerStatuses: [{ name: 'app', state: { terminated: { exitCode: 2 } } }] };
     expect(podProblem(pod('d', failed))?.message).toBe('pod d: container app exited with code 2');
-    const unschedulable = {
-      phase: 'Pending',
-      conditions: [
-        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' },
-      ],
-    };
-    expect(podProblem(pod('e', unschedulable))).toEqual({
+    expect(podProblem(pod('e', unschedulable('0/2 nodes are available')))).toEqual({
       reason: 'PodUnschedulable',
       message: 'pod e cannot be scheduled: 0/2 nodes are available',
     });
     // A pod waits so for every new volume: whether its claim cannot be bound is the claim's to say.
-    const waitingForClaims = {
-      phase: 'Pending',
-      conditions: [
-        {
-          type: 'PodScheduled',
-          status: 'False',
-          reason: 'Unschedulable',
-          message: '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found',
-        },
-      ],
-    };
+    const waitingForClaims = unschedulable(
+      '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found',
+    );
     expect(podProblem(pod('e', waitingForClaims))).toBeUndefined();
     // The other words the scheduler has for a volume being bound, seen on the test cluster.
     for (const message of [
       '0/2 nodes are available: persistentvolumeclaim "data-kv-0" bound to non-existent persistentvolume "". not found',
       '0/2 nodes are available: persistentvolumeclaim "data-kv-0" not found.',
     ]) {
-      const binding = { ...waitingForClaims, conditions: [{ ...waitingForClaims.conditions[0]!, message }] };
-      expect(podProblem(pod('e', binding))).toBeUndefined();
+      expect(podProblem(pod('e', unschedulable(message)))).toBeUndefined();
     }
     // A bound volume on the wrong node names no claim: no node takes the pod.
-    const conflict = {
-      ...waitingForClaims,
-      conditions: [
-        {
-          ...waitingForClaims.conditions[0]!,
-          message: '0/2 nodes are available: 2 node(s) had volume node affinity conflict.',
-        },
-      ],
-    };
+    const conflict = unschedulable('0/2 nodes are available: 2 node(s) had volume node affinity conflict.');
     expect(podProblem(pod('e', conflict))?.reason).toBe('PodUnschedulable');
     const starting = {
       phase: 'Pending',
@@ -358,10 +343,7 @@ describe('assessChildren', () => {
   });
 
   test('a pod no node takes, which the pods show now, comes before an Event, which may be history', () => {
-    const pending = {
-      phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no node has disk=ssd' }],
-    };
+    const pending = unschedulable('no node has disk=ssd');
     const sts: KubeObject = {
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
@@ -381,17 +363,9 @@ describe('assessChildren', () => {
     };
     expect(assessChildren({ children: [sts], podsOf, failureEvent: event }).failure?.reason).toBe('PodUnschedulable');
     // A pod only waiting for its claims says nothing: the Event about the claim is why.
-    const waitingForClaims = {
-      phase: 'Pending',
-      conditions: [
-        {
-          type: 'PodScheduled',
-          status: 'False',
-          reason: 'Unschedulable',
-          message: '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.',
-        },
-      ],
-    };
+    const waitingForClaims = unschedulable(
+      '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.',
+    );
     const claimless = () => [pod('kv-0', waitingForClaims, { kind: 'StatefulSet', name: 'kv' })];
     expect(assessChildren({ children: [sts], podsOf: claimless, failureEvent: event }).failure).toEqual(event);
   });
@@ -411,21 +385,10 @@ describe('assessChildren', () => {
     const starting = pod('kv-0', { phase: 'Pending' }, { kind: 'StatefulSet', name: 'kv' });
     // Its pod is scheduled and starting: the claim was bound after all, the Event is history.
     expect(assessChildren({ children: [sts], podsOf: () => [starting], failureEvent: event }).failure).toBeUndefined();
-    const waiting = pod(
-      'kv-0',
-      {
-        phase: 'Pending',
-        conditions: [
-          {
-            type: 'PodScheduled',
-            status: 'False',
-            reason: 'Unschedulable',
-            message: 'pod has unbound immediate PersistentVolumeClaims',
-          },
-        ],
-      },
-      { kind: 'StatefulSet', name: 'kv' },
-    );
+    const waiting = pod('kv-0', unschedulable('pod has unbound immediate PersistentVolumeClaims'), {
+      kind: 'StatefulSet',
+      name: 'kv',
+    });
     expect(assessChildren({ children: [sts], podsOf: () => [waiting], failureEvent: event }).failure).toEqual(event);
     const claim: KubeObject = {
       apiVersion: 'v1',
