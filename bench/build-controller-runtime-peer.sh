@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds the bench's controller-runtime peer (bench/controller-runtime: a kubebuilder-style
-# Memcached operator) from its go.mod, with modules from the Go module proxy, into a cache
-# directory outside the repository named by a hash of its sources. Prints that directory, which
-# also holds the CRD and a VERSION file (controller-runtime's version).
+# Builds the bench's controller-runtime peers (bench/controller-runtime: a kubebuilder-style
+# Memcached operator, and with --equal-work one that does what ours does) from its go.mod, with
+# modules from the Go module proxy, into a cache directory outside the repository named by a hash
+# of its sources. Prints that directory, which also holds the CRD and a VERSION file
+# (controller-runtime's version).
 set -euo pipefail
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/controller-runtime" && pwd)"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
-HASH="$(cat "$SRC/main.go" "$SRC/go.mod" "$SRC/go.sum" "$SRC/crd.yaml" | sha256sum | cut -c1-12)"
+HASH="$(cat "$SRC"/*.go "$SRC/go.mod" "$SRC/go.sum" "$SRC/crd.yaml" | sha256sum | cut -c1-12)"
 OUT="$CACHE_ROOT/controller-runtime-peer-$HASH"
 log() { echo "[build-controller-runtime-peer] $*" >&2; }
 

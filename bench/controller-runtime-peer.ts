@@ -1,12 +1,18 @@
 /**
- * The controller-runtime peer: bench/controller-runtime, a Memcached operator written the way
- * kubebuilder scaffolds one, at controller-runtime's defaults (1 worker, its priority queue, no
- * client-side rate limit), built by bench/build-controller-runtime-peer.sh. Measured exactly as
- * our reconciler is (bench/measure.ts `converge`): N Memcacheds of size 1 created 2 at a time,
- * each becoming a Deployment; settled when every Memcached's status counts its pod available.
+ * The controller-runtime peers: bench/controller-runtime, built by
+ * bench/build-controller-runtime-peer.sh, at controller-runtime's defaults (1 worker, its priority
+ * queue, no client-side rate limit). Measured exactly as our reconciler is (bench/measure.ts
+ * `converge`): N Memcacheds of size 1 created 2 at a time, each becoming a Deployment.
+ * - lean: a Memcached operator written the way kubebuilder scaffolds one (a Deployment created,
+ *   a status counting available replicas; no Pods watched, no Events); settled when every
+ *   Memcached counts its pod available;
+ * - equal work (`--equal-work`): what our reconciler does — the Deployment our construct renders,
+ *   a Pod cache, the status ours writes (pod names, Available / Progressing / Degraded) and the
+ *   same Events; settled exactly as ours is.
  */
 import type { KubeObject, ResourceType } from '../constructs/contract';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../testing/control-plane';
 import {
@@ -16,6 +22,7 @@ import {
   converge,
   kubectl,
   type Measurement,
+  memcachedDeployment,
   startProcess,
   stopProcess,
   waitReady,
@@ -31,7 +38,17 @@ const peerMemcachedType: ResourceType = {
   namespaced: true,
 };
 
-type PeerMemcached = KubeObject & { status?: { availableReplicas?: number; observedGeneration?: number } };
+type PeerMemcached = KubeObject & {
+  status?: {
+    availableReplicas?: number;
+    observedGeneration?: number;
+    nodes?: string[];
+    conditions?: { type: string; status: string }[];
+  };
+};
+
+/** Where the equal-work peer puts each Memcached's name and namespace in its Deployment template. */
+const PLACEHOLDER = { name: '__NAME__', namespace: '__NAMESPACE__' };
 
 /** Builds the peer (cached by a hash of its sources); returns its directory. */
 export function buildControllerRuntimePeer(): { dir: string; version: string } {
@@ -42,17 +59,25 @@ export function buildControllerRuntimePeer(): { dir: string; version: string } {
 export async function measureControllerRuntime(
   ctx: BenchContext,
   n: number,
-  options: { dir: string; idleSeconds: number },
+  options: { dir: string; idleSeconds: number; equalWork?: boolean },
 ): Promise<Measurement> {
   kubectl(ctx.admin, ['apply', '--server-side', '-f', path.join(options.dir, 'crd.yaml')]);
   kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/benchmemcacheds.cache.bench.example.com']);
   const { ns, kubeconfig, user, remove } = controllerNamespace(ctx, 'bench-cr', 'memcached-operator');
   const health = await freePort();
+  const equalWork: string[] = [];
+  if (options.equalWork) {
+    // The Deployment our Memcached construct renders, so both make exactly the same child.
+    const template = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-peer-')), 'deployment.json');
+    fs.writeFileSync(template, JSON.stringify(memcachedDeployment(PLACEHOLDER.name, PLACEHOLDER.namespace)));
+    equalWork.push('--equal-work', `--deployment-template=${template}`);
+  }
   const peer = startProcess(path.join(options.dir, 'memcached-operator'), [
     `--kubeconfig=${kubeconfig}`,
     `--namespace=${ns}`,
     `--health-probe-bind-address=127.0.0.1:${health}`,
     '--zap-log-level=error',
+    ...equalWork,
   ]);
   await waitReady(peer, health, 'the controller-runtime peer');
   const memcacheds = Array.from({ length: n }, (_, i) => ({
@@ -67,7 +92,12 @@ export async function measureControllerRuntime(
     ns,
     type: peerMemcachedType,
     objects: memcacheds,
-    settled: (m) => m.status?.observedGeneration === m.metadata.generation && m.status?.availableReplicas === 1,
+    settled: options.equalWork
+      ? (m) =>
+          m.status?.observedGeneration === m.metadata.generation &&
+          m.status?.nodes?.length === 1 &&
+          !!m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
+      : (m) => m.status?.observedGeneration === m.metadata.generation && m.status?.availableReplicas === 1,
     idleSeconds: options.idleSeconds,
   });
   await stopProcess(peer);

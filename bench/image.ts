@@ -16,6 +16,7 @@ import { deploymentIn, missingContainerTools, ReconcilerContainer } from '../tes
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { withBenchCluster } from './cluster';
 import { kubectl, rssBytes } from './measure';
+import { IMAGE_NODE, nodeBinary } from './node-runtimes';
 
 const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.IMAGE_N ?? 100);
@@ -64,7 +65,8 @@ async function bare(admin: string, deployment: any, ns: string): Promise<Figures
   const env = Object.fromEntries((container.env as any[]).filter((e) => 'value' in e).map((e) => [e.name, e.value]));
   const started = Date.now();
   const child: ChildProcess = spawn(
-    process.execPath,
+    // The image's Node, so the two differ by the container alone.
+    nodeBinary(IMAGE_NODE),
     [
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
       ...args,

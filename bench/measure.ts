@@ -14,8 +14,10 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { type KubeClient } from '../operator/runtime/client';
 import { renderChildren } from '../operator/runtime/render';
+import type { NodeRuntimePackage } from '../command/image/node-runtime';
 import { freePort } from '../testing/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
+import { IMAGE_NODE, nodeBinary } from './node-runtimes';
 import { Tally } from './tally';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -62,6 +64,8 @@ export interface Measurement {
   readonly idleSeconds?: number;
   /** The API server's resident memory once this contender's N resources had settled. */
   readonly apiServerRssMiB?: number;
+  /** The Node.js version our reconciler ran on. */
+  readonly node?: string;
   /** Where the memory is once settled, from the process's own metrics (Node's heap, and memory outside it). */
   readonly settledMemoryMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
@@ -176,7 +180,7 @@ export async function deleteNamespace(ctx: BenchContext, ns: string): Promise<vo
 }
 
 /** The Deployment our reconciler renders for a Memcached of size 1, without its owner. */
-function memcachedDeployment(name: string, namespace: string): KubeObject {
+export function memcachedDeployment(name: string, namespace: string): KubeObject {
   const d = renderChildren(memcachedController, {
     apiVersion: 'cache.example.com/v1',
     kind: 'Memcached',
@@ -318,18 +322,19 @@ export async function converge<T extends KubeObject>(
 }
 
 /**
- * Starts our reconciler — the esbuild bundle the image ships, as the memcached operator's
- * ServiceAccount, with the synthesized `--controllers` and the Deployment's NODE_OPTIONS — on one
+ * Starts our reconciler — the esbuild bundle the image ships, on the image's Node, as the
+ * memcached operator's ServiceAccount, with the synthesized `--controllers` and the Deployment's NODE_OPTIONS — on one
  * namespace, and waits until it is ready (its caches synced).
  */
 export async function startReconciler(
   ctx: BenchContext,
   ns: string,
-  options: { workers?: number; nodeArgs?: string[]; args?: string[] } = {},
+  options: { workers?: number; nodeArgs?: string[]; args?: string[]; node?: NodeRuntimePackage } = {},
 ): Promise<{ proc: ChildProcess; metricsPort: number }> {
   const [health, metrics] = [await freePort(), await freePort()];
   const rec = startProcess(
-    process.execPath,
+    // The Node the image ships, unless another is asked for.
+    nodeBinary(options.node ?? IMAGE_NODE),
     [
       ...(options.nodeArgs ?? []),
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
@@ -393,6 +398,8 @@ export async function measureReconciler(
     workers?: number;
     idleSeconds: number;
     nodeArgs?: string[];
+    /** @default the image's Node */
+    node?: NodeRuntimePackage;
     /**
      * Runs once every resource has settled, with their namespace (e.g. to measure `plan` over
      * them) and a function that stops the reconciler (e.g. to restart one over them).
@@ -453,7 +460,7 @@ export async function measureReconciler(
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return { ...measured, requests, settledMemoryMiB };
+  return { ...measured, requests, settledMemoryMiB, node: (options.node ?? IMAGE_NODE).version };
 }
 
 /**

@@ -1,7 +1,9 @@
 // A Memcached operator on controller-runtime, at its defaults, written for the benchmarks the way
 // kubebuilder and operator-sdk scaffold one: a typed API, a reconciler that makes one Deployment
 // per Memcached (owned, so its changes come back as reconciles), and a status with conditions.
-// It is the peer `npm run bench` measures our reconciler against, never code of the kit.
+// It is the peer `npm run bench` measures our reconciler against, never code of the kit. With
+// --equal-work the same binary runs equal_work.go's reconciler instead: one that does the work
+// ours does (the same Deployment, a Pod cache, the same status and Events).
 //
 // The kind lives in its own group (cache.bench.example.com) so it shares the control plane with
 // the kit's Memcached without either controller seeing the other's objects.
@@ -11,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +45,10 @@ type MemcachedStatus struct {
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 	AvailableReplicas  int32              `json:"availableReplicas,omitempty"`
 	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	// The equal-work peer's (equal_work.go), as our Memcached's status has them.
+	Nodes         []string `json:"nodes,omitempty"`
+	Replicas      int32    `json:"replicas,omitempty"`
+	ReadyReplicas int32    `json:"readyReplicas,omitempty"`
 }
 
 // +kubebuilder:resource:path=benchmemcacheds,singular=benchmemcached
@@ -67,6 +74,7 @@ func (in *Memcached) DeepCopyInto(out *Memcached) {
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec = in.Spec
 	out.Status = in.Status
+	out.Status.Nodes = slices.Clone(in.Status.Nodes)
 	if in.Status.Conditions != nil {
 		out.Status.Conditions = make([]metav1.Condition, len(in.Status.Conditions))
 		for i := range in.Status.Conditions {
@@ -205,10 +213,13 @@ func (r *MemcachedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // cmd/main.go.
 
 func main() {
-	var metricsAddr, probeAddr, namespace string
+	var metricsAddr, probeAddr, namespace, deploymentTemplate string
+	var equalWork bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
 	flag.StringVar(&namespace, "namespace", "", "Watch only this namespace (all when empty).")
+	flag.BoolVar(&equalWork, "equal-work", false, "Do what the kit's Memcached reconciler does (equal_work.go), not kubebuilder's lean shape.")
+	flag.StringVar(&deploymentTemplate, "deployment-template", "", "With --equal-work: the Deployment to make for each Memcached, as JSON with __NAME__ and __NAMESPACE__.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -239,7 +250,19 @@ func main() {
 		setupLog.Error(err, "unable to create the manager")
 		os.Exit(1)
 	}
-	if err := (&MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr); err != nil {
+	if equalWork {
+		template, err := os.ReadFile(deploymentTemplate)
+		if err != nil {
+			setupLog.Error(err, "--equal-work needs --deployment-template")
+			os.Exit(1)
+		}
+		r := &EqualWorkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("memcached-controller"), Template: template}
+		err = r.SetupWithManager(mgr)
+		if err != nil {
+			setupLog.Error(err, "unable to create the controller")
+			os.Exit(1)
+		}
+	} else if err := (&MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create the controller")
 		os.Exit(1)
 	}

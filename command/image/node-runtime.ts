@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { NODE_RUNTIME } from './definition';
 import { ImageBuildError, run } from './tools';
 
-function cacheDir(): string {
+/** Where downloaded runtimes are kept (and, for the benchmarks, unpacked). */
+export function cacheDir(): string {
   const base = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
   return path.join(base, 'cdk8s-operator-kit', 'images');
 }
@@ -18,9 +19,16 @@ function integrityOf(file: string): string {
   return `sha512-${createHash('sha512').update(fs.readFileSync(file)).digest('base64')}`;
 }
 
+/** A Node.js release as the npm registry ships it: the package, its exact version and integrity. */
+export interface NodeRuntimePackage {
+  readonly package: string;
+  readonly version: string;
+  readonly integrity: string;
+}
+
 /** The package's tarball, downloaded with `npm pack` (so npm's registry settings apply) when not cached. */
-export function nodeRuntimeTarball(): string {
-  const { package: pkg, version, integrity } = NODE_RUNTIME;
+export function nodeRuntimeTarball(runtime: NodeRuntimePackage = NODE_RUNTIME): string {
+  const { package: pkg, version, integrity } = runtime;
   const dir = cacheDir();
   const tarball = path.join(dir, `${pkg}-${version}.tgz`);
   if (!fs.existsSync(tarball)) {
@@ -36,8 +44,11 @@ export function nodeRuntimeTarball(): string {
 }
 
 /** Extracts `bin/node` and its LICENSE into `dir`. */
-export function extractNodeRuntime(dir: string): { node: string; license: string } {
+export function extractNodeRuntime(
+  dir: string,
+  runtime: NodeRuntimePackage = NODE_RUNTIME,
+): { node: string; license: string } {
   fs.mkdirSync(dir, { recursive: true });
-  run('tar', ['-xzf', nodeRuntimeTarball(), '-C', dir, 'package/bin/node', 'package/LICENSE']);
+  run('tar', ['-xzf', nodeRuntimeTarball(runtime), '-C', dir, 'package/bin/node', 'package/LICENSE']);
   return { node: path.join(dir, 'package', 'bin', 'node'), license: path.join(dir, 'package', 'LICENSE') };
 }

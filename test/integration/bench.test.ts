@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { NODE_RUNTIME } from '../../command/image/definition';
 import { nodesRun, testKubeconfig, testWithNodes } from '../support/kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -32,7 +33,7 @@ function run(script: string, env: Record<string, string>) {
 
 // Settling needs pods that run (kwok). bench:converge runs the same measurements (bench/measure.ts) for one N.
 testWithNodes(
-  'npm run bench writes the comparison with controller-runtime and sample-controller, the relist before and after the priority queue, and the scaling table into the results file',
+  'npm run bench writes the comparison with both controller-runtime peers (equal work and lean), ours on Node 24 and sample-controller, the relist before and after the priority queue, and the scaling table into the results file',
   () => {
     const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-')), 'RESULTS.md');
     fs.writeFileSync(
@@ -55,18 +56,36 @@ testWithNodes(
     expect(text).not.toContain('\nold\n');
     expect(text).toMatch(/Machine: \d+ ×/);
     expect(text).toMatch(/controller-runtime v0\.\d+\.\d+/);
-    // Columns: reference, ours, controller-runtime, ours / controller-runtime, sample-controller.
-    expect(text).toContain(
-      '| figure, N = 3 | reference | ours | controller-runtime | ours / controller-runtime | Go sample-controller |',
-    );
-    const num = String.raw`[\d.]+`;
+    // Our reconciler runs on the Node the image ships, and on Node 24 beside it.
+    const imageNode = NODE_RUNTIME.version.replace(/\./g, '\\.');
+    expect(text).toMatch(new RegExp(`image's Node ${imageNode}`));
+    // Columns: reference, ours, the equal-work peer and ours over it, the lean peer and ours over
+    // it, ours on Node 24, sample-controller.
     expect(text).toMatch(
       new RegExp(
-        String.raw`\| all N Deployments exist \(vs reference\) \| ${num} s \| ${num} s \(${num}×\) \| ${num} s \(${num}×\) \| ${num}× \| ${num} s \(${num}×\) \|`,
+        String.raw`\| figure, N = 3 \| reference \| ours \(Node ${imageNode}\) \| controller-runtime, equal work \| ours / equal work \| controller-runtime, lean \| ours / lean \| ours on Node 24\.\d+\.\d+ \| Go sample-controller \|`,
       ),
     );
-    expect(text).toMatch(/\| write requests in 2 s once settled \| — \| \d+ \| \d+ \| {2}\| \d+ \|/);
-    expect(text).toMatch(/\| kube-apiserver RSS once settled \| \d+ MiB \| \d+ MiB \| \d+ MiB \|/);
+    const num = String.raw`[\d.]+`;
+    const timed = String.raw`${num} s \(${num}×\)`;
+    expect(text).toMatch(
+      new RegExp(
+        String.raw`\| all N Deployments exist \(vs reference\) \| ${num} s \| ${timed} \| ${timed} \| ${num}× \| ${timed} \| ${num}× \| ${timed} \| ${timed} \|`,
+      ),
+    );
+    expect(text).toMatch(
+      /\| write requests in 2 s once settled \| — \| \d+ \| \d+ \| {2}\| \d+ \| {2}\| \d+ \| \d+ \|/,
+    );
+    expect(text).toMatch(/\| kube-apiserver RSS once settled \| \d+ MiB \| \d+ MiB \| \d+ MiB \| {2}\| \d+ MiB \|/);
+    // The equal-work peer does what ours does: it records Events and writes the same status.
+    const byVerb = /\| … by verb and resource \| ([^|]*) \| ([^|]*) \| ([^|]*) \| {2}\| ([^|]*) \|/.exec(text);
+    expect(byVerb?.[1]).toBe('3 create deployments');
+    expect(byVerb?.[2]).toMatch(/\b3 patch deployments\b/);
+    expect(byVerb?.[2]).toMatch(/\b3 create events\b/);
+    expect(byVerb?.[3]).toMatch(/\b3 create deployments\b/);
+    expect(byVerb?.[3]).toMatch(/\b3 create events\b/);
+    expect(byVerb?.[3]).toMatch(/update benchmemcacheds\/status/);
+    expect(byVerb?.[4]).not.toMatch(/events/);
     // The relist: both queues, each with its percentiles, over the settled resources.
     expect(text).toMatch(
       /\| first in, first out \(before\) \| 3 \| 2 \| \d+ ms \| \d+ ms \| \d+ ms \| [\d.]+ s \| [\d.]+ s \|/,
@@ -77,7 +96,8 @@ testWithNodes(
     // The scaling table: one row per size.
     expect(text).toMatch(/\n\| 3 \| [\d.]+ s \([\d.]+×\) \| [\d.]+ s \([\d.]+×\) \| [\d.]+ \(/);
     // The goals are checked, met or not, never left out.
-    expect(text).toMatch(/N = 3: Deployments ≤ 0\.5× controller-runtime: [\d.]+× — (met|\*\*not met\*\*)/);
+    expect(text).toMatch(/N = 3: Deployments ≤ 0\.8× equal work: [\d.]+× — (met|\*\*not met\*\*)/);
+    expect(text).toMatch(/writes per resource ≤ equal work's: [\d.]+ against [\d.]+ — (met|\*\*not met\*\*)/);
     expect(text).toMatch(/applied within 1 s at p99: \d+ ms — (met|\*\*not met\*\*)/);
   },
 );
