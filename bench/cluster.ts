@@ -25,7 +25,16 @@ export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlP
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), 'bundle', '--entry', 'reconciler.ts'],
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'command', 'cli.ts'),
+        'bundle',
+        '--entry',
+        'reconciler.ts',
+        // OPKIT_BUNDLE_MINIFY=0: readable names in a CPU profile.
+        ...(process.env.OPKIT_BUNDLE_MINIFY === '0' ? ['--no-minify'] : []),
+      ],
       { cwd: ROOT, stdio: 'ignore' },
     );
     const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });

@@ -57,6 +57,8 @@ export interface Measurement {
   readonly writes: number;
   /** The same, by verb and resource, e.g. `patch memcacheds/status`. */
   readonly writesBy?: Record<string, number>;
+  /** Reconciles, where the process counts them (our reconciler's metrics). */
+  readonly reconciles?: number;
   /** All requests, where the process counts them (our reconciler's metrics). */
   readonly requests?: number;
   /** Write requests in the idle window after settling. */
@@ -418,6 +420,7 @@ export async function measureReconciler(
     spec: { size: 1 },
   }));
   let requests = 0;
+  let reconciles = 0;
   let settledMemoryMiB: Measurement['settledMemoryMiB'];
   const measured = await converge<Memcached & KubeObject>(ctx, {
     pid: rec.pid!,
@@ -440,6 +443,7 @@ export async function measureReconciler(
       }
       const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
       requests = sumSamples(exposition, 'rest_client_requests_total');
+      reconciles = sumSamples(exposition, 'controller_runtime_reconcile_total');
       const gauge = (name: string) =>
         mib(
           Number(
@@ -460,7 +464,7 @@ export async function measureReconciler(
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return { ...measured, requests, settledMemoryMiB, node: (options.node ?? IMAGE_NODE).version };
+  return { ...measured, requests, reconciles, settledMemoryMiB, node: (options.node ?? IMAGE_NODE).version };
 }
 
 /**

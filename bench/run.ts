@@ -144,6 +144,9 @@ function comparisonTable(c: Contenders): string {
       (m) => m.writes,
     ),
     row('… by verb and resource', (m) => (m === ref ? `${n} create deployments` : writesBy(m))),
+    row('reconciles (per resource)', (m) =>
+      m.reconciles === undefined ? '—' : `${m.reconciles} (${perResource(m.reconciles, n)})`,
+    ),
     row('all requests (per resource)', (m) =>
       m.requests === undefined ? '—' : `${m.requests} (${perResource(m.requests, n)})`,
     ),
