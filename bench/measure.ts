@@ -262,7 +262,9 @@ export function startProcess(
     stdio: ['ignore', stdoutFile ? fs.openSync(stdoutFile, 'w') : 'ignore', 'inherit'],
     env: { ...process.env, ...env },
   });
-  process.once('exit', () => p.kill('SIGKILL'));
+  const kill = () => p.kill('SIGKILL');
+  process.once('exit', kill);
+  p.once('exit', () => process.off('exit', kill));
   return p;
 }
 
