@@ -66,9 +66,10 @@ export async function measureControllerRuntime(
   const { ns, kubeconfig, user, remove } = controllerNamespace(ctx, 'bench-cr', 'memcached-operator');
   const health = await freePort();
   const equalWork: string[] = [];
+  const templateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-peer-'));
   if (options.equalWork) {
     // The Deployment our Memcached construct renders, so both make exactly the same child.
-    const template = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-peer-')), 'deployment.json');
+    const template = path.join(templateDir, 'deployment.json');
     fs.writeFileSync(template, JSON.stringify(memcachedDeployment(PLACEHOLDER.name, PLACEHOLDER.namespace)));
     equalWork.push('--equal-work', `--deployment-template=${template}`);
   }
@@ -101,6 +102,7 @@ export async function measureControllerRuntime(
     idleSeconds: options.idleSeconds,
   });
   await stopProcess(peer);
+  fs.rmSync(templateDir, { recursive: true, force: true });
   await remove();
   return measured;
 }
