@@ -10,13 +10,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildImage } from '../command/image/build';
+import { NODE_RUNTIME } from '../command/image/definition';
 import { describeProject } from '../command/image/project';
 import { freePort } from '../testing/control-plane';
 import { deploymentIn, missingContainerTools, ReconcilerContainer } from '../test/support/container';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
 import { withBenchCluster } from './cluster';
 import { kubectl, rssBytes } from './measure';
-import { IMAGE_NODE, nodeBinary } from './node-runtimes';
+import { nodeBinary } from './node-runtimes';
 
 const ROOT = path.resolve(__dirname, '..');
 const N = Number(process.env.IMAGE_N ?? 100);
@@ -66,7 +67,7 @@ async function bare(admin: string, deployment: any, ns: string): Promise<Figures
   const started = Date.now();
   const child: ChildProcess = spawn(
     // The image's Node, so the two differ by the container alone.
-    nodeBinary(IMAGE_NODE),
+    nodeBinary(NODE_RUNTIME),
     [
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
       ...args,

@@ -14,10 +14,11 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { type KubeClient } from '../operator/runtime/client';
 import { renderChildren } from '../operator/runtime/render';
+import { NODE_RUNTIME } from '../command/image/definition';
 import type { NodeRuntimePackage } from '../command/image/node-runtime';
 import { freePort } from '../testing/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
-import { IMAGE_NODE, nodeBinary } from './node-runtimes';
+import { nodeBinary } from './node-runtimes';
 import { Tally } from './tally';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -327,8 +328,8 @@ export async function converge<T extends KubeObject>(
 
 /**
  * Starts our reconciler — the esbuild bundle the image ships, on the image's Node, as the
- * memcached operator's ServiceAccount, with the synthesized `--controllers` and the Deployment's NODE_OPTIONS — on one
- * namespace, and waits until it is ready (its caches synced).
+ * memcached operator's ServiceAccount, with the synthesized `--controllers` and the Deployment's
+ * NODE_OPTIONS — on one namespace, and waits until it is ready (its caches synced).
  */
 export async function startReconciler(
   ctx: BenchContext,
@@ -338,7 +339,7 @@ export async function startReconciler(
   const [health, metrics] = [await freePort(), await freePort()];
   const rec = startProcess(
     // The Node the image ships, unless another is asked for.
-    nodeBinary(options.node ?? IMAGE_NODE),
+    nodeBinary(options.node ?? NODE_RUNTIME),
     [
       ...(options.nodeArgs ?? []),
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
@@ -413,7 +414,8 @@ export async function measureReconciler(
 ): Promise<Measurement> {
   const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
-  const { proc: rec, metricsPort: metrics } = await startReconciler(ctx, ns, options);
+  const node = options.node ?? NODE_RUNTIME;
+  const { proc: rec, metricsPort: metrics } = await startReconciler(ctx, ns, { ...options, node });
   await sleep(1000);
   const memcacheds = Array.from({ length: n }, (_, i) => ({
     apiVersion: 'cache.example.com/v1',
@@ -466,7 +468,7 @@ export async function measureReconciler(
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return { ...measured, requests, reconciles, settledMemoryMiB, node: (options.node ?? IMAGE_NODE).version };
+  return { ...measured, requests, reconciles, settledMemoryMiB, node: node.version };
 }
 
 /**

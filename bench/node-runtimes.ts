@@ -6,7 +6,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NODE_RUNTIME } from '../command/image/definition';
 import { cacheDir, extractNodeRuntime, type NodeRuntimePackage } from '../command/image/node-runtime';
 
 /** Node 24, measured beside the image's Node as a data point. */
@@ -15,9 +14,6 @@ export const NODE_24: NodeRuntimePackage = {
   version: '24.9.0',
   integrity: 'sha512-mN4aPMj4cOJv937Bu7ge7EBGmb3dkQ+04jcVWRiowd7+PmQ++TpLQXQh6I1madra65CiCYNfDWu3To51tq5xuA==',
 };
-
-/** The image's Node. */
-export const IMAGE_NODE: NodeRuntimePackage = NODE_RUNTIME;
 
 /** A runtime's `node` binary, unpacked into the cache the first time. */
 export function nodeBinary(runtime: NodeRuntimePackage): string {

@@ -22,10 +22,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { NODE_RUNTIME } from '../command/image/definition';
 import { withBenchCluster } from './cluster';
 import { buildControllerRuntimePeer, measureControllerRuntime } from './controller-runtime-peer';
 import { buildCached, type Measurement, measureReconciler, measureReference, measureSampleController } from './measure';
-import { IMAGE_NODE, NODE_24 } from './node-runtimes';
+import { NODE_24 } from './node-runtimes';
 import { measureRelist, type RelistMeasurement } from './relist';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -56,7 +57,7 @@ function machine(cluster: { version: string }, goDir: string | undefined, crVers
   const etcd = process.env.OPKIT_ETCD_VERSION ?? 'v3.6.16';
   return [
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}.`,
-    `Software: our reconciler as its esbuild bundle on the image's Node ${IMAGE_NODE.version} (and on Node ${NODE_24.version} beside it; the bench itself on ${process.version}), Kubernetes ${cluster.version} and etcd ${etcd} built by the test`,
+    `Software: our reconciler as its esbuild bundle on the image's Node ${NODE_RUNTIME.version} (and on Node ${NODE_24.version} beside it; the bench itself on ${process.version}), Kubernetes ${cluster.version} and etcd ${etcd} built by the test`,
     `harness, kube-scheduler and kwok running the pods, everything on loopback; both controller-runtime peers on sigs.k8s.io/controller-runtime ${crVersion}${goDir ? ` and` : ','}`,
     `${goDir ? `k8s.io/sample-controller ${fs.readFileSync(path.join(goDir, 'VERSION'), 'utf8').trim()}, ` : ''}built with ${goVersion}.`,
     'One run each; ratios compare with the reference measured in the same run on the same API server.',

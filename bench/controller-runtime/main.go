@@ -257,8 +257,7 @@ func main() {
 			os.Exit(1)
 		}
 		r := &EqualWorkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("memcached-controller"), Template: template}
-		err = r.SetupWithManager(mgr)
-		if err != nil {
+		if err := r.SetupWithManager(mgr); err != nil {
 			setupLog.Error(err, "unable to create the controller")
 			os.Exit(1)
 		}
