@@ -33,6 +33,8 @@ export interface Flags {
   logLevel: string;
   logFormat: 'json' | 'text';
   syncPeriodMs: number;
+  /** OTLP/HTTP endpoint (base URL) traces are sent to; none: tracing off. */
+  otlpEndpoint?: string;
   help: boolean;
 }
 
@@ -88,6 +90,9 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --priority-queue=true|false       reconcile created and changed objects before the initial list
                                     and resyncs (default true; false: first in, first out)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
+  --otlp-endpoint=URL               send a trace of each reconcile (a span per step and per API request)
+                                    over OTLP/HTTP to this base URL, e.g. http://otel-collector:4318
+                                    (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: tracing off)
   --kubeconfig=PATH                 (default: $KUBECONFIG, in-cluster, ~/.kube/config)
   --log-level=debug|info|warn|error (default info)
   --log-format=json|text            JSON lines for log pipelines, or text for a terminal (default json)
@@ -139,6 +144,7 @@ export const FLAG_OPTIONS = {
   'max-concurrent-reconciles': { type: 'string', default: '4' },
   'priority-queue': { type: 'string', default: 'true' },
   'sync-period': { type: 'string', default: '10h' },
+  'otlp-endpoint': { type: 'string' },
   kubeconfig: { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'json' },
@@ -224,6 +230,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     logLevel: values['log-level'],
     logFormat,
     syncPeriodMs: parseDuration(values['sync-period']),
+    otlpEndpoint: values['otlp-endpoint'] === '' ? undefined : values['otlp-endpoint'],
     help: values.help,
   };
   checkCombinations(flags);

@@ -34,6 +34,8 @@ import { migrateStorage } from './runtime/storage-migration';
 import type { KindDescriptor } from '../constructs/contract/kind';
 import { MetricsAuthorizer } from './runtime/metrics-auth';
 import { Metrics } from './runtime/metrics';
+import { otlpTracesUrl, type Tracer } from './runtime/tracing';
+import type * as OtlpTracerModule from './runtime/otlp-tracer';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -107,17 +109,53 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     logger.error({ kubeconfig: flags.kubeconfig }, err instanceof Error ? err.message : String(err));
     return 1;
   }
+  let tracer: Tracer | undefined;
+  try {
+    tracer = startTracer(flags, { logger, identity, serviceName: options.fieldManager });
+  } catch (err) {
+    logger.error(err instanceof Error ? err.message : String(err));
+    return 2;
+  }
   const client = new HttpKubeClient(cluster, {
     fieldManager,
     observer: metrics.observeRequest,
     userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
+    tracer,
   });
-  const run: RunContext = { flags, client, logger, metrics, identity, fieldManager, server: cluster.server };
-  // parseFlags accepts only the names of these controllers.
-  return runManager(
-    run,
-    flags.controllers.flatMap((name) => byName.get(name) ?? []),
-  );
+  const run: RunContext = { flags, client, logger, metrics, identity, fieldManager, server: cluster.server, tracer };
+  try {
+    // parseFlags accepts only the names of these controllers.
+    return await runManager(
+      run,
+      flags.controllers.flatMap((name) => byName.get(name) ?? []),
+    );
+  } finally {
+    await tracer?.shutdown();
+  }
+}
+
+/**
+ * The tracer, when `--otlp-endpoint` or the standard OTEL_EXPORTER_OTLP_ENDPOINT names where
+ * traces go; none otherwise, and then its module is never loaded. `service.name` is
+ * OTEL_SERVICE_NAME, else the operator's field manager.
+ */
+function startTracer(
+  flags: Flags,
+  shared: { logger: Logger; identity: string; serviceName?: string },
+): Tracer | undefined {
+  const url = otlpTracesUrl(flags.otlpEndpoint);
+  if (!url) return undefined;
+  // A lazy load (the package is CommonJS): without tracing, the exporter is never evaluated.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { OtlpTracer } = require('./runtime/otlp-tracer') as typeof OtlpTracerModule;
+  const serviceName = process.env.OTEL_SERVICE_NAME ?? shared.serviceName ?? 'cdk8s-operator-kit';
+  shared.logger.info({ url, serviceName }, 'tracing: a trace per reconcile, sent over OTLP/HTTP');
+  return new OtlpTracer({
+    url,
+    serviceName,
+    instanceId: shared.identity,
+    logger: shared.logger.child({ component: 'tracing' }),
+  });
 }
 
 /** What one run of the reconciler is made with. */
@@ -129,6 +167,7 @@ interface RunContext {
   readonly identity: string;
   readonly fieldManager: string;
   readonly server: string;
+  readonly tracer?: Tracer;
 }
 
 /** The manager with the selected controllers, storage migrations and webhooks, until a signal or a lost lease. */
@@ -140,8 +179,12 @@ async function runManager(run: RunContext, selected: readonly ControllerDeclarat
     const events = logger.child({ component: 'events', controller: decl.name });
     const recorder = new EventRecorder(client, `${run.fieldManager}/${decl.name}`, identity, events);
     const { maxConcurrentReconciles, priorityQueue } = flags;
+    const { tracer } = run;
     manager.add(
-      buildController(manager, decl, { client, recorder, logger, metrics, maxConcurrentReconciles, priorityQueue }),
+      buildController(manager, decl, {
+        ...{ client, recorder, logger, metrics, tracer },
+        ...{ maxConcurrentReconciles, priorityQueue },
+      }),
     );
   }
   // The first line of the log, before what the webhooks have to say.

@@ -55,6 +55,7 @@ export function buildController(
     reconciler: (req, ctx) => reconcile(parts, req, ctx),
   });
   controller.for(parts.resources);
+  options.metrics.watchConditions(type, () => parts.resources.list());
   for (const { type: t, informer } of owned.values()) {
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
     controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
@@ -95,6 +96,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     blockers: new Blockers(),
     metrics: options.metrics,
     failures: failureOwner ? ChildFailures.cache(mgr, failureOwner) : undefined,
+    tracer: options.tracer,
   };
 }
 

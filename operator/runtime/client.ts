@@ -1,3 +1,4 @@
+import type { Tracer } from './tracing';
 import type { KubeObject, ResourceType } from '../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -50,6 +51,8 @@ export interface KubeClientOptions {
    * replica made a write. @default 'cdk8s-operator-kit-reconciler'
    */
   readonly userAgent?: string;
+  /** Traces each request made inside a traced reconcile (see tracing.ts). @default not traced */
+  readonly tracer?: Tracer;
 }
 
 /** A watch: where, from when, and who is told of its events. */
@@ -234,7 +237,13 @@ export class HttpKubeClient implements KubeClient {
   ): Promise<T> {
     const started = process.hrtime.bigint();
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const span = this.options.tracer?.clientSpan(method, {
+      'http.request.method': method,
+      'url.path': path,
+      'server.address': this.server.hostname,
+    });
     const req = await this.prepare(method, path, opts.query, {
+      ...(span ? { traceparent: span.traceparent } : {}),
       ...(payload
         ? {
             'Content-Type': opts.contentType ?? 'application/json',
@@ -249,6 +258,7 @@ export class HttpKubeClient implements KubeClient {
         res.on('end', () => {
           const status = res.statusCode ?? 0;
           this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
+          span?.end(status);
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
@@ -264,6 +274,7 @@ export class HttpKubeClient implements KubeClient {
       r.setTimeout(this.options.timeoutMs ?? 30_000, () => r.destroy(new Error(`${method} ${path}: timed out`)));
       r.on('error', (err) => {
         this.options.observer?.(method, path, 0, Number(process.hrtime.bigint() - started) / 1e9);
+        span?.end(0, err);
         reject(err);
       });
       if (payload) r.write(payload);

@@ -23,6 +23,7 @@ import type { Metrics } from './metrics';
 import type { RenderCache } from './render-cache';
 import type { RenderedChildren } from './render';
 import type { StatusPacer } from './status-pacer';
+import type { Tracer } from './tracing';
 
 /** A type the controller owns, with its informer. */
 export interface OwnedType {
@@ -52,6 +53,8 @@ export interface ControllerParts {
   readonly pacer: StatusPacer;
   readonly blockers: Blockers;
   readonly metrics: Metrics;
+  /** Spans for the steps of each reconcile, when tracing is on. */
+  readonly tracer?: Tracer;
 }
 
 /** The resource one reconcile is about, and that reconcile's context. Read only. */

@@ -7,6 +7,7 @@ import { isTerminal } from './errors';
 import { type Informer } from './informer';
 import { jsonEqual } from './diff';
 import { type Metrics } from './metrics';
+import { inSpan, type Tracer } from './tracing';
 import { controllerOf, objectKey, splitKey, withoutBookkeeping } from './resource';
 import { type Priority, RateLimiter, type RateLimiterOptions, WorkQueue } from './workqueue';
 
@@ -61,6 +62,8 @@ export interface ControllerSetupOptions {
    * @default true
    */
   readonly priorityQueue?: boolean;
+  /** Traces each reconcile, its steps and its API requests (see tracing.ts). @default not traced */
+  readonly tracer?: Tracer;
 }
 
 export interface ControllerOptions extends ControllerSetupOptions {
@@ -86,6 +89,7 @@ export class Controller {
     this.queue = new WorkQueue(new RateLimiter(options.rateLimiter), options.metrics.forQueue(options.name), {
       priorities: options.priorityQueue ?? true,
     });
+    options.metrics.startController(options.name);
   }
 
   get name(): string {
@@ -207,11 +211,16 @@ export class Controller {
     this.inFlight++;
     metrics.activeWorkers.set({ controller: name }, this.inFlight);
     try {
-      const result = await this.options.reconciler(req, {
+      const ctx = {
         client: this.options.client,
         recorder: this.options.recorder,
         logger: log,
         signal: this.stopping.signal,
+      };
+      const result = await inSpan(this.options.tracer, 'reconcile', () => this.options.reconciler(req, ctx), {
+        controller: name,
+        'k8s.namespace.name': req.namespace,
+        'k8s.object.name': req.name,
       });
       this.queue.forget(key);
       if (result?.requeueAfterMs && result.requeueAfterMs > 0) {

@@ -94,6 +94,7 @@ export class Manager {
         },
       });
       this.informers.set(key, inf);
+      this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
   }

@@ -1,5 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Condition } from './conditions';
 import type { QueueMetrics } from './workqueue';
+
+/** A custom resource as the condition gauges read it from a cache. */
+interface WithConditions {
+  readonly metadata: { readonly namespace?: string; readonly name?: string };
+  readonly status?: { readonly conditions?: readonly Condition[] };
+}
+
+/** Why a watch restarted (informer.ts): every series starts at 0 with its informer. */
+export const WATCH_RESTART_REASONS = ['closed', 'error', 'expired'] as const;
 
 /**
  * The manager's Prometheus metrics, named as controller-runtime and client-go name theirs, so
@@ -95,6 +105,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * The conditions of every custom resource a controller has in its cache, read when scraped:
+   * one series per resource and condition, 1, labelled with its current status and reason. A
+   * resource has as many series as conditions (3 for the kit's kinds), and reasons are the
+   * kinds' fixed vocabulary, so its cardinality is that of the resources. "Degraded Memcacheds"
+   * is `opkit_resource_condition{kind="Memcached",condition="Degraded",status="True"}`.
+   */
+  readonly resourceCondition = new Gauge({
+    name: 'opkit_resource_condition',
+    help: "1 per condition of each custom resource, labelled with the condition's status and reason",
+    labelNames: ['kind', 'namespace', 'name', 'condition', 'status', 'reason'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.collectConditions();
+    },
+  });
+
+  readonly conditionTransition = new Gauge({
+    name: 'opkit_resource_condition_last_transition_timestamp_seconds',
+    help: 'When each condition of each custom resource last changed status (Unix seconds)',
+    labelNames: ['kind', 'namespace', 'name', 'condition'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly conditionSources = new Map<string, { kind: string; list: () => readonly WithConditions[] }>();
+
   readonly leader = new Gauge({
     name: 'leader_election_master_status',
     help: '1 while this process holds the leader lease, else 0',
@@ -104,6 +140,46 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * A controller's counters at 0 from its start, as controller-runtime has them: a rate of
+   * errors is then 0, not absent, until the first error.
+   */
+  startController(controller: string): void {
+    for (const result of ['success', 'error', 'requeue_after']) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc({ controller }, 0);
+    this.terminalReconcileErrors.inc({ controller }, 0);
+    this.activeWorkers.set({ controller }, 0);
+  }
+
+  /** Reports the conditions of a kind's resources, read from `list` (a cache) at each scrape. */
+  watchConditions(kind: { group: string; kind: string }, list: () => readonly WithConditions[]): void {
+    this.conditionSources.set(`${kind.group}/${kind.kind}`, { kind: kind.kind, list });
+  }
+
+  /** An informer of `resource` was made: its watch restarts count from 0, for every reason. */
+  startWatch(resource: string): void {
+    for (const reason of WATCH_RESTART_REASONS) this.watchRestarts.inc({ resource, reason }, 0);
+  }
+
+  private collectConditions(): void {
+    this.resourceCondition.reset();
+    this.conditionTransition.reset();
+    for (const { kind, list } of this.conditionSources.values()) {
+      for (const r of list()) {
+        const { namespace = '', name = '' } = r.metadata;
+        for (const c of r.status?.conditions ?? []) {
+          this.resourceCondition.set(
+            { kind, namespace, name, condition: c.type, status: c.status, reason: c.reason },
+            1,
+          );
+          const changed = Date.parse(c.lastTransitionTime);
+          if (!Number.isNaN(changed))
+            this.conditionTransition.set({ kind, namespace, name, condition: c.type }, changed / 1000);
+        }
+      }
+    }
   }
 
   forQueue(name: string): QueueMetrics {

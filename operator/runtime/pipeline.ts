@@ -6,7 +6,8 @@
  *   observe → keep the finalizer → external → render → claim → apply → prune → prepare → status
  *   → events → write
  *
- * each step a function of the outputs before it (reconcile-steps.ts).
+ * each step a function of the outputs before it (reconcile-steps.ts), and each a span of the
+ * reconcile's trace when tracing is on (`step`).
  */
 import type { ExternalStep } from '../../constructs/contract';
 import type { ReconcileContext, Request, Result } from './controller';
@@ -31,6 +32,12 @@ import {
   writeStatus,
 } from './reconcile-steps';
 import { objectKey } from './resource';
+import { inSpan } from './tracing';
+
+/** A step of the reconcile, in a span named after it when tracing is on; a plain call when off. */
+function step<T>(parts: ControllerParts, name: string, fn: () => T): T {
+  return inSpan(parts.tracer, name, fn);
+}
 
 /** A step's output, or the terminal error that stopped it. */
 type Stopped<T> =
@@ -66,10 +73,12 @@ async function writeChildren(
   external: ExternalStep | undefined,
   writes: ChildWrites,
 ): Promise<readonly NotOwned[]> {
-  const claim = claimChildren(parts, t, renderDesired(parts, t, external?.facts));
-  if (!claim.planned) return claim.notOwned;
-  await applyChildren(t, claim.planned, writes);
-  await pruneChildren(parts, t, writes);
+  const desired = step(parts, 'render', () => renderDesired(parts, t, external?.facts));
+  const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
+  const planned = claim.planned;
+  if (!planned) return claim.notOwned;
+  await step(parts, 'apply', () => applyChildren(t, planned, writes));
+  await step(parts, 'prune', () => pruneChildren(parts, t, writes));
   return [];
 }
 
@@ -81,13 +90,13 @@ export async function reconcile(
 ): Promise<Result | undefined> {
   const key = objectKey(req);
   const deleting = deletingWithFinalizer(parts, req);
-  if (deleting) return finalizeResource(parts, targetOf(key, deleting, ctx));
-  const resource = observe(parts, req);
+  if (deleting) return step(parts, 'finalize', () => finalizeResource(parts, targetOf(key, deleting, ctx)));
+  const resource = step(parts, 'observe', () => observe(parts, req));
   if (!resource) return undefined;
   const t = targetOf(key, resource, ctx);
-  await keepFinalizer(parts, t);
+  await step(parts, 'finalizer', () => keepFinalizer(parts, t));
 
-  const external = await unlessTerminal(parts, t, false, () => runExternal(parts, t));
+  const external = await unlessTerminal(parts, t, false, () => step(parts, 'external', () => runExternal(parts, t)));
   const writes = new ChildWrites();
   let terminal = external.terminal ?? knownTerminal(parts, t);
   let notOwned: readonly NotOwned[] = [];
@@ -103,23 +112,20 @@ export async function reconcile(
 
   const children = currentChildren(parts, t, writes);
   const applied = !terminal && notOwned.length === 0;
-  const prepared = await runPrepare(parts, t, children, applied);
-  const { observed, status } = computeStatus(parts, t, {
-    writes,
-    children,
-    external: external.value,
-    terminal,
-    notOwned,
-    prepared,
-  });
+  const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied));
+  const { observed, status } = step(parts, 'status', () =>
+    computeStatus(parts, t, { writes, children, external: external.value, terminal, notOwned, prepared }),
+  );
   const paced = parts.pacer.begin(key);
-  await recordEvents(parts, t, { observed, status, external: external.value, paced });
-  const result = await writeStatus(parts, t, {
-    status,
-    childrenChanged: writes.changes.length > 0,
-    requeueAfterMs: external.value?.requeueAfterMs,
-    paced,
-  });
+  await step(parts, 'events', () => recordEvents(parts, t, { observed, status, external: external.value, paced }));
+  const result = await step(parts, 'write', () =>
+    writeStatus(parts, t, {
+      status,
+      childrenChanged: writes.changes.length > 0,
+      requeueAfterMs: external.value?.requeueAfterMs,
+      paced,
+    }),
+  );
   paced.end();
   return result;
 }
