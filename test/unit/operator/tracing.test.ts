@@ -43,7 +43,16 @@ async function receiver(status = 200) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
-  return { url, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url,
+    requests,
+    close: () =>
+      new Promise<void>((r) =>
+        server.close(() => {
+          r();
+        }),
+      ),
+  };
 }
 
 const spansOf = (requests: { body: OtlpRequest }[]) =>
