@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { App, Chart } from 'cdk8s';
+import { App, Chart, Include } from 'cdk8s';
 import {
   CronTabOperator,
   CustomResourceDefinition,
@@ -21,6 +21,11 @@ import { CronTab } from './imports/stable.example.com';
 import { Application } from './imports/app.aiops.org';
 import { WebApp } from './imports/apps.example.com';
 import { Database, DatabaseSpecType } from './imports/database.example.com';
+
+/** The Prometheus Operator CRDs the operators' monitoring objects are written for (vendor/prometheus-operator). */
+const PROMETHEUS_OPERATOR_CRDS = ['servicemonitors', 'prometheusrules'].map((plural) =>
+  path.join(__dirname, 'vendor', 'prometheus-operator', `monitoring.coreos.com_${plural}.yaml`),
+);
 
 /**
  * Builds every operator (to `outdir`), the third-party CRDs we write resources for
@@ -54,6 +59,11 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
       kind: mongoDbCommunityKind(group),
     });
   }
+
+  // The Prometheus Operator's ServiceMonitor and PrometheusRule, as published (vendor/): what the
+  // operators' `monitoring` objects are typed from and applied against.
+  const monitoring = new Chart(crds, 'monitoring-coreos-com');
+  for (const file of PROMETHEUS_OPERATOR_CRDS) new Include(monitoring, path.basename(file, '.yaml'), { url: file });
 
   const samples = new App({ outdir: path.join(outdir, 'samples') });
   const memcachedSamples = new Chart(samples, 'memcached-sample');
