@@ -81,17 +81,25 @@ function keyText(key: string): string {
 }
 
 /**
+ * Literal text with Helm's delimiters in it (a Prometheus alert's `{{ $labels.name }}`, a Grafana
+ * legend's `{{pod}}`) written as actions that print them, so Helm renders the text unchanged.
+ */
+function literalDelimiters(yamlText: string): string {
+  return yamlText.replace(/\{\{|\}\}/g, (d) => `{{ "${d}" }}`);
+}
+
+/**
  * A scalar: literals as YAML writes them; with actions, a double-quoted string (its literal parts
  * escaped) or, for numbers and booleans, the bare text Helm renders.
  */
 function scalarText(node: Extract<TemplateNode, { kind: 'scalar' }>): string {
   if (node.parts.every((p): p is { text: string } => 'text' in p)) {
     const text = node.parts.map((p) => p.text).join('');
-    if (node.type === 'string' && text.includes('\n')) return JSON.stringify(text);
+    if (node.type === 'string' && text.includes('\n')) return literalDelimiters(JSON.stringify(text));
     const value: unknown = node.type === 'string' ? text : node.type === 'null' ? null : JSON.parse(text);
-    return stringify(value, { lineWidth: 0 }).trimEnd();
+    return literalDelimiters(stringify(value, { lineWidth: 0 }).trimEnd());
   }
-  const escape = (s: string) => JSON.stringify(s).slice(1, -1);
+  const escape = (s: string) => literalDelimiters(JSON.stringify(s).slice(1, -1));
   const text = (p: Part) => ('action' in p ? `{{ ${p.action} }}` : node.type === 'string' ? escape(p.text) : p.text);
   const joined = node.parts.map(text).join('');
   return node.type === 'string' ? `"${joined}"` : joined;
