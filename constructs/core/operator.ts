@@ -11,6 +11,7 @@ import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
+import { addMonitoring, type MonitoringOptions } from './monitoring';
 import {
   addWebhookObjects,
   type CertManagerCertificate,
@@ -92,6 +93,23 @@ export interface OperatorOptions {
   readonly metricsSecure?: boolean;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
+  /**
+   * Monitoring with the Prometheus Operator and Grafana: a ServiceMonitor scraping `/metrics`
+   * (with the token the secure endpoint asks for, the metrics-reader ClusterRole bound to your
+   * Prometheus's ServiceAccount), a PrometheusRule of alerts (reconcile errors, a queue that does
+   * not drain or is slow, resources Degraded for long, no leader, failing watches, the operator
+   * down) and a Grafana dashboard in a ConfigMap for its sidecar. `true` takes every default.
+   * Off by default: the ServiceMonitor and PrometheusRule kinds exist only where the Prometheus
+   * Operator is installed (docs/observability.md).
+   * @default false
+   */
+  readonly monitoring?: boolean | MonitoringOptions;
+  /**
+   * Send a trace of each reconcile (a span per step and per API request) over OTLP/HTTP to this
+   * base URL, e.g. `http://otel-collector.observability:4318` (`--otlp-endpoint`).
+   * @default no traces
+   */
+  readonly otlpEndpoint?: string;
   /**
    * Serve the controllers' admission hooks (`validate`, `default`): a Service in front of the
    * reconciler on port 9443, Validating/MutatingWebhookConfigurations calling it (fail-closed
@@ -210,6 +228,7 @@ export class Operator extends Construct {
     if (parts.leaderElection) this.addLeaderElectionRbac(parts, subject);
     this.deployment = this.addDeployment(parts, webhooks);
     this.metricsService = this.addMetricsService(parts);
+    this.addMonitoring(parts);
     if (webhooks) {
       addWebhookObjects(this, this.clusterScope, {
         plan: webhooks,
@@ -350,6 +369,23 @@ export class Operator extends Construct {
     });
   }
 
+  /** The ServiceMonitor, alerts and dashboard, when `monitoring` asks for them. */
+  private addMonitoring(parts: OperatorParts): void {
+    const { props, name, namespace } = parts;
+    const options = typeof props.monitoring === 'object' ? props.monitoring : props.monitoring ? {} : undefined;
+    if (!options) return;
+    const target = {
+      name,
+      namespace,
+      labels: parts.labels,
+      selector: parts.selector,
+      service: { name: this.metricsService.name, port: metricsPortName(parts), secure: parts.metricsSecure },
+      leaderLease: parts.leaderElection ? leaderLeaseName(name) : undefined,
+      metricsReaderRole: parts.metricsSecure ? `${name}-metrics-reader` : undefined,
+    };
+    addMonitoring(this, this.clusterScope, target, options);
+  }
+
   private addMetricsService(parts: OperatorParts): k8s.KubeService {
     return new k8s.KubeService(this, 'MetricsService', {
       metadata: parts.metadata('metrics'),
@@ -358,7 +394,7 @@ export class Operator extends Construct {
         selector: parts.selector,
         ports: [
           {
-            name: parts.metricsSecure ? 'https' : 'http',
+            name: metricsPortName(parts),
             port: ports(parts.props).metricsPort,
             targetPort: k8s.IntOrString.fromString('metrics'),
             protocol: 'TCP',
@@ -405,6 +441,16 @@ function addNamespace(parts: OperatorParts): void {
   });
 }
 
+/** The metrics Service's port: `https` when only authorized callers are served, else `http`. */
+function metricsPortName(parts: OperatorParts): string {
+  return parts.metricsSecure ? 'https' : 'http';
+}
+
+/** The Lease the operator's replicas elect their leader with. */
+function leaderLeaseName(name: string): string {
+  return `${name}-operator-leader`;
+}
+
 function ports(props: OperatorProps): { metricsPort: number; healthPort: number } {
   return { metricsPort: props.metricsPort ?? 8080, healthPort: props.healthPort ?? 8081 };
 }
@@ -421,9 +467,10 @@ function reconcilerArgs(parts: OperatorParts): string[] {
     `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
     `--log-level=${props.logLevel ?? 'info'}`,
     ...(parts.leaderElection
-      ? ['--leader-elect', `--leader-election-id=${name}-operator-leader`, `--leader-election-namespace=${namespace}`]
+      ? ['--leader-elect', `--leader-election-id=${leaderLeaseName(name)}`, `--leader-election-namespace=${namespace}`]
       : []),
     ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
+    ...(props.otlpEndpoint ? [`--otlp-endpoint=${props.otlpEndpoint}`] : []),
   ];
 }
 
@@ -573,6 +620,7 @@ function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
   if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
     fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
   validatePorts(props, fail);
+  validateObservability(props, fail);
   if (props.logLevel !== undefined && !['debug', 'info', 'warn', 'error'].includes(props.logLevel)) {
     fail(`logLevel must be one of debug, info, warn, error; got ${JSON.stringify(props.logLevel)}`);
   }
@@ -609,6 +657,30 @@ function validatePorts(props: OperatorProps, fail: Fail): void {
     }
   }
   if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
+}
+
+/** A Prometheus duration, as the ServiceMonitor and PrometheusRule schemas accept it. */
+const PROMETHEUS_DURATION =
+  /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
+
+function validateObservability(props: OperatorProps, fail: Fail): void {
+  const monitoring = typeof props.monitoring === 'object' ? props.monitoring : {};
+  for (const field of ['interval', 'degradedFor'] as const) {
+    const value = monitoring[field];
+    if (value !== undefined && (value === '' || !PROMETHEUS_DURATION.test(value)))
+      fail(
+        `monitoring.${field} ${JSON.stringify(value)} is not a Prometheus duration; use forms like "30s", "15m", "1h30m"`,
+      );
+  }
+  const sa = monitoring.prometheusServiceAccount;
+  if (sa && (!DNS_LABEL.test(sa.namespace) || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(sa.name)))
+    fail(
+      `monitoring.prometheusServiceAccount ${JSON.stringify(sa)} must name a ServiceAccount (a lower-case DNS name) and its namespace`,
+    );
+  if (props.otlpEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(props.otlpEndpoint))
+    fail(
+      `otlpEndpoint ${JSON.stringify(props.otlpEndpoint)} must be an http:// or https:// base URL, e.g. "http://otel-collector.observability:4318"`,
+    );
 }
 
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';

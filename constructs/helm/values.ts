@@ -96,6 +96,14 @@ export const SWITCHES: readonly SwitchValue[] = [
     write: (p, on) => ({ ...p, metricsSecure: on }),
   },
   {
+    path: 'monitoring.enabled',
+    doc: 'A ServiceMonitor, a PrometheusRule of alerts and a Grafana dashboard ConfigMap (needs the Prometheus Operator CRDs).',
+    expr: '.Values.monitoring.enabled',
+    read: (p) => Boolean(p.monitoring),
+    // On keeps the construct's own monitoring options, if it has them.
+    write: (p, on) => ({ ...p, monitoring: on ? (typeof p.monitoring === 'object' ? p.monitoring : true) : false }),
+  },
+  {
     // An empty string watches every namespace (a ClusterRole); a name, that one (a Role there).
     path: 'watchNamespace',
     doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',

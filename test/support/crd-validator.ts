@@ -11,7 +11,7 @@ export class CrdValidator {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(crd: K8sObject) {
-    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, code: { regExp: goPattern } });
     ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/);
     for (const v of crd.spec.versions) {
       this.validators.set(`${crd.spec.group}/${v.name}`, ajv.compile(toAjv(v.schema.openAPIV3Schema, true)));
@@ -27,6 +27,17 @@ export class CrdValidator {
     return validate(copy) ? [] : (validate.errors ?? []).map(describe);
   }
 }
+
+/**
+ * A CRD's pattern as the API server reads it (Go's RE2): a leading `(?i)` makes it
+ * case-insensitive, which JavaScript writes as a flag (the Prometheus Operator's CRDs use it).
+ */
+function goPattern(pattern: string, flags: string): RegExp {
+  const insensitive = /^(\^?)\(\?i\)/.exec(pattern);
+  if (!insensitive) return new RegExp(pattern, flags);
+  return new RegExp(`${insensitive[1]}${pattern.slice(insensitive[0].length)}`, `${flags}i`);
+}
+goPattern.code = 'goPattern';
 
 function describe(e: ErrorObject): string {
   const at = e.instancePath.replace(/^\//, '').replace(/\//g, '.');

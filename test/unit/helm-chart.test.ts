@@ -71,6 +71,10 @@ const SWITCH_SETTINGS: Setting[][] = [
     { name: 'every namespace', values: { watchNamespace: '' }, props: {} },
     { name: 'one namespace', values: { watchNamespace: 'team-a' }, props: { watchNamespace: 'team-a' } },
   ],
+  [
+    { name: 'no monitoring', values: { monitoring: { enabled: false } }, props: {} },
+    { name: 'monitoring', values: { monitoring: { enabled: true } }, props: { monitoring: true } },
+  ],
 ];
 
 /** Every value other than its default (more replicas only where leader election allows them). */
@@ -106,7 +110,7 @@ function merge(a: Record<string, any>, b: Record<string, any>): Record<string, a
   return out;
 }
 
-/** All 8 combinations of the switches, with default values and with every other value changed. */
+/** All 16 combinations of the switches, with default values and with every other value changed. */
 const COMBINATIONS = SWITCH_SETTINGS.reduce<Setting[][]>(
   (acc, choices) => acc.flatMap((combo) => choices.map((c) => [...combo, c])),
   [[]],
@@ -157,6 +161,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       maxConcurrentReconciles: 4,
       metrics: { port: 8080, secure: true },
       leaderElection: { enabled: true },
+      monitoring: { enabled: false },
       crds: { install: true },
     });
     // A comment before every leaf value.
