@@ -2,62 +2,10 @@
  * Traces: the OTLP/HTTP JSON the tracer sends (received by an HTTP server on loopback), its
  * parent links and W3C trace context, and where traces go by flag and environment.
  */
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { OtlpTracer } from '../../../operator/runtime/otlp-tracer';
 import { inSpan, otlpTracesUrl } from '../../../operator/runtime/tracing';
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: { key: string; value: Record<string, unknown> }[];
-  status: { code: number; message?: string };
-}
-interface OtlpRequest {
-  resourceSpans: {
-    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans: { spans: OtlpSpan[] }[];
-  }[];
-}
-
-/** An OTLP/HTTP receiver on a free loopback port, keeping what it is sent. */
-async function receiver(status = 200) {
-  const requests: { path: string; contentType: string; body: OtlpRequest }[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      requests.push({
-        path: req.url ?? '',
-        contentType: req.headers['content-type'] ?? '',
-        body: JSON.parse(body) as OtlpRequest,
-      });
-      res.writeHead(status).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
-  return {
-    url,
-    requests,
-    close: () =>
-      new Promise<void>((r) =>
-        server.close(() => {
-          r();
-        }),
-      ),
-  };
-}
-
-const spansOf = (requests: { body: OtlpRequest }[]) =>
-  requests.flatMap((r) => r.body.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
-const attr = (s: OtlpSpan, key: string) => s.attributes.find((a) => a.key === key)?.value;
+import { attributeOf as attr, type OtlpSpan, startOtlpReceiver as receiver } from '../../support/otlp';
 
 function tracerFor(url: string, logger = pino({ level: 'silent' })) {
   // A long interval: the test sends by shutdown, never by the clock.
@@ -89,7 +37,7 @@ describe('OtlpTracer', () => {
       'service.name': 'memcached',
       'service.instance.id': 'pod-1_ab',
     });
-    const spans = spansOf(rx.requests);
+    const spans = rx.spans();
     const byName = new Map(spans.map((s) => [s.name, s]));
     const [root, observe, apply, patch] = ['reconcile', 'observe', 'apply', 'PATCH'].map((n) => {
       const s = byName.get(n);
@@ -135,7 +83,7 @@ describe('OtlpTracer', () => {
     ).toThrow('sync failure');
     await tracer.shutdown();
     await rx.close();
-    const spans = spansOf(rx.requests);
+    const spans = rx.spans();
     expect(spans.map((s) => [s.name, s.status])).toEqual([
       ['apply', { code: 2, message: 'apply refused' }],
       ['reconcile', { code: 2, message: 'apply refused' }],
