@@ -12,12 +12,14 @@
  *   BENCH_NODE_ARGS=--trace-gc BENCH_RECONCILER_STDOUT=/tmp/gc.log npm run bench:converge   # its GC, heap by heap
  *   BENCH_CACHE_MEMORY=1 …                           # once settled, the heap bytes per cached object (bench/cache-memory.ts)
  *   BENCH_RELIST=50 …                                # once settled, restarts over them with 50 created during each relist (bench/relist.ts)
+ *   BENCH_TRACING=1 …                                # with --otlp-endpoint: every reconcile traced, to a sink here
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
 import { measureReconciler, measureReference } from './measure';
 import { measureRelist } from './relist';
+import { startOtlpSink } from './otlp-sink';
 
 const N = Number(process.env.N ?? 100);
 const WORKERS = process.env.WORKERS ? Number(process.env.WORKERS) : undefined;
@@ -26,7 +28,9 @@ const IDLE_S = Number(process.env.IDLE_S ?? 0);
 async function main(): Promise<void> {
   await withBenchCluster(async (ctx, cluster) => {
     const reference = process.env.BENCH_SKIP_REFERENCE === '1' ? undefined : await measureReference(ctx, N);
+    const sink = process.env.BENCH_TRACING === '1' ? await startOtlpSink() : undefined;
     const ours = await measureReconciler(ctx, N, {
+      args: sink ? [`--otlp-endpoint=${sink.endpoint}`] : [],
       workers: WORKERS,
       idleSeconds: IDLE_S,
       nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -48,12 +52,14 @@ async function main(): Promise<void> {
         }
       },
     });
+    await sink?.close();
     console.log(
       JSON.stringify(
         {
           kubernetes: cluster.version,
           n: N,
           workers: WORKERS ?? 'default',
+          ...(sink ? { tracing: { spans: sink.spans, requests: sink.requests } } : {}),
           reference,
           ours,
           deploymentsVsReference: reference && +(ours.deploymentsSeconds / reference.deploymentsSeconds).toFixed(2),

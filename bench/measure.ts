@@ -403,6 +403,8 @@ export async function measureReconciler(
     workers?: number;
     idleSeconds: number;
     nodeArgs?: string[];
+    /** More flags of the reconciler. */
+    args?: string[];
     /** @default the image's Node */
     node?: NodeRuntimePackage;
     /**
