@@ -95,6 +95,7 @@ export { KIT_CONTROLLERS } from './kit-controllers';
 export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './core/kit-image';
 export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
 export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
+export type { MonitoringOptions, ServiceAccountReference } from './core/monitoring';
 export {
   addSample,
   ConstructOperator,

@@ -20,6 +20,7 @@ export { ClusterConfig, loadKubeConfig } from './runtime/kubeconfig';
 export type { KubeConfigLike, LoadKubeConfigOptions } from './runtime/kubeconfig';
 export { EventRecorder } from './runtime/events';
 export { Metrics } from './runtime/metrics';
+export type { ClientSpan, SpanAttributes, Tracer } from './runtime/tracing';
 export { extractApplied, needsApply } from './runtime/managed-fields';
 export { renderChildren } from './runtime/render';
 export type { KubeObject } from '../constructs/contract';

@@ -10,7 +10,7 @@ import { one, parseYaml, synthProject } from '../support/synth';
 
 const result = synthProject();
 const files = Object.fromEntries(
-  Object.entries(result.files).filter(([f]) => f.startsWith('samples/mongodb/') || f.startsWith('crds/')),
+  Object.entries(result.files).filter(([f]) => f.startsWith('samples/mongodb/') || f.startsWith('crds/mongodb')),
 );
 const storage = [
   'samples/mongodb/0000-mongodb-storage-volumes.k8s.yaml',
@@ -186,7 +186,11 @@ describe('the MongoDBCommunity CRD subset and resource', () => {
       security: { authentication: { modes: ['SCRAM'] } },
     });
     expect(sample.spec.users[0].passwordSecretRef).toEqual({ name: 'my-user-password' });
-    expect(JSON.stringify(result.files)).not.toMatch(/"?password"?\s*:\s*"?[^{\s]/i);
+    // Every synthesized file but the Prometheus Operator's CRDs as published, whose schemas
+    // define a `password` field (of basic auth) and hold no value.
+    const ours = Object.entries(result.files).filter(([f]) => f !== 'crds/monitoring-coreos-com.k8s.yaml');
+    expect(ours.length).toBe(Object.keys(result.files).length - 1);
+    expect(JSON.stringify(Object.fromEntries(ours))).not.toMatch(/"?password"?\s*:\s*"?[^{\s]/i);
     expect(new CrdValidator(seedGroup).validate(sample)).toEqual([]);
   });
 
