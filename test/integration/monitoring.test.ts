@@ -48,6 +48,18 @@ function synthesize(namespace: string): K8sObject[] {
   return Testing.synth(chart) as K8sObject[];
 }
 
+/** A Memcached of one pod in the test's namespace. */
+function createMemcached(name: string): void {
+  kubectlOk(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name },
+      spec: { size: 1 },
+    }),
+  });
+}
+
 beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist', 'crds', 'monitoring-coreos-com.k8s.yaml')]);
@@ -153,14 +165,7 @@ describe('a Degraded Memcached', () => {
     // A Deployment of the name the Memcached's would have, made by someone else: the operator
     // never takes it, and reports Degraded (ChildNotOwned).
     kubectlOk(['create', 'deployment', name, '-n', ns, '--image=registry.k8s.io/pause:3.10']);
-    kubectlOk(['apply', '-n', ns, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'cache.example.com/v1',
-        kind: 'Memcached',
-        metadata: { name },
-        spec: { size: 1 },
-      }),
-    });
+    createMemcached(name);
   });
 
   test('fires the Degraded alert, naming the resource in its own namespace', async () => {
@@ -234,14 +239,7 @@ describe('a Degraded Memcached', () => {
 
 test('a reconcile is a trace: its steps are children of it, its API requests children of their step', async () => {
   const name = 'traced';
-  kubectlOk(['apply', '-n', ns, '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'cache.example.com/v1',
-      kind: 'Memcached',
-      metadata: { name },
-      spec: { size: 1 },
-    }),
-  });
+  createMemcached(name);
   // The first reconcile of the resource: it creates the Deployment (an apply) and writes status.
   const trace = await eventually(
     `a trace of ${name}'s first reconcile`,
