@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 /** The manager's command line, with controller-runtime's flag names. */
 export interface Flags {
   controllers: string[];
-  namespace?: string;
+  /** The namespaces watched (`--namespace` or `--namespaces`); none: all of them. */
+  namespaces?: string[];
   leaderElect: boolean;
   leaderElectionId: string;
   leaderElectionNamespace?: string;
@@ -64,6 +65,8 @@ function wrap(text: string, indent: number, width: number): string {
 }
 
 const USAGE_FLAGS = `  --namespace=NS                    watch only this namespace (default: all namespaces)
+  --namespaces=A,B                  watch only these namespaces: a list and watch of each, so rights
+                                    there suffice (a Role in each); not with --namespace
   --leader-elect                    elect one active replica through a Lease
   --leader-election-id=NAME         Lease name (default: cdk8s-operator-kit-leader)
   --leader-election-namespace=NS    Lease namespace (default: the pod's namespace)
@@ -125,6 +128,7 @@ function positiveInt(name: string, text: string): number {
 export const FLAG_OPTIONS = {
   controllers: { type: 'string' },
   namespace: { type: 'string' },
+  namespaces: { type: 'string' },
   'leader-elect': { type: 'boolean', default: false },
   'leader-election-id': { type: 'string', default: 'cdk8s-operator-kit-leader' },
   'leader-election-namespace': { type: 'string' },
@@ -168,6 +172,24 @@ function selectedControllers(list: string | undefined, known: string[]): string[
   return controllers;
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The namespaces `--namespace` or `--namespaces` name, each a DNS label, in the order given and
+ * each once; none (every namespace) for neither, or an empty one (`--namespace=`).
+ */
+function watchedNamespaces(one: string | undefined, many: string | undefined): string[] | undefined {
+  if (one && many) throw new Error('give --namespace or --namespaces, not both');
+  const names = (one ?? many ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const invalid = names.filter((n) => !DNS_LABEL.test(n) || n.length > 63);
+  if (invalid.length)
+    throw new Error(`--namespaces: ${invalid.map((n) => JSON.stringify(n)).join(', ')} is not a namespace name`);
+  return names.length ? [...new Set(names)] : undefined;
+}
+
 /** Flags with a fixed set of values. */
 function checkChoices(values: FlagValues): 'json' | 'text' {
   if (!['debug', 'info', 'warn', 'error'].includes(values['log-level']))
@@ -201,8 +223,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
   const logFormat = checkChoices(values);
   const flags: Flags = {
     controllers,
-    // `--namespace=` (empty) means every namespace, as no flag does.
-    namespace: values.namespace === '' ? undefined : values.namespace,
+    namespaces: watchedNamespaces(values.namespace, values.namespaces),
     leaderElect: values['leader-elect'],
     leaderElectionId: values['leader-election-id'],
     leaderElectionNamespace: values['leader-election-namespace'],

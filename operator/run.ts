@@ -188,9 +188,9 @@ async function runManager(run: RunContext, selected: readonly ControllerDeclarat
     );
   }
   // The first line of the log, before what the webhooks have to say.
-  const namespace = flags.namespace ?? '(all)';
+  const namespaces = flags.namespaces ?? '(all)';
   const { controllers, leaderElect: leaderElection } = flags;
-  logger.info({ controllers, namespace, leaderElection, identity }, 'starting manager');
+  logger.info({ controllers, namespaces, leaderElection, identity }, 'starting manager');
   addStorageMigrations(manager, selected, flags, { client, logger });
   let webhooks: { close(): Promise<void> } | undefined;
   try {
@@ -347,9 +347,9 @@ function addStorageMigrations(
 ): void {
   const logger = shared.logger.child({ component: 'storage-migration' });
   for (const kind of convertingKinds(decls)) {
-    if (flags.namespace) {
+    if (flags.namespaces) {
       logger.debug(
-        { crd: kind.crdName, namespace: flags.namespace },
+        { crd: kind.crdName, namespaces: flags.namespaces },
         'no storage migration: it needs to list every namespace',
       );
       continue;
@@ -383,7 +383,7 @@ function newManager(
     client,
     logger,
     metrics,
-    namespace: flags.namespace,
+    namespaces: flags.namespaces,
     metricsBindAddress: flags.metricsBindAddress,
     metricsSecurity: flags.metricsSecure
       ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath }

@@ -66,10 +66,19 @@ export interface OperatorOptions {
   /** Elect one active reconciler through a Lease, so replicas never fight. @default true */
   readonly leaderElection?: boolean;
   /**
-   * Watch only this namespace: RBAC becomes a Role there instead of a ClusterRole.
+   * Watch only this namespace: RBAC becomes a Role there instead of a ClusterRole
+   * (`watchNamespaces` with one).
    * @default - all namespaces
    */
   readonly watchNamespace?: string;
+  /**
+   * Watch only these namespaces: the rights on the kinds and their children become a Role and
+   * RoleBinding in each (only what is cluster-scoped stays in a ClusterRole), and the reconciler
+   * lists and watches each of them apart (`--namespaces`), so its token can create nothing
+   * outside them. Not with `watchNamespace`.
+   * @default - all namespaces
+   */
+  readonly watchNamespaces?: readonly string[];
   /** @default - requests 10m/64Mi, limits 500m/256Mi */
   readonly resources?: OperatorResources;
   /** @default 'info' */
@@ -235,7 +244,7 @@ export class Operator extends Construct {
         namespace,
         labels: parts.labels,
         selector: parts.selector,
-        watchNamespace: props.watchNamespace,
+        watchNamespaces: parts.watched,
         serviceAccount: this.serviceAccount.name,
       });
     }
@@ -255,20 +264,22 @@ export class Operator extends Construct {
 
   /** The controllers' rights: cluster-wide, or a Role in the one namespace they watch; and who may scrape. */
   private addManagerRbac(parts: OperatorParts, subject: RbacSubject): void {
-    const { props, clusterHolder, metadata, clusterMetadata, metricsSecure } = parts;
-    if (props.watchNamespace) {
-      const role = new k8s.KubeRole(this, 'ManagerRole', {
-        metadata: { ...metadata('manager-role'), namespace: props.watchNamespace },
+    const { clusterHolder, metadata, clusterMetadata, metricsSecure, watched } = parts;
+    for (const ns of watched ?? []) {
+      // One namespace keeps the ids it always had; each of several gets its own.
+      const id = watched?.length === 1 ? '' : `-${ns}`;
+      const role = new k8s.KubeRole(this, `ManagerRole${id}`, {
+        metadata: { ...metadata('manager-role'), namespace: ns },
         rules: this.rules.namespaced,
       });
-      new k8s.KubeRoleBinding(this, 'ManagerRoleBinding', {
-        metadata: { ...metadata('manager-rolebinding'), namespace: props.watchNamespace },
+      new k8s.KubeRoleBinding(this, `ManagerRoleBinding${id}`, {
+        metadata: { ...metadata('manager-rolebinding'), namespace: ns },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
         subjects: [subject],
       });
     }
     const clusterRules = [
-      ...(props.watchNamespace ? this.rules.clusterScoped : [...this.rules.namespaced, ...this.rules.clusterScoped]),
+      ...(watched ? this.rules.clusterScoped : [...this.rules.namespaced, ...this.rules.clusterScoped]),
       // Checking who scrapes /metrics: review their token, then their right to the URL.
       ...(metricsSecure ? metricsAuthRules() : []),
     ];
@@ -417,6 +428,8 @@ interface OperatorParts {
   readonly clusterHolder: Construct;
   readonly metricsSecure: boolean;
   readonly leaderElection: boolean;
+  /** The namespaces watched (`watchNamespace` or `watchNamespaces`); none: every namespace. */
+  readonly watched?: readonly string[];
   readonly metadata: (suffix: string) => { name: string; namespace: string; labels: Record<string, string> };
   readonly clusterMetadata: (suffix: string) => { name: string; labels: Record<string, string> };
 }
@@ -446,6 +459,12 @@ function metricsPortName(parts: OperatorParts): string {
   return parts.metricsSecure ? 'https' : 'http';
 }
 
+/** `--namespace` for one watched namespace (as before there were several), `--namespaces` for more. */
+function watchArgs(watched: readonly string[] | undefined): string[] {
+  if (!watched) return [];
+  return watched.length === 1 ? [`--namespace=${watched[0]}`] : [`--namespaces=${watched.join(',')}`];
+}
+
 /** The Lease the operator's replicas elect their leader with. */
 function leaderLeaseName(name: string): string {
   return `${name}-operator-leader`;
@@ -469,7 +488,7 @@ function reconcilerArgs(parts: OperatorParts): string[] {
     ...(parts.leaderElection
       ? ['--leader-elect', `--leader-election-id=${leaderLeaseName(name)}`, `--leader-election-namespace=${namespace}`]
       : []),
-    ...(props.watchNamespace ? [`--namespace=${props.watchNamespace}`] : []),
+    ...watchArgs(parts.watched),
     ...(props.otlpEndpoint ? [`--otlp-endpoint=${props.otlpEndpoint}`] : []),
   ];
 }
@@ -507,6 +526,7 @@ function operatorParts(props: OperatorProps, name: string, namespace: string, cl
     clusterHolder,
     metricsSecure: props.metricsSecure ?? true,
     leaderElection: props.leaderElection ?? true,
+    watched: props.watchNamespaces ?? (props.watchNamespace === undefined ? undefined : [props.watchNamespace]),
     metadata: (suffix) => ({ name: `${name}-${suffix}`, namespace, labels }),
     clusterMetadata: (suffix) => ({ name: `${name}-${suffix}`, labels }),
   };
@@ -593,9 +613,16 @@ function validateNames(name: string, namespace: string, props: OperatorProps, fa
       'name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"',
     );
   }
+  if (props.watchNamespace !== undefined && props.watchNamespaces !== undefined)
+    fail('give watchNamespace or watchNamespaces, not both');
+  if (props.watchNamespaces?.length === 0)
+    fail('watchNamespaces is empty; name at least one namespace, or leave it out to watch every namespace');
+  const repeated = props.watchNamespaces?.find((n, i) => props.watchNamespaces?.indexOf(n) !== i);
+  if (repeated !== undefined) fail(`watchNamespaces lists ${JSON.stringify(repeated)} twice; list each namespace once`);
   for (const [field, value] of [
     ['namespace', namespace],
     ['watchNamespace', props.watchNamespace],
+    ...(props.watchNamespaces ?? []).map((n) => ['watchNamespaces', n] as const),
   ] as const) {
     if (value !== undefined && (!DNS_LABEL.test(value) || value.length > 63)) {
       fail(

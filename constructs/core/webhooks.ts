@@ -126,8 +126,8 @@ export interface WebhookObjectsProps {
   readonly namespace: string;
   readonly labels: Record<string, string>;
   readonly selector: Record<string, string>;
-  /** Only resources in this namespace are reviewed. @default every namespace */
-  readonly watchNamespace?: string;
+  /** Only resources in these namespaces are reviewed. @default every namespace */
+  readonly watchNamespaces?: readonly string[];
   /** The reconciler's ServiceAccount. */
   readonly serviceAccount: string;
 }
@@ -205,9 +205,9 @@ function admissionWebhook(decl: ControllerDeclaration, hook: 'validate' | 'mutat
     matchPolicy: 'Equivalent',
     // An object being deleted (its finalizers removed by hand, say) is never held up.
     matchConditions: [{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }],
-    namespaceSelector: props.watchNamespace
+    namespaceSelector: props.watchNamespaces
       ? {
-          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [props.watchNamespace] }],
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...props.watchNamespaces] }],
         }
       : undefined,
     failurePolicy: 'Fail',

@@ -249,15 +249,22 @@ export function chartProps(props: OperatorProps): OperatorProps {
   const where = `Helm chart of operator ${JSON.stringify(name ?? '')}`;
   const image = parseImageReference(props.image ?? DEFAULT_IMAGE);
   if (image.digest) throw new Error(`${where}: the image names a digest; give the image and a tag (imageTag) instead`);
+  const watched = props.watchNamespaces;
+  if (watched && watched.length > 1)
+    throw new Error(
+      `${where}: the chart's watchNamespace value is one namespace, and the operator watches ${watched.length} (watchNamespaces); give the chart one, or apply the synthesized YAML`,
+    );
   const repository = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   // Where the construct was placed does not matter to a chart: it makes its objects on its own.
-  const { clusterScope: _cluster, crdScope: _crds, ...settings } = props;
+  const { clusterScope: _cluster, crdScope: _crds, watchNamespaces: _watched, ...settings } = props;
   return {
     ...settings,
     image: repository,
     imageTag: image.tag ?? props.imageTag ?? DEFAULT_IMAGE_TAG,
     createNamespace: false,
     namespace: props.namespace ?? `${name}-system`,
+    // One namespace in the list is the chart's watchNamespace value.
+    ...(watched?.length === 1 ? { watchNamespace: watched[0] } : {}),
   };
 }
 

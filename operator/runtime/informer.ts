@@ -16,8 +16,13 @@ export interface InformerHandler<T extends KubeObject> {
 }
 
 export interface InformerOptions {
-  /** Watch one namespace only. @default - all namespaces */
+  /** Watch one namespace only (`namespaces` with one). @default - all namespaces */
   readonly namespace?: string;
+  /**
+   * Watch these namespaces only: a list and a watch of each, into one cache, so the informer
+   * needs rights in those namespaces alone (a Role in each), never cluster-wide. @default - all namespaces
+   */
+  readonly namespaces?: readonly string[];
   /** Re-deliver every cached object as an update this often (0: never). @default 10 hours, as controller-runtime */
   readonly resyncPeriodMs?: number;
   readonly logger: Logger;
@@ -54,6 +59,8 @@ export interface InformerOptions {
  *   watch that stayed up (see `healthyWatchMs`) resets the backoff, so only consecutive
  *   failures make it grow;
  * - a watch that goes silent past its server timeout plus a margin is treated as broken.
+ * Given namespaces, it lists and watches each apart (each with its resourceVersion, its retries
+ * and its relists, which replace only that namespace's objects), into one cache.
  */
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
@@ -70,7 +77,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly handlers: InformerHandler<T>[] = [];
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
-  private resourceVersion = '';
+  /** One list-and-watch per namespace watched (one, `undefined`, for all namespaces). */
+  private readonly streams: Stream[];
   private readonly clock: Clock;
 
   constructor(
@@ -79,6 +87,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     private readonly options: InformerOptions,
   ) {
     this.clock = options.clock ?? realClock;
+    const namespaces = options.namespaces ?? (options.namespace === undefined ? [undefined] : [options.namespace]);
+    this.streams = [...new Set(namespaces)].map((namespace) => ({ namespace, resourceVersion: '', synced: false }));
   }
 
   addHandler(handler: InformerHandler<T>): void {
@@ -140,7 +150,6 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const log = this.options.logger.child({ resource: this.type.resource });
     const resync = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000;
     const resyncTimer =
       resync > 0
@@ -148,39 +157,48 @@ export class Informer<T extends KubeObject = KubeObject> {
             this.resync();
           }, resync)
         : undefined;
-    let needList = true;
-    let failures = 0;
     try {
-      while (!signal.aborted) {
-        try {
-          if (needList) {
-            await this.listAndReplace();
-            needList = false;
-          }
-          await this.watchFromCache(signal, () => {
-            failures = 0;
-          });
-          failures = 0;
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
-          if (!signal.aborted) this.options.onWatchRestart?.('closed');
-        } catch (err) {
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
-          if (signal.aborted) break;
-          if (isGone(err)) {
-            log.info({ resourceVersion: this.resourceVersion }, 'watch resourceVersion expired; listing again');
-            this.options.onWatchRestart?.('expired');
-            needList = true;
-            continue;
-          }
-          failures++;
-          this.options.onWatchRestart?.('error');
-          const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, 30_000));
-          log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
-          await this.clock.sleep(delay, signal);
-        }
-      }
+      await Promise.all(this.streams.map((s) => this.runStream(s, signal)));
     } finally {
       if (resyncTimer) clearInterval(resyncTimer);
+    }
+  }
+
+  /** One namespace's (or every namespace's) list and watch, until `signal` aborts. */
+  private async runStream(stream: Stream, signal: AbortSignal): Promise<void> {
+    const log = this.options.logger.child({
+      resource: this.type.resource,
+      ...(stream.namespace === undefined ? {} : { namespace: stream.namespace }),
+    });
+    let needList = true;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.listAndReplace(stream);
+          needList = false;
+        }
+        await this.watchFromCache(stream, signal, () => {
+          failures = 0;
+        });
+        failures = 0;
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
+        if (!signal.aborted) this.options.onWatchRestart?.('closed');
+      } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          log.info({ resourceVersion: stream.resourceVersion }, 'watch resourceVersion expired; listing again');
+          this.options.onWatchRestart?.('expired');
+          needList = true;
+          continue;
+        }
+        failures++;
+        this.options.onWatchRestart?.('error');
+        const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, 30_000));
+        log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
+        await this.clock.sleep(delay, signal);
+      }
     }
   }
 
@@ -189,7 +207,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    * stayed up for `healthyWatchMs` calls `onHealthy` however it ended, so the retry backoff
    * starts again from its first step.
    */
-  private async watchFromCache(signal: AbortSignal, onHealthy: () => void): Promise<void> {
+  private async watchFromCache(stream: Stream, signal: AbortSignal, onHealthy: () => void): Promise<void> {
     const healthyWatchMs = this.options.healthyWatchMs ?? 1000;
     // The server ends a watch after timeoutSeconds; spread them so watches do not all
     // reconnect at once.
@@ -197,10 +215,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     let openedAt: number | undefined;
     try {
       await this.client.watch(this.type, {
-        namespace: this.options.namespace,
-        query: { resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
+        namespace: stream.namespace,
+        query: { resourceVersion: stream.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
         onEvent: (e) => {
-          this.handleEvent(e);
+          this.handleEvent(stream, e);
         },
         signal,
         idleTimeoutMs: (timeoutSeconds + 60) * 1000,
@@ -213,12 +231,13 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  private async listAndReplace(): Promise<void> {
+  /** Lists the stream's namespace (or all), and makes the cache's objects of it what the list says. */
+  private async listAndReplace(stream: Stream): Promise<void> {
     const fresh = new Map<string, T>();
     let continueToken: string | undefined;
     let rv: string;
     do {
-      const page = await this.client.list<T>(this.type, this.options.namespace, {
+      const page = await this.client.list<T>(this.type, stream.namespace, {
         limit: String(this.options.pageSize ?? 500),
         ...this.selector(),
         ...(continueToken ? { continue: continueToken } : {}),
@@ -230,21 +249,25 @@ export class Informer<T extends KubeObject = KubeObject> {
       rv = page.metadata.resourceVersion;
     } while (continueToken);
 
-    for (const [key, old] of [...this.store]) {
-      if (!fresh.has(key)) {
+    // Only this stream's objects: another namespace's are another list's.
+    const listed = stream.namespace === undefined ? this.store.keys() : (this.byNamespace.get(stream.namespace) ?? []);
+    for (const key of [...listed]) {
+      const old = this.store.get(key);
+      if (old && !fresh.has(key)) {
         this.remove(key);
         this.emit((h) => h.onDelete?.(old));
       }
     }
-    const initialList = !this.synced;
+    const initialList = !stream.synced;
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
       this.put(key, obj);
       if (!old) this.emit((h) => h.onAdd?.(obj, initialList));
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
     }
-    this.resourceVersion = rv;
-    if (!this.synced) {
+    stream.resourceVersion = rv;
+    stream.synced = true;
+    if (!this.synced && this.streams.every((s) => s.synced)) {
       this.synced = true;
       this.syncWaiters.splice(0).forEach((r) => {
         r();
@@ -252,7 +275,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  private handleEvent(e: WatchEvent): void {
+  private handleEvent(stream: Stream, e: WatchEvent): void {
     if (e.type === 'ERROR') {
       const status = e.object as unknown as { code?: number; reason?: string; message?: string };
       throw new ApiError(
@@ -263,7 +286,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     // A watch ERROR carries a Status, which may have no metadata.
     const rv = (e.object.metadata as KubeObject['metadata'] | undefined)?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
+    if (rv) stream.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
     const obj = this.typed(e.object as T);
     const key = objectKey(obj.metadata);
@@ -361,6 +384,15 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
   }
+}
+
+/** The list and watch of one namespace (or of all: `undefined`). */
+interface Stream {
+  readonly namespace: string | undefined;
+  /** Where its next watch resumes. */
+  resourceVersion: string;
+  /** Whether its first list has filled the cache. */
+  synced: boolean;
 }
 
 function labelKey(namespace: string | undefined, label: string, value: string): string {

@@ -19,8 +19,10 @@ export interface ManagerOptions {
   readonly client: KubeClient;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  /** Watch only this namespace. @default - all namespaces */
+  /** Watch only this namespace (`namespaces` with one). @default - all namespaces */
   readonly namespace?: string;
+  /** Watch only these namespaces: a list and watch of each, never of all. @default - all namespaces */
+  readonly namespaces?: readonly string[];
   /** `host:port` or `:port` of /metrics; '0' disables. @default not served */
   readonly metricsBindAddress?: string;
   /**
@@ -86,7 +88,7 @@ export class Manager {
       inf = new Informer(this.options.client, type, {
         fieldSelector: options.fieldSelector,
         transform: cacheTransform(this.options.client.fieldManager, type),
-        namespace: type.namespaced ? this.options.namespace : undefined,
+        namespaces: type.namespaced ? this.watchedNamespaces : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
         logger: this.options.logger.child({ component: 'informer' }),
         onWatchRestart: (reason) => {
@@ -97,6 +99,12 @@ export class Manager {
       this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
+  }
+
+  /** The namespaces watched, or none for all of them. */
+  get watchedNamespaces(): readonly string[] | undefined {
+    const { namespace, namespaces } = this.options;
+    return namespaces ?? (namespace === undefined ? undefined : [namespace]);
   }
 
   add(controller: Controller): void {

@@ -178,7 +178,13 @@ export class ReconcilerProcess {
       },
     );
     const proc = new ReconcilerProcess(child, healthPort, metricsPort, name);
-    await waitUntilReady(name, child, proc.logs, healthPort, 60_000);
+    try {
+      await waitUntilReady(name, child, proc.logs, healthPort, 60_000);
+    } catch (err) {
+      // A process that never got ready must not outlive the test (jest would wait on it).
+      await proc.stop('SIGKILL');
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.logs.slice(-20).join('\n')}`);
+    }
     return proc;
   }
 

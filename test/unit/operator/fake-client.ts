@@ -1,7 +1,7 @@
 import type { KubeObject } from '../../../constructs/contract';
 import type { KubeClient, KubeList, WatchEvent, WatchOptions } from '../../../operator/runtime/client';
 
-type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
+export type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 
 /**
  * An in-memory stand-in for the list and watch calls of KubeClient: each list answers with the

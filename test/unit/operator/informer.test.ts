@@ -1,8 +1,8 @@
 import pino from 'pino';
-import { ApiError } from '../../../operator/runtime/client';
+import { ApiError, type KubeClient, type KubeList, type WatchOptions } from '../../../operator/runtime/client';
 import { Informer } from '../../../operator/runtime/informer';
 import { BuiltinTypes } from '../../../constructs';
-import { FakeListWatch, list, obj } from './fake-client';
+import { FakeListWatch, list, obj, type WatchScript } from './fake-client';
 import { VirtualClock } from './virtual-clock';
 
 const logger = pino({ level: 'silent' });
@@ -332,4 +332,108 @@ test('a label index built by a first list follows the updates, adds and deletes 
   expect(names(undefined, { app: 'db' })).toEqual(['b']);
   stop.abort();
   await run;
+});
+
+describe('Informer over some namespaces', () => {
+  /** A client answering each namespace's lists and watches from its own script; no cluster-wide call allowed. */
+  function perNamespace(scripts: Record<string, { lists: (() => Promise<KubeList>)[]; watches: WatchScript[] }>) {
+    const calls: string[] = [];
+    const client = {
+      list: async (_t: unknown, namespace?: string) => {
+        calls.push(`list ${namespace ?? '(all)'}`);
+        const next = namespace === undefined ? undefined : scripts[namespace]?.lists.shift();
+        if (!next) throw new Error(`no scripted list for ${namespace ?? 'all namespaces'}`);
+        return next();
+      },
+      watch: async (_t: unknown, { namespace, query, onEvent, signal, onOpen }: WatchOptions) => {
+        calls.push(`watch ${namespace ?? '(all)'}@${query.resourceVersion}`);
+        onOpen?.();
+        const next = namespace === undefined ? undefined : scripts[namespace]?.watches.shift();
+        if (next) return next(onEvent, query);
+        await new Promise<void>((r) => {
+          if (signal.aborted) r();
+          signal.addEventListener(
+            'abort',
+            () => {
+              r();
+            },
+            { once: true },
+          );
+        });
+      },
+    } as unknown as KubeClient;
+    return { client, calls };
+  }
+
+  test('lists and watches each namespace into one cache; a relist of one leaves the others alone', async () => {
+    const { client, calls } = perNamespace({
+      a: {
+        lists: [async () => list('10', [obj('a1', '5', 'a')]), async () => list('15', [])],
+        watches: [
+          async (emit) => {
+            emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } as never });
+          },
+        ],
+      },
+      b: {
+        lists: [async () => list('20', [obj('b1', '6', 'b')])],
+        watches: [
+          async (emit) => {
+            emit({ type: 'ADDED', object: obj('b2', '21', 'b') });
+          },
+        ],
+      },
+    });
+    const inf = new Informer(client, BuiltinTypes.ConfigMap, { logger, namespaces: ['a', 'b'] });
+    const events = recorder(inf);
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await inf.waitForSync();
+    await until(() => calls.filter((c) => c.startsWith('watch')).length >= 4);
+    stop.abort();
+    await run;
+    // Never a list or watch of every namespace: the rights it needs are in a and b alone.
+    expect(calls.filter((c) => c.includes('(all)'))).toEqual([]);
+    expect(calls.filter((c) => c.startsWith('list')).sort()).toEqual(['list a', 'list a', 'list b']);
+    expect(calls.filter((c) => c.startsWith('watch a')).sort()).toEqual(['watch a@10', 'watch a@15']);
+    expect(calls.filter((c) => c.startsWith('watch b')).sort()).toEqual(['watch b@20', 'watch b@21']);
+    expect(events.sort()).toEqual(['add a1@5', 'add b1@6', 'add b2@21', 'delete a1'].sort());
+    expect(
+      inf
+        .list()
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual(['b/b1', 'b/b2']);
+  });
+
+  test('synced only once every namespace has listed', async () => {
+    let releaseB!: () => void;
+    const bListed = new Promise<void>((r) => (releaseB = r));
+    const { client } = perNamespace({
+      a: { lists: [async () => list('1', [obj('a1', '1', 'a')])], watches: [] },
+      b: {
+        lists: [
+          async () => {
+            await bListed;
+            return list('2', [obj('b1', '2', 'b')]);
+          },
+        ],
+        watches: [],
+      },
+    });
+    const inf = new Informer(client, BuiltinTypes.ConfigMap, { logger, namespaces: ['a', 'b'] });
+    const adds: boolean[] = [];
+    inf.addHandler({ onAdd: (_o, initialList) => adds.push(initialList) });
+    const stop = new AbortController();
+    const run = inf.run(stop.signal);
+    await until(() => inf.size === 1);
+    expect(inf.hasSynced()).toBe(false);
+    releaseB();
+    await inf.waitForSync();
+    expect(inf.size).toBe(2);
+    // Both came with their namespace's first list.
+    expect(adds).toEqual([true, true]);
+    stop.abort();
+    await run;
+  });
 });

@@ -172,7 +172,7 @@ describe('helpers', () => {
       leaseDurationMs: 4000,
       renewDeadlineMs: 3000,
       retryPeriodMs: 500,
-      namespace: 'team',
+      namespaces: ['team'],
       metricsBindAddress: ':8080',
     });
     expect(parseFlags([], ['memcached']).controllers).toEqual(['memcached']);
@@ -183,6 +183,15 @@ describe('helpers', () => {
     );
     expect(() => parseFlags(['--max-concurrent-reconciles=0'], ['memcached'])).toThrow(/at least 1/);
     expect(parseDuration('1h30m')).toBe(5_400_000);
+  });
+
+  test('flags: the namespaces watched, one or several, each once; none is every namespace', () => {
+    const watched = (args: string[]) => parseFlags(args, ['memcached']).namespaces;
+    expect(watched([])).toBeUndefined();
+    expect(watched(['--namespace='])).toBeUndefined();
+    expect(watched(['--namespaces=apps, web,apps'])).toEqual(['apps', 'web']);
+    expect(() => watched(['--namespace=a', '--namespaces=b,c'])).toThrow(/--namespace or --namespaces, not both/);
+    expect(() => watched(['--namespaces=apps,Web_1'])).toThrow(/"Web_1" is not a namespace name/);
     expect(() => parseDuration('10 seconds')).toThrow(/invalid duration/);
   });
 });
