@@ -207,7 +207,9 @@ function admissionWebhook(decl: ControllerDeclaration, hook: 'validate' | 'mutat
     matchConditions: [{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }],
     namespaceSelector: props.watchNamespaces
       ? {
-          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...props.watchNamespaces] }],
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'In', values: [...props.watchNamespaces] },
+          ],
         }
       : undefined,
     failurePolicy: 'Fail',
