@@ -249,15 +249,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       rv = page.metadata.resourceVersion;
     } while (continueToken);
 
-    // Only this stream's objects: another namespace's are another list's.
-    const listed = stream.namespace === undefined ? this.store.keys() : (this.byNamespace.get(stream.namespace) ?? []);
-    for (const key of [...listed]) {
-      const old = this.store.get(key);
-      if (old && !fresh.has(key)) {
-        this.remove(key);
-        this.emit((h) => h.onDelete?.(old));
-      }
-    }
+    this.dropUnlisted(stream, fresh);
     const initialList = !stream.synced;
     for (const [key, obj] of fresh) {
       const old = this.store.get(key);
@@ -272,6 +264,19 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.syncWaiters.splice(0).forEach((r) => {
         r();
       });
+    }
+  }
+
+  /** Deletes the cached objects of the stream's namespace (or all) that its list no longer has. */
+  private dropUnlisted(stream: Stream, fresh: ReadonlyMap<string, T>): void {
+    // Only this stream's objects: another namespace's are another list's.
+    const listed = stream.namespace === undefined ? this.store.keys() : (this.byNamespace.get(stream.namespace) ?? []);
+    for (const key of [...listed]) {
+      const old = this.store.get(key);
+      if (old && !fresh.has(key)) {
+        this.remove(key);
+        this.emit((h) => h.onDelete?.(old));
+      }
     }
   }
 

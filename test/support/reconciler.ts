@@ -183,7 +183,9 @@ export class ReconcilerProcess {
     } catch (err) {
       // A process that never got ready must not outlive the test (jest would wait on it).
       await proc.stop('SIGKILL');
-      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.logs.slice(-20).join('\n')}`);
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.logs.slice(-20).join('\n')}`, {
+        cause: err,
+      });
     }
     return proc;
   }
