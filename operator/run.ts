@@ -111,7 +111,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   }
   let tracer: Tracer | undefined;
   try {
-    tracer = startTracer(flags, { logger, identity, serviceName: options.fieldManager });
+    tracer = startTracer(flags, { logger, identity, serviceName: fieldManager });
   } catch (err) {
     logger.error(err instanceof Error ? err.message : String(err));
     return 2;
@@ -141,14 +141,14 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
  */
 function startTracer(
   flags: Flags,
-  shared: { logger: Logger; identity: string; serviceName?: string },
+  shared: { logger: Logger; identity: string; serviceName: string },
 ): Tracer | undefined {
   const url = otlpTracesUrl(flags.otlpEndpoint);
   if (!url) return undefined;
   // A lazy load (the package is CommonJS): without tracing, the exporter is never evaluated.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { OtlpTracer } = require('./runtime/otlp-tracer') as typeof OtlpTracerModule;
-  const serviceName = process.env.OTEL_SERVICE_NAME ?? shared.serviceName ?? 'cdk8s-operator-kit';
+  const serviceName = process.env.OTEL_SERVICE_NAME ?? shared.serviceName;
   shared.logger.info({ url, serviceName }, 'tracing: a trace per reconcile, sent over OTLP/HTTP');
   return new OtlpTracer({
     url,

@@ -88,7 +88,9 @@ export class Manager {
       inf = new Informer(this.options.client, type, {
         fieldSelector: options.fieldSelector,
         transform: cacheTransform(this.options.client.fieldManager, type),
-        namespaces: type.namespaced ? this.watchedNamespaces : undefined,
+        // The informer reads either: one namespace, or several.
+        namespace: type.namespaced ? this.options.namespace : undefined,
+        namespaces: type.namespaced ? this.options.namespaces : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
         logger: this.options.logger.child({ component: 'informer' }),
         onWatchRestart: (reason) => {
@@ -99,12 +101,6 @@ export class Manager {
       this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
-  }
-
-  /** The namespaces watched, or none for all of them. */
-  get watchedNamespaces(): readonly string[] | undefined {
-    const { namespace, namespaces } = this.options;
-    return namespaces ?? (namespace === undefined ? undefined : [namespace]);
   }
 
   add(controller: Controller): void {
