@@ -6,15 +6,8 @@
  */
 import * as path from 'node:path';
 import { Testing } from 'cdk8s';
-import type { Construct } from 'constructs';
-import {
-  CronTabOperator,
-  DatabaseOperator,
-  EtcdClusterOperator,
-  MemcachedOperator,
-  type OperatorOptions,
-  WebAppOperator,
-} from '../../constructs';
+import { MemcachedOperator, type OperatorOptions } from '../../constructs';
+import { KIT_OPERATORS, type MakeOperator } from '../support/kit-operators';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 import type { K8sObject } from '../support/synth';
@@ -24,13 +17,6 @@ const ROOT = path.resolve(__dirname, '..', '..');
 jest.setTimeout(180_000);
 
 const suffix = Math.random().toString(36).slice(2, 6);
-const OPERATORS: [string, (scope: Construct, id: string, options: OperatorOptions) => unknown][] = [
-  ['memcached', (s, id, o) => new MemcachedOperator(s, id, o)],
-  ['etcd', (s, id, o) => new EtcdClusterOperator(s, id, o)],
-  ['crontab', (s, id, o) => new CronTabOperator(s, id, o)],
-  ['webapp', (s, id, o) => new WebAppOperator(s, id, o)],
-  ['database', (s, id, o) => new DatabaseOperator(s, id, o)],
-];
 /** What the API server stores that an operator might write: every namespaced kind, by resource. */
 let namespacedResources: string[];
 let served: string[];
@@ -38,7 +24,7 @@ let other: string;
 const cleanup: string[][] = [];
 
 /** The operator's RBAC and ServiceAccount, applied under a name of its own; its ServiceAccount user. */
-function applyRbac(name: string, make: (typeof OPERATORS)[number][1], options: OperatorOptions): string {
+function applyRbac(name: string, make: MakeOperator, options: OperatorOptions): string {
   const chart = Testing.chart();
   make(chart, name, options);
   const kinds = ['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
@@ -86,7 +72,7 @@ afterAll(() => {
   for (const args of cleanup) kubectl(args);
 });
 
-describe.each(OPERATORS)('the %s operator', (kit, make) => {
+describe.each(KIT_OPERATORS)('the %s operator', (kit, make) => {
   test('scoped: its token can write nothing outside its namespaces; cluster-wide: everywhere', () => {
     const scoped = applyRbac(`${kit}-scoped-${suffix}`, make, { watchNamespaces: served });
     const wide = applyRbac(`${kit}-wide-${suffix}`, make, {});
@@ -112,7 +98,7 @@ describe('a scoped Memcached reconciler', () => {
   const name = `memcached-scoped-${suffix}`;
 
   beforeAll(async () => {
-    applyRbac(name, OPERATORS[0]![1], { watchNamespaces: served });
+    applyRbac(name, (s, id, o) => new MemcachedOperator(s, id, o), { watchNamespaces: served });
     reconciler = await ReconcilerProcess.start({
       kubeconfig: serviceAccountKubeconfig({ namespace: `${name}-system`, serviceAccount: `${name}-operator` }),
       args: ['--controllers=memcached', `--namespaces=${served.join(',')}`],

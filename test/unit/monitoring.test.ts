@@ -7,16 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Testing } from 'cdk8s';
-import {
-  CronTabOperator,
-  DatabaseOperator,
-  EtcdClusterOperator,
-  MemcachedOperator,
-  type OperatorOptions,
-  WebAppOperator,
-} from '../../constructs';
+import { MemcachedOperator, type OperatorOptions } from '../../constructs';
 import { dashboardQueries } from '../../constructs/core/dashboard';
 import { CrdValidator } from '../support/crd-validator';
+import { KIT_OPERATORS } from '../support/kit-operators';
 import { find, type K8sObject, one, parseYaml } from '../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -46,15 +40,9 @@ const dashboardOf = (objects: K8sObject[]) => {
 };
 
 describe('monitoring is off by default', () => {
-  test.each([
-    ['memcached', (c: ReturnType<typeof Testing.chart>): unknown => new MemcachedOperator(c, 'memcached')],
-    ['etcd', (c: ReturnType<typeof Testing.chart>): unknown => new EtcdClusterOperator(c, 'etcd')],
-    ['crontab', (c: ReturnType<typeof Testing.chart>): unknown => new CronTabOperator(c, 'crontab')],
-    ['webapp', (c: ReturnType<typeof Testing.chart>): unknown => new WebAppOperator(c, 'webapp')],
-    ['database', (c: ReturnType<typeof Testing.chart>): unknown => new DatabaseOperator(c, 'database')],
-  ])('%s: no object of a kind a cluster without the Prometheus Operator lacks', (_name, make) => {
+  test.each(KIT_OPERATORS)('%s: no object of a kind a cluster without the Prometheus Operator lacks', (name, make) => {
     const chart = Testing.chart();
-    make(chart);
+    make(chart, name);
     const kinds = (Testing.synth(chart) as K8sObject[]).map((o) => o.kind);
     expect(kinds.filter((k) => MONITORING_KINDS.includes(k))).toEqual([]);
     expect(kinds).not.toContain('ConfigMap');
