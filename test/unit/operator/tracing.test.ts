@@ -45,6 +45,7 @@ describe('OtlpTracer', () => {
       return s;
     }) as [OtlpSpan, OtlpSpan, OtlpSpan, OtlpSpan];
     expect(spans).toHaveLength(4);
+    expect(rx.counts).toEqual({ spans: 4, requests: 1 });
     expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([root.traceId]));
     expect(root.parentSpanId).toBeUndefined();
