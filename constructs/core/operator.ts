@@ -12,6 +12,7 @@ import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControl
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
 import { addMonitoring, type MonitoringOptions } from './monitoring';
+import { DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from './formats';
 import {
   addWebhookObjects,
   type CertManagerCertificate,
@@ -392,7 +393,7 @@ export class Operator extends Construct {
       selector: parts.selector,
       service: { name: this.metricsService.name, port: metricsPortName(parts), secure: parts.metricsSecure },
       leaderLease: parts.leaderElection ? leaderLeaseName(name) : undefined,
-      metricsReaderRole: parts.metricsSecure ? `${name}-metrics-reader` : undefined,
+      metricsReaderRole: parts.metricsSecure ? parts.clusterMetadata('metrics-reader').name : undefined,
     };
     addMonitoring(this, this.clusterScope, target, options);
   }
@@ -686,6 +687,8 @@ function validatePorts(props: OperatorProps, fail: Fail): void {
   if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
 }
 
+const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
+
 /** A Prometheus duration, as the ServiceMonitor and PrometheusRule schemas accept it. */
 const PROMETHEUS_DURATION =
   /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
@@ -700,7 +703,10 @@ function validateObservability(props: OperatorProps, fail: Fail): void {
       );
   }
   const sa = monitoring.prometheusServiceAccount;
-  if (sa && (!DNS_LABEL.test(sa.namespace) || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(sa.name)))
+  if (
+    sa &&
+    (!DNS_LABEL.test(sa.namespace) || !DNS_SUBDOMAIN.test(sa.name) || sa.name.length > DNS_SUBDOMAIN_MAX_LENGTH)
+  )
     fail(
       `monitoring.prometheusServiceAccount ${JSON.stringify(sa)} must name a ServiceAccount (a lower-case DNS name) and its namespace`,
     );
