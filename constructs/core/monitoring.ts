@@ -48,6 +48,11 @@ export interface MonitoringOptions {
   readonly dashboard?: boolean;
 }
 
+/** The options `monitoring` stands for: its own, every default for `true`, none when off. */
+export function monitoringOptions(monitoring: boolean | MonitoringOptions | undefined): MonitoringOptions | undefined {
+  return typeof monitoring === 'object' ? monitoring : monitoring ? {} : undefined;
+}
+
 /** What the monitoring objects are made from: the operator's names and settings. */
 export interface MonitoringTarget {
   readonly name: string;

@@ -11,7 +11,7 @@ import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
-import { addMonitoring, type MonitoringOptions } from './monitoring';
+import { addMonitoring, type MonitoringOptions, monitoringOptions } from './monitoring';
 import { DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from './formats';
 import {
   addWebhookObjects,
@@ -384,7 +384,7 @@ export class Operator extends Construct {
   /** The ServiceMonitor, alerts and dashboard, when `monitoring` asks for them. */
   private addMonitoring(parts: OperatorParts): void {
     const { props, name, namespace } = parts;
-    const options = typeof props.monitoring === 'object' ? props.monitoring : props.monitoring ? {} : undefined;
+    const options = monitoringOptions(props.monitoring);
     if (!options) return;
     const target = {
       name,
@@ -694,7 +694,7 @@ const PROMETHEUS_DURATION =
   /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
 
 function validateObservability(props: OperatorProps, fail: Fail): void {
-  const monitoring = typeof props.monitoring === 'object' ? props.monitoring : {};
+  const monitoring = monitoringOptions(props.monitoring) ?? {};
   for (const field of ['interval', 'degradedFor'] as const) {
     const value = monitoring[field];
     if (value !== undefined && (value === '' || !PROMETHEUS_DURATION.test(value)))
