@@ -6,6 +6,8 @@ export interface Flags {
   /** The namespaces watched (`--namespace` or `--namespaces`); none: all of them. */
   namespaces?: string[];
   leaderElect: boolean;
+  /** How many shards the namespaces are cut into (`--shards`); 1: no sharding. */
+  shards: number;
   leaderElectionId: string;
   leaderElectionNamespace?: string;
   leaseDurationMs: number;
@@ -68,6 +70,10 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --namespaces=A,B                  watch only these namespaces: a list and watch of each, so rights
                                     there suffice (a Role in each); not with --namespace
   --leader-elect                    elect one active replica through a Lease
+  --shards=N                        cut the namespaces into N shards by a hash of their name; each
+                                    replica reconciles one, held through the Lease
+                                    <leader-election-id>-shard-<i>-of-<N> (needs --leader-elect; a
+                                    replica without a shard stands by) (default 1: no sharding)
   --leader-election-id=NAME         Lease name (default: cdk8s-operator-kit-leader)
   --leader-election-namespace=NS    Lease namespace (default: the pod's namespace)
   --leader-election-lease-duration  (default 15s)
@@ -130,6 +136,7 @@ export const FLAG_OPTIONS = {
   namespace: { type: 'string' },
   namespaces: { type: 'string' },
   'leader-elect': { type: 'boolean', default: false },
+  shards: { type: 'string', default: '1' },
   'leader-election-id': { type: 'string', default: 'cdk8s-operator-kit-leader' },
   'leader-election-namespace': { type: 'string' },
   'leader-election-lease-duration': { type: 'string', default: '15s' },
@@ -211,6 +218,8 @@ function checkCombinations(flags: Flags): void {
     throw new Error(
       '--webhook-loopback makes its own certificate: leave out --webhook-cert-secret and --webhook-cert-path',
     );
+  if (flags.shards > 1 && !flags.leaderElect)
+    throw new Error('--shards needs --leader-elect: each shard is held through a Lease');
   if (flags.renewDeadlineMs >= flags.leaseDurationMs)
     throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
   if (flags.retryPeriodMs >= flags.renewDeadlineMs)
@@ -225,6 +234,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     controllers,
     namespaces: watchedNamespaces(values.namespace, values.namespaces),
     leaderElect: values['leader-elect'],
+    shards: positiveInt('shards', values.shards),
     leaderElectionId: values['leader-election-id'],
     leaderElectionNamespace: values['leader-election-namespace'],
     leaseDurationMs: parseDuration(values['leader-election-lease-duration']),

@@ -173,6 +173,16 @@ interface RunContext {
 /** The manager with the selected controllers, storage migrations and webhooks, until a signal or a lost lease. */
 async function runManager(run: RunContext, selected: readonly ControllerDeclaration[]): Promise<number> {
   const { flags, client, logger, metrics, identity } = run;
+  const clusterScoped = flags.shards > 1 ? selected.filter((d) => !d.for.namespaced) : [];
+  if (clusterScoped.length) {
+    // Shards cut the namespaces; every shard would reconcile a cluster-scoped kind.
+    const kinds = clusterScoped.map((d) => d.for.kind).join(', ');
+    logger.error(
+      { kinds },
+      '--shards cuts namespaces: it cannot share out a cluster-scoped kind; run those controllers unsharded',
+    );
+    return 2;
+  }
   const manager = newManager(flags, { client, logger, metrics, identity });
   for (const decl of selected) {
     // Each controller reports its Events under its own name, e.g. cdk8s-operator-kit/memcached.
@@ -189,8 +199,8 @@ async function runManager(run: RunContext, selected: readonly ControllerDeclarat
   }
   // The first line of the log, before what the webhooks have to say.
   const namespaces = flags.namespaces ?? '(all)';
-  const { controllers, leaderElect: leaderElection } = flags;
-  logger.info({ controllers, namespaces, leaderElection, identity }, 'starting manager');
+  const { controllers, leaderElect: leaderElection, shards } = flags;
+  logger.info({ controllers, namespaces, leaderElection, shards, identity }, 'starting manager');
   addStorageMigrations(manager, selected, flags, { client, logger });
   let webhooks: { close(): Promise<void> } | undefined;
   try {
@@ -390,6 +400,7 @@ function newManager(
       : undefined,
     healthProbeBindAddress: flags.healthProbeBindAddress,
     syncPeriodMs: flags.syncPeriodMs,
+    shards: flags.shards,
     leaderElection: flags.leaderElect
       ? {
           namespace: flags.leaderElectionNamespace ?? ownNamespace(),

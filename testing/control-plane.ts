@@ -72,6 +72,11 @@ export interface StartOptions {
   /** More kube-apiserver flags, e.g. `--watch-cache=false` so watches read etcd directly. @default none */
   readonly extraApiserverArgs?: readonly string[];
   /**
+   * kube-apiserver feature gates to set, e.g. `{ ShardedListAndWatch: true }` (alpha in v1.36:
+   * server-side sharded list and watch). A cluster from OPKIT_KUBECONFIG keeps its own. @default none
+   */
+  readonly featureGates?: Readonly<Record<string, boolean>>;
+  /**
    * Start a control plane of its own even when OPKIT_KUBECONFIG names a cluster: for a test that
    * replaces what the other tests of the run share, e.g. an upgrade test installing a released
    * version's CRDs. @default false
@@ -111,6 +116,11 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const bins = downloaded ? { ...resolved, source: 'downloaded' } : resolved;
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
   return startFromBinaries(bins, options);
+}
+
+function featureGateArgs(gates: Readonly<Record<string, boolean>> = {}): string[] {
+  const pairs = Object.entries(gates).map(([gate, on]) => `${gate}=${on}`);
+  return pairs.length ? [`--feature-gates=${pairs.join(',')}`] : [];
 }
 
 /** The plane being started: where it writes, and the processes to stop. */
@@ -165,7 +175,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       logs: plane.logs,
       egressConfigFile: egress.configFile,
       audit: options.audit ?? false,
-      extraArgs: options.extraApiserverArgs ?? [],
+      extraArgs: [...featureGateArgs(options.featureGates), ...(options.extraApiserverArgs ?? [])],
     });
     plane.procs.push(apiserver.process);
     await waitForApiserver(server, caFile, tokens.admin, plane);

@@ -22,6 +22,10 @@ export function admissionContextFor(
   const reads = new Map((decl.reads ?? []).map((t) => [`${t.group}/${t.kind}`, manager.informer(t)] as const));
   return (object) => {
     if (!manager.synced) throw new Error('the operator is starting and its caches have not synced yet; try again');
+    if (!manager.owns(object.metadata.namespace))
+      throw new Error(
+        `this replica caches one shard of the namespaces, not ${object.metadata.namespace ?? '(cluster)'}'s: a sharded operator cannot serve hooks that read its caches`,
+      );
     const children = new ChildMap();
     const uid = object.metadata.uid;
     if (uid) {

@@ -26,7 +26,8 @@ export const isGone = (e: unknown) =>
 export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
 
 export interface KubeList<T extends KubeObject = KubeObject> {
-  metadata: { resourceVersion: string; continue?: string };
+  /** `shardInfo`: the shard selector the server applied (KEP-5866), absent when it ignored it. */
+  metadata: { resourceVersion: string; continue?: string; shardInfo?: { selector?: string } };
   items: T[];
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type Clock, exponentialDelay, jitter, realClock } from './backoff';
 import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
 import { apiVersionOf, controllerOf, objectKey } from './resource';
+import { namespaceInRange, type ShardScope, shardSelector } from './sharding';
 
 export interface InformerHandler<T extends KubeObject> {
   /**
@@ -80,6 +81,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** One list-and-watch per namespace watched (one, `undefined`, for all namespaces). */
   private readonly streams: Stream[];
   private readonly clock: Clock;
+  private shard?: ShardScope & { readonly selector: string };
+  private servedBy?: 'server' | 'client';
 
   constructor(
     private readonly client: KubeClient,
@@ -89,6 +92,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.clock = options.clock ?? realClock;
     const namespaces = options.namespaces ?? (options.namespace === undefined ? [undefined] : [options.namespace]);
     this.streams = [...new Set(namespaces)].map((namespace) => ({ namespace, resourceVersion: '', synced: false }));
+  }
+
+  /**
+   * Caches only the objects whose namespace hashes into the range (a sharded replica's share),
+   * asking the server to send only those. Call before `run`.
+   */
+  restrictTo(shard: ShardScope): void {
+    this.shard = { ...shard, selector: shardSelector(shard.range) };
   }
 
   addHandler(handler: InformerHandler<T>): void {
@@ -244,7 +255,12 @@ export class Informer<T extends KubeObject = KubeObject> {
       });
       // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
       // does, so that what a controller reads from the cache is the same whichever way it came.
-      for (const item of page.items) fresh.set(objectKey(item.metadata), this.typed(item));
+      let outside = false;
+      for (const item of page.items) {
+        if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
+        else outside = true;
+      }
+      if (this.shard) this.noteServedBy(outside && !page.metadata.shardInfo ? 'client' : 'server');
       continueToken = page.metadata.continue === '' ? undefined : page.metadata.continue;
       rv = page.metadata.resourceVersion;
     } while (continueToken);
@@ -293,6 +309,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rv = (e.object.metadata as KubeObject['metadata'] | undefined)?.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
+    if (!this.inShard(e.object)) {
+      // Out of the shard: only an API server that ignored the selector sends it.
+      this.noteServedBy('client');
+      return;
+    }
     const obj = this.typed(e.object as T);
     const key = objectKey(obj.metadata);
     const old = this.store.get(key);
@@ -307,7 +328,26 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private selector(): Record<string, string> {
-    return this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {};
+    return {
+      ...(this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {}),
+      ...(this.shard ? { shardSelector: this.shard.selector } : {}),
+    };
+  }
+
+  /**
+   * Where the range is applied, as far as what arrived shows: by the server until an object out of
+   * the range arrives, from then on by this process. (A list's `shardInfo` says so too, but v1.36
+   * leaves it out of custom resources' lists, which it does filter.)
+   */
+  private noteServedBy(by: 'server' | 'client'): void {
+    if (!this.shard || this.servedBy === 'client' || this.servedBy === by) return;
+    this.servedBy = by;
+    this.shard.onServedBy?.(this.type.resource, by);
+  }
+
+  /** Whether the object is this replica's to cache: always, unless sharded. */
+  private inShard(obj: KubeObject): boolean {
+    return !this.shard || namespaceInRange(obj.metadata.namespace ?? '', this.shard.range);
   }
 
   /** The object as cached: with its apiVersion and kind, transformed. */

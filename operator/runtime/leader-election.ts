@@ -20,9 +20,11 @@ export interface LeaderElectionOptions {
   readonly logger: Logger;
   /** Told when this process gains or loses the lease. @default none */
   readonly onLeaderChange?: (leading: boolean) => void;
+  /** Labels of the Lease when this process creates it (shard leases carry their set's). @default none */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
-interface LeaseSpec {
+export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;
   acquireTime?: string;
@@ -30,10 +32,10 @@ interface LeaseSpec {
   leaseTransitions?: number;
 }
 
-interface Lease {
+export interface Lease {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string };
+  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
   spec: LeaseSpec;
 }
 
@@ -69,6 +71,18 @@ export class LeaderElector {
   }
   private get retryPeriodMs() {
     return this.options.retryPeriodMs ?? 2_000;
+  }
+
+  /** When this process took the lease (its acquireTime), while it holds it. */
+  get acquiredAt(): string | undefined {
+    return this.leading ? this.lease?.spec.acquireTime : undefined;
+  }
+
+  /** One attempt to take (or renew) the lease, without waiting: whether this process now holds it. */
+  async tryOnce(): Promise<boolean> {
+    const won = await this.tryAcquireOrRenew();
+    if (won) this.setLeading(true);
+    return won;
   }
 
   /** Resolves once this process leads; resolves false if `signal` aborted first. */
@@ -163,7 +177,11 @@ export class LeaderElector {
             body: {
               apiVersion: 'coordination.k8s.io/v1',
               kind: 'Lease',
-              metadata: { name: this.options.name, namespace: this.options.namespace },
+              metadata: {
+                name: this.options.name,
+                namespace: this.options.namespace,
+                ...(this.options.labels ? { labels: { ...this.options.labels } } : {}),
+              },
               spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
             },
           },

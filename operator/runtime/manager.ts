@@ -1,4 +1,5 @@
 import type { KubeObject, ResourceType } from '../../constructs/contract';
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -14,6 +15,8 @@ import { LeaderElector, type LeaderElectionOptions } from './leader-election';
 import { type Metrics } from './metrics';
 import type { MetricsAuthorizer } from './metrics-auth';
 import { selfSignedCertificate } from './self-signed';
+import { type HeldShard, ShardElector } from './shard-election';
+import { namespaceInRange } from './sharding';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -39,6 +42,12 @@ export interface ManagerOptions {
   readonly healthProbeBindAddress?: string;
   /** Leader election; absent means every replica reconciles (only safe with one). @default none */
   readonly leaderElection?: Omit<LeaderElectionOptions, 'logger' | 'onLeaderChange'>;
+  /**
+   * Cut the namespaces into this many shards, each reconciled by the replica holding its Lease
+   * (named from `leaderElection`, which it needs): a replica caches and reconciles only the
+   * namespaces whose hash falls in its shard's range. @default 1: no sharding
+   */
+  readonly shards?: number;
   /** Informer resync period. @default 10 hours */
   readonly syncPeriodMs?: number;
   /** Longest wait for in-flight reconciles on shutdown. @default 25000 */
@@ -63,10 +72,23 @@ export class Manager {
   private readonly leaderTasks: { name: string; task: (signal: AbortSignal) => Promise<void> }[] = [];
   private readonly servers: http.Server[] = [];
   readonly elector?: LeaderElector;
+  readonly sharding?: ShardElector;
 
   constructor(private readonly options: ManagerOptions) {
     const election = options.leaderElection;
-    if (election) {
+    const shards = options.shards ?? 1;
+    if (shards > 1) {
+      if (!election) throw new Error('sharding needs leader election: the shards are Leases');
+      this.sharding = new ShardElector(options.client, {
+        ...election,
+        shards,
+        logger: options.logger.child({ component: 'sharding' }),
+        onShardChange: (shard) => {
+          options.metrics.shard.reset();
+          if (shard !== undefined) options.metrics.shard.set({ shard: String(shard), shards: String(shards) }, 1);
+        },
+      });
+    } else if (election) {
       this.elector = new LeaderElector(options.client, {
         ...election,
         logger: options.logger.child({ component: 'leader-election' }),
@@ -119,35 +141,35 @@ export class Manager {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
+  /** Whether a cached object is this replica's: always, unless sharded (then: in its shard's range). */
+  owns(namespace: string | undefined): boolean {
+    const shard = this.sharding?.shard;
+    return !this.sharding || (!!shard && namespaceInRange(namespace ?? '', shard.range));
+  }
+
   /** Runs until `signal` aborts (resolves 0) or the lease is lost (resolves 1). */
   async run(signal: AbortSignal): Promise<number> {
     const log = this.options.logger;
     await this.serve();
     const informerStop = new AbortController();
-    const informerRuns = [...this.informers.values()].map((i) => i.run(informerStop.signal));
+    // Every list and watch of every namespace listens on it: more than Node's warning threshold.
+    setMaxListeners(0, informerStop.signal);
+    const informerRuns: Promise<void>[] = [];
     let exitCode = 0;
     try {
-      await Promise.race([Promise.all([...this.informers.values()].map((i) => i.waitForSync())), aborted(signal)]);
-      if (signal.aborted) return 0;
-      log.info({ informers: this.informers.size }, 'caches synced');
-
-      if (this.elector && !(await this.elector.acquire(signal))) return 0;
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
-      if (signal.aborted) return 0;
+      const holding = await this.takeWork(signal, (runs) => informerRuns.push(...runs), informerStop.signal);
+      if (!holding) return 0;
+      if (holding === 'lost') return (exitCode = 1);
       this.controllers.forEach((c) => {
         c.start();
       });
-      // Leader tasks stop on shutdown, and when leadership ends.
+      // Leader tasks stop on shutdown, and when leadership ends; with shards, shard 0 runs them.
       const tasksStop = new AbortController();
       const taskSignal = AbortSignal.any([signal, tasksStop.signal]);
-      const tasks = this.leaderTasks.map((t) => this.runLeaderTask(t, taskSignal));
+      const leads = !this.sharding || this.sharding.shard?.index === 0;
+      const tasks = leads ? this.leaderTasks.map((t) => this.runLeaderTask(t, taskSignal)) : [];
 
-      if (this.elector) {
-        const kept = await this.elector.holdUntilLost(signal);
-        if (!kept) exitCode = 1;
-      } else {
-        await aborted(signal);
-      }
+      if (!(await holding.kept)) exitCode = 1;
       tasksStop.abort();
       await Promise.allSettled(tasks);
       log.info(
@@ -161,25 +183,88 @@ export class Manager {
           log.warn('graceful shutdown timed out with reconciles still running');
         },
       );
-      if (exitCode === 0) await this.elector?.release();
+      if (exitCode === 0) await (this.sharding ?? this.elector)?.release();
       return exitCode;
     } finally {
       informerStop.abort();
       await Promise.allSettled(informerRuns);
-      await Promise.all(
-        this.servers.map(
-          (s) =>
-            new Promise<void>((r) => {
-              s.closeAllConnections();
-              s.close(() => {
-                r();
-              });
-            }),
-        ),
-      );
+      await this.closeServers();
       this.options.client.close();
       log.info({ exitCode }, 'manager stopped');
     }
+  }
+
+  /**
+   * Starts the informers and waits until this process may reconcile: caches synced and, with
+   * leader election, the lease held; with shards, a shard held (taken first, since the informers
+   * cache only its range) and its range let go by any earlier holder. Resolves with what resolves
+   * false when the lease is lost (true on shutdown); 'lost' when it was lost before this process
+   * started reconciling; undefined when `signal` aborted first.
+   */
+  private async takeWork(
+    signal: AbortSignal,
+    started: (runs: Promise<void>[]) => void,
+    informerSignal: AbortSignal,
+  ): Promise<{ kept: Promise<boolean> } | 'lost' | undefined> {
+    const startInformers = () => {
+      started([...this.informers.values()].map((i) => i.run(informerSignal)));
+    };
+    const synced = () => Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    if (this.sharding) {
+      const shard = await this.sharding.acquire(signal);
+      if (!shard) return undefined;
+      this.restrictInformers(shard);
+      // Renewing starts now: syncing a large range can outlast the lease.
+      const kept = this.sharding.holdUntilLost(signal);
+      startInformers();
+      const ready = Promise.all([synced(), this.sharding.waitForHandover(signal)]).then(() => true);
+      if (!(await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)]))) {
+        return signal.aborted ? undefined : 'lost';
+      }
+      this.options.logger.info({ informers: this.informers.size, shard: shard.index }, 'caches synced');
+      return { kept };
+    }
+    startInformers();
+    await Promise.race([synced(), aborted(signal)]);
+    if (signal.aborted) return undefined;
+    this.options.logger.info({ informers: this.informers.size }, 'caches synced');
+    if (!this.elector) return { kept: aborted(signal).then(() => true) };
+    if (!(await this.elector.acquire(signal))) return undefined;
+    return { kept: this.elector.holdUntilLost(signal) };
+  }
+
+  /** Namespaced informers cache the shard's range only; cluster-scoped ones, everything (every shard may read them). */
+  private restrictInformers(shard: HeldShard): void {
+    const logged = new Map<string, string>();
+    const onServedBy = (resource: string, by: 'server' | 'client') => {
+      this.options.metrics.shardFilter.set({ resource, by }, 1);
+      this.options.metrics.shardFilter.set({ resource, by: by === 'server' ? 'client' : 'server' }, 0);
+      if (logged.get(resource) === by) return;
+      logged.set(resource, by);
+      if (by === 'server')
+        this.options.logger.info({ resource }, 'sharded list and watch: the API server sends only this shard');
+      else
+        this.options.logger.warn(
+          { resource },
+          'the API server ignored shardSelector (feature gate ShardedListAndWatch off?): receiving every object and keeping this shard only',
+        );
+    };
+    for (const informer of this.informers.values())
+      if (informer.type.namespaced) informer.restrictTo({ range: shard.range, onServedBy });
+  }
+
+  private async closeServers(): Promise<void> {
+    await Promise.all(
+      this.servers.map(
+        (s) =>
+          new Promise<void>((r) => {
+            s.closeAllConnections();
+            s.close(() => {
+              r();
+            });
+          }),
+      ),
+    );
   }
 
   private async runLeaderTask(
@@ -246,7 +331,8 @@ export class Manager {
       return;
     }
     if (path === '/readyz') {
-      if (this.synced) reply(res, 200, 'ok');
+      // A sharded standby holds no shard and caches nothing: waiting is its healthy state.
+      if (this.synced || (this.sharding && !this.sharding.shard)) reply(res, 200, 'ok');
       else reply(res, 503, 'informers not synced');
       return;
     }

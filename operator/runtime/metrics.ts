@@ -131,6 +131,18 @@ export class Metrics {
 
   private readonly conditionSources = new Map<string, { kind: string; list: () => readonly WithConditions[] }>();
 
+  readonly shard = new Gauge({
+    name: 'opkit_shard',
+    help: '1 for the shard this process holds (index and count as labels); none while it stands by',
+    labelNames: ['shard', 'shards'],
+    registers: [this.registry],
+  });
+  readonly shardFilter = new Gauge({
+    name: 'opkit_shard_filter',
+    help: 'Per resource, 1 for where the shard range is applied: by="server" (sharded list and watch) or by="client" (the API server ignored shardSelector: every object is received, the others dropped)',
+    labelNames: ['resource', 'by'],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'leader_election_master_status',
     help: '1 while this process holds the leader lease, else 0',

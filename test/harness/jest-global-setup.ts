@@ -11,7 +11,8 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   // Helm for the chart install tests, built before any test file runs rather than inside one.
   provisionHelm();
-  const cp = await startControlPlane({ audit: true });
+  // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.
+  const cp = await startControlPlane({ audit: true, featureGates: { ShardedListAndWatch: true } });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;

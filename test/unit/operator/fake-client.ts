@@ -12,12 +12,14 @@ export class FakeListWatch {
   readonly lists: (KubeList | Error)[] = [];
   readonly watches: WatchScript[] = [];
   readonly watchQueries: Record<string, string>[] = [];
+  readonly listQueries: Record<string, string>[] = [];
   listCalls = 0;
 
   asClient(): KubeClient {
     return {
-      list: async () => {
+      list: async (_t: unknown, _ns: unknown, query: Record<string, string> = {}) => {
         this.listCalls++;
+        this.listQueries.push(query);
         const next = this.lists.shift();
         if (!next) throw new Error('no more scripted lists');
         if (next instanceof Error) throw next;

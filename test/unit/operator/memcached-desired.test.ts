@@ -194,6 +194,14 @@ describe('helpers', () => {
     expect(() => watched(['--namespaces=apps,Web_1'])).toThrow(/"Web_1" is not a namespace name/);
     expect(() => parseDuration('10 seconds')).toThrow(/invalid duration/);
   });
+
+  test('flags: --shards, 1 (unsharded) unless given, and only with leader election (each shard is a Lease)', () => {
+    const shards = (args: string[]) => parseFlags(args, ['memcached']).shards;
+    expect(shards([])).toBe(1);
+    expect(shards(['--shards=4', '--leader-elect'])).toBe(4);
+    expect(() => shards(['--shards=4'])).toThrow(/--shards needs --leader-elect/);
+    expect(() => shards(['--shards=0', '--leader-elect'])).toThrow(/--shards must be a whole number of at least 1/);
+  });
 });
 
 describe('EventRecorder', () => {
