@@ -62,8 +62,19 @@ export interface OperatorOptions {
   readonly imageTag?: string;
   /** @default 'IfNotPresent' */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-  /** Reconciler pods. More than one needs leader election. @default 1 */
+  /** Reconciler pods. More than one needs leader election. @default `shards`, else 1 */
   readonly replicas?: number;
+  /**
+   * Share the work out over this many reconciler pods: the namespaces are cut into `shards`
+   * ranges of a hash of their name (the API server's sharded list and watch, KEP-5866, sends each
+   * pod only its range where the `ShardedListAndWatch` gate is on; elsewhere each pod drops what
+   * is not its own), and each pod reconciles the range whose Lease it holds, so a resource and
+   * its children are always one pod's. `replicas` beyond `shards` stand by and take over the
+   * range of a pod that stops renewing. Needs leader election and namespaced kinds, and cannot
+   * serve admission webhooks (a hook reads the caches of every namespace).
+   * @default 1 (no sharding)
+   */
+  readonly shards?: number;
   /** Elect one active reconciler through a Lease, so replicas never fight. @default true */
   readonly leaderElection?: boolean;
   /**
@@ -307,7 +318,7 @@ export class Operator extends Construct {
   private addLeaderElectionRbac(parts: OperatorParts, subject: RbacSubject): void {
     const role = new k8s.KubeRole(this, 'LeaderElectionRole', {
       metadata: parts.metadata('leader-election-role'),
-      rules: leaderElectionRules(),
+      rules: leaderElectionRules({ sharded: (parts.props.shards ?? 1) > 1 }),
     });
     new k8s.KubeRoleBinding(this, 'LeaderElectionRoleBinding', {
       metadata: parts.metadata('leader-election-rolebinding'),
@@ -323,7 +334,7 @@ export class Operator extends Construct {
     return new k8s.KubeDeployment(this, 'Deployment', {
       metadata: parts.metadata('operator'),
       spec: {
-        replicas: props.replicas ?? 1,
+        replicas: props.replicas ?? props.shards ?? 1,
         selector: { matchLabels: selector },
         template: {
           metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
@@ -490,6 +501,7 @@ function reconcilerArgs(parts: OperatorParts): string[] {
       ? ['--leader-elect', `--leader-election-id=${leaderLeaseName(name)}`, `--leader-election-namespace=${namespace}`]
       : []),
     ...watchArgs(parts.watched),
+    ...((props.shards ?? 1) > 1 ? [`--shards=${props.shards}`] : []),
     ...(props.otlpEndpoint ? [`--otlp-endpoint=${props.otlpEndpoint}`] : []),
   ];
 }
@@ -662,7 +674,8 @@ function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
 }
 
 function validateReplicas(props: OperatorProps, fail: Fail): void {
-  const replicas = props.replicas ?? 1;
+  const replicas = props.replicas ?? props.shards ?? 1;
+  validateShards(props, replicas, fail);
   if (!Number.isInteger(replicas) || replicas < 1)
     fail(`replicas must be a whole number of at least 1, got ${replicas}`);
   if (replicas > 1 && props.leaderElection === false) {
@@ -670,6 +683,22 @@ function validateReplicas(props: OperatorProps, fail: Fail): void {
       `${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`,
     );
   }
+}
+
+function validateShards(props: OperatorProps, replicas: number, fail: Fail): void {
+  const shards = props.shards ?? 1;
+  if (!Number.isInteger(shards) || shards < 1) fail(`shards must be a whole number of at least 1, got ${shards}`);
+  if (shards === 1) return;
+  if (replicas < shards)
+    fail(`replicas (${replicas}) is fewer than shards (${shards}): a range with no pod would never be reconciled`);
+  if (props.leaderElection === false) fail('shards need leader election: each shard is held through a Lease');
+  if (props.admissionWebhooks)
+    fail(
+      'shards and admissionWebhooks do not go together: an admission hook reads the caches of every namespace, and a shard caches its own',
+    );
+  const clusterScoped = props.controllers.filter((c) => !c.for.namespaced).map((c) => c.for.kind);
+  if (clusterScoped.length)
+    fail(`shards cut namespaces; ${clusterScoped.join(', ')} is cluster-scoped and cannot be shared out`);
 }
 
 function validatePorts(props: OperatorProps, fail: Fail): void {

@@ -83,12 +83,13 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
 }
 
 /** What a leader-elected manager needs in its own namespace: its Lease, nothing more. */
-export function leaderElectionRules(): PolicyRule[] {
+export function leaderElectionRules(options: { readonly sharded?: boolean } = {}): PolicyRule[] {
   return [
     {
       apiGroups: [BuiltinTypes.Lease.group],
       resources: [BuiltinTypes.Lease.resource],
-      verbs: ['get', 'create', 'update'],
+      // Sharded replicas also list the shard Leases, to find the earlier holders of their range.
+      verbs: options.sharded ? ['get', 'list', 'create', 'update'] : ['get', 'create', 'update'],
     },
   ];
 }

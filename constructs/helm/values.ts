@@ -85,8 +85,8 @@ export const SWITCHES: readonly SwitchValue[] = [
     doc: 'Elect one active reconciler through a Lease; more than one replica needs it.',
     expr: '.Values.leaderElection.enabled',
     read: (p) => p.leaderElection ?? true,
-    // Without it, one replica (as the construct requires, and the values schema).
-    write: (p, on) => ({ ...p, leaderElection: on, ...(on ? {} : { replicas: 1 }) }),
+    // Without it, one replica (as the construct requires, and the values schema), not sharded.
+    write: (p, on) => ({ ...p, leaderElection: on, ...(on ? {} : { replicas: 1, shards: undefined }) }),
   },
   {
     path: 'metrics.secure',
@@ -163,9 +163,13 @@ export const SCALARS: readonly ScalarValue[] = [
     schema: { type: 'integer', minimum: 1 },
     expr: '.Values.replicaCount',
     type: 'number',
-    read: (p) => p.replicas ?? 1,
+    read: (p) => p.replicas ?? p.shards ?? 1,
     write: (p, v) => ({ ...p, replicas: v }),
-    alternative: (v) => (v === 2 ? 3 : 2),
+    // Never fewer than the shards: the construct refuses a range with no pod.
+    alternative: (v, p) => {
+      const fewest = Math.max(2, p.shards ?? 1);
+      return v === fewest ? fewest + 1 : fewest;
+    },
     appliesTo: (p) => p.leaderElection ?? true,
   }),
   scalar<Resources>({
