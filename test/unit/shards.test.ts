@@ -64,7 +64,7 @@ const { missing } = helmBinary();
     const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'memcached-operator');
     writeHelmChart(chart, { operator: { name: 'memcached', controllers: [memcachedController], shards: 2 } });
     const render = (set: string[]) =>
-      parseYaml(helmOk(['template', 'r', chart, '-n', 'ops', ...set.flatMap((s) => ['--set', s])])) as K8sObject[];
+      parseYaml(helmOk(['template', 'r', chart, '-n', 'ops', ...set.flatMap((s) => ['--set', s])]));
     const sharded = render([]);
     expect(deployment(sharded).spec.replicas).toBe(2);
     expect(argsOf(sharded)).toContain('--shards=2');
