@@ -13,8 +13,11 @@ const ROOT = path.resolve(__dirname, '..');
  * OPKIT_KUBECONFIG with OPKIT_AUDIT_LOG, as the integration tests give it), with dist/ applied and
  * the reconciler bundle built.
  */
-export async function withBenchCluster(fn: (ctx: BenchContext, cluster: ControlPlane) => Promise<void>): Promise<void> {
-  const cp = await startControlPlane({ verbose: true, audit: true });
+export async function withBenchCluster(
+  fn: (ctx: BenchContext, cluster: ControlPlane) => Promise<void>,
+  options: { featureGates?: Readonly<Record<string, boolean>> } = {},
+): Promise<void> {
+  const cp = await startControlPlane({ verbose: true, audit: true, featureGates: options.featureGates });
   try {
     const auditLog = cp.auditLog ?? process.env.OPKIT_AUDIT_LOG;
     if (!auditLog)

@@ -108,7 +108,7 @@ export const mib = (b: number) => Math.round(b / 1024 / 1024);
 const seconds = (ms: number) => +(ms / 1000).toFixed(2);
 
 /** A process's CPU and memory from now on: its RSS sampled every 50 ms for the peak. */
-class ProcessMeter {
+export class ProcessMeter {
   private readonly cpuAtStart: number;
   readonly idleRss: number;
   private peakRss: number;
@@ -154,7 +154,7 @@ function auditWrites(log: string, user: string, from: number): { writes: number;
 }
 
 /** Calls `fn` with each complete line of a file from byte `from` to its current end. */
-function forEachLine(file: string, from: number, fn: (line: string) => void): void {
+export function forEachLine(file: string, from: number, fn: (line: string) => void): void {
   const fd = fs.openSync(file, 'r');
   try {
     const chunk = Buffer.alloc(8 * 1024 * 1024);
@@ -175,7 +175,7 @@ function forEachLine(file: string, from: number, fn: (line: string) => void): vo
 }
 
 /** Where the audit log ends now: what is written after this is new. */
-const auditEnd = (log: string) => fs.statSync(log).size;
+export const auditEnd = (log: string) => fs.statSync(log).size;
 
 export async function deleteNamespace(ctx: BenchContext, ns: string): Promise<void> {
   // Waited for, so the garbage collector's work does not load the next measurement.
@@ -270,7 +270,8 @@ export function startProcess(
 }
 
 export async function stopProcess(p: ChildProcess): Promise<void> {
-  if (p.exitCode !== null) return;
+  // Ended already, by itself or by a signal (a SIGKILLed process has no exit code).
+  if (p.exitCode !== null || p.signalCode !== null) return;
   p.kill('SIGTERM');
   await new Promise((r) => p.once('exit', r));
 }
@@ -329,11 +330,11 @@ export async function converge<T extends KubeObject>(
 /**
  * Starts our reconciler — the esbuild bundle the image ships, on the image's Node, as the
  * memcached operator's ServiceAccount, with the synthesized `--controllers` and the Deployment's
- * NODE_OPTIONS — on one namespace, and waits until it is ready (its caches synced).
+ * NODE_OPTIONS — on one namespace (or several), and waits until it is ready (its caches synced).
  */
 export async function startReconciler(
   ctx: BenchContext,
-  ns: string,
+  ns: string | readonly string[],
   options: { workers?: number; nodeArgs?: string[]; args?: string[]; node?: NodeRuntimePackage } = {},
 ): Promise<{ proc: ChildProcess; metricsPort: number }> {
   const [health, metrics] = [await freePort(), await freePort()];
@@ -345,7 +346,7 @@ export async function startReconciler(
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
       `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`,
       synthesizedControllersFlag(),
-      `--namespace=${ns}`,
+      typeof ns === 'string' ? `--namespace=${ns}` : `--namespaces=${ns.join(',')}`,
       '--log-level=warn',
       // Read over plain HTTP below; the secure endpoint is tested elsewhere.
       '--metrics-secure=false',

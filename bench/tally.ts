@@ -4,7 +4,7 @@ import type { KubeClient } from '../operator/runtime/client';
 import { Informer } from '../operator/runtime/informer';
 
 /**
- * Counts the objects of one namespace that satisfy a predicate, from a watch, and says when the
+ * Counts the objects of one namespace (or several) that satisfy a predicate, from a watch, and says when the
  * count reaches a target. The benchmarks used to poll with a full list every 200 ms; at N = 1000
  * each list of Deployments is megabytes the API server serializes, on the 2 cores the contenders
  * share, so the instrument slowed what it measured (and the slower contender more). A watch
@@ -20,12 +20,16 @@ export class Tally<T extends KubeObject = KubeObject> {
   private constructor(
     client: KubeClient,
     type: ResourceType<T>,
-    namespace: string,
+    namespace: string | readonly string[],
     private readonly predicate: (obj: T) => boolean,
   ) {
-    this.informer = new Informer<T>(client, type, { namespace, logger: pino({ level: 'warn' }), resyncPeriodMs: 0 });
+    this.informer = new Informer<T>(client, type, {
+      ...(typeof namespace === 'string' ? { namespace } : { namespaces: namespace }),
+      logger: pino({ level: 'warn' }),
+      resyncPeriodMs: 0,
+    });
     const update = (obj: T) => {
-      const key = obj.metadata.name ?? '';
+      const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
       if (this.predicate(obj)) this.matching.add(key);
       else this.matching.delete(key);
       this.check();
@@ -36,7 +40,7 @@ export class Tally<T extends KubeObject = KubeObject> {
         update(obj);
       },
       onDelete: (obj) => {
-        this.matching.delete(obj.metadata.name ?? '');
+        this.matching.delete(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
         this.check();
       },
     });
@@ -47,7 +51,7 @@ export class Tally<T extends KubeObject = KubeObject> {
   static async start<T extends KubeObject>(
     client: KubeClient,
     type: ResourceType<T>,
-    namespace: string,
+    namespace: string | readonly string[],
     predicate: (obj: T) => boolean,
   ): Promise<Tally<T>> {
     const tally = new Tally<T>(client, type, namespace, predicate);

@@ -62,12 +62,14 @@ function isParseArgsError(err: unknown): err is Error {
 /** Each command's synopsis and what it does: its `--help`, and together the command's usage. */
 export const COMMAND_HELP: Record<string, string> = {
   init: `  init [--name <package>] [--kind <Kind>] [--group <group>] [--version <v>] [--kit <spec>] [--image <repository>]
+       [--namespaces <a,b>]
       Make a new operator project in this (empty) directory, offline: package.json, tsconfig,
       cdk8s.yaml, the operator's charts (app.ts, main.ts), its reconciler entry point
       (reconciler.ts), a kind with its construct and controller (kinds/), a unit test and an
       integration test against a real API server (test/), README. The kind defaults to the
       directory's name (website-operator: Website), its group to <kind>.example.com, its version
-      to v1alpha1. Then: npm install && npm test.
+      to v1alpha1. --namespaces: the namespaces the operator serves (watchNamespaces: a Role in
+      each, no rights elsewhere); without it, every namespace. Then: npm install && npm test.
 `,
   create: `  create kind <Kind> --group <group> [--version <v>]
       Add a kind to a project made by init: kinds/<kind>.ts, its tests, and its controller and
@@ -504,11 +506,14 @@ function initCommand(args: string[]): Promise<number> {
       version: { type: 'string' },
       kit: { type: 'string' },
       image: { type: 'string' },
+      namespaces: { type: 'string' },
     },
   });
   if (positionals.length > 1) throw new UsageError('init: give at most one directory');
   const dir = positionals[0] ?? '.';
-  const files = initProject(dir, { ...values, kitSpec: values.kit });
+  const { namespaces, kit, ...names } = values;
+  const watchNamespaces = namespaces?.split(',').map((n) => n.trim());
+  const files = initProject(dir, { ...names, kitSpec: kit, watchNamespaces });
   process.stdout.write(
     [
       ...files.map((f) => `  wrote ${f}`),

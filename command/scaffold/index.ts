@@ -54,6 +54,8 @@ export interface InitOptions extends Partial<KindOptions> {
   readonly kitSpec?: string;
   /** @default `registry.example.com/<name>` */
   readonly image?: string;
+  /** The namespaces the operator serves (`watchNamespaces`). @default every namespace */
+  readonly watchNamespaces?: readonly string[];
 }
 
 /** The kit's own package.json (shipped in the package). */
@@ -109,6 +111,18 @@ function checkKind(o: KindOptions): KindNames {
   return kindNames(o.kind, o.group, version);
 }
 
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The namespaces an operator is to serve: names of namespaces, each once. */
+function checkNamespaces(namespaces: readonly string[] | undefined): readonly string[] | undefined {
+  if (!namespaces) return undefined;
+  const bad = namespaces.find((n) => !NAMESPACE.test(n));
+  if (bad !== undefined)
+    throw new ScaffoldError(`--namespaces: ${JSON.stringify(bad)} is not a namespace name (lowercase, e.g. team-a)`);
+  if (namespaces.length === 0) throw new ScaffoldError('--namespaces: name at least one namespace, or leave it out');
+  return [...new Set(namespaces)];
+}
+
 /** Writes the files, none of which may exist yet (checked before anything is written). */
 function writeAll(dir: string, files: readonly (readonly [string, string])[]): string[] {
   const existing = files.map(([f]) => f).filter((f) => fs.existsSync(path.join(dir, f)));
@@ -132,7 +146,12 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
   const kit = kitPackage();
   const kind = o.kind ?? kindFromName(name);
   const k = checkKind({ kind, group: o.group ?? `${kind.toLowerCase()}.example.com`, version: o.version });
-  const project = { name, kitSpec: o.kitSpec ?? `^${kit.version}`, image: o.image ?? `registry.example.com/${name}` };
+  const project = {
+    name,
+    kitSpec: o.kitSpec ?? `^${kit.version}`,
+    image: o.image ?? `registry.example.com/${name}`,
+    watchNamespaces: checkNamespaces(o.watchNamespaces),
+  };
   const projectFiles: [string, string][] = [
     ['package.json', packageJson(project, packageVersions(kit.devDependencies))],
     ['tsconfig.json', TSCONFIG],

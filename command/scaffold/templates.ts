@@ -39,6 +39,8 @@ export interface ProjectNames {
   readonly kitSpec: string;
   /** The image the operator's Deployment runs, e.g. `registry.example.com/website-operator`. */
   readonly image: string;
+  /** The namespaces the operator serves; none: every namespace. */
+  readonly watchNamespaces?: readonly string[];
 }
 
 /** Versions of the packages a project needs, the ones the kit itself is built and tested with. */
@@ -141,6 +143,16 @@ app.synth();
 `;
 }
 
+/** The operator's scope in app.ts: the namespaces given to init, or how to name some. */
+function watchNamespacesLine(namespaces: readonly string[] | undefined): string {
+  if (namespaces?.length) {
+    return `    // Its rights are a Role in each of these namespaces, and it watches them alone.
+    watchNamespaces: [${namespaces.map((n) => `'${n}'`).join(', ')}],`;
+  }
+  return `    // Every namespace. To serve only some (a Role in each, no rights elsewhere):
+    // watchNamespaces: ['team-a', 'team-b'],`;
+}
+
 export function appTs(p: ProjectNames): string {
   return `import { App, Chart } from 'cdk8s';
 import { Operator } from 'cdk8s-operator-kit';
@@ -156,6 +168,7 @@ export function operatorApp(app: App) {
     // Built by \`npm run image\`; push it where your cluster pulls from.
     image: ${JSON.stringify(p.image)},
     imageTag: '0.1.0',
+${watchNamespacesLine(p.watchNamespaces)}
   });
   const sampleChart = new Chart(app, 'samples');
   for (const addSample of samples) addSample(sampleChart);

@@ -29,6 +29,8 @@ export interface InformerOptions {
   readonly logger: Logger;
   /** Called on each watch restart with its reason ('expired', 'error', 'closed'). @default none */
   readonly onWatchRestart?: (reason: string) => void;
+  /** Told how many objects arrived, from each list page and each watch event (bookmarks aside). @default none */
+  readonly onReceived?: (objects: number) => void;
   /** Page size of the initial and recovery lists. @default 500 */
   readonly pageSize?: number;
   /** Cache only the objects matching this field selector, e.g. `reason=FailedCreate`. @default every object of the type */
@@ -255,6 +257,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       });
       // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
       // does, so that what a controller reads from the cache is the same whichever way it came.
+      this.options.onReceived?.(page.items.length);
       let outside = false;
       for (const item of page.items) {
         if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
@@ -309,6 +312,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rv = (e.object.metadata as KubeObject['metadata'] | undefined)?.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
+    this.options.onReceived?.(1);
     if (!this.inShard(e.object)) {
       // Out of the shard: only an API server that ignored the selector sends it.
       this.noteServedBy('client');

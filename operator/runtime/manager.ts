@@ -118,6 +118,9 @@ export class Manager {
         onWatchRestart: (reason) => {
           this.options.metrics.watchRestarts.inc({ resource: type.resource, reason });
         },
+        onReceived: (objects) => {
+          this.options.metrics.watchEvents.inc({ resource: type.resource }, objects);
+        },
       });
       this.informers.set(key, inf);
       this.options.metrics.startWatch(type.resource);

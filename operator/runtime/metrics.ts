@@ -90,6 +90,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly watchEvents = new Counter({
+    name: 'opkit_watch_events_total',
+    help: 'Objects received from the API server by resource: list items and watch events (what a shard receives; bookmarks aside)',
+    labelNames: ['resource'],
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'rest_client_requests_total',
     help: 'Number of HTTP requests to the API server, partitioned by method and status code',
@@ -173,6 +179,7 @@ export class Metrics {
   /** An informer of `resource` was made: its watch restarts count from 0, for every reason. */
   startWatch(resource: string): void {
     for (const reason of WATCH_RESTART_REASONS) this.watchRestarts.inc({ resource, reason }, 0);
+    this.watchEvents.inc({ resource }, 0);
   }
 
   private collectConditions(): void {
