@@ -46,6 +46,22 @@ test('init: a project named for its directory, its kind from the name, the packa
   expect(kind).toContain("versions: ['v1alpha1']");
 });
 
+test('init --namespaces: the operator serves those namespaces (watchNamespaces); without it every one, and app.ts shows how to scope', () => {
+  const scoped = path.join(tmp(), 'shop-operator');
+  initProject(scoped, { watchNamespaces: ['team-a', 'team-b', 'team-a'] });
+  expect(fs.readFileSync(path.join(scoped, 'app.ts'), 'utf8')).toMatch(/^ {4}watchNamespaces: \['team-a', 'team-b'\],$/m);
+  const open = path.join(tmp(), 'shop-operator');
+  initProject(open);
+  const app = fs.readFileSync(path.join(open, 'app.ts'), 'utf8');
+  expect(app).not.toMatch(/^ {4}watchNamespaces/m);
+  expect(app).toMatch(/^ {4}\/\/ watchNamespaces: \['team-a', 'team-b'\],$/m);
+  const refused = tmp();
+  expect(() => initProject(refused, { name: 'shop', watchNamespaces: ['Team_A'] })).toThrow(
+    /--namespaces: "Team_A" is not a namespace name/,
+  );
+  expect(fs.readdirSync(refused)).toEqual([]);
+});
+
 test('init refuses a directory with a project, and writes nothing over an existing file', () => {
   const dir = tmp();
   fs.writeFileSync(path.join(dir, 'package.json'), '{}');
