@@ -334,7 +334,7 @@ export async function converge<T extends KubeObject>(
  */
 export async function startReconciler(
   ctx: BenchContext,
-  ns: string | readonly string[],
+  ns: string | readonly string[] | undefined,
   options: { workers?: number; nodeArgs?: string[]; args?: string[]; node?: NodeRuntimePackage } = {},
 ): Promise<{ proc: ChildProcess; metricsPort: number }> {
   const [health, metrics] = [await freePort(), await freePort()];
@@ -346,7 +346,8 @@ export async function startReconciler(
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
       `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`,
       synthesizedControllersFlag(),
-      typeof ns === 'string' ? `--namespace=${ns}` : `--namespaces=${ns.join(',')}`,
+      // One namespace, several, or (undefined) every namespace.
+      ...(ns === undefined ? [] : [typeof ns === 'string' ? `--namespace=${ns}` : `--namespaces=${ns.join(',')}`]),
       '--log-level=warn',
       // Read over plain HTTP below; the secure endpoint is tested elsewhere.
       '--metrics-secure=false',

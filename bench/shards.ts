@@ -8,6 +8,7 @@
  *
  *   npm run bench:shards                          # N = 10000 over 16 namespaces; 1, 2 and 4 shards
  *   N=1000 SHARDS=1,2 npm run bench:shards
+ *   N=1000 SHARDS=1 SCOPE=all npm run bench:shards  # one cluster-wide list and watch, not one per namespace
  *
  * The namespaces are chosen so that each quarter of the hash space holds as many (so 1, 2 and 4
  * shards get equal work): the API server's FNV-1a hash spreads names that differ in a short
@@ -40,6 +41,11 @@ import { Tally } from './tally';
 const N = Number(process.env.N ?? 10_000);
 const SHARD_COUNTS = (process.env.SHARDS ?? '1,2,4').split(',').map(Number);
 const NAMESPACES = Number(process.env.NAMESPACES ?? 16);
+/**
+ * `namespaces`: the reconcilers list and watch each namespace apart (`--namespaces`), as a scoped
+ * operator does; `all`: one list and watch of every namespace, a cluster-wide cache.
+ */
+const SCOPE = process.env.SCOPE === 'all' ? 'all' : 'namespaces';
 const LEASE_ID = 'memcached-bench';
 const LEASE_NAMESPACE = 'memcached-system';
 const OPERATOR_USER = 'system:serviceaccount:memcached-system:memcached-operator';
@@ -57,6 +63,7 @@ interface Replica {
 }
 
 interface ShardRun {
+  readonly scope: 'namespaces' | 'all';
   readonly shards: number;
   readonly n: number;
   readonly namespaces: number;
@@ -141,7 +148,9 @@ async function runShards(ctx: BenchContext, shards: number): Promise<ShardRun> {
     ...(shards > 1 ? [`--shards=${shards}`] : []),
   ];
   // One replica per shard and one standby.
-  const procs = await Promise.all(Array.from({ length: shards + 1 }, () => startReconciler(ctx, namespaces, { args })));
+  const procs = await Promise.all(
+    Array.from({ length: shards + 1 }, () => startReconciler(ctx, SCOPE === 'all' ? undefined : namespaces, { args })),
+  );
   const say = (what: string) => process.stderr.write(`[bench] ${shards} shard(s): ${what}\n`);
   say(`${procs.length} replicas started`);
   let held: (number | undefined)[] = [];
@@ -189,6 +198,7 @@ async function runShards(ctx: BenchContext, shards: number): Promise<ShardRun> {
   const takeoverSeconds = await takeover(ctx, procs, held, namespaces, shards);
   await Promise.all(procs.map((p) => stopProcess(p.proc)));
   return {
+    scope: SCOPE,
     shards,
     n: N,
     namespaces: namespaces.length,
@@ -231,7 +241,7 @@ function table(runs: ShardRun[]): string {
     return `| ${r.shards} | ${max(r, (x) => x.received)} (${ratio(r, (x) => x.received)}; goal ≤ ${goal}) | ${max(r, (x) => x.cpuSeconds)} (${ratio(r, (x) => x.cpuSeconds)}) | ${max(r, (x) => x.peakRssMiB)} MiB (${ratio(r, (x) => x.peakRssMiB)}) | ${r.settledSeconds} s | ${r.writtenByTwo} of ${r.writers} writers | ${r.takeoverSeconds} s (goal ≤ ${TAKEOVER_GOAL_S} s) |`;
   });
   return [
-    `N = ${runs[0]?.n}, ${runs[0]?.namespaces} namespaces; per active replica, the busiest (ratio to 1 shard):`,
+    `N = ${runs[0]?.n}, ${runs[0]?.namespaces} namespaces (${SCOPE === 'all' ? 'one cluster-wide list and watch' : 'a list and watch per namespace'}); per active replica, the busiest (ratio to 1 shard):`,
     '',
     '| shards | objects received | CPU-s | peak RSS | settled | resources written by two replicas | takeover after SIGKILL |',
     '| --- | --- | --- | --- | --- | --- | --- |',
