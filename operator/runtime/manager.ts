@@ -123,6 +123,9 @@ export class Manager {
         },
       });
       this.informers.set(key, inf);
+      // One asked for after the shard was taken caches that shard too.
+      const shard = this.sharding?.shard;
+      if (shard && type.namespaced) inf.restrictTo({ range: shard.range, onServedBy: this.reportServedBy });
       this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
@@ -238,23 +241,25 @@ export class Manager {
 
   /** Namespaced informers cache the shard's range only; cluster-scoped ones, everything (every shard may read them). */
   private restrictInformers(shard: HeldShard): void {
-    const logged = new Map<string, string>();
-    const onServedBy = (resource: string, by: 'server' | 'client') => {
-      this.options.metrics.shardFilter.set({ resource, by }, 1);
-      this.options.metrics.shardFilter.set({ resource, by: by === 'server' ? 'client' : 'server' }, 0);
-      if (logged.get(resource) === by) return;
-      logged.set(resource, by);
-      if (by === 'server')
-        this.options.logger.info({ resource }, 'sharded list and watch: the API server sends only this shard');
-      else
-        this.options.logger.warn(
-          { resource },
-          'the API server ignored shardSelector (feature gate ShardedListAndWatch off?): receiving every object and keeping this shard only',
-        );
-    };
     for (const informer of this.informers.values())
-      if (informer.type.namespaced) informer.restrictTo({ range: shard.range, onServedBy });
+      if (informer.type.namespaced) informer.restrictTo({ range: shard.range, onServedBy: this.reportServedBy });
   }
+
+  /** Where each kind's shard range is applied: the metric, and the log once per kind and way. */
+  private readonly servedByLogged = new Map<string, string>();
+  private readonly reportServedBy = (resource: string, by: 'server' | 'client'): void => {
+    this.options.metrics.shardFilter.set({ resource, by }, 1);
+    this.options.metrics.shardFilter.set({ resource, by: by === 'server' ? 'client' : 'server' }, 0);
+    if (this.servedByLogged.get(resource) === by) return;
+    this.servedByLogged.set(resource, by);
+    if (by === 'server')
+      this.options.logger.info({ resource }, 'sharded list and watch: the API server sends only this shard');
+    else
+      this.options.logger.warn(
+        { resource },
+        'the API server ignored shardSelector (feature gate ShardedListAndWatch off?): receiving every object and keeping this shard only',
+      );
+  };
 
   private async closeServers(): Promise<void> {
     await Promise.all(
