@@ -390,7 +390,20 @@ function sumSamples(exposition: readonly string[], name: string): number {
 
 /** The same, scraped from a process's /metrics. */
 export async function scrapeTotal(metricsPort: number, name: string): Promise<number> {
-  return sumSamples((await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body.split('\n'), name);
+  return sumSamples((await scrape(metricsPort)).split('\n'), name);
+}
+
+/**
+ * A process's /metrics page, asked again until it answers: at N = 10,000 the page holds a
+ * condition series per resource and takes seconds to make, and a page read as empty would sum to 0.
+ */
+export async function scrape(metricsPort: number): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const { status, body } = await httpGet(`http://127.0.0.1:${metricsPort}/metrics`, 60_000);
+    if (status === 200) return body;
+    if (attempt === 5) throw new Error(`no /metrics from port ${metricsPort} (status ${status})`);
+    await sleep(1000);
+  }
 }
 
 /**

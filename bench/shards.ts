@@ -30,12 +30,12 @@ import {
   kubectl,
   pool,
   ProcessMeter,
+  scrape,
   scrapeTotal,
   sleep,
   startReconciler,
   stopProcess,
 } from './measure';
-import { httpGet } from '../test/support/reconciler';
 import { Tally } from './tally';
 
 const N = Number(process.env.N ?? 10_000);
@@ -109,7 +109,7 @@ function grantLeaseList(ctx: BenchContext): void {
 
 /** The shard a replica holds (its `opkit_shard`, or the leader's lease without shards), if any. */
 async function heldBy(metricsPort: number, shards: number): Promise<number | undefined> {
-  const body = (await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body.split('\n');
+  const body = (await scrape(metricsPort)).split('\n');
   if (shards === 1)
     return body.some((l) => l.startsWith('leader_election_master_status{') && l.endsWith(' 1')) ? 0 : undefined;
   const line = body.find((l) => l.startsWith('opkit_shard{') && l.endsWith(' 1'));
