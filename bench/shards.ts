@@ -60,6 +60,15 @@ interface Replica {
   /** Objects received from the API server (list items and watch events). */
   readonly received: number;
   readonly reconciles: number;
+  /** The same by result: success, error, requeue_after (a poll while waiting on children). */
+  readonly reconcilesBy: Record<string, number>;
+}
+
+function reconcileResults(page: string): Record<string, number> {
+  const by: Record<string, number> = {};
+  for (const m of page.matchAll(/^controller_runtime_reconcile_total\{[^}]*result="([^"]+)"[^}]*\} (\S+)$/gm))
+    by[m[1]!] = (by[m[1]!] ?? 0) + Number(m[2]);
+  return by;
 }
 
 interface ShardRun {
@@ -190,6 +199,7 @@ async function runShards(ctx: BenchContext, shards: number): Promise<ShardRun> {
       ...usage[i]!,
       received: await scrapeTotal(p.metricsPort, 'opkit_watch_events_total'),
       reconciles: await scrapeTotal(p.metricsPort, 'controller_runtime_reconcile_total'),
+      reconcilesBy: reconcileResults(await scrape(p.metricsPort)),
     })),
   );
   say('replicas scraped');
