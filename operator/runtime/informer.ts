@@ -1,7 +1,7 @@
 import type { KubeObject, ResourceType } from '../../constructs/contract';
 import type { Logger } from 'pino';
 import { type Clock, exponentialDelay, jitter, realClock } from './backoff';
-import { ApiError, isGone, type KubeClient, type WatchEvent } from './client';
+import { ApiError, isGone, type KubeClient, type KubeList, type WatchEvent } from './client';
 import { apiVersionOf, controllerOf, objectKey } from './resource';
 import { namespaceInRange, type ShardScope, shardSelector } from './sharding';
 
@@ -255,15 +255,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         ...this.selector(),
         ...(continueToken ? { continue: continueToken } : {}),
       });
-      // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
-      // does, so that what a controller reads from the cache is the same whichever way it came.
-      this.options.onReceived?.(page.items.length);
-      let outside = false;
-      for (const item of page.items) {
-        if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
-        else outside = true;
-      }
-      if (this.shard) this.noteServedBy(outside && !page.metadata.shardInfo ? 'client' : 'server');
+      this.takePage(page, fresh);
       continueToken = page.metadata.continue === '' ? undefined : page.metadata.continue;
       rv = page.metadata.resourceVersion;
     } while (continueToken);
@@ -284,6 +276,19 @@ export class Informer<T extends KubeObject = KubeObject> {
         r();
       });
     }
+  }
+
+  /** A list page's objects of this informer (its shard's, when sharded), typed, into `fresh`. */
+  private takePage(page: KubeList<T>, fresh: Map<string, T>): void {
+    this.options.onReceived?.(page.items.length);
+    let outside = false;
+    // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
+    // does, so that what a controller reads from the cache is the same whichever way it came.
+    for (const item of page.items) {
+      if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
+      else outside = true;
+    }
+    if (this.shard) this.noteServedBy(outside && !page.metadata.shardInfo ? 'client' : 'server');
   }
 
   /** Deletes the cached objects of the stream's namespace (or all) that its list no longer has. */

@@ -49,7 +49,9 @@ test('init: a project named for its directory, its kind from the name, the packa
 test('init --namespaces: the operator serves those namespaces (watchNamespaces); without it every one, and app.ts shows how to scope', () => {
   const scoped = path.join(tmp(), 'shop-operator');
   initProject(scoped, { watchNamespaces: ['team-a', 'team-b', 'team-a'] });
-  expect(fs.readFileSync(path.join(scoped, 'app.ts'), 'utf8')).toMatch(/^ {4}watchNamespaces: \['team-a', 'team-b'\],$/m);
+  expect(fs.readFileSync(path.join(scoped, 'app.ts'), 'utf8')).toMatch(
+    /^ {4}watchNamespaces: \['team-a', 'team-b'\],$/m,
+  );
   const open = path.join(tmp(), 'shop-operator');
   initProject(open);
   const app = fs.readFileSync(path.join(open, 'app.ts'), 'utf8');
