@@ -288,7 +288,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
       else outside = true;
     }
-    if (this.shard) this.noteServedBy(outside && !page.metadata.shardInfo ? 'client' : 'server');
+    if (this.shard) {
+      const served = !!page.metadata.shardInfo || (!outside && !!this.shard.serverFilters);
+      this.noteServedBy(served ? 'server' : 'client');
+    }
   }
 
   /** Deletes the cached objects of the stream's namespace (or all) that its list no longer has. */
@@ -344,9 +347,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * Where the range is applied, as far as what arrived shows: by the server until an object out of
-   * the range arrives, from then on by this process. (A list's `shardInfo` says so too, but v1.36
-   * leaves it out of custom resources' lists, which it does filter.)
+   * Where the range is applied: by the server when a list says so (`shardInfo`) or the probe did
+   * and nothing out of the range came; by this process once an object out of the range arrives.
    */
   private noteServedBy(by: 'server' | 'client'): void {
     if (!this.shard || this.servedBy === 'client' || this.servedBy === by) return;

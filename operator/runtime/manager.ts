@@ -125,7 +125,8 @@ export class Manager {
       this.informers.set(key, inf);
       // One asked for after the shard was taken caches that shard too.
       const shard = this.sharding?.shard;
-      if (shard && type.namespaced) inf.restrictTo({ range: shard.range, onServedBy: this.reportServedBy });
+      if (shard && type.namespaced)
+        inf.restrictTo({ range: shard.range, serverFilters: this.serverFilters, onServedBy: this.reportServedBy });
       this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
@@ -219,7 +220,7 @@ export class Manager {
     if (this.sharding) {
       const shard = await this.sharding.acquire(signal);
       if (!shard) return undefined;
-      this.restrictInformers(shard);
+      this.restrictInformers(shard, await this.sharding.serverFilters(signal));
       // Renewing starts now: syncing a large range can outlast the lease.
       const kept = this.sharding.holdUntilLost(signal);
       startInformers();
@@ -240,10 +241,15 @@ export class Manager {
   }
 
   /** Namespaced informers cache the shard's range only; cluster-scoped ones, everything (every shard may read them). */
-  private restrictInformers(shard: HeldShard): void {
+  private restrictInformers(shard: HeldShard, serverFilters: boolean): void {
+    this.serverFilters = serverFilters;
     for (const informer of this.informers.values())
-      if (informer.type.namespaced) informer.restrictTo({ range: shard.range, onServedBy: this.reportServedBy });
+      if (informer.type.namespaced)
+        informer.restrictTo({ range: shard.range, serverFilters, onServedBy: this.reportServedBy });
   }
+
+  /** Whether the API server applies shard selectors (ShardSelector.serverFilters), once a shard is held. */
+  private serverFilters = false;
 
   /** Where each kind's shard range is applied: the metric, and the log once per kind and way. */
   private readonly servedByLogged = new Map<string, string>();

@@ -2,7 +2,7 @@ import { BuiltinTypes } from '../../constructs/contract';
 import { sleep } from './backoff';
 import { type KubeClient } from './client';
 import { type Lease, LeaderElector, type LeaderElectionOptions } from './leader-election';
-import { type HashRange, rangesOverlap, shardRange } from './sharding';
+import { type HashRange, rangesOverlap, shardRange, shardSelector } from './sharding';
 
 /** The label every shard Lease of one operator carries: its set, across shard counts. */
 export const SHARD_SET_LABEL = 'operator-kit.cdk8s.io/shard-set';
@@ -138,6 +138,26 @@ export class ShardElector {
     ]);
     if (!(kept && clear)) this.options.onShardChange?.(undefined);
     return kept && clear;
+  }
+
+  /**
+   * Whether the API server applies shard selectors (KEP-5866's gate on): a list of the shard
+   * Leases with the held range's selector comes back with `metadata.shardInfo`. A failed probe
+   * counts as no (the informers then filter themselves, which is right either way).
+   */
+  async serverFilters(signal: AbortSignal): Promise<boolean> {
+    if (!this.held || signal.aborted) return false;
+    try {
+      const list = await this.client.list(BuiltinTypes.Lease, this.options.namespace, {
+        labelSelector: `${SHARD_SET_LABEL}=${this.options.name}`,
+        shardSelector: shardSelector(this.held.range),
+        limit: '1',
+      });
+      return !!list.metadata.shardInfo;
+    } catch (err) {
+      this.options.logger.warn({ err }, 'cannot ask the API server whether it shards lists; filtering here');
+      return false;
+    }
   }
 
   async release(): Promise<void> {

@@ -71,9 +71,14 @@ function hex(value: bigint): string {
 export interface ShardScope {
   readonly range: HashRange;
   /**
-   * Told whether the API server applies the selector ('server': nothing out of the range arrived,
-   * or the list said so in `metadata.shardInfo`) or ignores it ('client': an object out of the
-   * range arrived, and the informer drops such objects itself); again when that changes.
+   * Whether the API server applies shard selectors, as a probe found (a list of a built-in kind
+   * carrying `metadata.shardInfo`). v1.36 filters custom resources too but leaves `shardInfo` out
+   * of their lists, so for a list without it this is what the informer goes by. @default false
+   */
+  readonly serverFilters?: boolean;
+  /**
+   * Told whether the API server applies the selector ('server') or ignores it ('client': the
+   * informer drops what is out of the range itself); again if an object out of the range arrives.
    */
   readonly onServedBy?: (resource: string, by: 'server' | 'client') => void;
 }

@@ -245,6 +245,8 @@ describe('sharded reconcilers on an API server without sharded list and watch', 
       expect(await p.metric('opkit_shard_filter', { resource: 'memcacheds', by: 'client' })).toBe(1);
       expect(await p.metric('opkit_shard_filter', { resource: 'memcacheds', by: 'server' })).toBe(0);
       expect(p.logs.some((l) => l.includes('ignored shardSelector'))).toBe(true);
+      // Never claimed otherwise, not even before anything out of its range had arrived.
+      expect(p.logs.some((l) => l.includes('the API server sends only this shard'))).toBe(false);
       const cached = (await p.scrape()).split('\n').filter((l) => l.startsWith('opkit_resource_condition{'));
       const [mine, theirs] = shard === 0 ? [low, high] : [high, low];
       expect(cached.some((l) => l.includes(`namespace="${mine[0]}"`))).toBe(true);

@@ -87,7 +87,7 @@ describe('an informer restricted to a shard', () => {
   const high = 'default';
   const firstHalf = shardRange(0, 2);
 
-  async function run(fake: FakeListWatch) {
+  async function run(fake: FakeListWatch, serverFilters = false) {
     let received = 0;
     const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, {
       logger,
@@ -96,7 +96,11 @@ describe('an informer restricted to a shard', () => {
       },
     });
     const servedBy: string[] = [];
-    inf.restrictTo({ range: firstHalf, onServedBy: (resource, by) => servedBy.push(`${resource}:${by}`) });
+    inf.restrictTo({
+      range: firstHalf,
+      serverFilters,
+      onServedBy: (resource, by) => servedBy.push(`${resource}:${by}`),
+    });
     const stop = new AbortController();
     const running = inf.run(stop.signal);
     await inf.waitForSync();
@@ -130,15 +134,22 @@ describe('an informer restricted to a shard', () => {
     expect(fake.watchQueries[0]?.shardSelector).toBe(shardSelector(firstHalf));
   });
 
-  test('a list of the range alone, without shardInfo (custom resources on v1.36), counts as served; a stray watch event turns it to client', async () => {
+  test('a list without shardInfo (custom resources on v1.36) counts as served where the probe found a sharding server; a stray watch event turns it to client', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('10', [obj('in', '1', low)]));
     fake.watches.push(async (emit) => {
       emit({ type: 'ADDED', object: obj('out', '11', high) });
     });
-    const { inf, servedBy } = await run(fake);
+    const { inf, servedBy } = await run(fake, true);
     expect(inf.list().map((o) => o.metadata.name)).toEqual(['in']);
     expect(servedBy).toEqual(['configmaps:server', 'configmaps:client']);
+  });
+
+  test('a list without shardInfo, where the probe found no sharding server: client, even before anything stray arrived', async () => {
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', []));
+    const { servedBy } = await run(fake, false);
+    expect(servedBy).toEqual(['configmaps:client']);
   });
 
   test('an API server that applied it (shardInfo on the list): served by the server', async () => {
