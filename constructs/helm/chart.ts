@@ -72,7 +72,7 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
     { lineWidth: 0 },
   );
   files['values.yaml'] = valuesYaml(base);
-  files['values.schema.json'] = `${JSON.stringify(valuesSchema(), null, 2)}\n`;
+  files['values.schema.json'] = `${JSON.stringify(valuesSchema(base.shards ?? 1), null, 2)}\n`;
   // The labels of the user's chart are on everything the operator makes there: on the chart's too.
   const labels = props.operator instanceof Operator ? Chart.of(props.operator).labels : {};
   const { crds, templates } = templateObjects(base, (p) => synthesize(p, labels));
@@ -205,7 +205,7 @@ function valuesYaml(props: OperatorProps): string {
 }
 
 /** values.schema.json: the values the construct accepts; Helm refuses others before rendering. */
-function valuesSchema(): Record<string, unknown> {
+function valuesSchema(shards: number): Record<string, unknown> {
   const root: Record<string, unknown> = {
     $schema: 'https://json-schema.org/draft-07/schema#',
     type: 'object',
@@ -230,6 +230,8 @@ function valuesSchema(): Record<string, unknown> {
   // More than one replica needs leader election, as the construct says.
   root.if = { properties: { leaderElection: { properties: { enabled: { const: false } } } } };
   root.then = { properties: { replicaCount: { maximum: 1 } } };
+  // With it, a sharded operator needs a pod per shard (the rest stand by), as the construct says.
+  if (shards > 1) root.else = { properties: { replicaCount: { minimum: shards } } };
   return root;
 }
 

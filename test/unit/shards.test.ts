@@ -69,6 +69,8 @@ const { missing } = helmBinary();
     expect(deployment(sharded).spec.replicas).toBe(2);
     expect(argsOf(sharded)).toContain('--shards=2');
     expect(deployment(render(['replicaCount=3'])).spec.replicas).toBe(3);
+    // Fewer pods than shards would leave a range unreconciled: the values schema refuses it.
+    expect(() => render(['replicaCount=1'])).toThrow(/replicaCount.*minimum/s);
     // The chart's schema holds an unelected operator to one replica, as the construct does.
     const single = render(['leaderElection.enabled=false', 'replicaCount=1']);
     expect(deployment(single).spec.replicas).toBe(1);
