@@ -226,7 +226,11 @@ export class Manager {
       startInformers();
       const ready = Promise.all([synced(), this.sharding.waitForHandover(signal)]).then(() => true);
       if (!(await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)]))) {
-        return signal.aborted ? undefined : 'lost';
+        if (!signal.aborted) return 'lost';
+        // Stopped while syncing or waiting for the handover: give the shard back, as a holder does.
+        await kept;
+        await this.sharding.release();
+        return undefined;
       }
       this.options.logger.info({ informers: this.informers.size, shard: shard.index }, 'caches synced');
       return { kept };
@@ -248,7 +252,7 @@ export class Manager {
         informer.restrictTo({ range: shard.range, serverFilters, onServedBy: this.reportServedBy });
   }
 
-  /** Whether the API server applies shard selectors (ShardSelector.serverFilters), once a shard is held. */
+  /** Whether the API server applies shard selectors (ShardScope.serverFilters), once a shard is held. */
   private serverFilters = false;
 
   /** Where each kind's shard range is applied: the metric, and the log once per kind and way. */

@@ -169,7 +169,7 @@ describe('sharded Memcached reconcilers, with the API server serving sharded lis
     for (const ns of low) expect([...writers.get(`${ns}/after-kill`)!]).toEqual([standby.identity]);
   });
 
-  test('2 → 4 shards: the new replicas wait for the old holders, then take over with no resource written by two', async () => {
+  test('2 → 4 shards: the new replicas wait for the old holders (one stopped while waiting gives its shard back), then take over with no resource written by two', async () => {
     const old = processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
     expect(old).toHaveLength(2);
     const mark = auditMark();
@@ -185,6 +185,18 @@ describe('sharded Memcached reconcilers, with the API server serving sharded lis
     const oldIds = old.map((p) => p.identity);
     for (const ns of all) expect(oldIds).toEqual(expect.arrayContaining([...during.get(`${ns}/during`)!]));
     expect(fresh.flatMap((p) => p.logs.filter((l) => l.includes('waiting for the previous holders')))).not.toEqual([]);
+
+    // One stopped while it waits gives its shard back at once, and a new replica takes it.
+    const quitter = fresh.pop()!;
+    const quitShard = (await heldShard(quitter))!;
+    expect((await quitter.stop('SIGTERM')).code).toBe(0);
+    const lease = getJson(['get', 'lease', `${leaseId}-shard-${quitShard}-of-4`, '-n', leaseNamespace, '-o', 'json']);
+    expect(lease.spec.holderIdentity).toBe('');
+    const replacement = await start(4, 'shard4-replacement');
+    fresh.push(replacement);
+    await eventually('the replacement to take the shard given back', async () =>
+      (await heldShard(replacement)) === quitShard ? true : undefined,
+    );
 
     // A rolling update's end: the old replicas stop gracefully and release their Leases.
     const handover = auditMark();
