@@ -50,7 +50,7 @@ export interface Lease {
  * - `release` empties the holder on graceful shutdown, so a successor need not wait.
  */
 export class LeaderElector {
-  private observed?: { record: string; at: number };
+  private readonly observer = new LeaseObserver();
   private leading = false;
   private lease?: Lease;
 
@@ -186,13 +186,12 @@ export class LeaderElector {
             },
           },
         );
-        this.observe(this.lease);
+        this.observer.unchangedFor(this.lease);
         return true;
       }
       this.lease = current;
-      const observed = this.observe(current);
       const holder = current.spec.holderIdentity ?? '';
-      const expired = Date.now() - observed.at >= this.leaseDurationMs;
+      const expired = this.observer.unchangedFor(current) >= this.leaseDurationMs;
       if (holder && holder !== me && !expired) return false;
 
       const takingOver = holder !== me;
@@ -202,19 +201,33 @@ export class LeaderElector {
         leaseTransitions: (current.spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
       };
       this.lease = await this.client.request<Lease>('PUT', this.path(), { body: { ...current, spec } });
-      this.observe(this.lease);
+      this.observer.unchangedFor(this.lease);
       return true;
     } catch (err) {
       if (!isConflict(err)) this.options.logger.warn({ err }, 'leader election attempt failed');
       return false;
     }
   }
+}
 
-  /** Notes when the lease record last changed, on this process's clock. */
-  /** Notes the lease record and when it last changed (client-go's observedTime), and returns it. */
-  private observe(lease: Lease): { record: string; at: number } {
+/**
+ * When each Lease's record last changed, on this process's clock (client-go's observedTime): a
+ * holder counts as live while its record keeps changing within the lease duration, whatever the
+ * clocks of the machines say.
+ */
+export class LeaseObserver {
+  private readonly seen = new Map<string, { record: string; at: number }>();
+
+  /** Notes the Lease's record; returns how long it has stayed unchanged, in ms (0: it just changed). */
+  unchangedFor(lease: Lease): number {
+    const key = `${lease.metadata.namespace}/${lease.metadata.name}`;
     const record = JSON.stringify(lease.spec);
-    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
-    return this.observed;
+    const seen = this.seen.get(key);
+    const now = Date.now();
+    if (seen?.record !== record) {
+      this.seen.set(key, { record, at: now });
+      return 0;
+    }
+    return now - seen.at;
   }
 }

@@ -1,7 +1,7 @@
 import { BuiltinTypes } from '../../constructs/contract';
 import { sleep } from './backoff';
 import { type KubeClient } from './client';
-import { type Lease, LeaderElector, type LeaderElectionOptions } from './leader-election';
+import { type Lease, LeaderElector, type LeaderElectionOptions, LeaseObserver } from './leader-election';
 import { type HashRange, rangesOverlap, shardRange, shardSelector } from './sharding';
 
 /** The label every shard Lease of one operator carries: its set, across shard counts. */
@@ -45,8 +45,8 @@ export class ShardElector {
   private held?: HeldShard;
   /** Whether this process's range was let go by every earlier holder, so that it reconciles it. */
   private handedOver = false;
-  /** When each other Lease's record last changed, on this process's clock (as LeaderElector observes). */
-  private readonly observed = new Map<string, { record: string; at: number }>();
+  /** When each other Lease's record last changed, on this process's clock. */
+  private readonly observer = new LeaseObserver();
 
   constructor(
     private readonly client: KubeClient,
@@ -221,12 +221,7 @@ export class ShardElector {
   /** Held, and renewed within its duration as this process has watched it. */
   private isLive(lease: Lease): boolean {
     if (!lease.spec.holderIdentity) return false;
-    const record = JSON.stringify(lease.spec);
-    const seen = this.observed.get(lease.metadata.name);
-    const now = Date.now();
-    if (seen?.record !== record) this.observed.set(lease.metadata.name, { record, at: now });
-    const at = seen?.record === record ? seen.at : now;
-    return now - at < (lease.spec.leaseDurationSeconds ?? 15) * 1000;
+    return this.observer.unchangedFor(lease) < (lease.spec.leaseDurationSeconds ?? 15) * 1000;
   }
 }
 
