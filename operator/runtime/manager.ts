@@ -15,8 +15,8 @@ import { LeaderElector, type LeaderElectionOptions } from './leader-election';
 import { type Metrics } from './metrics';
 import type { MetricsAuthorizer } from './metrics-auth';
 import { selfSignedCertificate } from './self-signed';
-import { type HeldShard, ShardElector } from './shard-election';
-import { namespaceInRange } from './sharding';
+import { ShardElector } from './shard-election';
+import { namespaceInRange, type ShardScope } from './sharding';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -124,9 +124,7 @@ export class Manager {
       });
       this.informers.set(key, inf);
       // One asked for after the shard was taken caches that shard too.
-      const shard = this.sharding?.shard;
-      if (shard && type.namespaced)
-        inf.restrictTo({ range: shard.range, serverFilters: this.serverFilters, onServedBy: this.reportServedBy });
+      if (this.shardScope) this.restrict(inf, this.shardScope);
       this.options.metrics.startWatch(type.resource);
     }
     return inf as unknown as Informer<T>;
@@ -220,7 +218,12 @@ export class Manager {
     if (this.sharding) {
       const shard = await this.sharding.acquire(signal);
       if (!shard) return undefined;
-      this.restrictInformers(shard, await this.sharding.serverFilters(signal));
+      this.shardScope = {
+        range: shard.range,
+        serverFilters: await this.sharding.serverFilters(signal),
+        onServedBy: this.reportServedBy,
+      };
+      for (const informer of this.informers.values()) this.restrict(informer, this.shardScope);
       // Renewing starts now: syncing a large range can outlast the lease.
       const kept = this.sharding.holdUntilLost(signal);
       startInformers();
@@ -244,16 +247,13 @@ export class Manager {
     return { kept: this.elector.holdUntilLost(signal) };
   }
 
-  /** Namespaced informers cache the shard's range only; cluster-scoped ones, everything (every shard may read them). */
-  private restrictInformers(shard: HeldShard, serverFilters: boolean): void {
-    this.serverFilters = serverFilters;
-    for (const informer of this.informers.values())
-      if (informer.type.namespaced)
-        informer.restrictTo({ range: shard.range, serverFilters, onServedBy: this.reportServedBy });
+  /** A namespaced informer caches the shard's range only; a cluster-scoped one, everything (every shard may read it). */
+  private restrict(informer: Informer, scope: ShardScope): void {
+    if (informer.type.namespaced) informer.restrictTo(scope);
   }
 
-  /** Whether the API server applies shard selectors (ShardScope.serverFilters), once a shard is held. */
-  private serverFilters = false;
+  /** The held shard's range, as every namespaced informer caches it, once a shard is held. */
+  private shardScope?: ShardScope;
 
   /** Where each kind's shard range is applied: the metric, and the log once per kind and way. */
   private readonly servedByLogged = new Map<string, string>();
