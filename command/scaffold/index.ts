@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { DNS_LABEL } from '../../constructs/core/formats';
 import {
   appTs,
   CDK8S_YAML,
@@ -111,7 +112,7 @@ function checkKind(o: KindOptions): KindNames {
   return kindNames(o.kind, o.group, version);
 }
 
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const NAMESPACE = new RegExp(`^${DNS_LABEL}$`);
 
 /** The namespaces an operator is to serve: names of namespaces, each once. */
 function checkNamespaces(namespaces: readonly string[] | undefined): readonly string[] | undefined {
