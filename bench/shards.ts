@@ -36,6 +36,7 @@ import {
   startReconciler,
   stopProcess,
 } from './measure';
+import { shardHeldIn } from '../test/support/reconciler';
 import { Tally } from './tally';
 
 const N = Number(process.env.N ?? 10_000);
@@ -118,12 +119,12 @@ function grantLeaseList(ctx: BenchContext): void {
 
 /** The shard a replica holds (its `opkit_shard`, or the leader's lease without shards), if any. */
 async function heldBy(metricsPort: number, shards: number): Promise<number | undefined> {
-  const body = (await scrape(metricsPort)).split('\n');
+  const page = await scrape(metricsPort);
   if (shards === 1)
-    return body.some((l) => l.startsWith('leader_election_master_status{') && l.endsWith(' 1')) ? 0 : undefined;
-  const line = body.find((l) => l.startsWith('opkit_shard{') && l.endsWith(' 1'));
-  const m = line && /shard="(\d+)"/.exec(line);
-  return m ? Number(m[1]) : undefined;
+    return page.split('\n').some((l) => l.startsWith('leader_election_master_status{') && l.endsWith(' 1'))
+      ? 0
+      : undefined;
+  return shardHeldIn(page);
 }
 
 /** Per object (namespace/resource/name), the User-Agents of the operator's writes to it since `from`. */

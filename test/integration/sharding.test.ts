@@ -10,7 +10,7 @@ import { startControlPlane, type ControlPlane } from '../../testing/control-plan
 import { namespaceInRange, shardRange } from '../../operator/runtime/sharding';
 import { auditMark, writesBy } from '../support/audit';
 import { eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
-import { ReconcilerProcess } from '../support/reconciler';
+import { ReconcilerProcess, shardHeldIn } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -58,9 +58,7 @@ async function reconciled(namespace: string, name: string, kubeconfig?: string):
 
 /** The shard index each process holds (from its `opkit_shard` series), undefined for a standby. */
 async function heldShard(p: ReconcilerProcess): Promise<number | undefined> {
-  const line = (await p.scrape()).split('\n').find((l) => l.startsWith('opkit_shard{') && l.endsWith(' 1'));
-  const m = line && /shard="(\d+)"/.exec(line);
-  return m ? Number(m[1]) : undefined;
+  return shardHeldIn(await p.scrape());
 }
 
 /** Which processes wrote each Memcached (its status or its Deployment) after `mark`: namespace/name → identities. */

@@ -121,6 +121,13 @@ export function bindMetricsReader(namespace: string, serviceAccount: string): st
   return binding;
 }
 
+/** The shard a reconciler holds, from its /metrics page (its `opkit_shard` series); undefined for a standby. */
+export function shardHeldIn(metricsPage: string): number | undefined {
+  const line = metricsPage.split('\n').find((l) => l.startsWith('opkit_shard{') && l.endsWith(' 1'));
+  const m = line && /shard="(\d+)"/.exec(line);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** The reconciler (reconciler.ts) as a child process, with its logs and endpoints. */
 export class ReconcilerProcess {
   readonly logs: string[] = [];
