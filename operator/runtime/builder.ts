@@ -53,6 +53,7 @@ export function buildController(
     ...options,
     name: decl.name,
     reconciler: (req, ctx) => reconcile(parts, req, ctx),
+    statusWriteWaitMs: (key) => parts.pacer.writeWaitMs(key),
   });
   controller.for(parts.resources);
   options.metrics.watchConditions(type, () => parts.resources.list());
@@ -67,7 +68,8 @@ export function buildController(
   }
   parts.failures?.enqueueOwners(controller);
   // A pod's change reconciles the resource whose workload made it, unless the kind maps pods itself.
-  if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned));
+  // Pods are read for health alone: a change of one can only move the status.
+  if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned), 'status');
   return controller;
 }
 
@@ -100,14 +102,20 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
   };
 }
 
-/** Has a change of an object reconcile the resource `resourceOf` names, in the object's namespace. */
+/**
+ * Has a change of an object reconcile the resource `resourceOf` names, in the object's namespace;
+ * with `'status'`, when that resource's status may next be written (see Controller.watchesForStatus).
+ */
 function watchByName(
   controller: Controller,
   informer: Informer,
   resourceOf: (object: KubeObject) => string | undefined,
+  input: 'spec' | 'status' = 'spec',
 ): void {
-  controller.watches(informer, (o) => {
+  const map = (o: KubeObject) => {
     const name = resourceOf(o);
     return name ? [{ namespace: o.metadata.namespace, name }] : [];
-  });
+  };
+  if (input === 'status') controller.watchesForStatus(informer, map);
+  else controller.watches(informer, map);
 }

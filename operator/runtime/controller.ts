@@ -69,6 +69,12 @@ export interface ControllerSetupOptions {
 export interface ControllerOptions extends ControllerSetupOptions {
   readonly name: string;
   readonly reconciler: Reconciler;
+  /**
+   * How long until the status of the resource `key` may next be written (0: now). A change that
+   * can only move that status (a child's status, a pod read for health) is queued for then, not
+   * at once: a reconcile before it could only compute the status and wait. @default always 0
+   */
+  readonly statusWriteWaitMs?: (key: string) => number;
 }
 
 /**
@@ -101,7 +107,9 @@ export class Controller {
    * but its status changes, and on every resync. An update that only writes the status (ours,
    * mostly) is not a reason to reconcile, as with controller-runtime's GenerationChangedPredicate
    * — except that label, annotation, finalizer and deletion changes, which leave the generation
-   * alone, do count. The initial list and resyncs are queued at low priority.
+   * alone, do count. Resyncs are queued at low priority, and so is the initial list, but for
+   * what it shows still waiting on a reconcile (see `awaitsReconcile`): a resource created or
+   * changed just before this process started (or took over a shard) goes ahead of the re-checks.
    */
   for(informer: Informer): this {
     const enqueue = (o: KubeObject, priority: Priority) => {
@@ -109,7 +117,7 @@ export class Controller {
     };
     informer.addHandler({
       onAdd: (o, initialList) => {
-        enqueue(o, initialList ? 'low' : 'normal');
+        enqueue(o, initialList && !awaitsReconcile(o) ? 'low' : 'normal');
       },
       onUpdate: (old, o) => {
         if (old === o) enqueue(o, 'low');
@@ -122,16 +130,20 @@ export class Controller {
     return this;
   }
 
-  /** Reconcile the controlling owner (of `ownerKind`) when one of its children changes. */
+  /**
+   * Reconcile the controlling owner (of `ownerKind`) when one of its children changes. A change
+   * of the child's status alone waits for the owner's next status write (`statusWriteWaitMs`):
+   * a new Deployment's burst of status updates is then one reconcile, not one each.
+   */
   owns(informer: Informer, ownerKind: { apiVersion: string; kind: string }): this {
     const group = ownerKind.apiVersion.split('/')[0];
-    const enqueueOwner = (o: KubeObject, priority: Priority) => {
+    const enqueueOwner = (o: KubeObject, priority: Priority, statusInput: boolean) => {
       const owner = controllerOf(o);
       if (owner?.kind === ownerKind.kind && owner.apiVersion.split('/')[0] === group) {
-        this.queue.add(objectKey({ namespace: o.metadata.namespace, name: owner.name }), priority);
+        this.enqueue(objectKey({ namespace: o.metadata.namespace, name: owner.name }), priority, statusInput);
       }
     };
-    this.watchRelated(informer, enqueueOwner);
+    this.watchRelated(informer, enqueueOwner, (old, o) => !!old && !!o && onlyStatusChanged(old, o));
     return this;
   }
 
@@ -146,24 +158,57 @@ export class Controller {
   }
 
   /**
-   * Calls `enqueue` for every event of a related kind, old and new versions of an update alike:
-   * at low priority for the initial list and resyncs, at normal priority for changes.
+   * Reconcile whatever `map` returns for each changed object, where no change of such an object
+   * can do more than move the status of what it maps to (the pods a kind reads for its health):
+   * each is queued for the resource's next status write (`statusWriteWaitMs`).
    */
-  private watchRelated(informer: Informer, enqueue: (o: KubeObject, priority: Priority) => void): void {
+  watchesForStatus(informer: Informer, map: (o: KubeObject) => Request[]): this {
+    this.watchRelated(
+      informer,
+      (o, priority) => {
+        map(o).forEach((r) => {
+          this.enqueue(objectKey(r), priority, true);
+        });
+      },
+      () => true,
+    );
+    return this;
+  }
+
+  /** Queues `key`; a status input no sooner than the resource's status may be written. */
+  private enqueue(key: string, priority: Priority, statusInput: boolean): void {
+    const wait = statusInput ? (this.options.statusWriteWaitMs?.(key) ?? 0) : 0;
+    if (wait > 0) this.queue.addAfter(key, wait, priority);
+    else this.queue.add(key, priority);
+  }
+
+  /**
+   * Calls `enqueue` for every event of a related kind, old and new versions of an update alike:
+   * at low priority for the initial list and resyncs, at normal priority for changes. A change
+   * that `statusInput` (given the object before and after; undefined for an add or a delete)
+   * judges an input to the status alone is flagged so.
+   */
+  private watchRelated(
+    informer: Informer,
+    enqueue: (o: KubeObject, priority: Priority, statusInput: boolean) => void,
+    statusInput: (old: KubeObject | undefined, updated: KubeObject | undefined) => boolean = () => false,
+  ): void {
     informer.addHandler({
       onAdd: (o, initialList) => {
-        enqueue(o, initialList ? 'low' : 'normal');
+        if (initialList) enqueue(o, 'low', false);
+        else enqueue(o, 'normal', statusInput(undefined, o));
       },
       onUpdate: (old, o) => {
         if (old === o) {
-          enqueue(o, 'low');
+          enqueue(o, 'low', false);
           return;
         }
-        enqueue(old, 'normal');
-        enqueue(o, 'normal');
+        const forStatus = statusInput(old, o);
+        enqueue(old, 'normal', forStatus);
+        enqueue(o, 'normal', forStatus);
       },
       onDelete: (o) => {
-        enqueue(o, 'normal');
+        enqueue(o, 'normal', statusInput(o, undefined));
       },
     });
   }
@@ -248,6 +293,29 @@ export class Controller {
       metrics.activeWorkers.set({ controller: name }, this.inFlight);
     }
   }
+}
+
+/**
+ * Whether an object's status shows it still waits on a reconcile: it has none, its
+ * `observedGeneration` (or a condition's) is older than its generation, or it is being deleted.
+ * A status that says nothing of generations counts as reconciled.
+ */
+export function awaitsReconcile(o: KubeObject): boolean {
+  if (o.metadata.deletionTimestamp) return true;
+  const status = (o as { status?: unknown }).status;
+  if (!status || typeof status !== 'object' || Object.keys(status).length === 0) return true;
+  const generation = o.metadata.generation;
+  if (generation === undefined) return false;
+  const { observedGeneration, conditions } = status as {
+    observedGeneration?: unknown;
+    conditions?: unknown;
+  };
+  if (typeof observedGeneration === 'number') return observedGeneration < generation;
+  if (!Array.isArray(conditions)) return false;
+  return conditions.some((c: { observedGeneration?: unknown } | null) => {
+    const observed = c?.observedGeneration;
+    return typeof observed === 'number' && observed < generation;
+  });
 }
 
 /** Whether two versions of an object differ in nothing but status and bookkeeping. */

@@ -25,6 +25,16 @@ export class StatusPacer {
     this.clocks.delete(key);
   }
 
+  /**
+   * How long until the status of `key` may be written: 0 when it may be now, or when nothing is
+   * remembered of the resource. A reconcile sooner could compute the status but not write it.
+   */
+  writeWaitMs(key: string): number {
+    const clock = this.clocks.get(key);
+    if (!clock || this.coalesceMs <= 0) return 0;
+    return Math.max(0, clock.at + this.coalesceMs - this.clock.now());
+  }
+
   /** One reconcile's view of a resource's pacing; `end()` it when the reconcile is done. */
   begin(key: string): PacedReconcile {
     const clock = this.clocks.get(key) ?? { at: -Infinity, recorded: new Set<string>() };

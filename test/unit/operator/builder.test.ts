@@ -218,6 +218,7 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
   });
   return {
     mgr,
+    controller,
     clock,
     metrics,
     serverStatus,
@@ -266,6 +267,29 @@ describe('the controller builder', () => {
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1, { ready: false, conditions: [] }));
     expect(await s.reconcile()).toEqual({ requeueAfterMs: expect.any(Number) });
     expect(s.writes.filter((w) => w.includes('/status'))).toHaveLength(1);
+  });
+
+  test('while its status write waits, a status update of its child is queued for when the wait ends; a drift of the child at once', async () => {
+    const s = setup(60_000);
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    expect(await s.queued()).toEqual(['ns/w']);
+    expect(await s.reconcile()).toEqual({ requeueAfterMs: 60_000 });
+    const applied = appliedDeployment();
+    s.cache(BuiltinTypes.Deployment, applied);
+    expect(await s.queued()).toEqual(['ns/w']);
+    const later = (rv: string, patch: object): KubeObject => ({
+      ...applied,
+      ...patch,
+      metadata: { ...applied.metadata, resourceVersion: rv },
+    });
+    s.cache(BuiltinTypes.Deployment, later('2', { status: { replicas: 1 } }));
+    expect(await s.queued()).toEqual([]);
+    s.cache(
+      BuiltinTypes.Deployment,
+      later('3', { spec: { ...(applied as any).spec, replicas: 5 }, status: { replicas: 1 } }),
+    );
+    expect(await s.queued()).toEqual(['ns/w']);
+    s.controller.queue.shutDown();
   });
 
   test('prunes an owned child of a deletable kind the construct no longer renders, and only that', async () => {

@@ -159,13 +159,48 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
     return { primary, owned, order };
   }
 
+  /** A Memcached whose status says it was reconciled at its generation. */
+  const settled = (name: string) => ({ ...memcached(name), status: { observedGeneration: 1 } });
+
   test('a resource created while a restarted controller works through its initial list goes first', async () => {
     const { primary, owned, order } = setup();
-    primary.onAdd!(memcached('old-1'), true);
+    primary.onAdd!(settled('old-1'), true);
     owned.onAdd!(deploymentOf('old-2'), true);
-    primary.onAdd!(memcached('old-3'), true);
+    primary.onAdd!(settled('old-3'), true);
     primary.onAdd!(memcached('new'), false);
     expect(await order()).toEqual(['ns/new', 'ns/old-1', 'ns/old-2', 'ns/old-3']);
+  });
+
+  test('of the initial list, what its status shows still waiting on a reconcile goes ahead of the re-checks', async () => {
+    const { primary, order } = setup();
+    const changed = { ...settled('changed'), metadata: { ...settled('changed').metadata, generation: 2 } };
+    const deleting = {
+      ...settled('deleting'),
+      metadata: { ...settled('deleting').metadata, deletionTimestamp: '2026-11-26T00:00:00Z' },
+    };
+    const conditionBehind = {
+      ...memcached('condition-behind'),
+      metadata: { ...memcached('condition-behind').metadata, generation: 3 },
+      status: { conditions: [{ type: 'Available', status: 'True', observedGeneration: 2 }] },
+    };
+    const noGenerations = { ...memcached('no-generations'), status: { phase: 'Running' } };
+    for (const o of [
+      settled('settled'),
+      memcached('never-reconciled'),
+      noGenerations,
+      changed,
+      deleting,
+      conditionBehind,
+    ])
+      primary.onAdd!(o, true);
+    expect(await order()).toEqual([
+      'ns/never-reconciled',
+      'ns/changed',
+      'ns/deleting',
+      'ns/condition-behind',
+      'ns/settled',
+      'ns/no-generations',
+    ]);
   });
 
   test('a resync (the cached object as its own update) waits; a change, a child change and a delete do not', async () => {
@@ -189,5 +224,91 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
     primary.onAdd!(memcached('old-1'), true);
     primary.onAdd!(memcached('new'), false);
     expect(await order()).toEqual(['ns/old-1', 'ns/new']);
+  });
+});
+
+describe('changes that can only move the status wait for its next write', () => {
+  const owner = { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'm', uid: 'u', controller: true };
+  const deployment: KubeObject & { spec: unknown; status?: unknown } = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'm', namespace: 'ns', resourceVersion: '1', ownerReferences: [owner] },
+    spec: { replicas: 1 },
+    status: { replicas: 0 },
+  };
+  const pod: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'm-abc', namespace: 'ns', resourceVersion: '1' },
+  };
+  const next = <T extends KubeObject>(o: T, patch: object): T => ({
+    ...o,
+    ...patch,
+    metadata: { ...o.metadata, resourceVersion: String(Number(o.metadata.resourceVersion) + 1) },
+  });
+
+  /**
+   * A controller owning Deployments and reading Pods (mapped to `m`), whose resource's status may
+   * next be written `waitMs` from now; its queue's length after one event of each informer.
+   */
+  function setup(waitMs: number) {
+    const handlers: InformerHandler<KubeObject>[] = [];
+    const asked: string[] = [];
+    const controller = new Controller({
+      name: 'test',
+      reconciler: async () => undefined,
+      logger: pino({ level: 'silent' }),
+      metrics: new Metrics(),
+      client: {} as never,
+      recorder: {} as never,
+      statusWriteWaitMs: (key) => {
+        asked.push(key);
+        return waitMs;
+      },
+    })
+      .owns(recordingInformer(handlers), { apiVersion: 'cache.example.com/v1', kind: 'Memcached' })
+      .watchesForStatus(recordingInformer(handlers), () => [{ namespace: 'ns', name: 'm' }]);
+    const [owned, pods] = handlers as [InformerHandler<KubeObject>, InformerHandler<KubeObject>];
+    return { controller, owned, pods, asked };
+  }
+
+  test("a child's status update and a pod's change are queued for the owner's next status write, not at once", async () => {
+    const { controller, owned, pods, asked } = setup(60_000);
+    owned.onUpdate!(deployment, next(deployment, { status: { replicas: 1 } }));
+    pods.onAdd!(pod, false);
+    pods.onUpdate!(pod, next(pod, { status: { phase: 'Running' } }));
+    pods.onDelete!(pod);
+    expect(controller.queue.length).toBe(0);
+    expect(asked.every((k) => k === 'ns/m')).toBe(true);
+    expect(asked.length).toBeGreaterThanOrEqual(4);
+    controller.queue.shutDown();
+  });
+
+  test("a child's add, spec change and delete are queued at once, and a status input too when the write may be now", () => {
+    const spec = setup(60_000);
+    spec.owned.onUpdate!(deployment, next(deployment, { spec: { replicas: 2 } }));
+    expect(spec.controller.queue.length).toBe(1);
+    const added = setup(60_000);
+    added.owned.onAdd!(deployment, false);
+    expect(added.controller.queue.length).toBe(1);
+    const deleted = setup(60_000);
+    deleted.owned.onDelete!(deployment);
+    expect(deleted.controller.queue.length).toBe(1);
+    const now = setup(0);
+    now.owned.onUpdate!(deployment, next(deployment, { status: { replicas: 1 } }));
+    expect(now.controller.queue.length).toBe(1);
+    const podNow = setup(0);
+    podNow.pods.onAdd!(pod, false);
+    expect(podNow.controller.queue.length).toBe(1);
+    for (const s of [spec, added, deleted, now, podNow]) s.controller.queue.shutDown();
+  });
+
+  test('the deferred status input arrives when the wait is over', async () => {
+    const { controller, owned } = setup(20);
+    owned.onUpdate!(deployment, next(deployment, { status: { replicas: 1 } }));
+    expect(controller.queue.length).toBe(0);
+    // Waits on the queue handing the key out, not on a clock.
+    expect(await controller.queue.get()).toBe('ns/m');
+    controller.queue.shutDown();
   });
 });

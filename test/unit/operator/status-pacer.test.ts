@@ -32,3 +32,24 @@ test('once the status is written, what was recorded is forgotten: the next trans
   expect(second.isNewEvent(warning('a'))).toBe(true);
   second.end();
 });
+
+test('how long until a status may be written: the rest of the window after children changed or a write, 0 for a resource it knows nothing of', () => {
+  const clock = new VirtualClock();
+  const pacer = new StatusPacer(1000, clock);
+  expect(pacer.writeWaitMs('ns/a')).toBe(0);
+  const r = pacer.begin('ns/a');
+  expect(r.waitBeforeWrite(true)).toBe(1000);
+  r.end();
+  clock.advance(300);
+  expect(pacer.writeWaitMs('ns/a')).toBe(700);
+  clock.advance(700);
+  expect(pacer.writeWaitMs('ns/a')).toBe(0);
+  const w = pacer.begin('ns/a');
+  expect(w.waitBeforeWrite(false)).toBe(0);
+  w.written();
+  w.end();
+  expect(pacer.writeWaitMs('ns/a')).toBe(1000);
+  pacer.forget('ns/a');
+  expect(pacer.writeWaitMs('ns/a')).toBe(0);
+  expect(new StatusPacer(0, clock).writeWaitMs('ns/a')).toBe(0);
+});
