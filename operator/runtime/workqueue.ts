@@ -145,6 +145,8 @@ export class WorkQueue {
   private readonly waiting = new Map<string, { at: number; priority: Priority; timer: NodeJS.Timeout }>();
   private readonly getters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
+  /** A hand-over to waiting workers is scheduled (see wakeGetters). */
+  private waking = false;
   private normalInARow = 0;
   private readonly priorities: boolean;
   private readonly lowEvery: number;
@@ -267,14 +269,29 @@ export class WorkQueue {
   }
 
   private push(key: string, priority: Priority): void {
-    const getter = this.getters.shift();
-    if (getter) {
-      getter(this.startProcessing(key));
-      return;
-    }
     this.queued.set(key, priority);
     (priority === 'low' ? this.low : this.normal).push(key);
     this.metrics?.depth(this.queued.size);
+    this.wakeGetters();
+  }
+
+  /**
+   * Hands queued keys to waiting workers from the event loop, not at once: an informer adds a
+   * key for an update's old and new object in one turn (and a watch chunk's events in one
+   * read), and a key handed out at the first add would be marked dirty by the second and
+   * reconciled twice. Taken this way, they are one, in priority order.
+   */
+  private wakeGetters(): void {
+    if (this.waking || this.getters.length === 0) return;
+    this.waking = true;
+    setImmediate(() => {
+      this.waking = false;
+      while (this.getters.length > 0) {
+        const key = this.take();
+        if (key === undefined) return;
+        this.getters.shift()?.(this.startProcessing(key));
+      }
+    });
   }
 
   /** A `low` key added again at `normal`: it moves to the normal list (its old entry is skipped). */

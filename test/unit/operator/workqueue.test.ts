@@ -42,6 +42,26 @@ describe('WorkQueue', () => {
     expect(await q.get()).toBeUndefined();
   });
 
+  test("a key added twice in one turn while a worker waits (an update's old and new object) is handed out once", async () => {
+    const q = new WorkQueue();
+    const worker = q.get();
+    q.add('a');
+    q.add('a');
+    expect(await worker).toBe('a');
+    q.done('a');
+    expect(q.length).toBe(0);
+    expect(q.isProcessing('a')).toBe(false);
+  });
+
+  test('keys added in one turn while a worker waits are handed out by priority', async () => {
+    const q = new WorkQueue();
+    const worker = q.get();
+    q.add('resync', 'low');
+    q.add('event', 'normal');
+    expect(await worker).toBe('event');
+    expect(await q.get()).toBe('resync');
+  });
+
   test('addAfter delays a key; the earliest pending time wins', async () => {
     jest.useFakeTimers();
     try {
