@@ -61,6 +61,9 @@ export function buildController(
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
     controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
   }
+  // What a kind reads reaches its status and Events alone (render sees the resource and the
+  // external facts, external and prepare its owned children): a change of it waits for the
+  // resource's next status write.
   for (const t of decl.reads ?? []) {
     const informer = parts.reads.get(`${t.group}/${t.kind}`);
     const map = decl.mapReads?.[t.kind];
@@ -68,8 +71,7 @@ export function buildController(
   }
   parts.failures?.enqueueOwners(controller);
   // A pod's change reconciles the resource whose workload made it, unless the kind maps pods itself.
-  // Pods are read for health alone: a change of one can only move the status.
-  if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned), 'status');
+  if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned));
   return controller;
 }
 
@@ -103,19 +105,17 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
 }
 
 /**
- * Has a change of an object reconcile the resource `resourceOf` names, in the object's namespace;
- * with `'status'`, when that resource's status may next be written (see Controller.watchesForStatus).
+ * Has a change of an object reconcile the resource `resourceOf` names, in the object's namespace,
+ * when that resource's status may next be written: what a kind reads (and the pods of its
+ * workloads) can move nothing else (see Controller.watchesForStatus).
  */
 function watchByName(
   controller: Controller,
   informer: Informer,
   resourceOf: (object: KubeObject) => string | undefined,
-  input: 'spec' | 'status' = 'spec',
 ): void {
-  const map = (o: KubeObject) => {
+  controller.watchesForStatus(informer, (o) => {
     const name = resourceOf(o);
     return name ? [{ namespace: o.metadata.namespace, name }] : [];
-  };
-  if (input === 'status') controller.watchesForStatus(informer, map);
-  else controller.watches(informer, map);
+  });
 }

@@ -292,6 +292,29 @@ describe('the controller builder', () => {
     s.controller.queue.shutDown();
   });
 
+  test('what a kind reads (a Pod it maps to its resource) is queued for when the status write may come, and at once when it may be now', async () => {
+    const reading: ControllerDeclaration = {
+      ...widgetController,
+      reads: [BuiltinTypes.Pod],
+      mapReads: { Pod: (o) => o.metadata.labels?.widget },
+    };
+    const s = setup(60_000, reading);
+    const pod = (rv: string, phase: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'w-1', namespace: 'ns', resourceVersion: rv, labels: { widget: 'w' } },
+      status: { phase },
+    });
+    s.cache(BuiltinTypes.Pod, pod('1', 'Pending'));
+    expect(await s.queued()).toEqual(['ns/w']);
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    expect(await s.queued()).toEqual(['ns/w']);
+    expect(await s.reconcile()).toEqual({ requeueAfterMs: 60_000 });
+    s.cache(BuiltinTypes.Pod, pod('2', 'Running'));
+    expect(await s.queued()).toEqual([]);
+    s.controller.queue.shutDown();
+  });
+
   test('prunes an owned child of a deletable kind the construct no longer renders, and only that', async () => {
     const s = setup();
     s.cache(s.widgetType, s.widget({ replicas: 1, config: false }, 2));
