@@ -71,8 +71,9 @@ export interface ControllerOptions extends ControllerSetupOptions {
   readonly reconciler: Reconciler;
   /**
    * How long until the status of the resource `key` may next be written (0: now). A change that
-   * can only move that status (a child's status, a pod read for health) is queued for then, not
-   * at once: a reconcile before it could only compute the status and wait. @default always 0
+   * the reconcile writing it can take in (a child's add or update, a pod read for health) is
+   * queued for then, not at once: a reconcile before it could compute the status, not write it.
+   * @default always 0
    */
   readonly statusWriteWaitMs?: (key: string) => number;
 }
@@ -131,9 +132,12 @@ export class Controller {
   }
 
   /**
-   * Reconcile the controlling owner (of `ownerKind`) when one of its children changes. A change
-   * of the child's status alone waits for the owner's next status write (`statusWriteWaitMs`):
-   * a new Deployment's burst of status updates is then one reconcile, not one each.
+   * Reconcile the controlling owner (of `ownerKind`) when one of its children changes. While the
+   * owner's status write waits (`statusWriteWaitMs`: its children just changed, or it was just
+   * written), a child's add or update waits with it: a new Deployment's echo, its revision
+   * annotation and its burst of status updates are then one reconcile, not one each. Anything
+   * else they could need (a drift to repair) is repaired by that reconcile, at most the
+   * coalescing window later. A child's delete is reconciled at once.
    */
   owns(informer: Informer, ownerKind: { apiVersion: string; kind: string }): this {
     const group = ownerKind.apiVersion.split('/')[0];
@@ -143,7 +147,7 @@ export class Controller {
         this.enqueue(objectKey({ namespace: o.metadata.namespace, name: owner.name }), priority, statusInput);
       }
     };
-    this.watchRelated(informer, enqueueOwner, (old, o) => !!old && !!o && onlyStatusChanged(old, o));
+    this.watchRelated(informer, enqueueOwner, (_old, o) => o !== undefined);
     return this;
   }
 
@@ -175,7 +179,7 @@ export class Controller {
     return this;
   }
 
-  /** Queues `key`; a status input no sooner than the resource's status may be written. */
+  /** Queues `key`; a change to fold into the status write no sooner than that write may come. */
   private enqueue(key: string, priority: Priority, statusInput: boolean): void {
     const wait = statusInput ? (this.options.statusWriteWaitMs?.(key) ?? 0) : 0;
     if (wait > 0) this.queue.addAfter(key, wait, priority);
