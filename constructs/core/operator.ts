@@ -472,7 +472,7 @@ function metricsPortName(parts: OperatorParts): string {
 }
 
 /** `--namespace` for one watched namespace (as before there were several), `--namespaces` for more. */
-function watchArgs(watched: readonly string[] | undefined): string[] {
+export function watchArgs(watched: readonly string[] | undefined): string[] {
   if (!watched) return [];
   return watched.length === 1 ? [`--namespace=${watched[0]}`] : [`--namespaces=${watched.join(',')}`];
 }

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { Document, stringify } from 'yaml';
+import { DNS_LABEL } from '../core/formats';
 import { Operator, type OperatorProps } from '../core/operator';
 import { emitObject } from './emit';
 import {
@@ -19,7 +20,16 @@ import {
   type ValuePlaces,
   type Variant,
 } from './template-tree';
-import { chartProps, defaultValues, SCALARS, splitPath, SWITCHES } from './values';
+import {
+  chartProps,
+  defaultValues,
+  SCALARS,
+  splitPath,
+  SWITCHES,
+  WATCH_NAMESPACES_DOC,
+  watchedNamespaces,
+} from './values';
+import { onWatchedList, WATCHED_LIST, WATCHED_RANGE, watchedNamespacesTemplate } from './watched-namespaces';
 
 export interface OperatorHelmChartProps {
   /**
@@ -51,11 +61,11 @@ export function chartNameOf(operatorName: string): string {
 
 /** The chart's files, by path inside the chart directory. */
 export function operatorHelmChart(props: OperatorHelmChartProps): Record<string, string> {
-  const base = chartProps(
+  const given =
     props.operator instanceof Operator
       ? { ...props.operator.props, name: props.operator.operatorName }
-      : props.operator,
-  );
+      : props.operator;
+  const base = chartProps(given);
   const name = base.name ?? '';
   const chartName = props.chartName ?? chartNameOf(name);
   const files: Record<string, string> = {};
@@ -71,7 +81,7 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
     },
     { lineWidth: 0 },
   );
-  files['values.yaml'] = valuesYaml(base);
+  files['values.yaml'] = valuesYaml(base, watchedNamespaces(given));
   files['values.schema.json'] = `${JSON.stringify(valuesSchema(base.shards ?? 1), null, 2)}\n`;
   // The labels of the user's chart are on everything the operator makes there: on the chart's too.
   const labels = props.operator instanceof Operator ? Chart.of(props.operator).labels : {};
@@ -153,7 +163,11 @@ function templateObjects(
     const when = conditions.when(new Set(byVariant.keys()), all);
     const { file, requires } = templateFile(key);
     const condition = requires && when ? `and ${requires} (${when})` : (requires ?? when);
-    return { file, text: emitObject(mergeVariants(byVariant, conditions), condition) };
+    const { node, perNamespace } = watchedNamespacesTemplate(mergeVariants(byVariant, conditions), key);
+    return {
+      file,
+      text: emitObject(node, condition && onWatchedList(condition), perNamespace ? WATCHED_RANGE : undefined),
+    };
   });
   return { crds: make(base).crds, templates };
 }
@@ -188,10 +202,13 @@ const CRDS_INSTALL_DOC =
   'Install (and upgrade) the CRDs with the release; they are kept when it is uninstalled. false: they are installed another way (kubectl apply -f dist/, a pipeline).';
 
 /** values.yaml: each value with what it does. */
-function valuesYaml(props: OperatorProps): string {
-  const values = { ...defaultValues(props), crds: { install: true } };
-  const docs = new Map<string, string>([['crds.install', CRDS_INSTALL_DOC]]);
-  for (const v of [...SCALARS, ...SWITCHES]) if (v.doc) docs.set(v.path, v.doc);
+function valuesYaml(props: OperatorProps, watched: readonly string[]): string {
+  const values = { ...defaultValues(props, watched), crds: { install: true } };
+  const docs = new Map<string, string>([
+    ['crds.install', CRDS_INSTALL_DOC],
+    ['watchNamespaces', WATCH_NAMESPACES_DOC],
+  ]);
+  for (const v of [...SCALARS, ...SWITCHES]) if (v.doc && v.path !== 'watchNamespace') docs.set(v.path, v.doc);
   const doc = new Document(values);
   for (const [p, text] of docs) {
     const { parents, key } = splitPath(p);
@@ -226,6 +243,12 @@ function valuesSchema(shards: number): Record<string, unknown> {
     put(v.path, { ...(v.doc ? { description: v.doc } : {}), ...(v.schema ?? {}) });
   }
   for (const s of SWITCHES) if (s.path !== 'watchNamespace') put(s.path, { description: s.doc, type: 'boolean' });
+  put('watchNamespaces', {
+    description: WATCH_NAMESPACES_DOC,
+    type: 'array',
+    uniqueItems: true,
+    items: { type: 'string', pattern: `^${DNS_LABEL}$` },
+  });
   put('crds.install', { description: CRDS_INSTALL_DOC, type: 'boolean' });
   // More than one replica needs leader election, as the construct says.
   root.if = { properties: { leaderElection: { properties: { enabled: { const: false } } } } };
@@ -238,7 +261,7 @@ function valuesSchema(shards: number): Record<string, unknown> {
 function notes(name: string, crds: readonly KubeJson[]): string {
   const kinds = crds.map((c) => (c.spec as { names: { kind: string; plural: string } }).names);
   return [
-    `The ${name} operator is installed in namespace {{ .Release.Namespace }}, watching {{ if .Values.watchNamespace }}namespace {{ .Values.watchNamespace }}{{ else }}every namespace{{ end }}.`,
+    `The ${name} operator is installed in namespace {{ .Release.Namespace }}, watching {{ if ${WATCHED_LIST} }}namespaces {{ join ", " ${WATCHED_LIST} }}{{ else }}every namespace{{ end }}.`,
     '',
     `Its kinds: ${kinds.map((k) => `${k.kind} (kubectl get ${k.plural} -A)`).join(', ')}.`,
     `Its reconciler: kubectl -n {{ .Release.Namespace }} logs deployment/${name}-operator`,

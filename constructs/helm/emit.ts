@@ -6,11 +6,19 @@
 import { stringify } from 'yaml';
 import type { Item, Part, TemplateNode } from './template-tree';
 
-/** The template text of one object (the root is a map), conditioned on `when` if given. */
-export function emitObject(node: TemplateNode, when?: string): string {
+/**
+ * The template text of one object (the root is a map), conditioned on `when` if given, and
+ * written once per item of `range.over` (as `range.variable`) if given.
+ */
+export function emitObject(
+  node: TemplateNode,
+  when?: string,
+  range?: { readonly variable: string; readonly over: string },
+): string {
   if (node.kind !== 'map') throw new Error('an object template must be a map');
-  const lines = conditional(when, 0, mapLines(node, 0));
-  return `${lines.join('\n')}\n`;
+  const object = mapLines(node, 0);
+  const each = range ? [`{{- range ${range.variable} := ${range.over} }}`, '---', ...object, '{{- end }}'] : object;
+  return `${conditional(when, 0, each).join('\n')}\n`;
 }
 
 function conditional(when: string | undefined, indent: number, lines: string[]): string[] {

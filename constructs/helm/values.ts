@@ -22,7 +22,7 @@ interface TypedScalar<V> {
   readonly alternative: (value: V | undefined, props: OperatorProps) => V;
   /** Whether it shows in the operator these props make (the watched namespace only when there is one). */
   readonly appliesTo?: (props: OperatorProps) => boolean;
-  /** Not written to values.yaml (the release namespace). */
+  /** Not written to values.yaml: the release namespace, and the one watched namespace the chart is probed with. */
   readonly builtIn?: boolean;
   /** What it does, for values.yaml and values.schema.json. */
   readonly doc?: string;
@@ -58,6 +58,10 @@ export interface SwitchValue {
   readonly write: (props: OperatorProps, on: boolean) => OperatorProps;
   readonly doc: string;
 }
+
+/** What the chart's `watchNamespaces` value does. */
+export const WATCH_NAMESPACES_DOC =
+  'Watch only these namespaces: a Role and RoleBinding in each instead of a ClusterRole, and the reconciler lists and watches each apart. Empty watches every namespace.';
 
 /** The watched namespace the variants with one use, when the operator has none by default. */
 const SOME_WATCHED_NAMESPACE = 'watched';
@@ -104,9 +108,9 @@ export const SWITCHES: readonly SwitchValue[] = [
     write: (p, on) => ({ ...p, monitoring: on ? (typeof p.monitoring === 'object' ? p.monitoring : true) : false }),
   },
   {
-    // An empty string watches every namespace (a ClusterRole); a name, that one (a Role there).
+    // Probed with one namespace; the chart offers the list (see watched-namespaces.ts).
     path: 'watchNamespace',
-    doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',
+    doc: WATCH_NAMESPACES_DOC,
     expr: '.Values.watchNamespace',
     read: (p) => p.watchNamespace !== undefined,
     write: (p, on) => ({ ...p, watchNamespace: on ? (p.watchNamespace ?? SOME_WATCHED_NAMESPACE) : undefined }),
@@ -199,9 +203,9 @@ export const SCALARS: readonly ScalarValue[] = [
     },
   }),
   scalar<string>({
+    // Probed with one namespace; the chart offers the list (see watched-namespaces.ts).
     path: 'watchNamespace',
-    doc: 'Watch only this namespace (a Role there instead of a ClusterRole); empty watches every namespace.',
-    schema: { type: 'string', maxLength: 63, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$' },
+    builtIn: true,
     expr: '.Values.watchNamespace',
     type: 'string',
     read: (p) => p.watchNamespace,
@@ -253,11 +257,6 @@ export function chartProps(props: OperatorProps): OperatorProps {
   const where = `Helm chart of operator ${JSON.stringify(name ?? '')}`;
   const image = parseImageReference(props.image ?? DEFAULT_IMAGE);
   if (image.digest) throw new Error(`${where}: the image names a digest; give the image and a tag (imageTag) instead`);
-  const watched = props.watchNamespaces;
-  if (watched && watched.length > 1)
-    throw new Error(
-      `${where}: the chart's watchNamespace value is one namespace, and the operator watches ${watched.length} (watchNamespaces); give the chart one, or apply the synthesized YAML`,
-    );
   const repository = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   // Where the construct was placed does not matter to a chart: it makes its objects on its own.
   const { clusterScope: _cluster, crdScope: _crds, watchNamespaces: _watched, ...settings } = props;
@@ -267,9 +266,14 @@ export function chartProps(props: OperatorProps): OperatorProps {
     imageTag: image.tag ?? props.imageTag ?? DEFAULT_IMAGE_TAG,
     createNamespace: false,
     namespace: props.namespace ?? `${name}-system`,
-    // One namespace in the list is the chart's watchNamespace value.
-    ...(watched?.length === 1 ? { watchNamespace: watched[0] } : {}),
+    // The chart is probed with one watched namespace; its value is the list (watchedNamespaces).
+    watchNamespace: watchedNamespaces(props)[0],
   };
+}
+
+/** The namespaces an operator watches (its `watchNamespace` or `watchNamespaces`); none: every one. */
+export function watchedNamespaces(props: OperatorProps): readonly string[] {
+  return props.watchNamespaces ?? (props.watchNamespace === undefined ? [] : [props.watchNamespace]);
 }
 
 /** A value's path as the keys of the maps holding it and its own key: `metrics.port` → [metrics], port. */
@@ -278,8 +282,8 @@ export function splitPath(path: string): { parents: string[]; key: string } {
   return { parents: keys.slice(0, -1), key: keys.slice(-1).join('') };
 }
 
-/** values.yaml's content: each value's default, by its path. */
-export function defaultValues(props: OperatorProps): Record<string, unknown> {
+/** values.yaml's content: each value's default, by its path (`watched`: the watchNamespaces list). */
+export function defaultValues(props: OperatorProps, watched: readonly string[]): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   const set = (path: string, value: unknown) => {
     const { parents, key } = splitPath(path);
@@ -293,5 +297,6 @@ export function defaultValues(props: OperatorProps): Record<string, unknown> {
   };
   for (const v of SCALARS) if (!v.builtIn) set(v.path, v.read(props) ?? '');
   for (const s of SWITCHES) if (s.path !== 'watchNamespace') set(s.path, s.read(props));
+  set('watchNamespaces', [...watched]);
   return values;
 }

@@ -1,6 +1,6 @@
 /**
  * `helm install` of an operator chart made by `writeHelmChart`, into the real API server, with
- * non-default values; then the reconciler run as the installed Deployment runs it (its args, its
+ * non-default values (two watched namespaces among them); then the reconciler run as the installed Deployment runs it (its args, its
  * ServiceAccount's token, so exactly the RBAC the chart installed) reconciles a Memcached.
  */
 import * as fs from 'node:fs';
@@ -36,12 +36,15 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
   const kubeconfig = testKubeconfig();
   let releaseNs: string;
   let watched: string;
+  /** The second namespace the release watches (watchNamespaces is a list). */
+  let alsoWatched: string;
   let reconciler: ReconcilerProcess | undefined;
 
   beforeAll(() => {
     writeHelmChart(chart, { operator: { name: NAME, controllers: [memcachedController] } });
     releaseNs = `helm-${release}`;
     watched = createTestNamespace('helm-watched');
+    alsoWatched = createTestNamespace('helm-also-watched');
     // The CRD shared with the other suites stays kubectl's (the harness points its conversion at
     // loopback, and Helm would refuse to take over what it did not create): applied from the
     // chart's own template, and the release installs none (crds.install=false).
@@ -59,7 +62,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
         releaseNs,
         '--create-namespace',
         '--set',
-        `watchNamespace=${watched}`,
+        `watchNamespaces={${watched},${alsoWatched}}`,
         '--set',
         'image.tag=9.9.9',
         '--set',
@@ -76,7 +79,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
   afterAll(async () => {
     if (reconciler) await reconciler.stop();
     helm(['uninstall', release, '-n', releaseNs], { kubeconfig });
-    kubectl(['delete', 'namespace', releaseNs, watched, '--wait=false']);
+    kubectl(['delete', 'namespace', releaseNs, watched, alsoWatched, '--wait=false']);
   });
 
   test('the release is deployed with the values given', () => {
@@ -89,21 +92,24 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
     expect(container.args).toEqual(
       expect.arrayContaining([
         '--log-level=debug',
-        `--namespace=${watched}`,
+        `--namespaces=${watched},${alsoWatched}`,
         `--leader-election-namespace=${releaseNs}`,
       ]),
     );
   });
 
-  test('watching one namespace, the controller rights are a Role there, not cluster-wide', () => {
-    const role = getJson(['get', 'role', `${NAME}-manager-role`, '-n', watched]);
-    expect(role.rules.map((r: any) => r.resources).flat()).toEqual(
-      expect.arrayContaining(['memcacheds', 'deployments']),
-    );
+  test('watching its namespaces, the controller rights are a Role in each, not cluster-wide', () => {
+    for (const ns of [watched, alsoWatched]) {
+      const role = getJson(['get', 'role', `${NAME}-manager-role`, '-n', ns]);
+      expect(role.rules.map((r: any) => r.resources).flat()).toEqual(
+        expect.arrayContaining(['memcacheds', 'deployments']),
+      );
+    }
     const sa = `system:serviceaccount:${releaseNs}:${NAME}-operator`;
     const can = (verb: string, resource: string, ns: string) =>
       kubectl(['auth', 'can-i', verb, resource, `--as=${sa}`, '-n', ns]).stdout.trim();
     expect(can('create', 'deployments.apps', watched)).toBe('yes');
+    expect(can('create', 'deployments.apps', alsoWatched)).toBe('yes');
     expect(can('create', 'deployments.apps', 'default')).toBe('no');
     expect(can('list', 'memcacheds.cache.example.com', 'default')).toBe('no');
   });
@@ -146,6 +152,21 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
       60_000,
     );
     expect(status.conditions.map((c: any) => c.type)).toEqual(expect.arrayContaining(['Available', 'Degraded']));
+    // The list's second namespace is served too.
+    kubectlOk(['apply', '-n', alsoWatched, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'cache.example.com/v1',
+        kind: 'Memcached',
+        metadata: { name: 'cache' },
+        spec: { size: 1 },
+      }),
+    });
+    const other = await eventually(
+      'the Memcached Deployment in the second namespace',
+      () => getJsonIfExists(['get', 'deployment', 'cache', '-n', alsoWatched]),
+      60_000,
+    );
+    expect(other.spec.replicas).toBe(1);
     // It leads through the Lease in the release's namespace, as the chart's leader-election Role allows.
     const lease = getJson(['get', 'lease', `${NAME}-operator-leader`, '-n', releaseNs]);
     expect(lease.spec.holderIdentity).toBe(reconciler.identity);
@@ -156,10 +177,11 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
     const args = getJson(['get', 'deployment', `${NAME}-operator`, '-n', releaseNs]).spec.template.spec.containers[0]
       .args;
     expect(args).toContain('--log-level=warn');
-    expect(args).toContain(`--namespace=${watched}`);
+    expect(args).toContain(`--namespaces=${watched},${alsoWatched}`);
     helmOk(['uninstall', release, '-n', releaseNs], { kubeconfig });
     expect(kubectl(['get', 'deployment', `${NAME}-operator`, '-n', releaseNs]).code).not.toBe(0);
     expect(kubectl(['get', 'role', `${NAME}-manager-role`, '-n', watched]).code).not.toBe(0);
+    expect(kubectl(['get', 'role', `${NAME}-manager-role`, '-n', alsoWatched]).code).not.toBe(0);
     // A CRD the release does not hold is never Helm's to delete (and one it holds is kept).
     expect(kubectl(['get', 'crd', 'memcacheds.cache.example.com']).code).toBe(0);
   });

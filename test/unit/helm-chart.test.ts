@@ -9,7 +9,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
-import { memcachedController, Operator, operatorHelmChart, type OperatorProps, writeHelmChart } from '../../constructs';
+import {
+  memcachedController,
+  Operator,
+  operatorHelmChart,
+  type OperatorProps,
+  webAppController,
+  writeHelmChart,
+} from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { parseYaml } from '../support/synth';
 
@@ -68,8 +75,13 @@ const SWITCH_SETTINGS: Setting[][] = [
     { name: 'plain metrics', values: { metrics: { secure: false } }, props: { metricsSecure: false } },
   ],
   [
-    { name: 'every namespace', values: { watchNamespace: '' }, props: {} },
-    { name: 'one namespace', values: { watchNamespace: 'team-a' }, props: { watchNamespace: 'team-a' } },
+    { name: 'every namespace', values: { watchNamespaces: [] }, props: {} },
+    { name: 'one namespace', values: { watchNamespaces: ['team-a'] }, props: { watchNamespace: 'team-a' } },
+    {
+      name: 'two namespaces',
+      values: { watchNamespaces: ['team-a', 'team-b'] },
+      props: { watchNamespaces: ['team-a', 'team-b'] },
+    },
   ],
   [
     { name: 'no monitoring', values: { monitoring: { enabled: false } }, props: {} },
@@ -110,7 +122,7 @@ function merge(a: Record<string, any>, b: Record<string, any>): Record<string, a
   return out;
 }
 
-/** All 16 combinations of the switches, with default values and with every other value changed. */
+/** All 24 combinations of the switches, with default values and with every other value changed. */
 const COMBINATIONS = SWITCH_SETTINGS.reduce<Setting[][]>(
   (acc, choices) => acc.flatMap((combo) => choices.map((c) => [...combo, c])),
   [[]],
@@ -156,7 +168,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       image: { repository: 'cdk8s-operator-kit/reconciler', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
       replicaCount: 1,
       resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
-      watchNamespace: '',
+      watchNamespaces: [],
       logLevel: 'info',
       maxConcurrentReconciles: 4,
       metrics: { port: 8080, secure: true },
@@ -183,9 +195,15 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     ['a privileged metrics port', { metrics: { port: 80 } }, { metricsPort: 80 }, /metrics\.port|port/],
     [
       'a namespace that is not a DNS label',
-      { watchNamespace: 'Team_A' },
-      { watchNamespace: 'Team_A' },
-      /watchNamespace/,
+      { watchNamespaces: ['Team_A'] },
+      { watchNamespaces: ['Team_A'] },
+      /watchNamespaces/,
+    ],
+    [
+      'a namespace listed twice',
+      { watchNamespaces: ['team-a', 'team-a'] },
+      { watchNamespaces: ['team-a', 'team-a'] },
+      /watchNamespaces/,
     ],
     [
       'zero reconciles at once',
@@ -242,6 +260,37 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     ]) {
       expect(fs.readFileSync(path.join(fromConstruct, f), 'utf8')).toBe(fs.readFileSync(path.join(own, f), 'utf8'));
     }
+  });
+
+  test("an operator watching several namespaces, with admission hooks: its chart's defaults render what it makes, a Role and RoleBinding in each and the hooks selecting them", () => {
+    const props: OperatorProps = {
+      name: 'web',
+      controllers: [webAppController],
+      admissionWebhooks: true,
+      watchNamespaces: ['shop', 'blog'],
+    };
+    const own = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'web');
+    writeHelmChart(own, { operator: props as OperatorProps & { name: string } });
+    expect(parseYaml(fs.readFileSync(path.join(own, 'values.yaml'), 'utf8'))[0]?.watchNamespaces).toEqual([
+      'shop',
+      'blog',
+    ]);
+    const rendered = render(own, {});
+    expect(rendered).toEqual(constructObjects(props).objects);
+    const namespacesOf = (kind: string) =>
+      rendered
+        .filter((o) => o.kind === kind && o.metadata.name === 'web-manager-role')
+        .map((o) => o.metadata.namespace);
+    expect(namespacesOf('Role').sort()).toEqual(['blog', 'shop']);
+    const hook = rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+    expect(hook.webhooks[0].namespaceSelector.matchExpressions[0].values).toEqual(['shop', 'blog']);
+    const args = rendered.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].args;
+    expect(args).toContain('--namespaces=shop,blog');
+    // Another list at install time: the chart follows it as the construct would.
+    const three = ['a', 'b', 'c'];
+    expect(render(own, { watchNamespaces: three })).toEqual(
+      constructObjects({ ...props, watchNamespaces: three }).objects,
+    );
   });
 
   test("the chart is named as the operator is: '-operator' is added once, never twice", () => {
