@@ -21,6 +21,23 @@ import {
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const { missing } = helmBinary();
+
+/** Applies a Memcached `cache` of `size` in `namespace` and waits for its Deployment. */
+async function memcachedDeployment(namespace: string, size: number): Promise<any> {
+  kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name: 'cache' },
+      spec: { size },
+    }),
+  });
+  return eventually(
+    `the Memcached Deployment in ${namespace}`,
+    () => getJsonIfExists(['get', 'deployment', 'cache', '-n', namespace]),
+    60_000,
+  );
+}
 // A name of its own: the kit's memcached operator (dist/) is installed in the same cluster by
 // other suites, and Helm refuses to take over objects it did not create.
 const NAME = 'helm-memcached';
@@ -128,19 +145,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
       args,
       env: { POD_NAMESPACE: releaseNs },
     });
-    kubectlOk(['apply', '-n', watched, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'cache.example.com/v1',
-        kind: 'Memcached',
-        metadata: { name: 'cache' },
-        spec: { size: 2 },
-      }),
-    });
-    const child = await eventually(
-      'the Memcached Deployment',
-      () => getJsonIfExists(['get', 'deployment', 'cache', '-n', watched]),
-      60_000,
-    );
+    const child = await memcachedDeployment(watched, 2);
     expect(child.spec.replicas).toBe(2);
     expect(child.metadata.ownerReferences[0]).toMatchObject({ kind: 'Memcached', name: 'cache', controller: true });
     const status = await eventually(
@@ -153,20 +158,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
     );
     expect(status.conditions.map((c: any) => c.type)).toEqual(expect.arrayContaining(['Available', 'Degraded']));
     // The list's second namespace is served too.
-    kubectlOk(['apply', '-n', alsoWatched, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'cache.example.com/v1',
-        kind: 'Memcached',
-        metadata: { name: 'cache' },
-        spec: { size: 1 },
-      }),
-    });
-    const other = await eventually(
-      'the Memcached Deployment in the second namespace',
-      () => getJsonIfExists(['get', 'deployment', 'cache', '-n', alsoWatched]),
-      60_000,
-    );
-    expect(other.spec.replicas).toBe(1);
+    expect((await memcachedDeployment(alsoWatched, 1)).spec.replicas).toBe(1);
     // It leads through the Lease in the release's namespace, as the chart's leader-election Role allows.
     const lease = getJson(['get', 'lease', `${NAME}-operator-leader`, '-n', releaseNs]);
     expect(lease.spec.holderIdentity).toBe(reconciler.identity);

@@ -18,7 +18,9 @@ const changed = (patch: { metadata?: object; spec?: unknown; status?: unknown })
 });
 
 /** A controller whose reconciler does nothing, for what lands in its queue. */
-function idleController(options: { priorityQueue?: boolean } = {}): Controller {
+function idleController(
+  options: { priorityQueue?: boolean; statusWriteWaitMs?: (key: string) => number } = {},
+): Controller {
   return new Controller({
     name: 'test',
     reconciler: async () => undefined,
@@ -254,13 +256,7 @@ describe('changes a pending status write can take in wait for it', () => {
   function setup(waitMs: number) {
     const handlers: InformerHandler<KubeObject>[] = [];
     const asked: string[] = [];
-    const controller = new Controller({
-      name: 'test',
-      reconciler: async () => undefined,
-      logger: pino({ level: 'silent' }),
-      metrics: new Metrics(),
-      client: {} as never,
-      recorder: {} as never,
+    const controller = idleController({
       statusWriteWaitMs: (key) => {
         asked.push(key);
         return waitMs;
