@@ -13,7 +13,7 @@ import {
   WebAppOperator,
 } from '../../constructs';
 import { memcachedController } from '../../constructs';
-import { find, type K8sObject, one } from '../support/synth';
+import { find, type K8sObject, one, parseYaml } from '../support/synth';
 
 function memcached(options: OperatorOptions): K8sObject[] {
   const chart = Testing.chart();
@@ -96,13 +96,14 @@ describe('watchNamespaces', () => {
     expect(() => memcached(options as OperatorOptions)).toThrow(message);
   });
 
-  test('a Helm chart takes one watched namespace as its value, and says so for several', () => {
-    const one = operatorHelmChart({
-      operator: { name: 'm', controllers: [memcachedController], watchNamespaces: ['apps'] },
-    });
-    expect(one['values.yaml']).toMatch(/^watchNamespace: apps$/m);
-    expect(() =>
-      operatorHelmChart({ operator: { name: 'm', controllers: [memcachedController], watchNamespaces: ['a', 'b'] } }),
-    ).toThrow(/the chart's watchNamespace value is one namespace, and the operator watches 2/);
+  test("a Helm chart's watchNamespaces value is the operator's list: one namespace, or several", () => {
+    const valuesOf = (props: { watchNamespace?: string; watchNamespaces?: string[] }) =>
+      parseYaml(
+        operatorHelmChart({ operator: { name: 'm', controllers: [memcachedController], ...props } })['values.yaml'],
+      )[0]!;
+    expect(valuesOf({ watchNamespaces: ['apps'] }).watchNamespaces).toEqual(['apps']);
+    expect(valuesOf({ watchNamespace: 'apps' }).watchNamespaces).toEqual(['apps']);
+    expect(valuesOf({ watchNamespaces: ['a', 'b'] }).watchNamespaces).toEqual(['a', 'b']);
+    expect(valuesOf({}).watchNamespaces).toEqual([]);
   });
 });
