@@ -88,13 +88,18 @@ function groupOf(apiVersion: string | undefined): string {
   return apiVersion?.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
 }
 
-/** A workload whose controller has not yet seen its latest spec is on its way, whatever its counts say. */
-function generationPending(object: KubeObject): Verdict | undefined {
+/** Whether an object's status says its controller has not yet seen its generation (`observedGeneration` older). */
+export function observedGenerationLags(object: KubeObject): boolean {
   const status = isJsonObject(object.status) ? object.status : {};
   const observed = status.observedGeneration;
   const generation = object.metadata.generation;
-  if (typeof observed !== 'number' || generation === undefined || observed >= generation) return undefined;
-  return inProgress('RolloutPending', `its controller has not yet seen generation ${generation}`);
+  return typeof observed === 'number' && generation !== undefined && observed < generation;
+}
+
+/** A workload whose controller has not yet seen its latest spec is on its way, whatever its counts say. */
+function generationPending(object: KubeObject): Verdict | undefined {
+  if (!observedGenerationLags(object)) return undefined;
+  return inProgress('RolloutPending', `its controller has not yet seen generation ${object.metadata.generation}`);
 }
 
 function trueCondition(conditions: readonly WorkloadCondition[] | undefined, type: string) {

@@ -1,4 +1,6 @@
 import type { KubeObject } from '../../constructs/contract';
+import { observedGenerationLags } from '../../constructs/contract/health';
+import { isJsonObject } from '../../constructs/contract/json';
 import type { Logger } from 'pino';
 import type { Clock } from './backoff';
 import { type KubeClient } from './client';
@@ -306,20 +308,17 @@ export class Controller {
  */
 export function awaitsReconcile(o: KubeObject): boolean {
   if (o.metadata.deletionTimestamp) return true;
-  const status = (o as { status?: unknown }).status;
-  if (!status || typeof status !== 'object' || Object.keys(status).length === 0) return true;
+  if (!isJsonObject(o.status) || Object.keys(o.status).length === 0) return true;
+  if (typeof o.status.observedGeneration === 'number') return observedGenerationLags(o);
   const generation = o.metadata.generation;
-  if (generation === undefined) return false;
-  const { observedGeneration, conditions } = status as {
-    observedGeneration?: unknown;
-    conditions?: unknown;
-  };
-  if (typeof observedGeneration === 'number') return observedGeneration < generation;
-  if (!Array.isArray(conditions)) return false;
-  return conditions.some((c: { observedGeneration?: unknown } | null) => {
-    const observed = c?.observedGeneration;
-    return typeof observed === 'number' && observed < generation;
-  });
+  const conditions = Array.isArray(o.status.conditions) ? o.status.conditions : [];
+  return conditions.some(
+    (c) =>
+      generation !== undefined &&
+      isJsonObject(c) &&
+      typeof c.observedGeneration === 'number' &&
+      c.observedGeneration < generation,
+  );
 }
 
 /** Whether two versions of an object differ in nothing but status and bookkeeping. */
