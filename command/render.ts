@@ -5,7 +5,6 @@
  * checked). Nothing is read from or written to a cluster.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
@@ -209,14 +208,21 @@ export async function controllersFrom(module: string | undefined): Promise<reado
 }
 
 /**
- * The declarations a module exports (each export that is one, or a list of them), bundled first
- * so that a TypeScript module of the user's project loads as it is.
+ * The declarations a module exports (each export that is one, or a list of them). The module is
+ * bundled first, so that a TypeScript module of the user's project loads as it is, but without
+ * its packages: those are required from the project's node_modules, so the module's constructs
+ * and the kit share one copy of cdk8s, constructs and cdk8s-plus (a second copy cannot resolve
+ * the first's `Lazy` values, which cdk8s-plus uses throughout). The bundle is written under the
+ * project's `node_modules/.cache/`, from where those packages resolve, and removed after loading.
  */
 export async function loadControllers(module: string): Promise<ControllerDeclaration[]> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-controllers-'));
+  const project = projectOf(path.resolve(module));
+  const cache = path.join(project, 'node_modules', '.cache', 'cdk8s-operator-kit');
+  fs.mkdirSync(cache, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(cache, 'controllers-'));
   const outfile = path.join(dir, 'controllers.js');
   try {
-    await bundleReconciler({ entry: module, outfile, minify: false });
+    await bundleReconciler({ entry: path.resolve(module), outfile, minify: false, cwd: project, externalPackages: true });
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module bundled at run time
     const exports = require(outfile) as Record<string, unknown>;
     const found = declarationsIn(exports).filter(hasSchemas);
@@ -227,6 +233,14 @@ export async function loadControllers(module: string): Promise<ControllerDeclara
     return found;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The project a module belongs to: the nearest directory above it with a node_modules, else the working directory. */
+function projectOf(module: string): string {
+  for (let dir = path.dirname(module); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'node_modules'))) return dir;
+    if (path.dirname(dir) === dir) return process.cwd();
   }
 }
 

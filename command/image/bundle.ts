@@ -17,6 +17,13 @@ export interface BundleOptions {
   readonly cwd?: string;
   /** Minify (names stay readable without it, e.g. for a CPU profile). @default true */
   readonly minify?: boolean;
+  /**
+   * Leave every package (`cdk8s`, `constructs`, `cdk8s-plus-*`, the kit) out of the bundle, to be
+   * required from the project's node_modules when it runs: for a module loaded into a process
+   * that already holds them, which must share their one copy. @default false (the image's bundle
+   * holds everything)
+   */
+  readonly externalPackages?: boolean;
 }
 
 type Esbuild = typeof esbuildModule;
@@ -49,6 +56,7 @@ export async function bundleReconciler(options: BundleOptions): Promise<number> 
     sourcemap: 'linked',
     legalComments: 'linked',
     logLevel: 'warning',
+    ...(options.externalPackages ? { packages: 'external' as const } : {}),
   });
   return fs.statSync(path.resolve(cwd, options.outfile)).size;
 }

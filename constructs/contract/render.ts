@@ -19,12 +19,28 @@ export interface RenderedChildren {
   readonly waits: ReadonlyMap<string, readonly string[]>;
 }
 
-/** `renderConstructs`, with the waits the constructs declared between the children. */
-export function renderWithWaits(build: (scope: Construct) => void): RenderedChildren {
+/**
+ * `renderConstructs`, with the waits the constructs declared between the children. `address` is
+ * the throwaway chart's id, so the first part of every construct path under it: what cdk8s and
+ * cdk8s-plus derive names and selectors from (`cdk8s.io/metadata.addr`). A resource's children
+ * are rendered at an address of that resource's own (see `resourceAddress`).
+ */
+export function renderWithWaits(build: (scope: Construct) => void, address = 'render'): RenderedChildren {
   const app = new App({ outdir: '/dev/null' });
-  const chart = new Chart(app, 'render');
+  const chart = new Chart(app, address);
   build(chart);
   return { objects: chart.toJson() as KubeObject[], waits: waitsOf(chart) };
+}
+
+/**
+ * The construct address a resource's children are rendered at: unique to the resource (its
+ * namespace and name: a namespace has no dot, so `namespace.name` cannot be another pair's) and
+ * the same at every reconcile, so the selectors cdk8s-plus derives from a construct's path select
+ * that resource's pods only, and stay put.
+ */
+export function resourceAddress(metadata: { readonly name?: string; readonly namespace?: string }): string {
+  const name = metadata.name ?? '';
+  return metadata.namespace ? `${metadata.namespace}.${name}` : name;
 }
 
 /**

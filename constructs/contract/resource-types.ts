@@ -61,6 +61,11 @@ export const BuiltinTypes = {
   Job: builtin<Job>('batch', 'v1', 'Job', 'jobs'),
   Ingress: builtin<Ingress>('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
   PodDisruptionBudget: builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
+  // What cdk8s-plus L2 constructs make beside workloads (`kplus.NetworkPolicy`,
+  // `kplus.ServiceAccount`, `kplus.HorizontalPodAutoscaler`), so a kind written with them needs no `owns`.
+  NetworkPolicy: builtin('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies'),
+  ServiceAccount: builtin('', 'v1', 'ServiceAccount', 'serviceaccounts'),
+  HorizontalPodAutoscaler: builtin('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
   Event: builtin('events.k8s.io', 'v1', 'Event', 'events'),
   /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
   CoreEvent: builtin<CoreEvent>('', 'v1', 'Event', 'events'),

@@ -195,7 +195,7 @@ export class CustomResourceKind<
         // the API server otherwise says `<nil>`.
         metadata: { type: 'object', properties: { name: { type: 'string' } } },
         spec: this.specSchema(version),
-        status: this.props.status.json,
+        status: statusAsCreated(this.props.status.json),
       },
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
       'x-kubernetes-validations': [...this.nameRules(), ...(this.props.validations ?? [])],
@@ -467,4 +467,17 @@ export function englishPlural(kind: string): string {
   if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
   return `${word}s`;
+}
+
+/**
+ * The status schema, with a default that a resource is created with when its status has an
+ * `observedGeneration`: `{observedGeneration: 0}`, older than any generation. A resource no
+ * reconcile has seen then reads as on its way (kstatus: InProgress, "generation is 1, but latest
+ * observed generation is 0") rather than, with no status at all, as `Current`, which Helm 4's
+ * `--wait`, Flux and kpt would take for ready.
+ */
+function statusAsCreated(status: JsonSchema): JsonSchema {
+  const observed = status.properties?.observedGeneration;
+  if (!observed || status.default !== undefined) return status;
+  return { ...status, default: { observedGeneration: 0 } };
 }

@@ -96,6 +96,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     pods: healthReads(decl).includes(BuiltinTypes.Pod) ? mgr.informer<Pod>(BuiltinTypes.Pod) : undefined,
     renders: new RenderCache<RenderedChildren>(RENDER_CACHE_SIZE),
     refused: new Map(),
+    refusedChildren: new Map(),
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
     blockers: new Blockers(),
     metrics: options.metrics,

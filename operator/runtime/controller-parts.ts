@@ -50,11 +50,24 @@ export interface ControllerParts {
   readonly renders: RenderCache<RenderedChildren>;
   /** Terminal errors of the apply phase, by resource key: not retried until the generation changes. */
   readonly refused: Map<string, { readonly uid: string; readonly generation: number; readonly error: TerminalError }>;
+  /**
+   * The children the API server refused, by resource key: at that generation, a refused child is
+   * not sent again while it stays as it was (see `applyChildren`); the others still are applied.
+   */
+  readonly refusedChildren: Map<string, RefusedChildren>;
   readonly pacer: StatusPacer;
   readonly blockers: Blockers;
   readonly metrics: Metrics;
   /** Spans for the steps of each reconcile, when tracing is on. */
   readonly tracer?: Tracer;
+}
+
+/** What the API server refused of one resource's children at one generation. */
+export interface RefusedChildren {
+  readonly uid: string;
+  readonly generation: number;
+  /** By `Kind/name`: the refusal, and the child's resourceVersion then (none: it did not exist). */
+  readonly children: Map<string, { readonly resourceVersion?: string; readonly error: TerminalError }>;
 }
 
 /** The resource one reconcile is about, and that reconcile's context. Read only. */
@@ -86,6 +99,7 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
 /** Forgets what was remembered of a resource that is gone or going. */
 export function forget(parts: ControllerParts, key: string): void {
   parts.refused.delete(key);
+  parts.refusedChildren.delete(key);
   parts.pacer.forget(key);
   parts.blockers.set(key, []);
 }

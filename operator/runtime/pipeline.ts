@@ -26,6 +26,7 @@ import {
   pruneChildren,
   recordEvents,
   recordTerminal,
+  refusedTerminal,
   renderDesired,
   runExternal,
   runPrepare,
@@ -77,7 +78,7 @@ async function writeChildren(
   const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
   const planned = claim.planned;
   if (!planned) return claim.notOwned;
-  await step(parts, 'apply', () => applyChildren(t, planned, writes));
+  await step(parts, 'apply', () => applyChildren(parts, t, planned, writes));
   await step(parts, 'prune', () => pruneChildren(parts, t, writes));
   return [];
 }
@@ -102,7 +103,9 @@ export async function reconcile(
   let notOwned: readonly NotOwned[] = [];
   if (!terminal) {
     const children = await unlessTerminal(parts, t, true, () => writeChildren(parts, t, external.value, writes));
-    terminal = children.terminal;
+    // A refused child is not remembered for the whole resource: the others, and a refused child
+    // deleted since, are applied at every reconcile.
+    terminal = children.terminal ?? refusedTerminal(parts, t, writes);
     notOwned = children.value ?? [];
   }
   parts.blockers.set(

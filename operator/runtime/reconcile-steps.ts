@@ -14,6 +14,7 @@ import type {
   ResourceType,
 } from '../../constructs/contract';
 import { assessChildren, ChildMap, childKey, madeBy, waitingOn } from '../../constructs/contract';
+import { withSummaryConditions } from '../../constructs/contract/kstatus';
 import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
@@ -26,14 +27,15 @@ import {
   forget,
   type OwnedType,
   prepareApi,
+  type RefusedChildren,
   type Resource,
   type Target,
 } from './controller-parts';
 import { jsonEqual } from './diff';
 import { needsApply } from './managed-fields';
 import { isJsonObject } from '../../constructs/contract/json';
-import type { TerminalError } from './errors';
-import { type RenderedChildren, renderWithWaits } from './render';
+import { TerminalError } from './errors';
+import { type RenderedChildren, renderWithWaits, resourceAddress } from './render';
 import { objectKey, withoutBookkeeping } from './resource';
 import type { PacedReconcile } from './status-pacer';
 
@@ -72,6 +74,11 @@ export class ChildWrites {
   readonly changes: Change[] = [];
   /** Children not applied because what they wait for is not ready, by `Kind/name`. */
   readonly held = new Map<string, ChildHealth>();
+  /**
+   * Children the API server refused (an immutable field changed, a value it does not take), by
+   * `Kind/name`; `fresh` when this reconcile asked, not when an earlier refusal stood.
+   */
+  readonly refused = new Map<string, { readonly error: TerminalError; readonly fresh: boolean }>();
 
   wasDeleted(key: string): boolean {
     return this.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key);
@@ -138,9 +145,12 @@ export function renderDesired(parts: ControllerParts, t: Target, facts: object |
   const { decl, type } = parts;
   if (!decl.render) return NOTHING_RENDERED;
   return parts.renders.get(t.key, renderInput(t.resource, facts), () =>
-    renderWithWaits((scope) => {
-      decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
-    }),
+    renderWithWaits(
+      (scope) => {
+        decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
+      },
+      resourceAddress(t.resource.metadata),
+    ),
   );
 }
 
@@ -183,10 +193,18 @@ export function claimChildren(parts: ControllerParts, t: Target, rendered: Rende
 /**
  * Apply: each child whose owned fields would change, with server-side apply, recorded in
  * `writes` — in the order rendered (a child after what it waits for), and a child that waits for
- * one not ready yet not at all: it is held, as it is (see `waitsFor`).
+ * one not ready yet not at all: it is held, as it is (see `waitsFor`). A child the API server
+ * refuses is recorded in `writes.refused` and the others are still applied; at the same
+ * generation it is not sent again while it stays as it was (deleted, or changed by someone, it is).
  */
-export async function applyChildren(t: Target, planned: readonly PlannedChild[], writes: ChildWrites): Promise<void> {
+export async function applyChildren(
+  parts: ControllerParts,
+  t: Target,
+  planned: readonly PlannedChild[],
+  writes: ChildWrites,
+): Promise<void> {
   const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
+  const refusedBefore = refusedChildrenOf(parts, t);
   for (const { desired, owned, current, waitsFor } of planned) {
     // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
     t.ctx.signal.throwIfAborted();
@@ -201,12 +219,76 @@ export async function applyChildren(t: Target, planned: readonly PlannedChild[],
       writes.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
       continue;
     }
-    const { object, applied } = await applyIfChanged(t.ctx.client, owned.type, desired, current);
-    writes.written.set(key, object);
-    if (!applied) continue;
+    const standing = refusedBefore.get(key);
+    if (changes && standing && standing.resourceVersion === current?.metadata.resourceVersion) {
+      writes.refused.set(key, { error: standing.error, fresh: false });
+      continue;
+    }
+    const outcome = await applyUnlessRefused(t, owned, desired, current);
+    if ('refused' in outcome) {
+      writes.refused.set(key, { error: outcome.refused, fresh: true });
+      refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+      continue;
+    }
+    refusedBefore.delete(key);
+    writes.written.set(key, outcome.object);
+    if (!outcome.applied) continue;
     writes.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
     t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
   }
+}
+
+/** The refusals remembered for this resource at its generation (a new generation starts afresh). */
+function refusedChildrenOf(parts: ControllerParts, t: Target): RefusedChildren['children'] {
+  const known = parts.refusedChildren.get(t.key);
+  if (known?.uid === t.uid && known.generation === t.generation) return known.children;
+  const fresh: RefusedChildren = { uid: t.uid, generation: t.generation, children: new Map() };
+  parts.refusedChildren.set(t.key, fresh);
+  return fresh.children;
+}
+
+/** A child applied (when it changes), or the API server's refusal of it as a terminal error. */
+async function applyUnlessRefused(
+  t: Target,
+  owned: OwnedType,
+  desired: KubeObject,
+  current: KubeObject | undefined,
+): Promise<{ object: KubeObject; applied: boolean } | { refused: TerminalError }> {
+  try {
+    return await applyIfChanged(t.ctx.client, owned.type, desired, current);
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    return { refused: refusalOf(err, owned.type.kind, desired, current) };
+  }
+}
+
+/**
+ * The terminal error of a refused child, saying what to do when the refusal is of an immutable
+ * field: the API server never changes one in place, so the child must be made again.
+ */
+function refusalOf(err: unknown, kind: string, desired: KubeObject, current: KubeObject | undefined): TerminalError {
+  const name = desired.metadata.name ?? '';
+  const namespace = desired.metadata.namespace ?? current?.metadata.namespace;
+  const said = err instanceof Error ? err.message : String(err);
+  const how =
+    current && said.includes('field is immutable')
+      ? `. The API server does not change an immutable field in place: delete the ${kind} (kubectl delete ${kind.toLowerCase()} ${name}${namespace ? ` -n ${namespace}` : ''}) and the operator makes it again from the new spec`
+      : '';
+  return new TerminalError(`${said}${how}`.slice(0, 1024), 'Invalid', { cause: err });
+}
+
+/**
+ * The refusals of this reconcile as one terminal error (reported in status as the API server's
+ * refusal), or undefined when every child was taken. Logged and counted when newly refused only.
+ */
+export function refusedTerminal(parts: ControllerParts, t: Target, writes: ChildWrites): TerminalError | undefined {
+  const refusals = [...writes.refused.values()];
+  const first = refusals[0];
+  if (!first) return undefined;
+  const message = refusals.map((r) => r.error.message).join('; ');
+  const error = new TerminalError(message.slice(0, 32768), 'Invalid', { cause: first.error.cause });
+  if (refusals.some((r) => r.fresh)) recordTerminal(parts, t, error, false);
+  return error;
 }
 
 /** Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered, recorded in `writes`. */
@@ -215,7 +297,7 @@ export async function pruneChildren(parts: ControllerParts, t: Target, writes: C
     for (const o of informer.listControlledBy(t.uid)) {
       const name = o.metadata.name ?? '';
       const key = childKey(type.kind, name);
-      if (writes.written.has(key) || writes.held.has(key)) continue;
+      if (writes.written.has(key) || writes.held.has(key) || writes.refused.has(key)) continue;
       writes.before.set(key, o);
       try {
         // Only this object: one made again under its name since is not ours to delete.
@@ -296,7 +378,38 @@ export function computeStatus(
   } else if (terminal && !refusal) {
     status = withDegraded(status, terminal, t.generation, observed.now);
   }
-  return { observed, status };
+  if (refusal) status = withRefusal(status, refusal, t.generation, observed.now);
+  return { observed, status: withSummary(status, t.generation, observed.now) };
+}
+
+/**
+ * The status with the conditions a refused child makes true whatever the kind computed from the
+ * children the cache still holds: not `Available` (what runs is not what the spec asks) and not
+ * `Progressing` (nothing moves until the refusal is dealt with), each naming the child and why.
+ */
+function withRefusal(status: object | undefined, refusal: string, generation: number, now: Date): object | undefined {
+  const conditions = conditionsOf(status);
+  if (!status || !conditions) return status;
+  const message = `a child was refused: ${refusal}`;
+  let list = setCondition(
+    conditions,
+    { type: 'Available', status: 'False', reason: 'ChildRefused', message, observedGeneration: generation },
+    now,
+  );
+  if (findCondition(list, 'Progressing'))
+    list = setCondition(
+      list,
+      { type: 'Progressing', status: 'False', reason: 'ChildRefused', message, observedGeneration: generation },
+      now,
+    );
+  return { ...status, conditions: list };
+}
+
+/** The status with `Ready`, `Reconciling` and `Stalled` derived from its conditions (see `withSummaryConditions`). */
+function withSummary(status: object | undefined, generation: number, now: Date): object | undefined {
+  const conditions = conditionsOf(status);
+  if (!status || !conditions) return status;
+  return { ...status, conditions: withSummaryConditions(conditions, generation, now) };
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   renderConstructs as renderInChart,
   type RenderedChildren,
   renderWithWaits as renderWithWaitsInChart,
+  resourceAddress,
 } from '../../constructs/contract/render';
 import { controllerReference } from './children';
 
@@ -13,10 +14,12 @@ export function renderConstructs(build: (scope: Construct) => void): KubeObject[
   return renderInChart(build);
 }
 
-/** Rendered children with the waits between them (see `waitsFor`). */
-export function renderWithWaits(build: (scope: Construct) => void): RenderedChildren {
-  return renderWithWaitsInChart(build);
+/** Rendered children with the waits between them (see `waitsFor`), at a construct address (see `resourceAddress`). */
+export function renderWithWaits(build: (scope: Construct) => void, address?: string): RenderedChildren {
+  return renderWithWaitsInChart(build, address);
 }
+
+export { resourceAddress };
 
 export type { RenderedChildren };
 
@@ -35,5 +38,5 @@ export function renderChildrenWithWaits(
     declaration.render?.(scope, resource, {
       owner: controllerReference(resource, customResourceType(declaration.for)),
     });
-  });
+  }, resourceAddress(resource.metadata));
 }

@@ -2,6 +2,7 @@ import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
 import { provisionHelm } from '../support/helm';
+import { provisionKstatus } from '../support/kstatus';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -11,6 +12,8 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   // Helm for the chart install tests, built before any test file runs rather than inside one.
   provisionHelm();
+  // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.
+  provisionKstatus();
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.
   const cp = await startControlPlane({ audit: true, featureGates: { ShardedListAndWatch: true } });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;

@@ -58,6 +58,10 @@ describe('a controller against FakeKubeClient', () => {
       'Available=False',
       'Progressing=True',
       'Degraded=False',
+      // Derived by the runtime for kstatus (Helm 4, Flux, kpt) and kubectl wait.
+      'Stalled=False',
+      'Reconciling=True',
+      'Ready=False',
     ]);
   });
 

@@ -84,6 +84,12 @@ function fakeClient() {
           'Invalid',
           'Deployment.apps "w" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
         );
+      if (type.kind === 'Deployment' && obj.metadata.uid === 'immutable-uid')
+        throw new ApiError(
+          422,
+          'Invalid',
+          'Deployment.apps "w" is invalid: spec.selector: Invalid value: {"matchLabels":{"a":"b"}}: field is immutable',
+        );
       const status = serverStatus.get(`${type.kind}/${obj.metadata.name}`);
       return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` }, ...(status ? { status } : {}) };
     },
@@ -343,10 +349,12 @@ describe('the controller builder', () => {
     await expect(s.reconcile()).resolves.toBeUndefined();
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
     expect(s.events).toEqual(['Warning/InvalidChildren']);
-    // The stored status now says Degraded; a resync neither re-applies nor records again.
-    const degraded = {
-      ready: false,
-      conditions: [
+    // The stored status now says Degraded (and, derived by the runtime, Stalled); a resync neither
+    // re-applies nor records again.
+    const degraded = s.statuses.at(-1) as { ready: boolean; conditions: { type: string }[] };
+    expect(degraded.ready).toBe(false);
+    expect(degraded.conditions).toEqual(
+      expect.arrayContaining([
         {
           type: 'Degraded',
           status: 'True',
@@ -356,8 +364,9 @@ describe('the controller builder', () => {
           lastTransitionTime: 't',
           observedGeneration: 3,
         },
-      ],
-    };
+        expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'InvalidChildren' }),
+      ]),
+    );
     s.cache(s.widgetType, s.widget({ replicas: -1 }, 3, degraded));
     s.writes.length = 0;
     s.events.length = 0;
@@ -368,6 +377,41 @@ describe('the controller builder', () => {
     s.cache(s.widgetType, s.widget({ replicas: 2 }, 4, degraded));
     await s.reconcile();
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
+  });
+
+  test('a refused child (an immutable field): the others are applied, status neither Available nor Ready and says what to do; deleted by hand, it comes back at once', async () => {
+    const s = setup();
+    const existing = appliedDeployment();
+    s.cache(BuiltinTypes.Deployment, {
+      ...existing,
+      metadata: { ...existing.metadata, uid: 'immutable-uid', resourceVersion: '1' },
+    });
+    s.cache(s.widgetType, s.widget({ replicas: 2, config: true }, 2));
+    await s.reconcile();
+    expect(s.writes).toEqual(['apply Deployment w', 'apply ConfigMap w', 'apply Widget/status w']);
+    const status = s.statuses.at(-1) as { conditions: { type: string; status: string; reason: string; message: string }[] };
+    const condition = (type: string) => status.conditions.find((c) => c.type === type);
+    expect(condition('Available')).toMatchObject({ status: 'False', reason: 'ChildRefused' });
+    expect(condition('Available')?.message).toContain('spec.selector');
+    expect(condition('Ready')).toMatchObject({ status: 'False', reason: 'InvalidChildren' });
+    expect(condition('Stalled')).toMatchObject({ status: 'True', reason: 'InvalidChildren' });
+    expect(condition('Degraded')?.message).toContain('delete the Deployment (kubectl delete deployment w -n ns)');
+    expect(s.events).toEqual(['Normal/Created', 'Warning/InvalidChildren']);
+
+    // A resync with the Deployment as it was: the refused child is not sent again.
+    s.cache(s.widgetType, s.widget({ replicas: 2, config: true }, 2, status));
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes.filter((w) => w.includes('Deployment'))).toEqual([]);
+
+    // Deleted by hand (the documented way through an immutable change): made again at once.
+    s.uncache(BuiltinTypes.Deployment, 'ns/w');
+    s.writes.length = 0;
+    await s.reconcile();
+    expect(s.writes).toContain('apply Deployment w');
+    const after = s.statuses.at(-1) as typeof status;
+    expect(after.conditions.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'False' });
+    expect(after.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
   });
 
   test('one Warning when Degraded turns True, even when the next reconcile reads the resource from before the status write', async () => {

@@ -1,0 +1,182 @@
+/**
+ * A kind written with cdk8s-plus L2 constructs (examples/blog-site), the way cdk8s teams write
+ * charts: installed with kubectl, reconciled by its own entry point, and judged by the commands a
+ * user runs before a rollout. Two resources in one namespace must serve only their own pods.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { IMAGE_PULL_FAILURE_LABEL } from '../../testing';
+import { blogSiteApp } from '../../examples/blog-site/app';
+import { runCommand } from '../support/controllers-module';
+import { startExampleOperator } from '../support/example-operator';
+import { helm, helmBinary } from '../support/helm';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  kubectlOk,
+  nodesRun,
+  testIf,
+  testKubeconfig,
+} from '../support/kube';
+import { kstatus } from '../support/kstatus';
+import type { ReconcilerProcess } from '../support/reconciler';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const MODULE = path.join(ROOT, 'examples', 'blog-site', 'blog-site.ts');
+
+jest.setTimeout(180_000);
+
+let ns: string;
+let reconciler: ReconcilerProcess;
+const get = (kind: string, name: string) => getJsonIfExists(['get', kind, name, '-n', ns]);
+
+function blogSite(name: string, replicas: number, podLabels?: Record<string, string>) {
+  return {
+    apiVersion: 'blogs.example.com/v1alpha1',
+    kind: 'BlogSite',
+    metadata: { name },
+    spec: { posts: { 'index.html': `<h1>${name}</h1>` }, replicas, ...(podLabels ? { podLabels } : {}) },
+  };
+}
+
+function applySite(name: string, replicas: number, podLabels?: Record<string, string>, namespace = ns): void {
+  kubectlOk(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify(blogSite(name, replicas, podLabels)) });
+}
+
+/** What kstatus (Helm 4's --wait, Flux, kpt) makes of a BlogSite as the API server has it now. */
+const kstatusOf = (name: string, namespace = ns) =>
+  kstatus(getJson(['get', 'blogsite', name, '-n', namespace]))[0]?.status;
+
+/** A chart holding one BlogSite, as a team ships its sites. */
+function chartWith(site: object): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-chart-'));
+  fs.writeFileSync(path.join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: blog\nversion: 0.1.0\n');
+  fs.mkdirSync(path.join(dir, 'templates'));
+  fs.writeFileSync(path.join(dir, 'templates', 'site.yaml'), JSON.stringify(site));
+  return dir;
+}
+
+/** The pods an EndpointSlice of the Service lists, by name. */
+function endpointPods(service: string): string[] {
+  const slices = getJson(['get', 'endpointslices', '-n', ns, '-l', `kubernetes.io/service-name=${service}`]).items;
+  return slices
+    .flatMap((s: any) => s.endpoints ?? [])
+    .map((e: any) => e.targetRef?.name as string)
+    .sort();
+}
+
+/** The pods a Deployment made, by name (through its ReplicaSet). */
+function podsOf(deployment: string): string[] {
+  return getJson(['get', 'pods', '-n', ns])
+    .items.filter((p: any) => p.metadata.ownerReferences?.some((o: any) => o.name.startsWith(`${deployment}-`)))
+    .map((p: any) => p.metadata.name as string)
+    .sort();
+}
+
+beforeAll(async () => {
+  ({ ns, reconciler } = await startExampleOperator({
+    example: 'blog-site',
+    app: blogSiteApp,
+    crd: 'blogsites.blogs.example.com',
+    controller: 'blogsite',
+  }));
+  applySite('alpha', 2);
+  applySite('beta', 1);
+});
+
+afterAll(async () => {
+  expect((await reconciler?.stop())?.code).toBe(0);
+});
+
+describe('a cdk8s-plus kind on the real API server', () => {
+  test('each BlogSite gets its own ConfigMap, Deployment, Service and NetworkPolicy, whose selectors are its own', async () => {
+    for (const name of ['alpha', 'beta']) {
+      for (const kind of ['configmap', 'deployment', 'service', 'networkpolicy']) {
+        await eventually(`${kind} ${name}`, () => get(kind, name));
+      }
+    }
+    const selector = (name: string) => get('service', name).spec.selector;
+    expect(selector('alpha')).not.toEqual(selector('beta'));
+    expect(get('networkpolicy', 'alpha').spec.podSelector.matchLabels).toEqual(selector('alpha'));
+    expect(get('deployment', 'alpha').spec.template.metadata.labels).toMatchObject(selector('alpha'));
+  });
+
+  testIf(nodesRun, 'needs nodes that run pods')(
+    "two BlogSites in one namespace: each Service's EndpointSlices hold only its own pods",
+    async () => {
+      for (const [name, replicas] of [
+        ['alpha', 2],
+        ['beta', 1],
+      ] as const) {
+        const pods = await eventually(`${name}'s ${replicas} pods behind its Service`, () => {
+          const own = podsOf(name);
+          const listed = endpointPods(name);
+          return own.length === replicas && listed.length === replicas ? { own, listed } : undefined;
+        });
+        expect(pods.listed).toEqual(pods.own);
+      }
+      expect(endpointPods('alpha').some((p) => p.startsWith('beta-'))).toBe(false);
+      expect(endpointPods('beta').some((p) => p.startsWith('alpha-'))).toBe(false);
+    },
+  );
+
+  test('render, diff and plan load the kind from its module and agree with what the reconciler applied', async () => {
+    await eventually('alpha reconciled', () => (get('blogsite', 'alpha')?.status?.observedGeneration ? true : undefined));
+    const rendered = runCommand(['render', '--controllers', MODULE, 'blogsite/alpha', '-n', ns]);
+    expect({ code: rendered.status, stderr: rendered.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(rendered.stdout).toContain(get('service', 'alpha').spec.selector['cdk8s.io/metadata.addr']);
+    const diff = runCommand(['diff', '--controllers', MODULE, 'blogsite/alpha', '-n', ns]);
+    expect({ code: diff.status, stderr: diff.stderr }).toEqual({ code: 0, stderr: '' });
+    const plan = runCommand(['plan', '--kind', 'BlogSite', '-n', ns, '-o', 'json', '--controllers', MODULE]);
+    expect({ code: plan.status, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
+    const children = (JSON.parse(plan.stdout) as { children: Record<string, number> }).children;
+    expect(children).toMatchObject({ created: 0, pruned: 0, refused: 0, changed: 0 });
+  });
+
+  testIf(nodesRun, 'needs nodes that run pods')(
+    'kstatus: a healthy BlogSite is Current and Ready (kubectl wait), one whose image cannot be pulled is Failed, one never reconciled is InProgress',
+    async () => {
+      kubectlOk(['wait', '--for=condition=Ready', 'blogsite/alpha', '-n', ns, '--timeout=90s']);
+      expect(kstatusOf('alpha')).toBe('Current');
+      applySite('unpullable', 1, { [IMAGE_PULL_FAILURE_LABEL]: 'true' });
+      const stalled = await eventually('Stalled', () => {
+        const c = get('blogsite', 'unpullable')?.status?.conditions?.find((x: any) => x.type === 'Stalled');
+        return c?.status === 'True' ? c : undefined;
+      }, 90_000);
+      expect(stalled.reason).toBe('PodFailing');
+      expect(kstatusOf('unpullable')).toBe('Failed');
+      // A namespace the operator does not watch: created, never reconciled.
+      const unwatched = createTestNamespace('blog-unwatched');
+      applySite('orphan', 1, undefined, unwatched);
+      expect(kstatusOf('orphan', unwatched)).toBe('InProgress');
+      kubectlOk(['delete', 'namespace', unwatched, '--wait=false']);
+    },
+  );
+
+  testIf(nodesRun && !helmBinary().missing, `needs nodes that run pods and helm (${helmBinary().missing ?? 'built'})`)(
+    'helm upgrade --install --wait (Helm 4, kstatus): fails on a BlogSite whose image cannot be pulled, succeeds on a healthy one only once it is Ready',
+    async () => {
+      const kubeconfig = testKubeconfig();
+      const broken = chartWith(blogSite('broken', 1, { [IMAGE_PULL_FAILURE_LABEL]: 'true' }));
+      const failed = helm(['upgrade', '--install', 'broken', broken, '-n', ns, '--wait', '--timeout', '30s'], {
+        kubeconfig,
+      });
+      expect(failed.code).not.toBe(0);
+      expect(failed.stderr).toMatch(/broken/);
+      const healthy = chartWith(blogSite('healthy', 2));
+      const ok = helm(['upgrade', '--install', 'healthy', healthy, '-n', ns, '--wait', '--timeout', '120s'], {
+        kubeconfig,
+      });
+      expect({ code: ok.code, stderr: ok.stderr }).toEqual({ code: 0, stderr: '' });
+      // Helm returned only once the resource was ready: Ready is already True, both pods listed.
+      const ready = get('blogsite', 'healthy').status.conditions.find((c: any) => c.type === 'Ready');
+      expect(ready).toMatchObject({ status: 'True' });
+      expect(endpointPods('healthy')).toHaveLength(2);
+      helm(['uninstall', 'broken', '-n', ns], { kubeconfig });
+      helm(['uninstall', 'healthy', '-n', ns], { kubeconfig });
+    },
+  );
+});

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds kstatus-check (testing/kstatus/main.go): kstatus, the readiness rules of
+# sigs.k8s.io/cli-utils that Helm 4's --wait, Flux, kpt and Config Sync judge objects with, as a
+# command the tests feed objects to. From the Go module proxy, into a cache directory outside the
+# repository keyed by version. Prints the path of the binary.
+set -euo pipefail
+
+CLI_UTILS_VERSION="${OPKIT_CLI_UTILS_VERSION:-v0.37.2}"
+CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+sum="$(sha256sum "$here/kstatus/main.go" | cut -c1-12)"
+OUT="$CACHE_ROOT/kstatus-check-$CLI_UTILS_VERSION-$sum"
+log() { echo "[build-kstatus] $*" >&2; }
+
+if [[ -x "$OUT/kstatus-check" ]]; then
+  echo "$OUT/kstatus-check"
+  exit 0
+fi
+command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
+mkdir -p "$OUT"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+start=$(date +%s)
+cp "$here/kstatus/main.go" "$work/main.go"
+cat > "$work/go.mod" <<MOD
+module opkit.local/kstatus-check
+
+go 1.24.0
+MOD
+log "building kstatus-check with sigs.k8s.io/cli-utils $CLI_UTILS_VERSION"
+(cd "$work" && GOFLAGS=-mod=mod go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >/dev/null 2>&1)
+(cd "$work" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+(cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/kstatus-check.tmp" .)
+mv "$OUT/kstatus-check.tmp" "$OUT/kstatus-check"
+log "built in $(($(date +%s) - start)) s: $OUT/kstatus-check"
+echo "$OUT/kstatus-check"
