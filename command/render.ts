@@ -222,7 +222,13 @@ export async function loadControllers(module: string): Promise<ControllerDeclara
   const dir = fs.mkdtempSync(path.join(cache, 'controllers-'));
   const outfile = path.join(dir, 'controllers.js');
   try {
-    await bundleReconciler({ entry: path.resolve(module), outfile, minify: false, cwd: project, externalPackages: true });
+    await bundleReconciler({
+      entry: path.resolve(module),
+      outfile,
+      minify: false,
+      cwd: project,
+      externalPackages: true,
+    });
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module bundled at run time
     const exports = require(outfile) as Record<string, unknown>;
     const found = declarationsIn(exports).filter(hasSchemas);

@@ -23,6 +23,29 @@ export const TRANSIENT_DEGRADED_REASONS: ReadonlySet<string> = new Set([
 /** The condition types the runtime owns on every kind. */
 export const SUMMARY_CONDITIONS = ['Ready', 'Reconciling', 'Stalled'] as const;
 
+/** What stands between a resource and ready, by the kind's own conditions. */
+interface Standing {
+  /** `Degraded=True` for a reason waiting will not fix. */
+  readonly stalled?: Condition;
+  /** What is still on its way, when nothing is stalled. */
+  readonly reconciling?: Condition;
+}
+
+function standingOf(conditions: readonly Condition[]): Standing {
+  const available = findCondition(conditions, 'Available');
+  const progressing = findCondition(conditions, 'Progressing');
+  const degraded = findCondition(conditions, 'Degraded');
+  const broken = degraded?.status === 'True' ? degraded : undefined;
+  if (broken && !TRANSIENT_DEGRADED_REASONS.has(broken.reason)) return { stalled: broken };
+  return { reconciling: broken ?? moving(progressing, available) };
+}
+
+/** `Progressing=True`; for a kind without Progressing, `Available` not True. */
+function moving(progressing: Condition | undefined, available: Condition | undefined): Condition | undefined {
+  if (progressing) return progressing.status === 'True' ? progressing : undefined;
+  return available?.status === 'True' ? undefined : available;
+}
+
 /**
  * `Ready`, `Reconciling` and `Stalled` from `Available`, `Progressing` and `Degraded`:
  * - `Stalled=True` when `Degraded=True` for a reason waiting will not fix (its reason and message);
@@ -32,23 +55,15 @@ export const SUMMARY_CONDITIONS = ['Ready', 'Reconciling', 'Stalled'] as const;
  * Conditions without any of the three are returned as they are. Pure.
  */
 export function withSummaryConditions(conditions: readonly Condition[], generation: number, now: Date): Condition[] {
-  const available = findCondition(conditions, 'Available');
-  const progressing = findCondition(conditions, 'Progressing');
-  const degraded = findCondition(conditions, 'Degraded');
-  if (!available && !progressing && !degraded) return [...conditions];
+  if (!['Available', 'Progressing', 'Degraded'].some((type) => findCondition(conditions, type))) return [...conditions];
+  const { stalled, reconciling } = standingOf(conditions);
   const list = new ConditionList(conditions, generation, now);
-  const broken = degraded?.status === 'True' ? degraded : undefined;
-  const stalled = broken && !TRANSIENT_DEGRADED_REASONS.has(broken.reason) ? broken : undefined;
-  const moving = progressing
-    ? progressing.status === 'True' && progressing
-    : available && available.status !== 'True' && available;
-  const reconciling = stalled ? undefined : (broken ?? (moving || undefined));
   if (stalled) list.set('Stalled', 'True', stalled.reason, stalled.message);
   else list.set('Stalled', 'False', 'AsExpected', 'nothing stands in the way');
   if (reconciling) list.set('Reconciling', 'True', reconciling.reason, reconciling.message);
   else list.set('Reconciling', 'False', 'Reconciled', 'nothing left to do');
   const blocker = stalled ?? reconciling;
   if (blocker) list.set('Ready', 'False', blocker.reason, blocker.message);
-  else list.set('Ready', 'True', 'Ready', available?.message ?? 'as its spec asks');
+  else list.set('Ready', 'True', 'Ready', findCondition(conditions, 'Available')?.message ?? 'as its spec asks');
   return list.conditions;
 }

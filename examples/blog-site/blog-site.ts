@@ -84,7 +84,11 @@ export class BlogSiteResources extends Construct {
       ],
     });
     for (const [key, value] of Object.entries(spec.podLabels ?? {})) web.podMetadata.addLabel(key, value);
-    new kplus.Service(this, 'service', { metadata, selector: web, ports: [{ name: 'http', port: 80, targetPort: 8080 }] });
+    new kplus.Service(this, 'service', {
+      metadata,
+      selector: web,
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+    });
     new kplus.NetworkPolicy(this, 'ingress', {
       metadata,
       selector: web,
@@ -98,5 +102,7 @@ export const blogSiteController = constructController({
   kind: blogSiteKind,
   // One constant id, as the README writes it: the kit gives every resource its own address.
   render: (scope, site, { owner }) => new BlogSiteResources(scope, 'site', { site, owner }),
-  examples: [{ posts: { 'index.html': '<h1>Hello</h1>' }, replicas: 1, image: 'nginxinc/nginx-unprivileged:1.27-alpine' }],
+  examples: [
+    { posts: { 'index.html': '<h1>Hello</h1>' }, replicas: 1, image: 'nginxinc/nginx-unprivileged:1.27-alpine' },
+  ],
 });

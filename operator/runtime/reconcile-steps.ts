@@ -78,7 +78,7 @@ export class ChildWrites {
    * Children the API server refused (an immutable field changed, a value it does not take), by
    * `Kind/name`; `fresh` when this reconcile asked, not when an earlier refusal stood.
    */
-  readonly refused = new Map<string, { readonly error: TerminalError; readonly fresh: boolean }>();
+  readonly refused = new Map<string, { readonly refused: TerminalError; readonly fresh: boolean }>();
 
   wasDeleted(key: string): boolean {
     return this.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key);
@@ -145,12 +145,9 @@ export function renderDesired(parts: ControllerParts, t: Target, facts: object |
   const { decl, type } = parts;
   if (!decl.render) return NOTHING_RENDERED;
   return parts.renders.get(t.key, renderInput(t.resource, facts), () =>
-    renderWithWaits(
-      (scope) => {
-        decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
-      },
-      resourceAddress(t.resource.metadata),
-    ),
+    renderWithWaits((scope) => {
+      decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
+    }, resourceAddress(t.resource.metadata)),
   );
 }
 
@@ -219,15 +216,11 @@ export async function applyChildren(
       writes.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
       continue;
     }
-    const standing = refusedBefore.get(key);
-    if (changes && standing && standing.resourceVersion === current?.metadata.resourceVersion) {
-      writes.refused.set(key, { error: standing.error, fresh: false });
-      continue;
-    }
-    const outcome = await applyUnlessRefused(t, owned, desired, current);
+    const outcome = await applyUnlessRefused(t, { owned, desired, current, changes }, refusedBefore.get(key));
     if ('refused' in outcome) {
-      writes.refused.set(key, { error: outcome.refused, fresh: true });
-      refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+      writes.refused.set(key, outcome);
+      if (outcome.fresh)
+        refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
       continue;
     }
     refusedBefore.delete(key);
@@ -247,18 +240,23 @@ function refusedChildrenOf(parts: ControllerParts, t: Target): RefusedChildren['
   return fresh.children;
 }
 
-/** A child applied (when it changes), or the API server's refusal of it as a terminal error. */
+/**
+ * A child applied (when it changes), or the API server's refusal of it as a terminal error:
+ * asked now (`fresh`), or the one that stands for a child that has not changed since.
+ */
 async function applyUnlessRefused(
   t: Target,
-  owned: OwnedType,
-  desired: KubeObject,
-  current: KubeObject | undefined,
-): Promise<{ object: KubeObject; applied: boolean } | { refused: TerminalError }> {
+  child: { owned: OwnedType; desired: KubeObject; current: KubeObject | undefined; changes: boolean },
+  standing: { readonly resourceVersion?: string; readonly error: TerminalError } | undefined,
+): Promise<{ object: KubeObject; applied: boolean } | { refused: TerminalError; fresh: boolean }> {
+  const { owned, desired, current } = child;
+  if (child.changes && standing && standing.resourceVersion === current?.metadata.resourceVersion)
+    return { refused: standing.error, fresh: false };
   try {
     return await applyIfChanged(t.ctx.client, owned.type, desired, current);
   } catch (err) {
     if (!isInvalid(err)) throw err;
-    return { refused: refusalOf(err, owned.type.kind, desired, current) };
+    return { refused: refusalOf(err, owned.type.kind, desired, current), fresh: true };
   }
 }
 
@@ -285,8 +283,8 @@ export function refusedTerminal(parts: ControllerParts, t: Target, writes: Child
   const refusals = [...writes.refused.values()];
   const first = refusals[0];
   if (!first) return undefined;
-  const message = refusals.map((r) => r.error.message).join('; ');
-  const error = new TerminalError(message.slice(0, 32768), 'Invalid', { cause: first.error.cause });
+  const message = refusals.map((r) => r.refused.message).join('; ');
+  const error = new TerminalError(message.slice(0, 32768), 'Invalid', { cause: first.refused.cause });
   if (refusals.some((r) => r.fresh)) recordTerminal(parts, t, error, false);
   return error;
 }

@@ -124,7 +124,9 @@ describe('a cdk8s-plus kind on the real API server', () => {
   );
 
   test('render, diff and plan load the kind from its module and agree with what the reconciler applied', async () => {
-    await eventually('alpha reconciled', () => (get('blogsite', 'alpha')?.status?.observedGeneration ? true : undefined));
+    await eventually('alpha reconciled', () =>
+      get('blogsite', 'alpha')?.status?.observedGeneration ? true : undefined,
+    );
     const rendered = runCommand(['render', '--controllers', MODULE, 'blogsite/alpha', '-n', ns]);
     expect({ code: rendered.status, stderr: rendered.stderr }).toEqual({ code: 0, stderr: '' });
     expect(rendered.stdout).toContain(get('service', 'alpha').spec.selector['cdk8s.io/metadata.addr']);
@@ -142,10 +144,14 @@ describe('a cdk8s-plus kind on the real API server', () => {
       kubectlOk(['wait', '--for=condition=Ready', 'blogsite/alpha', '-n', ns, '--timeout=90s']);
       expect(kstatusOf('alpha')).toBe('Current');
       applySite('unpullable', 1, { [IMAGE_PULL_FAILURE_LABEL]: 'true' });
-      const stalled = await eventually('Stalled', () => {
-        const c = get('blogsite', 'unpullable')?.status?.conditions?.find((x: any) => x.type === 'Stalled');
-        return c?.status === 'True' ? c : undefined;
-      }, 90_000);
+      const stalled = await eventually(
+        'Stalled',
+        () => {
+          const c = get('blogsite', 'unpullable')?.status?.conditions?.find((x: any) => x.type === 'Stalled');
+          return c?.status === 'True' ? c : undefined;
+        },
+        90_000,
+      );
       expect(stalled.reason).toBe('PodFailing');
       expect(kstatusOf('unpullable')).toBe('Failed');
       // A namespace the operator does not watch: created, never reconciled.

@@ -132,7 +132,8 @@ describe('a scoped Memcached reconciler', () => {
 
   test('it leaves the Memcached of a namespace it does not serve alone, and never asked for it', async () => {
     // Both served resources are done; the reconciler has had every event the other one made.
-    expect(getJson(['get', 'memcached', 'm', '-n', other, '-o', 'json']).status).toBeUndefined();
+    // As created: the CRD's default status (observedGeneration 0), nothing the reconciler wrote.
+    expect(getJson(['get', 'memcached', 'm', '-n', other, '-o', 'json']).status).toEqual({ observedGeneration: 0 });
     expect(kubectl(['get', 'deployment', 'm', '-n', other]).code).not.toBe(0);
     expect(reconciler.logs.filter((l) => /forbidden|403/.test(l))).toEqual([]);
     expect(await reconciler.metric('opkit_watch_restarts_total', { reason: 'error' })).toBe(0);

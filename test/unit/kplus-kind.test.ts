@@ -24,7 +24,7 @@ function blogSite(name: string, namespace = 'blogs') {
 }
 
 const rendered = (name: string, namespace?: string) =>
-  renderChildren(blogSiteController, blogSite(name, namespace) as never) as (KubeObject & { spec?: any })[];
+  renderChildren(blogSiteController, blogSite(name, namespace)) as (KubeObject & { spec?: any })[];
 const ofKind = (objects: (KubeObject & { spec?: any })[], kind: string) => {
   const found = objects.find((o) => o.kind === kind);
   if (!found) throw new Error(`no ${kind} rendered`);

@@ -54,11 +54,11 @@ const deployment = (replicas: number, ready: number): KubeObject =>
       availableReplicas: ready,
       conditions: [{ type: 'Available', status: ready ? 'True' : 'False' }],
     },
-  }) as KubeObject;
+  });
 
 describe('kstatus over the kit kinds and a user kind', () => {
   test('a Memcached waiting for its pods is InProgress, with Reconciling naming why and Ready False', () => {
-    const status = desiredStatus(memcached(3), { deployment: deployment(3, 1) as never, podNames: ['a'], now: NOW });
+    const status = desiredStatus(memcached(3), { deployment: deployment(3, 1), podNames: ['a'], now: NOW });
     const { verdict, conditions } = judged('Memcached', status as never);
     expect(verdict).toBe('InProgress');
     expect(conditions).toEqual(
@@ -72,7 +72,7 @@ describe('kstatus over the kit kinds and a user kind', () => {
 
   test('a Memcached whose pod cannot run is Failed (Stalled, with the reason); a healthy one is Current and Ready', () => {
     const failing = desiredStatus(memcached(2), {
-      deployment: deployment(2, 0) as never,
+      deployment: deployment(2, 0),
       podNames: ['a', 'b'],
       podFailed: { reason: 'PodFailing', message: 'pod a: container memcached is waiting: ImagePullBackOff' },
       now: NOW,
@@ -82,7 +82,11 @@ describe('kstatus over the kit kinds and a user kind', () => {
     expect(broken.conditions).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'PodFailing' })]),
     );
-    const healthy = desiredStatus(memcached(2), { deployment: deployment(2, 2) as never, podNames: ['a', 'b'], now: NOW });
+    const healthy = desiredStatus(memcached(2), {
+      deployment: deployment(2, 2),
+      podNames: ['a', 'b'],
+      now: NOW,
+    });
     const ok = judged('Memcached', healthy as never);
     expect(ok.verdict).toBe('Current');
     expect(ok.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True' })]));
@@ -103,7 +107,7 @@ describe('kstatus over the kit kinds and a user kind', () => {
         kind: 'Job',
         metadata: { name: 'j', namespace: 'ns' },
         status: { conditions: [{ type: condition, status: 'True', reason: 'BackoffLimitExceeded', message: 'x' }] },
-      }) as KubeObject;
+      });
     const waiting = constructStatus(site, observe([deployment(2, 1)]));
     expect(judged('BlogSite', waiting as never).verdict).toBe('InProgress');
     const unscheduled = constructStatus(
@@ -112,13 +116,21 @@ describe('kstatus over the kit kinds and a user kind', () => {
     );
     expect(judged('BlogSite', unscheduled as never).verdict).toBe('InProgress');
     expect(judged('BlogSite', constructStatus(site, observe([job('Failed')])) as never).verdict).toBe('Failed');
-    expect(judged('BlogSite', constructStatus(site, observe([deployment(2, 2), job('Complete')])) as never).verdict).toBe(
-      'Current',
-    );
+    expect(
+      judged('BlogSite', constructStatus(site, observe([deployment(2, 2), job('Complete')])) as never).verdict,
+    ).toBe('Current');
   });
 
   test('a resource no reconcile has seen yet is InProgress: every kind is created with status.observedGeneration 0', () => {
-    for (const kind of [memcachedKind, etcdClusterKind, cronTabKind, applicationKind, webAppKind, databaseKind, blogSiteKind]) {
+    for (const kind of [
+      memcachedKind,
+      etcdClusterKind,
+      cronTabKind,
+      applicationKind,
+      webAppKind,
+      databaseKind,
+      blogSiteKind,
+    ]) {
       const schema = kind.openApiSchema();
       // What the API server stores for a new resource: no status of the client's (the status
       // subresource drops it), the schema's defaults applied.

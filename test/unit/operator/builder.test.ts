@@ -389,7 +389,9 @@ describe('the controller builder', () => {
     s.cache(s.widgetType, s.widget({ replicas: 2, config: true }, 2));
     await s.reconcile();
     expect(s.writes).toEqual(['apply Deployment w', 'apply ConfigMap w', 'apply Widget/status w']);
-    const status = s.statuses.at(-1) as { conditions: { type: string; status: string; reason: string; message: string }[] };
+    const status = s.statuses.at(-1) as {
+      conditions: { type: string; status: string; reason: string; message: string }[];
+    };
     const condition = (type: string) => status.conditions.find((c) => c.type === type);
     expect(condition('Available')).toMatchObject({ status: 'False', reason: 'ChildRefused' });
     expect(condition('Available')?.message).toContain('spec.selector');
