@@ -40,21 +40,20 @@ const memcached = (size: number) =>
     spec: { size },
   }) as never;
 
-const deployment = (replicas: number, ready: number): KubeObject =>
-  ({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'mc', namespace: 'ns', generation: 1 },
-    spec: { replicas },
-    status: {
-      observedGeneration: 1,
-      replicas,
-      updatedReplicas: replicas,
-      readyReplicas: ready,
-      availableReplicas: ready,
-      conditions: [{ type: 'Available', status: ready ? 'True' : 'False' }],
-    },
-  });
+const deployment = (replicas: number, ready: number): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'mc', namespace: 'ns', generation: 1 },
+  spec: { replicas },
+  status: {
+    observedGeneration: 1,
+    replicas,
+    updatedReplicas: replicas,
+    readyReplicas: ready,
+    availableReplicas: ready,
+    conditions: [{ type: 'Available', status: ready ? 'True' : 'False' }],
+  },
+});
 
 describe('kstatus over the kit kinds and a user kind', () => {
   test('a Memcached waiting for its pods is InProgress, with Reconciling naming why and Ready False', () => {
@@ -101,13 +100,12 @@ describe('kstatus over the kit kinds and a user kind', () => {
     } as never;
     const observe = (children: KubeObject[], failureEvent?: { reason: string; message: string }) =>
       ({ health: assessChildren({ children, failureEvent }), now: NOW }) as unknown as Observed;
-    const job = (condition: string): KubeObject =>
-      ({
-        apiVersion: 'batch/v1',
-        kind: 'Job',
-        metadata: { name: 'j', namespace: 'ns' },
-        status: { conditions: [{ type: condition, status: 'True', reason: 'BackoffLimitExceeded', message: 'x' }] },
-      });
+    const job = (condition: string): KubeObject => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'j', namespace: 'ns' },
+      status: { conditions: [{ type: condition, status: 'True', reason: 'BackoffLimitExceeded', message: 'x' }] },
+    });
     const waiting = constructStatus(site, observe([deployment(2, 1)]));
     expect(judged('BlogSite', waiting as never).verdict).toBe('InProgress');
     const unscheduled = constructStatus(
