@@ -8,36 +8,20 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { goTool } from './go-tool';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-
-let built: { helm?: string; missing?: string } | undefined;
+const HELM = goTool({ script: 'build-helm.sh', env: 'OPKIT_TEST_HELM', what: 'helm' });
 let home: string | undefined;
 
 /** Builds (or finds cached) helm and tells the test files through the environment jest workers inherit. */
 export function provisionHelm(): void {
-  if (process.env.OPKIT_TEST_HELM !== undefined) return;
-  const { helm: bin, missing } = helmBinary();
-  process.env.OPKIT_TEST_HELM = bin ?? '';
-  if (missing) process.env.OPKIT_TEST_HELM_MISSING = missing;
+  HELM.provision();
 }
 
 /** The helm binary, or why there is none. */
 export function helmBinary(): { helm?: string; missing?: string } {
-  if (built) return built;
-  const provisioned = process.env.OPKIT_TEST_HELM;
-  if (provisioned !== undefined) {
-    built = provisioned
-      ? { helm: provisioned }
-      : { missing: process.env.OPKIT_TEST_HELM_MISSING ?? 'helm could not be built' };
-    return built;
-  }
-  const r = spawnSync('bash', [path.join(ROOT, 'testing', 'build-helm.sh')], { encoding: 'utf8', timeout: 900_000 });
-  built =
-    r.status === 0
-      ? { helm: r.stdout.trim().split('\n').pop() }
-      : { missing: `helm could not be built from the Go module proxy: ${r.stderr.trim().split('\n').pop() ?? ''}` };
-  return built;
+  const { bin, missing } = HELM.binary();
+  return bin ? { helm: bin } : { missing };
 }
 
 /** Runs helm; its exit code and output. */

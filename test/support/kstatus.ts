@@ -5,36 +5,18 @@
  * .ci/run builds it before the tests). The tiers' global set-ups provision it as they do helm.
  */
 import { spawnSync } from 'node:child_process';
-import * as path from 'node:path';
+import { goTool } from './go-tool';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-
-let built: { bin?: string; missing?: string } | undefined;
+const KSTATUS = goTool({ script: 'build-kstatus.sh', env: 'OPKIT_TEST_KSTATUS', what: 'kstatus-check' });
 
 /** Builds (or finds cached) kstatus-check and tells the test files through the environment. */
 export function provisionKstatus(): void {
-  if (process.env.OPKIT_TEST_KSTATUS !== undefined) return;
-  const { bin, missing } = kstatusBinary();
-  process.env.OPKIT_TEST_KSTATUS = bin ?? '';
-  if (missing) process.env.OPKIT_TEST_KSTATUS_MISSING = missing;
+  KSTATUS.provision();
 }
 
 /** The kstatus-check binary, or why there is none. */
 export function kstatusBinary(): { bin?: string; missing?: string } {
-  if (built) return built;
-  const provisioned = process.env.OPKIT_TEST_KSTATUS;
-  if (provisioned !== undefined) {
-    built = provisioned
-      ? { bin: provisioned }
-      : { missing: process.env.OPKIT_TEST_KSTATUS_MISSING ?? 'kstatus-check could not be built' };
-    return built;
-  }
-  const r = spawnSync('bash', [path.join(ROOT, 'testing', 'build-kstatus.sh')], { encoding: 'utf8', timeout: 600_000 });
-  built =
-    r.status === 0
-      ? { bin: r.stdout.trim().split('\n').pop() }
-      : { missing: `kstatus-check could not be built: ${r.stderr.trim().split('\n').pop() ?? ''}` };
-  return built;
+  return KSTATUS.binary();
 }
 
 /** What kstatus makes of one object (as the API server returns it). */
