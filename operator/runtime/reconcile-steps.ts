@@ -19,7 +19,7 @@ import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { isConflict, isInvalid, isNotFound } from './client';
-import { conditionsOf, findCondition, setCondition } from './conditions';
+import { type Condition, conditionsOf, findCondition, setCondition } from './conditions';
 import type { Request, Result } from './controller';
 import {
   cachedChildren,
@@ -386,28 +386,28 @@ export function computeStatus(
  * `Progressing` (nothing moves until the refusal is dealt with), each naming the child and why.
  */
 function withRefusal(status: object | undefined, refusal: string, generation: number, now: Date): object | undefined {
-  const conditions = conditionsOf(status);
-  if (!status || !conditions) return status;
   const message = `a child was refused: ${refusal}`;
-  let list = setCondition(
-    conditions,
-    { type: 'Available', status: 'False', reason: 'ChildRefused', message, observedGeneration: generation },
-    now,
-  );
-  if (findCondition(list, 'Progressing'))
-    list = setCondition(
-      list,
-      { type: 'Progressing', status: 'False', reason: 'ChildRefused', message, observedGeneration: generation },
-      now,
-    );
-  return { ...status, conditions: list };
+  const refused = (type: string) =>
+    ({ type, status: 'False', reason: 'ChildRefused', message, observedGeneration: generation }) as const;
+  return withConditions(status, (conditions) => {
+    const list = setCondition(conditions, refused('Available'), now);
+    return findCondition(list, 'Progressing') ? setCondition(list, refused('Progressing'), now) : list;
+  });
 }
 
 /** The status with `Ready`, `Reconciling` and `Stalled` derived from its conditions (see `withSummaryConditions`). */
 function withSummary(status: object | undefined, generation: number, now: Date): object | undefined {
+  return withConditions(status, (conditions) => withSummaryConditions(conditions, generation, now));
+}
+
+/** The status with its conditions changed by `change`; a status without conditions is left as it is. */
+function withConditions(
+  status: object | undefined,
+  change: (conditions: Condition[]) => Condition[],
+): object | undefined {
   const conditions = conditionsOf(status);
   if (!status || !conditions) return status;
-  return { ...status, conditions: withSummaryConditions(conditions, generation, now) };
+  return { ...status, conditions: change(conditions) };
 }
 
 /**
@@ -435,8 +435,6 @@ function withDegraded(
   generation: number,
   now: Date,
 ): object | undefined {
-  const conditions = conditionsOf(status);
-  if (!status || !conditions) return status;
   const degraded = {
     type: 'Degraded',
     status: 'True' as const,
@@ -444,7 +442,7 @@ function withDegraded(
     message: problem.message.slice(0, 32768),
     observedGeneration: generation,
   };
-  return { ...status, conditions: setCondition(conditions, degraded, now) };
+  return withConditions(status, (conditions) => setCondition(conditions, degraded, now));
 }
 
 /**
