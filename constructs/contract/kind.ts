@@ -26,6 +26,12 @@ export interface KindDescriptor {
   readonly needsConversion: boolean;
   /** Whether the status schema has `conditions`: only then does the runtime write them. */
   readonly statusHasConditions: boolean;
+  /**
+   * Which status fields of the scale subresource the runtime writes, from the resource's workload
+   * children: `status.replicas` (their pods) and `status.selector` (their pods' label selector,
+   * for HorizontalPodAutoscalers). Undefined for a kind without a scale subresource.
+   */
+  readonly scaleStatus?: { readonly replicas: boolean; readonly selector: boolean };
   /** The object at another served version of the kind (`group/version`); throws for a version not served. */
   convert<T extends KubeObject>(object: T, apiVersion: string): T;
 }

@@ -45,7 +45,6 @@ export class CustomResourceDefinition extends Construct {
   readonly kind: CustomResourceKind;
   readonly apiObject: ApiObject;
 
-  // eslint-disable-next-line max-lines-per-function -- one CRD manifest literal: names, versions, subresources and conversion, in the order the API documents them
   constructor(scope: Construct, id: string, props: CustomResourceDefinitionProps) {
     super(scope, id);
     const k = props.kind;
@@ -57,13 +56,7 @@ export class CustomResourceDefinition extends Construct {
         `CRD ${k.crdName} is already defined at ${first}; a kind belongs to one operator — give its controllers to that one`,
     );
     const subresources: Record<string, unknown> = { status: {} };
-    if (k.props.scale) {
-      subresources.scale = {
-        specReplicasPath: k.props.scale.specReplicasPath,
-        statusReplicasPath: k.props.scale.statusReplicasPath,
-        ...(k.props.scale.labelSelectorPath ? { labelSelectorPath: k.props.scale.labelSelectorPath } : {}),
-      };
-    }
+    if (k.scale) subresources.scale = { ...k.scale };
     const printerColumns = [
       ...(k.props.printerColumns ?? []).map((c) => ({ ...c })),
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

@@ -20,15 +20,31 @@ export interface PrinterColumn {
   readonly format?: string;
 }
 
-/** Binds `kubectl scale` (and autoscalers) to a replica field of the kind. */
+/**
+ * Binds `kubectl scale` (and HorizontalPodAutoscalers) to a replica field of the kind. Only the
+ * spec's path is needed: the status fields the scale subresource reads are then written by the
+ * runtime, from the resource's workload children (Deployment, StatefulSet, DaemonSet, ReplicaSet).
+ */
 export interface ScaleSubresource {
   /** @example '.spec.size' */
   readonly specReplicasPath: string;
-  /** @example '.status.readyReplicas' */
-  readonly statusReplicasPath: string;
-  /** A path to a serialized label selector in status, for HorizontalPodAutoscalers. */
+  /**
+   * The status field of the current replica count.
+   * @default '.status.replicas', added to the status schema and written by the runtime: the sum of
+   * the workload children's `status.replicas`
+   */
+  readonly statusReplicasPath?: string;
+  /**
+   * The status field of the pods' label selector (serialized, `app=x,tier=web`), which
+   * HorizontalPodAutoscalers need.
+   * @default '.status.selector', added to the status schema and written by the runtime: the
+   * `matchLabels` of the first workload child
+   */
   readonly labelSelectorPath?: string;
 }
+
+/** The scale status fields the runtime writes when a kind's scale leaves them to it. */
+export const RUNTIME_SCALE_PATHS = { replicas: '.status.replicas', selector: '.status.selector' } as const;
 
 /** Everything that defines a custom kind: its names, versions and schema. */
 export interface CustomResourceKindProps<S extends Schema<unknown>, St extends Schema<unknown>> {
@@ -164,6 +180,24 @@ export class CustomResourceKind<
     return this.props.status.json.properties?.conditions !== undefined;
   }
 
+  /** The scale subresource with the runtime's paths for what it leaves out. */
+  get scale(): Required<ScaleSubresource> | undefined {
+    const scale = this.props.scale;
+    if (!scale) return undefined;
+    return {
+      specReplicasPath: scale.specReplicasPath,
+      statusReplicasPath: scale.statusReplicasPath ?? RUNTIME_SCALE_PATHS.replicas,
+      labelSelectorPath: scale.labelSelectorPath ?? RUNTIME_SCALE_PATHS.selector,
+    };
+  }
+
+  /** Which of the scale subresource's status fields the runtime writes (those the kind leaves to it). */
+  get scaleStatus(): { readonly replicas: boolean; readonly selector: boolean } | undefined {
+    const scale = this.props.scale;
+    if (!scale) return undefined;
+    return { replicas: scale.statusReplicasPath === undefined, selector: scale.labelSelectorPath === undefined };
+  }
+
   /** The object at another served version of this kind (`group/version`), through the hub. */
   convert<T extends KubeObject>(object: T, apiVersion: string): T {
     return convertObject(this, object, apiVersion);
@@ -195,7 +229,7 @@ export class CustomResourceKind<
         // the API server otherwise says `<nil>`.
         metadata: { type: 'object', properties: { name: { type: 'string' } } },
         spec: this.specSchema(version),
-        status: statusAsCreated(this.props.status.json),
+        status: statusAsCreated(withRuntimeScaleFields(this.props.status.json, this.scaleStatus)),
       },
       ...((this.props.specRequired ?? true) ? { required: ['spec'] } : {}),
       'x-kubernetes-validations': [...this.nameRules(), ...(this.props.validations ?? [])],
@@ -348,11 +382,11 @@ export class CustomResourceKind<
     const p = this.props;
     const schema = this.openApiSchema(version);
     assertStructural(schema, where);
-    if (p.scale) {
-      this.assertPath(schema, p.scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
-      this.assertPath(schema, p.scale.statusReplicasPath, 'integer', 'scale.statusReplicasPath', '.status.');
-      if (p.scale.labelSelectorPath)
-        this.assertPath(schema, p.scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
+    const scale = this.scale;
+    if (scale) {
+      this.assertPath(schema, scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
+      this.assertPath(schema, scale.statusReplicasPath, 'integer', 'scale.statusReplicasPath', '.status.');
+      this.assertPath(schema, scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
     }
     for (const col of p.printerColumns ?? []) {
       if (col.jsonPath === '.metadata.creationTimestamp') continue;
@@ -480,4 +514,28 @@ function statusAsCreated(status: JsonSchema): JsonSchema {
   const observed = status.properties?.observedGeneration;
   if (!observed || status.default !== undefined) return status;
   return { ...status, default: { observedGeneration: 0 } };
+}
+
+/**
+ * The status schema with the scale fields the runtime writes (see `ScaleSubresource`), where the
+ * kind's own schema does not already declare them.
+ */
+function withRuntimeScaleFields(
+  status: JsonSchema,
+  writes: { readonly replicas: boolean; readonly selector: boolean } | undefined,
+): JsonSchema {
+  const properties = { ...(status.properties ?? {}) };
+  if (writes?.replicas && !('replicas' in properties))
+    properties.replicas = {
+      type: 'integer',
+      minimum: 0,
+      description: 'Pods of its workloads, as the scale subresource reports them (written by the operator).',
+    };
+  if (writes?.selector && !('selector' in properties))
+    properties.selector = {
+      type: 'string',
+      description:
+        'The label selector of its pods, serialized, for HorizontalPodAutoscalers (written by the operator).',
+    };
+  return writes ? { ...status, properties } : status;
 }

@@ -44,6 +44,8 @@ export const blogSiteKind = new CustomResourceKind({
   spec: blogSiteSpecSchema,
   status: constructStatusSchema(),
   dns1035Name: true,
+  // kubectl scale and HorizontalPodAutoscalers: the runtime writes status.replicas and status.selector.
+  scale: { specReplicasPath: '.spec.replicas' },
   printerColumns: [{ name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' }],
 });
 

@@ -14,7 +14,9 @@ import type {
   ResourceType,
 } from '../../constructs/contract';
 import { assessChildren, ChildMap, childKey, madeBy, waitingOn } from '../../constructs/contract';
+import type { KindDescriptor } from '../../constructs/contract/kind';
 import { withSummaryConditions } from '../../constructs/contract/kstatus';
+import { scaleStatusOf } from '../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
@@ -377,7 +379,27 @@ export function computeStatus(
     status = withDegraded(status, terminal, t.generation, observed.now);
   }
   if (refusal) status = withRefusal(status, refusal, t.generation, observed.now);
+  status = withScaleStatus(status, decl.for.scaleStatus, outcome.children.values());
   return { observed, status: withSummary(status, t.generation, observed.now) };
+}
+
+/**
+ * The status with the scale subresource's fields the kind leaves to the runtime (see
+ * `KindDescriptor.scaleStatus`): its workloads' pods and their selector. A field the kind's
+ * status function sets itself is kept as it is.
+ */
+function withScaleStatus(
+  status: object | undefined,
+  writes: KindDescriptor['scaleStatus'],
+  children: Iterable<KubeObject>,
+): object | undefined {
+  if (!status || !writes || (!writes.replicas && !writes.selector)) return status;
+  const scale = scaleStatusOf(children);
+  return {
+    ...(writes.replicas ? { replicas: scale.replicas } : {}),
+    ...(writes.selector && scale.selector ? { selector: scale.selector } : {}),
+    ...status,
+  };
 }
 
 /**

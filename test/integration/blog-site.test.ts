@@ -185,4 +185,55 @@ describe('a cdk8s-plus kind on the real API server', () => {
       helm(['uninstall', 'healthy', '-n', ns], { kubeconfig });
     },
   );
+
+  test('kubectl scale on the user kind: spec.replicas moves, the Deployment follows; the scale subresource reports pods and selector', async () => {
+    kubectlOk(['scale', 'blogsite', 'beta', '-n', ns, '--replicas=3']);
+    expect(get('blogsite', 'beta').spec.replicas).toBe(3);
+    await eventually('the Deployment at 3', () => (get('deployment', 'beta')?.spec.replicas === 3 ? true : undefined));
+    const scale = await eventually('the scale status', () => {
+      const s = JSON.parse(
+        kubectlOk(['get', '--raw', `/apis/blogs.example.com/v1alpha1/namespaces/${ns}/blogsites/beta/scale`]),
+      );
+      return s.status?.selector && s.status.replicas === 3 ? s : undefined;
+    });
+    expect(scale.spec.replicas).toBe(3);
+    // The selector is the one the Service selects the pods by, as kubectl get pods -l takes it.
+    const selector = Object.entries(get('service', 'beta').spec.selector as Record<string, string>)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    expect(scale.status.selector).toBe(selector);
+  });
+
+  test('a HorizontalPodAutoscaler targets a BlogSite: it reads the scale, selector included', async () => {
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'beta' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'blogs.example.com/v1alpha1', kind: 'BlogSite', name: 'beta' },
+          minReplicas: 1,
+          maxReplicas: 5,
+          metrics: [
+            { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+          ],
+        },
+      }),
+    });
+    // No metrics server here: the HPA gets as far as the metrics, having read the scale and its selector.
+    const conditions = await eventually(
+      'the HPA to read the scale',
+      () => {
+        const c = get('hpa', 'beta')?.status?.conditions;
+        return c?.some((x: any) => x.type === 'ScalingActive') ? c : undefined;
+      },
+      90_000,
+    );
+    expect(conditions.find((c: any) => c.type === 'AbleToScale')).toMatchObject({
+      status: 'True',
+      reason: 'SucceededGetScale',
+    });
+    expect(conditions.find((c: any) => c.type === 'ScalingActive').reason).not.toBe('InvalidSelector');
+    kubectlOk(['delete', 'hpa', 'beta', '-n', ns]);
+  });
 });

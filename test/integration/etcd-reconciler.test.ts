@@ -104,6 +104,51 @@ describe('the etcdcluster controller against a real API server', () => {
     }
   });
 
+  test("a HorizontalPodAutoscaler reads the EtcdCluster's scale: its replicas and its members' selector", async () => {
+    const path = `/apis/etcd.database.coreos.com/v1alpha1/namespaces/${ns}/etcdclusters/${NAME}/scale`;
+    const scale = await eventually('the scale selector', () => {
+      const s = JSON.parse(kubectlOk(['get', '--raw', path]));
+      return s.status?.selector ? s : undefined;
+    });
+    expect(scale.spec.replicas).toBe(3);
+    const matchLabels = get('statefulset', NAME).spec.selector.matchLabels as Record<string, string>;
+    expect(scale.status.selector.split(',').sort()).toEqual(
+      Object.entries(matchLabels)
+        .map(([k, v]) => `${k}=${v}`)
+        .sort(),
+    );
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: NAME },
+        spec: {
+          scaleTargetRef: { apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', name: NAME },
+          minReplicas: 3,
+          maxReplicas: 5,
+          metrics: [
+            { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+          ],
+        },
+      }),
+    });
+    // No metrics server here: the HPA gets as far as the metrics, having read the scale and its selector.
+    const conditions = await eventually(
+      'the HPA to read the scale',
+      () => {
+        const c = get('hpa', NAME)?.status?.conditions;
+        return c?.some((x: any) => x.type === 'ScalingActive') ? c : undefined;
+      },
+      90_000,
+    );
+    expect(conditions.find((c: any) => c.type === 'AbleToScale')).toMatchObject({
+      status: 'True',
+      reason: 'SucceededGetScale',
+    });
+    expect(conditions.find((c: any) => c.type === 'ScalingActive').reason).not.toBe('InvalidSelector');
+    kubectlOk(['delete', 'hpa', NAME, '-n', ns]);
+  });
+
   testWithMembers(
     'once its members run: phase Running, Available with a healthy quorum, claims Bound, the budget allows one disruption',
     async () => {

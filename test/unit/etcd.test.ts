@@ -43,7 +43,12 @@ describe('synthesized etcd operator', () => {
     expect(structuralProblems(v.schema.openAPIV3Schema)).toEqual([]);
     expect(v.subresources).toEqual({
       status: {},
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.readyReplicas',
+        // The pods' selector, written by the runtime, for HorizontalPodAutoscalers.
+        labelSelectorPath: '.status.selector',
+      },
     });
     expect(v.additionalPrinterColumns.map((c: any) => c.name)).toEqual([
       'Replicas',

@@ -63,6 +63,15 @@ describe('a controller against FakeKubeClient', () => {
       'Reconciling=True',
       'Ready=False',
     ]);
+    // The scale subresource's selector (labelSelectorPath), written by the runtime from the
+    // Deployment: what a HorizontalPodAutoscaler finds the pods by.
+    expect((status as { selector?: string }).selector).toBe(
+      Object.entries(deployment.spec?.selector?.matchLabels ?? {})
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    );
+    expect((status as { selector?: string }).selector).toMatch(/app\.kubernetes\.io\/instance=cache/);
   });
 
   test('a reconcile of a settled Memcached writes nothing; a new size rewrites the Deployment', async () => {

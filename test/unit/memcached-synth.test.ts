@@ -139,7 +139,12 @@ describe('synthesized Memcached operator', () => {
     for (const v of crd.spec.versions) {
       expect(v.subresources).toEqual({
         status: {},
-        scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.readyReplicas' },
+        scale: {
+          specReplicasPath: '.spec.size',
+          statusReplicasPath: '.status.readyReplicas',
+          // The pods' selector, written by the runtime, for HorizontalPodAutoscalers.
+          labelSelectorPath: '.status.selector',
+        },
       });
       expect(v.additionalPrinterColumns.map((c: any) => [c.name, c.type, c.jsonPath])).toEqual([
         ['Size', 'integer', '.spec.size'],
