@@ -9,14 +9,13 @@ import { scaleStatusOf, serializedSelector } from '../../constructs/contract/sca
 import { etcdClusterKind } from '../../constructs/etcd/api';
 import { blogSiteKind } from '../../examples/blog-site/blog-site';
 
-const workload = (kind: string, name: string, replicas: number, matchLabels: Record<string, string>): KubeObject =>
-  ({
-    apiVersion: 'apps/v1',
-    kind,
-    metadata: { name },
-    spec: { selector: { matchLabels } },
-    status: { replicas },
-  });
+const workload = (kind: string, name: string, replicas: number, matchLabels: Record<string, string>): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind,
+  metadata: { name },
+  spec: { selector: { matchLabels } },
+  status: { replicas },
+});
 
 describe('scale: the runtime writes what the scale subresource reads', () => {
   test("a user kind declaring only its spec's replicas path gets the scale subresource, with a selector, and the status fields", () => {
