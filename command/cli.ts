@@ -22,7 +22,8 @@ import { NODE_RUNTIME } from './image/definition';
 import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import { diffReport, diffResource, liveResource } from './diff';
+import { diffReport, diffResource, liveResource, ownedChildren } from './diff';
+import { externalFactsUnknown } from '../operator/runtime/render';
 import { forwardSignals } from './forward-signals';
 import { type Plan, planChanges, planKind, planReport } from './plan';
 import { crdChange, crdChangeReport, crdChanges } from './crd-change';
@@ -341,7 +342,9 @@ async function renderCommand(args: string[]): Promise<number> {
       live.map(async (ref) => {
         const stored = await liveResource(cluster, controllers, ref, namespace);
         const decl = controllerOf(controllers, stored, ref);
-        return { where: `${ref} (${decl.for.apiVersion}, from the cluster)`, decl, stored };
+        // Its children too, when its external step's facts are read from them (see observeExternal).
+        const children = decl.observeExternal ? await ownedChildren(client, decl, stored) : undefined;
+        return { where: `${ref} (${decl.for.apiVersion}, from the cluster)`, decl, stored, children };
       }),
     );
     const files = positionals.filter((p) => fs.existsSync(p));
@@ -388,10 +391,9 @@ async function diffCommand(args: string[]): Promise<number> {
           kindsReported.add(decl);
           const crd = crdChange(await cluster.of(decl), decl);
           differs ||= crdChanges(crd);
+          const unknown = externalFactsUnknown(decl);
           process.stdout.write(
-            `${crdChangeReport(crd)
-              .map((l) => `# ${l}`)
-              .join('\n')}\n`,
+            `${[...crdChangeReport(crd), ...(unknown ? [unknown] : [])].map((l) => `# ${l}`).join('\n')}\n`,
           );
         }
         const children = await diffResource(client, controllers, resource);
@@ -469,6 +471,9 @@ async function planCommand(args: string[]): Promise<number> {
     } finally {
       if (progress) process.stderr.write('\n');
     }
+    const unknown = controllers.find((c) => c.for.kind === plan.kind);
+    const note = unknown && externalFactsUnknown(unknown);
+    if (note) process.stderr.write(`plan: ${note}\n`);
     process.stdout.write(values.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : planReport(plan));
     return planChanges(plan) ? 1 : 0;
   });

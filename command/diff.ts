@@ -8,7 +8,7 @@
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { childKey, waitingOn } from '../constructs/contract';
+import { ChildMap, childKey, waitingOn } from '../constructs/contract';
 import { isNotFound, type KubeClient } from '../operator/runtime/client';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { changeableFields } from '../operator/runtime/field-changes';
@@ -54,7 +54,9 @@ export async function diffResource(
 ): Promise<ChildDiff[]> {
   const decl = controllerOf(controllers, resource, `${resource.kind ?? ''} ${resource.metadata.name}`);
   const out: ChildDiff[] = [];
-  const { objects: rendered, waits } = renderChildrenWithWaits(decl, resource);
+  // As the reconciler renders it: with the facts an external step left, read from the children.
+  const children = decl.observeExternal ? await ownedChildren(client, decl, resource) : undefined;
+  const { objects: rendered, waits } = renderChildrenWithWaits(decl, resource, children);
   // The children as they are, read in the rendered order: what a child waits for comes first.
   const live = new Map<string, KubeObject | undefined>();
   for (const desired of rendered) {
@@ -92,6 +94,22 @@ async function getIfExists(
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/** The resource's children as they are: the objects of the kinds it owns that it controls. */
+export async function ownedChildren(
+  client: KubeClient,
+  decl: ControllerDeclaration,
+  resource: CustomResourceObject,
+): Promise<ChildMap> {
+  const children = new ChildMap();
+  for (const type of decl.owns ?? []) {
+    for (const o of (await client.list(type, resource.metadata.namespace)).items) {
+      if (o.metadata.ownerReferences?.some((r) => r.controller && r.uid === resource.metadata.uid))
+        children.set(childKey(type.kind, o.metadata.name ?? ''), o);
+    }
+  }
+  return children;
 }
 
 /** Owned children of a kind it deletes that it no longer renders: pruned, as the reconciler would. */

@@ -7,10 +7,11 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { waitingOn } from '../constructs/contract';
+import { ChildMap, waitingOn } from '../constructs/contract';
 import { ApiError, type KubeClient } from '../operator/runtime/client';
 import { needsApply } from '../operator/runtime/managed-fields';
 import { appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/field-changes';
+import { notOwnedReason } from '../operator/runtime/children';
 import { renderChildrenWithWaits } from '../operator/runtime/render';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
@@ -122,6 +123,11 @@ class Planner {
   private readonly refused: { resource: string; child: string; message: string }[] = [];
   private readonly changes: ChildChange[] = [];
   private readonly deletable: ReadonlySet<string>;
+  /**
+   * Listed objects with no controller, by `namespace/Kind/name`: a child rendered without an owner
+   * on purpose (a claim kept when its resource goes) is one of these, as the reconciler finds it.
+   */
+  private readonly uncontrolled = new Map<string, KubeObject>();
 
   private readonly client: KubeClient;
 
@@ -151,7 +157,10 @@ class Planner {
     for (const type of this.decl.owns ?? []) {
       for (const o of await this.list(type)) {
         const owner = o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-        if (!owner) continue;
+        if (!owner) {
+          this.uncontrolled.set(`${o.metadata.namespace ?? ''}/${type.kind}/${o.metadata.name ?? ''}`, o);
+          continue;
+        }
         const children = byOwner.get(owner) ?? new Map<string, KubeObject>();
         children.set(`${type.kind}/${o.metadata.name ?? ''}`, o);
         byOwner.set(owner, children);
@@ -161,8 +170,10 @@ class Planner {
   }
 
   /** What the new version would do to one resource's children: create, change, keep, refuse, prune. */
-  async planResource(resource: CustomResourceObject, current: ReadonlyMap<string, KubeObject>): Promise<void> {
-    const { objects: rendered, waits } = renderChildrenWithWaits(this.decl, resource);
+  async planResource(resource: CustomResourceObject, owned: ReadonlyMap<string, KubeObject>): Promise<void> {
+    // As the reconciler renders it: with the facts an external step left, read from the children.
+    const { objects: rendered, waits } = renderChildrenWithWaits(this.decl, resource, new ChildMap(owned));
+    const current = this.liveChildren(resource, rendered, owned);
     for (const desired of rendered) {
       // As the reconciler: a child waiting for one not ready yet (as it is now) is not applied.
       const key = `${desired.kind ?? ''}/${desired.metadata.name ?? ''}`;
@@ -175,6 +186,26 @@ class Planner {
       this.totals.pruned++;
       this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'pruned', fields: [] });
     }
+  }
+
+  /**
+   * The children as the reconciler claims them: those the resource controls, and a rendered child
+   * without a controller that our field manager applied (a claim kept when its resource goes).
+   */
+  private liveChildren(
+    resource: CustomResourceObject,
+    rendered: readonly KubeObject[],
+    owned: ReadonlyMap<string, KubeObject>,
+  ): Map<string, KubeObject> {
+    const current = new Map(owned);
+    for (const desired of rendered) {
+      const key = `${desired.kind ?? ''}/${desired.metadata.name ?? ''}`;
+      const namespace = desired.metadata.namespace ?? resource.metadata.namespace ?? '';
+      const kept = this.uncontrolled.get(`${namespace}/${key}`);
+      if (!current.has(key) && kept && !notOwnedReason(kept, resource.metadata.uid ?? '', this.client.fieldManager))
+        current.set(key, kept);
+    }
+    return current;
   }
 
   private async planChild(

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
+import type { Children, CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
 import { assessChildren, ChildMap, childKey, declarationsIn, podWorkloads } from '../constructs/contract';
@@ -18,7 +18,7 @@ import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
 import { NotInstalledError, RenderError } from './errors';
 import { type ClusterCrds, getAsNewCode } from './served-version';
-import { renderChildren } from '../operator/runtime/render';
+import { externalFactsUnknown, renderChildrenWithWaits } from '../operator/runtime/render';
 
 export { RenderError };
 
@@ -55,14 +55,21 @@ export interface ResourceToRender {
   readonly where: string;
   readonly decl: ControllerDeclaration;
   readonly stored: CustomResourceObject;
+  /** Its children as a cluster has them, for the facts of an external step (see `observeExternal`). @default none */
+  readonly children?: Children;
 }
 
 /** The children (and, with `status`, the status) of each resource, as YAML documents. */
 export function renderDocuments(resources: readonly ResourceToRender[], options: RenderOptions = {}): string {
   const out: string[] = [];
-  for (const { where, decl, stored } of resources) {
-    const children = renderChildren(decl, stored);
-    out.push(`# ${where}: ${children.length} children\n`, ...children.map((c) => stringify(c)));
+  for (const { where, decl, stored, children: live } of resources) {
+    const children = renderChildrenWithWaits(decl, stored, live).objects;
+    const unknown = externalFactsUnknown(decl);
+    out.push(
+      `# ${where}: ${children.length} children\n`,
+      ...(unknown ? [`# ${unknown}\n`] : []),
+      ...children.map((c) => stringify(c)),
+    );
     if (options.status) {
       const status = statusOf(decl, stored, children, options.observed ?? []);
       out.push(`# ${where}: its status\n`, stringify({ status: status ?? null }));

@@ -174,6 +174,13 @@ export interface ControllerDeclaration<
    * resumes. Throwing retries with backoff.
    */
   external?(resource: R, children: Children, context: { readonly signal: AbortSignal }): Promise<ExternalStep<Facts>>;
+  /**
+   * The facts `external` would hand `render`, read only from the children as they are (no call to
+   * the outside system, no step taken): what `plan`, `diff` and `render` render with, so what they
+   * print is what the reconciler writes while the outside system is as the children say. Without
+   * it, a declaration with `external` renders there with no facts, and they say so.
+   */
+  observeExternal?(resource: R, children: Children): Facts;
   /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
   prepare?(api: PrepareApi, resource: R, children: Children): Promise<Prepared>;
   /**

@@ -18,7 +18,7 @@ import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import type * as Membership from './membership';
-import { type EtcdTopology, type MembershipReport, quorum } from './topology';
+import { type EtcdTopology, type MembershipReport, observedTopology, quorum } from './topology';
 
 /** What the membership step found, for the render (the topology) and the status (the report). */
 export interface EtcdFacts {
@@ -315,6 +315,11 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
     return { facts: { topology, report }, events, requeueAfterMs };
   },
+  // What the membership step last left, as the StatefulSet and members' ConfigMap show it.
+  observeExternal: (cluster, children) => ({
+    topology: observedTopology(cluster, children),
+    report: { reachable: false, members: [] },
+  }),
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {
       name: cluster.metadata.name,

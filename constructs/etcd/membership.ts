@@ -1,14 +1,7 @@
-import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
+import { BuiltinTypes, type Children, type EventSpec } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
-import {
-  bootstrapTopology,
-  type EtcdTopology,
-  type MembershipReport,
-  type MembershipResult,
-  membersConfigMapName,
-  quorum,
-} from './topology';
+import { type EtcdTopology, type MembershipReport, type MembershipResult, observedTopology, quorum } from './topology';
 import type { EtcdCluster } from './api';
 import {
   addMember,
@@ -28,19 +21,6 @@ const STEP_POLL_MS = 1000;
 const WAIT_POLL_MS = 3000;
 const SETTLED_POLL_MS = 30_000;
 
-/** The topology the cluster's StatefulSet and ConfigMap have now. */
-// eslint-disable-next-line complexity -- a flat read of optional fields with fallbacks; every `?.` and `??` counts as a branch
-function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: EtcdTopology): EtcdTopology {
-  const image = sts.spec?.template?.spec?.containers?.[0]?.image ?? '';
-  return {
-    replicas: sts.spec?.replicas ?? fallback.replicas,
-    clusterState: cm?.data?.ETCD_INITIAL_CLUSTER_STATE === 'existing' ? 'existing' : 'new',
-    initialCluster: cm?.data?.ETCD_INITIAL_CLUSTER ?? fallback.initialCluster,
-    partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
-    version: /:v(\d+\.\d+\.\d+)$/.exec(image)?.[1] ?? fallback.version,
-  };
-}
-
 /**
  * One step of an etcd cluster's membership and version, read from etcd itself and the cached
  * StatefulSet, never from memory: an operator that crashed at any point resumes from what the
@@ -59,17 +39,16 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
   // A namespaced kind: the API server always sets it.
   const namespace = cluster.metadata.namespace ?? '';
   const { replicas: want, version: wantVersion } = cluster.spec;
-  const sts = children.of(BuiltinTypes.StatefulSet, name);
-  if (!sts) {
+  const current = observedTopology(cluster, children, (i) => peerURL(name, namespace, i));
+  if (!children.of(BuiltinTypes.StatefulSet, name)) {
     const step = { reason: 'Bootstrapping', message: `starting ${want} members together` };
-    const topology = bootstrapTopology(name, namespace, want, wantVersion, (i) => peerURL(name, namespace, i));
-    return { topology, report: { reachable: false, members: [], step }, events: [], requeueAfterMs: WAIT_POLL_MS };
+    return {
+      topology: current,
+      report: { reachable: false, members: [], step },
+      events: [],
+      requeueAfterMs: WAIT_POLL_MS,
+    };
   }
-  const cm = children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name));
-  const fallback = bootstrapTopology(name, namespace, sts.spec?.replicas ?? want, wantVersion, (i) =>
-    peerURL(name, namespace, i),
-  );
-  const current = currentTopology(sts, cm, fallback);
 
   const probe = Array.from({ length: Math.max(current.replicas, want, 1) }, (_, i) => clientURL(name, namespace, i));
   const members = await firstAnswer(probe, listMembers);

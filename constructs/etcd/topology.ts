@@ -1,5 +1,6 @@
-import type { EventSpec } from '../contract';
+import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
 import { ETCD_PEER_PORT, memberDnsName, memberName } from './addresses';
+import type { EtcdCluster } from './api';
 
 /**
  * What the StatefulSet and the members' ConfigMap should say at this step of the cluster's life.
@@ -69,6 +70,46 @@ export function bootstrapTopology(
     ',',
   );
   return { replicas, clusterState: 'new', initialCluster, partition: 0, version };
+}
+
+/**
+ * The topology a cluster's children show: what the reconciler last wrote to its StatefulSet and
+ * members' ConfigMap, or the bootstrap topology before there is a StatefulSet. Read-only: the
+ * membership step starts from it, and `plan`, `diff` and `render` render with it.
+ */
+export function observedTopology(
+  cluster: EtcdCluster,
+  children: Children,
+  /** Where members are reached before the ConfigMap says (default: their cluster DNS names). */
+  peerURL?: (ordinal: number) => string,
+): EtcdTopology {
+  const name = cluster.metadata.name;
+  // A namespaced kind: the API server always sets it.
+  const namespace = cluster.metadata.namespace ?? '';
+  const sts = children.of(BuiltinTypes.StatefulSet, name);
+  const fallback = bootstrapTopology(
+    name,
+    namespace,
+    sts?.spec?.replicas ?? cluster.spec.replicas,
+    cluster.spec.version,
+    peerURL,
+  );
+  return sts
+    ? currentTopology(sts, children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name)), fallback)
+    : fallback;
+}
+
+/** The topology the cluster's StatefulSet and ConfigMap have now. */
+// eslint-disable-next-line complexity -- a flat read of optional fields with fallbacks; every `?.` and `??` counts as a branch
+function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: EtcdTopology): EtcdTopology {
+  const image = sts.spec?.template?.spec?.containers?.[0]?.image ?? '';
+  return {
+    replicas: sts.spec?.replicas ?? fallback.replicas,
+    clusterState: cm?.data?.ETCD_INITIAL_CLUSTER_STATE === 'existing' ? 'existing' : 'new',
+    initialCluster: cm?.data?.ETCD_INITIAL_CLUSTER ?? fallback.initialCluster,
+    partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+    version: /:v(\d+\.\d+\.\d+)$/.exec(image)?.[1] ?? fallback.version,
+  };
 }
 
 /** The votes an etcd cluster of `members` voting members needs for quorum. */

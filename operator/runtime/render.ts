@@ -1,6 +1,12 @@
 import type { KubeObject } from '../../constructs/contract';
 import { type Construct } from 'constructs';
-import { type ControllerDeclaration, type CustomResourceObject, customResourceType } from '../../constructs/contract';
+import {
+  ChildMap,
+  type Children,
+  type ControllerDeclaration,
+  type CustomResourceObject,
+  customResourceType,
+} from '../../constructs/contract';
 import {
   renderConstructs as renderInChart,
   type RenderedChildren,
@@ -28,15 +34,29 @@ export function renderChildren(declaration: ControllerDeclaration, resource: Cus
   return renderChildrenWithWaits(declaration, resource).objects;
 }
 
-/** `renderChildren`, with the waits between the children (see `waitsFor`). */
+/**
+ * `renderChildren`, with the waits between the children (see `waitsFor`): as the reconciler
+ * renders it, with the external facts the declaration reads from `children` (see
+ * `observeExternal`; none given, as for a resource not made yet).
+ */
 export function renderChildrenWithWaits(
   declaration: ControllerDeclaration,
   resource: CustomResourceObject,
+  children: Children = new ChildMap(),
 ): RenderedChildren {
   if (!declaration.render) return { objects: [], waits: new Map() };
+  const external = declaration.observeExternal?.(resource, children);
   return renderWithWaits((scope) => {
     declaration.render?.(scope, resource, {
       owner: controllerReference(resource, customResourceType(declaration.for)),
+      external,
     });
   }, resourceAddress(resource.metadata));
+}
+
+/** Why an offline render may differ from the reconciler's: an external step whose facts it cannot read. */
+export function externalFactsUnknown(declaration: ControllerDeclaration): string | undefined {
+  return declaration.external && !declaration.observeExternal
+    ? `controller ${declaration.name} has an external step whose facts cannot be read offline: rendered without them`
+    : undefined;
 }

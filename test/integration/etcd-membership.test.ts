@@ -11,6 +11,7 @@ import {
   removeMember,
   transferLeadership,
 } from '../../constructs/etcd/etcd-api';
+import { runCommand } from '../support/controllers-module';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
 import { eventually, getJson, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
@@ -254,6 +255,15 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       const cm = op.get('configmap', `${NAME}-members`);
       expect(cm.data.ETCD_INITIAL_CLUSTER.split(',')).toHaveLength(5);
       expect(op.get('poddisruptionbudget', NAME).spec.minAvailable).toBe(3);
+      // plan renders with the topology the members' ConfigMap and StatefulSet show, as the
+      // reconciler does: a settled cluster has nothing to change (not the bootstrap topology).
+      const plan = runCommand(['plan', '--kind', 'EtcdCluster', '-n', op.ns, '-o', 'json']);
+      expect({ code: plan.status, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
+      expect((JSON.parse(plan.stdout) as { children: Record<string, number> }).children).toMatchObject({
+        changed: 0,
+        created: 0,
+        pruned: 0,
+      });
     },
   );
 
