@@ -83,6 +83,8 @@ beforeAll(async () => {
     crd: 'blogsites.blogs.example.com',
     controller: 'blogsite',
   }));
+  // The restricted Pod Security level, enforced: the pods cdk8s-plus makes must meet it.
+  kubectlOk(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted']);
   applySite('alpha', 2);
   applySite('beta', 1);
 });
