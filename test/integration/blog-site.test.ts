@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { IMAGE_PULL_FAILURE_LABEL } from '../../testing';
 import { blogSiteApp } from '../../examples/blog-site/app';
 import { runCommand } from '../support/controllers-module';
-import { startExampleOperator } from '../support/example-operator';
+import { startExampleOperator, startExampleReconciler } from '../support/example-operator';
 import { helm, helmBinary } from '../support/helm';
 import {
   createTestNamespace,
@@ -237,5 +237,58 @@ describe('a cdk8s-plus kind on the real API server', () => {
     });
     expect(conditions.find((c: any) => c.type === 'ScalingActive').reason).not.toBe('InvalidSelector');
     kubectlOk(['delete', 'hpa', 'beta', '-n', ns]);
+  });
+
+  test('a refused immutable change (a Deployment whose selector is not the one rendered): not Available, not Ready, naming the field; deleted, it is made again at once', async () => {
+    applySite('gamma', 1);
+    const site = await eventually('gamma reconciled', () => {
+      const g = get('blogsite', 'gamma');
+      return g?.status?.conditions?.some((c: any) => c.type === 'Ready') ? g : undefined;
+    });
+    const rendered = get('deployment', 'gamma');
+    // The Deployment as an older render left it: ours (controlled by gamma), another selector.
+    // Swapped while the reconciler is stopped, or it would make its own again first.
+    expect((await reconciler.stop()).code).toBe(0);
+    kubectlOk(['delete', 'deployment', 'gamma', '-n', ns, '--wait=true']);
+    const old = { 'cdk8s.io/metadata.addr': 'render-site-web-c83183c6' };
+    kubectlOk(['create', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: {
+          name: 'gamma',
+          ownerReferences: [
+            { apiVersion: site.apiVersion, kind: 'BlogSite', name: 'gamma', uid: site.metadata.uid, controller: true },
+          ],
+        },
+        spec: {
+          ...rendered.spec,
+          selector: { matchLabels: old },
+          template: { ...rendered.spec.template, metadata: { labels: old } },
+        },
+      }),
+    });
+    reconciler = await startExampleReconciler({ example: 'blog-site', controller: 'blogsite', ns });
+    const condition = (type: string) => get('blogsite', 'gamma')?.status?.conditions?.find((c: any) => c.type === type);
+    const available = await eventually('Available=False ChildRefused', () =>
+      condition('Available')?.reason === 'ChildRefused' ? condition('Available') : undefined,
+    );
+    expect(available.status).toBe('False');
+    expect(available.message).toMatch(/spec\.selector.*field is immutable/);
+    expect(condition('Ready')).toMatchObject({ status: 'False' });
+    expect(condition('Stalled')).toMatchObject({ status: 'True' });
+    expect(condition('Degraded')?.message).toContain(`kubectl delete deployment gamma -n ${ns}`);
+    expect(kstatusOf('gamma')).toBe('Failed');
+    // The children that can be applied still are: a deleted ConfigMap comes back.
+    kubectlOk(['delete', 'configmap', 'gamma', '-n', ns]);
+    await eventually('the ConfigMap again', () => get('configmap', 'gamma'));
+    // The way through: delete the Deployment; it is made again at once with the rendered selector.
+    kubectlOk(['delete', 'deployment', 'gamma', '-n', ns]);
+    const again = await eventually('the Deployment again', () => {
+      const d = get('deployment', 'gamma');
+      return d?.spec.selector.matchLabels['cdk8s.io/metadata.addr'] !== old['cdk8s.io/metadata.addr'] ? d : undefined;
+    });
+    expect(again.spec.selector).toEqual(rendered.spec.selector);
+    if (nodesRun) kubectlOk(['wait', '--for=condition=Ready', 'blogsite/gamma', '-n', ns, '--timeout=90s']);
   });
 });

@@ -40,11 +40,21 @@ export async function startExampleOperator(options: {
   });
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', `crd/${options.crd}`]);
   const ns = createTestNamespace(example);
-  const reconciler = await ReconcilerProcess.start({
+  const reconciler = await startExampleReconciler({ example, controller: options.controller, ns });
+  return { ns, reconciler, objects };
+}
+
+/** The example's reconciler (its `main.ts`) as its own ServiceAccount, watching `ns`: started again after a stop. */
+export function startExampleReconciler(options: {
+  readonly example: string;
+  readonly controller: string;
+  readonly ns: string;
+}): Promise<ReconcilerProcess> {
+  const { example, controller, ns } = options;
+  return ReconcilerProcess.start({
     kubeconfig: serviceAccountKubeconfig({ namespace: `${example}-system`, serviceAccount: `${example}-operator` }),
     entry: path.join(ROOT, 'examples', example, 'main.ts'),
-    args: [`--controllers=${options.controller}`, `--namespace=${ns}`],
+    args: [`--controllers=${controller}`, `--namespace=${ns}`],
     name: `${example}-reconciler`,
   });
-  return { ns, reconciler, objects };
 }
