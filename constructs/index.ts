@@ -122,7 +122,12 @@ export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } f
 // Building blocks for one's own constructs: labels and the restricted Pod Security settings.
 export { selectorLabels, standardLabels } from './core/labels';
 export type { StandardLabelsProps } from './core/labels';
-export { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './core/security';
+export {
+  NON_ROOT_UID,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  restrictPodSecurity,
+} from './core/security';
 
 // Memcached.
 export { memcachedKind } from './memcached/api';

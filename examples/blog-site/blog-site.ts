@@ -5,7 +5,7 @@
  * security context is spelled out: cdk8s-plus derives them, and the kit renders each resource at
  * a construct address of its own, so two BlogSites never select each other's pods.
  */
-import { ApiObject, JsonPatch, Size } from 'cdk8s';
+import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import {
@@ -14,6 +14,7 @@ import {
   type CustomResource,
   CustomResourceKind,
   type OwnerReferenceLike,
+  restrictPodSecurity,
   t,
 } from '../../constructs';
 
@@ -73,9 +74,8 @@ export class BlogSiteResources extends Construct {
           name: 'nginx',
           image: spec.image,
           portNumber: 8080,
-          // cdk8s-plus's defaults are non-root, a read-only root and no privilege escalation; the
-          // restricted Pod Security level also wants every capability dropped and a seccomp
-          // profile (below). The unprivileged image runs as uid 101.
+          // cdk8s-plus's defaults are non-root, a read-only root and no privilege escalation;
+          // restrictPodSecurity (below) adds the rest. The unprivileged image runs as uid 101.
           securityContext: { user: 101, group: 101 },
           resources: { memory: { request: Size.mebibytes(16), limit: Size.mebibytes(64) } },
           readiness: kplus.Probe.fromHttpGet('/', { port: 8080 }),
@@ -87,12 +87,8 @@ export class BlogSiteResources extends Construct {
       ],
     });
     for (const [key, value] of Object.entries(spec.podLabels ?? {})) web.podMetadata.addLabel(key, value);
-    // cdk8s-plus 27 has no seccomp setting and no capability `ALL` (its names carry a `CAP_`
-    // prefix Kubernetes does not take): the escape hatch every cdk8s construct has.
-    ApiObject.of(web).addJsonPatch(
-      JsonPatch.add('/spec/template/spec/securityContext/seccompProfile', { type: 'RuntimeDefault' }),
-      JsonPatch.add('/spec/template/spec/containers/0/securityContext/capabilities', { drop: ['ALL'] }),
-    );
+    // The restricted Pod Security level, which cdk8s-plus 27 cannot fully express by itself.
+    restrictPodSecurity(web);
     new kplus.Service(this, 'service', {
       metadata,
       selector: web,
