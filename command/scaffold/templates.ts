@@ -225,8 +225,8 @@ export function kindTs(k: KindNames): string {
  * keeps the cluster matching it. Change the spec and the construct; the CRD, RBAC and reconciler
  * follow.
  */
-import { ApiObject } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-27';
+import { type ApiObject, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import {
   addSample,
@@ -235,8 +235,7 @@ import {
   type CustomResource,
   CustomResourceKind,
   type OwnerReferenceLike,
-  restrictedContainerSecurityContext,
-  restrictedPodSecurityContext,
+  restrictPodSecurity,
   t,
 } from 'cdk8s-operator-kit';
 
@@ -275,10 +274,14 @@ export interface ${k.kind}ResourcesProps {
   readonly owner?: OwnerReferenceLike;
 }
 
-/** What a ${k.kind} is made of. Usable in any chart, with or without the operator. */
+/**
+ * What a ${k.kind} is made of, written with cdk8s-plus: usable in any chart, with or without the
+ * operator. cdk8s-plus derives the pods' selector from this construct's address, and the
+ * reconciler renders each ${k.kind} at an address of its own, so two never select each other's pods.
+ */
 export class ${k.kind}Resources extends Construct {
-  readonly deployment: k8s.KubeDeployment;
-  readonly service: k8s.KubeService;
+  readonly deployment: kplus.Deployment;
+  readonly service: kplus.Service;
 
   constructor(scope: Construct, id: string, props: ${k.kind}ResourcesProps) {
     super(scope, id);
@@ -286,35 +289,32 @@ export class ${k.kind}Resources extends Construct {
     const { image, replicas, port } = props.${k.camel}.spec;
     const labels = { 'app.kubernetes.io/name': '${k.file}', 'app.kubernetes.io/instance': name };
     const metadata = { name, namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined };
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+    this.deployment = new kplus.Deployment(this, 'deployment', {
       metadata,
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: restrictedPodSecurityContext(101),
-            containers: [
-              {
-                name: '${k.file}',
-                image,
-                ports: [{ name: 'http', containerPort: port }],
-                securityContext: restrictedContainerSecurityContext(),
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-              },
-            ],
-            volumes: [{ name: 'tmp', emptyDir: {} }],
+      replicas,
+      podMetadata: { labels },
+      containers: [
+        {
+          name: '${k.file}',
+          image,
+          ports: [{ name: 'http', number: port }],
+          // cdk8s-plus runs it as non-root, with a read-only root and no privilege escalation;
+          // the unprivileged nginx image's user is 101.
+          securityContext: { user: 101, group: 101 },
+          resources: {
+            cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(500) },
+            memory: { request: Size.mebibytes(16), limit: Size.mebibytes(128) },
           },
+          volumeMounts: [{ path: '/tmp', volume: kplus.Volume.fromEmptyDir(this, 'tmp', 'tmp') }],
         },
-      },
+      ],
     });
-    this.service = new k8s.KubeService(this, 'Service', {
+    // The rest of the restricted Pod Security level (a seccomp profile, every capability dropped).
+    restrictPodSecurity(this.deployment);
+    this.service = new kplus.Service(this, 'service', {
       metadata,
-      spec: {
-        selector: labels,
-        ports: [{ name: 'http', port: 80, targetPort: k8s.IntOrString.fromString('http') }],
-      },
+      selector: this.deployment,
+      ports: [{ name: 'http', port: 80, targetPort: port }],
     });
   }
 }
@@ -372,7 +372,7 @@ export function kindIntegrationTestTs(k: KindNames): string {
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Testing } from 'cdk8s';
-import { BuiltinTypes, customResourceType, type KubeObject } from 'cdk8s-operator-kit';
+import { BuiltinTypes, customResourceType, type KubeObject, type ResourceType } from 'cdk8s-operator-kit';
 import { HttpKubeClient, isNotFound, loadKubeConfig } from 'cdk8s-operator-kit/reconciler';
 import { type ControlPlane, freePort, startControlPlane } from 'cdk8s-operator-kit/testing';
 import { operatorApp } from '../app';
@@ -482,6 +482,43 @@ test('a ${k.kind} becomes its Deployment, owned by it, and follows spec.replicas
     return r.status?.observedGeneration === r.metadata.generation ? r.status : undefined;
   });
   expect(status).toBeDefined();
+});
+
+/** EndpointSlices, read only by this test. */
+type EndpointSlice = KubeObject & { endpoints?: { targetRef?: { name: string } }[] };
+const endpointSlices: ResourceType<EndpointSlice> = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  kind: 'EndpointSlice',
+  resource: 'endpointslices',
+  namespaced: true,
+};
+
+test("two ${k.kind}s in one namespace: each one's Service sends traffic only to its own pods", async () => {
+  const type = customResourceType(${k.camel}Kind);
+  const names = ['one', 'two'];
+  for (const name of names)
+    await client.create(type, {
+      apiVersion: ${k.camel}Kind.apiVersion,
+      kind: '${k.kind}',
+      metadata: { name, namespace },
+      spec: { replicas: 1 },
+    }, namespace);
+  for (const name of names) {
+    const { own, listed } = await eventually(\`\${name}'s pod behind its Service\`, async () => {
+      const pods = await client.list(BuiltinTypes.Pod, namespace);
+      const own = pods.items
+        .filter((p) => p.metadata.ownerReferences?.some((o) => o.name.startsWith(\`\${name}-\`)))
+        .map((p) => p.metadata.name)
+        .sort();
+      const slices = await client.list<EndpointSlice>(endpointSlices, namespace, {
+        labelSelector: \`kubernetes.io/service-name=\${name}\`,
+      });
+      const listed = slices.items.flatMap((s) => s.endpoints ?? []).map((e) => e.targetRef?.name).sort();
+      return own.length === 1 && listed.length === 1 ? { own, listed } : undefined;
+    });
+    expect(listed).toEqual(own);
+  }
 });
 
 test('a spec the CRD refuses never reaches the reconciler: the API server names the field', async () => {
