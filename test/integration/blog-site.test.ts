@@ -21,7 +21,7 @@ import {
   testIf,
   testKubeconfig,
 } from '../support/kube';
-import { kstatus } from '../support/kstatus';
+import { kstatusOf as kstatusOfObject } from '../support/kstatus';
 import type { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -47,8 +47,7 @@ function applySite(name: string, replicas: number, podLabels?: Record<string, st
 }
 
 /** What kstatus (Helm 4's --wait, Flux, kpt) makes of a BlogSite as the API server has it now. */
-const kstatusOf = (name: string, namespace = ns) =>
-  kstatus(getJson(['get', 'blogsite', name, '-n', namespace]))[0]?.status;
+const kstatusOf = (name: string, namespace = ns) => kstatusOfObject('blogsite', name, namespace);
 
 /** A chart holding one BlogSite, as a team ships its sites. */
 function chartWith(site: object): string {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { etcdSpecsRefusedByRules, invalidEtcdSpecs } from '../support/etcd-cases';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf, testWithNodes } from '../support/kube';
+import { kstatusOf } from '../support/kstatus';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -162,6 +163,8 @@ describe('the etcdcluster controller against a real API server', () => {
       );
       const cond = Object.fromEntries(cluster.status.conditions.map((c: any) => [c.type, c]));
       expect(cond.Available).toMatchObject({ status: 'True', reason: 'QuorumHealthy' });
+      expect(cond.Ready).toMatchObject({ status: 'True' });
+      expect(kstatusOf('etcdcluster', NAME, ns)).toBe('Current');
       expect(cluster.status.etcdMembers.map((m: any) => `${m.name}:${m.version}`)).toEqual(
         [0, 1, 2].map((i) => `${NAME}-${i}:3.5.21`),
       );

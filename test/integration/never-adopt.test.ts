@@ -1,7 +1,7 @@
 /**
  * Nothing taken: a resource whose child's name is already used by an object it does not control
  * (made by hand, by another tool, or by another controller) leaves that object exactly as it was,
- * reports `Degraded=True ChildNotOwned` naming it, and records one Warning Event. Checked for
+ * reports `Degraded=True ChildNotOwned` naming it (kstatus: Failed), and records one Warning Event. Checked for
  * every child kind of every controller the kit ships, and for a `constructController` kind, each
  * against the real API server with the operator's own ServiceAccount.
  */
@@ -21,6 +21,7 @@ import {
 } from '../../constructs';
 import { renderChildren } from '../../operator/runtime/render';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, nodesRun } from '../support/kube';
+import { kstatusOf } from '../support/kstatus';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -209,6 +210,8 @@ describe.each(SYSTEMS.map((s) => [s.decl.name, s] as const))(
         expect(condition.status).toBe('True');
         expect(condition.message).toContain(what);
         expect(condition.message).toContain('has no controller');
+        // What Helm 4's --wait, Flux and kpt make of it: waiting will not fix it.
+        expect(kstatusOf(kindName, c.name, ns)).toBe('Failed');
       }
       // Let resyncs and child events come and go for 3 s after it turned Degraded (its reconciler
       // started with all the others'): nothing changes, no second Event.

@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { goTool } from './go-tool';
+import { getJson } from './kube';
 
 const KSTATUS = goTool({ script: 'build-kstatus.sh', env: 'OPKIT_TEST_KSTATUS', what: 'kstatus-check' });
 
@@ -38,4 +39,9 @@ export function kstatus(object: object): KstatusVerdict[] {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as KstatusVerdict);
+}
+
+/** kstatus's verdict on one object as the API server has it now (through kubectl). */
+export function kstatusOf(kind: string, name: string, namespace: string): KstatusVerdict['status'] | undefined {
+  return kstatus(getJson(['get', kind, name, '-n', namespace]))[0]?.status;
 }
