@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import type { ControlPlane } from '../../testing/control-plane';
 import type { ConversionHarness } from './conversion-webhook';
 
@@ -5,6 +6,8 @@ import type { ConversionHarness } from './conversion-webhook';
 export default async function globalTeardown(): Promise<void> {
   const conversion = (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ as ConversionHarness | undefined;
   await conversion?.close();
+  const packDir = process.env.OPKIT_TEST_PACK_DIR;
+  if (packDir) fs.rmSync(packDir, { recursive: true, force: true });
   const cp = (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ as ControlPlane | undefined;
   if (!cp) return;
   const keepLogs = process.env.OPKIT_TESTS_FAILED === '1' || !!process.env.OPKIT_KEEP_LOGS;

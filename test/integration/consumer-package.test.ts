@@ -37,7 +37,7 @@ function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): str
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-consumer-'));
-  tarball = packKit(work);
+  tarball = packKit();
   app = path.join(work, 'platform-app');
   fs.cpSync(path.join(ROOT, 'examples', 'platform-app'), app, {
     recursive: true,

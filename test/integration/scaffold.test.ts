@@ -35,7 +35,7 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-scaffold-'));
-  tarball = packKit(work);
+  tarball = packKit();
   project = path.join(work, 'website-operator');
   fs.mkdirSync(project);
 });
