@@ -1,8 +1,12 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
 import { provisionHelm } from '../support/helm';
 import { provisionKstatus } from '../support/kstatus';
+import { provisionPrometheus } from '../support/prometheus';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -14,6 +18,10 @@ export default async function globalSetup(): Promise<void> {
   provisionHelm();
   // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.
   provisionKstatus();
+  // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
+  provisionPrometheus();
+  // Where the first test file that installs the packed kit packs it, for the others to share.
+  process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.
   const cp = await startControlPlane({ audit: true, featureGates: { ShardedListAndWatch: true } });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;

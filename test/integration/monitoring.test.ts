@@ -28,7 +28,7 @@ const LEASE = `${OPERATOR}-operator-leader`;
 jest.setTimeout(180_000);
 
 const { missing } = prometheusBinaries();
-if (missing) throw new Error(`${missing}: .ci/run installs it`);
+if (missing) throw new Error(`${missing} (testing/build-prometheus.sh needs Go >= 1.24)`);
 
 let ns: string;
 let objects: K8sObject[];

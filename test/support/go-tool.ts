@@ -1,6 +1,6 @@
 /**
  * A command the tests need that a script of testing/ builds from the Go module proxy (helm,
- * kstatus-check), cached outside the repository. The tiers' global set-ups build it once and pass
+ * kstatus-check, Prometheus), cached outside the repository. The tiers' global set-ups build it once and pass
  * the outcome to the test files through the environment jest workers inherit, so the build
  * (minutes on a fresh machine) is part of the set-up, not of a test file's time.
  */

@@ -1,5 +1,5 @@
 /**
- * A real Prometheus (the distribution's `prometheus` package, installed by .ci/run) on loopback,
+ * A real Prometheus (built by testing/build-prometheus.sh from its Go module) on loopback,
  * scraping what a synthesized ServiceMonitor describes and evaluating a synthesized
  * PrometheusRule, with `promtool` to check both.
  */
@@ -9,18 +9,27 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { freePort } from '../../testing/control-plane';
+import { goTool } from './go-tool';
 import { eventually } from './kube';
 import { httpGet } from './reconciler';
 import type { K8sObject } from './synth';
 
-/** Prometheus and promtool, or why the tests that need them cannot run. */
+const PROMETHEUS = goTool({ script: 'build-prometheus.sh', env: 'OPKIT_TEST_PROMETHEUS', what: 'Prometheus' });
+
+/** Builds (or finds cached) Prometheus and promtool and tells the test files through the environment. */
+export function provisionPrometheus(): void {
+  PROMETHEUS.provision();
+}
+
+/**
+ * Prometheus and promtool, or why the tests that need them cannot run: the version
+ * testing/build-prometheus.sh pins, built from the Go module proxy and cached (provisioned by the
+ * integration tier's set-up, as helm and the control plane are).
+ */
 export function prometheusBinaries(): { prometheus: string; promtool: string; missing?: string } {
-  const which = (b: string) => spawnSync('sh', ['-c', `command -v ${b}`], { encoding: 'utf8' }).stdout.trim();
-  const prometheus = which('prometheus');
-  const promtool = which('promtool');
-  const missing =
-    prometheus && promtool ? undefined : 'prometheus and promtool are not installed (apt-get install prometheus)';
-  return { prometheus, promtool, missing };
+  const { bin: dir, missing } = PROMETHEUS.binary();
+  if (!dir) return { prometheus: '', promtool: '', missing };
+  return { prometheus: path.join(dir, 'prometheus'), promtool: path.join(dir, 'promtool') };
 }
 
 /** `promtool <args>`: its exit code and what it said. */
