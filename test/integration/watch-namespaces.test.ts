@@ -31,7 +31,7 @@ function applyRbac(name: string, make: MakeOperator, options: OperatorOptions): 
   const objects = (Testing.synth(chart) as K8sObject[]).filter((o) => kinds.includes(o.kind));
   kubectlOk(['apply', '--server-side', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
   for (const o of objects.filter((x) => !x.metadata.namespace))
-    cleanup.push(['delete', o.kind.toLowerCase(), o.metadata.name, '--ignore-not-found']);
+    cleanup.push(['delete', o.kind.toLowerCase(), o.metadata.name, '--ignore-not-found', '--wait=false']);
   return `system:serviceaccount:${name}-system:${name}-operator`;
 }
 
