@@ -146,7 +146,7 @@ function startTracer(
   const url = otlpTracesUrl(flags.otlpEndpoint);
   if (!url) return undefined;
   // A lazy load (the package is CommonJS): without tracing, the exporter is never evaluated.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when tracing is on
   const { OtlpTracer } = require('./runtime/otlp-tracer') as typeof OtlpTracerModule;
   const serviceName = process.env.OTEL_SERVICE_NAME ?? shared.serviceName;
   shared.logger.info({ url, serviceName }, 'tracing: a trace per reconcile, sent over OTLP/HTTP');

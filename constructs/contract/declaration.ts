@@ -103,7 +103,7 @@ export interface PrepareApi {
 // Its functions are methods so that a declaration for one kind is also a declaration (their
 // parameters are compared bivariantly), as every list of controllers needs.
 export interface ControllerDeclaration<
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default admits a declaration of any kind's spec and status
   R extends CustomResourceObject = CustomResourceObject<any, any>,
   Facts extends object = object,
   Prepared extends object = object,

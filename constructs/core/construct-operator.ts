@@ -243,7 +243,7 @@ export type SampleSpec<T> = T extends readonly (infer I)[]
     : T;
 
 export interface ConstructOperatorProps<
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default admits a controller of any kind's spec and status
   R extends CustomResourceObject = CustomResourceObject<any, any>,
 > extends OperatorOptions {
   /** From `constructController`: the same declaration the reconciler image runs. */
@@ -260,7 +260,7 @@ export interface ConstructOperatorProps<
  * new ConstructOperator(app, 'static-site', { controller: staticSite, image: 'registry.example.com/static-site-operator' });
  */
 export class ConstructOperator<
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default admits a controller of any kind's spec and status
   R extends CustomResourceObject = CustomResourceObject<any, any>,
 > extends Operator {
   readonly controller: ControllerDeclaration<R>;

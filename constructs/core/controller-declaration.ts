@@ -7,7 +7,7 @@ import type { CustomResourceKind } from './kind';
  * reconciler takes it as it is, reading the kind only as a `KindDescriptor`.
  */
 export type ControllerDeclaration<
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default admits a declaration of any kind's spec and status
   R extends CustomResourceObject = CustomResourceObject<any, any>,
   Facts extends object = object,
   Prepared extends object = object,

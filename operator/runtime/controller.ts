@@ -35,7 +35,7 @@ export interface ReconcileContext {
 
 // A reconciler with nothing to ask for returns nothing (`async () => {}`), like a zero
 // reconcile.Result in controller-runtime.
-// eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- `async () => {}` must be a Reconciler
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
 
 /** What every controller of a manager shares: the client, Events, logs, metrics and limits. */

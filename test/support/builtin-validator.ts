@@ -7,7 +7,7 @@ import type { K8sObject } from './synth';
 export function validateBuiltin(obj: K8sObject): void {
   const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
   const modulePath = `kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the model module is named by the object, known only at run time
   const mod = require(modulePath) as Record<string, new (o: unknown) => { validate(): void }>;
   const Model = mod[obj.kind];
   if (!Model) throw new Error(`kubernetes-models has no ${obj.kind} in ${modulePath}`);

@@ -251,7 +251,7 @@ export class TcpProxy {
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
     // Assigned below, once the server it closes over exists.
-    // eslint-disable-next-line prefer-const
+    // eslint-disable-next-line prefer-const -- assigned once the server it closes over exists
     let proxy!: TcpProxy;
     const server = net.createServer((client) => {
       if (proxy.paused) {

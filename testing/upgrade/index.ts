@@ -110,7 +110,7 @@ export async function upgradeTest(options: UpgradeTestOptions): Promise<UpgradeR
 /** The declaration of a kind in a module of controllers. */
 function kindIn(module: string, kind: string): ControllerDeclaration {
   // Loaded as the test runner loads the test's own modules (ts-jest, tsx): a TypeScript module as it is.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the test runner's own loader, TypeScript included
   const exports = require(path.resolve(module)) as Record<string, unknown>;
   const decl = declarationsIn(exports).find((d) => d.for.kind === kind);
   if (!decl) throw new Error(`${module} exports no controller of ${kind}`);
