@@ -63,6 +63,8 @@ export type {
   Job,
   KubeObject,
   LabelSelector,
+  Lease,
+  LeaseSpec,
   LoadBalancerStatus,
   ObjectMeta,
   Observed,

@@ -16,6 +16,8 @@ export type {
   Job,
   KubeObject,
   LabelSelector,
+  Lease,
+  LeaseSpec,
   LoadBalancerStatus,
   ObjectMeta,
   OwnerReference,

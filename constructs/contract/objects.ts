@@ -206,3 +206,20 @@ export interface CoreEvent extends KubeObject {
   eventTime?: string;
   series?: { lastObservedTime?: string };
 }
+
+/** A coordination.k8s.io/v1 Lease's spec: who holds it, and since when. */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** A coordination.k8s.io/v1 Lease, as leader and shard election read and write it. */
+export interface Lease extends KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { name: string; namespace: string };
+  spec: LeaseSpec;
+}

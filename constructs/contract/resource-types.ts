@@ -9,6 +9,7 @@ import type {
   Ingress,
   Job,
   KubeObject,
+  Lease,
   PersistentVolumeClaim,
   Pod,
   ReplicaSet,
@@ -69,7 +70,7 @@ export const BuiltinTypes = {
   Event: builtin('events.k8s.io', 'v1', 'Event', 'events'),
   /** core/v1 Events, as read (the same objects as events.k8s.io/v1, with field selectors on `reason`). */
   CoreEvent: builtin<CoreEvent>('', 'v1', 'Event', 'events'),
-  Lease: builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+  Lease: builtin<Lease>('coordination.k8s.io', 'v1', 'Lease', 'leases'),
   ValidatingWebhookConfiguration: builtin(
     'admissionregistration.k8s.io',
     'v1',

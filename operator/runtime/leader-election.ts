@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { BuiltinTypes } from '../../constructs/contract';
+import { BuiltinTypes, type Lease, type LeaseSpec } from '../../constructs/contract';
 import { sleep } from './backoff';
 import { isConflict, isNotFound, type KubeClient } from './client';
 import { resourcePath } from './resource';
@@ -22,21 +22,6 @@ export interface LeaderElectionOptions {
   readonly onLeaderChange?: (leading: boolean) => void;
   /** Labels of the Lease when this process creates it (shard leases carry their set's). @default none */
   readonly labels?: Readonly<Record<string, string>>;
-}
-
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-export interface Lease {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
-  spec: LeaseSpec;
 }
 
 /**
@@ -167,24 +152,22 @@ export class LeaderElector {
     try {
       let current: Lease;
       try {
-        current = await this.client.request<Lease>('GET', this.path());
+        current = await this.client.get(BuiltinTypes.Lease, this.options.name, this.options.namespace);
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        this.lease = await this.client.request<Lease>(
-          'POST',
-          resourcePath(BuiltinTypes.Lease, this.options.namespace),
+        this.lease = await this.client.create(
+          BuiltinTypes.Lease,
           {
-            body: {
-              apiVersion: 'coordination.k8s.io/v1',
-              kind: 'Lease',
-              metadata: {
-                name: this.options.name,
-                namespace: this.options.namespace,
-                ...(this.options.labels ? { labels: { ...this.options.labels } } : {}),
-              },
-              spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: {
+              name: this.options.name,
+              namespace: this.options.namespace,
+              ...(this.options.labels ? { labels: { ...this.options.labels } } : {}),
             },
+            spec: { ...desired, acquireTime: microTime(now), leaseTransitions: 0 },
           },
+          this.options.namespace,
         );
         this.observer.unchangedFor(this.lease);
         return true;

@@ -1,7 +1,7 @@
-import { BuiltinTypes } from '../../constructs/contract';
+import { BuiltinTypes, type Lease } from '../../constructs/contract';
 import { sleep } from './backoff';
 import { type KubeClient } from './client';
-import { type Lease, LeaderElector, type LeaderElectionOptions, LeaseObserver } from './leader-election';
+import { LeaderElector, type LeaderElectionOptions, LeaseObserver } from './leader-election';
 import { type HashRange, rangesOverlap, shardRange, shardSelector } from './sharding';
 
 /** The label every shard Lease of one operator carries: its set, across shard counts. */
@@ -201,7 +201,7 @@ export class ShardElector {
       const list = await this.client.list(BuiltinTypes.Lease, this.options.namespace, {
         labelSelector: `${SHARD_SET_LABEL}=${this.options.name}`,
       });
-      leases = list.items as unknown as Lease[];
+      leases = list.items;
     } catch (err) {
       // Unknown is not clear: wait, and ask again next period.
       this.options.logger.warn({ err }, 'cannot list the shard leases');
