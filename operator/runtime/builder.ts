@@ -9,7 +9,7 @@ import type { Informer } from './informer';
 import type { Manager } from './manager';
 import { reconcile } from './pipeline';
 import { RenderCache } from './render-cache';
-import type { RenderedChildren } from './render';
+import type { RenderedChildren } from '../../constructs/contract/render';
 import { apiVersionOf } from './resource';
 import { StatusPacer } from './status-pacer';
 

@@ -15,13 +15,13 @@ import { ChildMap, childKey } from '../../constructs/contract';
 import type { Blockers } from './blockers';
 import type { ChildFailures } from './child-failures';
 import { isConflict, type KubeClient } from './client';
-import type { Condition } from './conditions';
+import type { Condition } from '../../constructs/contract/conditions';
 import type { ReconcileContext } from './controller';
 import type { TerminalError } from './errors';
 import type { Informer } from './informer';
 import type { Metrics } from './metrics';
 import type { RenderCache } from './render-cache';
-import type { RenderedChildren } from './render';
+import type { RenderedChildren } from '../../constructs/contract/render';
 import type { StatusPacer } from './status-pacer';
 import type { Tracer } from './tracing';
 

@@ -7,7 +7,7 @@ import { type KubeClient } from './client';
 import { type EventRecorder } from './events';
 import { isTerminal } from './errors';
 import { type Informer } from './informer';
-import { jsonEqual } from './diff';
+import { sameJson } from './managed-fields';
 import { type Metrics } from './metrics';
 import { inSpan, type Tracer } from './tracing';
 import { controllerOf, objectKey, splitKey, withoutBookkeeping } from './resource';
@@ -323,7 +323,7 @@ export function awaitsReconcile(o: KubeObject): boolean {
 
 /** Whether two versions of an object differ in nothing but status and bookkeeping. */
 export function onlyStatusChanged(old: KubeObject, updated: KubeObject): boolean {
-  return jsonEqual(withoutStatus(old), withoutStatus(updated));
+  return sameJson(withoutStatus(old), withoutStatus(updated));
 }
 
 function withoutStatus(o: KubeObject): unknown {

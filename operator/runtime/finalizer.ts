@@ -4,10 +4,10 @@
  */
 import { type EventSpec, type FinalizeOutcome, finalizerName } from '../../constructs/contract';
 import { applyStatus, controllerReference } from './children';
-import { type Condition, findCondition, setCondition } from './conditions';
+import { type Condition, findCondition, setCondition } from '../../constructs/contract/conditions';
 import type { Request, Result } from './controller';
 import { asTerminal } from './errors';
-import { jsonEqual } from './diff';
+import { sameJson } from './managed-fields';
 import {
   cachedChildren,
   type ControllerParts,
@@ -145,7 +145,7 @@ async function report(
       setCondition(list, { ...c, message: c.message.slice(0, 32768), observedGeneration: t.generation }, now),
     before ?? [],
   );
-  if (!jsonEqual(conditions, before ?? [])) {
+  if (!sameJson(conditions, before ?? [])) {
     await applyStatus(t.ctx.client, parts.type, t.resource, { ...t.resource.status, conditions });
   }
 }

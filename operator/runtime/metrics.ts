@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Condition } from './conditions';
+import type { Condition } from '../../constructs/contract/conditions';
 import type { QueueMetrics } from './workqueue';
 
 /** A custom resource as the condition gauges read it from a cache. */

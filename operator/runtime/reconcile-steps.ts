@@ -21,7 +21,7 @@ import { POD_WORKLOAD_KINDS } from '../../constructs/contract/health';
 import { Blockers } from './blockers';
 import { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './children';
 import { isConflict, isInvalid, isNotFound } from './client';
-import { type Condition, conditionsOf, findCondition, setCondition } from './conditions';
+import { type Condition, conditionsOf, findCondition, setCondition } from '../../constructs/contract/conditions';
 import type { Request, Result } from './controller';
 import {
   cachedChildren,
@@ -33,11 +33,11 @@ import {
   type Resource,
   type Target,
 } from './controller-parts';
-import { jsonEqual } from './diff';
+import { sameJson } from './managed-fields';
 import { needsApply } from './managed-fields';
 import { isJsonObject } from '../../constructs/contract/json';
 import { TerminalError } from './errors';
-import { type RenderedChildren, renderWithWaits, resourceAddress } from './render';
+import { type RenderedChildren, renderWithWaits, resourceAddress } from '../../constructs/contract/render';
 import { objectKey, withoutBookkeeping } from './resource';
 import type { PacedReconcile } from './status-pacer';
 
@@ -527,7 +527,7 @@ export async function writeStatus(
 ): Promise<Result | undefined> {
   const { status, paced } = written;
   let requeueAfterMs = written.requeueAfterMs;
-  if (status && !jsonEqual(status, t.resource.status ?? {})) {
+  if (status && !sameJson(status, t.resource.status ?? {})) {
     const wait = paced.waitBeforeWrite(written.childrenChanged);
     if (wait > 0) {
       requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);

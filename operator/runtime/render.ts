@@ -1,5 +1,4 @@
 import type { KubeObject } from '../../constructs/contract';
-import { type Construct } from 'constructs';
 import {
   ChildMap,
   type Children,
@@ -7,27 +6,8 @@ import {
   type CustomResourceObject,
   customResourceType,
 } from '../../constructs/contract';
-import {
-  renderConstructs as renderInChart,
-  type RenderedChildren,
-  renderWithWaits as renderWithWaitsInChart,
-  resourceAddress,
-} from '../../constructs/contract/render';
+import { type RenderedChildren, renderWithWaits, resourceAddress } from '../../constructs/contract/render';
 import { controllerReference } from './children';
-
-/** Renders constructs to plain objects in a throwaway chart (see constructs/core/render.ts). */
-export function renderConstructs(build: (scope: Construct) => void): KubeObject[] {
-  return renderInChart(build);
-}
-
-/** Rendered children with the waits between them (see `waitsFor`), at a construct address (see `resourceAddress`). */
-export function renderWithWaits(build: (scope: Construct) => void, address?: string): RenderedChildren {
-  return renderWithWaitsInChart(build, address);
-}
-
-export { resourceAddress };
-
-export type { RenderedChildren };
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
 export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {

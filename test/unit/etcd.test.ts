@@ -7,7 +7,8 @@ import { ChildMap } from '../../constructs/contract';
 import { desiredEtcdStatus, etcdClusterController, finalEtcdSnapshot } from '../../constructs/etcd/controller';
 import { EtcdClusterResources, snapshotRotationScript } from '../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';
-import { renderChildren, renderConstructs } from '../../operator/runtime/render';
+import { renderConstructs } from '../../constructs/contract/render';
+import { renderChildren } from '../../operator/runtime/render';
 
 const desiredEtcdChildren = (c: any) => renderChildren(etcdClusterController, c);
 import { validateBuiltin } from '../support/builtin-validator';

@@ -6,8 +6,8 @@ import { desiredStatus, memcachedController } from '../../../constructs/memcache
 import { renderChildren } from '../../../operator/runtime/render';
 
 const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m)[0];
-import { setCondition } from '../../../operator/runtime/conditions';
-import { jsonEqual } from '../../../operator/runtime/diff';
+import { setCondition } from '../../../constructs/contract/conditions';
+import { sameJson } from '../../../operator/runtime/managed-fields';
 import { parseDuration, parseFlags, usage } from '../../../operator/flags';
 import { validateBuiltin } from '../../support/builtin-validator';
 
@@ -131,7 +131,7 @@ describe('Memcached status', () => {
       podNames: ['a'],
       now: new Date('2026-06-01T00:00:00Z'),
     });
-    expect(jsonEqual(first, again)).toBe(true);
+    expect(sameJson(first, again)).toBe(true);
   });
 });
 
@@ -147,11 +147,11 @@ describe('helpers', () => {
     expect(c[0]!.lastTransitionTime).toBe('2026-01-02T00:00:00Z');
   });
 
-  test('jsonEqual: key order does not count, values and list order do', () => {
-    expect(jsonEqual({ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 })).toBe(true);
-    expect(jsonEqual({ a: 1, b: [1, 2] }, { a: 1, b: [2, 1] })).toBe(false);
-    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
-    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+  test('sameJson: key order does not count, values and list order do', () => {
+    expect(sameJson({ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 })).toBe(true);
+    expect(sameJson({ a: 1, b: [1, 2] }, { a: 1, b: [2, 1] })).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
   });
 
   test('flags: controller-runtime names, durations, validation', () => {
