@@ -10,8 +10,7 @@ import {
   type KubeObject,
 } from '../../constructs/contract';
 import { CONVERSION_PATH } from '../../constructs/contract/webhook-paths';
-import { CustomResourceDefinition } from '../../constructs/core/crd';
-import { CustomResourceKind } from '../../constructs/core/kind';
+import { CustomResourceDefinition, CustomResourceKind } from '../../constructs';
 import type { KubeClient } from '../../operator/runtime/client';
 import type { PlannedChange } from './compare';
 import { waitUntil } from './wait';
