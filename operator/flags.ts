@@ -1,4 +1,5 @@
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { ReconcilerFlag } from '../constructs/contract/reconciler-flags';
 
 /** The manager's command line, with controller-runtime's flag names. */
 export interface Flags {
@@ -130,7 +131,10 @@ function positiveInt(name: string, text: string): number {
   return n;
 }
 
-/** The reconciler's flags: their one declaration (names, types, defaults), which `usage` documents. */
+/** How one flag is parsed: its type, default and short name. */
+type FlagOption = NonNullable<ParseArgsConfig['options']>[string];
+
+/** The reconciler's flags: each name's type and default (names: the contract's RECONCILER_FLAGS), which `usage` documents. */
 export const FLAG_OPTIONS = {
   controllers: { type: 'string' },
   namespace: { type: 'string' },
@@ -160,7 +164,7 @@ export const FLAG_OPTIONS = {
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'json' },
   help: { type: 'boolean', short: 'h', default: false },
-} as const;
+} as const satisfies Record<ReconcilerFlag, FlagOption>;
 
 type FlagValues = ReturnType<
   typeof parseArgs<{ args: string[]; strict: true; options: typeof FLAG_OPTIONS }>

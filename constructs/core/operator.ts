@@ -4,6 +4,7 @@ import { Construct } from 'constructs';
 import { validateControllerDeclaration } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
 import { CONVERSION_PATH, WEBHOOK_PORT_NAME } from '../contract/webhook-paths';
+import { reconcilerFlag } from '../contract/reconciler-flags';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './kit-image';
 import { CustomResourceDefinition } from './crd';
 import { type CustomResourceKind } from './kind';
@@ -474,7 +475,9 @@ function metricsPortName(parts: OperatorParts): string {
 /** `--namespace` for one watched namespace (as before there were several), `--namespaces` for more. */
 export function watchArgs(watched: readonly string[] | undefined): string[] {
   if (!watched) return [];
-  return watched.length === 1 ? [`--namespace=${watched[0]}`] : [`--namespaces=${watched.join(',')}`];
+  return watched.length === 1
+    ? [reconcilerFlag('namespace', watched[0])]
+    : [reconcilerFlag('namespaces', watched.join(','))];
 }
 
 /** The Lease the operator's replicas elect their leader with. */
@@ -491,18 +494,22 @@ function reconcilerArgs(parts: OperatorParts): string[] {
   const { props, name, namespace } = parts;
   const { metricsPort, healthPort } = ports(props);
   return [
-    `--controllers=${props.controllers.map((c) => c.name).join(',')}`,
-    `--metrics-bind-address=:${metricsPort}`,
-    ...(parts.metricsSecure ? [] : ['--metrics-secure=false']),
-    `--health-probe-bind-address=:${healthPort}`,
-    `--max-concurrent-reconciles=${props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES}`,
-    `--log-level=${props.logLevel ?? 'info'}`,
+    reconcilerFlag('controllers', props.controllers.map((c) => c.name).join(',')),
+    reconcilerFlag('metrics-bind-address', `:${metricsPort}`),
+    ...(parts.metricsSecure ? [] : [reconcilerFlag('metrics-secure', 'false')]),
+    reconcilerFlag('health-probe-bind-address', `:${healthPort}`),
+    reconcilerFlag('max-concurrent-reconciles', props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES),
+    reconcilerFlag('log-level', props.logLevel ?? 'info'),
     ...(parts.leaderElection
-      ? ['--leader-elect', `--leader-election-id=${leaderLeaseName(name)}`, `--leader-election-namespace=${namespace}`]
+      ? [
+          reconcilerFlag('leader-elect'),
+          reconcilerFlag('leader-election-id', leaderLeaseName(name)),
+          reconcilerFlag('leader-election-namespace', namespace),
+        ]
       : []),
     ...watchArgs(parts.watched),
-    ...((props.shards ?? 1) > 1 ? [`--shards=${props.shards}`] : []),
-    ...(props.otlpEndpoint ? [`--otlp-endpoint=${props.otlpEndpoint}`] : []),
+    ...((props.shards ?? 1) > 1 ? [reconcilerFlag('shards', props.shards ?? 1)] : []),
+    ...(props.otlpEndpoint ? [reconcilerFlag('otlp-endpoint', props.otlpEndpoint)] : []),
   ];
 }
 

@@ -3,6 +3,7 @@ import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import type { ControllerDeclaration } from './controller-declaration';
 import { admissionPath, convertingKinds, WEBHOOK_PORT_NAME } from '../contract/webhook-paths';
+import { reconcilerFlag } from '../contract/reconciler-flags';
 import { customResourceType } from '../contract';
 import type { CustomResourceKind } from './kind';
 
@@ -94,14 +95,16 @@ export function webhookPlan(
     certManager,
     trustAnnotations: certManager ? { [INJECT_CA_FROM]: `${namespace}/${certManager.certificate}` } : {},
     args: [
-      `--webhook-bind-address=:${WEBHOOK_PORT}`,
+      reconcilerFlag('webhook-bind-address', `:${WEBHOOK_PORT}`),
       ...(certManager
         ? // cert-manager writes the Secret and cainjector the caBundles; the reconciler only reads.
-          [`--webhook-cert-path=${MOUNTED_CERTIFICATE_DIR}`]
+          [reconcilerFlag('webhook-cert-path', MOUNTED_CERTIFICATE_DIR)]
         : [
-            `--webhook-cert-secret=${secret}`,
-            `--webhook-cert-hosts=${hosts.join(',')}`,
-            ...(validating.length + mutating.length > 0 ? [`--webhook-configuration=${configuration}`] : []),
+            reconcilerFlag('webhook-cert-secret', secret),
+            reconcilerFlag('webhook-cert-hosts', hosts.join(',')),
+            ...(validating.length + mutating.length > 0
+              ? [reconcilerFlag('webhook-configuration', configuration)]
+              : []),
           ]),
     ],
   };
