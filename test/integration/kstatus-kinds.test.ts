@@ -31,8 +31,11 @@ jest.setTimeout(180_000);
 interface KindCase {
   /** The controller, as `--controllers` names it. */
   readonly controller: string;
-  /** A spec it can be healthy with on the test cluster's nodes. */
-  readonly spec: Record<string, unknown>;
+  /**
+   * A spec it can be healthy with on the test cluster's nodes, for the resource of this name (a
+   * host is claimed by one resource in the whole cluster, so each has its own).
+   */
+  readonly spec: Record<string, unknown> | ((name: string) => Record<string, unknown>);
   /** Whether pods stand between it and ready (so a quota admitting none keeps it waiting). */
   readonly waitsForPods: boolean;
   /** Whether it can be healthy here (an EtcdCluster needs its members to answer). */
@@ -51,7 +54,7 @@ const CASES: KindCase[] = [
   { controller: 'application', spec: { image: 'nginx:1.27' }, waitsForPods: true, healthyHere: true },
   {
     controller: 'webapp',
-    spec: { image: 'nginx:1.27', domain: 'web.example.com' },
+    spec: (name) => ({ image: 'nginx:1.27', domain: `${name}.example.com` }),
     waitsForPods: true,
     healthyHere: true,
   },
@@ -80,7 +83,11 @@ const nameOf = (c: KindCase, state: 'unseen' | 'starved' | 'healthy') => `${c.co
 
 function create(c: KindCase, namespace: string, state: 'unseen' | 'starved' | 'healthy'): void {
   kubectlOk(['create', '-n', namespace, '-f', '-'], {
-    input: JSON.stringify({ ...kindOf(c), metadata: { name: nameOf(c, state) }, spec: c.spec }),
+    input: JSON.stringify({
+      ...kindOf(c),
+      metadata: { name: nameOf(c, state) },
+      spec: typeof c.spec === 'function' ? c.spec(nameOf(c, state)) : c.spec,
+    }),
   });
 }
 
