@@ -12,6 +12,7 @@ import { runCommand } from '../support/controllers-module';
 import { startExampleOperator, startExampleReconciler } from '../support/example-operator';
 import { helm, helmBinary } from '../support/helm';
 import {
+  autoscalerConditions,
   createTestNamespace,
   eventually,
   getJson,
@@ -206,29 +207,10 @@ describe('a cdk8s-plus kind on the real API server', () => {
   });
 
   test('a HorizontalPodAutoscaler targets a BlogSite: it reads the scale, selector included', async () => {
-    kubectlOk(['apply', '-n', ns, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'autoscaling/v2',
-        kind: 'HorizontalPodAutoscaler',
-        metadata: { name: 'beta' },
-        spec: {
-          scaleTargetRef: { apiVersion: 'blogs.example.com/v1alpha1', kind: 'BlogSite', name: 'beta' },
-          minReplicas: 1,
-          maxReplicas: 5,
-          metrics: [
-            { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
-          ],
-        },
-      }),
-    });
-    // No metrics server here: the HPA gets as far as the metrics, having read the scale and its selector.
-    const conditions = await eventually(
-      'the HPA to read the scale',
-      () => {
-        const c = get('hpa', 'beta')?.status?.conditions;
-        return c?.some((x: any) => x.type === 'ScalingActive') ? c : undefined;
-      },
-      90_000,
+    const conditions = await autoscalerConditions(
+      ns,
+      { apiVersion: 'blogs.example.com/v1alpha1', kind: 'BlogSite', name: 'beta' },
+      { min: 1, max: 5 },
     );
     expect(conditions.find((c: any) => c.type === 'AbleToScale')).toMatchObject({
       status: 'True',

@@ -3,7 +3,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { etcdSpecsRefusedByRules, invalidEtcdSpecs } from '../support/etcd-cases';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
-import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf, testWithNodes } from '../support/kube';
+import {
+  autoscalerConditions,
+  eventually,
+  getJson,
+  kubectl,
+  kubectlOk,
+  nodesRun,
+  testIf,
+  testWithNodes,
+} from '../support/kube';
 import { kstatusOf } from '../support/kstatus';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
@@ -118,29 +127,10 @@ describe('the etcdcluster controller against a real API server', () => {
         .map(([k, v]) => `${k}=${v}`)
         .sort(),
     );
-    kubectlOk(['apply', '-n', ns, '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'autoscaling/v2',
-        kind: 'HorizontalPodAutoscaler',
-        metadata: { name: NAME },
-        spec: {
-          scaleTargetRef: { apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', name: NAME },
-          minReplicas: 3,
-          maxReplicas: 5,
-          metrics: [
-            { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
-          ],
-        },
-      }),
-    });
-    // No metrics server here: the HPA gets as far as the metrics, having read the scale and its selector.
-    const conditions = await eventually(
-      'the HPA to read the scale',
-      () => {
-        const c = get('hpa', NAME)?.status?.conditions;
-        return c?.some((x: any) => x.type === 'ScalingActive') ? c : undefined;
-      },
-      90_000,
+    const conditions = await autoscalerConditions(
+      ns,
+      { apiVersion: 'etcd.database.coreos.com/v1alpha1', kind: 'EtcdCluster', name: NAME },
+      { min: 3, max: 5 },
     );
     expect(conditions.find((c: any) => c.type === 'AbleToScale')).toMatchObject({
       status: 'True',

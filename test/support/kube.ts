@@ -140,3 +140,39 @@ export function giveIngressAnAddress(namespace: string, name: string, ip = '192.
     JSON.stringify({ status: { loadBalancer: { ingress: [{ ip }] } } }),
   ]);
 }
+
+/**
+ * A HorizontalPodAutoscaler on CPU for `target` (any kind with a scale subresource), and its
+ * conditions once it has tried to read the target's scale. With no metrics server here, the HPA
+ * gets no further than the metrics: what these conditions say is how it fared with the scale and
+ * its selector.
+ */
+export async function autoscalerConditions(
+  namespace: string,
+  target: { apiVersion: string; kind: string; name: string },
+  replicas: { min: number; max: number },
+): Promise<any[]> {
+  kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: target.name },
+      spec: {
+        scaleTargetRef: target,
+        minReplicas: replicas.min,
+        maxReplicas: replicas.max,
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ],
+      },
+    }),
+  });
+  return eventually(
+    'the HPA to read the scale',
+    () => {
+      const conditions = getJsonIfExists(['get', 'hpa', target.name, '-n', namespace])?.status?.conditions;
+      return conditions?.some((c: any) => c.type === 'ScalingActive') ? conditions : undefined;
+    },
+    90_000,
+  );
+}
