@@ -15,9 +15,23 @@ function npmPack(destination: string): string {
   return path.join(destination, file);
 }
 
+/** How long a file waits for another's pack: packing takes well under a minute. */
+const PACK_WAIT_MS = 600_000;
+
 const sleep = (ms: number) => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 };
+
+/** Makes the lock directory; false when another process made it first. */
+function takeLock(dir: string): boolean {
+  try {
+    fs.mkdirSync(dir);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
 
 /**
  * The packed kit, made once per test run and shared by the files that install it (the scaffold
@@ -30,14 +44,16 @@ export function packKit(): string {
   if (!shared) return npmPack(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-')));
   const done = path.join(shared, 'tarball');
   const failed = path.join(shared, 'failed');
-  try {
-    fs.mkdirSync(path.join(shared, 'lock'));
-  } catch {
-    // Another file is packing: its tarball (or its failure) is the answer.
+  if (!takeLock(path.join(shared, 'lock'))) {
+    // Another file is packing: its tarball (or its failure) is the answer. The wait is bounded:
+    // it blocks its worker, so jest's own timeouts cannot end it if that packer's worker died.
+    const deadline = Date.now() + PACK_WAIT_MS;
     for (;;) {
       if (fs.existsSync(done)) return fs.readFileSync(done, 'utf8');
       if (fs.existsSync(failed))
         throw new Error(`packing the kit failed in another test file:\n${fs.readFileSync(failed, 'utf8')}`);
+      if (Date.now() > deadline)
+        throw new Error(`no packed kit in ${shared} after ${PACK_WAIT_MS / 1000} s: the test file packing it stopped`);
       sleep(500);
     }
   }
