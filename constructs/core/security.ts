@@ -1,12 +1,11 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { type k8s } from 'cdk8s-plus-27';
 
 /** The uid/gid of the distroless "nonroot" user, which the reconciler image runs as. */
 export const NON_ROOT_UID = 65532;
 
 /** Pod-level settings that satisfy the `restricted` Pod Security Standard. */
-export function restrictedPodSecurityContext(uid = NON_ROOT_UID): k8s.PodSecurityContext {
+export function restrictedPodSecurityContext(uid = NON_ROOT_UID): kplus.k8s.PodSecurityContext {
   return {
     runAsNonRoot: true,
     runAsUser: uid,
@@ -19,7 +18,7 @@ export function restrictedPodSecurityContext(uid = NON_ROOT_UID): k8s.PodSecurit
 /** Container-level settings that satisfy the `restricted` Pod Security Standard. */
 export function restrictedContainerSecurityContext(
   options: { readOnlyRootFilesystem?: boolean } = {},
-): k8s.SecurityContext {
+): kplus.k8s.SecurityContext {
   return {
     allowPrivilegeEscalation: false,
     capabilities: { drop: ['ALL'] },
