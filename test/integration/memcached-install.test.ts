@@ -30,7 +30,8 @@ describe('dist/ applied with kubectl to a real API server', () => {
   test('applying dist/ again is a no-op (idempotent install)', () => {
     const out = kubectlOk(['apply', '--server-side', '-f', DIST]);
     expect(out).toMatch(/serverside-applied/);
-    expect(kubectl(['diff', '--server-side', '-f', DIST]).code).toBe(0);
+    const diff = kubectl(['diff', '--server-side', '-f', DIST]);
+    expect({ code: diff.code, diff: diff.stdout, stderr: diff.stderr }).toEqual({ code: 0, diff: '', stderr: '' });
   });
 
   test('the reconciler pod passes restricted Pod Security admission in its namespace', async () => {
