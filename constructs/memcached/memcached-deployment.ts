@@ -70,7 +70,8 @@ export class MemcachedDeployment extends Construct {
               {
                 name: 'memcached',
                 image: props.spec.image,
-                args: ['-m', String(itemMebibytes), '-o', 'modern', '-v'],
+                // -p: memcached listens on 11211 unless told, whatever port the pod declares.
+                args: ['-p', String(port), '-m', String(itemMebibytes), '-o', 'modern', '-v'],
                 ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
                 livenessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 10, periodSeconds: 10 },
                 readinessProbe: { tcpSocket: { port: portRef }, initialDelaySeconds: 2, periodSeconds: 5 },

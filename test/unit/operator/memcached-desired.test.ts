@@ -53,6 +53,14 @@ describe('desired Deployment of a Memcached', () => {
     expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
   });
 
+  test('memcached is told to listen on the port the probes and the Service use (it listens on 11211 unless told)', () => {
+    // Found on a real node: with containerPort 11212 (a seed's example) memcached listened on
+    // 11211, its probes were refused and the pod was never Ready; kwok's pods had hidden it.
+    const args: string[] = d.spec.template.spec.containers[0].args;
+    expect(args[args.indexOf('-p') + 1]).toBe('11311');
+    expect(args.indexOf('-p')).toBeGreaterThanOrEqual(0);
+  });
+
   test('meets the restricted Pod Security Standard and validates as a Deployment', () => {
     const pod = d.spec.template.spec;
     expect(pod.securityContext).toMatchObject({
