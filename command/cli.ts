@@ -85,12 +85,15 @@ export const COMMAND_HELP: Record<string, string> = {
   bundle: `  bundle --entry <file> [--output <file>] [--no-minify]
       Bundle the entry point into one file (default build/reconciler/main.js) with esbuild.
 `,
-  cluster: `  cluster [--audit]
+  cluster: `  cluster [--audit] [--real-node [--load <oci-archive>]...]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
       KUBECONFIG line. The API server's webhook and Service calls never leave this machine.
-      Ctrl-C stops it.
+      --real-node: one real node instead (containerd, runc, kubelet, kube-proxy, built with Go
+      and cached; Linux and root), where containers really run, on a bridge with no way off
+      this machine; --load imports an image archive (the image command's output) into it.
+      Ctrl-C stops it, and takes back everything it made.
 `,
   run: `  run --entry <file> [-- <reconciler flags>]
       Bundle the entry point and run it here, out of cluster, against $KUBECONFIG (or
@@ -203,16 +206,31 @@ async function bundleCommand(args: string[]): Promise<number> {
 }
 
 async function clusterCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { audit: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      audit: { type: 'boolean', default: false },
+      'real-node': { type: 'boolean', default: false },
+      load: { type: 'string', multiple: true, default: [] },
+    },
+  });
+  if (values.load.length && !values['real-node']) throw new UsageError('--load needs --real-node');
   // Sharded list and watch (alpha in v1.36) on, as in the tests, so a sharded operator run here
   // receives only its share.
-  const cp = await startControlPlane({ audit: values.audit, featureGates: { ShardedListAndWatch: true } });
+  const cp = await startControlPlane({
+    audit: values.audit,
+    featureGates: { ShardedListAndWatch: true },
+    nodes: values['real-node'] ? 'real' : 'simulated',
+  });
+  for (const archive of values.load) cp.realNode?.loadImage(archive);
   process.stdout.write(
     [
       `Kubernetes ${cp.version} at ${cp.server}`,
-      cp.nodes
-        ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
-        : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
+      cp.realNode
+        ? `A real node (${cp.realNode.name}): containers run; nothing they send leaves this machine.`
+        : cp.nodes
+          ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
+          : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
       ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
       ...(cp.egress
         ? [

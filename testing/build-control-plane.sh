@@ -59,68 +59,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
 
-# Staging minor version: Kubernetes v1.X.Y ships staging modules as v0.X.Y.
-staging_version="v0.${K8S_VERSION#v1.}"
-
-build_kubernetes() {
-  local dir="$work/k8s"
-  mkdir -p "$dir"
-  log "resolving k8s.io/kubernetes@$K8S_VERSION"
-  local modfile
-  modfile="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-  {
-    echo "module opkit.local/control-plane-build"
-    echo
-    echo "go 1.23.0"
-    echo
-    echo "require k8s.io/kubernetes $K8S_VERSION"
-    echo
-    # Every staging module the kubernetes go.mod requires at the placeholder v0.0.0.
-    grep -E '^\s*k8s\.io/\S+ v0\.0\.0$' "$modfile" | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-  } > "$dir/go.mod"
-  cat > "$dir/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
-  (cd "$dir" && go mod tidy -e >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null)
-  for cmd in "${K8S_COMMANDS[@]}"; do
-    [[ -x "$OUT/$cmd" ]] && continue
-    log "building $cmd $K8S_VERSION (several CPU-minutes the first time)"
-    (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
-      -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
-      -X k8s.io/component-base/version.gitMajor=1 \
-      -X k8s.io/component-base/version.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
-      -o "$OUT/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd")
-    mv "$OUT/$cmd.tmp" "$OUT/$cmd"
-  done
-}
-
-# build_go_command <module> <version> <file name in $OUT>: a module's main package, e.g. etcd's
-# server or etcdctl, built in a throwaway module that requires just it.
-build_go_command() {
-  local module="$1" version="$2" name="$3"
-  local dir="$work/$name"
-  mkdir -p "$dir"
-  cat > "$dir/go.mod" <<MOD
-module opkit.local/$name-build
-
-go 1.23.0
-
-require $module $version
-MOD
-  log "building $name ($module $version)"
-  (cd "$dir" && GOFLAGS=-mod=mod go get "$module@$version" >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/$name.tmp" "$module")
-  mv "$OUT/$name.tmp" "$OUT/$name"
-}
+# shellcheck source=go-build.sh
+source "$here/go-build.sh"
 
 # kwok simulates the kubelets of fake nodes. Its stages (what happens to a node, pod or volume
 # and when) ship inside its module; they are taken from the module cache into the binary cache
@@ -140,12 +80,15 @@ build_kwok() {
   mv "$OUT/kwok-stages.tmp" "$OUT/kwok-stages"
 }
 
-[[ -x "$OUT/etcd" ]] || build_go_command go.etcd.io/etcd/server/v3 "$ETCD_VERSION" etcd
-[[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] || build_go_command go.etcd.io/etcd/server/v3 "$ETCD_PREVIOUS_VERSION" "etcd-$ETCD_PREVIOUS_VERSION"
+etcd_server=go.etcd.io/etcd/server/v3
+[[ -x "$OUT/etcd" ]] || build_go_command "$etcd_server" "$ETCD_VERSION" "$etcd_server" "$OUT/etcd"
+[[ -x "$OUT/etcd-$ETCD_PREVIOUS_VERSION" ]] ||
+  build_go_command "$etcd_server" "$ETCD_PREVIOUS_VERSION" "$etcd_server" "$OUT/etcd-$ETCD_PREVIOUS_VERSION"
 # etcdctl, for the etcd operator's backup tests (they run its backup Job's commands).
-[[ -x "$OUT/etcdctl" ]] || build_go_command go.etcd.io/etcd/etcdctl/v3 "$ETCD_VERSION" etcdctl
+etcdctl=go.etcd.io/etcd/etcdctl/v3
+[[ -x "$OUT/etcdctl" ]] || build_go_command "$etcdctl" "$ETCD_VERSION" "$etcdctl" "$OUT/etcdctl"
 for cmd in "${K8S_COMMANDS[@]}"; do
-  [[ -x "$OUT/$cmd" ]] || { build_kubernetes; break; }
+  [[ -x "$OUT/$cmd" ]] || build_k8s_command "$K8S_VERSION" "$cmd" "$OUT"
 done
 [[ -x "$OUT/kwok" && -d "$OUT/kwok-stages" ]] || build_kwok
 

@@ -23,9 +23,26 @@ import { startApiserver, waitForApiserver } from './plane/apiserver';
 import { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
 import { startControllerManager } from './plane/controller-manager';
 import { startEtcd } from './plane/etcd';
-import { startNodes } from './plane/nodes';
-import { generateCertificates, type PlaneTokens, writeKubeconfig, writeTokens } from './plane/pki';
-import { log, stopProcess, waitFor } from './plane/process';
+import { startNodes, startScheduler } from './plane/nodes';
+import {
+  componentKubeconfig,
+  generateCertificates,
+  generateClientCertificate,
+  type PlaneTokens,
+  REAL_NODE_NAME,
+  writeKubeconfig,
+  writeTokens,
+} from './plane/pki';
+import { log, stopProcess, waitFor, waitForHealthz } from './plane/process';
+import { takeBack, type NodeOwner } from './node/leftovers';
+import { NODE_NETWORK } from './node/network';
+import {
+  claimNodeNetwork,
+  type RealNode,
+  realNodeUnavailable,
+  resolveNodeBinaries,
+  startRealNode,
+} from './node/real-node';
 
 export { freePort };
 export { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
@@ -54,6 +71,8 @@ export interface ControlPlane {
    * and Ready, complete Jobs, and provision and bind claims of the default StorageClass.
    */
   readonly nodes: boolean;
+  /** The real node, when started with `nodes: 'real'`: its name, and how to load an image into it. */
+  readonly realNode?: Pick<RealNode, 'name' | 'loadImage' | 'containerdSocket'>;
   /**
    * The API server's only way to the network (webhooks, conversion), when the harness started it:
    * loopback, and Services routed to a local server; everything else refused at once and logged.
@@ -82,13 +101,25 @@ export interface StartOptions {
    * version's CRDs. @default false
    */
   readonly own?: boolean;
+  /**
+   * What runs pods: `simulated`, kwok's nodes (pods are marked Running and Ready, no container
+   * runs); or `real`, one real node (containerd, runc, kubelet, kube-proxy) on a bridge of its own,
+   * where containers really run — Linux and root only (testing/node/real-node.ts). A real node
+   * always means a plane of its own. @default 'simulated'
+   */
+  readonly nodes?: 'simulated' | 'real';
 }
 
 /** A control plane from OPKIT_KUBECONFIG, or a fresh one started from binaries. */
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const verbose = options.verbose ?? true;
   const existing = process.env.OPKIT_KUBECONFIG;
-  if (existing && !options.extraApiserverArgs?.length && !options.own) {
+  const real = options.nodes === 'real';
+  if (real) {
+    const why = realNodeUnavailable();
+    if (why) throw new Error(`startControlPlane({ nodes: 'real' }): ${why}`);
+  }
+  if (existing && !options.extraApiserverArgs?.length && !options.own && !real) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
     const versions = JSON.parse(
       execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' }),
@@ -129,12 +160,21 @@ interface Plane {
   readonly certs: string;
   readonly logs: string;
   readonly procs: ChildProcess[];
+  /** Run after the processes stop (e.g. taking back a real node's network and cgroups). */
+  readonly cleanups: (() => void)[];
   readonly verbose: boolean;
 }
 
 function newPlane(verbose: boolean): Plane {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-control-plane-'));
-  const plane = { workDir, certs: path.join(workDir, 'pki'), logs: path.join(workDir, 'logs'), procs: [], verbose };
+  const plane = {
+    workDir,
+    certs: path.join(workDir, 'pki'),
+    logs: path.join(workDir, 'logs'),
+    procs: [],
+    cleanups: [],
+    verbose,
+  };
   fs.mkdirSync(plane.certs);
   fs.mkdirSync(plane.logs);
   return plane;
@@ -143,6 +183,7 @@ function newPlane(verbose: boolean): Plane {
 /** Stops the processes in reverse order, drops etcd's data, and the work dir unless `keepLogs`. */
 async function stopPlane(plane: Plane, opts: { keepLogs?: boolean } = {}): Promise<void> {
   for (const p of [...plane.procs].reverse()) await stopProcess(p);
+  for (const cleanup of plane.cleanups.splice(0).reverse()) cleanup();
   fs.rmSync(path.join(plane.workDir, 'etcd-data'), { recursive: true, force: true });
   if (!opts.keepLogs) fs.rmSync(plane.workDir, { recursive: true, force: true });
   else log(plane.verbose, `logs kept in ${plane.logs}`);
@@ -158,26 +199,13 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
   const plane = newPlane(options.verbose ?? true);
   const stop = (opts?: { keepLogs?: boolean }) => stopPlane(plane, opts);
   try {
-    generateCertificates(plane.certs);
-    const tokens = writeTokens(plane.certs);
-    const apiPort = await freePort();
-    const server = `https://127.0.0.1:${apiPort}`;
-    const caFile = path.join(plane.certs, 'ca.crt');
-    const egress = await startEgressProxy(path.join(plane.workDir, 'egress'), { server, caFile, token: tokens.admin });
-    plane.procs.push(egress.process);
-    const etcd = await startEtcd(bins.etcd, plane.workDir, plane.logs);
-    plane.procs.push(etcd.process);
-    const apiserver = startApiserver({
-      bin: bins.kubeApiserver,
-      port: apiPort,
-      etcdUrl: etcd.url,
-      certs: plane.certs,
-      logs: plane.logs,
-      egressConfigFile: egress.configFile,
-      audit: options.audit ?? false,
-      extraArgs: [...featureGateArgs(options.featureGates), ...(options.extraApiserverArgs ?? [])],
+    const node = options.nodes === 'real' ? claimRealNodeFor(plane, options.verbose ?? true) : undefined;
+    const { address, tokens } = credentials(plane, node !== undefined);
+    const { server, caFile, egress, etcd, apiserver } = await startApiserverOf(bins, plane, options, {
+      address,
+      tokens,
+      realNode: node !== undefined,
     });
-    plane.procs.push(apiserver.process);
     await waitForApiserver(server, caFile, tokens.admin, plane);
     const kubeconfig = writeKubeconfig(
       path.join(plane.workDir, 'kubeconfig'),
@@ -186,7 +214,9 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       'opkit-admin',
       tokens.admin,
     );
-    const nodes = await startControllers(bins, tokens, { ...plane, server, kubeconfig });
+    const running = { ...plane, server, kubeconfig };
+    const realNode = node ? await startRealNodeOf(node, bins, tokens, running) : undefined;
+    const nodes = realNode ? true : await startControllers(bins, tokens, running);
     log(
       plane.verbose,
       `ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${server} (work dir ${plane.workDir})`,
@@ -201,6 +231,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       etcdUrl: etcd.url,
       binDir: bins.dir,
       nodes,
+      ...(realNode ? { realNode } : {}),
       egress: { log: egress.log, route: egress.route },
       stop,
     };
@@ -257,4 +288,125 @@ async function startControllers(
     plane.logs,
   );
   return nodes;
+}
+
+/** The egress proxy, etcd and kube-apiserver, listening on `address`. */
+async function startApiserverOf(
+  bins: ControlPlaneBinaries,
+  plane: Plane,
+  options: StartOptions,
+  o: { readonly address: string; readonly tokens: PlaneTokens; readonly realNode: boolean },
+) {
+  const { address, tokens, realNode } = o;
+  const apiPort = await freePort();
+  const server = `https://${address}:${apiPort}`;
+  const caFile = path.join(plane.certs, 'ca.crt');
+  const egress = await startEgressProxy(
+    path.join(plane.workDir, 'egress'),
+    { server, caFile, token: tokens.admin },
+    realNode ? { nodeNetwork: NODE_NETWORK.cidr } : {},
+  );
+  plane.procs.push(egress.process);
+  const etcd = await startEtcd(bins.etcd, plane.workDir, plane.logs);
+  plane.procs.push(etcd.process);
+  const apiserver = startApiserver({
+    bin: bins.kubeApiserver,
+    address,
+    port: apiPort,
+    etcdUrl: etcd.url,
+    certs: plane.certs,
+    logs: plane.logs,
+    egressConfigFile: egress.configFile,
+    audit: options.audit ?? false,
+    extraArgs: [
+      ...(realNode ? realNodeApiserverArgs(plane.certs) : []),
+      ...featureGateArgs(options.featureGates),
+      ...(options.extraApiserverArgs ?? []),
+    ],
+  });
+  plane.procs.push(apiserver.process);
+  return { server, caFile, egress, etcd, apiserver };
+}
+
+/**
+ * The plane's certificates and tokens, and the address the API server listens on: with a real
+ * node, the node's bridge (pods reach it there through the `kubernetes` Service), and a client
+ * certificate of its own for calling the kubelet (logs, exec).
+ */
+function credentials(plane: Plane, realNode: boolean): { address: string; tokens: PlaneTokens } {
+  const address = realNode ? NODE_NETWORK.gateway : '127.0.0.1';
+  generateCertificates(plane.certs, realNode ? [address] : []);
+  if (realNode) generateClientCertificate(plane.certs, 'kubelet-client', 'kube-apiserver-kubelet-client');
+  return { address, tokens: writeTokens(plane.certs) };
+}
+
+/** A real node's binaries and claimed network, taken back when the plane stops. */
+interface ClaimedNode {
+  readonly bins: ReturnType<typeof resolveNodeBinaries>;
+  readonly owner: NodeOwner;
+}
+
+function claimRealNodeFor(plane: Plane, verbose: boolean): ClaimedNode {
+  const bins = resolveNodeBinaries(verbose);
+  const owner = claimNodeNetwork(bins, plane.workDir);
+  plane.cleanups.push(() => {
+    takeBack(owner);
+  });
+  return { bins, owner };
+}
+
+function realNodeApiserverArgs(certs: string): string[] {
+  return [
+    // The `kubernetes` Service's endpoint is the advertised address, kept by a lease.
+    '--endpoint-reconciler-type=lease',
+    `--kubelet-client-certificate=${path.join(certs, 'kubelet-client.crt')}`,
+    `--kubelet-client-key=${path.join(certs, 'kubelet-client.key')}`,
+    '--kubelet-preferred-address-types=InternalIP',
+  ];
+}
+
+/**
+ * kube-controller-manager and the scheduler (no kwok: the scheduler would place pods on its nodes),
+ * the rights of the kubelet's and the API server's users, then the real node.
+ */
+async function startRealNodeOf(
+  node: ClaimedNode,
+  bins: ControlPlaneBinaries,
+  tokens: PlaneTokens,
+  plane: Plane & { readonly server: string; readonly kubeconfig: string },
+): Promise<RealNode> {
+  const { kubeControllerManager: kcm, kubeScheduler: scheduler } = bins;
+  if (!kcm || !scheduler) throw new Error('a real node needs kube-controller-manager and kube-scheduler');
+  await startControllerManager(kcm, plane.server, tokens.controllerManager, plane);
+  const schedulerPort = await startScheduler(scheduler, tokens.scheduler, plane);
+  await waitForHealthz('kube-scheduler', schedulerPort, plane);
+  execFileSync('kubectl', ['--kubeconfig', plane.kubeconfig, 'apply', '--server-side', '-f', '-'], {
+    input: JSON.stringify(realNodeBindings()),
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  return startRealNode(node.bins, node.owner, {
+    ...plane,
+    adminKubeconfig: plane.kubeconfig,
+    nodeKubeconfig: componentKubeconfig(plane.certs, plane.server, `system:node:${REAL_NODE_NAME}`, tokens.node),
+    proxyKubeconfig: componentKubeconfig(plane.certs, plane.server, 'system:kube-proxy', tokens.proxy),
+  });
+}
+
+/** The kubelet's rights as its node (RBAC here has no Node authorizer), and the API server's towards the kubelet. */
+function realNodeBindings(): object {
+  const binding = (name: string, role: string, user: string) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      binding('opkit:real-node', 'system:node', `system:node:${REAL_NODE_NAME}`),
+      binding('opkit:apiserver-to-kubelet', 'system:kubelet-api-admin', 'kube-apiserver-kubelet-client'),
+    ],
+  };
 }

@@ -8,6 +8,9 @@
  * - to a Service the test routed to a local server (`route('<svc>.<ns>.svc:<port>', '127.0.0.1:<port>')`):
  *   the API server resolves a Service to its cluster IP, and the proxy maps that IP back to the
  *   Service by asking the API server;
+ * - with a real node (testing/node), to the node's own network: its kubelet, and a Service whose
+ *   endpoints are pods there (the API server calls the Service's cluster IP; the proxy dials a
+ *   ready endpoint on the node's bridge, never the cluster IP itself);
  * - everything else is refused at once (403), and written to the log: the service CIDR the API
  *   server hands out (10.0.0.0/24 here) is routable off the machine, so a call to a Service
  *   nothing serves must fail fast and go nowhere, instead of reaching whatever host has that
@@ -27,6 +30,7 @@ import * as path from 'node:path';
 import { isJsonObject } from '../constructs/contract/json';
 import { isLoopbackHost } from '../operator/runtime/loopback-host';
 import { addRoute, readRoutes, ROUTES_FILE } from '../operator/runtime/egress-routes';
+import { type Cidr, inCidr, parseCidr, readyEndpoint, servicePortName } from './node/endpoints';
 
 export { isLoopbackHost };
 
@@ -58,13 +62,18 @@ export interface EgressDecision {
   readonly target: string;
   /** `<svc>.<ns>.svc:<port>` when the target is a Service's cluster IP. */
   readonly service?: string;
-  readonly decision: 'loopback' | 'routed' | 'refused';
+  readonly decision: 'loopback' | 'routed' | 'node' | 'refused';
   /** Where a routed connection went. */
   readonly via?: string;
 }
 
+export interface EgressOptions {
+  /** A real node's network (CIDR): its addresses may be reached, and Services with endpoints there. */
+  readonly nodeNetwork?: string;
+}
+
 /** Starts the proxy's process in `dir`; resolves once it listens. */
-export async function startEgressProxy(dir: string, api: ApiAccess): Promise<EgressProxy> {
+export async function startEgressProxy(dir: string, api: ApiAccess, options: EgressOptions = {}): Promise<EgressProxy> {
   fs.mkdirSync(dir, { recursive: true });
   const socket = path.join(dir, 'egress.sock');
   const log = path.join(dir, 'egress.log');
@@ -91,7 +100,11 @@ export async function startEgressProxy(dir: string, api: ApiAccess): Promise<Egr
   const entry = __filename.endsWith('.ts') ? ['--import', 'tsx', __filename] : [__filename];
   const child = spawn(process.execPath, [...entry, '--serve', dir], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, OPKIT_EGRESS_API: JSON.stringify(api) },
+    env: {
+      ...process.env,
+      OPKIT_EGRESS_API: JSON.stringify(api),
+      OPKIT_EGRESS_NODE_NETWORK: options.nodeNetwork ?? '',
+    },
   });
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => {
@@ -164,7 +177,7 @@ function isEgressDecision(v: unknown): v is EgressDecision {
     isJsonObject(v) &&
     typeof v.time === 'string' &&
     typeof v.target === 'string' &&
-    (v.decision === 'loopback' || v.decision === 'routed' || v.decision === 'refused')
+    (v.decision === 'loopback' || v.decision === 'routed' || v.decision === 'node' || v.decision === 'refused')
   );
 }
 
@@ -176,11 +189,42 @@ function apiAccess(v: unknown): ApiAccess {
 }
 
 /** `<svc>.<ns>.svc` of the Service with this cluster IP, asked of the API server. */
-function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | undefined> {
+async function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | undefined> {
+  const found = serviceItems(await apiGet(api, '/api/v1/services')).find(
+    (s) => s.spec?.clusterIP === ip || s.spec?.clusterIPs?.includes(ip),
+  );
+  return found ? `${found.metadata.name}.${found.metadata.namespace}.svc` : undefined;
+}
+
+/** What to do with a CONNECT: let it through to loopback, route it to a local server, or refuse it (no `via`). */
+async function decide(
+  dir: string,
+  api: ApiAccess,
+  target: string,
+  nodeNetwork: Cidr | undefined,
+): Promise<Omit<EgressDecision, 'time'>> {
+  const { host, port } = splitTarget(target);
+  if (isLoopbackHost(host)) return { target, decision: 'loopback', via: target };
+  if (nodeNetwork && inCidr(host, nodeNetwork)) return { target, decision: 'node', via: target };
+  const service = host.endsWith('.svc') ? host : net.isIP(host) ? await serviceWithClusterIp(api, host) : undefined;
+  const named = service ? `${service}:${port}` : undefined;
+  const routes = readRoutes(path.join(dir, ROUTES_FILE));
+  const via = named ? routes[named] : undefined;
+  // A route only ever leads to this machine.
+  if (via && isLoopbackHost(splitTarget(via).host)) return { target, service: named, decision: 'routed', via };
+  if (service && nodeNetwork) {
+    const endpoint = await serviceEndpoint(api, service, Number(port));
+    if (endpoint && inCidr(splitTarget(endpoint).host, nodeNetwork))
+      return { target, service: named, decision: 'node', via: endpoint };
+  }
+  return { target, ...(named ? { service: named } : {}), decision: 'refused' };
+}
+
+/** GET a path of the API server as the proxy's user; undefined on any failure. */
+function apiGet(api: ApiAccess, urlPath: string): Promise<unknown> {
   return new Promise((resolve) => {
-    const url = new URL('/api/v1/services', api.server);
     const req = https.get(
-      url,
+      new URL(urlPath, api.server),
       { ca: fs.readFileSync(api.caFile), headers: { Authorization: `Bearer ${api.token}` }, timeout: 5000 },
       (res) => {
         let body = '';
@@ -188,10 +232,7 @@ function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | unde
         res.on('data', (c: string) => (body += c));
         res.on('end', () => {
           try {
-            const found = serviceItems(parseJson(body)).find(
-              (s) => s.spec?.clusterIP === ip || s.spec?.clusterIPs?.includes(ip),
-            );
-            resolve(found ? `${found.metadata.name}.${found.metadata.namespace}.svc` : undefined);
+            resolve(res.statusCode === 200 ? parseJson(body) : undefined);
           } catch {
             resolve(undefined);
           }
@@ -208,20 +249,23 @@ function serviceWithClusterIp(api: ApiAccess, ip: string): Promise<string | unde
   });
 }
 
-/** What to do with a CONNECT: let it through to loopback, route it to a local server, or refuse it (no `via`). */
-async function decide(dir: string, api: ApiAccess, target: string): Promise<Omit<EgressDecision, 'time'>> {
-  const { host, port } = splitTarget(target);
-  if (isLoopbackHost(host)) return { target, decision: 'loopback', via: target };
-  const service = host.endsWith('.svc') ? host : net.isIP(host) ? await serviceWithClusterIp(api, host) : undefined;
-  const named = service ? `${service}:${port}` : undefined;
-  const routes = readRoutes(path.join(dir, ROUTES_FILE));
-  const via = named ? routes[named] : undefined;
-  // A route only ever leads to this machine.
-  if (via && isLoopbackHost(splitTarget(via).host)) return { target, service: named, decision: 'routed', via };
-  return { target, ...(named ? { service: named } : {}), decision: 'refused' };
+/**
+ * `<podIP>:<targetPort>` of a ready endpoint of Service `<svc>.<ns>.svc` for its port `port`, as
+ * its EndpointSlices list it.
+ */
+async function serviceEndpoint(api: ApiAccess, service: string, port: number): Promise<string | undefined> {
+  const [name = '', namespace = ''] = service.split('.');
+  const portName = servicePortName(await apiGet(api, `/api/v1/namespaces/${namespace}/services/${name}`), port);
+  if (portName === undefined) return undefined;
+  const selector = encodeURIComponent(`kubernetes.io/service-name=${name}`);
+  const slices = await apiGet(
+    api,
+    `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices?labelSelector=${selector}`,
+  );
+  return readyEndpoint(slices, portName);
 }
 
-function serve(dir: string, api: ApiAccess): void {
+function serve(dir: string, api: ApiAccess, nodeNetwork: Cidr | undefined): void {
   const socket = path.join(dir, 'egress.sock');
   const log = path.join(dir, 'egress.log');
   fs.rmSync(socket, { force: true });
@@ -232,7 +276,7 @@ function serve(dir: string, api: ApiAccess): void {
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const target = req.url ?? '';
     client.on('error', () => client.destroy());
-    void decide(dir, api, target).then((d) => {
+    void decide(dir, api, target, nodeNetwork).then((d) => {
       fs.appendFileSync(log, `${JSON.stringify({ time: new Date().toISOString(), ...d })}\n`);
       if (!d.via) {
         client.end(
@@ -266,5 +310,9 @@ function serve(dir: string, api: ApiAccess): void {
 }
 
 if (require.main === module && process.argv[2] === '--serve' && process.argv[3]) {
-  serve(process.argv[3], apiAccess(parseJson(process.env.OPKIT_EGRESS_API ?? '{}')));
+  serve(
+    process.argv[3],
+    apiAccess(parseJson(process.env.OPKIT_EGRESS_API ?? '{}')),
+    parseCidr(process.env.OPKIT_EGRESS_NODE_NETWORK ?? ''),
+  );
 }

@@ -6,6 +6,8 @@ import { probe, startProcess, waitFor } from './process';
 
 export interface ApiserverOptions {
   readonly bin: string;
+  /** The address it listens on and advertises (the `kubernetes` Service's endpoint). */
+  readonly address: string;
   readonly port: number;
   readonly etcdUrl: string;
   /** Holds the PKI and `tokens.csv` (pki.ts). */
@@ -23,8 +25,8 @@ export function startApiserver(o: ApiserverOptions): { process: ChildProcess; au
   const auditLog = o.audit ? path.join(o.logs, 'audit.log') : undefined;
   const args = [
     `--etcd-servers=${o.etcdUrl}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    `--bind-address=${o.address}`,
+    `--advertise-address=${o.address}`,
     `--secure-port=${o.port}`,
     `--cert-dir=${o.certs}`,
     `--tls-cert-file=${path.join(o.certs, 'apiserver.crt')}`,

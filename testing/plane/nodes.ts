@@ -89,7 +89,7 @@ function adminKubectl(kubeconfig: string): (args: string[], input?: string) => s
 }
 
 /** Starts kube-scheduler as its own user; returns its health port. */
-async function startScheduler(bin: string, token: string, plane: PlaneForNodes): Promise<number> {
+export async function startScheduler(bin: string, token: string, plane: PlaneForNodes): Promise<number> {
   const port = await freePort();
   const kubeconfig = componentKubeconfig(plane.certs, plane.server, 'scheduler', token);
   const args = [...componentServingArgs(kubeconfig, port), '--v=1'];

@@ -7,12 +7,18 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/** The real node's name (testing/node/real-node.ts), which its kubelet's user carries. */
+export const REAL_NODE_NAME = 'opkit-node';
+
 function openssl(cwd: string, args: string[]): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
-/** A CA, an apiserver serving certificate for loopback, and the service-account key pair. */
-export function generateCertificates(dir: string): void {
+/**
+ * A CA, an apiserver serving certificate for loopback (and `extraIps`, e.g. a real node's bridge
+ * address the API server also listens on), and the service-account key pair.
+ */
+export function generateCertificates(dir: string, extraIps: readonly string[] = []): void {
   openssl(dir, [
     'req',
     '-x509',
@@ -34,7 +40,7 @@ export function generateCertificates(dir: string): void {
       'basicConstraints=CA:FALSE',
       'keyUsage=digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
-      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+      `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc`,
     ].join('\n'),
   );
   openssl(dir, [
@@ -70,6 +76,48 @@ export function generateCertificates(dir: string): void {
   openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
 }
 
+/**
+ * A client certificate signed by the plane's CA, `<name>.crt` and `<name>.key` in `dir`, for user
+ * `cn` (e.g. the API server's identity towards a real node's kubelet).
+ */
+export function generateClientCertificate(dir: string, name: string, cn: string): void {
+  fs.writeFileSync(
+    path.join(dir, `${name}.ext`),
+    ['basicConstraints=CA:FALSE', 'keyUsage=digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth'].join(
+      '\n',
+    ),
+  );
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${cn}`,
+  ]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  ]);
+}
+
 /** A kubeconfig for one user with a bearer token. */
 export function kubeconfigYaml(server: string, caFile: string, user: string, token: string): string {
   const ca = fs.readFileSync(caFile).toString('base64');
@@ -101,6 +149,10 @@ export interface PlaneTokens {
   readonly controllerManager: string;
   readonly scheduler: string;
   readonly kwok: string;
+  /** A real node's kubelet: user `system:node:<node>` in group `system:nodes`. */
+  readonly node: string;
+  /** A real node's kube-proxy: user `system:kube-proxy`, which the bootstrap RBAC grants what it needs. */
+  readonly proxy: string;
 }
 
 /** Makes the tokens and writes the API server's token file (`tokens.csv` in `dir`). */
@@ -110,6 +162,8 @@ export function writeTokens(dir: string): PlaneTokens {
     controllerManager: randomBytes(24).toString('hex'),
     scheduler: randomBytes(24).toString('hex'),
     kwok: randomBytes(24).toString('hex'),
+    node: randomBytes(24).toString('hex'),
+    proxy: randomBytes(24).toString('hex'),
   };
   fs.writeFileSync(
     path.join(dir, 'tokens.csv'),
@@ -122,6 +176,8 @@ export function writeTokens(dir: string): PlaneTokens {
       `${tokens.scheduler},system:kube-scheduler,system:kube-scheduler`,
       // kwok gets the rights of a kubelet and a volume provisioner (nodes.ts).
       `${tokens.kwok},opkit-kwok,opkit-kwok`,
+      `${tokens.node},system:node:${REAL_NODE_NAME},system:node:${REAL_NODE_NAME},"system:nodes"`,
+      `${tokens.proxy},system:kube-proxy,system:kube-proxy`,
     ].join('\n') + '\n',
   );
   return tokens;

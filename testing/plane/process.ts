@@ -59,9 +59,14 @@ export async function waitFor(
 }
 
 /** Starts a binary with stdout and stderr appended to `logFile`. */
-export function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
+export function startProcess(
+  bin: string,
+  args: string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ChildProcess {
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false, env });
   fs.closeSync(out);
   return child;
 }

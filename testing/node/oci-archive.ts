@@ -1,0 +1,101 @@
+/**
+ * A one-layer OCI image archive from files on this machine, without a registry, a daemon or
+ * buildah: the layer is a tar of a root file system, and the archive (an OCI image layout in a
+ * tar) is what `ctr images import` and `podman load` read. For the node's own small images (the
+ * pod sandbox's pause program) and the tests' static programs.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export interface ImageFiles {
+  /** e.g. `opkit.local/pause:1` */
+  readonly name: string;
+  /** A root file system to start from (copied as it is). */
+  readonly root?: string;
+  /** Path in the image → file on this machine (made executable; copied into `root` when given). */
+  readonly files?: Readonly<Record<string, string>>;
+  readonly entrypoint: readonly string[];
+  /** @default 65532 (non-root) */
+  readonly user?: string;
+}
+
+function sha256(file: string): string {
+  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+/** Puts files into a root file system, executable. */
+function copyFiles(root: string, files: Readonly<Record<string, string>>): void {
+  for (const [inImage, source] of Object.entries(files)) {
+    const target = path.join(root, inImage);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.copyFileSync(source, target);
+    fs.chmodSync(target, 0o755);
+  }
+}
+
+/** The root file system as a tar, owned by root with fixed times: the same files give the same digest. */
+function writeLayer(root: string, layer: string): string {
+  execFileSync('tar', ['--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', root, '-cf', layer, '.']);
+  return layer;
+}
+
+/** Writes the archive to `out`; returns `out`. */
+export function writeOciArchive(image: ImageFiles, out: string): string {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-oci-'));
+  try {
+    const root = image.root ?? path.join(work, 'rootfs');
+    copyFiles(root, image.files ?? {});
+    const layout = path.join(work, 'layout');
+    const blobs = path.join(layout, 'blobs', 'sha256');
+    fs.mkdirSync(blobs, { recursive: true });
+    const layer = writeLayer(root, path.join(work, 'layer.tar'));
+    const layerDigest = sha256(layer);
+    fs.copyFileSync(layer, path.join(blobs, layerDigest));
+    const blob = (value: object): { digest: string; size: number } => {
+      const text = JSON.stringify(value);
+      const digest = createHash('sha256').update(text).digest('hex');
+      fs.writeFileSync(path.join(blobs, digest), text);
+      return { digest: `sha256:${digest}`, size: Buffer.byteLength(text) };
+    };
+    const config = blob({
+      architecture: 'amd64',
+      os: 'linux',
+      config: { Entrypoint: image.entrypoint, User: image.user ?? '65532' },
+      rootfs: { type: 'layers', diff_ids: [`sha256:${layerDigest}`] },
+    });
+    const manifest = blob({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
+      layers: [
+        {
+          mediaType: 'application/vnd.oci.image.layer.v1.tar',
+          digest: `sha256:${layerDigest}`,
+          size: fs.statSync(layer).size,
+        },
+      ],
+    });
+    fs.writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+    fs.writeFileSync(
+      path.join(layout, 'index.json'),
+      JSON.stringify({
+        schemaVersion: 2,
+        manifests: [
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            ...manifest,
+            annotations: { 'io.containerd.image.name': image.name, 'org.opencontainers.image.ref.name': image.name },
+          },
+        ],
+      }),
+    );
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    execFileSync('tar', ['-C', layout, '-cf', out, 'oci-layout', 'index.json', 'blobs']);
+    return out;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
