@@ -1,0 +1,147 @@
+/**
+ * Nothing a real node's pods or the API server send leaves this machine (testing/node/network.ts):
+ * pods have no default route; the API server's calls go only to loopback and the node's network;
+ * and with kube-proxy stopped (its rules gone), a Service IP is dropped here rather than routed
+ * out towards whatever has that address on the real network. It stops kube-proxy, so it runs last
+ * (the e2e tier runs its files in name order).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { egressDecisions } from '../../testing/egress-proxy';
+import { inCidr, parseCidr } from '../../testing/node/endpoints';
+import { NODE_NETWORK } from '../../testing/node/network';
+import { createTestNamespace, kubectl, kubectlOk } from '../support/kube';
+import { nodeScriptInPod } from '../support/pod-script';
+
+const skip = process.env.OPKIT_E2E_SKIP;
+
+jest.setTimeout(180_000);
+
+if (skip) test.todo(`a real node's network stays on this machine — skipped: ${skip}`);
+
+/** A script that opens a TCP connection to each target and prints one JSON line per target: connected, or the error. */
+function dialScript(targets: readonly string[]): string {
+  return `
+const net = require('node:net');
+const dial = (target) => new Promise((resolve) => {
+  const [host, port] = target.split(':');
+  const s = net.connect(Number(port), host);
+  s.setTimeout(3000, () => { s.destroy(); resolve({ target, result: 'no answer' }); });
+  s.on('connect', () => { s.destroy(); resolve({ target, result: 'connected' }); });
+  s.on('error', (e) => resolve({ target, result: e.code }));
+});
+(async () => { for (const t of ${JSON.stringify(targets)}) console.log(JSON.stringify(await dial(t))); })();
+`;
+}
+
+function dialResults(out: string): Record<string, string> {
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { target: string; result: string })
+      .map((r) => [r.target, r.result]),
+  );
+}
+
+/** The machine's own default gateway: an address off this machine every test must never reach. */
+function defaultGateway(): string {
+  const route = execFileSync('ip', ['-4', 'route', 'show', 'default'], { encoding: 'utf8' });
+  return /via (\S+)/.exec(route)?.[1] ?? '192.0.2.1';
+}
+
+/** A mangle rule that only counts packets to the Service range leaving through any interface but the node's bridge. */
+const COUNTER = [
+  'POSTROUTING',
+  '-d',
+  NODE_NETWORK.serviceCidr,
+  '!',
+  '-o',
+  NODE_NETWORK.bridge,
+  '-m',
+  'comment',
+  '--comment',
+  'opkit-e2e-count',
+];
+
+function counted(): number {
+  const out = execFileSync('iptables', ['-t', 'mangle', '-L', 'POSTROUTING', '-v', '-x', '-n'], { encoding: 'utf8' });
+  const line = out.split('\n').find((l) => l.includes('opkit-e2e-count'));
+  return Number(line?.trim().split(/\s+/)[0] ?? NaN);
+}
+
+/** Host-side connect: resolves with the error code, or 'connected'. */
+function hostDial(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, host);
+    s.setTimeout(3000, () => {
+      s.destroy();
+      resolve('no answer');
+    });
+    s.on('connect', () => {
+      s.destroy();
+      resolve('connected');
+    });
+    s.on('error', (e: NodeJS.ErrnoException) => {
+      resolve(e.code ?? e.message);
+    });
+  });
+}
+
+(skip ? describe.skip : describe)("a real node's network stays on this machine", () => {
+  let ns: string;
+
+  beforeAll(() => {
+    ns = createTestNamespace('e2e-network');
+    kubectlOk(['create', 'serviceaccount', 'dialer', '-n', ns]);
+  });
+
+  afterAll(() => {
+    spawnSync('iptables', ['-t', 'mangle', '-D', ...COUNTER]);
+    if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  test("a pod has no way off the machine: the machine's gateway and the internet are unreachable from it", async () => {
+    const gateway = `${defaultGateway()}:80`;
+    const results = dialResults(await nodeScriptInPod(ns, 'dialer', dialScript([gateway, '1.1.1.1:443'])));
+    // No default route in the pod: the kernel refuses at once, nothing is sent.
+    expect(results).toEqual({ [gateway]: 'ENETUNREACH', '1.1.1.1:443': 'ENETUNREACH' });
+  });
+
+  test("the API server's calls went only to loopback and the node's network", () => {
+    const decisions = egressDecisions(process.env.OPKIT_TEST_EGRESS_LOG ?? '');
+    const node = parseCidr(NODE_NETWORK.cidr)!;
+    const through = decisions.filter((d) => d.via);
+    // The earlier file's conversion and log calls went through to the node.
+    expect(through.some((d) => d.decision === 'node')).toBe(true);
+    for (const d of through) {
+      const host = d.via!.slice(0, d.via!.lastIndexOf(':'));
+      expect({ via: d.via, local: host === '127.0.0.1' || inCidr(host, node) }).toEqual({ via: d.via, local: true });
+    }
+  });
+
+  test('with kube-proxy stopped and its rules gone, a Service IP is dropped here, from a pod and from the machine', async () => {
+    const workDir = process.env.OPKIT_E2E_WORK_DIR ?? '';
+    const proxy = fs
+      .readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map((pid) => ({ pid: Number(pid), cmd: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
+      .find((p) => p.cmd[0]?.endsWith('/kube-proxy') && p.cmd.some((a) => a.includes(workDir)));
+    expect(proxy).toBeDefined();
+    process.kill(proxy!.pid, 'SIGKILL');
+    execFileSync(proxy!.cmd[0]!, ['--cleanup'], { stdio: 'ignore' });
+    expect(execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })).not.toMatch(/KUBE-SVC-/);
+    execFileSync('iptables', ['-t', 'mangle', '-I', ...COUNTER]);
+    // The `kubernetes` Service's IP, which a pod would otherwise reach the API server through.
+    const service = '10.0.0.1:443';
+    expect(dialResults(await nodeScriptInPod(ns, 'dialer', dialScript([service])))).toEqual({ [service]: 'no answer' });
+    // From this machine the blackhole route refuses it outright.
+    expect(execFileSync('ip', ['route', 'show', NODE_NETWORK.serviceCidr], { encoding: 'utf8' })).toMatch(
+      /^blackhole /,
+    );
+    expect(await hostDial('10.0.0.1', 443)).toBe('EINVAL');
+    // Not one packet for the Service range was routed anywhere.
+    expect(counted()).toBe(0);
+  });
+});

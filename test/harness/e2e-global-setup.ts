@@ -1,0 +1,46 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startControlPlane } from '../../testing/control-plane';
+import { memcachedImageArchive } from '../../testing/node/images';
+import { realNodeUnavailable } from '../../testing/node/real-node';
+import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
+import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * One real-node control plane for the e2e tier, with the images its pods run loaded: the kit's
+ * reconciler image as `dist/` names it (built by the `image` command), and memcached from
+ * Debian's package. Where a real node cannot run, says why in OPKIT_E2E_SKIP and starts nothing.
+ */
+export default async function globalSetup(): Promise<void> {
+  const why = realNodeUnavailable() ?? missingContainerTools();
+  if (why) {
+    process.env.OPKIT_E2E_SKIP = why;
+    process.stderr.write(`[e2e] skipped: ${why}\n`);
+    return;
+  }
+  const started = Date.now();
+  const cp = await startControlPlane({ nodes: 'real' });
+  (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
+  const node = cp.realNode;
+  if (!node) throw new Error('startControlPlane({ nodes: "real" }) returned no real node');
+  const tag: string = deploymentIn(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml')).spec.template.spec.containers[0]
+    .image;
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-image-'));
+  try {
+    node.loadImage(buildImage({ entry: 'reconciler.ts', tag, outDir: out }).archive);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+  node.loadImage(memcachedImageArchive(path.join(cacheDirectory(releaseVersions()), '..', 'images')));
+  process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
+  process.env.OPKIT_TEST_K8S_VERSION = cp.version;
+  process.env.OPKIT_TEST_NODES = '1';
+  if (cp.egress) process.env.OPKIT_TEST_EGRESS_LOG = cp.egress.log;
+  if (cp.workDir) process.env.OPKIT_E2E_WORK_DIR = cp.workDir;
+  process.stderr.write(
+    `[e2e] a real node and its images ready after ${((Date.now() - started) / 1000).toFixed(1)}s (${cp.server})\n`,
+  );
+}
