@@ -2,7 +2,7 @@
  * The end-to-end tier (`npm run test:e2e`): the operator as users install it, on a real node —
  * its image built by the kit's `image` command and loaded, `dist/` applied with kubectl, its pods
  * and their children's run by containerd and runc. One real node per machine, so one worker,
- * and the files in name order (the network file stops kube-proxy, so it runs last).
+ * and the files in name order but for the network file, which stops kube-proxy and so runs last.
  */
 module.exports = {
   testEnvironment: 'node',

@@ -39,6 +39,7 @@ import { NODE_NETWORK } from './node/network';
 import {
   claimNodeNetwork,
   type RealNode,
+  realNodeFromEnvironment,
   realNodeUnavailable,
   resolveNodeBinaries,
   startRealNode,
@@ -72,7 +73,7 @@ export interface ControlPlane {
    */
   readonly nodes: boolean;
   /** The real node, when started with `nodes: 'real'`: its name, and how to load an image into it. */
-  readonly realNode?: Pick<RealNode, 'name' | 'loadImage' | 'containerdSocket'>;
+  readonly realNode?: RealNode;
   /**
    * The API server's only way to the network (webhooks, conversion), when the harness started it:
    * loopback, and Services routed to a local server; everything else refused at once and logged.
@@ -104,8 +105,9 @@ export interface StartOptions {
   /**
    * What runs pods: `simulated`, kwok's nodes (pods are marked Running and Ready, no container
    * runs); or `real`, one real node (containerd, runc, kubelet, kube-proxy) on a bridge of its own,
-   * where containers really run — Linux and root only (testing/node/real-node.ts). A real node
-   * always means a plane of its own. @default 'simulated'
+   * where containers really run — Linux and root only (testing/node/real-node.ts). A plane of its
+   * own, unless OPKIT_KUBECONFIG names a cluster and OPKIT_REAL_NODE its real node (how a run
+   * that started one lends it to a project's e2e test it runs). @default 'simulated'
    */
   readonly nodes?: 'simulated' | 'real';
 }
@@ -115,38 +117,38 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const verbose = options.verbose ?? true;
   const existing = process.env.OPKIT_KUBECONFIG;
   const real = options.nodes === 'real';
-  if (real) {
+  // A run that started a real node hands it to what it runs (OPKIT_KUBECONFIG and OPKIT_REAL_NODE):
+  // one real node per machine.
+  const borrowedNode = real && existing ? realNodeFromEnvironment() : undefined;
+  if (real && !borrowedNode) {
     const why = realNodeUnavailable();
     if (why) throw new Error(`startControlPlane({ nodes: 'real' }): ${why}`);
   }
-  if (existing && !options.extraApiserverArgs?.length && !options.own && !real) {
+  if (existing && !options.extraApiserverArgs?.length && !options.own && (!real || borrowedNode)) {
     log(verbose, `using the existing cluster in OPKIT_KUBECONFIG=${existing}`);
-    const versions = JSON.parse(
-      execFileSync('kubectl', ['--kubeconfig', existing, 'version', '-o', 'json'], { encoding: 'utf8' }),
-    ) as { serverVersion: { gitVersion: string } };
-    const version = versions.serverVersion.gitVersion;
-    const server = execFileSync(
-      'kubectl',
-      ['--kubeconfig', existing, 'config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'],
-      { encoding: 'utf8' },
-    );
-    const nodes =
-      execFileSync('kubectl', ['--kubeconfig', existing, 'get', 'nodes', '-o', 'name'], { encoding: 'utf8' }).trim()
-        .length > 0;
-    return {
-      kubeconfig: existing,
-      server,
-      version,
-      owned: false,
-      nodes,
-      stop: () => Promise.resolve(),
-    };
+    return borrowedPlane(existing, borrowedNode);
   }
   const downloaded = await downloadBinaries(verbose);
   const resolved = resolveBinaries(verbose);
   const bins = downloaded ? { ...resolved, source: 'downloaded' } : resolved;
   log(verbose, `Kubernetes ${bins.version} (binaries: ${bins.source}, ${bins.dir})`);
   return startFromBinaries(bins, options);
+}
+
+/** A cluster the harness did not start (OPKIT_KUBECONFIG), and the real node lent with it. */
+function borrowedPlane(kubeconfig: string, realNode: RealNode | undefined): ControlPlane {
+  const kubectl = (args: string[]) =>
+    execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+  const versions = JSON.parse(kubectl(['version', '-o', 'json'])) as { serverVersion: { gitVersion: string } };
+  return {
+    kubeconfig,
+    server: kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']),
+    version: versions.serverVersion.gitVersion,
+    owned: false,
+    nodes: kubectl(['get', 'nodes', '-o', 'name']).trim().length > 0,
+    ...(realNode ? { realNode } : {}),
+    stop: () => Promise.resolve(),
+  };
 }
 
 function featureGateArgs(gates: Readonly<Record<string, boolean>> = {}): string[] {

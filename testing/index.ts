@@ -2,8 +2,9 @@
  * `cdk8s-operator-kit/testing`: a real control plane for your own operator's integration tests,
  * as envtest is for controller-runtime users — etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler and kwok's simulated nodes, built from their Go modules and cached, or taken
- * from KUBEBUILDER_ASSETS, or an existing cluster from OPKIT_KUBECONFIG — and `FakeKubeClient`, an
- * in-memory API server for unit tests of a controller.
+ * from KUBEBUILDER_ASSETS, or an existing cluster from OPKIT_KUBECONFIG; or one real node where
+ * containers run (`startControlPlane({ nodes: 'real' })`, Linux and root) — and `FakeKubeClient`,
+ * an in-memory API server for unit tests of a controller.
  *
  * @module cdk8s-operator-kit/testing
  */
@@ -15,6 +16,8 @@ export {
   startControlPlane,
 } from './control-plane';
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
+export { realNodeUnavailable } from './node/real-node';
+export type { RealNode, RealNodeAccess } from './node/real-node';
 export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';

@@ -14,8 +14,10 @@ import {
   controllerEntries,
   controllersTs,
   GITIGNORE,
+  E2E_JEST_CONFIG,
   JEST_CONFIG,
   kindIntegrationTestTs,
+  operatorE2eTestTs,
   RELEASED_CONTROLLERS,
   upgradeTestTs,
   kindNames,
@@ -157,6 +159,7 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
     ['package.json', packageJson(project, packageVersions(kit.devDependencies))],
     ['tsconfig.json', TSCONFIG],
     ['jest.config.js', JEST_CONFIG],
+    ['jest.e2e.config.js', E2E_JEST_CONFIG],
     ['cdk8s.yaml', CDK8S_YAML],
     ['.gitignore', GITIGNORE],
     ['main.ts', mainTs()],
@@ -168,6 +171,7 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
     [path.join('test', 'control-plane.teardown.ts'), CONTROL_PLANE_TEARDOWN],
     [path.join('test', 'released', 'controllers.ts'), RELEASED_CONTROLLERS],
     [path.join('test', 'upgrade.integration.test.ts'), upgradeTestTs(k)],
+    [path.join('test', 'e2e', 'operator.test.ts'), operatorE2eTestTs(project)],
     ['README.md', readme(project, k)],
   ];
   return writeAll(dir, [...projectFiles, ...kindModuleFiles(k)]);

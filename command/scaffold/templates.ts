@@ -1,8 +1,10 @@
 /**
  * The files `cdk8s-operator-kit init` and `create kind` write: a project whose operator runs
  * and whose tests pass without an edit, as kubebuilder's `init` and `create api` give one.
- * Each template is a function of the names it needs; nothing here touches the disk.
+ * Each template is a function of the names it needs; the longer ones are real files (files/).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 /** The names one kind is written with, e.g. `WebSite` in `sites.example.com/v1alpha1`. */
 export interface KindNames {
@@ -59,6 +61,7 @@ export function packageJson(p: ProjectNames, versions: PackageVersions): string 
       scripts: {
         synth: 'tsx main.ts',
         test: 'jest',
+        'test:e2e': 'jest -c jest.e2e.config.js',
         cluster: 'cdk8s-operator-kit cluster',
         operator: 'cdk8s-operator-kit run --entry reconciler.ts',
         image: `cdk8s-operator-kit image --entry reconciler.ts --tag ${p.image}:0.1.0`,
@@ -98,9 +101,31 @@ module.exports = {
   globalTeardown: '<rootDir>/test/control-plane.teardown.ts',
   transform: { '^.+\\\\.ts$': 'ts-jest' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // The e2e tests run the operator on a real node: npm run test:e2e.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
   testTimeout: 120000,
 };
 `;
+
+export const E2E_JEST_CONFIG = `/** npm run test:e2e: the operator's image on a real node (test/e2e), one file at a time. */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': 'ts-jest' },
+  testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+  maxWorkers: 1,
+  testTimeout: 300000,
+};
+`;
+
+/**
+ * The operator as a cluster runs it, as kubebuilder's test/e2e runs it on kind: its image built
+ * by `npm run image`'s command, loaded into a real node, its manifests applied with kubectl. A
+ * real file (files/operator.e2e.test.ts.template), its one blank the image's name.
+ */
+export function operatorE2eTestTs(p: ProjectNames): string {
+  const template = fs.readFileSync(path.join(__dirname, 'files', 'operator.e2e.test.ts.template'), 'utf8');
+  return template.replace('{{image}}', JSON.stringify(`${p.image}:0.1.0`));
+}
 
 export const CONTROL_PLANE_SETUP = `/**
  * One control plane for every integration test file (each one's startControlPlane() then uses
@@ -608,6 +633,7 @@ kubectl apply -f dist/0002-samples.k8s.yaml
 kubectl get ${k.lower} -A
 
 npm run image            # the reconciler image, as an OCI archive (needs buildah and mmdebstrap)
+npm run test:e2e         # that image as a Pod on a real node, the samples reconciled (Linux, root)
 \`\`\`
 
 - \`kinds/${k.file}.ts\`: the kind's schema, the construct a ${k.kind} becomes, its controller and sample.

@@ -1,9 +1,10 @@
 /**
- * Nothing a real node's pods or the API server send leaves this machine (testing/node/network.ts):
- * pods have no default route; the API server's calls go only to loopback and the node's network;
+ * Nothing a real node's pods, its containerd or the API server send leaves this machine
+ * (testing/node/network.ts): pods have no default route; an image the node lacks is pulled from
+ * loopback, where nothing answers; the API server's calls go only to loopback and the node's network;
  * and with kube-proxy stopped (its rules gone), a Service IP is dropped here rather than routed
  * out towards whatever has that address on the real network. It stops kube-proxy, so it runs last
- * (the e2e tier runs its files in name order).
+ * (test/harness/by-name-sequencer.js puts it there).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -11,7 +12,8 @@ import * as net from 'node:net';
 import { egressDecisions } from '../../testing/egress-proxy';
 import { inCidr, parseCidr } from '../../testing/node/endpoints';
 import { NODE_NETWORK } from '../../testing/node/network';
-import { createTestNamespace, kubectl, kubectlOk } from '../support/kube';
+import { NO_REGISTRY } from '../../testing/node/real-node';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { nodeScriptInPod } from '../support/pod-script';
 
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -107,6 +109,22 @@ function hostDial(host: string, port: number): Promise<string> {
     const results = dialResults(await nodeScriptInPod(ns, 'dialer', dialScript([gateway, '1.1.1.1:443'])));
     // No default route in the pod: the kernel refuses at once, nothing is sent.
     expect(results).toEqual({ [gateway]: 'ENETUNREACH', '1.1.1.1:443': 'ENETUNREACH' });
+  });
+
+  test('an image the node does not hold is never pulled from off the machine: the pull fails on loopback', async () => {
+    kubectlOk(['run', 'not-loaded', '-n', ns, '--image=registry.example.com/not-loaded:1', '--restart=Never']);
+    const message = await eventually(
+      'the pull to fail',
+      () => {
+        const events = getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=not-loaded']);
+        return events.items.find((e: any) => e.reason === 'Failed' && /Failed to pull/.test(e.message))?.message as
+          string | undefined;
+      },
+      60_000,
+    );
+    // Tried at the node's registry stand-in (loopback, nothing listening), never at registry.example.com.
+    expect(message).toContain(`http://${NO_REGISTRY}/v2/not-loaded/manifests/1`);
+    expect(message).toContain('connection refused');
   });
 
   test("the API server's calls went only to loopback and the node's network", () => {

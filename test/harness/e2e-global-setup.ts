@@ -40,6 +40,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.OPKIT_TEST_NODES = '1';
   if (cp.egress) process.env.OPKIT_TEST_EGRESS_LOG = cp.egress.log;
   if (cp.workDir) process.env.OPKIT_E2E_WORK_DIR = cp.workDir;
+  // For a project's own e2e test run inside this tier: it uses this node (one per machine).
+  process.env.OPKIT_TEST_REAL_NODE = JSON.stringify(node.access);
   process.stderr.write(
     `[e2e] a real node and its images ready after ${((Date.now() - started) / 1000).toFixed(1)}s (${cp.server})\n`,
   );

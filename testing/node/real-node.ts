@@ -51,12 +51,54 @@ export interface PlaneForRealNode {
   readonly proxyKubeconfig: string;
 }
 
+/** What another process needs to use a running real node: `OPKIT_REAL_NODE`, as JSON. */
+export interface RealNodeAccess {
+  readonly name: string;
+  /** The node's containerd socket. */
+  readonly containerdSocket: string;
+  /** containerd's `ctr`, which imports images through that socket. */
+  readonly ctr: string;
+}
+
 export interface RealNode {
   readonly name: string;
   /** Imports an OCI archive (e.g. the kit's `image` command's output) into the node's image store. */
   loadImage(archive: string): void;
   /** The containerd socket, for `ctr --address`. */
   readonly containerdSocket: string;
+  /** For another process using this node (e.g. a project's e2e test run inside this run). */
+  readonly access: RealNodeAccess;
+}
+
+/** A running real node, from what `access` says of it. */
+export function realNodeOf(access: RealNodeAccess): RealNode {
+  const ctr = (args: string[]) =>
+    execFileSync(access.ctr, ['--address', access.containerdSocket, '-n', 'k8s.io', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+    });
+  return {
+    name: access.name,
+    containerdSocket: access.containerdSocket,
+    access,
+    loadImage: (archive) => {
+      ctr(['images', 'import', archive]);
+      for (const name of archiveImageNames(archive)) {
+        const full = normalisedImageName(name);
+        if (full !== name) ctr(['images', 'tag', '--force', name, full]);
+      }
+    },
+  };
+}
+
+/** `OPKIT_REAL_NODE`'s node, when it names one. */
+export function realNodeFromEnvironment(env: NodeJS.ProcessEnv = process.env): RealNode | undefined {
+  const text = env.OPKIT_REAL_NODE;
+  if (!text) return undefined;
+  const access = JSON.parse(text) as Partial<RealNodeAccess>;
+  if (typeof access.name !== 'string' || typeof access.containerdSocket !== 'string' || typeof access.ctr !== 'string')
+    throw new Error('OPKIT_REAL_NODE: give {"name", "containerdSocket", "ctr"} as JSON');
+  return realNodeOf({ name: access.name, containerdSocket: access.containerdSocket, ctr: access.ctr });
 }
 
 /** The node's binaries, from the cache or built by testing/build-node.sh. */
@@ -95,20 +137,17 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
   // Stopped with the plane, which then takes back what the node made (also after a failed start).
   const procs = plane.procs;
   procs.push(startContainerd(bins, dir, plane.logs));
-  const ctr = (args: string[]) =>
-    execFileSync(path.join(bins.dir, 'ctr'), ['--address', containerdSocket, '-n', 'k8s.io', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      encoding: 'utf8',
-    });
-  await waitFor('containerd', () => ctrAnswers(ctr), procs, 30_000, plane.logs);
-  const loadImage = (archive: string) => {
-    ctr(['images', 'import', archive]);
-    for (const name of archiveImageNames(archive)) {
-      const full = normalisedImageName(name);
-      if (full !== name) ctr(['images', 'tag', '--force', name, full]);
+  const node = realNodeOf({ name: NODE_NAME, containerdSocket, ctr: path.join(bins.dir, 'ctr') });
+  const answers = () => {
+    try {
+      execFileSync(node.access.ctr, ['--address', containerdSocket, 'version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
     }
   };
-  loadImage(
+  await waitFor('containerd', answers, procs, 30_000, plane.logs);
+  node.loadImage(
     writeOciArchive(
       { name: PAUSE_IMAGE, files: { '/pause': path.join(bins.dir, 'pause') }, entrypoint: ['/pause'] },
       path.join(dir, 'pause.tar'),
@@ -117,16 +156,7 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
   procs.push(await startKubelet(bins, dir, containerdSocket, plane));
   procs.push(await startKubeProxy(bins, dir, plane));
   await waitFor(`node ${NODE_NAME} Ready`, () => nodeReady(plane.adminKubeconfig), plane.procs, 60_000, plane.logs);
-  return { name: NODE_NAME, containerdSocket, loadImage };
-}
-
-function ctrAnswers(ctr: (args: string[]) => string): boolean {
-  try {
-    ctr(['version']);
-    return true;
-  } catch {
-    return false;
-  }
+  return node;
 }
 
 function nodeReady(kubeconfig: string): boolean {
@@ -153,6 +183,24 @@ function startContainerd(bins: NodeBinaries, dir: string, logs: string): ChildPr
   const env = { ...process.env, PATH: `${bins.dir}:${process.env.PATH ?? ''}` };
   return startProcess(path.join(bins.dir, 'containerd'), ['--config', config], path.join(logs, 'containerd.log'), env);
 }
+
+/**
+ * Every registry, for every image a pod names but the node does not hold, is served by a loopback
+ * port nothing listens on: the pull fails here at once (ErrImagePull, then ImagePullBackOff, as a
+ * cluster shows an image it cannot pull), and the registry's name is never even looked up.
+ */
+function registryHostsDir(dir: string): string {
+  const hosts = path.join(dir, 'registry-hosts');
+  fs.mkdirSync(path.join(hosts, '_default'), { recursive: true });
+  fs.writeFileSync(
+    path.join(hosts, '_default', 'hosts.toml'),
+    `server = "http://${NO_REGISTRY}"\n\n[host."http://${NO_REGISTRY}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
+  return hosts;
+}
+
+/** Where the node's containerd would pull from: loopback's discard port, where nothing answers. */
+export const NO_REGISTRY = '127.0.0.1:9';
 
 function containerdConfig(bins: NodeBinaries, dir: string, cniDir: string): string {
   // Everything containerd writes stays under the node's directory (taken back on stop).
@@ -185,6 +233,8 @@ imports = []
 [plugins.'io.containerd.cri.v1.images']
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = '${PAUSE_IMAGE}'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '${registryHostsDir(dir)}'
 
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = '127.0.0.1'

@@ -34,43 +34,11 @@ export function generateCertificates(dir: string, extraIps: readonly string[] = 
     '-subj',
     '/CN=opkit-test-ca',
   ]);
-  fs.writeFileSync(
-    path.join(dir, 'serving.ext'),
-    [
-      'basicConstraints=CA:FALSE',
-      'keyUsage=digitalSignature,keyEncipherment',
-      'extendedKeyUsage=serverAuth',
-      `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc`,
-    ].join('\n'),
-  );
-  openssl(dir, [
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'apiserver.key',
-    '-out',
-    'apiserver.csr',
-    '-subj',
-    '/CN=kube-apiserver',
-  ]);
-  openssl(dir, [
-    'x509',
-    '-req',
-    '-in',
-    'apiserver.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'apiserver.crt',
-    '-days',
-    '2',
-    '-extfile',
-    'serving.ext',
+  const names = ['IP:127.0.0.1', 'IP:10.0.0.1', ...extraIps.map((ip) => `IP:${ip}`), 'DNS:localhost'];
+  const services = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc'].map((n) => `DNS:${n}`);
+  signedCertificate(dir, 'apiserver', 'kube-apiserver', [
+    'serverAuth',
+    `subjectAltName=${[...names, ...services].join(',')}`,
   ]);
   openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
   openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
@@ -81,12 +49,17 @@ export function generateCertificates(dir: string, extraIps: readonly string[] = 
  * `cn` (e.g. the API server's identity towards a real node's kubelet).
  */
 export function generateClientCertificate(dir: string, name: string, cn: string): void {
-  fs.writeFileSync(
-    path.join(dir, `${name}.ext`),
-    ['basicConstraints=CA:FALSE', 'keyUsage=digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth'].join(
-      '\n',
-    ),
-  );
+  signedCertificate(dir, name, cn, ['clientAuth']);
+}
+
+/**
+ * A key and a certificate signed by the plane's CA, `<name>.key` and `<name>.crt` in `dir`, for
+ * `cn`: `use[0]` its extended key usage (serverAuth, clientAuth), the rest more extension lines.
+ */
+function signedCertificate(dir: string, name: string, cn: string, use: readonly [string, ...string[]]): void {
+  const [usage, ...more] = use;
+  const lines = ['basicConstraints=CA:FALSE', 'keyUsage=digitalSignature,keyEncipherment', `extendedKeyUsage=${usage}`];
+  fs.writeFileSync(path.join(dir, `${name}.ext`), [...lines, ...more].join('\n'));
   openssl(dir, [
     'req',
     '-newkey',
@@ -99,16 +72,13 @@ export function generateClientCertificate(dir: string, name: string, cn: string)
     '-subj',
     `/CN=${cn}`,
   ]);
+  const ca = ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial'];
   openssl(dir, [
     'x509',
     '-req',
     '-in',
     `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
+    ...ca,
     '-out',
     `${name}.crt`,
     '-days',
