@@ -6,6 +6,7 @@ import { memcachedImageArchive } from '../../testing/node/images';
 import { realNodeUnavailable } from '../../testing/node/real-node';
 import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
+import { killARealNodeRun } from './killed-run';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -22,6 +23,8 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   const started = Date.now();
+  // A run killed outright first: the tier's own start must take back all it left.
+  process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
   const cp = await startControlPlane({ nodes: 'real' });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   const node = cp.realNode;

@@ -65,7 +65,10 @@ export function claimRealNode(): void {
     throw new Error(
       `a real node already runs on this machine (process ${String(previous.pid)}, ${previous.workDir}): one at a time`,
     );
-  if (previous) takeBack(previous);
+  if (!previous) return;
+  takeBack(previous);
+  // A dead run's whole plane (its etcd data, certificates, logs): nothing will stop it now.
+  fs.rmSync(path.dirname(previous.workDir), { recursive: true, force: true });
 }
 
 /** Records this process as the node's owner, for `takeBack` after a crash. */
