@@ -1,3 +1,4 @@
+import { WrittenChildren } from './written-children';
 import type { KubeObject, Pod, ResourceType } from '../../constructs/contract';
 import { BuiltinTypes, type ControllerDeclaration, customResourceType, healthReads } from '../../constructs/contract';
 import { Blockers } from './blockers';
@@ -97,6 +98,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     renders: new RenderCache<RenderedChildren>(RENDER_CACHE_SIZE),
     refused: new Map(),
     refusedChildren: new Map(),
+    written: new WrittenChildren(),
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
     blockers: new Blockers(),
     metrics: options.metrics,

@@ -3,6 +3,7 @@
  * the resource one reconcile is about, and the helpers both the reconcile steps and the finalize
  * step read the cluster through.
  */
+import type { WrittenChildren } from './written-children';
 import type {
   ControllerDeclaration,
   CustomResourceObject,
@@ -55,6 +56,8 @@ export interface ControllerParts {
    * not sent again while it stays as it was (see `applyChildren`); the others still are applied.
    */
   readonly refusedChildren: Map<string, RefusedChildren>;
+  /** Children written that the cache has not shown yet, which stand for its stale copies. */
+  readonly written: WrittenChildren;
   readonly pacer: StatusPacer;
   readonly blockers: Blockers;
   readonly metrics: Metrics;
@@ -100,6 +103,7 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
 export function forget(parts: ControllerParts, key: string): void {
   parts.refused.delete(key);
   parts.refusedChildren.delete(key);
+  parts.written.forget(key);
   parts.pacer.forget(key);
   parts.blockers.set(key, []);
 }

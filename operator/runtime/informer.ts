@@ -122,6 +122,16 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
+   * The resourceVersion the cache has seen up to for objects of `namespace` (its stream's last
+   * event, bookmark or list): everything written at or before it is in the cache. '' before the
+   * first list, or for a namespace it does not watch.
+   */
+  seenResourceVersion(namespace: string | undefined): string {
+    const stream = this.streams.find((s) => s.namespace === undefined || s.namespace === namespace);
+    return stream?.resourceVersion ?? '';
+  }
+
+  /**
    * Cached objects, optionally of one namespace and matching all the given labels. With labels,
    * it starts from the smallest set the label index holds for one of them, so listing one
    * resource's pods costs what they are, not what the namespace holds.

@@ -171,10 +171,11 @@ export function claimChildren(parts: ControllerParts, t: Target, rendered: Rende
     const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
     if (!owned)
       throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
-    const current = owned.informer.get(
-      objectKey({ namespace: d.metadata.namespace ?? t.namespace, name: d.metadata.name }),
-    );
-    const waitsFor = rendered.waits.get(childKey(owned.type.kind, d.metadata.name ?? '')) ?? [];
+    const namespace = d.metadata.namespace ?? t.namespace;
+    const key = childKey(owned.type.kind, d.metadata.name ?? '');
+    const cached = owned.informer.get(objectKey({ namespace, name: d.metadata.name }));
+    const current = parts.written.current(t.key, key, cached, owned.informer.seenResourceVersion(namespace));
+    const waitsFor = rendered.waits.get(key) ?? [];
     return { desired: d, owned, current, waitsFor };
   });
   const notOwned = planned.flatMap(({ current }) => {
@@ -228,6 +229,7 @@ export async function applyChildren(
     refusedBefore.delete(key);
     writes.written.set(key, outcome.object);
     if (!outcome.applied) continue;
+    parts.written.note(t.key, key, outcome.object);
     writes.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
     t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
   }

@@ -252,6 +252,35 @@ describe('the controller builder', () => {
     expect(s.events).toEqual(['Normal/Created', 'Normal/Created']);
   });
 
+  test('a reconcile that runs before the cache shows its own write does not write the child again; once the cache moves on, it reads the cache', async () => {
+    const s = setup();
+    const client = (s.controller as any).options.client;
+    const apply = client.apply;
+    // The API server's answer: the Deployment as applied, at resourceVersion 6.
+    client.apply = async (type: { kind: string }, obj: KubeObject, opts?: object) => {
+      const answer = await apply(type, obj, opts);
+      const applied = appliedDeployment();
+      return type.kind === 'Deployment'
+        ? { ...applied, metadata: { ...applied.metadata, resourceVersion: '6' } }
+        : answer;
+    };
+    const deployments = s.mgr.informer(BuiltinTypes.Deployment) as any;
+    // The cache has seen the Deployments' stream up to 5: not our write.
+    deployments.streams[0].resourceVersion = '5';
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    await s.reconcile();
+    // Reconciled again (its status write came back) before the Deployment's watch event did.
+    await s.reconcile();
+    const deploymentWrites = () => s.writes.filter((w) => w.startsWith('apply Deployment'));
+    expect(deploymentWrites()).toEqual(['apply Deployment w']);
+    expect(s.events).toEqual(['Normal/Created']);
+    // The watch catches up past it, and then the child is deleted by someone: made again.
+    deployments.streams[0].resourceVersion = '7';
+    await s.reconcile();
+    expect(deploymentWrites()).toEqual(['apply Deployment w', 'apply Deployment w']);
+    expect(s.events).toEqual(['Normal/Created', 'Normal/Created']);
+  });
+
   test('coalesces status writes: the first waits for the new children to settle, then one write; later ones at least the window apart', async () => {
     const s = setup(200);
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
