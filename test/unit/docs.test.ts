@@ -53,6 +53,12 @@ describe.each(pages)('%s', (page) => {
   });
 });
 
+test("every module of the reconciler's runtime is named in docs/reconciler.md, where a newcomer looks for it", () => {
+  const table = read('docs/reconciler.md');
+  const modules = fs.readdirSync(path.join(ROOT, 'operator', 'runtime')).filter((f) => f.endsWith('.ts'));
+  expect(modules.filter((m) => !table.includes(m))).toEqual([]);
+});
+
 test('every command has its own --help, and every flag in it is on a docs page', () => {
   expect(Object.keys(COMMAND_HELP).sort()).toEqual(Object.keys(COMMANDS).sort());
   for (const [command, help] of Object.entries(COMMAND_HELP)) {
