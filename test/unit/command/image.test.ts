@@ -9,9 +9,18 @@ import { describeProject } from '../../../command/image/project';
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'command', 'cli.ts');
 
+/** The folders `bundle` made, removed after the file's tests. */
+const bundles: string[] = [];
+
+afterAll(() => {
+  for (const dir of bundles) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** `cdk8s-operator-kit bundle` of an entry point, into a fresh folder. */
 function bundle(entry: string): string {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-')), 'main.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-'));
+  bundles.push(dir);
+  const out = path.join(dir, 'main.js');
   execFileSync(process.execPath, ['--import', 'tsx', CLI, 'bundle', '--entry', entry, '--output', out], {
     cwd: ROOT,
     stdio: 'ignore',
