@@ -4,7 +4,6 @@
  * ServiceAccount's token, so exactly the RBAC the chart installed) reconciles a Memcached.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { freePort } from '../../testing/control-plane';
@@ -20,6 +19,7 @@ import {
   testKubeconfig,
 } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { tempDir } from '../support/temp-dir';
 
 const { missing } = helmBinary();
 
@@ -56,7 +56,7 @@ jest.setTimeout(180_000);
 if (missing) test.todo(`helm install of an operator chart — skipped: ${missing}`);
 
 (missing ? describe.skip : describe)('helm install of an operator chart', () => {
-  const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), `${NAME}-operator`);
+  const chart = path.join(tempDir('opkit-chart-'), `${NAME}-operator`);
   const release = `rel-${Math.random().toString(36).slice(2, 7)}`;
   const kubeconfig = testKubeconfig();
   let releaseNs: string;

@@ -5,8 +5,6 @@
  * the new version replaces the old, and what it writes is compared with what the plan said.
  */
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { memcachedController, writeHelmChart } from '../../constructs';
 import { HttpKubeClient } from '../../operator/runtime/client';
@@ -17,6 +15,7 @@ import { currentMemcached, releasedMemcached } from '../fixtures/upgrade/memcach
 import { runCommand } from '../support/controllers-module';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { tempDir } from '../support/temp-dir';
 
 jest.setTimeout(600_000);
 
@@ -160,7 +159,7 @@ helmTest(
   'the chart in a namespace of its own: it adopts a CRD applied before, once labelled as docs/helm.md says; its conversion Service is the release namespace’s; helm uninstall keeps it',
   () => {
     const on = { kubeconfig: cp.kubeconfig };
-    const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'memcached-operator');
+    const chart = path.join(tempDir('opkit-chart-'), 'memcached-operator');
     writeHelmChart(chart, { operator: { name: 'memcached', controllers: [memcachedController] } });
     const install = ['install', 'cache', chart, '-n', 'cache-ops', '--create-namespace'];
     // The upgrade above left the CRD, applied by another tool: Helm refuses it, naming why.

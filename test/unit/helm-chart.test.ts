@@ -19,6 +19,7 @@ import {
 } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { parseYaml } from '../support/synth';
+import { tempDir } from '../support/temp-dir';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const RELEASE_NAMESPACE = 'ops';
@@ -136,7 +137,7 @@ const MEMCACHED: OperatorProps = { name: 'memcached', controllers: [memcachedCon
 if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: ${missing}`);
 
 (missing ? describe.skip : describe)('the operator Helm chart', () => {
-  const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'memcached-operator');
+  const chart = path.join(tempDir('opkit-chart-'), 'memcached-operator');
   beforeAll(() => {
     writeHelmChart(chart, { operator: { name: 'memcached', controllers: [memcachedController] } });
   });
@@ -236,7 +237,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       watchNamespace: 'apps',
       logLevel: 'warn',
     };
-    const own = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'cache');
+    const own = path.join(tempDir('opkit-chart-'), 'cache');
     writeHelmChart(own, { operator: props as OperatorProps & { name: string }, version: '1.4.2' });
     expect(parseYaml(fs.readFileSync(path.join(own, 'Chart.yaml'), 'utf8'))[0]).toMatchObject({
       apiVersion: 'v2',
@@ -251,7 +252,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       ...props,
       clusterScope: new Chart(app, 'cluster'),
     });
-    const fromConstruct = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'cache');
+    const fromConstruct = path.join(tempDir('opkit-chart-'), 'cache');
     writeHelmChart(fromConstruct, { operator, version: '1.4.2' });
     for (const f of [
       'values.yaml',
@@ -269,7 +270,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       admissionWebhooks: true,
       watchNamespaces: ['shop', 'blog'],
     };
-    const own = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'web');
+    const own = path.join(tempDir('opkit-chart-'), 'web');
     writeHelmChart(own, { operator: props as OperatorProps & { name: string } });
     expect(parseYaml(fs.readFileSync(path.join(own, 'values.yaml'), 'utf8'))[0]?.watchNamespaces).toEqual([
       'shop',
@@ -305,7 +306,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
   });
 
   test('npm run helm writes a chart per kit operator, and helm lint --strict passes each', () => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-charts-'));
+    const out = tempDir('opkit-charts-');
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/helm.ts', '--output', out], {
       cwd: ROOT,
       encoding: 'utf8',

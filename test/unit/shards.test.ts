@@ -4,13 +4,12 @@
  * hold; and its Helm chart renders the same. That the pods share the work out is the integration
  * test's (test/integration/sharding.test.ts).
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Testing } from 'cdk8s';
 import { MemcachedOperator, memcachedController, type OperatorOptions, writeHelmChart } from '../../constructs';
 import { helmBinary, helmOk } from '../support/helm';
 import { find, type K8sObject, one, parseYaml } from '../support/synth';
+import { tempDir } from '../support/temp-dir';
 
 function memcached(options: OperatorOptions): K8sObject[] {
   const chart = Testing.chart();
@@ -61,7 +60,7 @@ describe('shards', () => {
 const { missing } = helmBinary();
 (missing ? describe.skip : describe)('the Helm chart of a sharded operator', () => {
   test('renders a pod per shard and the flag; replicaCount adds standbys; without leader election, one unsharded pod', () => {
-    const chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-chart-')), 'memcached-operator');
+    const chart = path.join(tempDir('opkit-chart-'), 'memcached-operator');
     writeHelmChart(chart, { operator: { name: 'memcached', controllers: [memcachedController], shards: 2 } });
     const render = (set: string[]) =>
       parseYaml(helmOk(['template', 'r', chart, '-n', 'ops', ...set.flatMap((s) => ['--set', s])]));
