@@ -135,16 +135,29 @@ export class ProcessMeter {
 }
 
 /**
- * Write requests in the audit log by `user` from byte `from` on (Lease renewals aside). The log
- * is read in chunks from that offset: at N = 10,000 it grows past the longest string V8 can hold.
+ * Write requests in the audit log by `user` in namespace `ns` from byte `from` on (Lease renewals
+ * aside). Only the run's own namespace: other processes may act as the same ServiceAccount
+ * meanwhile (the test suite's reconcilers run as the operator's), in namespaces of their own.
+ * The log is read in chunks from that offset: at N = 10,000 it grows past the longest string V8
+ * can hold.
  */
-function auditWrites(log: string, user: string, from: number): { writes: number; by: Record<string, number> } {
+function auditWrites(
+  log: string,
+  user: string,
+  ns: string,
+  from: number,
+): { writes: number; by: Record<string, number> } {
   let writes = 0;
   const by: Record<string, number> = {};
   forEachLine(log, from, (l) => {
     if (!l.includes(user)) return;
     const e = JSON.parse(l);
-    if (e.user?.username === user && WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases') {
+    if (
+      e.user?.username === user &&
+      e.objectRef?.namespace === ns &&
+      WRITE_VERBS.has(e.verb) &&
+      e.objectRef?.resource !== 'leases'
+    ) {
       writes++;
       const what = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
       by[what] = (by[what] ?? 0) + 1;
@@ -308,11 +321,11 @@ export async function converge<T extends KubeObject>(
   const usage = meter.stop();
   const apiServerRssMiB = ctx.apiServerPid ? mib(rssBytes(ctx.apiServerPid)) : undefined;
   await Promise.all([created.close(), settled.close()]);
-  const converging = auditWrites(ctx.auditLog, run.user, auditFrom);
+  const converging = auditWrites(ctx.auditLog, run.user, run.ns, auditFrom);
   await run.onSettled?.();
   const idleFrom = auditEnd(ctx.auditLog);
   await sleep(run.idleSeconds * 1000);
-  const idle = auditWrites(ctx.auditLog, run.user, idleFrom);
+  const idle = auditWrites(ctx.auditLog, run.user, run.ns, idleFrom);
   return {
     n,
     createdSeconds: seconds(createdMs),
