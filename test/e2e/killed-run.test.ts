@@ -4,21 +4,13 @@
  * starting the tier's own node then took back everything the dead run had left.
  */
 import * as fs from 'node:fs';
+import { alive } from '../../testing/node/leftovers';
 import type { KilledRun } from '../harness/killed-run';
 import { getJson } from '../support/kube';
 
 const skip = process.env.OPKIT_E2E_SKIP;
 
 if (skip) test.todo(`a start after a killed run — skipped: ${skip}`);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 (skip ? describe.skip : describe)('a real node started after a killed run', () => {
   const killed = JSON.parse(process.env.OPKIT_E2E_KILLED_RUN ?? '{}') as KilledRun;

@@ -7,6 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processesNaming } from '../../testing/node/leftovers';
 
 export interface KilledRun {
   readonly workDir: string;
@@ -15,20 +16,6 @@ export interface KilledRun {
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
-
-function processesNaming(text: string): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((pid) => {
-      try {
-        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 /** The processes in the pods' cgroups (cgroup v1's cpu hierarchy, or the unified one). */
 function podProcesses(): number[] {

@@ -34,7 +34,8 @@ export function absentDirs(): string[] {
   return KUBELET_FIXED_DIRS.filter((d) => !fs.existsSync(d));
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of this pid runs. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -96,10 +97,16 @@ export function takeBack(owner: NodeOwner): void {
 
 /** Every process whose command line names the work directory: the node's own and containerd's shims. */
 function killProcessesOf(workDir: string): void {
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    if (Number(pid) === process.pid) continue;
-    if (readOrEmpty(`/proc/${pid}/cmdline`).includes(workDir)) signal(Number(pid));
-  }
+  for (const pid of processesNaming(workDir)) if (pid !== process.pid) signal(pid);
+}
+
+/** The pids whose command line names `text` (e.g. a work directory). */
+export function processesNaming(text: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => readOrEmpty(`/proc/${pid}/cmdline`).includes(text))
+    .map(Number);
 }
 
 /** A file's text, or '' when it cannot be read (a process or cgroup gone meanwhile). */
