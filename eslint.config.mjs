@@ -3,18 +3,24 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** One `no-restricted-imports` rule per room: the relative imports it must not make, and why. */
+/**
+ * One `no-restricted-imports` rule per room: the relative imports it must not make, and why. A file
+ * takes the last entry whose `files` match it, so an entry for a folder inside a room restates the
+ * room's own pattern beside its own.
+ */
 function rooms(list) {
-  return list.map(({ files, may, forbid }) => ({
+  return list.map(({ files, forbid }) => ({
     files,
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: forbid, message: `this room imports ${may} (docs/architecture.md, "Rooms").` }] },
-      ],
-    },
+    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map(([regex, message]) => ({ regex, message })) }] },
   }));
 }
+
+const roomMessage = (may) => `this room imports ${may} (docs/architecture.md, "Rooms").`;
+const faceMessage = 'a folder of the runtime is imported through its face, its index.ts (docs/reconciler.md).';
+const operatorRoom = [
+  String.raw`^(\.\./)+(constructs(/(?!contract(/|$)).*)?|command(/.*)?|testing(/.*)?)$`,
+  roomMessage('the contract'),
+];
 
 export default tseslint.config(
   {
@@ -64,21 +70,27 @@ export default tseslint.config(
   ...rooms([
     {
       files: ['constructs/**/*.ts'],
-      may: 'the contract',
-      forbid: String.raw`^(\.\./)+(operator|command|testing)(/|$)`,
+      forbid: [[String.raw`^(\.\./)+(operator|command|testing)(/|$)`, roomMessage('the contract')]],
     },
     // After the line above, which it overrides for the contract's own files.
-    { files: ['constructs/contract/**/*.ts'], may: 'only itself', forbid: String.raw`^\.\./` },
+    { files: ['constructs/contract/**/*.ts'], forbid: [[String.raw`^\.\./`, roomMessage('only itself')]] },
+    { files: ['operator/*.ts'], forbid: [operatorRoom, [String.raw`^\./runtime/[^/]+/`, faceMessage]] },
+    // A file in one of the runtime's folders reaches another folder through that folder's face.
+    { files: ['operator/runtime/**/*.ts'], forbid: [operatorRoom, [String.raw`^\.\./[a-z-]+/`, faceMessage]] },
     {
-      files: ['operator/**/*.ts'],
-      may: 'the contract',
-      forbid: String.raw`^(\.\./)+(constructs(/(?!contract(/|$)).*)?|command(/.*)?|testing(/.*)?)$`,
+      files: ['command/**/*.ts'],
+      forbid: [[String.raw`operator/runtime/[^/]+/`, faceMessage]],
     },
     {
       // The construct library only through its public face (the upgrade test renders a kind's CRD).
       files: ['testing/**/*.ts'],
-      may: "the runtime, the contract and the construct library's public face (constructs/index.ts)",
-      forbid: String.raw`^(\.\./)+(command(/|$)|constructs/(?!contract(/|$)).+)`,
+      forbid: [
+        [
+          String.raw`^(\.\./)+(command(/|$)|constructs/(?!contract(/|$)).+)`,
+          roomMessage("the runtime, the contract and the construct library's public face (constructs/index.ts)"),
+        ],
+        [String.raw`operator/runtime/[^/]+/`, faceMessage],
+      ],
     },
   ]),
   {

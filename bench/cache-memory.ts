@@ -12,9 +12,9 @@
  */
 import type { KubeObject, ResourceType } from '../constructs/contract';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
-import { cacheTransform, FieldSetPool } from '../operator/runtime/cache-transform';
-import { HttpKubeClient } from '../operator/runtime/client';
-import { loadKubeConfig } from '../operator/runtime/kubeconfig';
+import { cacheTransform, FieldSetPool } from '../operator/runtime/cache/cache-transform';
+import { HttpKubeClient } from '../operator/runtime/client/client';
+import { loadKubeConfig } from '../operator/runtime/client/kubeconfig';
 
 /** The reconciler's field manager (runOperator's default): the managedFields entry the cache keeps. */
 const FIELD_MANAGER = 'cdk8s-operator-kit';

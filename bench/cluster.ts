@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HttpKubeClient } from '../operator/runtime/client';
-import { loadKubeConfig } from '../operator/runtime/kubeconfig';
+import { HttpKubeClient } from '../operator/runtime/client/client';
+import { loadKubeConfig } from '../operator/runtime/client/kubeconfig';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane';
 import { type BenchContext, kubectl } from './measure';
 

@@ -13,7 +13,7 @@ import type { CustomResourceObject } from '../constructs/contract';
 import { customResourceType, memcachedKind } from '../constructs';
 import { bundleReconciler } from '../command/image/bundle';
 import { loadControllers } from '../command/render';
-import { renderChildren } from '../operator/runtime/render';
+import { renderChildren } from '../operator/runtime/children/render';
 import { memcachedVersionPatching } from '../test/support/controllers-module';
 import { withBenchCluster } from './cluster';
 import { type BenchContext, measureReconciler, rssBytes } from './measure';

@@ -8,7 +8,7 @@
 import type { KubeObject } from '../constructs/contract';
 import pino from 'pino';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
-import { Informer } from '../operator/runtime/informer';
+import { Informer } from '../operator/runtime/cache/informer';
 import { type BenchContext, scrapeTotal, sleep, startReconciler, stopProcess } from './measure';
 
 const memcachedType = customResourceType(memcachedKind);

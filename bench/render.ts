@@ -7,7 +7,7 @@
  */
 import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
-import { renderChildren } from '../operator/runtime/render';
+import { renderChildren } from '../operator/runtime/children/render';
 
 const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m)[0];
 

@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { KubeObject } from '../constructs/contract';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
-import { namespaceInRange, shardRange } from '../operator/runtime/sharding';
+import { namespaceInRange, shardRange } from '../operator/runtime/cache/sharding';
 import { withBenchCluster } from './cluster';
 import {
   auditEnd,

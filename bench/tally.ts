@@ -1,7 +1,7 @@
 import type { KubeObject, ResourceType } from '../constructs/contract';
 import pino from 'pino';
-import type { KubeClient } from '../operator/runtime/client';
-import { Informer } from '../operator/runtime/informer';
+import type { KubeClient } from '../operator/runtime/client/client';
+import { Informer } from '../operator/runtime/cache/informer';
 
 /**
  * Counts the objects of one namespace (or several) that satisfy a predicate, from a watch, and says when the

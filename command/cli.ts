@@ -23,15 +23,13 @@ import { describeProject } from './image/project';
 import { ImageBuildError } from './image/tools';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import { diffReport, diffResource, liveResource, ownedChildren } from './diff';
-import { externalFactsUnknown } from '../operator/runtime/render';
+import { externalFactsUnknown } from '../operator/runtime/children';
 import { forwardSignals } from './forward-signals';
 import { type Plan, planChanges, planKind, planReport } from './plan';
 import { crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { ClusterCrds } from './served-version';
-import { HttpKubeClient } from '../operator/runtime/client';
-import { type ClusterConfig, loadKubeConfig } from '../operator/runtime/kubeconfig';
-import { isLoopbackServer } from '../operator/runtime/loopback-webhooks';
-import { egressRoutesBeside } from '../operator/runtime/egress-routes';
+import { HttpKubeClient, type ClusterConfig, loadKubeConfig } from '../operator/runtime/client';
+import { isLoopbackServer, egressRoutesBeside } from '../operator/runtime/local';
 import { chartNameOf, writeHelmChart } from '../constructs/helm/chart';
 import {
   controllerOf,

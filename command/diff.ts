@@ -9,9 +9,8 @@ import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, childKey, waitingOn } from '../constructs/contract';
-import { isNotFound, type KubeClient } from '../operator/runtime/client';
-import { renderChildrenWithWaits } from '../operator/runtime/render';
-import { changeableFields } from '../operator/runtime/field-changes';
+import { isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
+import { renderChildrenWithWaits } from '../operator/runtime/children';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 

@@ -8,11 +8,15 @@
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, waitingOn } from '../constructs/contract';
-import { ApiError, type KubeClient } from '../operator/runtime/client';
-import { needsApply } from '../operator/runtime/managed-fields';
-import { appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/field-changes';
-import { notOwnedReason } from '../operator/runtime/children';
-import { renderChildrenWithWaits } from '../operator/runtime/render';
+import {
+  ApiError,
+  type KubeClient,
+  needsApply,
+  appliedFieldChanges,
+  type FieldChange,
+  fieldChanges,
+} from '../operator/runtime/client';
+import { notOwnedReason, renderChildrenWithWaits } from '../operator/runtime/children';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
 import { controllerNamed, ownedType, RenderError } from './render';

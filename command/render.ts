@@ -18,7 +18,7 @@ import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
 import { bundleReconciler } from './image/bundle';
 import { NotInstalledError, RenderError } from './errors';
 import { type ClusterCrds, getAsNewCode } from './served-version';
-import { externalFactsUnknown, renderChildrenWithWaits } from '../operator/runtime/render';
+import { externalFactsUnknown, renderChildrenWithWaits } from '../operator/runtime/children';
 
 export { RenderError };
 

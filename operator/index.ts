@@ -6,21 +6,39 @@
  */
 export { runOperator } from './run';
 export type { RunOperatorOptions } from './run';
-export { buildController } from './runtime/builder';
-export { Controller } from './runtime/controller';
-export type { ControllerSetupOptions, ReconcileContext, Reconciler, Request, Result } from './runtime/controller';
-export { Manager } from './runtime/manager';
-export type { ManagerOptions } from './runtime/manager';
-export { Informer } from './runtime/informer';
-export { ApiError, HttpKubeClient, isConflict, isGone, isInvalid, isNotFound } from './runtime/client';
-export type { KubeClient, KubeList, WatchEvent } from './runtime/client';
-export { asTerminal, isTerminal, TerminalError } from './runtime/errors';
-export type { KubeClientOptions } from './runtime/client';
-export { ClusterConfig, loadKubeConfig } from './runtime/kubeconfig';
-export type { KubeConfigLike, LoadKubeConfigOptions } from './runtime/kubeconfig';
-export { EventRecorder } from './runtime/events';
-export { Metrics } from './runtime/metrics';
-export type { ClientSpan, SpanAttributes, Tracer } from './runtime/tracing';
-export { extractApplied, needsApply } from './runtime/managed-fields';
-export { renderChildren } from './runtime/render';
+export { buildController } from './runtime/reconcile';
+export {
+  Controller,
+  type ControllerSetupOptions,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  Manager,
+  type ManagerOptions,
+  asTerminal,
+  isTerminal,
+  TerminalError,
+} from './runtime/controller';
+export { Informer } from './runtime/cache';
+export {
+  ApiError,
+  HttpKubeClient,
+  isConflict,
+  isGone,
+  isInvalid,
+  isNotFound,
+  type KubeClient,
+  type KubeList,
+  type WatchEvent,
+  type KubeClientOptions,
+  ClusterConfig,
+  loadKubeConfig,
+  type KubeConfigLike,
+  type LoadKubeConfigOptions,
+  extractApplied,
+  needsApply,
+} from './runtime/client';
+export { EventRecorder, Metrics, type ClientSpan, type SpanAttributes, type Tracer } from './runtime/observability';
+export { renderChildren } from './runtime/children';
 export type { KubeObject } from '../constructs/contract';

@@ -11,15 +11,25 @@ import type { Logger } from 'pino';
 import type { ControllerDeclaration } from '../constructs/contract';
 import { convertingKinds } from '../constructs/contract/webhook-paths';
 import { type Flags, parseFlags, usage } from './flags';
-import { buildController } from './runtime/builder';
-import { HttpKubeClient, type KubeClient } from './runtime/client';
-import { EventRecorder } from './runtime/events';
-import { loadKubeConfig } from './runtime/kubeconfig';
-import { createLogger } from './runtime/logger';
-import { Manager, mountedCertificate, parseBindAddress } from './runtime/manager';
-import { admissionContextFor } from './runtime/admission-context';
-import { ensureWebhookCertificate, type ServingCertificate } from './runtime/webhook-certificate';
-import { WebhookServer } from './runtime/webhook-server';
+import { buildController } from './runtime/reconcile';
+import { HttpKubeClient, type KubeClient, loadKubeConfig } from './runtime/client';
+import {
+  EventRecorder,
+  createLogger,
+  MetricsAuthorizer,
+  Metrics,
+  otlpTracesUrl,
+  loadOtlpTracer,
+  type Tracer,
+} from './runtime/observability';
+import { Manager, mountedCertificate, parseBindAddress } from './runtime/controller';
+import {
+  admissionContextFor,
+  ensureWebhookCertificate,
+  type ServingCertificate,
+  WebhookServer,
+  migrateStorage,
+} from './runtime/webhooks';
 import {
   isLoopbackServer,
   LOOPBACK_HOST,
@@ -28,14 +38,9 @@ import {
   routeToLoopback,
   serviceHost,
   servicesCalled,
-} from './runtime/loopback-webhooks';
-import { egressRoutesBeside } from './runtime/egress-routes';
-import { migrateStorage } from './runtime/storage-migration';
+  egressRoutesBeside,
+} from './runtime/local';
 import type { KindDescriptor } from '../constructs/contract/kind';
-import { MetricsAuthorizer } from './runtime/metrics-auth';
-import { Metrics } from './runtime/metrics';
-import { otlpTracesUrl, type Tracer } from './runtime/tracing';
-import type * as OtlpTracerModule from './runtime/otlp-tracer';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -145,12 +150,9 @@ function startTracer(
 ): Tracer | undefined {
   const url = otlpTracesUrl(flags.otlpEndpoint);
   if (!url) return undefined;
-  // A lazy load (the package is CommonJS): without tracing, the exporter is never evaluated.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when tracing is on
-  const { OtlpTracer } = require('./runtime/otlp-tracer') as typeof OtlpTracerModule;
   const serviceName = process.env.OTEL_SERVICE_NAME ?? shared.serviceName;
   shared.logger.info({ url, serviceName }, 'tracing: a trace per reconcile, sent over OTLP/HTTP');
-  return new OtlpTracer({
+  return loadOtlpTracer({
     url,
     serviceName,
     instanceId: shared.identity,

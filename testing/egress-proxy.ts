@@ -28,8 +28,7 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { isJsonObject } from '../constructs/contract/json';
-import { isLoopbackHost } from '../operator/runtime/loopback-host';
-import { addRoute, readRoutes, ROUTES_FILE } from '../operator/runtime/egress-routes';
+import { isLoopbackHost, addRoute, readRoutes, ROUTES_FILE } from '../operator/runtime/local';
 import { type Cidr, inCidr, parseCidr, readyEndpoint, servicePortName } from './node/endpoints';
 
 export { isLoopbackHost };

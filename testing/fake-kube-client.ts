@@ -6,9 +6,10 @@ import {
   type KubeList,
   type WatchEvent,
   type WatchOptions,
+  extractApplied,
+  type FieldSet,
+  apiVersionOf,
 } from '../operator/runtime/client';
-import { extractApplied, type FieldSet } from '../operator/runtime/managed-fields';
-import { apiVersionOf } from '../operator/runtime/resource';
 
 /** One write the fake answered, in order. */
 export interface FakeWrite {

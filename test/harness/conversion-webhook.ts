@@ -2,7 +2,7 @@
  * The kit's conversion webhook for the whole integration tier, as envtest provides one: in a real
  * cluster the API server calls the operator's webhook Service, which nothing can route to here
  * (no kube-proxy, simulated pods). So this process serves `/convert` for the kit's converting
- * kinds on loopback — with the reconciler's own code (operator/runtime/conversion-review.ts) —
+ * kinds on loopback — with the reconciler's own code (operator/runtime/webhooks/conversion-review.ts) —
  * and a mutating webhook on CustomResourceDefinitions points every CRD whose conversion calls a
  * Service at it instead: whoever installs the CRD (dist/, Helm, a consumer app) gets a working
  * conversion, and the tests apply the manifests exactly as users do.
@@ -20,8 +20,8 @@ import type { AddressInfo } from 'node:net';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
 import { convertingKinds } from '../../constructs/contract/webhook-paths';
-import { convertReview, type ConversionRequest } from '../../operator/runtime/conversion-review';
-import { selfSignedCertificate } from '../../operator/runtime/self-signed';
+import { convertReview, type ConversionRequest } from '../../operator/runtime/webhooks/conversion-review';
+import { selfSignedCertificate } from '../../operator/runtime/webhooks/self-signed';
 import { kubectlAsync } from '../support/kube';
 
 /** The MutatingWebhookConfiguration that points CRDs' conversion at this server. */

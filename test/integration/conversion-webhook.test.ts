@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { selfSignedCertificate } from '../../operator/runtime/self-signed';
+import { selfSignedCertificate } from '../../operator/runtime/webhooks/self-signed';
 import { freePort } from '../../testing/control-plane';
 import { controllersModule } from '../support/controllers-module';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';

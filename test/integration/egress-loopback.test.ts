@@ -7,7 +7,7 @@
  */
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { selfSignedCertificate } from '../../operator/runtime/self-signed';
+import { selfSignedCertificate } from '../../operator/runtime/webhooks/self-signed';
 import { addEgressRoute, egressDecisions, isLoopbackHost } from '../../testing/egress-proxy';
 import { KEEP_CONVERSION_SERVICE_LABEL } from '../harness/conversion-webhook';
 import { createTestNamespace, eventually, getJson, kubectlAsync, kubectlOk, testIf } from '../support/kube';

@@ -19,7 +19,7 @@ import {
   memcachedController,
   webAppController,
 } from '../../constructs';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, nodesRun } from '../support/kube';
 import { kstatusOf } from '../support/kstatus';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';

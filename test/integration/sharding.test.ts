@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import { startControlPlane, type ControlPlane } from '../../testing/control-plane';
-import { namespaceInRange, shardRange } from '../../operator/runtime/sharding';
+import { namespaceInRange, shardRange } from '../../operator/runtime/cache/sharding';
 import { auditMark, writesBy } from '../support/audit';
 import { eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { ReconcilerProcess, shardHeldIn } from '../support/reconciler';

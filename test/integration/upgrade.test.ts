@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { memcachedController, writeHelmChart } from '../../constructs';
-import { HttpKubeClient } from '../../operator/runtime/client';
-import { loadKubeConfig } from '../../operator/runtime/kubeconfig';
+import { HttpKubeClient } from '../../operator/runtime/client/client';
+import { loadKubeConfig } from '../../operator/runtime/client/kubeconfig';
 import { type ControlPlane, startControlPlane, upgradeTest } from '../../testing';
 import { applyCrd } from '../../testing/upgrade/steps';
 import { currentMemcached, releasedMemcached } from '../fixtures/upgrade/memcached-versions';

@@ -13,7 +13,7 @@ import {
   spokeVersion,
   t,
 } from '../../constructs';
-import { convertReview } from '../../operator/runtime/conversion-review';
+import { convertReview } from '../../operator/runtime/webhooks/conversion-review';
 
 const V1 = 'cache.example.com/v1';
 const V1ALPHA1 = 'cache.example.com/v1alpha1';

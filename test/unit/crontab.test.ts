@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { cronJobSchedule } from '../../constructs/crontab/api';
 import { structuralProblems } from '../../constructs/core/structural';
 import { cronTabController, desiredCronTabStatus } from '../../constructs/crontab/controller';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 
 const desiredCronJob = (ct: any) => renderChildren(cronTabController, ct)[0];
 import { validateBuiltin } from '../support/builtin-validator';

@@ -8,7 +8,7 @@ import {
   finalSnapshot,
   newCredentials,
 } from '../../constructs/database/controller';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 
 const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
 import { validateBuiltin } from '../support/builtin-validator';

@@ -5,7 +5,7 @@
  */
 import { customResourceType, DEFAULT_IMAGE, rulesForControllers } from '../../constructs';
 import { KIT_CONTROLLERS } from '../../constructs/kit-controllers';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 
 const meta = { name: 'x', namespace: 'ns', uid: 'u', generation: 1 };
 /** Resources taking every optional branch of their construct (defaults applied, as the API server would). */

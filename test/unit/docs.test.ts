@@ -53,10 +53,26 @@ describe.each(pages)('%s', (page) => {
   });
 });
 
-test("every module of the reconciler's runtime is named in docs/reconciler.md, where a newcomer looks for it", () => {
-  const table = read('docs/reconciler.md');
-  const modules = fs.readdirSync(path.join(ROOT, 'operator', 'runtime')).filter((f) => f.endsWith('.ts'));
-  expect(modules.filter((m) => !table.includes(m))).toEqual([]);
+describe("docs/reconciler.md's table of the runtime's folders, where a newcomer looks for a module", () => {
+  const page = read('docs/reconciler.md');
+  const runtime = path.join(ROOT, 'operator', 'runtime');
+  const folders = fs.readdirSync(runtime).filter((f) => fs.statSync(path.join(runtime, f)).isDirectory());
+  const rowOf = (folder: string) => page.split('\n').find((line) => line.startsWith(`| \`runtime/${folder}/\` |`));
+
+  test('the runtime is only folders, each with a face', () => {
+    expect(fs.readdirSync(runtime).filter((f) => !folders.includes(f))).toEqual([]);
+    expect(folders.filter((f) => !fs.existsSync(path.join(runtime, f, 'index.ts')))).toEqual([]);
+  });
+
+  test.each(fs.readdirSync(path.join(ROOT, 'operator', 'runtime')))(
+    'runtime/%s/ has a row naming each of its files',
+    (folder) => {
+      const row = rowOf(folder);
+      expect(row).toBeDefined();
+      const files = fs.readdirSync(path.join(runtime, folder)).filter((f) => f.endsWith('.ts') && f !== 'index.ts');
+      expect(files.filter((f) => !row?.includes(`\`${f}\``))).toEqual([]);
+    },
+  );
 });
 
 test('every command has its own --help, and every flag in it is on a docs page', () => {

@@ -27,6 +27,12 @@ test('the constructs entry loads no run-time I/O: no etcd client, hosts file or 
 
 test('the reconciler entry loads the membership step only when an EtcdCluster is reconciled', () => {
   const { modules } = loadedBy('./operator/index.ts');
-  expect(modules).toContain(path.join('operator', 'runtime', 'builder.ts'));
+  expect(modules).toContain(path.join('operator', 'runtime', 'reconcile', 'builder.ts'));
   expect(modules.filter((m) => m.includes('membership.ts'))).toEqual([]);
+});
+
+test('the reconciler entry loads the OTLP exporter only when tracing is on', () => {
+  const { modules } = loadedBy('./operator/index.ts');
+  expect(modules).toContain(path.join('operator', 'runtime', 'observability', 'tracing.ts'));
+  expect(modules.filter((m) => m.includes('otlp-tracer'))).toEqual([]);
 });

@@ -8,7 +8,7 @@ import { desiredEtcdStatus, etcdClusterController, finalEtcdSnapshot } from '../
 import { EtcdClusterResources, snapshotRotationScript } from '../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../constructs/etcd/versions';
 import { renderConstructs } from '../../constructs/contract/render';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 
 const desiredEtcdChildren = (c: any) => renderChildren(etcdClusterController, c);
 import { validateBuiltin } from '../support/builtin-validator';

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { BuiltinTypes, customResourceType, type Memcached } from '../../constructs';
 import { memcachedController } from '../../constructs/memcached/controller';
-import { buildController } from '../../operator/runtime/builder';
-import { EventRecorder } from '../../operator/runtime/events';
-import { Manager } from '../../operator/runtime/manager';
-import { Metrics } from '../../operator/runtime/metrics';
+import { buildController } from '../../operator/runtime/reconcile/builder';
+import { EventRecorder } from '../../operator/runtime/observability/events';
+import { Manager } from '../../operator/runtime/controller/manager';
+import { Metrics } from '../../operator/runtime/observability/metrics';
 import { FakeKubeClient } from '../../testing/fake-kube-client';
 
 // The Memcached kind's type: its objects are Memcacheds.

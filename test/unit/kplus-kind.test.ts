@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import { loadControllers, renderResources } from '../../command/render';
 import type { KubeObject } from '../../constructs/contract';
 import { blogSiteController } from '../../examples/blog-site/blog-site';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

@@ -6,7 +6,7 @@ import { ChildMap, childKey, type KubeObject } from '../../constructs/contract';
 import { etcdClusterController } from '../../constructs/etcd/controller';
 import { membersConfigMapName } from '../../constructs/etcd/topology';
 import { renderDocuments } from '../../command/render';
-import { externalFactsUnknown, renderChildrenWithWaits } from '../../operator/runtime/render';
+import { externalFactsUnknown, renderChildrenWithWaits } from '../../operator/runtime/children/render';
 
 const cluster = {
   apiVersion: 'etcd.database.coreos.com/v1alpha1',

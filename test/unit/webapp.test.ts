@@ -8,7 +8,7 @@ import {
   ingressHostConflict,
   webAppController,
 } from '../../constructs/webapp/controller';
-import { renderChildren } from '../../operator/runtime/render';
+import { renderChildren } from '../../operator/runtime/children/render';
 import { validateBuiltin } from '../support/builtin-validator';
 import { CrdValidator } from '../support/crd-validator';
 import { one, parseYaml, podSpecsOf, synthProject } from '../support/synth';

@@ -1,9 +1,7 @@
 /** What an upgrade test compares: the children before and after, the audit log's writes, and conversion round trips. */
 import * as fs from 'node:fs';
 import { type ControllerDeclaration, customResourceType, type KubeObject } from '../../constructs/contract';
-import type { KubeClient } from '../../operator/runtime/client';
-import { appliedFieldChanges, type FieldChange } from '../../operator/runtime/field-changes';
-import { sameJson } from '../../operator/runtime/managed-fields';
+import { type KubeClient, appliedFieldChanges, type FieldChange, sameJson } from '../../operator/runtime/client';
 
 /** One child the plan said the new version would write (`plan -o json`'s `changes`). */
 export interface PlannedChange {

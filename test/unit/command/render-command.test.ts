@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applicationController } from '../../../constructs/webapp/controller';
-import { renderChildren } from '../../../operator/runtime/render';
+import { renderChildren } from '../../../operator/runtime/children/render';
 import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../../command/render';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');

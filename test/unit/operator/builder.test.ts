@@ -2,12 +2,12 @@ import type { KubeObject, Observed } from '../../../constructs/contract';
 import pino from 'pino';
 import { k8s } from 'cdk8s-plus-27';
 import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t, waitsFor } from '../../../constructs';
-import { buildController } from '../../../operator/runtime/builder';
-import { ApiError, type KubeClient } from '../../../operator/runtime/client';
-import { TerminalError } from '../../../operator/runtime/errors';
-import type { ReconcileContext } from '../../../operator/runtime/controller';
-import { Manager } from '../../../operator/runtime/manager';
-import { Metrics } from '../../../operator/runtime/metrics';
+import { buildController } from '../../../operator/runtime/reconcile/builder';
+import { ApiError, type KubeClient } from '../../../operator/runtime/client/client';
+import { TerminalError } from '../../../operator/runtime/controller/errors';
+import type { ReconcileContext } from '../../../operator/runtime/controller/controller';
+import { Manager } from '../../../operator/runtime/controller/manager';
+import { Metrics } from '../../../operator/runtime/observability/metrics';
 import { VirtualClock } from './virtual-clock';
 
 const logger = pino({ level: 'silent' });

@@ -1,5 +1,5 @@
-import { cacheTransform, FieldSetPool } from '../../../operator/runtime/cache-transform';
-import { type ManagedFieldsEntry, needsApply } from '../../../operator/runtime/managed-fields';
+import { cacheTransform, FieldSetPool } from '../../../operator/runtime/cache/cache-transform';
+import { type ManagedFieldsEntry, needsApply } from '../../../operator/runtime/client/managed-fields';
 import { BuiltinTypes, type KubeObject } from '../../../constructs';
 
 const managedFields: ManagedFieldsEntry[] = [

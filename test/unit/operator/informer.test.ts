@@ -1,6 +1,6 @@
 import pino from 'pino';
-import { ApiError, type KubeClient, type KubeList, type WatchOptions } from '../../../operator/runtime/client';
-import { Informer } from '../../../operator/runtime/informer';
+import { ApiError, type KubeClient, type KubeList, type WatchOptions } from '../../../operator/runtime/client/client';
+import { Informer } from '../../../operator/runtime/cache/informer';
 import { BuiltinTypes } from '../../../constructs';
 import { FakeListWatch, list, obj, type WatchScript } from './fake-client';
 import { VirtualClock } from './virtual-clock';

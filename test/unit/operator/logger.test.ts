@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, textLine } from '../../../operator/runtime/logger';
+import { createLogger, textLine } from '../../../operator/runtime/observability/logger';
 import { parseFlags } from '../../../operator/flags';
 
 /** Lines a logger writes, in the given format. */

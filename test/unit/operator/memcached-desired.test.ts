@@ -1,13 +1,13 @@
 import pino from 'pino';
-import type { KubeClient } from '../../../operator/runtime/client';
-import { EventRecorder } from '../../../operator/runtime/events';
+import type { KubeClient } from '../../../operator/runtime/client/client';
+import { EventRecorder } from '../../../operator/runtime/observability/events';
 import type { Memcached } from '../../../constructs';
 import { desiredStatus, memcachedController } from '../../../constructs/memcached/controller';
-import { renderChildren } from '../../../operator/runtime/render';
+import { renderChildren } from '../../../operator/runtime/children/render';
 
 const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m)[0];
 import { setCondition } from '../../../constructs/contract/conditions';
-import { sameJson } from '../../../operator/runtime/managed-fields';
+import { sameJson } from '../../../operator/runtime/client/managed-fields';
 import { parseDuration, parseFlags, usage } from '../../../operator/flags';
 import { validateBuiltin } from '../../support/builtin-validator';
 

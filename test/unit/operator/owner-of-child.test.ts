@@ -4,8 +4,8 @@
  */
 import { customResourceType, type KubeObject } from '../../../constructs/contract';
 import { CustomResourceKind, t } from '../../../constructs';
-import type { Informer } from '../../../operator/runtime/informer';
-import { ownerByReferences } from '../../../operator/runtime/owner-of-child';
+import type { Informer } from '../../../operator/runtime/cache/informer';
+import { ownerByReferences } from '../../../operator/runtime/children/owner-of-child';
 
 const kind = new CustomResourceKind({
   group: 'sites.example.com',

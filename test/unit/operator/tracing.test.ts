@@ -3,8 +3,8 @@
  * parent links and W3C trace context, and where traces go by flag and environment.
  */
 import pino from 'pino';
-import { OtlpTracer } from '../../../operator/runtime/otlp-tracer';
-import { inSpan, otlpTracesUrl } from '../../../operator/runtime/tracing';
+import { OtlpTracer } from '../../../operator/runtime/observability/otlp-tracer';
+import { inSpan, otlpTracesUrl } from '../../../operator/runtime/observability/tracing';
 import { attributeOf as attr, type OtlpSpan, startOtlpReceiver as receiver } from '../../support/otlp';
 
 function tracerFor(url: string, logger = pino({ level: 'silent' })) {

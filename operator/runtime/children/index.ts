@@ -1,0 +1,13 @@
+/**
+ * A resource's children: rendered from its declaration (renders reused while their input is unchanged),
+ * applied only when they would change, the ones written but not yet seen by the cache, and the Warning
+ * Events Kubernetes' own controllers record about them.
+ *
+ * This file is the folder's face: code outside the folder imports it from here alone.
+ */
+export { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './apply';
+export { ChildFailures } from './child-failures';
+export { ownerByReferences, ownerOfPod } from './owner-of-child';
+export { externalFactsUnknown, renderChildren, renderChildrenWithWaits } from './render';
+export { RenderCache } from './render-cache';
+export { WrittenChildren } from './written-children';

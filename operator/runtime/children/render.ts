@@ -1,0 +1,42 @@
+import type { KubeObject } from '../../../constructs/contract';
+import {
+  ChildMap,
+  type Children,
+  type ControllerDeclaration,
+  type CustomResourceObject,
+  customResourceType,
+} from '../../../constructs/contract';
+import { type RenderedChildren, renderWithWaits, resourceAddress } from '../../../constructs/contract/render';
+import { controllerReference } from './apply';
+
+/** The children a declaration renders for a resource, with the owner reference the runtime gives. */
+export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {
+  return renderChildrenWithWaits(declaration, resource).objects;
+}
+
+/**
+ * `renderChildren`, with the waits between the children (see `waitsFor`): as the reconciler
+ * renders it, with the external facts the declaration reads from `children` (see
+ * `observeExternal`; none given, as for a resource not made yet).
+ */
+export function renderChildrenWithWaits(
+  declaration: ControllerDeclaration,
+  resource: CustomResourceObject,
+  children: Children = new ChildMap(),
+): RenderedChildren {
+  if (!declaration.render) return { objects: [], waits: new Map() };
+  const external = declaration.observeExternal?.(resource, children);
+  return renderWithWaits((scope) => {
+    declaration.render?.(scope, resource, {
+      owner: controllerReference(resource, customResourceType(declaration.for)),
+      external,
+    });
+  }, resourceAddress(resource.metadata));
+}
+
+/** Why an offline render may differ from the reconciler's: an external step whose facts it cannot read. */
+export function externalFactsUnknown(declaration: ControllerDeclaration): string | undefined {
+  return declaration.external && !declaration.observeExternal
+    ? `controller ${declaration.name} has an external step whose facts cannot be read offline: rendered without them`
+    : undefined;
+}

@@ -1,0 +1,427 @@
+import type { Tracer } from '../observability';
+import type { KubeObject, ResourceType } from '../../../constructs/contract';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { KubeConfigLike } from './kubeconfig';
+import { resourcePath } from './resource';
+
+/** An error answer from the API server, with its HTTP status and Kubernetes reason. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
+export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
+export const isGone = (e: unknown) =>
+  e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+/** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
+export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  /** `shardInfo`: the shard selector the server applied (KEP-5866), absent when it ignored it. */
+  metadata: { resourceVersion: string; continue?: string; shardInfo?: { selector?: string } };
+  items: T[];
+}
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+/** Counts requests by verb, for metrics and for tests that check a reconcile wrote nothing. */
+export type RequestObserver = (method: string, path: string, status: number, seconds: number) => void;
+
+export interface KubeClientOptions {
+  /** Field manager for server-side apply and writes. */
+  readonly fieldManager: string;
+  /** Per-request timeout (not for watches). @default 30000 */
+  readonly timeoutMs?: number;
+  /** Told of every request's method, path, status and duration (for metrics). @default none */
+  readonly observer?: RequestObserver;
+  /**
+   * The User-Agent of every request. The API server's audit log records it, so a value naming
+   * the process (as the reconciler's `cdk8s-operator-kit-reconciler (<identity>)`) tells which
+   * replica made a write. @default 'cdk8s-operator-kit-reconciler'
+   */
+  readonly userAgent?: string;
+  /** Traces each request made inside a traced reconcile (see tracing.ts). @default not traced */
+  readonly tracer?: Tracer;
+}
+
+/** A watch: where, from when, and who is told of its events. */
+export interface WatchOptions {
+  /** @default all namespaces */
+  readonly namespace?: string;
+  /** e.g. `resourceVersion`, `allowWatchBookmarks`, `labelSelector`. */
+  readonly query: Record<string, string>;
+  readonly onEvent: (e: WatchEvent) => void;
+  readonly signal: AbortSignal;
+  /** Ends the watch when no byte arrives for this long. @default 10 minutes */
+  readonly idleTimeoutMs?: number;
+  /** Called once the server accepted the watch. @default none */
+  readonly onOpen?: () => void;
+}
+
+/**
+ * What the runtime asks of the API server: the verbs a controller uses. `HttpKubeClient` speaks
+ * them over HTTP; `FakeKubeClient` (`cdk8s-operator-kit/testing`) keeps objects in memory, for
+ * unit tests of a controller.
+ */
+export interface KubeClient {
+  /** The field manager of server-side apply and every write. */
+  readonly fieldManager: string;
+  get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T>;
+  list<T extends KubeObject>(
+    type: ResourceType<T>,
+    namespace?: string,
+    query?: Record<string, string>,
+  ): Promise<KubeList<T>>;
+  create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T>;
+  /**
+   * Server-side apply of a complete desired object (force: this manager owns its fields); with
+   * `dryRun`, what the API server would store, defaults and admission included, without storing it.
+   */
+  apply<T extends KubeObject>(
+    type: ResourceType<T>,
+    obj: KubeObject,
+    options?: { subresource?: string; force?: boolean; dryRun?: boolean },
+  ): Promise<T>;
+  /** JSON merge patch, e.g. for finalizers. */
+  mergePatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T>;
+  /** Deletes an object; with `uid`, only that object (409 Conflict if it was replaced). */
+  delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    options?: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' },
+  ): Promise<void>;
+  /** Any request, for the reviews (TokenReview, SubjectAccessReview) that are not resources of a type. */
+  request<T = unknown>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; contentType?: string; query?: Record<string, string> },
+  ): Promise<T>;
+  /**
+   * Feeds each event of a watch to `onEvent` until the stream ends (resolves), fails (rejects)
+   * or `signal` aborts (resolves). `onOpen` is called once the server accepted it.
+   */
+  watch(type: ResourceType, options: WatchOptions): Promise<void>;
+  /** Releases connections. */
+  close(): void;
+}
+
+/**
+ * A small REST client for the Kubernetes API on top of the kubeconfig's TLS and auth settings.
+ * It knows resource paths from declarations, so it needs no discovery round trips, and it
+ * exposes exactly the verbs a controller uses: get, list, watch, server-side apply, status
+ * apply, merge patch, create, delete.
+ */
+export class HttpKubeClient implements KubeClient {
+  private readonly server: URL;
+  private readonly agent: http.Agent;
+
+  /**
+   * @param kubeConfig where the API server is and how to authenticate: `loadKubeConfig()`'s
+   *   answer, or a `KubeConfig` of `@kubernetes/client-node`
+   */
+  constructor(
+    readonly kubeConfig: KubeConfigLike,
+    readonly options: KubeClientOptions,
+  ) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    const Agent = this.server.protocol === 'https:' ? https.Agent : http.Agent;
+    // No client-side throttling (as controller-runtime): the API server's priority and fairness
+    // protects itself. Keep-alive avoids a TLS handshake per request.
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  get fieldManager(): string {
+    return this.options.fieldManager;
+  }
+
+  async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+    return this.request<T>('GET', resourcePath(type, namespace, name));
+  }
+
+  async list<T extends KubeObject>(
+    type: ResourceType,
+    namespace?: string,
+    query: Record<string, string> = {},
+  ): Promise<KubeList<T>> {
+    return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
+    return this.request<T>('POST', resourcePath(type, namespace), {
+      body: obj,
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  /** Server-side apply of a complete desired object (force: this manager owns its fields). */
+  async apply<T extends KubeObject>(
+    type: ResourceType,
+    obj: KubeObject,
+    options: { subresource?: string; force?: boolean; dryRun?: boolean } = {},
+  ): Promise<T> {
+    return this.request<T>(
+      'PATCH',
+      resourcePath(type, obj.metadata.namespace, obj.metadata.name, options.subresource),
+      {
+        body: obj,
+        contentType: 'application/apply-patch+yaml',
+        query: {
+          fieldManager: this.fieldManager,
+          force: String(options.force ?? true),
+          ...(options.dryRun ? { dryRun: 'All' } : {}),
+        },
+      },
+    );
+  }
+
+  /** JSON merge patch, e.g. for finalizers. */
+  async mergePatch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  /**
+   * Deletes an object. With `uid`, only that object (a precondition): one that was deleted and
+   * made again under the same name by someone else is not touched (409 Conflict).
+   */
+  async delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    options: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {},
+  ): Promise<void> {
+    await this.request('DELETE', resourcePath(type, namespace, name), {
+      body: {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        propagationPolicy: options.propagationPolicy ?? 'Background',
+        ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+      },
+    });
+  }
+
+  /** Any request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer. */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {},
+  ): Promise<T> {
+    const started = process.hrtime.bigint();
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const span = this.options.tracer?.clientSpan(method, {
+      'http.request.method': method,
+      'url.path': path,
+      'server.address': this.server.hostname,
+    });
+    const req = await this.prepare(method, path, opts.query, {
+      ...(span ? { traceparent: span.traceparent } : {}),
+      ...(payload
+        ? {
+            'Content-Type': opts.contentType ?? 'application/json',
+            'Content-Length': String(Buffer.byteLength(payload)),
+          }
+        : {}),
+    });
+    return new Promise<T>((resolve, reject) => {
+      const r = req.module.request(req.options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
+          span?.end(status);
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? (JSON.parse(text) as unknown) : undefined;
+          } catch {
+            body = text;
+          }
+          if (status >= 200 && status < 300) resolve(body as T);
+          else reject(toApiError(status, body, `${method} ${path}`));
+        });
+        res.on('error', reject);
+      });
+      r.setTimeout(this.options.timeoutMs ?? 30_000, () => r.destroy(new Error(`${method} ${path}: timed out`)));
+      r.on('error', (err) => {
+        this.options.observer?.(method, path, 0, Number(process.hrtime.bigint() - started) / 1e9);
+        span?.end(0, err);
+        reject(err);
+      });
+      if (payload) r.write(payload);
+      r.end();
+    });
+  }
+
+  /**
+   * Opens a watch and feeds each event to `onEvent` until the server ends the stream, the
+   * connection fails, or `signal` aborts. Resolves when the stream ends; rejects on errors
+   * (including a non-2xx answer to the watch request itself). `onOpen` is called when the
+   * server has accepted the watch (a 2xx answer).
+   */
+  async watch(type: ResourceType, options: WatchOptions): Promise<void> {
+    const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen } = options;
+    const path = resourcePath(type, namespace);
+    const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
+    return new Promise<void>((resolve, reject) => {
+      const r = req.module.request({ ...req.options, agent: false }, (res) => {
+        if ((res.statusCode ?? 0) >= 300) {
+          readError(res, `watch ${path}`).then(reject, reject);
+          return;
+        }
+        onOpen?.();
+        // An event the handler fails on ends the watch with that error.
+        readLines(res, (line) => {
+          onEvent(JSON.parse(line) as WatchEvent);
+        }).catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
+        res.on('end', () => {
+          resolve();
+        });
+        res.on('error', reject);
+        res.on('aborted', () => {
+          reject(new Error(`watch ${path}: connection aborted`));
+        });
+      });
+      // A connection that carries nothing (not even a bookmark) for this long is dead.
+      r.setTimeout(idleTimeoutMs, () => r.destroy(new Error(`watch ${path}: no data for ${idleTimeoutMs / 1000}s`)));
+      r.on('error', (err) => {
+        if (signal.aborted) resolve();
+        else reject(err);
+      });
+      r.on('close', () => {
+        if (signal.aborted) resolve();
+        else reject(new Error(`watch ${path}: connection closed`));
+      });
+      const abort = () => r.destroy();
+      if (signal.aborted) abort();
+      signal.addEventListener('abort', abort, { once: true });
+      r.end();
+    });
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async prepare(
+    method: string,
+    path: string,
+    query: Record<string, string> | undefined,
+    headers: Record<string, string>,
+  ) {
+    const qs = query && Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : '';
+    const basePath = this.server.pathname.replace(/\/$/, '');
+    const options: https.RequestOptions = {
+      method,
+      protocol: this.server.protocol,
+      hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
+      port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
+      path: `${basePath}${path}${qs}`,
+      headers: {
+        Accept: 'application/json',
+        'User-Agent': this.options.userAgent ?? 'cdk8s-operator-kit-reconciler',
+        ...headers,
+      },
+      agent: this.agent,
+    };
+    // Adds client certificates, CA and bearer token (re-read for rotating in-cluster tokens).
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    options.agent = this.agent;
+    const module = this.server.protocol === 'https:' ? https : http;
+    return { module, options };
+  }
+}
+
+/** The ApiError an error answer stands for, from its body (a metav1.Status, when it is JSON). */
+function readError(res: http.IncomingMessage, what: string): Promise<ApiError> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+      } catch {
+        body = undefined;
+      }
+      resolve(toApiError(res.statusCode ?? 0, body, what));
+    });
+  });
+}
+
+/**
+ * Feeds each non-empty line of a streamed answer to `onLine` as it arrives; rejects with the
+ * first error `onLine` throws (and feeds nothing more).
+ */
+function readLines(res: http.IncomingMessage, onLine: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let failed = false;
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (failed) return;
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (!line) continue;
+        try {
+          onLine(line);
+        } catch (err) {
+          failed = true;
+          reject(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+      }
+    });
+    res.on('end', () => {
+      resolve();
+    });
+  });
+}
+
+/** A metav1.Status, the body of every API error answer; anything else is kept as text. */
+interface StatusBody {
+  reason?: string;
+  message?: string;
+  details?: unknown;
+}
+
+function toApiError(status: number, body: unknown, what: string): ApiError {
+  const s: StatusBody = typeof body === 'object' && body !== null ? body : {};
+  const reason = s.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
+  const message = s.message ?? (typeof body === 'string' ? body : '');
+  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, s.details);
+}

@@ -1,0 +1,268 @@
+import type { FieldSet, KubeObject, ManagedFieldsEntry } from '../../../constructs/contract/objects';
+import { isJsonObject } from '../../../constructs/contract/json';
+import { sameQuantity } from '../../../constructs/contract/quantity';
+
+export type { FieldSet, ManagedFieldsEntry };
+
+/** The entry recording what `manager` last applied (server-side apply) to the object itself. */
+export function appliedEntry(obj: KubeObject, manager: string): ManagedFieldsEntry | undefined {
+  return (obj.metadata.managedFields ?? []).find(
+    (e) => e.manager === manager && e.operation === 'Apply' && !e.subresource && e.fieldsType === 'FieldsV1',
+  );
+}
+
+/**
+ * What `manager` last applied to `obj`: the live values of exactly the fields its Apply entry in
+ * `managedFields` owns — the applied configuration, as client-go's Extract* functions compute
+ * it. Undefined when the manager has applied nothing to this object (or at another apiVersion),
+ * or when the field set uses a form this reader does not know: the caller must then apply.
+ */
+export function extractApplied(
+  obj: KubeObject,
+  manager: string,
+  apiVersion?: string,
+): Record<string, unknown> | undefined {
+  const owned = extractOwned(obj, manager, apiVersion);
+  return owned && unwrapObject(owned);
+}
+
+function unwrapObject(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, unwrap(x)]));
+}
+
+/** As extractApplied, with the values owned whole marked `Atomic`, for `matches`. */
+function extractOwned(obj: KubeObject, manager: string, apiVersion?: string): Record<string, unknown> | undefined {
+  const entry = appliedEntry(obj, manager);
+  if (!entry?.fieldsV1) return undefined;
+  if (apiVersion && entry.apiVersion && entry.apiVersion !== apiVersion) return undefined;
+  try {
+    return extractObject(obj, entry.fieldsV1);
+  } catch (err) {
+    if (err instanceof UnknownFieldSet) return undefined;
+    throw err;
+  }
+}
+
+class UnknownFieldSet extends Error {}
+
+/**
+ * A field our manager owns whose value the server dropped because it was empty (a Go zero value
+ * under omitempty: "", 0, false): applying the zero value again would change nothing.
+ */
+class Dropped {
+  toString(): string {
+    return '<dropped by the server>';
+  }
+}
+const DROPPED = new Dropped();
+
+function unwrap(v: unknown): unknown {
+  if (v instanceof Atomic) return v.value;
+  if (v instanceof Dropped) return undefined;
+  if (Array.isArray(v)) return v.map(unwrap);
+  return isJsonObject(v) ? unwrapObject(v) : v;
+}
+
+function isLeaf(set: FieldSet): boolean {
+  return Object.keys(set).every((k) => k === '.');
+}
+
+/**
+ * A value owned whole: a scalar, or an atomic list or map (e.g. a StatefulSet's
+ * `volumeClaimTemplates`). The API server fills defaults into atomic values too, so they are
+ * compared as "what we applied is all there", not as equal.
+ */
+export class Atomic {
+  constructor(readonly value: unknown) {}
+}
+
+function extractValue(value: unknown, set: FieldSet): unknown {
+  if (isLeaf(set)) return value !== null && typeof value === 'object' ? new Atomic(value) : value;
+  if (Array.isArray(value)) return extractList(value, set);
+  if (isJsonObject(value)) return extractObject(value, set);
+  // The set names sub-fields but the live value is a scalar: the shapes disagree.
+  throw new UnknownFieldSet();
+}
+
+function extractObject(obj: Record<string, unknown>, set: FieldSet): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(set)) {
+    if (key === '.') continue;
+    if (!key.startsWith('f:')) throw new UnknownFieldSet();
+    const name = key.slice(2);
+    // Owned but absent: an empty value the server dropped.
+    out[name] = name in obj ? extractValue(obj[name], child) : DROPPED;
+  }
+  return out;
+}
+
+function extractList(list: unknown[], set: FieldSet): unknown[] {
+  const byKey: { match: (item: unknown, index: number) => boolean; set: FieldSet }[] = [];
+  for (const [key, child] of Object.entries(set)) {
+    if (key === '.') continue;
+    const kind = key.slice(0, 2);
+    const text = key.slice(2);
+    if (kind === 'k:') {
+      const wanted: unknown = JSON.parse(text);
+      if (!isJsonObject(wanted)) throw new UnknownFieldSet();
+      byKey.push({ match: (item) => isKeyMatch(item, wanted), set: child });
+    } else if (kind === 'v:') {
+      const wanted: unknown = JSON.parse(text);
+      byKey.push({ match: (item) => canonical(item) === canonical(wanted), set: child });
+    } else if (kind === 'i:') {
+      const index = Number(text);
+      byKey.push({ match: (_item, i) => i === index, set: child });
+    } else {
+      throw new UnknownFieldSet();
+    }
+  }
+  const out: unknown[] = [];
+  list.forEach((item, i) => {
+    const owned = byKey.find((k) => k.match(item, i));
+    if (owned) out.push(extractValue(item, owned.set));
+  });
+  return out;
+}
+
+function isKeyMatch(item: unknown, key: Record<string, unknown>): boolean {
+  if (!isJsonObject(item)) return false;
+  return Object.entries(key).every(([k, v]) => canonical(item[k]) === canonical(v));
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(sortKeys(v));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (!isJsonObject(v)) return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys(v[k])]),
+  );
+}
+
+/**
+ * Drops what the API server does not keep: undefined and null values, and empty maps and lists
+ * (omitempty), recursively. Both sides of a comparison go through it, so `labels: {}` in a
+ * desired object equals a live object without labels.
+ */
+export function pruneEmpty(v: unknown): unknown {
+  if (v instanceof Dropped) return v;
+  if (v instanceof Atomic) {
+    const p = pruneEmpty(v.value);
+    return p !== null && typeof p === 'object' && Object.keys(p).length === 0 ? p : new Atomic(p);
+  }
+  if (Array.isArray(v)) return v.map(pruneEmpty);
+  if (!isJsonObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === undefined || x === null) continue;
+    const p = pruneEmpty(x);
+    if (!isEmptyValue(p)) out[k] = p;
+  }
+  return out;
+}
+
+/** An empty map or list (not one the server dropped): what omitempty leaves out. */
+function isEmptyValue(p: unknown): boolean {
+  return p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p).length === 0;
+}
+
+/** Ordered deep equality of JSON values, ignoring the order of object keys. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * Whether the desired value equals the applied one: same keys and values, lists element by
+ * element — except inside an atomic value, where every desired field must be there with its
+ * value but server defaults may be added. `path` is the field names down to the values, so
+ * that quantities compare by value (see sameScalar).
+ */
+function matches(desired: unknown, applied: unknown, path: readonly string[] = []): boolean {
+  if (applied instanceof Atomic) return contains(applied.value, desired, path);
+  if (applied instanceof Dropped) return isZeroValue(desired);
+  if (Array.isArray(desired)) {
+    return (
+      Array.isArray(applied) &&
+      applied.length === desired.length &&
+      desired.every((d, i) => matches(d, applied[i], path))
+    );
+  }
+  if (isJsonObject(desired)) {
+    if (!isJsonObject(applied)) return false;
+    const [a, d] = [applied, desired];
+    const keys = new Set([...Object.keys(a), ...Object.keys(d)]);
+    // An owned field the server dropped as empty is absent either way when no longer desired.
+    return [...keys].every((k) => (k in d ? k in a && matches(d[k], a[k], [...path, k]) : a[k] instanceof Dropped));
+  }
+  return sameScalar(desired, applied, path);
+}
+
+/** Whether `live` holds every field of `desired` with an equal value (lists of equal length). */
+function contains(live: unknown, desired: unknown, path: readonly string[]): boolean {
+  if (Array.isArray(desired)) {
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => contains(live[i], d, path));
+  }
+  if (isJsonObject(desired)) {
+    if (!isJsonObject(live)) return false;
+    return Object.entries(desired).every(([k, v]) => contains(live[k], v, [...path, k]));
+  }
+  return sameScalar(desired, live, path);
+}
+
+/** The zero values Go's omitempty drops: what an owned-but-absent field may have been applied as. */
+function isZeroValue(v: unknown): boolean {
+  return v === '' || v === 0 || v === false || v === null || v === undefined;
+}
+
+/**
+ * Scalars are equal as JSON, except quantities (resource requests and limits, capacities,
+ * hard quotas, overheads, `sizeLimit`): the API server stores those canonically ("2048Mi" as
+ * "2Gi", "0.5" as "500m", 1 as "1"), so they compare by value. Elsewhere a string that looks like
+ * a quantity is kept as written, and compared as written.
+ */
+function sameScalar(desired: unknown, applied: unknown, path: readonly string[]): boolean {
+  if (desired === applied) return true;
+  const isScalar = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
+  return isScalar(desired) && isScalar(applied) && isQuantityField(path) && sameQuantity(desired, applied);
+}
+
+const QUANTITY_MAPS = new Set([
+  'requests',
+  'limits',
+  'capacity',
+  'allocatable',
+  'hard',
+  'overhead',
+  'max',
+  'min',
+  'default',
+  'defaultRequest',
+]);
+
+/** Whether the field at `path` holds a quantity in the built-in types. */
+function isQuantityField(path: readonly string[]): boolean {
+  const name = path[path.length - 1];
+  const parent = path[path.length - 2];
+  return name === 'sizeLimit' || (parent !== undefined && QUANTITY_MAPS.has(parent));
+}
+
+/**
+ * Whether applying `desired` as `manager` would change what that manager owns on `live`:
+ * true when a desired value differs from the live one, when desired sets a field the manager
+ * does not own yet, and when a field the manager owns is no longer desired (server-side apply
+ * removes it — the case a "desired ⊆ live" check misses). False means the apply is a no-op and
+ * may be skipped.
+ */
+export function needsApply(desired: KubeObject, live: KubeObject | undefined, manager: string): boolean {
+  if (!live) return true;
+  const applied = extractOwned(live, manager, desired.apiVersion);
+  if (!applied) return true;
+  // apiVersion, kind, name and namespace identify the object; they are not in the field set.
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = desired;
+  const { name: _n, namespace: _ns, ...meta } = metadata;
+  return !matches(pruneEmpty({ ...rest, metadata: meta }), pruneEmpty(applied));
+}

@@ -1,0 +1,121 @@
+/**
+ * What every reconcile of one declared controller shares (its declaration, caches and memory),
+ * the resource one reconcile is about, and the helpers both the reconcile steps and the finalize
+ * step read the cluster through.
+ */
+import type { WrittenChildren, ChildFailures, RenderCache } from '../children';
+import type {
+  ControllerDeclaration,
+  CustomResourceObject,
+  KubeObject,
+  Pod,
+  PrepareApi,
+  ResourceType,
+} from '../../../constructs/contract';
+import { ChildMap, childKey } from '../../../constructs/contract';
+import type { Blockers } from './blockers';
+import { isConflict, type KubeClient } from '../client';
+import type { Condition } from '../../../constructs/contract/conditions';
+import type { ReconcileContext, TerminalError } from '../controller';
+import type { Informer } from '../cache';
+import type { Metrics, Tracer } from '../observability';
+import type { RenderedChildren } from '../../../constructs/contract/render';
+import type { StatusPacer } from './status-pacer';
+
+/** A type the controller owns, with its informer. */
+export interface OwnedType {
+  readonly type: ResourceType;
+  readonly informer: Informer;
+}
+
+/** A custom resource as the steps read it. */
+export type Resource = CustomResourceObject<unknown, { conditions?: Condition[] }>;
+
+/** What every reconcile of one controller shares: its declaration, caches and memory. */
+export interface ControllerParts {
+  readonly decl: ControllerDeclaration<Resource>;
+  readonly type: ResourceType<Resource>;
+  readonly resources: Informer<Resource>;
+  /** By kind. */
+  readonly owned: ReadonlyMap<string, OwnedType>;
+  /** By `group/kind`. */
+  readonly reads: ReadonlyMap<string, Informer>;
+  readonly deletable: readonly OwnedType[];
+  readonly failures?: ChildFailures;
+  /** The Pods of the workloads it owns, to trace to them (see `healthReads`). */
+  readonly pods?: Informer<Pod>;
+  readonly renders: RenderCache<RenderedChildren>;
+  /** Terminal errors of the apply phase, by resource key: not retried until the generation changes. */
+  readonly refused: Map<string, { readonly uid: string; readonly generation: number; readonly error: TerminalError }>;
+  /**
+   * The children the API server refused, by resource key: at that generation, a refused child is
+   * not sent again while it stays as it was (see `applyChildren`); the others still are applied.
+   */
+  readonly refusedChildren: Map<string, RefusedChildren>;
+  /** Children written that the cache has not shown yet, which stand for its stale copies. */
+  readonly written: WrittenChildren;
+  readonly pacer: StatusPacer;
+  readonly blockers: Blockers;
+  readonly metrics: Metrics;
+  /** Spans for the steps of each reconcile, when tracing is on. */
+  readonly tracer?: Tracer;
+}
+
+/** What the API server refused of one resource's children at one generation. */
+export interface RefusedChildren {
+  readonly uid: string;
+  readonly generation: number;
+  /** By `Kind/name`: the refusal, and the child's resourceVersion then (none: it did not exist). */
+  readonly children: Map<string, { readonly resourceVersion?: string; readonly error: TerminalError }>;
+}
+
+/** The resource one reconcile is about, and that reconcile's context. Read only. */
+export interface Target {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly resource: Resource;
+  readonly ctx: ReconcileContext;
+  /** The API server gives every stored object a uid. */
+  readonly uid: string;
+  readonly generation: number;
+  readonly namespace: string | undefined;
+}
+
+export function targetOf(key: string, resource: Resource, ctx: ReconcileContext): Target {
+  const { uid = '', generation = 0, namespace } = resource.metadata;
+  return { key, resource, ctx, uid, generation, namespace };
+}
+
+/** The owned children of a resource as cached, by `Kind/name`. */
+export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
+  const map = new ChildMap();
+  for (const { type, informer } of parts.owned.values()) {
+    for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
+  }
+  return map;
+}
+
+/** Forgets what was remembered of a resource that is gone or going. */
+export function forget(parts: ControllerParts, key: string): void {
+  parts.refused.delete(key);
+  parts.refusedChildren.delete(key);
+  parts.written.forget(key);
+  parts.pacer.forget(key);
+  parts.blockers.set(key, []);
+}
+
+/** The create-once writes a `prepare` or `finalize` step may make. */
+export function prepareApi(client: KubeClient): PrepareApi {
+  return { createIfAbsent: (t, o) => createIfAbsent(client, t, o) };
+}
+
+/** Creates an object unless one of its name exists (see PrepareApi). */
+async function createIfAbsent(client: KubeClient, type: ResourceType, object: KubeObject): Promise<boolean> {
+  try {
+    await client.create(type, object, object.metadata.namespace);
+    return true;
+  } catch (err) {
+    if (isConflict(err)) return false;
+    throw err;
+  }
+}

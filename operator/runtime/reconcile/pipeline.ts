@@ -1,0 +1,133 @@
+/**
+ * One reconcile of a declared controller: the steps in their order, written once, and the one
+ * policy for terminal errors. A deleted resource holding the kind's finalizer is finalized
+ * (finalizer.ts); any other goes through
+ *
+ *   observe → keep the finalizer → external → render → claim → apply → prune → prepare → status
+ *   → events → write
+ *
+ * each step a function of the outputs before it (steps.ts), and each a span of the
+ * reconcile's trace when tracing is on (`step`).
+ */
+import type { ExternalStep } from '../../../constructs/contract';
+import { type ReconcileContext, type Request, type Result, asTerminal, type TerminalError } from '../controller';
+import { type ControllerParts, type Target, targetOf } from './controller-parts';
+import { deletingWithFinalizer, finalizeResource, keepFinalizer } from './finalizer';
+import {
+  applyChildren,
+  ChildWrites,
+  claimChildren,
+  computeStatus,
+  currentChildren,
+  knownTerminal,
+  type NotOwned,
+  observe,
+  pruneChildren,
+  recordEvents,
+  recordTerminal,
+  refusedTerminal,
+  renderDesired,
+  runExternal,
+  runPrepare,
+  writeStatus,
+} from './steps';
+import { objectKey } from '../client';
+import { inSpan } from '../observability';
+
+/** A step of the reconcile, in a span named after it when tracing is on; a plain call when off. */
+function step<T>(parts: ControllerParts, name: string, fn: () => T): T {
+  return inSpan(parts.tracer, name, fn);
+}
+
+/** A step's output, or the terminal error that stopped it. */
+type Stopped<T> =
+  | { readonly value: T; readonly terminal?: undefined }
+  | { readonly value?: undefined; readonly terminal: TerminalError };
+
+/**
+ * The one terminal-error policy: a `TerminalError` from a step (or a child the API server refuses
+ * as invalid) is recorded and reported in status, not retried; `remember` keeps it until the
+ * resource's generation changes — not for the external step, whose outside system may change by
+ * itself. Any other error is thrown, and the work queue retries it with backoff.
+ */
+async function unlessTerminal<T>(
+  parts: ControllerParts,
+  t: Target,
+  remember: boolean,
+  step: () => Promise<T>,
+): Promise<Stopped<T>> {
+  try {
+    return { value: await step() };
+  } catch (err) {
+    const terminal = asTerminal(err);
+    if (!terminal) throw err;
+    recordTerminal(parts, t, terminal, remember);
+    return { terminal };
+  }
+}
+
+/** Render, claim, apply and prune: the children's writes, or the names taken by others. */
+async function writeChildren(
+  parts: ControllerParts,
+  t: Target,
+  external: ExternalStep | undefined,
+  writes: ChildWrites,
+): Promise<readonly NotOwned[]> {
+  const desired = step(parts, 'render', () => renderDesired(parts, t, external?.facts));
+  const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
+  const planned = claim.planned;
+  if (!planned) return claim.notOwned;
+  await step(parts, 'apply', () => applyChildren(parts, t, planned, writes));
+  await step(parts, 'prune', () => pruneChildren(parts, t, writes));
+  return [];
+}
+
+/** One reconcile: the steps in order, terminal errors recorded rather than retried. */
+export async function reconcile(
+  parts: ControllerParts,
+  req: Request,
+  ctx: ReconcileContext,
+): Promise<Result | undefined> {
+  const key = objectKey(req);
+  const deleting = deletingWithFinalizer(parts, req);
+  if (deleting) return step(parts, 'finalize', () => finalizeResource(parts, targetOf(key, deleting, ctx)));
+  const resource = step(parts, 'observe', () => observe(parts, req));
+  if (!resource) return undefined;
+  const t = targetOf(key, resource, ctx);
+  await step(parts, 'finalizer', () => keepFinalizer(parts, t));
+
+  const external = await unlessTerminal(parts, t, false, () => step(parts, 'external', () => runExternal(parts, t)));
+  const writes = new ChildWrites();
+  let terminal = external.terminal ?? knownTerminal(parts, t);
+  let notOwned: readonly NotOwned[] = [];
+  if (!terminal) {
+    const children = await unlessTerminal(parts, t, true, () => writeChildren(parts, t, external.value, writes));
+    // A refused child is not remembered for the whole resource: the others, and a refused child
+    // deleted since, are applied at every reconcile.
+    terminal = children.terminal ?? refusedTerminal(parts, t, writes);
+    notOwned = children.value ?? [];
+  }
+  parts.blockers.set(
+    key,
+    notOwned.map((n) => n.blocker),
+  );
+
+  const children = currentChildren(parts, t, writes);
+  const applied = !terminal && notOwned.length === 0;
+  const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied));
+  const { observed, status } = step(parts, 'status', () =>
+    computeStatus(parts, t, { writes, children, external: external.value, terminal, notOwned, prepared }),
+  );
+  const paced = parts.pacer.begin(key);
+  await step(parts, 'events', () => recordEvents(parts, t, { observed, status, external: external.value, paced }));
+  const result = await step(parts, 'write', () =>
+    writeStatus(parts, t, {
+      status,
+      childrenChanged: writes.changes.length > 0,
+      requeueAfterMs: external.value?.requeueAfterMs,
+      paced,
+    }),
+  );
+  paced.end();
+  return result;
+}

@@ -1,0 +1,88 @@
+import { type Clock, realClock } from '../queue';
+
+/**
+ * When a resource's status is written, and which Events a reconcile still has to record.
+ *
+ * Status writes of a resource are at least `coalesceMs` apart, and come that long after its
+ * children changed: a burst of child events (a new Deployment's status, then its pods) becomes
+ * one write. While a write waits, the next reconciles compute the same transition Events again;
+ * each is recorded once (a Warning once per reason, whatever its message).
+ */
+export class StatusPacer {
+  /**
+   * By resource key: when its status was last written (or its children changed), the Events
+   * recorded since, and the reason of the `Degraded` Warning last recorded while it stays True.
+   */
+  private readonly clocks = new Map<string, { at: number; recorded: Set<string>; degraded?: string }>();
+
+  constructor(
+    private readonly coalesceMs: number,
+    private readonly clock: Pick<Clock, 'now'> = realClock,
+  ) {}
+
+  /** Drops what is remembered of a resource (deleted). */
+  forget(key: string): void {
+    this.clocks.delete(key);
+  }
+
+  /**
+   * How long until the status of `key` may be written: 0 when it may be now, or when nothing is
+   * remembered of the resource. A reconcile sooner could compute the status but not write it.
+   */
+  writeWaitMs(key: string): number {
+    const clock = this.clocks.get(key);
+    if (!clock || this.coalesceMs <= 0) return 0;
+    return Math.max(0, clock.at + this.coalesceMs - this.clock.now());
+  }
+
+  /** One reconcile's view of a resource's pacing; `end()` it when the reconcile is done. */
+  begin(key: string): PacedReconcile {
+    const clock = this.clocks.get(key) ?? { at: -Infinity, recorded: new Set<string>() };
+    let waiting = false;
+    return {
+      isNewEvent: (e) => {
+        // A Warning is about a state (Degraded turning True for a reason), whose words may change
+        // between reconciles (a restart count, the scheduler's tally): one per reason.
+        const id = e.type === 'Warning' ? `${e.type}|${e.reason}` : `${e.type}|${e.reason}|${e.message}`;
+        if (clock.recorded.has(id)) return false;
+        clock.recorded.add(id);
+        return true;
+      },
+      waitBeforeWrite: (childrenChanged) => {
+        const now = this.clock.now();
+        if (childrenChanged) clock.at = now;
+        const wait = this.coalesceMs > 0 ? clock.at + this.coalesceMs - now : 0;
+        waiting = wait > 0;
+        return waiting ? wait : 0;
+      },
+      written: () => {
+        clock.at = this.clock.now();
+      },
+      degradedWarned: () => clock.degraded,
+      setDegradedWarned: (reason) => {
+        clock.degraded = reason;
+      },
+      end: () => {
+        // Events are held back from repeating only while a status write waits.
+        if (!waiting) clock.recorded.clear();
+        this.clocks.set(key, clock);
+      },
+    };
+  }
+}
+
+export interface PacedReconcile {
+  /** Whether an Event is new since the last status write (and marks it recorded). */
+  isNewEvent(e: { readonly type: string; readonly reason: string; readonly message: string }): boolean;
+  /** How long the status write must wait (0: write now); children that changed restart the wait. */
+  waitBeforeWrite(childrenChanged: boolean): number;
+  /** The status was just written. */
+  written(): void;
+  /**
+   * The reason `Degraded` was True for when its Warning was recorded, while it has stayed True
+   * since (this process's memory: the cached resource may not show the status written yet).
+   */
+  degradedWarned(): string | undefined;
+  setDegradedWarned(reason: string | undefined): void;
+  end(): void;
+}
