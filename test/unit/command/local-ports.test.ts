@@ -1,4 +1,4 @@
-import { localEndpoints } from '../../../command/cli';
+import { localEndpoints } from '../../../command/verbs/run';
 import { parseFlags } from '../../../operator/flags';
 
 describe('a reconciler run out of cluster takes no fixed port', () => {
