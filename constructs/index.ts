@@ -95,7 +95,7 @@ export { livePodNames, podFailure, podInstance } from './core/pods';
 export { Operator } from './core/operator';
 export { KIT_CONTROLLERS } from './kit-controllers';
 export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './core/kit-image';
-export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator';
+export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator-props';
 export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
 export type { MonitoringOptions, ServiceAccountReference } from './core/monitoring';
 export {

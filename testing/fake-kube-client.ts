@@ -12,8 +12,14 @@ import {
 } from '../operator/runtime/client';
 
 /** One write the fake answered, in order. */
+/**
+ * A write's verb. Named, so the docs print this name: typedoc prints an inline union of string
+ * literals in the order the compiler first met them, which changes with the order files load.
+ */
+export type FakeWriteVerb = 'create' | 'apply' | 'patch' | 'delete';
+
 export interface FakeWrite {
-  readonly verb: 'create' | 'apply' | 'patch' | 'delete';
+  readonly verb: FakeWriteVerb;
   readonly kind: string;
   readonly name: string;
   readonly namespace?: string;

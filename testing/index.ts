@@ -19,7 +19,7 @@ export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control
 export { realNodeUnavailable } from './node/real-node';
 export type { RealNode, RealNodeAccess } from './node/real-node';
 export { FakeKubeClient } from './fake-kube-client';
-export type { FakeWrite } from './fake-kube-client';
+export type { FakeWrite, FakeWriteVerb } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';
 export type { EgressDecision } from './egress-proxy';
 export { upgradeTest } from './upgrade';

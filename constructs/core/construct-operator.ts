@@ -16,7 +16,8 @@ import {
 import type { ControllerDeclaration } from './controller-declaration';
 import type { Condition } from '../contract/conditions';
 import type { CustomResource, CustomResourceKind } from './kind';
-import { Operator, type OperatorOptions } from './operator';
+import { Operator } from './operator';
+import type { OperatorOptions } from './operator-props';
 import { renderConstructs } from '../contract/render';
 import { conditionsSchema, type Schema, t } from './schema';
 

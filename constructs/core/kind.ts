@@ -1,9 +1,9 @@
 import type { CustomResourceObject, KubeObject } from '../contract/objects';
 import type { KindDescriptor } from '../contract/kind';
 import { withSchemaDefaults } from './defaults';
-import { convertObject, hubRoundTripProblems, type SpokeVersion, spokeRoundTripProblems, spokes } from './conversion';
+import { convertObject, hubRoundTripProblems, type SpokeVersion, spokes } from './conversion';
 import { type JsonSchema, type Schema, type Static } from './schema';
-import { assertStructural } from './structural';
+import { validateKind } from './kind-validation';
 import { schemaViolations } from './validate-object';
 
 /** A column `kubectl get` prints for the kind. */
@@ -115,11 +115,6 @@ export interface CustomResourceKindProps<S extends Schema<unknown>, St extends S
   readonly validations?: NonNullable<JsonSchema['x-kubernetes-validations']>;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
-const LOWER_NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-
 /** The `fieldPath` of a rule about the resource's name: `metadata.name` is declared in every kind's schema for it. */
 export const NAME_FIELD = '.metadata.name';
 
@@ -153,7 +148,7 @@ export class CustomResourceKind<
     this.storageVersion = props.storageVersion ?? props.versions.at(-1) ?? '';
     this.scope = props.scope ?? 'Namespaced';
     this.conversions = props.conversions ?? {};
-    this.validate();
+    validateKind(this);
   }
 
   /** `<plural>.<group>`, the CRD's name. */
@@ -278,186 +273,7 @@ export class CustomResourceKind<
     }
     return rules;
   }
-
-  private validate(): void {
-    const p = this.props;
-    const where = `custom kind ${JSON.stringify(p.kind)}`;
-    if (!DNS_SUBDOMAIN.test(p.group)) {
-      throw new Error(
-        `${where}: group ${JSON.stringify(p.group)} must be a lower-case DNS subdomain with at least one dot, e.g. "cache.example.com"`,
-      );
-    }
-    if (!KIND.test(p.kind)) {
-      throw new Error(`${where}: kind must be CamelCase starting with an upper-case letter, e.g. "Memcached"`);
-    }
-    for (const [field, value] of [
-      ['plural', this.plural],
-      ['singular', this.singular],
-    ] as const) {
-      if (!LOWER_NAME.test(value)) {
-        throw new Error(
-          `${where}: ${field} ${JSON.stringify(value)} must be lower-case letters, digits and dashes; set it explicitly`,
-        );
-      }
-    }
-    this.validateVersions(where);
-    this.validateConversions(where);
-    for (const name of p.shortNames ?? []) {
-      if (!/^[a-z][a-z0-9]*$/.test(name)) {
-        throw new Error(
-          `${where}: short name ${JSON.stringify(name)} must be lower-case letters and digits, e.g. "mc"`,
-        );
-      }
-    }
-    if (
-      p.maxNameLength !== undefined &&
-      !(Number.isInteger(p.maxNameLength) && p.maxNameLength >= 1 && p.maxNameLength <= 253)
-    ) {
-      throw new Error(`${where}: maxNameLength must be a whole number from 1 to 253, got ${p.maxNameLength}`);
-    }
-    if (p.spec.json.type !== 'object' || p.status.json.type !== 'object') {
-      throw new Error(`${where}: spec and status must be object schemas; build them with t.object({...})`);
-    }
-    this.validatePaths(where);
-  }
-
-  /** At least one version, each a Kubernetes API version, none twice, the storage version among them. */
-  private validateVersions(where: string): void {
-    const { versions } = this.props;
-    if (versions.length === 0) {
-      throw new Error(`${where}: give at least one version, e.g. versions: ['v1alpha1']`);
-    }
-    for (const v of versions) {
-      if (!VERSION.test(v)) {
-        throw new Error(
-          `${where}: version ${JSON.stringify(v)} is not a Kubernetes API version; use forms like v1, v1beta1, v2alpha3`,
-        );
-      }
-    }
-    if (new Set(versions).size !== versions.length) {
-      throw new Error(`${where}: versions ${JSON.stringify(versions)} list one version twice`);
-    }
-    if (!versions.includes(this.storageVersion)) {
-      throw new Error(
-        `${where}: storageVersion ${JSON.stringify(this.storageVersion)} must be one of the served versions ${JSON.stringify(versions)}`,
-      );
-    }
-  }
-
-  /** Conversions only for served versions other than the storage version, each with an object spec and sound examples. */
-  private validateConversions(where: string): void {
-    for (const [version, spoke] of Object.entries(this.conversions)) {
-      if (!spoke) continue;
-      if (!this.versions.includes(version))
-        throw new Error(
-          `${where}: conversions name ${JSON.stringify(version)}, which is not among the versions ${JSON.stringify(this.versions)}`,
-        );
-      if (version === this.storageVersion)
-        throw new Error(
-          `${where}: ${version} is the storage version, the hub the others convert to; it needs no conversion`,
-        );
-      if (spoke.spec.json.type !== 'object')
-        throw new Error(`${where}: the spec of ${version} must be an object schema; build it with t.object({...})`);
-      for (const example of spoke.examples ?? []) {
-        const problems = [
-          ...this.specViolations(example, version).map((v) => `as ${version}: ${v}`),
-          ...spokeRoundTripProblems(this, version, example, (s, v) => this.specViolations(s, v)),
-        ];
-        if (problems.length > 0)
-          throw new Error(
-            `${where}: the ${version} example ${JSON.stringify(example)} does not convert cleanly: ${problems.join('; ')}`,
-          );
-      }
-    }
-  }
-
-  /** A structural schema at every version, and scale and printer-column paths that name fields of each. */
-  private validatePaths(where: string): void {
-    for (const version of this.versions) {
-      this.validatePathsAt(this.versions.length > 1 ? `${where} at ${version}` : where, version);
-    }
-  }
-
-  private validatePathsAt(where: string, version: string): void {
-    const p = this.props;
-    const schema = this.openApiSchema(version);
-    assertStructural(schema, where);
-    const scale = this.scale;
-    if (scale) {
-      this.assertPath(schema, scale.specReplicasPath, 'integer', 'scale.specReplicasPath', '.spec.');
-      this.assertPath(schema, scale.statusReplicasPath, 'integer', 'scale.statusReplicasPath', '.status.');
-      this.assertPath(schema, scale.labelSelectorPath, 'string', 'scale.labelSelectorPath', '.status.');
-    }
-    for (const col of p.printerColumns ?? []) {
-      if (col.jsonPath === '.metadata.creationTimestamp') continue;
-      this.assertColumnPath(schema, col.jsonPath, `printer column ${JSON.stringify(col.name)}`);
-    }
-  }
-
-  /**
-   * Checks a printer column's JSONPath: fields of the schema, with the array steps kubectl
-   * evaluates — an index (`[0]`), all items (`[*]`), or a filter on a field of the items
-   * (`[?(@.type=="Available")]`, how a column shows a condition).
-   */
-  // eslint-disable-next-line complexity -- walks a JSONPath segment by segment: a branch per segment form (field, index, filter), each with its message
-  private assertColumnPath(schema: JsonSchema, path: string, what: string): void {
-    const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
-    const fail = (why: string): never => {
-      throw new Error(`${where}: path ${JSON.stringify(path)} ${why}`);
-    };
-    if (!path.startsWith('.')) fail('must start with "."');
-    let nodeAt: JsonSchema | undefined = schema;
-    let rest = path;
-    while (rest) {
-      const step = COLUMN_STEP.exec(rest);
-      if (!step) fail(`cannot be read at ${JSON.stringify(rest)}; use .field, [0], [*] or [?(@.field=="value")]`);
-      const [whole = '', field, index, filterField] = step ?? [];
-      rest = rest.slice(whole.length);
-      if (field !== undefined) {
-        nodeAt = nodeAt?.properties?.[field];
-        if (!nodeAt) fail(`names no field ${JSON.stringify(field)} of the schema; add the field or fix the path`);
-        continue;
-      }
-      if (nodeAt?.type !== 'array' || !nodeAt.items) fail(`applies ${whole} to a field that is not a list`);
-      nodeAt = nodeAt?.items;
-      if (index === undefined && filterField !== undefined && !nodeAt?.properties?.[filterField]) {
-        fail(`filters on ${JSON.stringify(filterField)}, which the list's items do not have`);
-      }
-    }
-  }
-
-  /** Checks that a `.a.b.c` path names a field of the schema (of the given type, when given). */
-  private assertPath(
-    schema: JsonSchema,
-    path: string,
-    type: JsonSchema['type'] | undefined,
-    what: string,
-    prefix: string,
-  ): void {
-    const where = `custom kind ${JSON.stringify(this.kind)}: ${what}`;
-    if (!path.startsWith(prefix)) {
-      throw new Error(`${where}: path ${JSON.stringify(path)} must start with "${prefix}"`);
-    }
-    let nodeAt: JsonSchema | undefined = schema;
-    for (const part of path.slice(1).split('.')) {
-      nodeAt = nodeAt.properties?.[part];
-      if (!nodeAt) {
-        throw new Error(
-          `${where}: path ${JSON.stringify(path)} names no field of the schema; add the field or fix the path`,
-        );
-      }
-    }
-    if (type && nodeAt.type !== type) {
-      throw new Error(
-        `${where}: field ${JSON.stringify(path)} must be of type ${type}, but the schema says ${nodeAt.type ?? 'nothing'}`,
-      );
-    }
-  }
 }
-
-/** One step of a printer column's path: `.field`, `[0]` or `[*]`, or `[?(@.field=="value")]`. */
-const COLUMN_STEP =
-  /^(?:\.([A-Za-z_$][\w$-]*)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z_$][\w$]*)\s*==\s*(?:"[^"]*"|'[^']*')\)\])/;
 
 /** A resource of a custom kind as the reconciler reads it: its spec and status typed by the kind's schemas. */
 export interface CustomResource<S extends Schema<unknown>, St extends Schema<unknown>> extends CustomResourceObject<

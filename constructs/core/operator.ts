@@ -1,194 +1,27 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { validateControllerDeclaration } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
 import { CONVERSION_PATH, WEBHOOK_PORT_NAME } from '../contract/webhook-paths';
 import { reconcilerFlag } from '../contract/reconciler-flags';
-import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './kit-image';
+import { DEFAULT_IMAGE } from './kit-image';
+import { imageReference } from './image-reference';
+import {
+  DEFAULT_CONCURRENT_RECONCILES,
+  type OperatorProps,
+  type OperatorResources,
+  ports,
+  RECONCILER_NODE_OPTIONS,
+} from './operator-props';
+import { validateOperatorProps } from './operator-validation';
 import { CustomResourceDefinition } from './crd';
 import { type CustomResourceKind } from './kind';
 import { PART_OF, selectorLabels, standardLabels } from './labels';
 import { leaderElectionRules, metricsAuthRules, type PolicyRule, rulesForControllers } from './rbac';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './security';
 import { claimUnique } from './unique';
-import { addMonitoring, type MonitoringOptions, monitoringOptions } from './monitoring';
-import { DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN_PATTERN } from './formats';
-import {
-  addWebhookObjects,
-  type CertManagerCertificate,
-  MOUNTED_CERTIFICATE_DIR,
-  WEBHOOK_PORT,
-  type WebhookPlan,
-  webhookPlan,
-} from './webhooks';
-
-/** Reconciles at once per controller, unless set: see `maxConcurrentReconciles`. */
-export const DEFAULT_CONCURRENT_RECONCILES = 4;
-
-/**
- * Node options of the reconciler container. V8's young generation grows to 16 MiB semi-spaces
- * (three of them) for allocation throughput; a controller allocates in small bursts (a watch
- * event, a reconcile) and 2 MiB keeps its resident memory down by tens of MiB at 1000
- * resources; 1 MiB saved 1 MiB more for about 0.9 CPU-s of collections more (bench/RESULTS.md).
- * Allowed in NODE_OPTIONS by Node.
- */
-export const RECONCILER_NODE_OPTIONS = '--max-semi-space-size=2';
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** Compute resources of the reconciler container. */
-export interface OperatorResources {
-  /** @default '10m' */
-  readonly cpuRequest?: string;
-  /** @default '64Mi' */
-  readonly memoryRequest?: string;
-  /** @default '500m' */
-  readonly cpuLimit?: string;
-  /** @default '256Mi' */
-  readonly memoryLimit?: string;
-}
-
-/** Settings shared by every operator construct. */
-export interface OperatorOptions {
-  /** Base name of the operator's objects (`<name>-operator`, `<name>-manager-role`, ...). @default the construct id */
-  readonly name?: string;
-  /** Namespace the reconciler runs in. @default '<name>-system' */
-  readonly namespace?: string;
-  /** Create that namespace, labelled to enforce the `restricted` Pod Security Standard. @default true */
-  readonly createNamespace?: boolean;
-  /** Reconciler image, without tag. @default 'cdk8s-operator-kit/reconciler' (built by npm run image) */
-  readonly image?: string;
-  /** Reconciler image tag. @default the kit's version */
-  readonly imageTag?: string;
-  /** @default 'IfNotPresent' */
-  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-  /** Reconciler pods. More than one needs leader election. @default `shards`, else 1 */
-  readonly replicas?: number;
-  /**
-   * Share the work out over this many reconciler pods: the namespaces are cut into `shards`
-   * ranges of a hash of their name (the API server's sharded list and watch, KEP-5866, sends each
-   * pod only its range where the `ShardedListAndWatch` gate is on; elsewhere each pod drops what
-   * is not its own), and each pod reconciles the range whose Lease it holds, so a resource and
-   * its children are always one pod's. `replicas` beyond `shards` stand by and take over the
-   * range of a pod that stops renewing. Needs leader election and namespaced kinds, and cannot
-   * serve admission webhooks (a hook reads the caches of every namespace).
-   * @default 1 (no sharding)
-   */
-  readonly shards?: number;
-  /** Elect one active reconciler through a Lease, so replicas never fight. @default true */
-  readonly leaderElection?: boolean;
-  /**
-   * Watch only this namespace: RBAC becomes a Role there instead of a ClusterRole
-   * (`watchNamespaces` with one).
-   * @default - all namespaces
-   */
-  readonly watchNamespace?: string;
-  /**
-   * Watch only these namespaces: the rights on the kinds and their children become a Role and
-   * RoleBinding in each (only what is cluster-scoped stays in a ClusterRole), and the reconciler
-   * lists and watches each of them apart (`--namespaces`), so its token can create nothing
-   * outside them. Not with `watchNamespace`.
-   * @default - all namespaces
-   */
-  readonly watchNamespaces?: readonly string[];
-  /** @default - requests 10m/64Mi, limits 500m/256Mi */
-  readonly resources?: OperatorResources;
-  /** @default 'info' */
-  readonly logLevel?: LogLevel;
-  /**
-   * Reconciles that may run at once per controller (different objects only; one object is never
-   * reconciled twice at once). controller-runtime defaults to 1; the kit's reconciles mostly wait
-   * on the API server, and 4 converged 1000 resources in 0.63× the time of 1, for less CPU
-   * (bench/RESULTS.md).
-   * @default 4
-   */
-  readonly maxConcurrentReconciles?: number;
-  /** Port of `/metrics`. @default 8080 */
-  readonly metricsPort?: number;
-  /**
-   * Serve `/metrics` over HTTPS to callers allowed `get` on it (checked with TokenReview and
-   * SubjectAccessReview), as kubebuilder does; bind the `<name>-metrics-reader` ClusterRole to
-   * your Prometheus. `false` serves plain HTTP to anyone who reaches the port.
-   * @default true
-   */
-  readonly metricsSecure?: boolean;
-  /** Port of `/healthz` and `/readyz`. @default 8081 */
-  readonly healthPort?: number;
-  /**
-   * Monitoring with the Prometheus Operator and Grafana: a ServiceMonitor scraping `/metrics`
-   * (with the token the secure endpoint asks for, the metrics-reader ClusterRole bound to your
-   * Prometheus's ServiceAccount), a PrometheusRule of alerts (reconcile errors, a queue that does
-   * not drain or is slow, resources Degraded for long, no leader, failing watches, the operator
-   * down) and a Grafana dashboard in a ConfigMap for its sidecar. `true` takes every default.
-   * Off by default: the ServiceMonitor and PrometheusRule kinds exist only where the Prometheus
-   * Operator is installed (docs/observability.md).
-   * @default false
-   */
-  readonly monitoring?: boolean | MonitoringOptions;
-  /**
-   * Send a trace of each reconcile (a span per step and per API request) over OTLP/HTTP to this
-   * base URL, e.g. `http://otel-collector.observability:4318` (`--otlp-endpoint`).
-   * @default no traces
-   */
-  readonly otlpEndpoint?: string;
-  /**
-   * Serve the controllers' admission hooks (`validate`, `default`): a Service in front of the
-   * reconciler on port 9443, Validating/MutatingWebhookConfigurations calling it (fail-closed
-   * for create and update: while no replica answers, such requests are refused; deletes never
-   * are), and a certificate the reconciler makes and renews itself, kept in an empty Secret it
-   * alone may read, trusted through the configurations' `caBundle`. Off by default: the API
-   * server must be able to reach the reconciler's pods through the Service, and every create and
-   * update of the kinds then depends on the operator being up (run 2 replicas).
-   *
-   * A kind whose versions have schemas of their own (`conversions`) gets the same Service,
-   * Secret and certificate for its `/convert` webhook whatever this says: its other versions
-   * cannot be served without it (the storage version always can, operator up or not).
-   * @default false
-   */
-  readonly admissionWebhooks?: boolean;
-  /**
-   * Have cert-manager (installed in the cluster) issue the webhooks' certificate instead of the
-   * reconciler: a `Certificate` for the webhook Service (signed by a self-signed `Issuer` made
-   * here unless `issuer` names one), its Secret mounted into the reconciler, and the
-   * `cert-manager.io/inject-ca-from` annotation on the webhook configurations and converting
-   * CRDs, whose `caBundle` cert-manager's cainjector then keeps. The reconciler gets no right to
-   * Secrets or to patch those objects. Only for an operator with webhooks (`admissionWebhooks`,
-   * or a kind with `conversions`).
-   * @default the reconciler makes, renews and trusts its own certificate (nothing to install)
-   */
-  readonly certManager?: CertManagerCertificate;
-  /**
-   * `app.kubernetes.io/part-of` of the operator's objects: the larger application it belongs to.
-   * @default 'cdk8s-operator-kit' for the kit's own operators, the operator's name for yours
-   */
-  readonly partOf?: string;
-  /**
-   * Where the cluster-scoped objects go: the Namespace, CRDs, ClusterRoles and their bindings.
-   * Give a chart of their own to have them applied first — the chart holding the operator then
-   * depends on it, so `cdk8s synth` writes it first, and `kubectl apply -f dist/` creates the
-   * CRDs and the namespace before what needs them. Their `metadata.namespace` is never set, even
-   * in a chart that has a namespace.
-   * @default the chart the operator is in
-   */
-  readonly clusterScope?: Construct;
-  /**
-   * Where the CRDs go, apart from the other cluster-scoped objects: for a Helm chart, whose
-   * `crds/` directory Helm installs before anything else and never templates (synthesize with
-   * `--format helm`, then move this chart's file from `templates/` to `crds/`).
-   * @default clusterScope
-   */
-  readonly crdScope?: Construct;
-}
-
-export interface OperatorProps extends OperatorOptions {
-  /** The controllers this reconciler runs; their declarations decide the CRDs and RBAC. */
-  readonly controllers: readonly ControllerDeclaration[];
-}
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const QUANTITY =
-  /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
+import { addMonitoring, monitoringOptions } from './monitoring';
+import { addWebhookObjects, MOUNTED_CERTIFICATE_DIR, WEBHOOK_PORT, type WebhookPlan, webhookPlan } from './webhooks';
 
 /**
  * A complete operator: CRDs, least-privilege RBAC, and the reconciler Deployment with its
@@ -484,11 +317,6 @@ export function watchArgs(watched: readonly string[] | undefined): string[] {
 function leaderLeaseName(name: string): string {
   return `${name}-operator-leader`;
 }
-
-function ports(props: OperatorProps): { metricsPort: number; healthPort: number } {
-  return { metricsPort: props.metricsPort ?? 8080, healthPort: props.healthPort ?? 8081 };
-}
-
 /** The reconciler's command line, as controller-runtime's flags. */
 function reconcilerArgs(parts: OperatorParts): string[] {
   const { props, name, namespace } = parts;
@@ -592,217 +420,9 @@ function withoutNamespaces(holder: Construct): void {
     if (o instanceof ApiObject) o.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
 }
 
-type Fail = (msg: string) => never;
-
-/** Throws, with what to change, for props that would synthesize a broken operator. */
-function validateOperatorProps(name: string, namespace: string, props: OperatorProps): void {
-  const fail: Fail = (msg) => {
-    throw new Error(`Operator ${JSON.stringify(name)}: ${msg}`);
-  };
-  validateImage(name, props, fail);
-  validateNames(name, namespace, props, fail);
-  validateControllers(props, fail);
-  validateReconcilerSettings(props, fail);
-}
-
 /** Whether every controller says the kit's image runs it (the kit's own controllers do). */
 function runsInKitImage(controllers: readonly ControllerDeclaration[]): boolean {
   return controllers.every((c) => c.image === DEFAULT_IMAGE);
-}
-
-/** The kit's image runs only the controllers built into it; any image must be a valid reference. */
-function validateImage(name: string, props: OperatorProps, fail: Fail): void {
-  if (props.image === undefined) {
-    const foreign = props.controllers.filter((c) => c.image !== DEFAULT_IMAGE).map((c) => c.name);
-    if (foreign.length) {
-      fail(
-        `the kit's image runs only its own controllers (those declared with image ${JSON.stringify(DEFAULT_IMAGE)}), not ${foreign.join(', ')}; build an image whose entry point calls runOperator({ controllers: [...] }) with them (npx cdk8s-operator-kit image --entry <file> builds it) and set image`,
-      );
-    }
-  }
-  try {
-    imageReference({ ...props, name });
-  } catch (err) {
-    fail((err instanceof Error ? err.message : String(err)).replace(/^Operator "[^"]*": /, ''));
-  }
-}
-
-function validateNames(name: string, namespace: string, props: OperatorProps, fail: Fail): void {
-  if (!DNS_LABEL.test(name) || name.length > 40) {
-    fail(
-      'name must be a lower-case DNS label of at most 40 characters (suffixes such as "-leader-election-rolebinding" are added), e.g. "memcached"',
-    );
-  }
-  if (props.watchNamespace !== undefined && props.watchNamespaces !== undefined)
-    fail('give watchNamespace or watchNamespaces, not both');
-  if (props.watchNamespaces?.length === 0)
-    fail('watchNamespaces is empty; name at least one namespace, or leave it out to watch every namespace');
-  const repeated = props.watchNamespaces?.find((n, i) => props.watchNamespaces?.indexOf(n) !== i);
-  if (repeated !== undefined) fail(`watchNamespaces lists ${JSON.stringify(repeated)} twice; list each namespace once`);
-  for (const [field, value] of [
-    ['namespace', namespace],
-    ['watchNamespace', props.watchNamespace],
-    ...(props.watchNamespaces ?? []).map((n) => ['watchNamespaces', n] as const),
-  ] as const) {
-    if (value !== undefined && (!DNS_LABEL.test(value) || value.length > 63)) {
-      fail(
-        `${field} ${JSON.stringify(value)} must be a lower-case DNS label (letters, digits, dashes; at most 63 characters)`,
-      );
-    }
-  }
-}
-
-function validateControllers(props: OperatorProps, fail: Fail): void {
-  if (props.controllers.length === 0) fail('give at least one controller in "controllers"');
-  const names = props.controllers.map((c) => c.name);
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) fail(`controller ${JSON.stringify(dup)} is listed twice; list each controller once`);
-  props.controllers.forEach(validateControllerDeclaration);
-}
-
-/** Replicas, concurrency, ports, log level and resources of the reconciler Deployment. */
-function validateReconcilerSettings(props: OperatorProps, fail: Fail): void {
-  validateReplicas(props, fail);
-  const mcr = props.maxConcurrentReconciles ?? DEFAULT_CONCURRENT_RECONCILES;
-  if (!Number.isInteger(mcr) || mcr < 1 || mcr > 100)
-    fail(`maxConcurrentReconciles must be a whole number from 1 to 100, got ${mcr}`);
-  validatePorts(props, fail);
-  validateObservability(props, fail);
-  if (props.logLevel !== undefined && !['debug', 'info', 'warn', 'error'].includes(props.logLevel)) {
-    fail(`logLevel must be one of debug, info, warn, error; got ${JSON.stringify(props.logLevel)}`);
-  }
-  for (const [field, value] of Object.entries(props.resources ?? {})) {
-    if (value !== undefined && !QUANTITY.test(String(value))) {
-      fail(
-        `resources.${field} ${JSON.stringify(value)} is not a Kubernetes quantity; use forms like "100m", "0.5", "128Mi", "1Gi"`,
-      );
-    }
-  }
-}
-
-function validateReplicas(props: OperatorProps, fail: Fail): void {
-  const replicas = props.replicas ?? props.shards ?? 1;
-  validateShards(props, replicas, fail);
-  if (!Number.isInteger(replicas) || replicas < 1)
-    fail(`replicas must be a whole number of at least 1, got ${replicas}`);
-  if (replicas > 1 && props.leaderElection === false) {
-    fail(
-      `${replicas} replicas without leader election would reconcile concurrently; set leaderElection: true or replicas: 1`,
-    );
-  }
-}
-
-function validateShards(props: OperatorProps, replicas: number, fail: Fail): void {
-  const shards = props.shards ?? 1;
-  if (!Number.isInteger(shards) || shards < 1) fail(`shards must be a whole number of at least 1, got ${shards}`);
-  if (shards === 1) return;
-  if (replicas < shards)
-    fail(`replicas (${replicas}) is fewer than shards (${shards}): a range with no pod would never be reconciled`);
-  if (props.leaderElection === false) fail('shards need leader election: each shard is held through a Lease');
-  if (props.admissionWebhooks)
-    fail(
-      'shards and admissionWebhooks do not go together: an admission hook reads the caches of every namespace, and a shard caches its own',
-    );
-  const clusterScoped = props.controllers.filter((c) => !c.for.namespaced).map((c) => c.for.kind);
-  if (clusterScoped.length)
-    fail(`shards cut namespaces; ${clusterScoped.join(', ')} is cluster-scoped and cannot be shared out`);
-}
-
-function validatePorts(props: OperatorProps, fail: Fail): void {
-  const { metricsPort, healthPort } = ports(props);
-  for (const [field, port] of [
-    ['metricsPort', metricsPort],
-    ['healthPort', healthPort],
-  ] as const) {
-    if (!Number.isInteger(port) || port < 1024 || port > 65535) {
-      fail(
-        `${field} must be a whole number from 1024 to 65535 (the reconciler runs as non-root and cannot bind lower ports), got ${port}`,
-      );
-    }
-  }
-  if (metricsPort === healthPort) fail(`metricsPort and healthPort are both ${metricsPort}; give them different ports`);
-}
-
-const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
-
-/** A Prometheus duration, as the ServiceMonitor and PrometheusRule schemas accept it. */
-const PROMETHEUS_DURATION =
-  /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
-
-function validateObservability(props: OperatorProps, fail: Fail): void {
-  const monitoring = monitoringOptions(props.monitoring) ?? {};
-  for (const field of ['interval', 'degradedFor'] as const) {
-    const value = monitoring[field];
-    if (value !== undefined && (value === '' || !PROMETHEUS_DURATION.test(value)))
-      fail(
-        `monitoring.${field} ${JSON.stringify(value)} is not a Prometheus duration; use forms like "30s", "15m", "1h30m"`,
-      );
-  }
-  const sa = monitoring.prometheusServiceAccount;
-  if (
-    sa &&
-    (!DNS_LABEL.test(sa.namespace) || !DNS_SUBDOMAIN.test(sa.name) || sa.name.length > DNS_SUBDOMAIN_MAX_LENGTH)
-  )
-    fail(
-      `monitoring.prometheusServiceAccount ${JSON.stringify(sa)} must name a ServiceAccount (a lower-case DNS name) and its namespace`,
-    );
-  if (props.otlpEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(props.otlpEndpoint))
-    fail(
-      `otlpEndpoint ${JSON.stringify(props.otlpEndpoint)} must be an http:// or https:// base URL, e.g. "http://otel-collector.observability:4318"`,
-    );
-}
-
-const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const DOMAIN =
-  '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?';
-/** `[registry[:port]/]path[:tag][@digest]`, as the OCI distribution reference grammar has it. */
-const IMAGE_REFERENCE = new RegExp(
-  `^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::([\\w][\\w.-]{0,127}))?(?:@(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}))?$`,
-);
-
-/** A parsed image reference. */
-export interface ImageReference {
-  readonly registry?: string;
-  readonly repository: string;
-  readonly tag?: string;
-  readonly digest?: string;
-}
-
-/** Parses an image reference; throws with the reason when it is not one. */
-export function parseImageReference(image: string): ImageReference {
-  const m = IMAGE_REFERENCE.exec(image);
-  // A first component without a dot, colon or "localhost" is a path, not a registry (docker's rule).
-  if (!m) {
-    throw new Error(
-      `${JSON.stringify(image)} is not an image reference; use [registry/]repository[:tag][@sha256:digest] with a lower-case repository, e.g. "ghcr.io/acme/operator:1.2.0"`,
-    );
-  }
-  const [, registry, path = '', tag, digest] = m;
-  if (registry && !/[.:]/.test(registry) && registry !== 'localhost') {
-    const repository = `${registry}/${path}`;
-    if (/[A-Z]/.test(repository)) throw new Error(`${JSON.stringify(image)}: the repository must be lower-case`);
-    return { repository, tag, digest };
-  }
-  return { registry, repository: path, tag, digest };
-}
-
-/** The reconciler image of an operator: `image` (which may carry a tag or digest) and `imageTag`. */
-function imageReference(props: OperatorProps): string {
-  const image = props.image ?? DEFAULT_IMAGE;
-  const ref = parseImageReference(image);
-  const where = `Operator ${JSON.stringify(props.name ?? '')}`.replace(' ""', '');
-  if ((ref.tag || ref.digest) && props.imageTag) {
-    throw new Error(
-      `${where}: image ${JSON.stringify(image)} already names a ${ref.digest ? 'digest' : 'tag'}; drop imageTag (${JSON.stringify(props.imageTag)}) or the one in image`,
-    );
-  }
-  if (ref.tag || ref.digest) return image;
-  const tag = props.imageTag ?? DEFAULT_IMAGE_TAG;
-  if (!/^[\w][\w.-]{0,127}$/.test(tag))
-    throw new Error(
-      `${where}: imageTag ${JSON.stringify(tag)} is not a tag; use letters, digits, ".", "_" and "-", e.g. "1.2.0"`,
-    );
-  return `${image}:${tag}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type Construct } from 'constructs';
-import { Operator, type OperatorOptions } from '../core/operator';
+import { Operator } from '../core/operator';
+import type { OperatorOptions } from '../core/operator-props';
 import { etcdClusterController } from './controller';
 
 export interface EtcdClusterOperatorProps extends OperatorOptions {}

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { Document, stringify } from 'yaml';
 import { DNS_LABEL } from '../core/formats';
-import { Operator, type OperatorProps } from '../core/operator';
+import { Operator } from '../core/operator';
+import type { OperatorProps } from '../core/operator-props';
 import { emitObject } from './emit';
 import {
   applyValues,

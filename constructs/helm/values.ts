@@ -4,7 +4,8 @@
  * where the construct puts it.
  */
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from '../core/kit-image';
-import { parseImageReference, type OperatorProps } from '../core/operator';
+import { parseImageReference } from '../core/image-reference';
+import type { OperatorProps } from '../core/operator-props';
 import { isJsonObject } from '../contract/json';
 
 /** A value that only changes text (a string, a number) or one whole block (`resources`), of type `V`. */

@@ -12,7 +12,7 @@ import {
   t,
 } from '../../constructs';
 import { englishPlural } from '../../constructs/core/kind';
-import { parseImageReference } from '../../constructs/core/operator';
+import { parseImageReference } from '../../constructs/core/image-reference';
 import { metricsAuthRules } from '../../constructs/core/rbac';
 
 function operatorWith(props: Partial<OperatorProps>, name = 'memcached') {
