@@ -1,0 +1,368 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { structuralProblems } from '../../../constructs/core/structural';
+import { ChildMap, finalizerName } from '../../../constructs/contract';
+import {
+  databaseController,
+  desiredDatabaseStatus,
+  finalSnapshot,
+  newCredentials,
+} from '../../../constructs/database/controller';
+import { renderChildren } from '../../../operator/runtime/children/render';
+
+const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
+import { validateBuiltin } from '../../support/builtin-validator';
+import { CrdValidator } from '../../support/crd-validator';
+import { invalidDatabaseSpecs } from '../../support/database-cases';
+import { one, parseYaml, podSpecsOf, synthProject } from '../../support/synth';
+
+const result = synthProject();
+const files = Object.fromEntries(
+  Object.entries(result.files).filter(([f]) => /^\d{4}-database|samples\/database/.test(f)),
+);
+const objects = Object.keys(files)
+  .filter((f) => !f.includes('/'))
+  .sort()
+  .flatMap((f) => parseYaml(files[f]));
+const crd = one(objects, 'CustomResourceDefinition', 'databases.database.example.com');
+const validator = new CrdValidator(crd);
+const SEED = path.join(__dirname, '..', '..', 'fixtures', 'seeds', '001-my-db.yaml');
+
+const db = (spec: object = {}) =>
+  ({
+    apiVersion: 'database.example.com/v1alpha1',
+    kind: 'Database',
+    metadata: { name: 'my-db', namespace: 'data', uid: 'u-5', generation: 2 },
+    spec: {
+      type: 'postgresql',
+      version: '13',
+      storage: { size: '10Gi' },
+      backup: { enabled: true, schedule: '0 2 * * *' },
+      deletionPolicy: 'Retain',
+      ...spec,
+    },
+  }) as any;
+
+describe('synthesized Database operator', () => {
+  test('matches the snapshot', () => {
+    expect(files).toMatchSnapshot();
+  });
+
+  test('the CRD: database.example.com/v1alpha1 Database, structural, with defaults', () => {
+    const v = crd.spec.versions[0];
+    expect(crd.spec.names).toMatchObject({ kind: 'Database', plural: 'databases' });
+    expect(v.name).toBe('v1alpha1');
+    expect(structuralProblems(v.schema.openAPIV3Schema)).toEqual([]);
+    const spec = v.schema.openAPIV3Schema.properties.spec;
+    expect(spec.properties.type.enum).toEqual(['postgresql', 'mysql']);
+    expect(spec.properties.deletionPolicy).toMatchObject({ default: 'Retain' });
+    // What the operator cannot change in place is refused on update by the API server.
+    for (const field of [spec.properties.type, spec.properties.storage.properties.storageClassName]) {
+      expect(field['x-kubernetes-validations']).toEqual([expect.objectContaining({ rule: 'self == oldSelf' })]);
+    }
+  });
+
+  test('RBAC: Secrets create only (no read of any Secret); the only delete is on CronJobs; claims never deleted', () => {
+    const role = one(objects, 'ClusterRole', 'database-manager-role');
+    const grants = role.rules.flatMap((r: any) =>
+      r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
+    );
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        '/secrets: create',
+        '/persistentvolumeclaims: get,list,watch,create,update,patch',
+        'batch/cronjobs: get,list,watch,create,update,patch,delete',
+      ]),
+    );
+    expect(grants.filter((g: string) => g.includes('delete'))).toEqual([
+      'batch/cronjobs: get,list,watch,create,update,patch,delete',
+    ]);
+    expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);
+    for (const o of objects)
+      expect(() => {
+        validateBuiltin(o);
+      }).not.toThrow();
+  });
+
+  test("the synthesized sample and seed 001's sample validate verbatim", () => {
+    expect(validator.validate(parseYaml(files['samples/database-sample.k8s.yaml'])[0])).toEqual([]);
+    expect(validator.validate(parseYaml(fs.readFileSync(SEED, 'utf8'))[0])).toEqual([]);
+  });
+
+  test.each(invalidDatabaseSpecs)('rejects %s, naming the field', (_w, spec, field) => {
+    expect(
+      validator
+        .validate({ apiVersion: 'database.example.com/v1alpha1', kind: 'Database', metadata: { name: 'x' }, spec })
+        .join('\n'),
+    ).toContain(field);
+  });
+});
+
+describe('the children of a Database', () => {
+  test('postgresql with backups: Services, StatefulSet on a 10Gi claim, backup claim and CronJob; Retain keeps data', () => {
+    const children = desiredDatabaseChildren(db()) as any[];
+    expect(children.map((c) => `${c.kind}/${c.metadata.name}`)).toEqual([
+      'ConfigMap/my-db-retention',
+      'Service/my-db-headless',
+      'Service/my-db',
+      // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
+      'PersistentVolumeClaim/my-db-backup',
+      'StatefulSet/my-db',
+      'CronJob/my-db-backup',
+    ]);
+    for (const c of children)
+      expect(() => {
+        validateBuiltin(c);
+      }).not.toThrow();
+    const [retention, , svc, backupClaim, sts, cron] = children;
+    // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
+    expect(retention.metadata.ownerReferences).toBeUndefined();
+    expect(retention.data.deletionPolicy).toBe('Retain');
+    expect(svc.spec.ports[0]).toMatchObject({ port: 5432 });
+    expect(sts.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: 'Retain', whenScaled: 'Retain' });
+    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('10Gi');
+    const c = sts.spec.template.spec.containers[0];
+    expect(c.image).toBe('postgres:13');
+    expect(c.env.find((e: any) => e.name === 'POSTGRES_PASSWORD').valueFrom.secretKeyRef).toEqual({
+      name: 'my-db-credentials',
+      key: 'password',
+    });
+    // The backup claim is user data: not owned under Retain, so deleting the Database keeps it.
+    expect(backupClaim.metadata.ownerReferences).toBeUndefined();
+    expect(cron.spec.schedule).toBe('0 2 * * *');
+    expect(cron.spec.jobTemplate.spec.template.spec.containers[0].command[2]).toContain('pg_dump -h my-db.data.svc');
+    for (const { spec } of podSpecsOf(children)) {
+      expect(spec.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 999,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(spec.containers[0].securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+      });
+    }
+    // No secret material anywhere in the children.
+    expect(JSON.stringify(children)).not.toMatch(/"password"\s*:\s*"/);
+  });
+
+  test('Delete policy: claims go with the Database; no backups: no backup objects; mysql works the same way', () => {
+    const children = desiredDatabaseChildren(
+      db({
+        type: 'mysql',
+        version: '8.4',
+        deletionPolicy: 'Delete',
+        backup: { enabled: false, schedule: '0 2 * * *' },
+      }),
+    ) as any[];
+    expect(children.map((c) => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'StatefulSet']);
+    expect(children[0].metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5', controller: true });
+    const sts = children[3];
+    expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Delete');
+    expect(sts.spec.template.spec.containers[0]).toMatchObject({
+      image: 'mysql:8.4',
+      ports: [{ containerPort: 3306 }],
+    });
+    const withBackup = desiredDatabaseChildren(db({ deletionPolicy: 'Delete' })) as any[];
+    expect(withBackup.find((c) => c.kind === 'PersistentVolumeClaim').metadata.ownerReferences[0]).toMatchObject({
+      kind: 'Database',
+      uid: 'u-5',
+    });
+  });
+
+  test('credentials are random, generated per Database, and owned by the retention ConfigMap', () => {
+    const retention = { metadata: { name: 'my-db-retention', uid: 'cm-1' } };
+    const a = newCredentials(db(), retention) as any;
+    const b = newCredentials(db(), retention) as any;
+    expect(a.stringData.password).not.toBe(b.stringData.password);
+    expect(a.stringData.password.length).toBeGreaterThanOrEqual(32);
+    expect(a.stringData).toMatchObject({ username: 'app', database: 'my_db' });
+    expect(a.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'my-db-retention', uid: 'cm-1' },
+    ]);
+  });
+
+  // A StatefulSet deletes a failed server pod and makes it again at once (see the etcd test).
+  test('a server failure stays Degraded while the server is not ready, though the failed pod is gone; ready clears it', () => {
+    const failing = { reason: 'PodFailing', message: 'pod my-db-0: container postgresql exited with code 1' };
+    const notReady = { metadata: { name: 'my-db' }, status: { readyReplicas: 0 } };
+    const degraded = (s: any) => s.conditions.find((c: any) => c.type === 'Degraded');
+    const seen = desiredDatabaseStatus(db(), { statefulSet: notReady, hasCredentials: true, childFailure: failing });
+    expect(degraded(seen)).toMatchObject({ status: 'True', ...failing });
+    const later = desiredDatabaseStatus({ ...db(), status: seen }, { statefulSet: notReady, hasCredentials: true });
+    expect(degraded(later)).toEqual(degraded(seen));
+    const ready = { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } };
+    expect(
+      degraded(desiredDatabaseStatus({ ...db(), status: later }, { statefulSet: ready, hasCredentials: true })),
+    ).toMatchObject({ status: 'False', reason: 'AsExpected' });
+  });
+
+  test('status: endpoint, credentials, backups, phase', () => {
+    const s = desiredDatabaseStatus(db(), { hasCredentials: true });
+    expect(s).toMatchObject({
+      phase: 'Creating',
+      endpoint: 'my-db.data.svc:5432',
+      credentialsSecret: 'my-db-credentials',
+      backupCronJob: 'my-db-backup',
+      observedGeneration: 2,
+    });
+    expect(
+      desiredDatabaseStatus(db(), {
+        statefulSet: { metadata: { name: 'my-db' }, status: { readyReplicas: 1 } },
+        hasCredentials: true,
+      }).phase,
+    ).toBe('Ready');
+    expect(
+      desiredDatabaseStatus(db(), { applyError: 'rejected', hasCredentials: false }).credentialsSecret,
+    ).toBeUndefined();
+    const off = desiredDatabaseStatus(db({ backup: { enabled: false, schedule: '0 2 * * *' } }), {
+      hasCredentials: true,
+    });
+    expect(off.backupCronJob).toBeUndefined();
+    expect(off.conditions?.find((c) => c.type === 'BackupScheduled')).toMatchObject({
+      status: 'False',
+      reason: 'Disabled',
+    });
+  });
+});
+
+describe('the final snapshot of a deleted Database', () => {
+  const owner = {
+    apiVersion: 'database.example.com/v1alpha1',
+    kind: 'Database',
+    name: 'my-db',
+    uid: 'u-5',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  /** A finalize context over given cached Jobs, recording what it creates. */
+  function context(jobs: { name: string; ours: boolean; conditions?: object[] }[] = []) {
+    const created: any[] = [];
+    const children = new ChildMap();
+    const all = new Map<string, any>();
+    for (const j of jobs) {
+      const job = {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: j.name, namespace: 'data', ownerReferences: j.ours ? [owner] : undefined },
+        status: { conditions: j.conditions },
+      };
+      all.set(j.name, job);
+      if (j.ours) children.set(`Job/${j.name}`, job);
+    }
+    return {
+      created,
+      ctx: {
+        children,
+        owner,
+        api: {
+          createIfAbsent: async (_t: unknown, o: any) => {
+            created.push(o);
+            return true;
+          },
+        },
+        existing: (_t: unknown, name: string) => all.get(name),
+        signal: new AbortController().signal,
+      },
+    };
+  }
+  const wanting = () => db({ backup: { enabled: true, schedule: '0 2 * * *', finalSnapshot: true } });
+
+  test('only a Database that asks for one carries the finalizer, database.example.com/finalizer', () => {
+    expect(finalizerName(databaseController.for)).toBe('database.example.com/finalizer');
+    expect(databaseController.needsFinalizer?.(wanting())).toBe(true);
+    expect(
+      databaseController.needsFinalizer?.(
+        db({ backup: { enabled: true, schedule: '0 2 * * *', finalSnapshot: false } }),
+      ),
+    ).toBe(false);
+    expect(
+      databaseController.needsFinalizer?.(
+        db({ backup: { enabled: false, schedule: '0 2 * * *', finalSnapshot: true } }),
+      ),
+    ).toBe(false);
+  });
+
+  test('creates one Job dumping to the kept backup claim, owned by the Database, then waits for it', async () => {
+    const { ctx, created } = context();
+    const outcome = await finalSnapshot(wanting(), ctx);
+    expect(outcome).toMatchObject({ done: false, reason: 'FinalSnapshotRunning' });
+    expect(outcome.events).toEqual([expect.objectContaining({ type: 'Normal', reason: 'FinalSnapshotStarted' })]);
+    expect(created).toHaveLength(1);
+    const [job] = created;
+    expect(() => {
+      validateBuiltin(job);
+    }).not.toThrow();
+    expect(job).toMatchObject({ kind: 'Job', metadata: { name: 'my-db-final-backup', namespace: 'data' } });
+    expect(job.metadata.ownerReferences).toEqual([owner]);
+    const pod = job.spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: 'backup', persistentVolumeClaim: { claimName: 'my-db-backup' } });
+    expect(pod.containers[0].command[2]).toContain('f=/backup/final-my-db-');
+    expect(pod.containers[0].command[2]).toContain('pg_dump -h my-db.data.svc');
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999 });
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  test('done when its Job completed; a failed Job or one it did not create is an error that says how to go on', async () => {
+    const complete = context([
+      { name: 'my-db-final-backup', ours: true, conditions: [{ type: 'Complete', status: 'True' }] },
+    ]);
+    expect(await finalSnapshot(wanting(), complete.ctx)).toMatchObject({ done: true });
+    expect(complete.created).toEqual([]);
+
+    const running = context([{ name: 'my-db-final-backup', ours: true, conditions: [] }]);
+    const waiting = await finalSnapshot(wanting(), running.ctx);
+    expect(waiting).toMatchObject({ done: false, reason: 'FinalSnapshotRunning' });
+    expect(waiting.events ?? []).toEqual([]);
+    expect(running.created).toEqual([]);
+
+    const failed = context([
+      {
+        name: 'my-db-final-backup',
+        ours: true,
+        conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'reached the limit' }],
+      },
+    ]);
+    await expect(finalSnapshot(wanting(), failed.ctx)).rejects.toMatchObject({
+      reason: 'FinalSnapshotFailed',
+      message: expect.stringContaining('BackoffLimitExceeded'),
+    });
+    await expect(finalSnapshot(wanting(), failed.ctx)).rejects.toThrow('spec.backup.finalSnapshot to false');
+
+    const theirs = context([{ name: 'my-db-final-backup', ours: false }]);
+    await expect(finalSnapshot(wanting(), theirs.ctx)).rejects.toMatchObject({ reason: 'FinalSnapshotBlocked' });
+    expect(theirs.created).toEqual([]);
+  });
+
+  test('in a namespace being deleted: done, since no Job can be made there and its volumes go with it', async () => {
+    const { ctx } = context();
+    const refused = Object.assign(new Error('forbidden: namespace is being terminated'), {
+      status: 403,
+      details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
+    });
+    ctx.api.createIfAbsent = async () => {
+      throw refused;
+    };
+    expect(await finalSnapshot(wanting(), ctx)).toEqual({ done: true });
+    // Any other refusal is an error, retried.
+    ctx.api.createIfAbsent = async () => {
+      throw Object.assign(new Error('forbidden'), { status: 403 });
+    };
+    await expect(finalSnapshot(wanting(), ctx)).rejects.toThrow('forbidden');
+  });
+
+  test('switched off while the Database is being deleted: done at once, nothing created', async () => {
+    const { ctx, created } = context([{ name: 'my-db-final-backup', ours: true, conditions: [] }]);
+    expect(await finalSnapshot(db(), ctx)).toEqual({ done: true });
+    expect(created).toEqual([]);
+  });
+
+  test('RBAC: patch of Databases (the finalizer), and Jobs without delete', () => {
+    const role = one(objects, 'ClusterRole', 'database-manager-role');
+    const grants = role.rules.flatMap((r: any) =>
+      r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
+    );
+    expect(grants).toContain('database.example.com/databases: get,list,watch,patch');
+    expect(grants).toContain('batch/jobs: get,list,watch,create,update,patch');
+  });
+});
