@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { importCrds } from '../../../scripts/import';
+import { generatedOutput } from '../../support/generated-output';
 import { readTree, synthProject } from '../../support/synth';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -17,10 +17,11 @@ describe('committed generated files are current', () => {
   });
 
   test('imports/ equals a fresh `cdk8s import` of the synthesized CRDs', () => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-imports-'));
-    const groups = importCrds(out, [synth.dir, path.join(synth.dir, 'crds')]);
-    expect(groups).toContain('cache.example.com');
-    const fresh = readTree(out);
+    const lock = path.join(ROOT, 'package-lock.json');
+    const fresh = generatedOutput('imports', [synth.dir, path.join(ROOT, 'scripts', 'import.ts'), lock], (out) => {
+      importCrds(out, [synth.dir, path.join(synth.dir, 'crds')]);
+    });
+    expect(Object.keys(fresh)).toContain('cache.example.com.ts');
     const committed = readTree(path.join(ROOT, 'imports'));
     expect(Object.keys(committed).sort()).toEqual(Object.keys(fresh).sort());
     for (const file of Object.keys(fresh)) {
@@ -32,14 +33,16 @@ describe('committed generated files are current', () => {
 
   // The API reference is generated from the doc comments: run `npm run docs`.
   test('docs/api/ equals a fresh typedoc of the three entry points', () => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-docs-'));
-    const r = spawnSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--logLevel', 'Warn', '--out', out],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-    const fresh = readTree(out);
+    const sources = ['constructs', 'operator', 'testing', 'command', 'imports'].map((d) => path.join(ROOT, d));
+    const settings = ['typedoc.json', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+    const fresh = generatedOutput('typedoc', [...sources, ...settings.map((f) => path.join(ROOT, f))], (out) => {
+      const r = spawnSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--logLevel', 'Warn', '--out', out],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    });
     expect(Object.keys(fresh)).toEqual(
       expect.arrayContaining([
         'README.md',
