@@ -2,6 +2,7 @@ import type { KubeObject, ResourceType } from '../constructs/contract';
 import { isJsonObject } from '../constructs/contract/json';
 import {
   ApiError,
+  type JsonPatchOperation,
   type KubeClient,
   type KubeList,
   type WatchEvent,
@@ -16,7 +17,7 @@ import {
  * A write's verb. Named, so the docs print this name: typedoc prints an inline union of string
  * literals in the order the compiler first met them, which changes with the order files load.
  */
-export type FakeWriteVerb = 'create' | 'apply' | 'patch' | 'delete';
+export type FakeWriteVerb = 'create' | 'apply' | 'update' | 'patch' | 'delete';
 
 export interface FakeWrite {
   readonly verb: FakeWriteVerb;
@@ -168,8 +169,34 @@ export class FakeKubeClient implements KubeClient {
     return later(() => undefined);
   }
 
-  request<T = unknown>(method: string, path: string): Promise<T> {
-    return failLater(new Error(`FakeKubeClient does not answer ${method} ${path}`));
+  update<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T> {
+    const { name = '', namespace, resourceVersion } = obj.metadata;
+    const current = this.peek(type, name, namespace);
+    if (!current) return failLater(notFound(type, name));
+    // Optimistic concurrency, as on the API server: a replacement of an older version is refused.
+    if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion)
+      return failLater(conflict(type, name));
+    this.record({ verb: 'update', kind: type.kind, name, namespace });
+    const stored = objectOf(type, structuredClone(this.store(type, this.stamp(type, structuredClone(obj), current))));
+    return later(() => stored);
+  }
+
+  jsonPatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    name: string,
+    namespace: string | undefined,
+    operations: readonly JsonPatchOperation[],
+  ): Promise<T> {
+    const current = this.peek(type, name, namespace);
+    if (!current) return failLater(notFound(type, name));
+    const patched: unknown = structuredClone(current);
+    for (const operation of operations) {
+      const problem = applyOperation(patched, operation);
+      if (problem) return failLater(problem === 'test failed' ? conflict(type, name) : invalid(type, name, problem));
+    }
+    this.record({ verb: 'patch', kind: type.kind, name, namespace });
+    const stored = objectOf(type, structuredClone(this.store(type, this.stamp(type, kubeObject(patched), current))));
+    return later(() => stored);
   }
 
   watch(type: ResourceType, { namespace, onEvent, signal, onOpen }: WatchOptions): Promise<void> {
@@ -283,6 +310,28 @@ function selects(query: Record<string, string>, obj: KubeObject): boolean {
 const isObject = isJsonObject;
 
 /** A merged or patched value as an object: it keeps the metadata it was made from. */
+/**
+ * One JSON patch operation applied in place (RFC 6902's add, replace, remove and test); what went
+ * wrong, or undefined. Paths are JSON pointers (`/metadata/annotations/a~1b`).
+ */
+function applyOperation(doc: unknown, { op, path, value }: JsonPatchOperation): string | undefined {
+  const steps = path
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const last = steps.pop();
+  let parent: unknown = doc;
+  for (const step of steps) parent = isObject(parent) ? parent[step] : undefined;
+  if (last === undefined || !isObject(parent)) return `${path}: no such path`;
+  if (op === 'test') return JSON.stringify(parent[last]) === JSON.stringify(value) ? undefined : 'test failed';
+  if (op === 'remove' || op === 'replace') {
+    if (!(last in parent)) return `${path}: no such field to ${op}`;
+  }
+  if (op === 'remove') Reflect.deleteProperty(parent, last);
+  else parent[last] = structuredClone(value);
+  return undefined;
+}
+
 function kubeObject(v: unknown): KubeObject {
   if (isObject(v) && isObject(v.metadata)) return { ...v, metadata: v.metadata };
   throw new Error(`FakeKubeClient: not an object with metadata: ${JSON.stringify(v)}`);

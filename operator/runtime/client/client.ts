@@ -70,6 +70,13 @@ export interface WatchOptions {
   readonly onOpen?: () => void;
 }
 
+/** One operation of a JSON patch (RFC 6902). */
+export interface JsonPatchOperation {
+  readonly op: 'add' | 'remove' | 'replace' | 'test';
+  readonly path: string;
+  readonly value?: unknown;
+}
+
 /**
  * What the runtime asks of the API server: the verbs a controller uses. `HttpKubeClient` speaks
  * them over HTTP; `FakeKubeClient` (`cdk8s-operator-kit/testing`) keeps objects in memory, for
@@ -109,11 +116,17 @@ export interface KubeClient {
     namespace?: string,
     options?: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' },
   ): Promise<void>;
-  /** Any request, for the reviews (TokenReview, SubjectAccessReview) that are not resources of a type. */
-  request<T = unknown>(
-    method: string,
-    path: string,
-    opts?: { body?: unknown; contentType?: string; query?: Record<string, string> },
+  /**
+   * Replaces an object (PUT) at the resourceVersion it carries: 409 Conflict when it changed since,
+   * as optimistic concurrency wants (a Lease's renewal).
+   */
+  update<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T>;
+  /** JSON patch (RFC 6902), e.g. a `test` of the resourceVersion before a change of one field. */
+  jsonPatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    name: string,
+    namespace: string | undefined,
+    operations: readonly JsonPatchOperation[],
   ): Promise<T>;
   /**
    * Feeds each event of a watch to `onEvent` until the stream ends (resolves), fails (rejects)
@@ -155,19 +168,19 @@ export class HttpKubeClient implements KubeClient {
     return this.options.fieldManager;
   }
 
-  async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+  async get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T> {
     return this.request<T>('GET', resourcePath(type, namespace, name));
   }
 
   async list<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     namespace?: string,
     query: Record<string, string> = {},
   ): Promise<KubeList<T>> {
     return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
   }
 
-  async create<T extends KubeObject>(type: ResourceType, obj: KubeObject, namespace?: string): Promise<T> {
+  async create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T> {
     return this.request<T>('POST', resourcePath(type, namespace), {
       body: obj,
       query: { fieldManager: this.fieldManager },
@@ -176,7 +189,7 @@ export class HttpKubeClient implements KubeClient {
 
   /** Server-side apply of a complete desired object (force: this manager owns its fields). */
   async apply<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     obj: KubeObject,
     options: { subresource?: string; force?: boolean; dryRun?: boolean } = {},
   ): Promise<T> {
@@ -197,7 +210,7 @@ export class HttpKubeClient implements KubeClient {
 
   /** JSON merge patch, e.g. for finalizers. */
   async mergePatch<T extends KubeObject>(
-    type: ResourceType,
+    type: ResourceType<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
@@ -206,6 +219,26 @@ export class HttpKubeClient implements KubeClient {
     return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
       body: patch,
       contentType: 'application/merge-patch+json',
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  async update<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T> {
+    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
+      body: obj,
+      query: { fieldManager: this.fieldManager },
+    });
+  }
+
+  async jsonPatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    name: string,
+    namespace: string | undefined,
+    operations: readonly JsonPatchOperation[],
+  ): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name), {
+      body: operations,
+      contentType: 'application/json-patch+json',
       query: { fieldManager: this.fieldManager },
     });
   }
@@ -230,7 +263,10 @@ export class HttpKubeClient implements KubeClient {
     });
   }
 
-  /** Any request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer. */
+  /**
+   * Any request, for what the typed verbs do not cover (`/version`, a subresource of its own);
+   * resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer.
+   */
   async request<T = unknown>(
     method: string,
     path: string,

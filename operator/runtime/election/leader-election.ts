@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { BuiltinTypes, type Lease, type LeaseSpec } from '../../../constructs/contract';
 import { sleep } from '../queue';
-import { isConflict, isNotFound, type KubeClient, resourcePath, microTime } from '../client';
+import { isConflict, isNotFound, type KubeClient, microTime } from '../client';
 
 export interface LeaderElectionOptions {
   readonly namespace: string;
@@ -111,11 +111,9 @@ export class LeaderElector {
     if (!this.leading || !this.lease) return;
     const now = microTime(new Date());
     try {
-      await this.client.request('PUT', this.path(), {
-        body: {
-          ...this.lease,
-          spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
-        },
+      await this.client.update(BuiltinTypes.Lease, {
+        ...this.lease,
+        spec: { ...this.lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
       });
       this.options.logger.info({ identity: this.options.identity }, 'released leader lease');
     } catch (err) {
@@ -133,10 +131,6 @@ export class LeaderElector {
     if (this.leading === leading) return;
     this.leading = leading;
     this.options.onLeaderChange?.(leading);
-  }
-
-  private path(): string {
-    return resourcePath(BuiltinTypes.Lease, this.options.namespace, this.options.name);
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -181,7 +175,7 @@ export class LeaderElector {
         acquireTime: takingOver ? microTime(now) : (current.spec.acquireTime ?? microTime(now)),
         leaseTransitions: (current.spec.leaseTransitions ?? 0) + (takingOver && holder ? 1 : 0),
       };
-      this.lease = await this.client.request<Lease>('PUT', this.path(), { body: { ...current, spec } });
+      this.lease = await this.client.update(BuiltinTypes.Lease, { ...current, spec });
       this.observer.unchangedFor(this.lease);
       return true;
     } catch (err) {

@@ -1,19 +1,37 @@
 import { createHash } from 'node:crypto';
+import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import type { KubeClient } from '../client';
 
 /** What a request for a protected path gets: 200 allowed, 401 no or bad token, 403 not allowed. */
 export type AuthDecision = { status: 200 } | { status: 401 | 403; reason: string };
 
-interface TokenReview {
+interface TokenReview extends KubeObject {
+  spec?: { token: string };
   status?: {
     authenticated?: boolean;
     error?: string;
     user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
   };
 }
-interface SubjectAccessReview {
+interface SubjectAccessReview extends KubeObject {
   status?: { allowed?: boolean; reason?: string };
 }
+
+/** The reviews are made (POST) and answered at once; nothing is stored. */
+const TOKEN_REVIEWS: ResourceType<TokenReview> = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  kind: 'TokenReview',
+  resource: 'tokenreviews',
+  namespaced: false,
+};
+const SUBJECT_ACCESS_REVIEWS: ResourceType<SubjectAccessReview> = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  kind: 'SubjectAccessReview',
+  resource: 'subjectaccessreviews',
+  namespaced: false,
+};
 
 export interface MetricsAuthorizerOptions {
   /** How long an answer is reused for the same token and path. @default 60000 */
@@ -52,28 +70,26 @@ export class MetricsAuthorizer {
   }
 
   private async review(token: string, path: string): Promise<AuthDecision> {
-    const tr = await this.client.request<TokenReview>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+    const tr = await this.client.create(TOKEN_REVIEWS, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      metadata: {},
+      spec: { token },
     });
     const user = tr.status?.user;
     if (!tr.status?.authenticated || !user?.username) return { status: 401, reason: 'the token is not valid' };
-    const sar = await this.client.request<SubjectAccessReview>(
-      'POST',
-      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-      {
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: {
-            user: user.username,
-            uid: user.uid,
-            groups: user.groups,
-            extra: user.extra,
-            nonResourceAttributes: { path, verb: 'get' },
-          },
-        },
+    const sar = await this.client.create(SUBJECT_ACCESS_REVIEWS, {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      metadata: {},
+      spec: {
+        user: user.username,
+        uid: user.uid,
+        groups: user.groups,
+        extra: user.extra,
+        nonResourceAttributes: { path, verb: 'get' },
       },
-    );
+    });
     if (!sar.status?.allowed) return { status: 403, reason: `${user.username} may not get ${path}` };
     return { status: 200 };
   }

@@ -6,7 +6,7 @@
  */
 import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import { isJsonObject } from '../../../constructs/contract/json';
-import { isNotFound, type KubeClient, resourcePath } from '../client';
+import { isNotFound, type KubeClient } from '../client';
 
 /** A webhook's `clientConfig` (admissionregistration and apiextensions share its shape). */
 export interface ClientConfig {
@@ -80,9 +80,9 @@ export async function patchClientConfigs(
   }
   const ops = change(object);
   if (ops.length === 0) return 0;
-  await client.request('PATCH', resourcePath(type, undefined, name), {
-    body: [{ op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion }, ...ops],
-    contentType: 'application/json-patch+json',
-  });
+  await client.jsonPatch(type, name, undefined, [
+    { op: 'test', path: '/metadata/resourceVersion', value: object.metadata.resourceVersion },
+    ...ops,
+  ]);
   return ops.length;
 }

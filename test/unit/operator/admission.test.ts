@@ -292,8 +292,8 @@ describe('the self-managed webhook certificate', () => {
         secret.metadata.resourceVersion = String(Number(secret.metadata.resourceVersion) + 1);
         return structuredClone(secret);
       },
-      request: async (_m: string, _p: string, opts: { body: any[] }) => {
-        for (const op of opts.body.slice(1))
+      jsonPatch: async (_t: unknown, _n: string, _ns: unknown, body: any[]) => {
+        for (const op of body.slice(1))
           config.webhooks[Number(op.path.split('/')[2])].clientConfig.caBundle = op.value;
         config.metadata.resourceVersion = String(Number(config.metadata.resourceVersion) + 1);
       },

@@ -48,10 +48,9 @@ describe('serving webhooks on loopback through their Services', () => {
         if (!objects[name]) throw new ApiError(404, 'NotFound', `${name} not found`);
         return structuredClone(objects[name]);
       },
-      request: async (_m: string, path: string, opts: { body: any[] }) => {
-        const name = path.split('/').pop()!;
+      jsonPatch: async (_type: unknown, name: string, _ns: unknown, body: any[]) => {
         const o = objects[name];
-        const [test, ...ops] = opts.body;
+        const [test, ...ops] = body;
         if (test.value !== o.metadata.resourceVersion) throw new Error('conflict');
         for (const op of ops) {
           const keys = op.path.split('/').slice(1);
@@ -59,7 +58,7 @@ describe('serving webhooks on loopback through their Services', () => {
           parent[keys[keys.length - 1]] = op.value;
         }
         o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
-        patches.push({ name, body: opts.body });
+        patches.push({ name, body });
       },
     };
     return { client: client as never, patches, created };

@@ -122,3 +122,48 @@ describe('FakeKubeClient answers as the API server would', () => {
     expect(client.writes.map((w) => w.verb)).toEqual(['create', 'delete']);
   });
 });
+
+describe('update and JSON patch, as the API server answers them', () => {
+  const lease = (holder: string, resourceVersion?: string) => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'l', namespace: 'ns', ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: { holderIdentity: holder },
+  });
+
+  test('an update at the version read replaces the object; one at an older version is a 409 Conflict', async () => {
+    const client = new FakeKubeClient();
+    const created = await client.create(BuiltinTypes.Lease, lease('a'));
+    const updated = await client.update(BuiltinTypes.Lease, { ...created, spec: { holderIdentity: 'b' } });
+    expect(updated.spec.holderIdentity).toBe('b');
+    expect(updated.metadata.resourceVersion).not.toBe(created.metadata.resourceVersion);
+    await expect(
+      client.update(BuiltinTypes.Lease, { ...created, spec: { holderIdentity: 'c' } }),
+    ).rejects.toMatchObject({ status: 409 });
+    expect((await client.get(BuiltinTypes.Lease, 'l', 'ns')).spec.holderIdentity).toBe('b');
+    expect(client.writes.map((w) => w.verb)).toEqual(['create', 'update']);
+  });
+
+  test('a JSON patch applies its operations once its test holds, and changes nothing when it fails', async () => {
+    const client = new FakeKubeClient();
+    const created = await client.create(BuiltinTypes.Lease, lease('a'));
+    const version = created.metadata.resourceVersion;
+    const patched = await client.jsonPatch(BuiltinTypes.Lease, 'l', 'ns', [
+      { op: 'test', path: '/metadata/resourceVersion', value: version },
+      { op: 'replace', path: '/spec/holderIdentity', value: 'b' },
+      { op: 'add', path: '/metadata/labels', value: { 'a/b': 'c' } },
+    ]);
+    expect(patched.spec.holderIdentity).toBe('b');
+    expect(patched.metadata.labels).toEqual({ 'a/b': 'c' });
+    await expect(
+      client.jsonPatch(BuiltinTypes.Lease, 'l', 'ns', [
+        { op: 'test', path: '/metadata/resourceVersion', value: version },
+        { op: 'replace', path: '/spec/holderIdentity', value: 'c' },
+      ]),
+    ).rejects.toMatchObject({ status: 409 });
+    await expect(
+      client.jsonPatch(BuiltinTypes.Lease, 'l', 'ns', [{ op: 'remove', path: '/spec/renewTime' }]),
+    ).rejects.toMatchObject({ status: 422 });
+    expect((await client.get(BuiltinTypes.Lease, 'l', 'ns')).spec.holderIdentity).toBe('b');
+  });
+});
