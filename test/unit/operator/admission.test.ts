@@ -293,8 +293,7 @@ describe('the self-managed webhook certificate', () => {
         return structuredClone(secret);
       },
       jsonPatch: async (_t: unknown, _n: string, _ns: unknown, body: any[]) => {
-        for (const op of body.slice(1))
-          config.webhooks[Number(op.path.split('/')[2])].clientConfig.caBundle = op.value;
+        for (const op of body.slice(1)) config.webhooks[Number(op.path.split('/')[2])].clientConfig.caBundle = op.value;
         config.metadata.resourceVersion = String(Number(config.metadata.resourceVersion) + 1);
       },
     };
