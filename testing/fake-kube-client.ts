@@ -151,6 +151,10 @@ export class FakeKubeClient implements KubeClient {
   ): Promise<T> {
     const current = this.peek(type, name, namespace);
     if (!current) return failLater(notFound(type, name));
+    // A resourceVersion in the patch is a precondition, as on the API server.
+    const expected = isObject(patch) && isObject(patch.metadata) ? patch.metadata.resourceVersion : undefined;
+    if (typeof expected === 'string' && expected !== current.metadata.resourceVersion)
+      return failLater(conflict(type, name));
     this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource });
     const next = this.stamp(type, kubeObject(mergePatch(structuredClone(current), patch)), current);
     const stored = objectOf(type, structuredClone(this.store(type, next)));

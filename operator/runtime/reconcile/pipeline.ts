@@ -3,11 +3,11 @@
  * policy for terminal errors. A deleted resource holding the kind's finalizer is finalized
  * (finalizer.ts); any other goes through
  *
- *   observe → keep the finalizer → external → render → claim → apply → prune → prepare → status
- *   → events → write
+ *   observe → keep the finalizer → external → render → claim → apply → prune → blockers → prepare
+ *   → status → events → write
  *
- * each step a function of the outputs before it (steps.ts), and each a span of the
- * reconcile's trace when tracing is on (`step`).
+ * each step a function of the outputs before it, returning its own (steps.ts), and each a span
+ * of the reconcile's trace when tracing is on (`step`).
  */
 import type { ExternalStep } from '../../../constructs/contract';
 import { type ReconcileContext, type Request, type Result, asTerminal, type TerminalError } from '../controller';
@@ -25,6 +25,7 @@ import {
   pruneChildren,
   recordEvents,
   recordTerminal,
+  recordBlockers,
   refusedTerminal,
   renderDesired,
   runExternal,
@@ -50,6 +51,14 @@ type Stopped<T> =
  * resource's generation changes — not for the external step, whose outside system may change by
  * itself. Any other error is thrown, and the work queue retries it with backoff.
  */
+function recordedTerminal(parts: ControllerParts, t: Target, err: unknown, remember: boolean): TerminalError {
+  const terminal = asTerminal(err);
+  if (!terminal) throw err;
+  recordTerminal(parts, t, terminal, remember);
+  return terminal;
+}
+
+/** A step's output, or the terminal error that stopped it (see `recordedTerminal`). */
 async function unlessTerminal<T>(
   parts: ControllerParts,
   t: Target,
@@ -59,11 +68,15 @@ async function unlessTerminal<T>(
   try {
     return { value: await step() };
   } catch (err) {
-    const terminal = asTerminal(err);
-    if (!terminal) throw err;
-    recordTerminal(parts, t, terminal, remember);
-    return { terminal };
+    return { terminal: recordedTerminal(parts, t, err, remember) };
   }
+}
+
+/** What writing the children came to: the writes, the names taken by others, and what stopped them. */
+interface ChildrenOutcome {
+  readonly writes: ChildWrites;
+  readonly notOwned: readonly NotOwned[];
+  readonly error?: unknown;
 }
 
 /** Render, claim, apply and prune: the children's writes, or the names taken by others. */
@@ -71,15 +84,34 @@ async function writeChildren(
   parts: ControllerParts,
   t: Target,
   external: ExternalStep | undefined,
-  writes: ChildWrites,
-): Promise<readonly NotOwned[]> {
+): Promise<ChildrenOutcome> {
   const desired = step(parts, 'render', () => renderDesired(parts, t, external?.facts));
   const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
   const planned = claim.planned;
-  if (!planned) return claim.notOwned;
-  await step(parts, 'apply', () => applyChildren(parts, t, planned, writes));
-  await step(parts, 'prune', () => pruneChildren(parts, t, writes));
-  return [];
+  if (!planned) return { writes: new ChildWrites(), notOwned: claim.notOwned };
+  const applied = await step(parts, 'apply', () => applyChildren(parts, t, planned));
+  // An apply stopped by an error prunes nothing: what it did not reach may still be wanted.
+  const pruned =
+    applied.error === undefined ? await step(parts, 'prune', () => pruneChildren(parts, t, applied)) : undefined;
+  return { writes: new ChildWrites(applied, pruned), notOwned: [], error: applied.error ?? pruned?.error };
+}
+
+/** The children written, the names taken, and the terminal error that stands (none: every child taken). */
+async function childrenStep(
+  parts: ControllerParts,
+  t: Target,
+  external: Stopped<ExternalStep | undefined>,
+): Promise<{ writes: ChildWrites; notOwned: readonly NotOwned[]; terminal?: TerminalError }> {
+  const known = external.terminal ?? knownTerminal(parts, t);
+  if (known) return { writes: new ChildWrites(), notOwned: [], terminal: known };
+  const children = await unlessTerminal(parts, t, true, () => writeChildren(parts, t, external.value));
+  if (!children.value) return { writes: new ChildWrites(), notOwned: [], terminal: children.terminal };
+  const { writes, notOwned, error } = children.value;
+  // What the apply or prune did before an error stays in `writes`, for the status and Events.
+  const stopped = error === undefined ? undefined : recordedTerminal(parts, t, error, true);
+  // A refused child is not remembered for the whole resource: the others, and a refused child
+  // deleted since, are applied at every reconcile.
+  return { writes, notOwned, terminal: stopped ?? refusedTerminal(parts, t, writes) };
 }
 
 /** One reconcile: the steps in order, terminal errors recorded rather than retried. */
@@ -97,20 +129,10 @@ export async function reconcile(
   await step(parts, 'finalizer', () => keepFinalizer(parts, t));
 
   const external = await unlessTerminal(parts, t, false, () => step(parts, 'external', () => runExternal(parts, t)));
-  const writes = new ChildWrites();
-  let terminal = external.terminal ?? knownTerminal(parts, t);
-  let notOwned: readonly NotOwned[] = [];
-  if (!terminal) {
-    const children = await unlessTerminal(parts, t, true, () => writeChildren(parts, t, external.value, writes));
-    // A refused child is not remembered for the whole resource: the others, and a refused child
-    // deleted since, are applied at every reconcile.
-    terminal = children.terminal ?? refusedTerminal(parts, t, writes);
-    notOwned = children.value ?? [];
-  }
-  parts.blockers.set(
-    key,
-    notOwned.map((n) => n.blocker),
-  );
+  const { writes, notOwned, terminal } = await childrenStep(parts, t, external);
+  step(parts, 'blockers', () => {
+    recordBlockers(parts, t, notOwned);
+  });
 
   const children = currentChildren(parts, t, writes);
   const applied = !terminal && notOwned.length === 0;

@@ -60,23 +60,63 @@ export type Claim =
 
 type Change = Observed['changes'][number];
 
+/** A child the API server refused; `fresh` when this reconcile asked, not when an earlier refusal stood. */
+export interface Refusal {
+  readonly refused: TerminalError;
+  readonly fresh: boolean;
+}
+
 /**
- * The children this reconcile wrote, as apply and prune record them: kept even when a later
- * child is refused, so the status and Events still tell what was done.
+ * What the apply step did, child by child. It stops at the first error it cannot take (a child the
+ * API server refuses as invalid is not one: it is recorded and the others go on); what it did
+ * before stays recorded, with the error, so the status and Events still tell what was done.
  */
-export class ChildWrites {
-  /** The children before this reconcile's writes (for "scaled from 3 to 5"), by `Kind/name`. */
-  readonly before = new ChildMap();
+export interface AppliedChildren {
+  /** The children before their writes (for "scaled from 3 to 5"), by `Kind/name`. */
+  readonly before: ChildMap;
   /** The children as written, by `Kind/name`. */
-  readonly written = new ChildMap();
-  readonly changes: Change[] = [];
+  readonly written: ChildMap;
+  readonly changes: readonly Change[];
   /** Children not applied because what they wait for is not ready, by `Kind/name`. */
-  readonly held = new Map<string, ChildHealth>();
-  /**
-   * Children the API server refused (an immutable field changed, a value it does not take), by
-   * `Kind/name`; `fresh` when this reconcile asked, not when an earlier refusal stood.
-   */
-  readonly refused = new Map<string, { readonly refused: TerminalError; readonly fresh: boolean }>();
+  readonly held: ReadonlyMap<string, ChildHealth>;
+  /** Children the API server refused (an immutable field changed, a value it does not take), by `Kind/name`. */
+  readonly refused: ReadonlyMap<string, Refusal>;
+  /** What stopped the step before its last child. */
+  readonly error?: unknown;
+}
+
+/** What the prune step deleted; like apply, it stops at an error it cannot take, with what it did before. */
+export interface PrunedChildren {
+  /** The deleted children as they were, by `Kind/name`. */
+  readonly before: ChildMap;
+  readonly changes: readonly Change[];
+  readonly error?: unknown;
+}
+
+const NOTHING_APPLIED: AppliedChildren = {
+  before: new ChildMap(),
+  written: new ChildMap(),
+  changes: [],
+  held: new Map(),
+  refused: new Map(),
+};
+
+/** The children this reconcile wrote: what apply and prune returned, together. */
+export class ChildWrites {
+  readonly before: ChildMap;
+  readonly written: ChildMap;
+  readonly changes: readonly Change[];
+  readonly held: ReadonlyMap<string, ChildHealth>;
+  readonly refused: ReadonlyMap<string, Refusal>;
+
+  constructor(applied: AppliedChildren = NOTHING_APPLIED, pruned?: PrunedChildren) {
+    this.before = new ChildMap(applied.before);
+    for (const [key, o] of pruned?.before ?? []) this.before.set(key, o);
+    this.written = applied.written;
+    this.changes = [...applied.changes, ...(pruned?.changes ?? [])];
+    this.held = applied.held;
+    this.refused = applied.refused;
+  }
 
   wasDeleted(key: string): boolean {
     return this.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key);
@@ -187,48 +227,81 @@ export function claimChildren(parts: ControllerParts, t: Target, rendered: Rende
 }
 
 /**
- * Apply: each child whose owned fields would change, with server-side apply, recorded in
- * `writes` — in the order rendered (a child after what it waits for), and a child that waits for
- * one not ready yet not at all: it is held, as it is (see `waitsFor`). A child the API server
- * refuses is recorded in `writes.refused` and the others are still applied; at the same
- * generation it is not sent again while it stays as it was (deleted, or changed by someone, it is).
+ * Apply: each child whose owned fields would change, with server-side apply — in the order
+ * rendered (a child after what it waits for), and a child that waits for one not ready yet not
+ * at all: it is held, as it is (see `waitsFor`). A child the API server refuses is recorded in
+ * `refused` and the others are still applied; at the same generation it is not sent again while
+ * it stays as it was (deleted, or changed by someone, it is).
  */
 export async function applyChildren(
   parts: ControllerParts,
   t: Target,
   planned: readonly PlannedChild[],
-  writes: ChildWrites,
-): Promise<void> {
+): Promise<AppliedChildren> {
+  const done = {
+    before: new ChildMap(),
+    written: new ChildMap(),
+    changes: [] as Change[],
+    held: new Map(),
+    refused: new Map(),
+  };
   const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
   const refusedBefore = refusedChildrenOf(parts, t);
-  for (const { desired, owned, current, waitsFor } of planned) {
-    // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
-    t.ctx.signal.throwIfAborted();
-    const name = desired.metadata.name ?? '';
-    const key = childKey(owned.type.kind, name);
-    if (current) writes.before.set(key, current);
-    // Held only when there is something to write: a child as its spec asks stays as it is.
-    const changes = !current || needsApply(desired, current, t.ctx.client.fieldManager);
-    const waiting = changes ? waitingOn(waitsFor, (k) => writes.written.get(k) ?? cached.get(k)) : [];
-    if (waiting.length) {
-      const message = `waits for ${waiting.join(', ')}`;
-      writes.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
-      continue;
-    }
-    const outcome = await applyUnlessRefused(t, { owned, desired, current, changes }, refusedBefore.get(key));
-    if ('refused' in outcome) {
-      writes.refused.set(key, outcome);
-      if (outcome.fresh)
-        refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
-      continue;
-    }
-    refusedBefore.delete(key);
-    writes.written.set(key, outcome.object);
-    if (!outcome.applied) continue;
-    parts.written.note(t.key, key, outcome.object);
-    writes.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
-    t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
+  try {
+    for (const child of planned) await applyChild(parts, t, child, { done, cached, refusedBefore });
+  } catch (error) {
+    return { ...done, error };
   }
+  return done;
+}
+
+/** One planned child applied, held or refused, recorded in `done`. */
+async function applyChild(
+  parts: ControllerParts,
+  t: Target,
+  { desired, owned, current, waitsFor }: PlannedChild,
+  {
+    done,
+    cached,
+    refusedBefore,
+  }: {
+    done: {
+      before: ChildMap;
+      written: ChildMap;
+      changes: Change[];
+      held: Map<string, ChildHealth>;
+      refused: Map<string, Refusal>;
+    };
+    cached: ReadonlyMap<string, KubeObject | undefined>;
+    refusedBefore: RefusedChildren['children'];
+  },
+): Promise<void> {
+  // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
+  t.ctx.signal.throwIfAborted();
+  const name = desired.metadata.name ?? '';
+  const key = childKey(owned.type.kind, name);
+  if (current) done.before.set(key, current);
+  // Held only when there is something to write: a child as its spec asks stays as it is.
+  const changes = !current || needsApply(desired, current, t.ctx.client.fieldManager);
+  const waiting = changes ? waitingOn(waitsFor, (k) => done.written.get(k) ?? cached.get(k)) : [];
+  if (waiting.length) {
+    const message = `waits for ${waiting.join(', ')}`;
+    done.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
+    return;
+  }
+  const outcome = await applyUnlessRefused(t, { owned, desired, current, changes }, refusedBefore.get(key));
+  if ('refused' in outcome) {
+    done.refused.set(key, outcome);
+    if (outcome.fresh)
+      refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+    return;
+  }
+  refusedBefore.delete(key);
+  done.written.set(key, outcome.object);
+  if (!outcome.applied) return;
+  parts.written.note(t.key, key, outcome.object);
+  done.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
+  t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
 }
 
 /** The refusals remembered for this resource at its generation (a new generation starts afresh). */
@@ -289,24 +362,46 @@ export function refusedTerminal(parts: ControllerParts, t: Target, writes: Child
   return error;
 }
 
-/** Prune, as kubectl's ApplySets do: owned children of a deletable kind no longer rendered, recorded in `writes`. */
-export async function pruneChildren(parts: ControllerParts, t: Target, writes: ChildWrites): Promise<void> {
-  for (const { type, informer } of parts.deletable) {
-    for (const o of informer.listControlledBy(t.uid)) {
-      const name = o.metadata.name ?? '';
-      const key = childKey(type.kind, name);
-      if (writes.written.has(key) || writes.held.has(key) || writes.refused.has(key)) continue;
-      writes.before.set(key, o);
-      try {
-        // Only this object: one made again under its name since is not ours to delete.
-        await t.ctx.client.delete(type, name, o.metadata.namespace, { uid: o.metadata.uid });
-      } catch (err) {
-        if (!isNotFound(err) && !isConflict(err)) throw err;
+/** Prune, as kubectl's ApplySets do: owned children of a deletable kind that apply neither wrote, held nor saw refused. */
+export async function pruneChildren(
+  parts: ControllerParts,
+  t: Target,
+  applied: AppliedChildren,
+): Promise<PrunedChildren> {
+  const done = { before: new ChildMap(), changes: [] as Change[] };
+  try {
+    for (const { type, informer } of parts.deletable) {
+      for (const o of informer.listControlledBy(t.uid)) {
+        const name = o.metadata.name ?? '';
+        const key = childKey(type.kind, name);
+        if (applied.written.has(key) || applied.held.has(key) || applied.refused.has(key)) continue;
+        done.before.set(key, o);
+        await deleteChild(t, type, o);
+        done.changes.push({ verb: 'Deleted', kind: type.kind, name });
+        t.ctx.logger.info({ kind: type.kind, child: o.metadata.name }, 'deleted child no longer rendered');
       }
-      writes.changes.push({ verb: 'Deleted', kind: type.kind, name });
-      t.ctx.logger.info({ kind: type.kind, child: o.metadata.name }, 'deleted child no longer rendered');
     }
+  } catch (error) {
+    return { ...done, error };
   }
+  return done;
+}
+
+/** Deletes only this object: one made again under its name since is not ours to delete. Gone already is done. */
+async function deleteChild(t: Target, type: ResourceType, o: KubeObject): Promise<void> {
+  try {
+    await t.ctx.client.delete(type, o.metadata.name ?? '', o.metadata.namespace, { uid: o.metadata.uid });
+  } catch (err) {
+    if (!isNotFound(err) && !isConflict(err)) throw err;
+  }
+}
+
+/** Blockers: the objects in the way of this resource's children now, so a change to one of them reconciles it again. */
+export function recordBlockers(parts: ControllerParts, t: Target, notOwned: readonly NotOwned[]): void {
+  parts.blockers.set(
+    t.key,
+    notOwned.map((n) => n.blocker),
+  );
 }
 
 /** The children as they are now: those written, and — not (re)applied after a refusal, or when blocked — the cache's. */

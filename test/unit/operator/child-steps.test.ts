@@ -1,0 +1,156 @@
+/**
+ * The apply and prune steps on their own, with the in-memory client: each returns what it did —
+ * written, held, refused, deleted — and, stopped by an error it cannot take, what it did before
+ * together with the error, so the status and Events can still tell it.
+ */
+import pino from 'pino';
+import { BuiltinTypes, type KubeObject, type ResourceType } from '../../../constructs';
+import { ApiError } from '../../../operator/runtime/client';
+import { WrittenChildren } from '../../../operator/runtime/children';
+import type { Informer } from '../../../operator/runtime/cache';
+import type { ControllerParts, Target } from '../../../operator/runtime/reconcile/controller-parts';
+import {
+  applyChildren,
+  ChildWrites,
+  type PlannedChild,
+  pruneChildren,
+} from '../../../operator/runtime/reconcile/steps';
+import { FakeKubeClient } from '../../../testing/fake-kube-client';
+
+const UID = 'owner-uid';
+
+/** A client that refuses (422) or fails (500) the apply of the children named. */
+class ChoosyClient extends FakeKubeClient {
+  constructor(private readonly answers: Record<string, ApiError> = {}) {
+    super();
+  }
+  override apply<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, options?: { subresource?: string }) {
+    const answer = this.answers[obj.metadata.name ?? ''];
+    return answer ? Promise.reject(answer) : super.apply(type, obj, options);
+  }
+}
+
+function configMap(name: string, owned = true): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: 'ns',
+      ...(owned ? { ownerReferences: [{ apiVersion: 'x/v1', kind: 'X', name: 'x', uid: UID, controller: true }] } : {}),
+    },
+    data: { name },
+  };
+}
+
+/** Parts and target with just what apply and prune read; the cache is the objects given. */
+function setUp(client: FakeKubeClient, cached: KubeObject[] = []) {
+  const informer = { listControlledBy: (uid: string) => (uid === UID ? cached : []) } as unknown as Informer;
+  const owned = { type: BuiltinTypes.ConfigMap, informer };
+  const parts = {
+    owned: new Map([['ConfigMap', owned]]),
+    deletable: [owned],
+    refusedChildren: new Map(),
+    written: new WrittenChildren(),
+  } as unknown as ControllerParts;
+  const ctx = { client, logger: pino({ level: 'silent' }), signal: new AbortController().signal };
+  const t = { key: 'ns/x', uid: UID, generation: 1, namespace: 'ns', ctx } as unknown as Target;
+  return { parts, t };
+}
+
+const plan = (desired: KubeObject, waitsFor: string[] = [], current?: KubeObject): PlannedChild => ({
+  desired,
+  owned: { type: BuiltinTypes.ConfigMap, informer: undefined as never },
+  current,
+  waitsFor,
+});
+
+describe('applyChildren', () => {
+  test('applies each child in order and returns them as written, with what changed', async () => {
+    const client = new ChoosyClient();
+    const { parts, t } = setUp(client);
+    const applied = await applyChildren(parts, t, [plan(configMap('a')), plan(configMap('b'))]);
+    expect(applied.error).toBeUndefined();
+    expect([...applied.written.keys()]).toEqual(['ConfigMap/a', 'ConfigMap/b']);
+    expect(applied.changes).toEqual([
+      { verb: 'Created', kind: 'ConfigMap', name: 'a' },
+      { verb: 'Created', kind: 'ConfigMap', name: 'b' },
+    ]);
+    expect(client.writes.map((w) => `${w.verb} ${w.name}`)).toEqual(['apply a', 'apply b']);
+  });
+
+  test('holds a child whose prerequisite is not made yet, and writes nothing of it', async () => {
+    const client = new ChoosyClient();
+    const { parts, t } = setUp(client);
+    const applied = await applyChildren(parts, t, [plan(configMap('b'), ['Deployment/missing'])]);
+    expect(applied.held.get('ConfigMap/b')).toMatchObject({ reason: 'Waiting', readiness: 'InProgress' });
+    expect(applied.written.size).toBe(0);
+    expect(client.writes).toEqual([]);
+  });
+
+  test('records a refused child and applies the rest; at the same generation the refusal stands without asking again', async () => {
+    const client = new ChoosyClient({ a: new ApiError(422, 'Invalid', 'data: Invalid value') });
+    const { parts, t } = setUp(client);
+    const first = await applyChildren(parts, t, [plan(configMap('a')), plan(configMap('b'))]);
+    expect(first.refused.get('ConfigMap/a')).toMatchObject({ fresh: true });
+    expect(first.refused.get('ConfigMap/a')?.refused.message).toContain('data: Invalid value');
+    expect([...first.written.keys()]).toEqual(['ConfigMap/b']);
+
+    const b = await client.get(BuiltinTypes.ConfigMap, 'b', 'ns');
+    const again = await applyChildren(parts, t, [plan(configMap('a')), plan(configMap('b'), [], b)]);
+    expect(again.refused.get('ConfigMap/a')).toMatchObject({ fresh: false });
+    expect(again.changes).toEqual([]);
+  });
+
+  test('stopped by an error it cannot take, it returns that error and what it did before', async () => {
+    const client = new ChoosyClient({ b: new ApiError(500, 'InternalError', 'etcd is down') });
+    const { parts, t } = setUp(client);
+    const applied = await applyChildren(parts, t, [plan(configMap('a')), plan(configMap('b')), plan(configMap('c'))]);
+    expect(applied.error).toMatchObject({ status: 500 });
+    expect([...applied.written.keys()]).toEqual(['ConfigMap/a']);
+    expect(applied.changes).toEqual([{ verb: 'Created', kind: 'ConfigMap', name: 'a' }]);
+    expect(client.writes.map((w) => w.name)).toEqual(['a']);
+  });
+});
+
+describe('pruneChildren', () => {
+  test('deletes the owned children that apply neither wrote, held nor saw refused, and returns them', async () => {
+    const client = new ChoosyClient({ r: new ApiError(422, 'Invalid', 'refused') });
+    for (const name of ['keep', 'stale', 'held', 'r']) await client.create(BuiltinTypes.ConfigMap, configMap(name));
+    const cached = await Promise.all(
+      ['keep', 'stale', 'held', 'r'].map((n) => client.get(BuiltinTypes.ConfigMap, n, 'ns')),
+    );
+    const { parts, t } = setUp(client, cached);
+    const applied = await applyChildren(parts, t, [
+      plan(configMap('keep'), [], cached[0]),
+      plan(configMap('held'), ['Deployment/missing'], cached[2]),
+      plan(configMap('r'), [], cached[3]),
+    ]);
+    const pruned = await pruneChildren(parts, t, applied);
+    expect(pruned.error).toBeUndefined();
+    expect(pruned.changes).toEqual([{ verb: 'Deleted', kind: 'ConfigMap', name: 'stale' }]);
+    expect([...pruned.before.keys()]).toEqual(['ConfigMap/stale']);
+    await expect(client.get(BuiltinTypes.ConfigMap, 'stale', 'ns')).rejects.toMatchObject({ status: 404 });
+
+    // Together, the writes tell the status what was done: deleted children are not current.
+    const writes = new ChildWrites(applied, pruned);
+    expect(writes.wasDeleted('ConfigMap/stale')).toBe(true);
+    expect(writes.wasDeleted('ConfigMap/keep')).toBe(false);
+    expect(writes.before.has('ConfigMap/stale')).toBe(true);
+  });
+
+  test('a child already gone counts as deleted; another error stops it, with what it deleted before', async () => {
+    const client = new ChoosyClient();
+    const gone = { ...configMap('gone'), metadata: { ...configMap('gone').metadata, uid: 'u-gone' } };
+    const stuck = { ...configMap('stuck'), metadata: { ...configMap('stuck').metadata, uid: 'u-stuck' } };
+    client.delete = (_type, name) =>
+      name === 'gone'
+        ? Promise.reject(new ApiError(404, 'NotFound', 'gone'))
+        : Promise.reject(new ApiError(403, 'Forbidden', 'no'));
+    const { parts, t } = setUp(client, [gone, stuck]);
+    const nothing = await applyChildren(parts, t, []);
+    const pruned = await pruneChildren(parts, t, nothing);
+    expect(pruned.changes).toEqual([{ verb: 'Deleted', kind: 'ConfigMap', name: 'gone' }]);
+    expect(pruned.error).toMatchObject({ status: 403 });
+  });
+});
