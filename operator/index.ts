@@ -30,6 +30,7 @@ export {
   isNotFound,
   type KubeClient,
   type KubeList,
+  type WatchErrorStatus,
   type WatchEvent,
   type KubeClientOptions,
   ClusterConfig,

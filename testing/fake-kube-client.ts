@@ -247,7 +247,7 @@ export class FakeKubeClient implements KubeClient {
   }
 
   /** Watch events arrive later, as from a server: never inside the write that caused them. */
-  private notify(type: ResourceType, event: WatchEvent): void {
+  private notify(type: ResourceType, event: WatchEvent & { object: KubeObject }): void {
     for (const w of this.watchers) {
       if (sameType(w.type, type) && (w.namespace === undefined || w.namespace === event.object.metadata.namespace))
         setImmediate(() => {

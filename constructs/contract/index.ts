@@ -16,6 +16,7 @@ export type {
   Job,
   KubeObject,
   LabelSelector,
+  CustomResourceDefinitionObject,
   Lease,
   LeaseSpec,
   LoadBalancerStatus,

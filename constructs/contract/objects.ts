@@ -223,3 +223,22 @@ export interface Lease extends KubeObject {
   metadata: ObjectMeta & { name: string; namespace: string };
   spec: LeaseSpec;
 }
+
+/**
+ * An apiextensions.k8s.io/v1 CustomResourceDefinition, as far as the runtime, the command and the
+ * test kit read one from the API server: its versions, conversion, and what the server says of it.
+ */
+export interface CustomResourceDefinitionObject extends KubeObject {
+  spec?: {
+    group?: string;
+    names?: { kind?: string; plural?: string };
+    versions?: { name: string; served?: boolean; storage?: boolean; schema?: unknown }[];
+    conversion?: { strategy?: string; webhook?: unknown };
+  };
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    acceptedNames?: { kind?: string; plural?: string };
+    /** The versions objects may be stored in, which storage migration trims. */
+    storedVersions?: string[];
+  };
+}

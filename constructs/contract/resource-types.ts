@@ -9,6 +9,7 @@ import type {
   Ingress,
   Job,
   KubeObject,
+  CustomResourceDefinitionObject,
   Lease,
   PersistentVolumeClaim,
   Pod,
@@ -85,7 +86,7 @@ export const BuiltinTypes = {
     'mutatingwebhookconfigurations',
     false,
   ),
-  CustomResourceDefinition: builtin(
+  CustomResourceDefinition: builtin<CustomResourceDefinitionObject>(
     'apiextensions.k8s.io',
     'v1',
     'CustomResourceDefinition',

@@ -222,9 +222,15 @@ function valuesYaml(props: OperatorProps, watched: readonly string[]): string {
   return `# Defaults of the ${props.name} operator's chart; each is a setting of its Operator construct.\n${doc.toString({ lineWidth: 0 })}`;
 }
 
+/** A node of values.schema.json: JSON Schema keywords, with the properties of an object as nodes. */
+interface SchemaNode {
+  [keyword: string]: unknown;
+  properties?: Record<string, SchemaNode>;
+}
+
 /** values.schema.json: the values the construct accepts; Helm refuses others before rendering. */
-function valuesSchema(shards: number): Record<string, unknown> {
-  const root: Record<string, unknown> = {
+function valuesSchema(shards: number): SchemaNode {
+  const root: SchemaNode = {
     $schema: 'https://json-schema.org/draft-07/schema#',
     type: 'object',
     additionalProperties: false,
@@ -233,11 +239,9 @@ function valuesSchema(shards: number): Record<string, unknown> {
   const put = (p: string, schema: Record<string, unknown>) => {
     const { parents, key } = splitPath(p);
     let at = root;
-    for (const k of parents) {
-      const props = at.properties as Record<string, Record<string, unknown>>;
-      at = props[k] ??= { type: 'object', additionalProperties: false, properties: {} };
-    }
-    (at.properties as Record<string, unknown>)[key] = schema;
+    for (const k of parents)
+      at = (at.properties ??= {})[k] ??= { type: 'object', additionalProperties: false, properties: {} };
+    (at.properties ??= {})[key] = schema;
   };
   for (const v of SCALARS) {
     if (v.builtIn) continue;

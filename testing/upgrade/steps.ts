@@ -5,6 +5,7 @@ import { App, Chart } from 'cdk8s';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
+  type CustomResourceObject,
   customResourceType,
   declarationsIn,
   type KubeObject,
@@ -46,9 +47,8 @@ export async function applyCrd(client: KubeClient, decl: ControllerDeclaration, 
   await client.apply(BuiltinTypes.CustomResourceDefinition, crd, { force: true });
   await waitUntil(`CRD ${kind.crdName} served as ${kind.versions.join(', ')}`, async () => {
     const live = await client.get(BuiltinTypes.CustomResourceDefinition, kind.crdName);
-    const status = live.status as { conditions?: { type: string; status: string }[]; acceptedNames?: unknown };
-    const established = status.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    const versions = (live.spec as { versions: { name: string }[] }).versions.map((v) => v.name);
+    const established = live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    const versions = (live.spec?.versions ?? []).map((v) => v.name);
     return established && kind.versions.every((v) => versions.includes(v));
   });
 }
@@ -78,6 +78,9 @@ export async function seed(
   }
 }
 
+/** A resource as a reconcile leaves it: its spec unread here, conditions in its status. */
+type Reconciled = CustomResourceObject<unknown, { conditions?: { observedGeneration?: number }[] }>;
+
 /** Until every resource of the kind in `namespace` has conditions for its current generation. */
 export async function settledResources(
   client: KubeClient,
@@ -85,9 +88,9 @@ export async function settledResources(
   namespace: string,
 ): Promise<void> {
   await waitUntil(`every ${decl.for.kind} reconciled`, async () => {
-    const list = await client.list(customResourceType(decl.for), namespace);
+    const list = await client.list(customResourceType<Reconciled>(decl.for), namespace);
     return list.items.every((r) => {
-      const conditions = (r.status as { conditions?: { observedGeneration?: number }[] } | undefined)?.conditions;
+      const conditions = r.status?.conditions;
       return conditions?.length && conditions.every((c) => c.observedGeneration === r.metadata.generation);
     });
   });
@@ -96,7 +99,7 @@ export async function settledResources(
 /** `status.storedVersions` of the kind's CRD. */
 export async function storedVersions(client: KubeClient, decl: ControllerDeclaration): Promise<string[]> {
   const crd = await client.get(BuiltinTypes.CustomResourceDefinition, decl.for.crdName);
-  return [...((crd.status as { storedVersions?: string[] } | undefined)?.storedVersions ?? [])];
+  return [...(crd.status?.storedVersions ?? [])];
 }
 
 /** The package's command beside this module (sources under tsx, or the compiled package). */

@@ -327,15 +327,14 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private handleEvent(stream: Stream, e: WatchEvent): void {
     if (e.type === 'ERROR') {
-      const status = e.object as unknown as { code?: number; reason?: string; message?: string };
+      const status = e.object;
       throw new ApiError(
         status.code ?? 500,
         status.reason ?? 'Unknown',
         `watch ${this.type.resource}: ${status.message ?? 'error event'}`,
       );
     }
-    // A watch ERROR carries a Status, which may have no metadata.
-    const rv = (e.object.metadata as KubeObject['metadata'] | undefined)?.resourceVersion;
+    const rv = e.object.metadata.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
     this.options.onReceived?.(1);

@@ -31,9 +31,15 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
 }
 
-export interface WatchEvent<T extends KubeObject = KubeObject> {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  object: T;
+export type WatchEvent<T extends KubeObject = KubeObject> =
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: WatchErrorStatus };
+
+/** The Status an ERROR event of a watch carries (a 410 Gone when its resourceVersion is too old). */
+export interface WatchErrorStatus {
+  readonly kind?: string;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
 }
 
 /** Counts requests by verb, for metrics and for tests that check a reconcile wrote nothing. */

@@ -6,7 +6,15 @@
  */
 export { microTime } from './api-time';
 export { ApiError, HttpKubeClient, isConflict, isGone, isInvalid, isNotFound } from './client';
-export type { JsonPatchOperation, KubeClient, KubeClientOptions, KubeList, WatchEvent, WatchOptions } from './client';
+export type {
+  JsonPatchOperation,
+  KubeClient,
+  KubeClientOptions,
+  KubeList,
+  WatchErrorStatus,
+  WatchEvent,
+  WatchOptions,
+} from './client';
 export { appliedFieldChanges, changeableFields, fieldChanges } from './field-changes';
 export type { FieldChange } from './field-changes';
 export { ClusterConfig, loadKubeConfig } from './kubeconfig';

@@ -7,13 +7,9 @@
  * operator's own kinds only.
  */
 import type { Logger } from 'pino';
-import { BuiltinTypes, customResourceType, type KubeObject } from '../../../constructs/contract';
+import { BuiltinTypes, customResourceType } from '../../../constructs/contract';
 import type { KindDescriptor } from '../../../constructs/contract/kind';
 import { isNotFound, type KubeClient } from '../client';
-
-interface Crd extends KubeObject {
-  status?: { storedVersions?: string[] };
-}
 
 /** What one migration did. */
 export interface MigrationResult {
@@ -36,7 +32,7 @@ export async function migrateStorage(
   logger: Logger,
   signal?: AbortSignal,
 ): Promise<MigrationResult> {
-  const crd = await client.get<Crd>(BuiltinTypes.CustomResourceDefinition, kind.crdName);
+  const crd = await client.get(BuiltinTypes.CustomResourceDefinition, kind.crdName);
   const storedVersions = crd.status?.storedVersions ?? [];
   if (storedVersions.every((v) => v === kind.storageVersion)) return { storedVersions, rewritten: 0 };
   logger.info(
