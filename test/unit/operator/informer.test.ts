@@ -74,7 +74,7 @@ describe('Informer', () => {
     fake.watches.push(async (emit) => {
       emit({
         type: 'ERROR',
-        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never,
+        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
       });
     });
     // While it was not watching: a deleted, b changed, c created.
@@ -101,7 +101,7 @@ describe('Informer', () => {
       emit({ type: 'ADDED', object: obj('b', '11') });
       emit({
         type: 'ERROR',
-        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as never,
+        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
       });
     });
     fake.lists.push(list('30', [obj('a', '5'), obj('b', '11'), obj('c', '26')]));
@@ -371,7 +371,7 @@ describe('Informer over some namespaces', () => {
         lists: [async () => list('10', [obj('a1', '5', 'a')]), async () => list('15', [])],
         watches: [
           async (emit) => {
-            emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } as never });
+            emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
           },
         ],
       },
