@@ -401,7 +401,7 @@ import { BuiltinTypes, customResourceType, type KubeObject, type ResourceType } 
 import { HttpKubeClient, isNotFound, loadKubeConfig } from 'cdk8s-operator-kit/reconciler';
 import { type ControlPlane, freePort, startControlPlane } from 'cdk8s-operator-kit/testing';
 import { operatorApp } from '../app';
-import { ${k.camel}Kind } from '../kinds/${k.file}';
+import { type ${k.kind}, ${k.camel}Kind } from '../kinds/${k.file}';
 
 let controlPlane: ControlPlane;
 let client: HttpKubeClient;
@@ -434,10 +434,7 @@ beforeAll(async () => {
   for (const crd of crds) {
     await client.apply(BuiltinTypes.CustomResourceDefinition, crd);
     await eventually(\`\${crd.metadata.name} established\`, async () => {
-      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
-        BuiltinTypes.CustomResourceDefinition,
-        crd.metadata.name,
-      );
+      const got = await client.get(BuiltinTypes.CustomResourceDefinition, crd.metadata.name);
       return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
     });
   }
@@ -485,7 +482,7 @@ afterAll(async () => {
 });
 
 test('a ${k.kind} becomes its Deployment, owned by it, and follows spec.replicas', async () => {
-  const type = customResourceType(${k.camel}Kind);
+  const type = customResourceType<${k.kind}>(${k.camel}Kind);
   await client.create(type, {
     apiVersion: ${k.camel}Kind.apiVersion,
     kind: '${k.kind}',
@@ -493,17 +490,17 @@ test('a ${k.kind} becomes its Deployment, owned by it, and follows spec.replicas
     spec: { replicas: 2 },
   }, namespace);
   const deployment = await eventually('the Deployment', () =>
-    client.get<KubeObject & { spec: { replicas: number } }>(BuiltinTypes.Deployment, 'demo', namespace),
+    client.get(BuiltinTypes.Deployment, 'demo', namespace),
   );
-  expect(deployment.spec.replicas).toBe(2);
+  expect(deployment.spec?.replicas).toBe(2);
   expect(deployment.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: '${k.kind}', name: 'demo' })]);
   await client.mergePatch(type, 'demo', namespace, { spec: { replicas: 3 } });
   await eventually('3 replicas', async () => {
-    const d = await client.get<KubeObject & { spec: { replicas: number } }>(BuiltinTypes.Deployment, 'demo', namespace);
-    return d.spec.replicas === 3 ? d : undefined;
+    const d = await client.get(BuiltinTypes.Deployment, 'demo', namespace);
+    return d.spec?.replicas === 3 ? d : undefined;
   });
   const status = await eventually('the status', async () => {
-    const r = await client.get<KubeObject & { status?: { observedGeneration?: number } }>(type, 'demo', namespace);
+    const r = await client.get(type, 'demo', namespace);
     return r.status?.observedGeneration === r.metadata.generation ? r.status : undefined;
   });
   expect(status).toBeDefined();
@@ -520,7 +517,7 @@ const endpointSlices: ResourceType<EndpointSlice> = {
 };
 
 test("two ${k.kind}s in one namespace: each one's Service sends traffic only to its own pods", async () => {
-  const type = customResourceType(${k.camel}Kind);
+  const type = customResourceType<${k.kind}>(${k.camel}Kind);
   const names = ['one', 'two'];
   for (const name of names)
     await client.create(type, {
