@@ -625,7 +625,14 @@ export async function writeStatus(
     if (wait > 0) {
       requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
     } else {
-      await applyStatus(t.ctx.client, parts.type, t.resource, status);
+      try {
+        await applyStatus(t.ctx.client, parts.type, t.resource, status);
+      } catch (err) {
+        // Deleted while it was reconciled: no status to write, and its deletion's event forgets it.
+        if (!isNotFound(err)) throw err;
+        t.ctx.logger.debug({ err }, 'resource deleted during its reconcile; its status was not written');
+        return undefined;
+      }
       paced.written();
     }
   }
