@@ -31,7 +31,7 @@ const RENDER_CACHE_SIZE = 256;
  *   failure Events of its children when it names a `failureOwner` (or finds them by owner
  *   references, `failuresByOwnerReferences`), and the Pods of the workloads it owns, traced to
  *   them by their owner references (`healthReads`);
- * - a reconcile of named steps (see steps.ts): observe (deleted resources are left to
+ * - a reconcile of named steps (see pipeline.ts): observe (deleted resources are left to
  *   the garbage collector, or finalized when the kind has a `finalize` step: finalizer.ts), external, render, claim, apply, prune, prepare, status, events and
  *   the status write, only when it changed;
  * - never adopting: a child is applied only when it does not exist or this resource is its

@@ -6,7 +6,7 @@
  *   observe → keep the finalizer → external → render → claim → apply → prune → blockers → prepare
  *   → status → events → write
  *
- * each step a function of the outputs before it, returning its own (steps.ts), and each a span
+ * each step a function of the outputs before it, returning its own (steps.ts, child-steps.ts, status-steps.ts), and each a span
  * of the reconcile's trace when tracing is on (`step`).
  */
 import type { ExternalStep } from '../../../constructs/contract';
@@ -17,21 +17,14 @@ import {
   applyChildren,
   ChildWrites,
   claimChildren,
-  computeStatus,
   currentChildren,
-  knownTerminal,
   type NotOwned,
-  observe,
   pruneChildren,
-  recordEvents,
-  recordTerminal,
   recordBlockers,
   refusedTerminal,
-  renderDesired,
-  runExternal,
-  runPrepare,
-  writeStatus,
-} from './steps';
+} from './child-steps';
+import { computeStatus, recordEvents, writeStatus } from './status-steps';
+import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';
 import { inSpan } from '../observability';
 

@@ -14,7 +14,7 @@ import {
   ChildWrites,
   type PlannedChild,
   pruneChildren,
-} from '../../../operator/runtime/reconcile/steps';
+} from '../../../operator/runtime/reconcile/child-steps';
 import { FakeKubeClient } from '../../../testing/fake-kube-client';
 
 const UID = 'owner-uid';

@@ -8,7 +8,7 @@ import { customResourceType } from '../../../constructs';
 import { memcachedKind } from '../../../constructs/memcached/api';
 import type { ControllerParts, Resource, Target } from '../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer } from '../../../operator/runtime/reconcile/status-pacer';
-import { writeStatus } from '../../../operator/runtime/reconcile/steps';
+import { writeStatus } from '../../../operator/runtime/reconcile/status-steps';
 import { FakeKubeClient } from '../../../testing/fake-kube-client';
 
 const type = customResourceType<Resource>(memcachedKind);

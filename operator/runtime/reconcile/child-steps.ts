@@ -1,0 +1,329 @@
+/**
+ * The steps of a reconcile that write its children: claim (never adopting), apply (server-side,
+ * held while what a child waits for is not ready, refusals recorded), prune, and the children as
+ * they are after; each returns what it did (see pipeline.ts for their order).
+ */
+import {
+  type ChildHealth,
+  type KubeObject,
+  type Observed,
+  type ResourceType,
+  ChildMap,
+  childKey,
+  waitingOn,
+} from '../../../constructs/contract';
+import { Blockers } from './blockers';
+import { applyIfChanged, notOwnedReason } from '../children';
+import { isConflict, isInvalid, isNotFound, needsApply, objectKey } from '../client';
+import { TerminalError } from '../controller';
+import {
+  cachedChildren,
+  type ControllerParts,
+  type OwnedType,
+  type RefusedChildren,
+  type Target,
+} from './controller-parts';
+import type { RenderedChildren } from '../../../constructs/contract/render';
+import { recordTerminal } from './steps';
+
+/** A desired child, with what the cache holds under its name. */
+export interface PlannedChild {
+  readonly desired: KubeObject;
+  readonly owned: OwnedType;
+  readonly current: KubeObject | undefined;
+  /** The `Kind/name`s of the children it waits for (see `waitsFor`). */
+  readonly waitsFor: readonly string[];
+}
+
+/** A child whose name is taken by an object this resource does not control. */
+export interface NotOwned {
+  /** The taking object, as `Blockers` keys it. */
+  readonly blocker: string;
+  readonly reason: string;
+}
+
+/** What claiming found: the children to apply, or (never adopting) the names taken by others. */
+export type Claim =
+  | { readonly planned: readonly PlannedChild[]; readonly notOwned?: undefined }
+  | { readonly planned?: undefined; readonly notOwned: readonly NotOwned[] };
+
+type Change = Observed['changes'][number];
+
+/** A child the API server refused; `fresh` when this reconcile asked, not when an earlier refusal stood. */
+export interface Refusal {
+  readonly refused: TerminalError;
+  readonly fresh: boolean;
+}
+
+/**
+ * What the apply step did, child by child. It stops at the first error it cannot take (a child the
+ * API server refuses as invalid is not one: it is recorded and the others go on); what it did
+ * before stays recorded, with the error, so the status and Events still tell what was done.
+ */
+export interface AppliedChildren {
+  /** The children before their writes (for "scaled from 3 to 5"), by `Kind/name`. */
+  readonly before: ChildMap;
+  /** The children as written, by `Kind/name`. */
+  readonly written: ChildMap;
+  readonly changes: readonly Change[];
+  /** Children not applied because what they wait for is not ready, by `Kind/name`. */
+  readonly held: ReadonlyMap<string, ChildHealth>;
+  /** Children the API server refused (an immutable field changed, a value it does not take), by `Kind/name`. */
+  readonly refused: ReadonlyMap<string, Refusal>;
+  /** What stopped the step before its last child. */
+  readonly error?: unknown;
+}
+
+/** What the prune step deleted; like apply, it stops at an error it cannot take, with what it did before. */
+export interface PrunedChildren {
+  /** The deleted children as they were, by `Kind/name`. */
+  readonly before: ChildMap;
+  readonly changes: readonly Change[];
+  readonly error?: unknown;
+}
+
+const NOTHING_APPLIED: AppliedChildren = {
+  before: new ChildMap(),
+  written: new ChildMap(),
+  changes: [],
+  held: new Map(),
+  refused: new Map(),
+};
+
+/** The children this reconcile wrote: what apply and prune returned, together. */
+export class ChildWrites {
+  readonly before: ChildMap;
+  readonly written: ChildMap;
+  readonly changes: readonly Change[];
+  readonly held: ReadonlyMap<string, ChildHealth>;
+  readonly refused: ReadonlyMap<string, Refusal>;
+
+  constructor(applied: AppliedChildren = NOTHING_APPLIED, pruned?: PrunedChildren) {
+    this.before = new ChildMap(applied.before);
+    for (const [key, o] of pruned?.before ?? []) this.before.set(key, o);
+    this.written = applied.written;
+    this.changes = [...applied.changes, ...(pruned?.changes ?? [])];
+    this.held = applied.held;
+    this.refused = applied.refused;
+  }
+
+  wasDeleted(key: string): boolean {
+    return this.changes.some((c) => c.verb === 'Deleted' && childKey(c.kind, c.name) === key);
+  }
+}
+
+/**
+ * Claim: each desired child with what the cache has under its name. Never adopt: if any name is
+ * taken by an object this resource does not control, nothing is planned (a partial set of
+ * children would be as wrong) and `notOwned` says which.
+ */
+export function claimChildren(parts: ControllerParts, t: Target, rendered: RenderedChildren): Claim {
+  const planned = rendered.objects.map((d) => {
+    const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
+    if (!owned)
+      throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
+    const namespace = d.metadata.namespace ?? t.namespace;
+    const key = childKey(owned.type.kind, d.metadata.name ?? '');
+    const cached = owned.informer.get(objectKey({ namespace, name: d.metadata.name }));
+    const current = parts.written.current(t.key, key, cached, owned.informer.seenResourceVersion(namespace));
+    const waitsFor = rendered.waits.get(key) ?? [];
+    return { desired: d, owned, current, waitsFor };
+  });
+  const notOwned = planned.flatMap(({ current }) => {
+    const reason = current && notOwnedReason(current, t.uid, t.ctx.client.fieldManager);
+    return reason ? [{ blocker: Blockers.key(current.kind, current), reason }] : [];
+  });
+  if (notOwned.length === 0) return { planned };
+  t.ctx.logger.warn(
+    { notOwned: notOwned.map((n) => n.reason) },
+    "a child's name is taken by an object this resource does not control; leaving it alone",
+  );
+  return { notOwned };
+}
+
+/**
+ * Apply: each child whose owned fields would change, with server-side apply — in the order
+ * rendered (a child after what it waits for), and a child that waits for one not ready yet not
+ * at all: it is held, as it is (see `waitsFor`). A child the API server refuses is recorded in
+ * `refused` and the others are still applied; at the same generation it is not sent again while
+ * it stays as it was (deleted, or changed by someone, it is).
+ */
+export async function applyChildren(
+  parts: ControllerParts,
+  t: Target,
+  planned: readonly PlannedChild[],
+): Promise<AppliedChildren> {
+  const done = {
+    before: new ChildMap(),
+    written: new ChildMap(),
+    changes: [] as Change[],
+    held: new Map(),
+    refused: new Map(),
+  };
+  const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
+  const refusedBefore = refusedChildrenOf(parts, t);
+  try {
+    for (const child of planned) await applyChild(parts, t, child, { done, cached, refusedBefore });
+  } catch (error) {
+    return { ...done, error };
+  }
+  return done;
+}
+
+/** One planned child applied, held or refused, recorded in `done`. */
+async function applyChild(
+  parts: ControllerParts,
+  t: Target,
+  { desired, owned, current, waitsFor }: PlannedChild,
+  {
+    done,
+    cached,
+    refusedBefore,
+  }: {
+    done: {
+      before: ChildMap;
+      written: ChildMap;
+      changes: Change[];
+      held: Map<string, ChildHealth>;
+      refused: Map<string, Refusal>;
+    };
+    cached: ReadonlyMap<string, KubeObject | undefined>;
+    refusedBefore: RefusedChildren['children'];
+  },
+): Promise<void> {
+  // Stopping (shutdown, or leadership lost): write nothing more; the next leader goes on.
+  t.ctx.signal.throwIfAborted();
+  const name = desired.metadata.name ?? '';
+  const key = childKey(owned.type.kind, name);
+  if (current) done.before.set(key, current);
+  // Held only when there is something to write: a child as its spec asks stays as it is.
+  const changes = !current || needsApply(desired, current, t.ctx.client.fieldManager);
+  const waiting = changes ? waitingOn(waitsFor, (k) => done.written.get(k) ?? cached.get(k)) : [];
+  if (waiting.length) {
+    const message = `waits for ${waiting.join(', ')}`;
+    done.held.set(key, { kind: owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
+    return;
+  }
+  const outcome = await applyUnlessRefused(t, { owned, desired, current, changes }, refusedBefore.get(key));
+  if ('refused' in outcome) {
+    done.refused.set(key, outcome);
+    if (outcome.fresh)
+      refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+    return;
+  }
+  refusedBefore.delete(key);
+  done.written.set(key, outcome.object);
+  if (!outcome.applied) return;
+  parts.written.note(t.key, key, outcome.object);
+  done.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
+  t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
+}
+
+/** The refusals remembered for this resource at its generation (a new generation starts afresh). */
+function refusedChildrenOf(parts: ControllerParts, t: Target): RefusedChildren['children'] {
+  const known = parts.refusedChildren.get(t.key);
+  if (known?.uid === t.uid && known.generation === t.generation) return known.children;
+  const fresh: RefusedChildren = { uid: t.uid, generation: t.generation, children: new Map() };
+  parts.refusedChildren.set(t.key, fresh);
+  return fresh.children;
+}
+
+/**
+ * A child applied (when it changes), or the API server's refusal of it as a terminal error:
+ * asked now (`fresh`), or the one that stands for a child that has not changed since.
+ */
+async function applyUnlessRefused(
+  t: Target,
+  child: { owned: OwnedType; desired: KubeObject; current: KubeObject | undefined; changes: boolean },
+  standing: { readonly resourceVersion?: string; readonly error: TerminalError } | undefined,
+): Promise<{ object: KubeObject; applied: boolean } | { refused: TerminalError; fresh: boolean }> {
+  const { owned, desired, current } = child;
+  if (child.changes && standing && standing.resourceVersion === current?.metadata.resourceVersion)
+    return { refused: standing.error, fresh: false };
+  try {
+    return await applyIfChanged(t.ctx.client, owned.type, desired, current);
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    return { refused: refusalOf(err, owned.type.kind, desired, current), fresh: true };
+  }
+}
+
+/**
+ * The terminal error of a refused child, saying what to do when the refusal is of an immutable
+ * field: the API server never changes one in place, so the child must be made again.
+ */
+function refusalOf(err: unknown, kind: string, desired: KubeObject, current: KubeObject | undefined): TerminalError {
+  const name = desired.metadata.name ?? '';
+  const namespace = desired.metadata.namespace ?? current?.metadata.namespace;
+  const said = err instanceof Error ? err.message : String(err);
+  const how =
+    current && said.includes('field is immutable')
+      ? `. The API server does not change an immutable field in place: delete the ${kind} (kubectl delete ${kind.toLowerCase()} ${name}${namespace ? ` -n ${namespace}` : ''}) and the operator makes it again from the new spec`
+      : '';
+  return new TerminalError(`${said}${how}`.slice(0, 1024), 'Invalid', { cause: err });
+}
+
+/**
+ * The refusals of this reconcile as one terminal error (reported in status as the API server's
+ * refusal), or undefined when every child was taken. Logged and counted when newly refused only.
+ */
+export function refusedTerminal(parts: ControllerParts, t: Target, writes: ChildWrites): TerminalError | undefined {
+  const refusals = [...writes.refused.values()];
+  const first = refusals[0];
+  if (!first) return undefined;
+  const message = refusals.map((r) => r.refused.message).join('; ');
+  const error = new TerminalError(message.slice(0, 32768), 'Invalid', { cause: first.refused.cause });
+  if (refusals.some((r) => r.fresh)) recordTerminal(parts, t, error, false);
+  return error;
+}
+
+/** Prune, as kubectl's ApplySets do: owned children of a deletable kind that apply neither wrote, held nor saw refused. */
+export async function pruneChildren(
+  parts: ControllerParts,
+  t: Target,
+  applied: AppliedChildren,
+): Promise<PrunedChildren> {
+  const done = { before: new ChildMap(), changes: [] as Change[] };
+  try {
+    for (const { type, informer } of parts.deletable) {
+      for (const o of informer.listControlledBy(t.uid)) {
+        const name = o.metadata.name ?? '';
+        const key = childKey(type.kind, name);
+        if (applied.written.has(key) || applied.held.has(key) || applied.refused.has(key)) continue;
+        done.before.set(key, o);
+        await deleteChild(t, type, o);
+        done.changes.push({ verb: 'Deleted', kind: type.kind, name });
+        t.ctx.logger.info({ kind: type.kind, child: o.metadata.name }, 'deleted child no longer rendered');
+      }
+    }
+  } catch (error) {
+    return { ...done, error };
+  }
+  return done;
+}
+
+/** Deletes only this object: one made again under its name since is not ours to delete. Gone already is done. */
+async function deleteChild(t: Target, type: ResourceType, o: KubeObject): Promise<void> {
+  try {
+    await t.ctx.client.delete(type, o.metadata.name ?? '', o.metadata.namespace, { uid: o.metadata.uid });
+  } catch (err) {
+    if (!isNotFound(err) && !isConflict(err)) throw err;
+  }
+}
+
+/** Blockers: the objects in the way of this resource's children now, so a change to one of them reconciles it again. */
+export function recordBlockers(parts: ControllerParts, t: Target, notOwned: readonly NotOwned[]): void {
+  parts.blockers.set(
+    t.key,
+    notOwned.map((n) => n.blocker),
+  );
+}
+
+/** The children as they are now: those written, and — not (re)applied after a refusal, or when blocked — the cache's. */
+export function currentChildren(parts: ControllerParts, t: Target, writes: ChildWrites): ChildMap {
+  const children = new ChildMap(writes.written);
+  for (const [key, o] of cachedChildren(parts, t.uid)) {
+    if (!children.has(key) && !writes.wasDeleted(key)) children.set(key, o);
+  }
+  return children;
+}
