@@ -66,8 +66,12 @@ function kitPackage(): { version: string; devDependencies: Record<string, string
   for (const candidate of ['../../package.json', '../../../package.json']) {
     const file = path.join(__dirname, candidate);
     if (fs.existsSync(file)) {
-      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string };
-      if (pkg.name === 'cdk8s-operator-kit') return pkg as never;
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+        name?: string;
+        version: string;
+        devDependencies: Record<string, string>;
+      };
+      if (pkg.name === 'cdk8s-operator-kit') return pkg;
     }
   }
   throw new Error('cannot find the package.json of cdk8s-operator-kit');

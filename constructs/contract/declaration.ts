@@ -210,7 +210,7 @@ export interface ControllerDeclaration<
    * fields at fault (none: allowed). Reads come from the operator's caches; keep it fast (the
    * API server waits at most 5 s).
    */
-  validate?(resource: R, context: AdmissionContext): readonly FieldProblem[];
+  validate?(resource: R, context: AdmissionContext<R>): readonly FieldProblem[];
   /**
    * Admission: the spec with defaults that depend on other fields (or on code) filled in, for a
    * resource being created or updated; served as a MutatingWebhookConfiguration. Return the spec
@@ -228,10 +228,10 @@ export interface FieldProblem {
 }
 
 /** What a `validate` hook may read: `read` of the resource's namespace, as `Observed.read`. */
-export interface AdmissionContext extends CacheReads {
+export interface AdmissionContext<R extends KubeObject = KubeObject> extends CacheReads {
   readonly operation: 'CREATE' | 'UPDATE';
-  /** The resource before this update. */
-  readonly old?: KubeObject;
+  /** The resource before this update, of the same kind. */
+  readonly old?: R;
   /** The resource's owned children as cached (none on create). */
   readonly children: Children;
 }

@@ -149,7 +149,7 @@ function webController<R extends Application | WebApp>(
       const wanted = model.ingress;
       if (!wanted) return [];
       if (context.old) {
-        const before = toModel(context.old as R).ingress;
+        const before = toModel(context.old).ingress;
         if (before?.host === wanted.host && before.path === wanted.path) return [];
       }
       const conflict = ingressHostConflict(

@@ -2,7 +2,7 @@
  * Admission reviews (admission.k8s.io/v1) for the declarations' `validate` and `default` hooks:
  * which hook a path names, and the answer to one review. Pure but for the reads the hooks make.
  */
-import type { AdmissionContext, ControllerDeclaration, KubeObject } from '../../../constructs/contract';
+import type { AdmissionContext, ControllerDeclaration, CustomResourceObject, KubeObject } from '../../../constructs/contract';
 import { customResourceType } from '../../../constructs/contract';
 import { admissionPath } from '../../../constructs/contract/webhook-paths';
 
@@ -10,8 +10,9 @@ import { admissionPath } from '../../../constructs/contract/webhook-paths';
 export interface AdmissionRequest {
   readonly uid: string;
   readonly operation: string;
-  readonly object?: KubeObject & { spec?: unknown };
-  readonly oldObject?: KubeObject;
+  /** The resource under review: one of the kinds the hooks are declared for. */
+  readonly object?: CustomResourceObject;
+  readonly oldObject?: CustomResourceObject;
 }
 
 export interface AdmissionResponse {
@@ -55,13 +56,13 @@ export function review(
   const { uid, operation, object } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object) return { uid, allowed: true };
   if (hook === 'mutate') {
-    const spec: unknown = decl.default?.(object as never);
+    const spec: unknown = decl.default?.(object);
     if (spec === undefined || JSON.stringify(spec) === JSON.stringify(object.spec)) return { uid, allowed: true };
     const op = object.spec === undefined ? 'add' : 'replace';
     const patch = Buffer.from(JSON.stringify([{ op, path: '/spec', value: spec }])).toString('base64');
     return { uid, allowed: true, patchType: 'JSONPatch', patch };
   }
-  const problems = decl.validate?.(object as never, { ...context(object), operation, old: request.oldObject }) ?? [];
+  const problems = decl.validate?.(object, { ...context(object), operation, old: request.oldObject }) ?? [];
   if (problems.length === 0) return { uid, allowed: true };
   const type = customResourceType(decl.for);
   const message = `${type.kind}.${type.group} ${JSON.stringify(object.metadata.name)} is invalid: ${problems
