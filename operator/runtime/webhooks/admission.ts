@@ -2,7 +2,12 @@
  * Admission reviews (admission.k8s.io/v1) for the declarations' `validate` and `default` hooks:
  * which hook a path names, and the answer to one review. Pure but for the reads the hooks make.
  */
-import type { AdmissionContext, ControllerDeclaration, CustomResourceObject, KubeObject } from '../../../constructs/contract';
+import type {
+  AdmissionContext,
+  ControllerDeclaration,
+  CustomResourceObject,
+  KubeObject,
+} from '../../../constructs/contract';
 import { customResourceType } from '../../../constructs/contract';
 import { admissionPath } from '../../../constructs/contract/webhook-paths';
 
