@@ -12,6 +12,7 @@ import type { ControllerParts, Target } from '../../../operator/runtime/reconcil
 import {
   applyChildren,
   ChildWrites,
+  claimChildren,
   type PlannedChild,
   pruneChildren,
 } from '../../../operator/runtime/reconcile/child-steps';
@@ -45,7 +46,11 @@ function configMap(name: string, owned = true): KubeObject {
 
 /** Parts and target with just what apply and prune read; the cache is the objects given. */
 function setUp(client: FakeKubeClient, cached: KubeObject[] = []) {
-  const informer = { listControlledBy: (uid: string) => (uid === UID ? cached : []) } as unknown as Informer;
+  const informer = {
+    listControlledBy: (uid: string) => (uid === UID ? cached : []),
+    get: (key: string) => cached.find((o) => `${o.metadata.namespace}/${o.metadata.name}` === key),
+    seenResourceVersion: () => undefined,
+  } as unknown as Informer;
   const owned = { type: BuiltinTypes.ConfigMap, informer };
   const parts = {
     owned: new Map([['ConfigMap', owned]]),
@@ -55,6 +60,7 @@ function setUp(client: FakeKubeClient, cached: KubeObject[] = []) {
   } as unknown as ControllerParts;
   const ctx = { client, logger: pino({ level: 'silent' }), signal: new AbortController().signal };
   const t = { key: 'ns/x', uid: UID, generation: 1, namespace: 'ns', ctx } as unknown as Target;
+  (parts as { decl: unknown }).decl = { name: 'x' };
   return { parts, t };
 }
 
@@ -152,5 +158,39 @@ describe('pruneChildren', () => {
     const pruned = await pruneChildren(parts, t, nothing);
     expect(pruned.changes).toEqual([{ verb: 'Deleted', kind: 'ConfigMap', name: 'gone' }]);
     expect(pruned.error).toMatchObject({ status: 403 });
+  });
+});
+
+describe('claimChildren', () => {
+  const rendered = (...objects: KubeObject[]) => ({ objects, waits: new Map([['ConfigMap/b', ['ConfigMap/a']]]) });
+
+  test("plans each desired child with the cache's copy under its name and what it waits for", async () => {
+    const client = new ChoosyClient();
+    await client.create(BuiltinTypes.ConfigMap, configMap('a'));
+    const cachedA = await client.get(BuiltinTypes.ConfigMap, 'a', 'ns');
+    const { parts, t } = setUp(client, [cachedA]);
+    const claim = claimChildren(parts, t, rendered(configMap('a'), configMap('b')));
+    expect(claim.notOwned).toBeUndefined();
+    expect(claim.planned?.map((p) => [p.desired.metadata.name, p.current?.metadata.name, p.waitsFor])).toEqual([
+      ['a', 'a', []],
+      ['b', undefined, ['ConfigMap/a']],
+    ]);
+  });
+
+  test('never adopts: a name taken by an object it does not control plans nothing, and says which', async () => {
+    const client = new ChoosyClient();
+    await client.create(BuiltinTypes.ConfigMap, configMap('a', false));
+    const theirs = await client.get(BuiltinTypes.ConfigMap, 'a', 'ns');
+    const { parts, t } = setUp(client, [theirs]);
+    const claim = claimChildren(parts, t, rendered(configMap('a'), configMap('b')));
+    expect(claim.planned).toBeUndefined();
+    expect(claim.notOwned?.map((n) => n.blocker)).toEqual([expect.stringContaining('ConfigMap')]);
+    expect(claim.notOwned?.[0]?.reason).toMatch(/ConfigMap/);
+  });
+
+  test('a rendered kind the controller does not own is a mistake of the declaration, said at once', () => {
+    const { parts, t } = setUp(new ChoosyClient());
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } };
+    expect(() => claimChildren(parts, t, rendered(secret))).toThrow(/renders a Secret but does not own Secrets/);
   });
 });
