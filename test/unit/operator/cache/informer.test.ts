@@ -1,9 +1,14 @@
 import pino from 'pino';
-import { ApiError, type KubeClient, type KubeList, type WatchOptions } from '../../../operator/runtime/client/client';
-import { Informer } from '../../../operator/runtime/cache/informer';
-import { BuiltinTypes } from '../../../constructs';
-import { FakeListWatch, list, obj, type WatchScript } from './fake-client';
-import { VirtualClock } from './virtual-clock';
+import {
+  ApiError,
+  type KubeClient,
+  type KubeList,
+  type WatchOptions,
+} from '../../../../operator/runtime/client/client';
+import { Informer } from '../../../../operator/runtime/cache/informer';
+import { BuiltinTypes } from '../../../../constructs';
+import { FakeListWatch, list, obj, type WatchScript } from '../support/fake-client';
+import { VirtualClock } from '../support/virtual-clock';
 
 const logger = pino({ level: 'silent' });
 

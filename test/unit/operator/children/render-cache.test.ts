@@ -1,4 +1,4 @@
-import { RenderCache } from '../../../operator/runtime/children/render-cache';
+import { RenderCache } from '../../../../operator/runtime/children/render-cache';
 
 test('an unchanged input returns the earlier render; a changed one renders again', () => {
   const cache = new RenderCache<{ replicas: number }[]>(8);

@@ -2,10 +2,10 @@
  * Which resource a failure Event concerns, through the owner references of the cached children:
  * what lets `constructController` report why a user's resource is not ready with no naming rule.
  */
-import { customResourceType, type KubeObject } from '../../../constructs/contract';
-import { CustomResourceKind, t } from '../../../constructs';
-import type { Informer } from '../../../operator/runtime/cache/informer';
-import { ownerByReferences } from '../../../operator/runtime/children/owner-of-child';
+import { customResourceType, type KubeObject } from '../../../../constructs/contract';
+import { CustomResourceKind, t } from '../../../../constructs';
+import type { Informer } from '../../../../operator/runtime/cache/informer';
+import { ownerByReferences } from '../../../../operator/runtime/children/owner-of-child';
 
 const kind = new CustomResourceKind({
   group: 'sites.example.com',

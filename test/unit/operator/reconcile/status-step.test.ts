@@ -4,12 +4,12 @@
  * controller-runtime's reconcilers ignore NotFound.
  */
 import pino from 'pino';
-import { customResourceType } from '../../../constructs';
-import { memcachedKind } from '../../../constructs/memcached/api';
-import type { ControllerParts, Resource, Target } from '../../../operator/runtime/reconcile/controller-parts';
-import { StatusPacer } from '../../../operator/runtime/reconcile/status-pacer';
-import { writeStatus } from '../../../operator/runtime/reconcile/status-steps';
-import { FakeKubeClient } from '../../../testing/fake-kube-client';
+import { customResourceType } from '../../../../constructs';
+import { memcachedKind } from '../../../../constructs/memcached/api';
+import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { writeStatus } from '../../../../operator/runtime/reconcile/status-steps';
+import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const type = customResourceType<Resource>(memcachedKind);
 

@@ -1,16 +1,16 @@
 import pino from 'pino';
-import { parseFlags } from '../../../operator/flags';
-import { ApiError } from '../../../operator/runtime/client/client';
+import { parseFlags } from '../../../../operator/flags';
+import { ApiError } from '../../../../operator/runtime/client/client';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readRoutes } from '../../../operator/runtime/local/egress-routes';
+import { readRoutes } from '../../../../operator/runtime/local/egress-routes';
 import {
   isLoopbackServer,
   readCallers,
   routeToLoopback,
   servicesCalled,
-} from '../../../operator/runtime/local/loopback-webhooks';
+} from '../../../../operator/runtime/local/loopback-webhooks';
 
 const logger = pino({ level: 'silent' });
 

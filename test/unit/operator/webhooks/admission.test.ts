@@ -6,11 +6,11 @@ import {
   type KubeObject,
   MemcachedOperator,
   WebAppOperator,
-} from '../../../constructs';
-import { applicationController, webAppController } from '../../../constructs/webapp/controller';
-import { admissionRoutes, review } from '../../../operator/runtime/webhooks/admission';
-import { ensureWebhookCertificate, goodFor } from '../../../operator/runtime/webhooks/certificate';
-import { selfSignedCertificate } from '../../../operator/runtime/webhooks/self-signed';
+} from '../../../../constructs';
+import { applicationController, webAppController } from '../../../../constructs/webapp/controller';
+import { admissionRoutes, review } from '../../../../operator/runtime/webhooks/admission';
+import { ensureWebhookCertificate, goodFor } from '../../../../operator/runtime/webhooks/certificate';
+import { selfSignedCertificate } from '../../../../operator/runtime/webhooks/self-signed';
 
 const app = (name: string, host: string, uid?: string) => ({
   apiVersion: 'app.aiops.org/v1',

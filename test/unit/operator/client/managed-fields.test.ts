@@ -1,5 +1,5 @@
-import type { KubeObject } from '../../../constructs/contract';
-import { extractApplied, needsApply, pruneEmpty } from '../../../operator/runtime/client/managed-fields';
+import type { KubeObject } from '../../../../constructs/contract';
+import { extractApplied, needsApply, pruneEmpty } from '../../../../operator/runtime/client/managed-fields';
 
 const MANAGER = 'cdk8s-operator-kit';
 

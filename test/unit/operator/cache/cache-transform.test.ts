@@ -1,6 +1,6 @@
-import { cacheTransform, FieldSetPool } from '../../../operator/runtime/cache/cache-transform';
-import { type ManagedFieldsEntry, needsApply } from '../../../operator/runtime/client/managed-fields';
-import { BuiltinTypes, type KubeObject } from '../../../constructs';
+import { cacheTransform, FieldSetPool } from '../../../../operator/runtime/cache/cache-transform';
+import { type ManagedFieldsEntry, needsApply } from '../../../../operator/runtime/client/managed-fields';
+import { BuiltinTypes, type KubeObject } from '../../../../constructs';
 
 const managedFields: ManagedFieldsEntry[] = [
   {

@@ -1,5 +1,5 @@
 /** The metrics the kit adds to controller-runtime's: resource conditions, and series that start at 0. */
-import { Metrics } from '../../../operator/runtime/observability/metrics';
+import { Metrics } from '../../../../operator/runtime/observability/metrics';
 
 interface Cached {
   metadata: { namespace: string; name: string };

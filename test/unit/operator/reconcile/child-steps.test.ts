@@ -4,19 +4,19 @@
  * together with the error, so the status and Events can still tell it.
  */
 import pino from 'pino';
-import { BuiltinTypes, type KubeObject, type ResourceType } from '../../../constructs';
-import { ApiError } from '../../../operator/runtime/client';
-import { WrittenChildren } from '../../../operator/runtime/children';
-import type { Informer } from '../../../operator/runtime/cache';
-import type { ControllerParts, Target } from '../../../operator/runtime/reconcile/controller-parts';
+import { BuiltinTypes, type KubeObject, type ResourceType } from '../../../../constructs';
+import { ApiError } from '../../../../operator/runtime/client';
+import { WrittenChildren } from '../../../../operator/runtime/children';
+import type { Informer } from '../../../../operator/runtime/cache';
+import type { ControllerParts, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import {
   applyChildren,
   ChildWrites,
   claimChildren,
   type PlannedChild,
   pruneChildren,
-} from '../../../operator/runtime/reconcile/child-steps';
-import { FakeKubeClient } from '../../../testing/fake-kube-client';
+} from '../../../../operator/runtime/reconcile/child-steps';
+import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const UID = 'owner-uid';
 

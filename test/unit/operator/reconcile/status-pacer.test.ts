@@ -1,6 +1,6 @@
 /** StatusPacer: which Events a reconcile records while a status write waits. */
-import { StatusPacer } from '../../../operator/runtime/reconcile/status-pacer';
-import { VirtualClock } from './virtual-clock';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { VirtualClock } from '../support/virtual-clock';
 
 const warning = (message: string) => ({ type: 'Warning', reason: 'PodUnschedulable', message });
 const normal = (message: string) => ({ type: 'Normal', reason: 'Created', message });

@@ -1,5 +1,5 @@
-import { RateLimiter, WorkQueue } from '../../../operator/runtime/queue/workqueue';
-import { exponentialDelay } from '../../../operator/runtime/queue/backoff';
+import { RateLimiter, WorkQueue } from '../../../../operator/runtime/queue/workqueue';
+import { exponentialDelay } from '../../../../operator/runtime/queue/backoff';
 
 describe('WorkQueue', () => {
   test('de-duplicates keys added before they are processed', async () => {

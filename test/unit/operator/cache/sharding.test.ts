@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import pino from 'pino';
-import { BuiltinTypes } from '../../../constructs';
-import { type KubeList } from '../../../operator/runtime/client/client';
-import { Informer } from '../../../operator/runtime/cache/informer';
+import { BuiltinTypes } from '../../../../constructs';
+import { type KubeList } from '../../../../operator/runtime/client/client';
+import { Informer } from '../../../../operator/runtime/cache/informer';
 import {
   fnv1a64,
   HASH_SPACE_END,
@@ -10,8 +10,8 @@ import {
   rangesOverlap,
   shardRange,
   shardSelector,
-} from '../../../operator/runtime/cache/sharding';
-import { FakeListWatch, list, obj } from './fake-client';
+} from '../../../../operator/runtime/cache/sharding';
+import { FakeListWatch, list, obj } from '../support/fake-client';
 
 const logger = pino({ level: 'silent' });
 

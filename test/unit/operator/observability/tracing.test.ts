@@ -3,9 +3,9 @@
  * parent links and W3C trace context, and where traces go by flag and environment.
  */
 import pino from 'pino';
-import { OtlpTracer } from '../../../operator/runtime/observability/otlp-tracer';
-import { inSpan, otlpTracesUrl } from '../../../operator/runtime/observability/tracing';
-import { attributeOf as attr, type OtlpSpan, startOtlpReceiver as receiver } from '../../support/otlp';
+import { OtlpTracer } from '../../../../operator/runtime/observability/otlp-tracer';
+import { inSpan, otlpTracesUrl } from '../../../../operator/runtime/observability/tracing';
+import { attributeOf as attr, type OtlpSpan, startOtlpReceiver as receiver } from '../../../support/otlp';
 
 function tracerFor(url: string, logger = pino({ level: 'silent' })) {
   // A long interval: the test sends by shutdown, never by the clock.

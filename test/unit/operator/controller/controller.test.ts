@@ -1,9 +1,9 @@
-import type { KubeObject } from '../../../constructs/contract';
+import type { KubeObject } from '../../../../constructs/contract';
 import pino from 'pino';
-import { Controller, onlyStatusChanged } from '../../../operator/runtime/controller/controller';
-import { TerminalError } from '../../../operator/runtime/controller/errors';
-import type { Informer, InformerHandler } from '../../../operator/runtime/cache/informer';
-import { Metrics } from '../../../operator/runtime/observability/metrics';
+import { Controller, onlyStatusChanged } from '../../../../operator/runtime/controller/controller';
+import { TerminalError } from '../../../../operator/runtime/controller/errors';
+import type { Informer, InformerHandler } from '../../../../operator/runtime/cache/informer';
+import { Metrics } from '../../../../operator/runtime/observability/metrics';
 
 const base: KubeObject & { spec: unknown; status?: unknown } = {
   apiVersion: 'cache.example.com/v1',

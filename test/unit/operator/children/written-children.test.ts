@@ -1,5 +1,5 @@
-import type { KubeObject } from '../../../constructs/contract';
-import { atOrAfter, WrittenChildren } from '../../../operator/runtime/children/written-children';
+import type { KubeObject } from '../../../../constructs/contract';
+import { atOrAfter, WrittenChildren } from '../../../../operator/runtime/children/written-children';
 
 const child = (resourceVersion: string): KubeObject => ({
   apiVersion: 'v1',

@@ -1,14 +1,14 @@
-import type { KubeObject, Observed } from '../../../constructs/contract';
+import type { KubeObject, Observed } from '../../../../constructs/contract';
 import pino from 'pino';
 import { k8s } from 'cdk8s-plus-27';
-import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t, waitsFor } from '../../../constructs';
-import { buildController } from '../../../operator/runtime/reconcile/builder';
-import { ApiError, type KubeClient } from '../../../operator/runtime/client/client';
-import { TerminalError } from '../../../operator/runtime/controller/errors';
-import type { ReconcileContext } from '../../../operator/runtime/controller/controller';
-import { Manager } from '../../../operator/runtime/controller/manager';
-import { Metrics } from '../../../operator/runtime/observability/metrics';
-import { VirtualClock } from './virtual-clock';
+import { BuiltinTypes, type ControllerDeclaration, CustomResourceKind, t, waitsFor } from '../../../../constructs';
+import { buildController } from '../../../../operator/runtime/reconcile/builder';
+import { ApiError, type KubeClient } from '../../../../operator/runtime/client/client';
+import { TerminalError } from '../../../../operator/runtime/controller/errors';
+import type { ReconcileContext } from '../../../../operator/runtime/controller/controller';
+import { Manager } from '../../../../operator/runtime/controller/manager';
+import { Metrics } from '../../../../operator/runtime/observability/metrics';
+import { VirtualClock } from '../support/virtual-clock';
 
 const logger = pino({ level: 'silent' });
 

@@ -1,15 +1,15 @@
 import pino from 'pino';
-import type { KubeClient } from '../../../operator/runtime/client/client';
-import { EventRecorder } from '../../../operator/runtime/observability/events';
-import type { Memcached } from '../../../constructs';
-import { desiredStatus, memcachedController } from '../../../constructs/memcached/controller';
-import { renderChildren } from '../../../operator/runtime/children/render';
+import type { KubeClient } from '../../../../operator/runtime/client/client';
+import { EventRecorder } from '../../../../operator/runtime/observability/events';
+import type { Memcached } from '../../../../constructs';
+import { desiredStatus, memcachedController } from '../../../../constructs/memcached/controller';
+import { renderChildren } from '../../../../operator/runtime/children/render';
 
 const desiredDeployment = (m: Memcached) => renderChildren(memcachedController, m)[0];
-import { setCondition } from '../../../constructs/contract/conditions';
-import { sameJson } from '../../../operator/runtime/client/managed-fields';
-import { parseDuration, parseFlags, usage } from '../../../operator/flags';
-import { validateBuiltin } from '../../support/builtin-validator';
+import { setCondition } from '../../../../constructs/contract/conditions';
+import { sameJson } from '../../../../operator/runtime/client/managed-fields';
+import { parseDuration, parseFlags, usage } from '../../../../operator/flags';
+import { validateBuiltin } from '../../../support/builtin-validator';
 
 const mc = (size: number, status?: Memcached['status']): Memcached => ({
   apiVersion: 'cache.example.com/v1',

@@ -1,4 +1,4 @@
-import type { Clock } from '../../../operator/runtime/queue/backoff';
+import type { Clock } from '../../../../operator/runtime/queue/backoff';
 
 /**
  * A clock whose time moves only when code sleeps on it or a test advances it: a retry loop then

@@ -5,9 +5,9 @@ import { TLSSocket } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { HttpKubeClient } from '../../../operator/runtime/client/client';
-import { type ClusterConfig, loadKubeConfig } from '../../../operator/runtime/client/kubeconfig';
-import { selfSignedCertificate } from '../../../operator/runtime/webhooks/self-signed';
+import { HttpKubeClient } from '../../../../operator/runtime/client/client';
+import { type ClusterConfig, loadKubeConfig } from '../../../../operator/runtime/client/kubeconfig';
+import { selfSignedCertificate } from '../../../../operator/runtime/webhooks/self-signed';
 
 let dir: string;
 beforeEach(() => {
@@ -309,7 +309,7 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
     // this Jest project cannot load, so it runs in a child process).
     const script = `
       import { KubeConfig } from '@kubernetes/client-node';
-      import clientModule from ${JSON.stringify(path.resolve(__dirname, '../../../operator/runtime/client/client.ts'))};
+      import clientModule from ${JSON.stringify(path.resolve(__dirname, '../../../../operator/runtime/client/client.ts'))};
       const { HttpKubeClient } = clientModule;
       const kc = new KubeConfig();
       kc.loadFromFile(${JSON.stringify(kubeconfig)});
@@ -321,7 +321,7 @@ contexts: [{ name: c, context: { cluster: c, user: u } }]
       execFile(
         process.execPath,
         ['--import', 'tsx', '--input-type=module', '-e', script],
-        { cwd: path.resolve(__dirname, '../../..') },
+        { cwd: path.resolve(__dirname, '../../../..') },
         (err, stdout, stderr) => {
           if (err) reject(new Error(`${err.message}\n${stderr}`));
           else resolve(stdout);

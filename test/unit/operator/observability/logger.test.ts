@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { createLogger, textLine } from '../../../operator/runtime/observability/logger';
-import { parseFlags } from '../../../operator/flags';
+import { createLogger, textLine } from '../../../../operator/runtime/observability/logger';
+import { parseFlags } from '../../../../operator/flags';
 
 /** Lines a logger writes, in the given format. */
 function capture(format: 'json' | 'text') {

@@ -1,6 +1,6 @@
-import { databaseOfChild } from '../../../constructs/database/controller';
-import { etcdClusterOfChild } from '../../../constructs/etcd/controller';
-import { livePodNames, podFailure } from '../../../constructs/core/pods';
+import { databaseOfChild } from '../../../../constructs/database/controller';
+import { etcdClusterOfChild } from '../../../../constructs/etcd/controller';
+import { livePodNames, podFailure } from '../../../../constructs/core/pods';
 
 test('livePodNames: live pods only (not terminating, succeeded or failed), sorted', () => {
   const pod = (name: string, phase: string, extra: object = {}) => ({

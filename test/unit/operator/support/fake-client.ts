@@ -1,5 +1,5 @@
-import type { KubeObject } from '../../../constructs/contract';
-import type { KubeClient, KubeList, WatchEvent, WatchOptions } from '../../../operator/runtime/client/client';
+import type { KubeObject } from '../../../../constructs/contract';
+import type { KubeClient, KubeList, WatchEvent, WatchOptions } from '../../../../operator/runtime/client/client';
 
 export type WatchScript = (emit: (e: WatchEvent) => void, query: Record<string, string>) => Promise<void>;
 

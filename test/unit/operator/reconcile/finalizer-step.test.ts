@@ -4,15 +4,15 @@
  * waiting, or failing — as the declaration's `finalize` answers.
  */
 import pino from 'pino';
-import { customResourceType, type FinalizeOutcome, finalizerName } from '../../../constructs';
-import { memcachedKind } from '../../../constructs/memcached/api';
-import type { Informer } from '../../../operator/runtime/cache';
-import { WrittenChildren } from '../../../operator/runtime/children';
-import type { ControllerParts, Resource, Target } from '../../../operator/runtime/reconcile/controller-parts';
-import { finalizeResource, keepFinalizer } from '../../../operator/runtime/reconcile/finalizer';
-import { StatusPacer } from '../../../operator/runtime/reconcile/status-pacer';
-import { Blockers } from '../../../operator/runtime/reconcile/blockers';
-import { FakeKubeClient } from '../../../testing/fake-kube-client';
+import { customResourceType, type FinalizeOutcome, finalizerName } from '../../../../constructs';
+import { memcachedKind } from '../../../../constructs/memcached/api';
+import type { Informer } from '../../../../operator/runtime/cache';
+import { WrittenChildren } from '../../../../operator/runtime/children';
+import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import { finalizeResource, keepFinalizer } from '../../../../operator/runtime/reconcile/finalizer';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
+import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const type = customResourceType<Resource>(memcachedKind);
 const FINALIZER = finalizerName(memcachedKind);

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { selfSignedCertificate } from '../../../operator/runtime/webhooks/self-signed';
+import { selfSignedCertificate } from '../../../../operator/runtime/webhooks/self-signed';
 
 test('every certificate is valid DER: its random serial never starts with a padding byte', () => {
   // About 1 in 512 serials began with a 0x00 byte before a byte below 0x80, which is not minimal
