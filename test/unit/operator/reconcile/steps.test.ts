@@ -1,0 +1,109 @@
+/**
+ * The first steps of a reconcile on their own: observe (the resource, or nothing for one gone or
+ * being deleted, forgetting what was remembered of it), the terminal error standing for a
+ * generation, and render (reused while its input is the same, the bookkeeping aside).
+ */
+import { ApiObject } from 'cdk8s';
+import pino from 'pino';
+import { customResourceType } from '../../../../constructs';
+import { memcachedKind } from '../../../../constructs/memcached/api';
+import { RenderCache } from '../../../../operator/runtime/children';
+import { TerminalError } from '../../../../operator/runtime/controller';
+import { Metrics } from '../../../../operator/runtime/observability';
+import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
+import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { knownTerminal, observe, recordTerminal, renderDesired } from '../../../../operator/runtime/reconcile/steps';
+import { WrittenChildren } from '../../../../operator/runtime/children';
+
+const type = customResourceType<Resource>(memcachedKind);
+
+function memcached(generation = 1, extra: Partial<Resource['metadata']> = {}): Resource {
+  return {
+    apiVersion: memcachedKind.apiVersion,
+    kind: memcachedKind.kind,
+    metadata: { name: 'm', namespace: 'ns', uid: 'u1', generation, resourceVersion: '1', ...extra },
+    spec: { size: 1 },
+  };
+}
+
+function setUp(cached: Resource | undefined, render?: (scope: never, r: Resource) => void) {
+  const renders = { count: 0 };
+  const parts = {
+    decl: {
+      name: 'memcached',
+      for: memcachedKind,
+      render: render
+        ? (scope: never, r: Resource) => {
+            renders.count++;
+            render(scope, r);
+          }
+        : undefined,
+    },
+    type,
+    resources: { get: (key: string) => (key === 'ns/m' ? cached : undefined) },
+    refused: new Map(),
+    refusedChildren: new Map(),
+    written: new WrittenChildren(),
+    pacer: new StatusPacer(0),
+    blockers: new Blockers(),
+    renders: new RenderCache(8),
+    metrics: new Metrics(),
+  } as unknown as ControllerParts;
+  const target = (r: Resource): Target =>
+    ({
+      key: 'ns/m',
+      resource: r,
+      uid: r.metadata.uid,
+      generation: r.metadata.generation,
+      namespace: 'ns',
+      ctx: { logger: pino({ level: 'silent' }) },
+    }) as unknown as Target;
+  return { parts, target, renders };
+}
+
+describe('observe', () => {
+  test('the cached resource is the one reconciled', () => {
+    const { parts } = setUp(memcached());
+    expect(observe(parts, { namespace: 'ns', name: 'm' })?.metadata.uid).toBe('u1');
+  });
+
+  test('one gone, or being deleted, is not reconciled, and what was remembered of it goes', () => {
+    for (const cached of [undefined, memcached(1, { deletionTimestamp: '2026-11-27T00:00:00Z' })]) {
+      const { parts, target } = setUp(cached);
+      recordTerminal(parts, target(memcached()), new TerminalError('bad spec', 'Invalid'), true);
+      expect(observe(parts, { namespace: 'ns', name: 'm' })).toBeUndefined();
+      expect(parts.refused.has('ns/m')).toBe(false);
+    }
+  });
+});
+
+test('a terminal error stands for its generation only: a new generation tries again', () => {
+  const { parts, target } = setUp(memcached());
+  const error = new TerminalError('size must be at most 10', 'Invalid');
+  recordTerminal(parts, target(memcached(1)), error, true);
+  expect(knownTerminal(parts, target(memcached(1)))).toBe(error);
+  expect(knownTerminal(parts, target(memcached(2)))).toBeUndefined();
+  // Not remembered (an external step's error): the next reconcile asks again.
+  recordTerminal(parts, target(memcached(2)), error, false);
+  expect(knownTerminal(parts, target(memcached(2)))).toBeUndefined();
+});
+
+test('render is reused while the resource and facts are the same, bookkeeping aside; a change renders again', () => {
+  const { parts, target, renders } = setUp(memcached(), (scope, r) => {
+    new ApiObject(scope as never, 'cm', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: r.metadata.name },
+      data: { size: String((r.spec as { size: number }).size) },
+    });
+  });
+  const first = renderDesired(parts, target(memcached()), undefined);
+  expect(first.objects.map((o) => o.metadata.name)).toEqual(['m']);
+  // A write bumps the resourceVersion and managedFields: the input is the same.
+  renderDesired(parts, target(memcached(1, { resourceVersion: '2', managedFields: [] })), undefined);
+  expect(renders.count).toBe(1);
+  renderDesired(parts, target({ ...memcached(), spec: { size: 2 } }), undefined);
+  renderDesired(parts, target({ ...memcached(), spec: { size: 2 } }), { endpoint: 'x' });
+  expect(renders.count).toBe(3);
+});
