@@ -91,7 +91,7 @@ test('a terminal error stands for its generation only: a new generation tries ag
 
 test('render is reused while the resource and facts are the same, bookkeeping aside; a change renders again', () => {
   const { parts, target, renders } = setUp(memcached(), (scope, r) => {
-    new ApiObject(scope as never, 'cm', {
+    new ApiObject(scope, 'cm', {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: r.metadata.name },
