@@ -120,27 +120,12 @@ function validatePathsAt(kind: CustomResourceKind, where: string, version: strin
   assertStructural(schema, where);
   const scale = kind.scale;
   if (scale) {
-    assertPath(
-      `custom kind ${JSON.stringify(kind.kind)}: scale.specReplicasPath`,
-      schema,
-      scale.specReplicasPath,
-      'integer',
-      '.spec.',
-    );
-    assertPath(
-      `custom kind ${JSON.stringify(kind.kind)}: scale.statusReplicasPath`,
-      schema,
-      scale.statusReplicasPath,
-      'integer',
-      '.status.',
-    );
-    assertPath(
-      `custom kind ${JSON.stringify(kind.kind)}: scale.labelSelectorPath`,
-      schema,
-      scale.labelSelectorPath,
-      'string',
-      '.status.',
-    );
+    for (const [what, path, type, prefix] of [
+      ['scale.specReplicasPath', scale.specReplicasPath, 'integer', '.spec.'],
+      ['scale.statusReplicasPath', scale.statusReplicasPath, 'integer', '.status.'],
+      ['scale.labelSelectorPath', scale.labelSelectorPath, 'string', '.status.'],
+    ] as const)
+      assertPath(`custom kind ${JSON.stringify(kind.kind)}: ${what}`, schema, path, type, prefix);
   }
   for (const col of p.printerColumns ?? []) {
     if (col.jsonPath === '.metadata.creationTimestamp') continue;

@@ -82,13 +82,18 @@ export interface PrunedChildren {
   readonly error?: unknown;
 }
 
-const NOTHING_APPLIED: AppliedChildren = {
-  before: new ChildMap(),
-  written: new ChildMap(),
-  changes: [],
-  held: new Map(),
-  refused: new Map(),
-};
+/** What the apply step has done so far, as it goes; fresh for every reconcile. */
+interface Applying {
+  before: ChildMap;
+  written: ChildMap;
+  changes: Change[];
+  held: Map<string, ChildHealth>;
+  refused: Map<string, Refusal>;
+}
+
+function nothingApplied(): Applying {
+  return { before: new ChildMap(), written: new ChildMap(), changes: [], held: new Map(), refused: new Map() };
+}
 
 /** The children this reconcile wrote: what apply and prune returned, together. */
 export class ChildWrites {
@@ -98,7 +103,7 @@ export class ChildWrites {
   readonly held: ReadonlyMap<string, ChildHealth>;
   readonly refused: ReadonlyMap<string, Refusal>;
 
-  constructor(applied: AppliedChildren = NOTHING_APPLIED, pruned?: PrunedChildren) {
+  constructor(applied: AppliedChildren = nothingApplied(), pruned?: PrunedChildren) {
     this.before = new ChildMap(applied.before);
     for (const [key, o] of pruned?.before ?? []) this.before.set(key, o);
     this.written = applied.written;
@@ -153,13 +158,7 @@ export async function applyChildren(
   t: Target,
   planned: readonly PlannedChild[],
 ): Promise<AppliedChildren> {
-  const done = {
-    before: new ChildMap(),
-    written: new ChildMap(),
-    changes: [] as Change[],
-    held: new Map(),
-    refused: new Map(),
-  };
+  const done = nothingApplied();
   const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
   const refusedBefore = refusedChildrenOf(parts, t);
   try {
@@ -180,13 +179,7 @@ async function applyChild(
     cached,
     refusedBefore,
   }: {
-    done: {
-      before: ChildMap;
-      written: ChildMap;
-      changes: Change[];
-      held: Map<string, ChildHealth>;
-      refused: Map<string, Refusal>;
-    };
+    done: Applying;
     cached: ReadonlyMap<string, KubeObject | undefined>;
     refusedBefore: RefusedChildren['children'];
   },

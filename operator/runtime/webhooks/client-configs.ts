@@ -6,7 +6,7 @@
  */
 import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import { isJsonObject } from '../../../constructs/contract/json';
-import { isNotFound, type KubeClient } from '../client';
+import { isNotFound, type JsonPatchOperation, type KubeClient } from '../client';
 
 /** A webhook's `clientConfig` (admissionregistration and apiextensions share its shape). */
 export interface ClientConfig {
@@ -53,10 +53,9 @@ export function conversionClientConfigs(o: KubeObject): ClientConfigAt[] {
   return config ? [{ path: '/spec/conversion/webhook/clientConfig', config }] : [];
 }
 
-/** A JSON patch operation on an object's client configs. */
-export interface PatchOperation {
+/** A JSON patch operation on an object's client configs: one that sets a value. */
+export interface PatchOperation extends JsonPatchOperation {
   readonly op: 'add' | 'replace';
-  readonly path: string;
   readonly value: unknown;
 }
 
