@@ -12,13 +12,13 @@ import {
   apiVersionOf,
 } from '../operator/runtime/client';
 
-/** One write the fake answered, in order. */
 /**
  * A write's verb. Named, so the docs print this name: typedoc prints an inline union of string
  * literals in the order the compiler first met them, which changes with the order files load.
  */
 export type FakeWriteVerb = 'create' | 'apply' | 'update' | 'patch' | 'delete';
 
+/** One write the fake answered, in order. */
 export interface FakeWrite {
   readonly verb: FakeWriteVerb;
   readonly kind: string;
@@ -313,10 +313,10 @@ function selects(query: Record<string, string>, obj: KubeObject): boolean {
 
 const isObject = isJsonObject;
 
-/** A merged or patched value as an object: it keeps the metadata it was made from. */
 /**
- * One JSON patch operation applied in place (RFC 6902's add, replace, remove and test); what went
- * wrong, or undefined. Paths are JSON pointers (`/metadata/annotations/a~1b`).
+ * One JSON patch operation applied in place (RFC 6902's add, replace, remove and test, through
+ * objects and arrays; `-` appends to an array): what went wrong, `'test failed'`, or undefined.
+ * Paths are JSON pointers (`/metadata/annotations/a~1b`, `/webhooks/0/clientConfig`).
  */
 function applyOperation(doc: unknown, { op, path, value }: JsonPatchOperation): string | undefined {
   const steps = path
@@ -325,17 +325,31 @@ function applyOperation(doc: unknown, { op, path, value }: JsonPatchOperation): 
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const last = steps.pop();
   let parent: unknown = doc;
-  for (const step of steps) parent = isObject(parent) ? parent[step] : undefined;
-  if (last === undefined || !isObject(parent)) return `${path}: no such path`;
+  for (const step of steps)
+    parent = Array.isArray(parent) ? parent[Number(step)] : isObject(parent) ? parent[step] : undefined;
+  if (last === undefined) return `${path}: no such path`;
+  if (Array.isArray(parent)) return applyToArray(parent, last, { op, path, value });
+  if (!isObject(parent)) return `${path}: no such path`;
   if (op === 'test') return JSON.stringify(parent[last]) === JSON.stringify(value) ? undefined : 'test failed';
-  if (op === 'remove' || op === 'replace') {
-    if (!(last in parent)) return `${path}: no such field to ${op}`;
-  }
+  if ((op === 'remove' || op === 'replace') && !(last in parent)) return `${path}: no such field to ${op}`;
   if (op === 'remove') Reflect.deleteProperty(parent, last);
   else parent[last] = structuredClone(value);
   return undefined;
 }
 
+/** An operation on an item of an array: by index, or at its end (`-`, for add). */
+function applyToArray(items: unknown[], last: string, { op, path, value }: JsonPatchOperation): string | undefined {
+  const index = last === '-' && op === 'add' ? items.length : Number(last);
+  const bound = op === 'add' ? items.length : items.length - 1;
+  if (!Number.isInteger(index) || index < 0 || index > bound) return `${path}: no such item`;
+  if (op === 'test') return JSON.stringify(items[index]) === JSON.stringify(value) ? undefined : 'test failed';
+  if (op === 'add') items.splice(index, 0, structuredClone(value));
+  else if (op === 'remove') items.splice(index, 1);
+  else items[index] = structuredClone(value);
+  return undefined;
+}
+
+/** A merged or patched value as an object: it keeps the metadata it was made from. */
 function kubeObject(v: unknown): KubeObject {
   if (isObject(v) && isObject(v.metadata)) return { ...v, metadata: v.metadata };
   throw new Error(`FakeKubeClient: not an object with metadata: ${JSON.stringify(v)}`);

@@ -166,4 +166,32 @@ describe('update and JSON patch, as the API server answers them', () => {
     ).rejects.toMatchObject({ status: 422 });
     expect((await client.get(BuiltinTypes.Lease, 'l', 'ns')).spec.holderIdentity).toBe('b');
   });
+
+  test("a JSON patch reaches into lists by index, as a caBundle goes into a configuration's webhooks", async () => {
+    const client = new FakeKubeClient();
+    await client.create(BuiltinTypes.ValidatingWebhookConfiguration, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'c' },
+      webhooks: [
+        { name: 'a', clientConfig: {} },
+        { name: 'b', clientConfig: {} },
+      ],
+    });
+    const patched = await client.jsonPatch(BuiltinTypes.ValidatingWebhookConfiguration, 'c', undefined, [
+      { op: 'test', path: '/webhooks/1/name', value: 'b' },
+      { op: 'add', path: '/webhooks/1/clientConfig/caBundle', value: 'Q0E=' },
+      { op: 'add', path: '/webhooks/-', value: { name: 'c', clientConfig: {} } },
+    ]);
+    expect(patched.webhooks).toEqual([
+      { name: 'a', clientConfig: {} },
+      { name: 'b', clientConfig: { caBundle: 'Q0E=' } },
+      { name: 'c', clientConfig: {} },
+    ]);
+    await expect(
+      client.jsonPatch(BuiltinTypes.ValidatingWebhookConfiguration, 'c', undefined, [
+        { op: 'replace', path: '/webhooks/7/name', value: 'x' },
+      ]),
+    ).rejects.toMatchObject({ status: 422 });
+  });
 });
