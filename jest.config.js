@@ -24,6 +24,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       // Tools the unit tests run (helm), built or found before any test file starts.
       globalSetup: '<rootDir>/test/harness/unit-global-setup.ts',
+      globalTeardown: '<rootDir>/test/harness/unit-global-teardown.ts',
     },
     {
       ...base,

@@ -7,6 +7,7 @@ import { etcdTools } from './etcd-releases';
 import { provisionHelm } from '../support/helm';
 import { provisionKstatus } from '../support/kstatus';
 import { provisionPrometheus } from '../support/prometheus';
+import { enterRunTempDir } from './run-temp-dir';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -14,6 +15,7 @@ import { provisionPrometheus } from '../support/prometheus';
  */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
+  enterRunTempDir();
   // Helm for the chart install tests, built before any test file runs rather than inside one.
   provisionHelm();
   // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.

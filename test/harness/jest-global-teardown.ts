@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import type { ControlPlane } from '../../testing/control-plane';
 import type { ConversionHarness } from './conversion-webhook';
+import { leaveRunTempDir } from './run-temp-dir';
 
 /** Stops the control plane; keeps its logs when a test failed (or OPKIT_KEEP_LOGS is set). */
 export default async function globalTeardown(): Promise<void> {
@@ -9,7 +10,7 @@ export default async function globalTeardown(): Promise<void> {
   const packDir = process.env.OPKIT_TEST_PACK_DIR;
   if (packDir) fs.rmSync(packDir, { recursive: true, force: true });
   const cp = (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ as ControlPlane | undefined;
-  if (!cp) return;
   const keepLogs = process.env.OPKIT_TESTS_FAILED === '1' || !!process.env.OPKIT_KEEP_LOGS;
-  await cp.stop({ keepLogs });
+  await cp?.stop({ keepLogs });
+  leaveRunTempDir();
 }

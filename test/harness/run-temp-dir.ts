@@ -1,0 +1,54 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * One directory for every temporary file of a test run (the tests', the control plane's, the
+ * reconcilers' and the tools'): the global set-ups point TMPDIR at it, so `os.tmpdir()` in the
+ * workers and in every child process lands there, and the last global teardown removes it. A run
+ * with a failed test keeps it, since the control plane's logs and the files a test wrote are what
+ * explain the failure.
+ *
+ * Each tier's set-up enters it and its teardown leaves it; both run in jest's main process, so a
+ * count in the environment tells the last one out.
+ */
+export function enterRunTempDir(): string {
+  let dir = process.env.OPKIT_RUN_TMPDIR;
+  if (!dir) {
+    const outer = os.tmpdir();
+    dir = fs.mkdtempSync(path.join(outer, 'opkit-run-'));
+    keepTsxCache(outer, dir);
+    process.env.OPKIT_RUN_TMPDIR = dir;
+    process.env.TMPDIR = dir;
+  }
+  process.env.OPKIT_RUN_TMPDIR_USERS = String(users() + 1);
+  return dir;
+}
+
+/** Removes the run's directory once the last tier has left it, unless a test failed. */
+export function leaveRunTempDir(): void {
+  const dir = process.env.OPKIT_RUN_TMPDIR;
+  if (!dir) return;
+  const left = Math.max(0, users() - 1);
+  process.env.OPKIT_RUN_TMPDIR_USERS = String(left);
+  if (left > 0) return;
+  if (process.env.OPKIT_TESTS_FAILED === '1' || process.env.OPKIT_KEEP_LOGS) {
+    process.stderr.write(`[test run] temporary files kept in ${dir}\n`);
+    return;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * tsx keeps its compiled files in `$TMPDIR/tsx-<uid>`: link the run's to the lasting one, so that
+ * the reconcilers a run starts do not compile the kit afresh in every run.
+ */
+function keepTsxCache(outer: string, dir: string): void {
+  const name = `tsx-${process.getuid?.() ?? 0}`;
+  fs.mkdirSync(path.join(outer, name), { recursive: true, mode: 0o700 });
+  fs.symlinkSync(path.join(outer, name), path.join(dir, name));
+}
+
+function users(): number {
+  return Number(process.env.OPKIT_RUN_TMPDIR_USERS ?? '0') || 0;
+}
