@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { bundleReconciler } from '../../command/image/bundle';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
@@ -22,6 +23,8 @@ export default async function globalSetup(): Promise<void> {
   provisionKstatus();
   // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
   provisionPrometheus();
+  // reconciler.ts bundled once for the tier: the reconcilers the tests start run it.
+  process.env.OPKIT_TEST_RECONCILER_BUNDLE = await bundleTestReconciler();
   // Where the first test file that installs the packed kit packs it, for the others to share.
   process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.
@@ -42,4 +45,12 @@ export default async function globalSetup(): Promise<void> {
   process.stderr.write(
     `[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
   );
+}
+
+/** reconciler.ts as one file in the run's directory, unminified for readable stacks. */
+async function bundleTestReconciler(): Promise<string> {
+  const root = path.resolve(__dirname, '..', '..');
+  const outfile = path.join(os.tmpdir(), 'opkit-reconciler-bundle', 'main.js');
+  await bundleReconciler({ entry: 'reconciler.ts', outfile, cwd: root, minify: false });
+  return outfile;
 }

@@ -118,8 +118,11 @@ export const controllers = [{
     await eventually('the new page', () =>
       get('configmap', 'hello').data['index.html'] === '<h1>Bye</h1>' ? true : undefined,
     );
-    expect(get('deployment', 'hello').spec.template.metadata.annotations['sites.example.com/pages-sha256']).not.toBe(
-      before,
+    // The Deployment is applied after the ConfigMap, in the same reconcile: wait for it too.
+    await eventually('the pods rolled for the new pages', () =>
+      get('deployment', 'hello').spec.template.metadata.annotations['sites.example.com/pages-sha256'] !== before
+        ? true
+        : undefined,
     );
     kubectlOk(['patch', 'staticsite', 'hello', '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/spec/host"}]']);
     await eventually('the Ingress to be pruned', () => (get('ingress', 'hello') ? undefined : true));

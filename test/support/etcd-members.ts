@@ -155,6 +155,8 @@ export class EtcdMembers {
     ))!.items;
     const live = new Map(
       pods
+        // Members only: the StatefulSet's pods end in their ordinal (a snapshot Job's pod carries the labels too).
+        .filter((p) => /-\d+$/.test(p.metadata.name))
         .filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
         .map((p) => [p.metadata.name, p]),
     );

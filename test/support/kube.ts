@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { parse as parseYamlDoc } from 'yaml';
+import { apiGet } from './api-get';
 
 export interface KubectlResult {
   readonly code: number;
@@ -64,14 +65,24 @@ export function kubectlOk(args: string[], options: { input?: string; kubeconfig?
   return r.stdout;
 }
 
+/**
+ * `kubectl get … -o json`: read from the API directly where that gives what kubectl would
+ * (api-get.ts), else by the real kubectl.
+ */
+function getAsJson(args: string[], options: { kubeconfig?: string }): KubectlResult {
+  return apiGet(args, options.kubeconfig ?? testKubeconfig()) ?? kubectl([...args, '-o', 'json'], options);
+}
+
 /** Parses `kubectl get -o json`. */
 export function getJson(args: string[], options: { kubeconfig?: string } = {}): any {
-  return JSON.parse(kubectlOk([...args, '-o', 'json'], options));
+  const r = getAsJson(args, options);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} -o json failed (${r.code}):\n${r.stderr}${r.stdout}`);
+  return JSON.parse(r.stdout);
 }
 
 /** Parses `kubectl get -o json`, or undefined when the object does not exist (yet). */
 export function getJsonIfExists(args: string[], options: { kubeconfig?: string } = {}): any {
-  const r = kubectl([...args, '-o', 'json'], options);
+  const r = getAsJson(args, options);
   return r.code === 0 ? JSON.parse(r.stdout) : undefined;
 }
 

@@ -1,0 +1,72 @@
+/**
+ * The suite's reads (`getJson`) go to the API directly where that answers as `kubectl get -o json`
+ * does (test/support/api-get.ts): here each form they use is read both ways and compared, and the
+ * forms it does not take are shown to be left to kubectl.
+ */
+import { apiGet } from '../support/api-get';
+import { createTestNamespace, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+
+let ns: string;
+
+beforeAll(() => {
+  ns = createTestNamespace('api-get');
+  for (const name of ['a', 'b']) kubectlOk(['create', 'configmap', name, '-n', ns, `--from-literal=name=${name}`]);
+  kubectlOk(['label', 'configmap', 'a', '-n', ns, 'tier=front']);
+});
+
+afterAll(() => {
+  kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+/** What a list or object says that the tests read: kinds, versions, names, data. */
+function gist(json: string): unknown {
+  const parsed = JSON.parse(json) as Record<string, any>;
+  const one = (o: Record<string, any>) => [o.apiVersion, o.kind, o.metadata?.namespace, o.metadata?.name, o.data];
+  return parsed.items ? [parsed.kind, parsed.items.map(one)] : one(parsed);
+}
+
+function bothWays(args: string[]): { api: unknown; kubectl: unknown } {
+  const api = apiGet(args, testKubeconfig());
+  const real = kubectl([...args, '-o', 'json']);
+  expect(api).toBeDefined();
+  expect(api!.code).toBe(real.code);
+  return api!.code === 0
+    ? { api: gist(api!.stdout), kubectl: gist(real.stdout) }
+    : { api: api!.stderr.trim(), kubectl: real.stderr.trim() };
+}
+
+test.each([
+  ['an object by name', ['get', 'configmap', 'a', '-n', '$ns']],
+  ['a list in a namespace, by short name', ['get', 'cm', '-n', '$ns']],
+  ['a list by label selector, kind spelled as a Kind', ['get', 'ConfigMap', '-n', '$ns', '-l', 'tier=front']],
+  ['a cluster-scoped object', ['get', 'namespace', '$ns']],
+  ['a type named with its group', ['get', 'events.events.k8s.io', '-n', '$ns']],
+  ['a type named with its version and group', ['get', 'deployments.v1.apps', '-n', '$ns']],
+  ['a name in the core group and another (core wins)', ['get', 'events', '-n', '$ns']],
+  ['a custom resource definition', ['get', 'crd', 'memcacheds.cache.example.com']],
+  ['an object that is not there', ['get', 'configmap', 'missing', '-n', '$ns']],
+])('%s reads as kubectl prints it', (_, template) => {
+  const args = template.map((a) => a.replace('$ns', ns));
+  const { api, kubectl: real } = bothWays(args);
+  expect(api).toEqual(real);
+});
+
+test('every namespace (-A) lists the same objects as kubectl', () => {
+  const names = (json: string) =>
+    (JSON.parse(json) as { items: { metadata: { namespace: string; name: string } }[] }).items
+      .filter((i) => i.metadata.namespace === ns)
+      .map((i) => i.metadata.name);
+  const api = apiGet(['get', 'configmaps', '-A'], testKubeconfig());
+  expect(names(api!.stdout)).toEqual(names(kubectlOk(['get', 'configmaps', '-A', '-o', 'json'])));
+  expect(names(api!.stdout)).toEqual(expect.arrayContaining(['a', 'b']));
+});
+
+test.each([
+  ['another flag', ['get', 'pods', '--field-selector', 'status.phase=Running']],
+  ['two types at once', ['get', 'configmap,secret', '-n', 'default']],
+  ['type/name', ['get', 'configmap/a', '-n', 'default']],
+  ['a type no server serves', ['get', 'nosuchthings']],
+  ['not a get', ['describe', 'configmap', 'a']],
+])('%s is left to kubectl', (_, args) => {
+  expect(apiGet(args, testKubeconfig())).toBeUndefined();
+});
