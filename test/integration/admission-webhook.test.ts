@@ -5,15 +5,13 @@
  * server calls it on loopback (`url`, as envtest registers webhooks: no Service can be routed
  * here); the configuration is the synthesized one otherwise, limited to this file's namespace.
  */
-import * as path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { Testing } from 'cdk8s';
 import { WebAppOperator } from '../../constructs';
 import { freePort } from '../../testing/control-plane';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const CONFIGURATION = 'webapp-webhook';
 const SECRET = 'webapp-webhook-cert';
 
@@ -71,7 +69,7 @@ const application = (name: string, host: string) =>
   });
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/applications.app.aiops.org']);
   ns = createTestNamespace('admission');
   port = await freePort();

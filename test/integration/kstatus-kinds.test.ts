@@ -10,12 +10,12 @@
  * never-adopt.test.ts; a healthy EtcdCluster, which needs its members running as real etcd
  * processes, in etcd-reconciler.test.ts; a user's cdk8s-plus kind in blog-site.test.ts.
  */
-import * as path from 'node:path';
 import { KIT_CONTROLLERS } from '../../constructs';
 import {
   createTestNamespace,
   eventually,
   getJsonIfExists,
+  installDist,
   kubectl,
   kubectlOk,
   testKubeconfig,
@@ -23,8 +23,6 @@ import {
 } from '../support/kube';
 import { kstatusOf } from '../support/kstatus';
 import { ReconcilerProcess } from '../support/reconciler';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 jest.setTimeout(180_000);
 
@@ -104,7 +102,7 @@ const is = (status: 'True' | 'False') => expect.stringMatching(new RegExp(`^${st
 const kindName = (c: KindCase) => kindOf(c).kind.toLowerCase();
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd', '--all']);
   [healthy, starved, unwatched] = ['kstatus-ok', 'kstatus-starved', 'kstatus-unwatched'].map((p) =>
     createTestNamespace(p),

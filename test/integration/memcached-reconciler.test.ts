@@ -1,17 +1,15 @@
-import * as path from 'node:path';
 import { auditMark, writesBy } from '../support/audit';
 import {
   createTestNamespace,
   eventually,
   getJson,
   getJsonIfExists,
+  installDist,
   kubectl,
   kubectlOk,
   testWithNodes,
 } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 jest.setTimeout(180_000);
 
@@ -46,7 +44,7 @@ function podNames(name: string): string[] {
 }
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com']);
   ns = createTestNamespace('memcached-rec');
   // The reconciler runs as the operator's ServiceAccount: the RBAC in dist/ must be enough.

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { Testing } from 'cdk8s';
 import { MemcachedOperator } from '../../constructs';
 import { dashboardQueries } from '../../constructs/core/dashboard';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk } from '../support/kube';
 import { attributeOf, type OtlpReceiver, type OtlpSpan, startOtlpReceiver } from '../support/otlp';
 import { Prometheus, prometheusBinaries, promtool, ruleFileOf, scrapeJobOf } from '../support/prometheus';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
@@ -61,7 +61,7 @@ function createMemcached(name: string): void {
 }
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist', 'crds', 'monitoring-coreos-com.k8s.yaml')]);
   kubectlOk([
     'wait',

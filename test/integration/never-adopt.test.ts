@@ -20,7 +20,7 @@ import {
   webAppController,
 } from '../../constructs';
 import { renderChildren } from '../../operator/runtime/children/render';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, nodesRun } from '../support/kube';
+import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk, nodesRun } from '../support/kube';
 import { kstatusOf } from '../support/kstatus';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
@@ -121,7 +121,7 @@ function warnings(ns: string, name: string, reason: string): any[] {
 
 const started: ReconcilerProcess[] = [];
 beforeAll(() => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   const app = staticSiteApp(fs.mkdtempSync(path.join(os.tmpdir(), 'static-site-')));
   const objects = app.charts.filter((c) => c.node.id !== 'samples').flatMap((c) => c.toJson());
   kubectlOk(['apply', '--server-side', '-f', '-'], {

@@ -2,8 +2,7 @@
  * Least privilege on Secrets, and /metrics served only to who may read it — checked against the
  * real API server's authorizer, with the RBAC from dist/.
  */
-import * as path from 'node:path';
-import { createTestNamespace, eventually, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, installDist, kubectl, kubectlOk } from '../support/kube';
 import {
   bindMetricsReader,
   httpGet,
@@ -12,14 +11,13 @@ import {
   serviceAccountKubeconfig,
 } from '../support/reconciler';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const DATABASE_SA = 'system:serviceaccount:database-system:database-operator';
 const DATABASE_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:database-system', 'system:authenticated'];
 
 jest.setTimeout(120_000);
 
 beforeAll(() => {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
 });
 
 /** What the API server's authorizer answers for the database operator (a SubjectAccessReview). */

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
-import { createTestNamespace, eventually, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import { createTestNamespace, eventually, installDist, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { linesRepeatingAKey, ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -23,7 +23,7 @@ function hasDeployment(name: string, namespace: string, kubeconfig?: string): tr
 }
 
 function installOperator(kubeconfig?: string): void {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')], { kubeconfig });
+  installDist({ kubeconfig });
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com'], {
     kubeconfig,
   });

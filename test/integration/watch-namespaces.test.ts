@@ -4,15 +4,12 @@
  * scoped (`kubectl auth can-i` as its ServiceAccount; docs/security.md's blast-radius table), and
  * a scoped Memcached reconciler that lists, watches and reconciles in its namespaces only.
  */
-import * as path from 'node:path';
 import { Testing } from 'cdk8s';
 import { MemcachedOperator, type OperatorOptions } from '../../constructs';
 import { KIT_OPERATORS, type MakeOperator } from '../support/kit-operators';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 import type { K8sObject } from '../support/synth';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 jest.setTimeout(180_000);
 
@@ -57,7 +54,7 @@ function writable(user: string, namespace: string): string[] {
 
 beforeAll(() => {
   // The kit's CRDs, so that their kinds count among what an operator may write.
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   served = [createTestNamespace('served'), createTestNamespace('served')];
   other = createTestNamespace('other');
   namespacedResources = kubectlOk(['api-resources', '--namespaced=true', '--verbs=create', '-o', 'name'])

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
 import { apiGet } from './api-get';
 
@@ -108,6 +109,17 @@ export async function eventually<T>(
       );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * `kubectl apply --server-side -f dist/`: the kit's CRDs, RBAC and operators, as a user installs
+ * them. The integration tier's set-up applies them once to the shared cluster (a second and a
+ * half of kubectl's CPU each time, for the same objects); on another cluster this applies them.
+ */
+export function installDist(options: { kubeconfig?: string } = {}): void {
+  const shared = !options.kubeconfig || options.kubeconfig === process.env.OPKIT_TEST_KUBECONFIG;
+  if (shared && process.env.OPKIT_TEST_DIST_INSTALLED === '1') return;
+  kubectlOk(['apply', '--server-side', '-f', path.resolve(__dirname, '..', '..', 'dist')], options);
 }
 
 /** Creates a namespace for one test file, with a unique name. */

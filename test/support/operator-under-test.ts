@@ -1,8 +1,5 @@
-import * as path from 'node:path';
-import { createTestNamespace, getJsonIfExists, kubectlOk } from './kube';
+import { createTestNamespace, getJsonIfExists, installDist, kubectlOk } from './kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from './reconciler';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 export interface OperatorUnderTest {
   /** A fresh namespace the reconciler watches. */
@@ -26,7 +23,7 @@ export async function startOperatorUnderTest(options: {
   args?: string[];
   env?: Record<string, string>;
 }): Promise<OperatorUnderTest> {
-  kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  installDist();
   kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...options.crds.map((c) => `crd/${c}`)]);
   const ns = createTestNamespace(options.operator);
   const kubeconfig = serviceAccountKubeconfig({
