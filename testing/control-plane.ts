@@ -44,6 +44,7 @@ import {
   resolveNodeBinaries,
   startRealNode,
 } from './node/real-node';
+import { parseJson, stringAt } from '../constructs/contract/json';
 
 export { freePort };
 export { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
@@ -139,11 +140,12 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 function borrowedPlane(kubeconfig: string, realNode: RealNode | undefined): ControlPlane {
   const kubectl = (args: string[]) =>
     execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
-  const versions = JSON.parse(kubectl(['version', '-o', 'json'])) as { serverVersion: { gitVersion: string } };
+  const version = stringAt(parseJson(kubectl(['version', '-o', 'json'])), 'serverVersion', 'gitVersion');
+  if (!version) throw new Error(`kubectl version: no serverVersion.gitVersion from the cluster of ${kubeconfig}`);
   return {
     kubeconfig,
     server: kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']),
-    version: versions.serverVersion.gitVersion,
+    version,
     owned: false,
     nodes: kubectl(['get', 'nodes', '-o', 'name']).trim().length > 0,
     ...(realNode ? { realNode } : {}),

@@ -23,6 +23,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { KWOK_STAGE_SHA256 } from './kwok-stages';
+import { listAt, parseJson, stringAt } from '../constructs/contract/json';
 
 /** Where each project publishes its releases. */
 export interface ReleaseSources {
@@ -215,14 +216,13 @@ async function fetchEtcd(
   fs.rmSync(file);
 }
 
-interface ReleaseMetadata {
-  assets?: { name?: string; digest?: string }[];
-}
-
 async function fetchKwok(s: ReleaseSources, v: ReleaseVersions, p: Platform, dir: string): Promise<void> {
   const asset = `kwok-${p.os}-${p.arch}`;
-  const release = JSON.parse(await fetchText(`${s.kwokApi}/${v.kwok}`, dir)) as ReleaseMetadata;
-  const digest = release.assets?.find((a) => a.name === asset)?.digest;
+  const release = parseJson(await fetchText(`${s.kwokApi}/${v.kwok}`, dir));
+  const digest = stringAt(
+    listAt(release, 'assets').find((a) => stringAt(a, 'name') === asset),
+    'digest',
+  );
   await downloadVerified(`${s.kwok}/${v.kwok}/${asset}`, path.join(dir, 'kwok'), digest?.replace(/^sha256:/, ''));
   fs.chmodSync(path.join(dir, 'kwok'), 0o755);
   const stages = KWOK_STAGE_SHA256[v.kwok];

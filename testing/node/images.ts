@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeOciArchive } from './oci-archive';
+import { listAt, parseJson, stringAt } from '../../constructs/contract/json';
 
 /**
  * The names the kubelet asks containerd for: a short name (`memcached:1.6`,
@@ -25,12 +26,11 @@ export function archiveImageNames(archive: string): string[] {
   // Archives list it as `index.json` or `./index.json`, by how they were made.
   const listed = execFileSync('tar', ['-tf', archive], { encoding: 'utf8' }).split('\n');
   const entry = listed.find((f) => f === 'index.json' || f === './index.json') ?? 'index.json';
-  const index = JSON.parse(execFileSync('tar', ['-xOf', archive, entry], { encoding: 'utf8' })) as {
-    manifests?: { annotations?: Record<string, string> }[];
-  };
-  return (index.manifests ?? []).flatMap((m) => {
-    const a = m.annotations ?? {};
-    const name = a['io.containerd.image.name'] ?? a['org.opencontainers.image.ref.name'];
+  const index = parseJson(execFileSync('tar', ['-xOf', archive, entry], { encoding: 'utf8' }));
+  return listAt(index, 'manifests').flatMap((m) => {
+    const name =
+      stringAt(m, 'annotations', 'io.containerd.image.name') ??
+      stringAt(m, 'annotations', 'org.opencontainers.image.ref.name');
     return name?.includes(':') ? [name] : [];
   });
 }

@@ -14,6 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeNodeNetwork } from './network';
+import { numberAt, parseJson, stringAt, stringsAt } from '../../constructs/contract/json';
 
 export const OWNER_FILE = '/run/opkit-real-node/owner.json';
 
@@ -45,15 +46,19 @@ export function alive(pid: number): boolean {
 }
 
 function readOwner(): NodeOwner | undefined {
-  let parsed: Partial<NodeOwner>;
+  let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(OWNER_FILE, 'utf8')) as Partial<NodeOwner>;
+    parsed = parseJson(fs.readFileSync(OWNER_FILE, 'utf8'));
   } catch {
     return undefined;
   }
-  const { pid, workDir, kubeProxy, madeDirs } = parsed;
-  if (typeof pid !== 'number' || typeof workDir !== 'string' || typeof kubeProxy !== 'string') return undefined;
-  return { pid, workDir, kubeProxy, madeDirs: Array.isArray(madeDirs) ? madeDirs : [] };
+  const [pid, workDir, kubeProxy] = [
+    numberAt(parsed, 'pid'),
+    stringAt(parsed, 'workDir'),
+    stringAt(parsed, 'kubeProxy'),
+  ];
+  if (pid === undefined || workDir === undefined || kubeProxy === undefined) return undefined;
+  return { pid, workDir, kubeProxy, madeDirs: stringsAt(parsed, 'madeDirs') };
 }
 
 /**

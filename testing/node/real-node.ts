@@ -18,6 +18,7 @@ import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftov
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
 import { archiveImageNames, normalisedImageName } from './images';
 import { writeOciArchive } from './oci-archive';
+import { conditionTrue, parseJson, stringAt } from '../../constructs/contract/json';
 
 export const NODE_NAME = REAL_NODE_NAME;
 export const PAUSE_IMAGE = 'opkit.local/pause:1';
@@ -95,10 +96,15 @@ export function realNodeOf(access: RealNodeAccess): RealNode {
 export function realNodeFromEnvironment(env: NodeJS.ProcessEnv = process.env): RealNode | undefined {
   const text = env.OPKIT_REAL_NODE;
   if (!text) return undefined;
-  const access = JSON.parse(text) as Partial<RealNodeAccess>;
-  if (typeof access.name !== 'string' || typeof access.containerdSocket !== 'string' || typeof access.ctr !== 'string')
+  const access = parseJson(text);
+  const [name, containerdSocket, ctr] = [
+    stringAt(access, 'name'),
+    stringAt(access, 'containerdSocket'),
+    stringAt(access, 'ctr'),
+  ];
+  if (name === undefined || containerdSocket === undefined || ctr === undefined)
     throw new Error('OPKIT_REAL_NODE: give {"name", "containerdSocket", "ctr"} as JSON');
-  return realNodeOf({ name: access.name, containerdSocket: access.containerdSocket, ctr: access.ctr });
+  return realNodeOf({ name, containerdSocket, ctr });
 }
 
 /** The node's binaries, from the cache or built by testing/build-node.sh. */
@@ -161,13 +167,13 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
 
 function nodeReady(kubeconfig: string): boolean {
   try {
-    const node = JSON.parse(
+    const node = parseJson(
       execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'node', NODE_NAME, '-o', 'json'], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'ignore'],
       }),
-    ) as { status?: { conditions?: { type: string; status: string }[] } };
-    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    );
+    return conditionTrue(node, 'Ready');
   } catch {
     return false;
   }

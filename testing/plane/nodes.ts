@@ -9,6 +9,7 @@ import { type ControlPlaneBinaries, HARNESS_DIR } from './binaries';
 import { freePort } from '../free-port';
 import { componentKubeconfig, componentServingArgs } from './pki';
 import { startProcess, waitFor, waitForHealthz } from './process';
+import { conditionTrue, listAt, parseJson } from '../../constructs/contract/json';
 
 /** What kwok needs: a kubelet's rights on nodes, pods and leases, and a provisioner's on volumes. */
 const KWOK_RULES = [
@@ -153,10 +154,6 @@ function startKwok(kwok: NonNullable<ControlPlaneBinaries['kwok']>, token: strin
 }
 
 function readyNodes(kubectl: (args: string[]) => string): number {
-  const nodes = (
-    JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])) as {
-      items: { status?: { conditions?: { type: string; status: string }[] } }[];
-    }
-  ).items;
-  return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+  return listAt(parseJson(kubectl(['get', 'nodes', '-o', 'json'])), 'items').filter((n) => conditionTrue(n, 'Ready'))
+    .length;
 }

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import { type ControllerDeclaration, customResourceType, type KubeObject } from '../../constructs/contract';
 import { type KubeClient, appliedFieldChanges, type FieldChange, sameJson } from '../../operator/runtime/client';
+import { isJsonObject, jsonAt, parseJson, stringAt } from '../../constructs/contract/json';
 
 /** One child the plan said the new version would write (`plan -o json`'s `changes`). */
 export interface PlannedChange {
@@ -24,27 +25,24 @@ export async function snapshotChildren(
   return out;
 }
 
-/** An audit log entry, as far as the comparison reads it. */
-interface AuditEntry {
-  readonly userAgent?: string;
-  readonly verb?: string;
-  readonly requestURI?: string;
-  readonly objectRef?: { resource?: string; apiGroup?: string; name?: string; subresource?: string };
-}
-
 /** `Kind/name` of each child the reconciler wrote after `mark` (dry runs, status and Events aside). */
 function childWrites(auditLog: string, mark: number, owned: readonly ControllerDeclaration[]): Set<string> {
   const kinds = new Map(owned.flatMap((d) => d.owns ?? []).map((t) => [`${t.group}/${t.resource}`, t.kind]));
   const written = new Set<string>();
   const lines = fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).slice(mark);
   for (const line of lines) {
-    const e = JSON.parse(line) as AuditEntry;
-    const ref = e.objectRef;
-    if (!e.userAgent?.startsWith('cdk8s-operator-kit-reconciler') || !ref || ref.subresource) continue;
-    if (!['create', 'update', 'patch', 'delete'].includes(e.verb ?? '') || e.requestURI?.includes('dryRun')) continue;
-    const kind = kinds.get(`${ref.apiGroup ?? ''}/${ref.resource ?? ''}`);
+    const e = parseJson(line);
+    const ref = (field: string) => stringAt(e, 'objectRef', field);
+    if (!stringAt(e, 'userAgent')?.startsWith('cdk8s-operator-kit-reconciler') || !isJsonObject(jsonAt(e, 'objectRef')))
+      continue;
+    if (ref('subresource')) continue;
+    const verb = stringAt(e, 'verb') ?? '';
+    if (!['create', 'update', 'patch', 'delete'].includes(verb) || stringAt(e, 'requestURI')?.includes('dryRun'))
+      continue;
+    const kind = kinds.get(`${ref('apiGroup') ?? ''}/${ref('resource') ?? ''}`);
     // A create names its object in the body, not the URI: the audit records it in objectRef.name.
-    if (kind && ref.name) written.add(`${kind}/${ref.name}`);
+    const name = ref('name');
+    if (kind && name) written.add(`${kind}/${name}`);
   }
   return written;
 }
