@@ -30,7 +30,7 @@ export type {
   StatefulSet,
   WorkloadCondition,
 } from './objects';
-export { BuiltinTypes, ChildMap, childKey, customResourceType } from './resource-types';
+export { BuiltinTypes, ChildMap, childKey, customResourceType, isOfType } from './resource-types';
 export type { Children, ResourceType } from './resource-types';
 export { declarationsIn, finalizerName, healthReads, validateControllerDeclaration } from './declaration';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';

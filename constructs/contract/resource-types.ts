@@ -126,11 +126,21 @@ export interface Children extends ReadonlyMap<string, KubeObject> {
   of<T extends KubeObject>(type: ResourceType<T>, name: string): T | undefined;
 }
 
+/**
+ * Whether `obj` is one of `type`'s objects: its kind, in its group (any served version). A read of
+ * one type's objects (a cache, the children under `Kind/name`) becomes a typed one by this check
+ * rather than by an assertion.
+ */
+export function isOfType<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject): obj is T {
+  const apiVersion = obj.apiVersion ?? '';
+  const slash = apiVersion.indexOf('/');
+  return obj.kind === type.kind && (slash < 0 ? '' : apiVersion.slice(0, slash)) === type.group;
+}
+
 /** The children map the runtime fills: a Map with the typed `of` lookup. */
 export class ChildMap extends Map<string, KubeObject> implements Children {
   of<T extends KubeObject>(type: ResourceType<T>, name: string): T | undefined {
-    // The map is keyed by kind, and the runtime stores only objects of the owned types, so an
-    // object under `Kind/name` is one of `type`'s objects.
-    return this.get(childKey(type.kind, name)) as T | undefined;
+    const child = this.get(childKey(type.kind, name));
+    return child && isOfType(type, child) ? child : undefined;
   }
 }

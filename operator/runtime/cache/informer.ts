@@ -1,4 +1,4 @@
-import type { KubeObject, ResourceType } from '../../../constructs/contract';
+import { isOfType, type KubeObject, type ResourceType } from '../../../constructs/contract';
 import type { Logger } from 'pino';
 import { type Clock, exponentialDelay, jitter, realClock } from '../queue';
 import {
@@ -303,8 +303,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     // Items of a LIST carry no apiVersion/kind (only watch events do); every cached object
     // does, so that what a controller reads from the cache is the same whichever way it came.
     for (const item of page.items) {
-      if (this.inShard(item)) fresh.set(objectKey(item.metadata), this.typed(item));
-      else outside = true;
+      if (!this.inShard(item)) outside = true;
+      else {
+        const typed = this.typed(item);
+        if (typed) fresh.set(objectKey(item.metadata), typed);
+      }
     }
     if (this.shard) {
       const served = !!page.metadata.shardInfo || (!outside && !!this.shard.serverFilters);
@@ -343,7 +346,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.noteServedBy('client');
       return;
     }
-    const obj = this.typed(e.object as T);
+    const obj = this.typed(e.object);
+    if (!obj) return;
     const key = objectKey(obj.metadata);
     const old = this.store.get(key);
     if (e.type === 'DELETED') {
@@ -379,10 +383,18 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** The object as cached: with its apiVersion and kind, transformed. */
-  private typed(obj: T): T {
+  private typed(obj: KubeObject): T | undefined {
     const typed =
       obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
-    return (this.options.transform ? this.options.transform(typed) : typed) as T;
+    const kept = this.options.transform ? this.options.transform(typed) : typed;
+    // Always true of what the API server sends for this type, and of a transform that keeps the
+    // kind; the check is what makes the cache's objects `T`.
+    if (isOfType(this.type, kept)) return kept;
+    this.options.logger.error(
+      { resource: this.type.resource, apiVersion: kept.apiVersion, kind: kept.kind },
+      'not cached: the object is not of the informer type (a cache transform changed its kind?)',
+    );
+    return undefined;
   }
 
   private resync(): void {

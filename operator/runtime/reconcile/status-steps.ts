@@ -12,6 +12,7 @@ import {
   type ResourceType,
   assessChildren,
   type ChildMap,
+  isOfType,
   madeBy,
 } from '../../../constructs/contract';
 import type { KindDescriptor } from '../../../constructs/contract/kind';
@@ -63,8 +64,7 @@ export function computeStatus(
     ): T[] => {
       const inf = parts.reads.get(`${type.group}/${type.kind}`);
       if (!inf) throw new Error(`controller ${decl.name} reads ${type.kind} but does not declare it in reads`);
-      // The informer of a type holds only that type's objects.
-      return inf.list(options?.allNamespaces ? undefined : t.namespace, labels) as T[];
+      return inf.list(options?.allNamespaces ? undefined : t.namespace, labels).filter((o) => isOfType(type, o));
     },
     applyError: refusal,
     childFailure,

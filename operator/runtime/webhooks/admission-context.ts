@@ -3,6 +3,7 @@ import {
   ChildMap,
   childKey,
   type ControllerDeclaration,
+  isOfType,
   type KubeObject,
   type ResourceType,
 } from '../../../constructs/contract';
@@ -42,7 +43,9 @@ export function admissionContextFor(
       ): T[] => {
         const informer = reads.get(`${t.group}/${t.kind}`);
         if (!informer) throw new Error(`controller ${decl.name} reads ${t.kind} but does not declare it in reads`);
-        return informer.list(options?.allNamespaces ? undefined : object.metadata.namespace, labels) as T[];
+        return informer
+          .list(options?.allNamespaces ? undefined : object.metadata.namespace, labels)
+          .filter((o) => isOfType(t, o));
       },
     };
   };
