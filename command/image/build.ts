@@ -21,6 +21,7 @@ import {
 import { extractNodeRuntime } from './node-runtime';
 import { buildRootfs } from './rootfs';
 import { have, run } from './tools';
+import { listAt, numberAt, parseJson, stringAt } from '../../constructs/contract/json';
 
 export interface BuildImageOptions {
   /** The reconciler's entry point (calls `runOperator`), relative to `cwd`. */
@@ -182,12 +183,15 @@ function archiveName(reference: string): string {
 
 /** The manifest's digest and its layers, read from the OCI archive. */
 function readManifest(archive: string): { digest: string; layers: { digest: string; size: number }[] } {
-  const index = JSON.parse(run('tar', ['-xOf', archive, 'index.json'])) as { manifests: { digest: string }[] };
-  const digest = index.manifests[0]?.digest ?? '';
-  const manifest = JSON.parse(run('tar', ['-xOf', archive, `blobs/${digest.replace(':', '/')}`])) as {
-    layers: { digest: string; size: number }[];
+  const digest = stringAt(parseJson(run('tar', ['-xOf', archive, 'index.json'])), 'manifests', 0, 'digest') ?? '';
+  const manifest = parseJson(run('tar', ['-xOf', archive, `blobs/${digest.replace(':', '/')}`]));
+  return {
+    digest,
+    layers: listAt(manifest, 'layers').map((l) => ({
+      digest: stringAt(l, 'digest') ?? '',
+      size: numberAt(l, 'size') ?? 0,
+    })),
   };
-  return { digest, layers: manifest.layers.map((l) => ({ digest: l.digest, size: l.size })) };
 }
 
 function loadIntoPodman(archive: string, reference: string, log: (line: string) => void): boolean {

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ImageDescription } from './definition';
+import { jsonAt, parseJson, stringAt } from '../../constructs/contract/json';
 
 interface PackageJson {
   name?: string;
@@ -23,7 +24,17 @@ function git(cwd: string, args: string[]): string | undefined {
 
 export function readPackageJson(cwd: string): PackageJson {
   const file = path.join(cwd, 'package.json');
-  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as PackageJson) : {};
+  if (!fs.existsSync(file)) return {};
+  const pkg = parseJson(fs.readFileSync(file, 'utf8'));
+  const repository = jsonAt(pkg, 'repository');
+  return {
+    name: stringAt(pkg, 'name'),
+    version: stringAt(pkg, 'version'),
+    description: stringAt(pkg, 'description'),
+    license: stringAt(pkg, 'license'),
+    homepage: stringAt(pkg, 'homepage'),
+    repository: typeof repository === 'string' ? repository : { url: stringAt(repository, 'url') },
+  };
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   reconcilerTs,
   TSCONFIG,
 } from './templates';
+import { isJsonObject, jsonAt, parseJson, stringAt } from '../../constructs/contract/json';
 
 /** A name or path the user gave that cannot be used; the message says which and why. */
 export class ScaffoldError extends Error {}
@@ -66,12 +67,19 @@ function kitPackage(): { version: string; devDependencies: Record<string, string
   for (const candidate of ['../../package.json', '../../../package.json']) {
     const file = path.join(__dirname, candidate);
     if (fs.existsSync(file)) {
-      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-        name?: string;
-        version: string;
-        devDependencies: Record<string, string>;
+      const pkg = parseJson(fs.readFileSync(file, 'utf8'));
+      const version = stringAt(pkg, 'version');
+      if (stringAt(pkg, 'name') !== 'cdk8s-operator-kit' || version === undefined) continue;
+      const devDependencies = jsonAt(pkg, 'devDependencies');
+      return {
+        version,
+        devDependencies: Object.fromEntries(
+          Object.keys(isJsonObject(devDependencies) ? devDependencies : {}).flatMap((name) => {
+            const range = stringAt(devDependencies, name);
+            return range === undefined ? [] : [[name, range]];
+          }),
+        ),
       };
-      if (pkg.name === 'cdk8s-operator-kit') return pkg;
     }
   }
   throw new Error('cannot find the package.json of cdk8s-operator-kit');

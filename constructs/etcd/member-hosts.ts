@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from './addresses';
+import { parseJson, stringAt } from '../contract/json';
 
 /**
  * Set to a JSON file of `{ "<pod>.<cluster>.<namespace>.svc": "<host>" }` to reach members at
@@ -13,13 +14,13 @@ function memberHost(cluster: string, namespace: string, ordinal: number): string
   const dns = memberDnsName(cluster, namespace, ordinal);
   const file = process.env[ETCD_HOSTS_FILE_ENV];
   if (!file) return dns;
-  let hosts: Record<string, string> = {};
+  let hosts: unknown;
   try {
-    hosts = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+    hosts = parseJson(fs.readFileSync(file, 'utf8'));
   } catch {
     // No file yet: the DNS name.
   }
-  return hosts[dns] ?? dns;
+  return stringAt(hosts, dns) ?? dns;
 }
 
 /** The URL other members reach member `ordinal` at (its `--initial-advertise-peer-urls`). */

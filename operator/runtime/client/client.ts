@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
+import { parseJson } from '../../../constructs/contract/json';
 
 /** An error answer from the API server, with its HTTP status and Kubernetes reason. */
 export class ApiError extends Error {
@@ -305,7 +306,7 @@ export class HttpKubeClient implements KubeClient {
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
-            body = text ? (JSON.parse(text) as unknown) : undefined;
+            body = text ? parseJson(text) : undefined;
           } catch {
             body = text;
           }
@@ -413,7 +414,7 @@ function readError(res: http.IncomingMessage, what: string): Promise<ApiError> {
     res.on('end', () => {
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+        body = parseJson(Buffer.concat(chunks).toString('utf8'));
       } catch {
         body = undefined;
       }

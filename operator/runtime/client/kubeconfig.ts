@@ -14,6 +14,7 @@ import type * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { parseJson, stringAt } from '../../../constructs/contract/json';
 
 /** What `KubeClient` needs from a kubeconfig; client-node's `KubeConfig` has this shape too. */
 export interface KubeConfigLike {
@@ -240,15 +241,6 @@ interface Merged {
 }
 
 /** An exec plugin's answer, as JSON gives it. */
-interface ExecCredentialAnswer {
-  kind?: string;
-  status?: {
-    token?: string;
-    clientCertificateData?: string;
-    clientKeyData?: string;
-    expirationTimestamp?: string;
-  };
-}
 
 /** kubectl's merge: the first file to set current-context, or to define a name, wins. */
 function mergeKubeconfigs(files: readonly string[]): Merged {
@@ -372,16 +364,21 @@ function runExecPlugin(plugin: ExecPlugin, baseDir: string, env: NodeJS.ProcessE
           );
           return;
         }
-        let answer: ExecCredentialAnswer | null;
+        let answer: unknown;
         try {
-          answer = JSON.parse(stdout) as ExecCredentialAnswer | null;
+          answer = parseJson(stdout);
         } catch {
           reject(new Error(`exec credential plugin ${plugin.command} did not print an ExecCredential as JSON`));
           return;
         }
-        const status = answer?.status ?? {};
+        const status = {
+          token: stringAt(answer, 'status', 'token'),
+          clientCertificateData: stringAt(answer, 'status', 'clientCertificateData'),
+          clientKeyData: stringAt(answer, 'status', 'clientKeyData'),
+          expirationTimestamp: stringAt(answer, 'status', 'expirationTimestamp'),
+        };
         if (
-          answer?.kind !== 'ExecCredential' ||
+          stringAt(answer, 'kind') !== 'ExecCredential' ||
           (!status.token && !(status.clientCertificateData && status.clientKeyData))
         ) {
           reject(
