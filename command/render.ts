@@ -10,7 +10,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { Children, CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
-import { assessChildren, ChildMap, childKey, declarationsIn, podWorkloads } from '../constructs/contract';
+import { assessChildren, ChildMap, childKey, declarationsIn, isKubeObject, podWorkloads } from '../constructs/contract';
 import { isNotFound } from '../operator/runtime/client';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
@@ -120,11 +120,15 @@ function statusOf(
   });
 }
 
-/** The objects of a YAML file (empty documents skipped). */
+/** The objects of a YAML file (empty documents skipped); a document that is not a Kubernetes object is refused. */
 export function readResources(file: string): KubeObject[] {
-  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
-    .map((doc) => doc.toJSON() as KubeObject | null)
-    .filter((o): o is KubeObject => o !== null);
+  return parseAllDocuments(fs.readFileSync(file, 'utf8')).flatMap((doc, i) => {
+    const o: unknown = doc.toJSON();
+    if (o === null) return [];
+    if (!isKubeObject(o))
+      throw new RenderError(`${file}: document ${i + 1} is not a Kubernetes object (apiVersion, kind, metadata)`);
+    return [o];
+  });
 }
 
 /**
@@ -161,7 +165,7 @@ function checked(
   const version = (resource.apiVersion ?? '').split('/')[1];
   if (!version || !decl.for.versions.includes(version))
     throw new RenderError(`${where}: ${resource.apiVersion} is not a served version (${decl.for.versions.join(', ')})`);
-  const problems = decl.for.specViolations((resource as { spec?: unknown }).spec, version);
+  const problems = decl.for.specViolations(resource.spec, version);
   if (problems.length) throw new RenderError(`${where}: the CRD would refuse it: ${problems.join('; ')}`);
   // Defaulted as written, then stored (and reconciled) as the storage version, as the API
   // server would convert and default it.

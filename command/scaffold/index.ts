@@ -211,10 +211,13 @@ function kindModuleFiles(k: KindNames): [string, string][] {
 }
 
 /** controllers.ts with the kind's import, controller and sample added before their markers. */
+/** The markers of controllers.ts, in the order they come in it. */
+const MARKER_ORDER: readonly (keyof typeof MARKERS)[] = ['imports', 'controllers', 'samples'];
+
 function wireKind(controllers: string, k: KindNames): string {
   const entries = controllerEntries(k);
   if (controllers.includes(entries.imports)) throw new ScaffoldError(`controllers.ts already has the kind ${k.kind}`);
-  for (const key of Object.keys(MARKERS) as (keyof typeof MARKERS)[]) {
+  for (const key of MARKER_ORDER) {
     const marker = MARKERS[key];
     const at = controllers.indexOf(marker);
     if (at < 0)

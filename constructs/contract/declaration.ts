@@ -3,6 +3,7 @@ import { type ChildrenHealth, POD_WORKLOAD_KINDS } from './health';
 import type { KindDescriptor } from './kind';
 import type { CustomResourceObject, InvolvedObject, KubeObject } from './objects';
 import { BuiltinTypes, type Children, type ResourceType } from './resource-types';
+import { stringAt } from './json';
 
 /** A controller owner reference, in the shape cdk8s constructs take. */
 export interface OwnerReferenceLike {
@@ -318,12 +319,15 @@ function keyOf(t: ResourceType): string {
  */
 export function declarationsIn(exports: Readonly<Record<string, unknown>>): ControllerDeclaration[] {
   const found = Object.values(exports)
-    .flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v]))
+    .flatMap((v): unknown[] => (Array.isArray(v) ? v : [v]))
     .filter(isDeclaration);
   return [...new Set(found)];
 }
 
 function isDeclaration(v: unknown): v is ControllerDeclaration {
-  const d = v as Partial<ControllerDeclaration> | undefined;
-  return typeof d?.name === 'string' && typeof d.for?.group === 'string' && typeof d.for.kind === 'string';
+  return (
+    stringAt(v, 'name') !== undefined &&
+    stringAt(v, 'for', 'group') !== undefined &&
+    stringAt(v, 'for', 'kind') !== undefined
+  );
 }

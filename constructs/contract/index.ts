@@ -31,11 +31,12 @@ export type {
   WorkloadCondition,
 } from './objects';
 export { BuiltinTypes, ChildMap, childKey, customResourceType, isOfType } from './resource-types';
+export { isKubeObject } from './objects';
 export type { Children, ResourceType } from './resource-types';
 export { declarationsIn, finalizerName, healthReads, validateControllerDeclaration } from './declaration';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
-export { waitsFor } from './render';
+export { chartObjects, waitsFor } from './render';
 export { isNamespaceTerminating, TerminalError } from './errors';
 export type {
   ControllerDeclaration,

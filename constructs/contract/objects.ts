@@ -3,6 +3,7 @@
  * server sends them and the reconciler's caches hold them. Built-in objects are typed with the
  * fields the kit's kinds read; everything else stays `unknown` until someone reads it.
  */
+import { isJsonObject } from './json';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -52,6 +53,11 @@ export interface KubeObject {
   kind?: string;
   metadata: ObjectMeta;
   [key: string]: unknown;
+}
+
+/** Whether `v` is a Kubernetes object: an object with its metadata, its apiVersion and kind strings. */
+export function isKubeObject(v: unknown): v is KubeObject {
+  return isJsonObject(v) && isJsonObject(v.metadata) && typeof v.apiVersion === 'string' && typeof v.kind === 'string';
 }
 
 /** A custom resource as the reconciler reads it: spec with the CRD's defaults applied, status as stored. */

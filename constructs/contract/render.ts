@@ -1,6 +1,6 @@
 import { ApiObject, App, Chart } from 'cdk8s';
 import { type Construct, type IConstruct } from 'constructs';
-import type { KubeObject } from './objects';
+import { isKubeObject, type KubeObject } from './objects';
 import { childKey } from './resource-types';
 
 /**
@@ -29,7 +29,19 @@ export function renderWithWaits(build: (scope: Construct) => void, address = 're
   const app = new App({ outdir: '/dev/null' });
   const chart = new Chart(app, address);
   build(chart);
-  return { objects: chart.toJson() as KubeObject[], waits: waitsOf(chart) };
+  return { objects: chartObjects(chart), waits: waitsOf(chart) };
+}
+
+/**
+ * A chart's objects as plain JSON (`toJson()`), each checked to be a Kubernetes object: an
+ * object with its metadata, its apiVersion and kind strings.
+ */
+export function chartObjects(chart: Chart): KubeObject[] {
+  const objects: unknown[] = chart.toJson();
+  return objects.map((o, i) => {
+    if (!isKubeObject(o)) throw new Error(`${chart.node.path}: object ${i} of toJson() is not a Kubernetes object`);
+    return o;
+  });
 }
 
 /**

@@ -33,7 +33,7 @@ export function inCidr(ip: string, cidr: Cidr): boolean {
 }
 
 function array(v: unknown): unknown[] {
-  return Array.isArray(v) ? (v as unknown[]) : [];
+  return Array.isArray(v) ? v : [];
 }
 
 /** The name of the Service's port `port` ('' when it has one unnamed port), or undefined when it has none. */

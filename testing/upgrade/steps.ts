@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import {
   BuiltinTypes,
+  chartObjects,
   type ControllerDeclaration,
   type CustomResourceObject,
   customResourceType,
@@ -36,7 +37,7 @@ export async function applyCrd(client: KubeClient, decl: ControllerDeclaration, 
       ? { service: { name: WEBHOOK_SERVICE, namespace, path: CONVERSION_PATH, port: 443 } }
       : undefined,
   });
-  const [crd] = chart.toJson() as KubeObject[];
+  const [crd] = chartObjects(chart);
   if (!crd) throw new Error(`no CRD for ${kind.kind}`);
   await client.apply(BuiltinTypes.Service, {
     apiVersion: 'v1',

@@ -276,7 +276,8 @@ export async function pruneChildren(
   t: Target,
   applied: AppliedChildren,
 ): Promise<PrunedChildren> {
-  const done = { before: new ChildMap(), changes: [] as Change[] };
+  const changes: Change[] = [];
+  const done = { before: new ChildMap(), changes };
   try {
     for (const { type, informer } of parts.deletable) {
       for (const o of informer.listControlledBy(t.uid)) {

@@ -74,6 +74,13 @@ describe('render: the children a resource becomes, offline', () => {
     );
     const old = file('apiVersion: cache.example.com/v9\nkind: Memcached\nmetadata: {name: mc}\nspec: {size: 1}\n');
     expect(() => renderResources([old], kitControllers)).toThrow('cache.example.com/v9 is not a served version');
+    // A document that is not an object (a stray line of text) is not read as one.
+    const stray = file(
+      'apiVersion: cache.example.com/v1\nkind: Memcached\nmetadata: {name: mc}\nspec: {size: 1}\n---\njust text\n',
+    );
+    expect(() => renderResources([stray], kitControllers)).toThrow(
+      `${stray}: document 2 is not a Kubernetes object (apiVersion, kind, metadata)`,
+    );
   });
 
   test("a user's own controllers, from the TypeScript module that exports them", async () => {
