@@ -110,7 +110,7 @@ export default tseslint.config(
     // Tests and benchmarks read what the API server, kubectl and the audit log return (JSON) and
     // let assertions check its shape, so `any` is their honest type there; a `!` after a lookup
     // is an assertion that fails loudly. Everything else holds for them as for the product.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'command/scaffold/files/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -12,7 +12,12 @@ if (!existsSync('lib/testing/node')) mkdirSync('lib/testing/node', { recursive: 
 for (const file of readdirSync('testing/node').filter((f) => f.endsWith('.go'))) {
   copyFileSync(join('testing/node', file), join('lib/testing/node', file));
 }
-mkdirSync('lib/command/scaffold/files', { recursive: true });
-for (const file of readdirSync('command/scaffold/files')) {
-  copyFileSync(join('command/scaffold/files', file), join('lib/command/scaffold/files', file));
+// The sample kind's files keep their folders, its TypeScript as `.template` (the package ships no
+// TypeScript source); its tsconfig.json is for checking them here only.
+for (const file of readdirSync('command/scaffold/files', { recursive: true, withFileTypes: true })) {
+  if (!file.isFile() || file.name === 'tsconfig.json') continue;
+  const from = join(file.parentPath, file.name);
+  const to = join('lib', from) + (file.name.endsWith('.ts') ? '.template' : '');
+  mkdirSync(join(to, '..'), { recursive: true });
+  copyFileSync(from, to);
 }

@@ -243,149 +243,27 @@ export function controllerEntries(k: KindNames): Record<keyof typeof MARKERS, st
   };
 }
 
-// eslint-disable-next-line max-lines-per-function -- one template literal: the file it writes, read top to bottom
-export function kindTs(k: KindNames): string {
-  return `/**
- * The ${k.kind} kind: its schema, what a ${k.kind} becomes (a construct), and the controller that
- * keeps the cluster matching it. Change the spec and the construct; the CRD, RBAC and reconciler
- * follow.
- */
-import { type ApiObject, Size } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
-import { Construct } from 'constructs';
-import {
-  addSample,
-  constructController,
-  constructStatusSchema,
-  type CustomResource,
-  CustomResourceKind,
-  type OwnerReferenceLike,
-  restrictPodSecurity,
-  t,
-} from 'cdk8s-operator-kit';
-
-export const ${k.camel}Spec = t.object(
-  {
-    image: t.string({
-      default: 'nginxinc/nginx-unprivileged:1.27-alpine',
-      minLength: 1,
-      description: 'The container image to run.',
-    }),
-    replicas: t.integer({ default: 1, minimum: 0, maximum: 10, description: 'Pods.' }),
-    port: t.integer({ default: 8080, minimum: 1, maximum: 65535, description: 'The port it serves on.' }),
-  },
-  { description: '${k.kind}Spec: what to run and how many.' },
-);
-
-export const ${k.camel}Kind = new CustomResourceKind({
-  group: '${k.group}',
-  kind: '${k.kind}',
-  versions: ['${k.version}'],
-  description: '${k.kind} runs an image as a Deployment behind a Service.',
-  spec: ${k.camel}Spec,
-  status: constructStatusSchema(),
-  dns1035Name: true,
-  printerColumns: [
-    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
-    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
-  ],
-});
-
-export type ${k.kind} = CustomResource<typeof ${k.camel}Spec, ReturnType<typeof constructStatusSchema>>;
-
-export interface ${k.kind}ResourcesProps {
-  readonly ${k.camel}: Pick<${k.kind}, 'metadata' | 'spec'>;
-  /** Makes the ${k.kind} own what this makes, so deleting it deletes them. */
-  readonly owner?: OwnerReferenceLike;
-}
-
 /**
- * What a ${k.kind} is made of, written with cdk8s-plus: usable in any chart, with or without the
- * operator. cdk8s-plus derives the pods' selector from this construct's address, and the
- * reconciler renders each ${k.kind} at an address of its own, so two never select each other's pods.
+ * The names the sample kind in files/ is written with: `init` and `create kind` copy its files
+ * (kinds/web-site.ts, test/web-site.test.ts) with the new kind's names in their place. They are
+ * real files, so formatted, linted and type-checked (`tsc -p command/scaffold/files`).
  */
-export class ${k.kind}Resources extends Construct {
-  readonly deployment: kplus.Deployment;
-  readonly service: kplus.Service;
+const SAMPLE_KIND = kindNames('WebSite', 'sites.example.com', 'v1alpha1');
 
-  constructor(scope: Construct, id: string, props: ${k.kind}ResourcesProps) {
-    super(scope, id);
-    const { name, namespace } = props.${k.camel}.metadata;
-    const { image, replicas, port } = props.${k.camel}.spec;
-    const labels = { 'app.kubernetes.io/name': '${k.file}', 'app.kubernetes.io/instance': name };
-    const metadata = { name, namespace, labels, ownerReferences: props.owner ? [props.owner] : undefined };
-    this.deployment = new kplus.Deployment(this, 'deployment', {
-      metadata,
-      replicas,
-      podMetadata: { labels },
-      containers: [
-        {
-          name: '${k.file}',
-          image,
-          ports: [{ name: 'http', number: port }],
-          // cdk8s-plus runs it as non-root, with a read-only root and no privilege escalation;
-          // the unprivileged nginx image's user is 101.
-          securityContext: { user: 101, group: 101 },
-          resources: {
-            cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(500) },
-            memory: { request: Size.mebibytes(16), limit: Size.mebibytes(128) },
-          },
-          volumeMounts: [{ path: '/tmp', volume: kplus.Volume.fromEmptyDir(this, 'tmp', 'tmp') }],
-        },
-      ],
-    });
-    // The rest of the restricted Pod Security level (a seccomp profile, every capability dropped).
-    restrictPodSecurity(this.deployment);
-    this.service = new kplus.Service(this, 'service', {
-      metadata,
-      selector: this.deployment,
-      ports: [{ name: 'http', port: 80, targetPort: port }],
-    });
-  }
+/** A sample file with `k`'s names for the sample's (the package holds it as `<file>.template`). */
+function fromSample(file: string, k: KindNames): string {
+  const source = path.join(__dirname, 'files', file);
+  const sample = fs.readFileSync(fs.existsSync(source) ? source : `${source}.template`, 'utf8');
+  const names: readonly (keyof KindNames)[] = ['kind', 'camel', 'file', 'group', 'version'];
+  return names.reduce((text, name) => text.replaceAll(SAMPLE_KIND[name], k[name]), sample);
 }
 
-/** The reconciler renders each ${k.kind} with the construct, applies the result and prunes the rest. */
-export const ${k.camel}Controller = constructController({
-  kind: ${k.camel}Kind,
-  render: (scope, ${k.camel}, { owner }) => new ${k.kind}Resources(scope, '${k.file}', { ${k.camel}, owner }),
-  // Specs as the API server returns them (defaults applied): the RBAC is derived from what they render.
-  examples: [{ image: 'nginxinc/nginx-unprivileged:1.27-alpine', replicas: 1, port: 8080 }],
-});
-
-/** A sample ${k.kind}, checked against the CRD's schema when synthesized. */
-export function add${k.kind}Sample(scope: Construct): ApiObject {
-  return addSample(scope, ${k.camel}Kind, '${k.file}-sample', { replicas: 2 });
-}
-`;
+export function kindTs(k: KindNames): string {
+  return fromSample(path.join('kinds', 'web-site.ts'), k);
 }
 
 export function kindUnitTestTs(k: KindNames): string {
-  return `import { Testing } from 'cdk8s';
-import { ${k.kind}Resources, ${k.camel}Kind } from '../kinds/${k.file}';
-
-describe('${k.kind}', () => {
-  const ${k.camel} = {
-    metadata: { name: 'demo', namespace: 'default' },
-    spec: { image: 'nginxinc/nginx-unprivileged:1.27-alpine', replicas: 2, port: 8080 },
-  };
-
-  test('becomes a Deployment of spec.replicas pods serving spec.port, behind a Service', () => {
-    const chart = Testing.chart();
-    new ${k.kind}Resources(chart, 'demo', { ${k.camel} });
-    const objects = Testing.synth(chart);
-    const deployment = objects.find((o) => o.kind === 'Deployment');
-    expect(deployment.spec.replicas).toBe(2);
-    expect(deployment.spec.template.spec.containers[0].ports).toEqual([{ name: 'http', containerPort: 8080 }]);
-    const service = objects.find((o) => o.kind === 'Service');
-    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
-  });
-
-  test('the CRD refuses a spec out of range, naming the field', () => {
-    expect(${k.camel}Kind.specViolations({ replicas: 11 }).join('\\n')).toMatch(/spec\\.replicas/);
-    expect(${k.camel}Kind.specViolations({ replicas: 3 })).toEqual([]);
-  });
-});
-`;
+  return fromSample(path.join('test', 'web-site.test.ts'), k);
 }
 
 // eslint-disable-next-line max-lines-per-function -- one template literal: the file it writes, read top to bottom
