@@ -9,7 +9,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../constructs';
 import { buildImage, deploymentIn, missingContainerTools, ReconcilerContainer } from '../support/container';
-import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  installDist,
+  kubectl,
+  kubectlOk,
+} from '../support/kube';
 import { bindMetricsReader, scrapeMetrics } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -32,13 +40,16 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-image-'));
   const tag = `${DEFAULT_IMAGE}:${DEFAULT_IMAGE_TAG}`;
   let image: ReturnType<typeof buildImage>;
+  /** The commit the sources were at when the image was built (a commit made meanwhile is not its). */
+  let builtAt: string;
   let ns: string;
   let container: ReconcilerContainer | undefined;
   const deployment = deploymentIn(path.join(DIST, '0001-memcached.k8s.yaml'));
 
   beforeAll(async () => {
+    builtAt = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
     image = buildImage({ entry: 'reconciler.ts', tag, outDir: path.join(out, 'first') });
-    kubectlOk(['apply', '--server-side', '-f', DIST]);
+    installDist();
     kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd/memcacheds.cache.example.com']);
     ns = createTestNamespace('image');
     container = await ReconcilerContainer.start({ archive: image.archive, deployment, namespace: ns });
@@ -61,13 +72,12 @@ if (missing) test.todo(`the reconciler image is built and run as its Deployment 
     expect(config.config.User).toBe(`${NON_ROOT_UID}:${NON_ROOT_UID}`);
     expect(config.config.Entrypoint).toEqual(['/usr/local/bin/node', '/app/main.js']);
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
     expect(config.config.Labels).toMatchObject({
       'org.opencontainers.image.title': 'cdk8s-operator-kit',
       'org.opencontainers.image.version': pkg.version,
       'org.opencontainers.image.licenses': pkg.license,
       'org.opencontainers.image.source': expect.stringMatching(/^https:\/\//),
-      'org.opencontainers.image.revision': expect.stringMatching(new RegExp(`^${head}(-dirty)?$`)),
+      'org.opencontainers.image.revision': expect.stringMatching(new RegExp(`^${builtAt}(-dirty)?$`)),
     });
     // The constructs name this very image by default.
     expect(tag).toBe(`cdk8s-operator-kit/reconciler:${pkg.version}`);
