@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,6 +6,7 @@ import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
 import { provisionHelm } from '../support/helm';
+import { installDist } from '../support/kube';
 import { provisionKstatus } from '../support/kstatus';
 import { provisionPrometheus } from '../support/prometheus';
 import { enterRunTempDir } from './run-temp-dir';
@@ -44,8 +44,7 @@ export default async function globalSetup(): Promise<void> {
   // The kit's conversion webhook on loopback, where CRDs that call a Service are pointed.
   (globalThis as Record<string, unknown>).__OPKIT_CONVERSION__ = await startConversionHarness(cp.kubeconfig);
   // dist/ applied once, for the files that start from an installed kit (installDist).
-  const dist = path.resolve(__dirname, '..', '..', 'dist');
-  execFileSync('kubectl', ['--kubeconfig', cp.kubeconfig, 'apply', '--server-side', '-f', dist], { encoding: 'utf8' });
+  installDist({ kubeconfig: cp.kubeconfig });
   process.env.OPKIT_TEST_DIST_INSTALLED = '1';
   process.stderr.write(
     `[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
