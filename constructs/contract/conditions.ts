@@ -45,6 +45,24 @@ export function setCondition(
   return list;
 }
 
+/**
+ * The conditions, each with the transition time `stored` has for it when it has the same type and
+ * status there: a condition computed afresh in every reconcile (by a kind that does not start from
+ * the stored list, or added by the runtime) would otherwise carry a new time each second, and
+ * every resync would write a status that says nothing new.
+ */
+export function keepTransitionTimes(
+  conditions: readonly Condition[],
+  stored: readonly Condition[] | undefined,
+): Condition[] {
+  return conditions.map((c) => {
+    const before = findCondition(stored, c.type);
+    return before?.status === c.status && before.lastTransitionTime !== c.lastTransitionTime
+      ? { ...c, lastTransitionTime: before.lastTransitionTime }
+      : c;
+  });
+}
+
 export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }

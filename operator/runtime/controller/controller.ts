@@ -50,7 +50,7 @@ export interface ControllerSetupOptions {
    * @default 1000
    */
   readonly statusCoalesceMs?: number;
-  /** Where the status pacing reads the time. @default the real clock */
+  /** Where the status pacing and the conditions' transition times read the time. @default the real clock */
   readonly clock?: Clock;
   /**
    * Reconciles of the initial list and of resyncs wait while created, changed and deleted objects

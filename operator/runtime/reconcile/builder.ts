@@ -14,6 +14,7 @@ import { reconcile } from './pipeline';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import { apiVersionOf } from '../client';
 import { StatusPacer } from './status-pacer';
+import { realClock } from '../queue';
 
 export type { ControllerSetupOptions };
 
@@ -101,6 +102,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     refusedChildren: new Map(),
     written: new WrittenChildren(),
     pacer: new StatusPacer(options.statusCoalesceMs ?? DEFAULT_STATUS_COALESCE_MS, options.clock),
+    clock: options.clock ?? realClock,
     blockers: new Blockers(),
     metrics: options.metrics,
     failures: failureOwner ? ChildFailures.cache(mgr, failureOwner) : undefined,

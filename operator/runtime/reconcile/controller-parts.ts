@@ -21,6 +21,7 @@ import type { Informer } from '../cache';
 import type { Metrics, Tracer } from '../observability';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import type { StatusPacer } from './status-pacer';
+import type { Clock } from '../queue';
 
 /** A type the controller owns, with its informer. */
 export interface OwnedType {
@@ -55,6 +56,8 @@ export interface ControllerParts {
   /** Children written that the cache has not shown yet, which stand for its stale copies. */
   readonly written: WrittenChildren;
   readonly pacer: StatusPacer;
+  /** The time conditions are stamped with (and the pacer's): a virtual one in unit tests. */
+  readonly clock: Pick<Clock, 'now'>;
   readonly blockers: Blockers;
   readonly metrics: Metrics;
   /** Spans for the steps of each reconcile, when tracing is on. */

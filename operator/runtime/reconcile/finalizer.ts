@@ -130,7 +130,7 @@ async function report(
     for (const e of events) await t.ctx.recorder.record(t.resource, e.type, e.reason, e.message);
   }
   if (!parts.decl.for.statusHasConditions) return;
-  const now = new Date();
+  const now = new Date(parts.clock.now());
   // A resource on its way out is not available, whatever its children still are.
   const unavailable = {
     type: 'Available',

@@ -21,7 +21,13 @@ import { scaleStatusOf } from '../../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../../constructs/contract/health';
 import { applyStatus } from '../children';
 import { isInvalid, isNotFound, sameJson } from '../client';
-import { type Condition, conditionsOf, findCondition, setCondition } from '../../../constructs/contract/conditions';
+import {
+  type Condition,
+  conditionsOf,
+  findCondition,
+  keepTransitionTimes,
+  setCondition,
+} from '../../../constructs/contract/conditions';
 import { type Result, type TerminalError } from '../controller';
 import type { ControllerParts, Resource, Target } from './controller-parts';
 import { isJsonObject } from '../../../constructs/contract/json';
@@ -76,7 +82,7 @@ export function computeStatus(
     }),
     prepared: outcome.prepared,
     external: outcome.external?.facts,
-    now: new Date(),
+    now: new Date(parts.clock.now()),
   };
   let status = decl.status?.(t.resource, observed);
   if (notOwned.length) {
@@ -87,7 +93,9 @@ export function computeStatus(
   }
   if (refusal) status = withRefusal(status, refusal, t.generation, observed.now);
   status = withScaleStatus(status, decl.for.scaleStatus, outcome.children.values());
-  return { observed, status: withSummary(status, t.generation, observed.now) };
+  status = withSummary(status, t.generation, observed.now);
+  const stored = conditionsOf(t.resource.status);
+  return { observed, status: withConditions(status, (conditions) => keepTransitionTimes(conditions, stored)) };
 }
 
 /**

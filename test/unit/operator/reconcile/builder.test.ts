@@ -408,6 +408,24 @@ describe('the controller builder', () => {
     expect(s.writes).toEqual(['apply Deployment w', 'apply Widget/status w']);
   });
 
+  test('conditions the runtime adds keep their transition time while their status stays: a resync seconds later writes nothing', async () => {
+    const s = setup();
+    s.clock.advance(Date.UTC(2026, 10, 27, 12, 0, 0));
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3));
+    await s.reconcile();
+    const written = s.statuses.at(-1) as { conditions: { type: string; lastTransitionTime: string }[] };
+    // The kind's status function sets Degraded alone; the runtime adds Available, Stalled, Reconciling and Ready.
+    expect(written.conditions.map((c) => c.type)).toEqual(
+      expect.arrayContaining(['Degraded', 'Available', 'Stalled', 'Reconciling', 'Ready']),
+    );
+    expect(written.conditions.find((c) => c.type === 'Stalled')?.lastTransitionTime).toBe('2026-11-27T12:00:00Z');
+    s.cache(s.widgetType, s.widget({ replicas: -1 }, 3, written));
+    s.writes.length = 0;
+    s.clock.advance(5_000);
+    await s.reconcile();
+    expect(s.writes).toEqual([]);
+  });
+
   test('a refused child (an immutable field): the others are applied, status neither Available nor Ready and says what to do; deleted by hand, it comes back at once', async () => {
     const s = setup();
     const existing = appliedDeployment();

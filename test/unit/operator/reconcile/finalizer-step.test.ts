@@ -36,6 +36,7 @@ async function setUp(finalize: () => Promise<FinalizeOutcome>, finalizers: strin
     refusedChildren: new Map(),
     written: new WrittenChildren(),
     pacer: new StatusPacer(0),
+    clock: { now: () => Date.UTC(2026, 0, 1) },
     blockers: new Blockers(),
     resources: empty,
   } as unknown as ControllerParts;

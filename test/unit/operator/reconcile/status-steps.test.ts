@@ -53,6 +53,7 @@ function setUp() {
     },
     type: customResourceType<Resource>(memcachedKind),
     reads: new Map(),
+    clock: { now: () => Date.UTC(2026, 10, 27, 1) },
   } as unknown as ControllerParts;
   const t = {
     key: 'ns/m',

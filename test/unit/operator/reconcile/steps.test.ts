@@ -46,6 +46,7 @@ function setUp(cached: Resource | undefined, render?: (scope: never, r: Resource
     refusedChildren: new Map(),
     written: new WrittenChildren(),
     pacer: new StatusPacer(0),
+    clock: { now: () => Date.UTC(2026, 0, 1) },
     blockers: new Blockers(),
     renders: new RenderCache(8),
     metrics: new Metrics(),
