@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { Testing } from 'cdk8s';
 import { WebAppOperator } from '../../constructs';
 import { freePort } from '../../testing/control-plane';
-import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, exists, getJson, installDist, kubectl, kubectlOk } from '../support/kube';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
 const CONFIGURATION = 'webapp-webhook';
@@ -105,7 +105,7 @@ describe('admission webhooks served by the reconciler', () => {
 
   test('an Application asking for a host another one already routes is refused, naming spec.ingress.host', async () => {
     kubectlOk(['apply', '-n', ns, '-f', '-'], { input: application('first', 'shop.example.com') });
-    await eventually('its Ingress', () => kubectl(['get', 'ingress', 'first', '-n', ns]).code === 0 || undefined);
+    await eventually('its Ingress', () => exists(['get', 'ingress', 'first', '-n', ns]) || undefined);
     const r = kubectl(['apply', '-n', ns, '-f', '-'], { input: application('second', 'shop.example.com') });
     expect(r.code).not.toBe(0);
     // kubectl shows the causes the webhook gave: the field, the value, why.
@@ -113,7 +113,7 @@ describe('admission webhooks served by the reconciler', () => {
     expect(r.stderr).toContain(
       `spec.ingress.host: Invalid value: "shop.example.com": host shop.example.com path / is already routed by Ingress ${ns}/first`,
     );
-    expect(kubectl(['get', 'application', 'second', '-n', ns]).code).not.toBe(0);
+    expect(exists(['get', 'application', 'second', '-n', ns])).toBe(false);
   });
 
   test('a free host is allowed; moving it onto the taken host is refused; changing anything else is not', () => {

@@ -45,6 +45,8 @@ test.each([
   ['a name in the core group and another (core wins)', ['get', 'events', '-n', '$ns']],
   ['a custom resource definition', ['get', 'crd', 'memcacheds.cache.example.com']],
   ['an object that is not there', ['get', 'configmap', 'missing', '-n', '$ns']],
+  ['a list by field selector', ['get', 'configmaps', '-n', '$ns', '--field-selector', 'metadata.name=b']],
+  ['an object asked for as -o json', ['get', 'configmap', 'a', '-n', '$ns', '-o', 'json']],
 ])('%s reads as kubectl prints it', (_, template) => {
   const args = template.map((a) => a.replace('$ns', ns));
   const { api, kubectl: real } = bothWays(args);
@@ -62,7 +64,8 @@ test('every namespace (-A) lists the same objects as kubectl', () => {
 });
 
 test.each([
-  ['another flag', ['get', 'pods', '--field-selector', 'status.phase=Running']],
+  ['another flag', ['get', 'pods', '--sort-by', '.metadata.name']],
+  ['another output', ['get', 'configmap', 'a', '-n', 'default', '-o', 'yaml']],
   ['two types at once', ['get', 'configmap,secret', '-n', 'default']],
   ['type/name', ['get', 'configmap/a', '-n', 'default']],
   ['a type no server serves', ['get', 'nosuchthings']],

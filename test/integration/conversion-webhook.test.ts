@@ -14,7 +14,15 @@ import { spawnSync } from 'node:child_process';
 import { selfSignedCertificate } from '../../operator/runtime/webhooks/self-signed';
 import { freePort } from '../../testing/control-plane';
 import { controllersModule } from '../support/controllers-module';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  kubectl,
+  kubectlOk,
+  testKubeconfig,
+} from '../support/kube';
 import { ReconcilerProcess } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -221,8 +229,7 @@ describe('a kind whose versions differ, converted by its reconciler', () => {
     const cm = await eventually(
       'the ConfigMap of "new"',
       () => {
-        const r = kubectl(['get', 'configmap', 'new', '-n', ns, '-o', 'json']);
-        const o = r.code === 0 ? JSON.parse(r.stdout) : undefined;
+        const o = getJsonIfExists(['get', 'configmap', 'new', '-n', ns]);
         return o?.data?.replicas === '6' ? o : undefined;
       },
       60_000,

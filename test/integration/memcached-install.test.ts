@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { invalidMemcachedSpecs, memcachedWithSpec } from '../support/memcached-cases';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { createTestNamespace, eventually, exists, getJson, kubectl, kubectlOk } from '../support/kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DIST = path.join(ROOT, 'dist');
@@ -241,7 +241,7 @@ describe('garbage collection', () => {
     kubectlOk(['delete', 'memcached', 'gc-owner', '-n', ns, '--wait=false']);
     await eventually(
       'the child to be garbage-collected',
-      () => (kubectl(['get', 'configmap', 'gc-child', '-n', ns]).code !== 0 ? true : undefined),
+      () => (exists(['get', 'configmap', 'gc-child', '-n', ns]) ? undefined : true),
       60_000,
     );
   });

@@ -20,7 +20,17 @@ import {
   webAppController,
 } from '../../constructs';
 import { renderChildren } from '../../operator/runtime/children/render';
-import { createTestNamespace, eventually, getJson, installDist, kubectl, kubectlOk, nodesRun } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  exists,
+  getJson,
+  getJsonIfExists,
+  installDist,
+  kubectl,
+  kubectlOk,
+  nodesRun,
+} from '../support/kube';
 import { kstatusOf } from '../support/kstatus';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
 
@@ -110,9 +120,7 @@ async function startReconciler(system: System, ns: string): Promise<ReconcilerPr
 }
 
 function degraded(kind: string, ns: string, name: string): any {
-  const r = kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  if (r.code !== 0) return undefined;
-  return JSON.parse(r.stdout).status?.conditions?.find((c: any) => c.type === 'Degraded');
+  return getJsonIfExists(['get', kind, name, '-n', ns])?.status?.conditions?.find((c: any) => c.type === 'Degraded');
 }
 
 function warnings(ns: string, name: string, reason: string): any[] {
@@ -229,7 +237,7 @@ describe.each(SYSTEMS.map((s) => [s.decl.name, s] as const))(
         // None of the resource's other children were made either.
         for (const other of renderChildren(system.decl, { ...probe, metadata: { ...probe.metadata, name: c.name } })) {
           if (other.kind === c.child.kind && other.metadata.name === c.child.metadata.name) continue;
-          expect(kubectl(['get', other.kind!, other.metadata.name!, '-n', ns]).code).not.toBe(0);
+          expect(exists(['get', other.kind!, other.metadata.name!, '-n', ns])).toBe(false);
         }
       }
       expect((await (await reconciler).stop()).code).toBe(0);
@@ -279,8 +287,7 @@ describe("the issue's cases, as a user would meet them", () => {
     kubectlOk(['delete', 'deployment', 'payments', '-n', ns, '--wait=true']);
     const mc = getJson(['get', 'memcached', 'payments', '-n', ns]);
     const ours = await eventually('its own Deployment', () => {
-      const r = kubectl(['get', 'deployment', 'payments', '-n', ns, '-o', 'json']);
-      const d = r.code === 0 ? JSON.parse(r.stdout) : undefined;
+      const d = getJsonIfExists(['get', 'deployment', 'payments', '-n', ns]);
       return d?.metadata.ownerReferences?.[0]?.uid === mc.metadata.uid ? d : undefined;
     });
     expect(ours.spec.template.spec.containers[0].image).toBe('memcached:1.6');

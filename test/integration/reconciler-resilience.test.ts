@@ -1,7 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
-import { createTestNamespace, eventually, installDist, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  exists,
+  getJsonIfExists,
+  installDist,
+  kubectlOk,
+  testKubeconfig,
+} from '../support/kube';
 import { linesRepeatingAKey, ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -19,7 +27,7 @@ function memcached(name: string, namespace: string, size = 1) {
 }
 
 function hasDeployment(name: string, namespace: string, kubeconfig?: string): true | undefined {
-  return kubectl(['get', 'deployment', name, '-n', namespace], { kubeconfig }).code === 0 ? true : undefined;
+  return exists(['get', 'deployment', name, '-n', namespace], { kubeconfig }) || undefined;
 }
 
 function installOperator(kubeconfig?: string): void {
@@ -62,10 +70,8 @@ describe('leader election between two reconcilers', () => {
       `--leader-election-id=${lease}`,
       '--leader-election-namespace=memcached-system',
     ];
-    const holder = () => {
-      const r = kubectl(['get', 'lease', lease, '-n', 'memcached-system', '-o', 'jsonpath={.spec.holderIdentity}']);
-      return r.code === 0 ? r.stdout : '';
-    };
+    const holder = (): string =>
+      getJsonIfExists(['get', 'lease', lease, '-n', 'memcached-system'])?.spec?.holderIdentity ?? '';
 
     const a = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-a' });
     started.push(a);

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { startControlPlane, type ControlPlane } from '../../testing/control-plane';
 import { namespaceInRange, shardRange } from '../../operator/runtime/cache/sharding';
 import { auditMark, writesBy } from '../support/audit';
-import { eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import { eventually, exists, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 import { ReconcilerProcess, shardHeldIn } from '../support/reconciler';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -51,8 +51,8 @@ function memcached(namespace: string, name: string): string {
 async function reconciled(namespace: string, name: string, kubeconfig?: string): Promise<void> {
   await eventually(`${namespace}/${name} reconciled`, () => {
     const status = getJson(['get', 'memcached', name, '-n', namespace, '-o', 'json'], { kubeconfig }).status;
-    const deployment = kubectl(['get', 'deployment', name, '-n', namespace], { kubeconfig });
-    return status?.observedGeneration && deployment.code === 0 ? true : undefined;
+    const deployment = exists(['get', 'deployment', name, '-n', namespace], { kubeconfig });
+    return status?.observedGeneration && deployment ? true : undefined;
   });
 }
 

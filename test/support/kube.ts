@@ -87,6 +87,11 @@ export function getJsonIfExists(args: string[], options: { kubeconfig?: string }
   return r.code === 0 ? JSON.parse(r.stdout) : undefined;
 }
 
+/** Whether `kubectl get …` finds the object (read as getJson reads). */
+export function exists(args: string[], options: { kubeconfig?: string } = {}): boolean {
+  return getAsJson(args, options).code === 0;
+}
+
 /** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
 export async function eventually<T>(
   what: string,
