@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -13,6 +13,86 @@ function npmPack(destination: string): string {
   const file = packed[0]?.filename;
   if (!file) throw new Error(`npm pack named no tarball:\n${r.stdout}`);
   return path.join(destination, file);
+}
+
+/** What `npm pack` reads: the compiled folders' sources, the files it ships as they are, and how it compiles them. */
+const PACK_INPUTS = [
+  'constructs',
+  'operator',
+  'command',
+  'testing',
+  'imports',
+  'docs',
+  'CHANGELOG.md',
+  'README.md',
+  'LICENSE',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'scripts/copy-assets.mjs',
+  'node_modules/typescript/package.json',
+];
+
+/** A digest of every input file's path and bytes. */
+function packInputsDigest(): string {
+  const hash = createHash('sha256');
+  const add = (relative: string) => {
+    const full = path.join(ROOT, relative);
+    if (!fs.existsSync(full)) return;
+    if (fs.statSync(full).isDirectory()) {
+      for (const entry of fs.readdirSync(full).sort()) add(path.join(relative, entry));
+      return;
+    }
+    hash.update(`${relative}\0`).update(fs.readFileSync(full)).update('\0');
+  };
+  PACK_INPUTS.forEach(add);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Where packs are kept between runs, as tsc keeps its build info: under node_modules/.cache. */
+const PACK_CACHE = path.join(ROOT, 'node_modules', '.cache', 'opkit-pack');
+
+/** How many packs the cache keeps: the newest few, so switching branches back and forth still hits. */
+const PACKS_KEPT = 3;
+
+/**
+ * The kit packed from the sources as they are now: taken from the cache when nothing that goes
+ * into the package changed since it was packed (packing compiles the whole library, the largest
+ * part of a warm run's set-up for the files that install it), packed and kept there otherwise.
+ */
+function cachedPack(): string {
+  const dir = path.join(PACK_CACHE, packInputsDigest());
+  const named = path.join(dir, 'tarball');
+  if (fs.existsSync(named)) {
+    const tarball = path.join(dir, fs.readFileSync(named, 'utf8'));
+    if (fs.existsSync(tarball)) {
+      const now = new Date();
+      fs.utimesSync(dir, now, now); // used: the newest, as far as pruning goes
+      return tarball;
+    }
+  }
+  fs.mkdirSync(PACK_CACHE, { recursive: true });
+  const building = fs.mkdtempSync(path.join(PACK_CACHE, 'packing-'));
+  try {
+    const tarball = npmPack(building);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.writeFileSync(path.join(building, 'tarball'), path.basename(tarball));
+    fs.renameSync(building, dir);
+    pruneCache();
+    return path.join(dir, path.basename(tarball));
+  } finally {
+    fs.rmSync(building, { recursive: true, force: true });
+  }
+}
+
+/** Removes all but the newest packs. */
+function pruneCache(): void {
+  const packs = fs
+    .readdirSync(PACK_CACHE)
+    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(PACK_CACHE, name)).mtimeMs }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of packs.slice(PACKS_KEPT))
+    fs.rmSync(path.join(PACK_CACHE, old.name), { recursive: true, force: true });
 }
 
 /** How long a file waits for another's pack: packing takes well under a minute. */
@@ -37,11 +117,12 @@ function takeLock(dir: string): boolean {
  * The packed kit, made once per test run and shared by the files that install it (the scaffold
  * and the consumer path): packing compiles the whole library into lib/, which two files doing at
  * once would also race on. The first caller packs, under a lock directory; the others wait for its
- * result. Outside a suite run (no OPKIT_TEST_PACK_DIR) every call packs afresh.
+ * result, which comes from the pack cache when the sources have not changed since an earlier
+ * run. Outside a suite run (no OPKIT_TEST_PACK_DIR) the cache alone answers.
  */
 export function packKit(): string {
   const shared = process.env.OPKIT_TEST_PACK_DIR;
-  if (!shared) return npmPack(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-')));
+  if (!shared) return cachedPack();
   const done = path.join(shared, 'tarball');
   const failed = path.join(shared, 'failed');
   if (!takeLock(path.join(shared, 'lock'))) {
@@ -58,7 +139,7 @@ export function packKit(): string {
     }
   }
   try {
-    const tarball = npmPack(shared);
+    const tarball = cachedPack();
     fs.writeFileSync(`${done}.tmp`, tarball);
     fs.renameSync(`${done}.tmp`, done);
     return tarball;
