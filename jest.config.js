@@ -10,12 +10,13 @@ const base = {
 };
 
 module.exports = {
-  // Three workers on two cores. Suites share one control plane, and each works in namespaces of
-  // its own and counts only its own processes' writes, so several run side by side; a file spends
-  // part of its time waiting on the API server, kwok or its reconciler, which a third worker fills
-  // (measured on 2 cores: 764 s with two workers, 635 s with three, the cores then 91% busy).
-  // A number, not '150%': jest reads a percentage over 100 as that many workers.
-  maxWorkers: Math.max(2, Math.floor(os.availableParallelism() * 1.5)),
+  // Two workers per core. Suites share one control plane, and each works in namespaces of its own
+  // and counts only its own processes' writes, so several run side by side; a file spends part of
+  // its time waiting on the API server, kwok, a CronJob's minute or its reconciler, which more
+  // workers fill (measured on 2 cores: 764 s with two workers, 635 s with three; later, with the
+  // suite grown, 517 s with three and 466 s with four).
+  // A number, not '200%': jest reads a percentage over 100 as that many workers.
+  maxWorkers: Math.max(2, os.availableParallelism() * 2),
   reporters: ['default', '<rootDir>/test/harness/failure-flag-reporter.js'],
   projects: [
     {

@@ -17,7 +17,7 @@ export function enterRunTempDir(): string {
   if (!dir) {
     const outer = os.tmpdir();
     dir = fs.mkdtempSync(path.join(outer, 'opkit-run-'));
-    keepTsxCache(outer, dir);
+    keepToolCaches(outer, dir);
     process.env.OPKIT_RUN_TMPDIR = dir;
     process.env.TMPDIR = dir;
   }
@@ -40,13 +40,17 @@ export function leaveRunTempDir(): void {
 }
 
 /**
- * tsx keeps its compiled files in `$TMPDIR/tsx-<uid>`: link the run's to the lasting one, so that
- * the reconcilers a run starts do not compile the kit afresh in every run.
+ * Compile caches that tools keep under `$TMPDIR`: tsx's (`tsx-<uid>`) and jest's (`jest_<uid in
+ * base 36>`, which the generated projects' own test runs use). The run's are links to the lasting
+ * ones, so the reconcilers a run starts and the scaffold's and consumer's projects do not compile
+ * the same sources afresh in every run; both key their entries by the source's content.
  */
-function keepTsxCache(outer: string, dir: string): void {
-  const name = `tsx-${process.getuid?.() ?? 0}`;
-  fs.mkdirSync(path.join(outer, name), { recursive: true, mode: 0o700 });
-  fs.symlinkSync(path.join(outer, name), path.join(dir, name));
+function keepToolCaches(outer: string, dir: string): void {
+  const uid = process.getuid?.() ?? 0;
+  for (const name of [`tsx-${uid}`, `jest_${uid.toString(36)}`]) {
+    fs.mkdirSync(path.join(outer, name), { recursive: true, mode: 0o700 });
+    fs.symlinkSync(path.join(outer, name), path.join(dir, name));
+  }
 }
 
 function users(): number {
