@@ -109,6 +109,9 @@ beforeAll(async () => {
   ) as [string, string, string];
   // No pod can be made here: workloads report FailedCreate, which waiting (a larger quota) may cure.
   kubectlOk(['create', 'quota', 'no-pods', '-n', starved, '--hard=pods=0']);
+  // Counted before anything is made there, as Kubernetes' own quota tests wait: a run admitted the
+  // workloads' pods while the quota had no status yet (the controller manager counted it 12 s on).
+  kubectlOk(['wait', '--for=jsonpath={.status.hard.pods}=0', '--timeout=120s', 'quota/no-pods', '-n', starved]);
   for (const c of CASES) {
     create(c, unwatched, 'unseen');
     create(c, healthy, 'healthy');
