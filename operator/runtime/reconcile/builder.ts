@@ -21,8 +21,12 @@ export type { ControllerSetupOptions };
 /** See ControllerSetupOptions.statusCoalesceMs. */
 export const DEFAULT_STATUS_COALESCE_MS = 1000;
 
-/** Renders kept per controller (see RenderCache): enough for the resources of a burst in flight. */
-const RENDER_CACHE_SIZE = 256;
+/**
+ * The renders kept per controller (see RenderCache), as their JSON's length: a Memcached's is
+ * about 2 KB, so every resource's render at N = 10,000 fits (the bench's table gives what keeping
+ * them costs in memory).
+ */
+const RENDER_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Builds the controller a declaration describes — controller-runtime's builder, driven by the
@@ -97,7 +101,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     // validateControllerDeclaration: every deleted type is owned.
     deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
     pods: healthReads(decl).includes(BuiltinTypes.Pod) ? mgr.informer<Pod>(BuiltinTypes.Pod) : undefined,
-    renders: new RenderCache<RenderedChildren>(RENDER_CACHE_SIZE),
+    renders: new RenderCache<RenderedChildren>(RENDER_CACHE_BYTES, renderedBytes),
     refused: new Map(),
     refusedChildren: new Map(),
     written: new WrittenChildren(),
@@ -124,4 +128,9 @@ function watchByName(
     const name = resourceOf(o);
     return name ? [{ namespace: o.metadata.namespace, name }] : [];
   });
+}
+
+/** A render's size as the JSON of its objects (its waits are a few names each). */
+function renderedBytes(rendered: RenderedChildren): number {
+  return JSON.stringify(rendered.objects).length;
 }

@@ -104,6 +104,7 @@ export function forget(parts: ControllerParts, key: string): void {
   parts.refusedChildren.delete(key);
   parts.written.forget(key);
   parts.pacer.forget(key);
+  parts.renders.delete(key);
   parts.blockers.set(key, []);
 }
 

@@ -1,7 +1,7 @@
 import { RenderCache } from '../../../../operator/runtime/children/render-cache';
 
 test('an unchanged input returns the earlier render; a changed one renders again', () => {
-  const cache = new RenderCache<{ replicas: number }[]>(8);
+  const cache = new RenderCache<{ replicas: number }[]>(1 << 20);
   let renders = 0;
   const render = (replicas: number) => () => {
     renders++;
@@ -18,7 +18,7 @@ test('an unchanged input returns the earlier render; a changed one renders again
 });
 
 test('renders are frozen: they are shared between reconciles', () => {
-  const cache = new RenderCache<{ spec: { replicas: number } }[]>(8);
+  const cache = new RenderCache<{ spec: { replicas: number } }[]>(1 << 20);
   const kept = cache.get('ns/a', 'x', () => [{ spec: { replicas: 1 } }]);
   expect(() => {
     kept[0]!.spec.replicas = 2;
@@ -28,8 +28,9 @@ test('renders are frozen: they are shared between reconciles', () => {
   }).toThrow(TypeError);
 });
 
-test('holds at most its capacity, dropping the least recently used', () => {
-  const cache = new RenderCache<object[]>(2);
+test('holds at most its byte budget, dropping the least recently used', () => {
+  // Each render counts 100 (and its digest): two fit in 250, not three.
+  const cache = new RenderCache<object[]>(250, () => 100 - 44);
   let renders = 0;
   const render = () => {
     renders++;
@@ -37,12 +38,44 @@ test('holds at most its capacity, dropping the least recently used', () => {
   };
   cache.get('a', 'x', render);
   cache.get('b', 'x', render);
+  expect(cache.bytes).toBe(200);
   cache.get('a', 'x', render); // a is now the most recent
   cache.get('c', 'x', render); // drops b
   expect(cache.size).toBe(2);
+  expect(cache.bytes).toBe(200);
   expect(renders).toBe(3);
   cache.get('a', 'x', render);
   expect(renders).toBe(3);
   cache.get('b', 'x', render);
   expect(renders).toBe(4);
+});
+
+test('a render larger than the budget is still returned, and kept alone until the next', () => {
+  const cache = new RenderCache<object[]>(10, () => 1000);
+  const big = cache.get('a', 'x', () => [{}]);
+  expect(cache.get('a', 'x', () => [{ other: true }])).toBe(big);
+  cache.get('b', 'x', () => [{}]);
+  expect(cache.size).toBe(1);
+});
+
+test('keeps the render of every resource of a burst that fits (not a fixed count)', () => {
+  const cache = new RenderCache<{ name: string }[]>(10 * 1024 * 1024);
+  let renders = 0;
+  const keys = Array.from({ length: 1000 }, (_, i) => `ns/r-${i}`);
+  for (let pass = 0; pass < 3; pass++)
+    for (const key of keys)
+      cache.get(key, `{"size":1,"name":"${key}"}`, () => {
+        renders++;
+        return [{ name: key }];
+      });
+  expect(renders).toBe(1000);
+  expect(cache.size).toBe(1000);
+});
+
+test('a deleted resource is forgotten, its bytes with it', () => {
+  const cache = new RenderCache<object[]>(1000, () => 56);
+  cache.get('a', 'x', () => [{}]);
+  cache.delete('a');
+  expect(cache.size).toBe(0);
+  expect(cache.bytes).toBe(0);
 });

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { customResourceType, type FinalizeOutcome, finalizerName } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
 import type { Informer } from '../../../../operator/runtime/cache';
-import { WrittenChildren } from '../../../../operator/runtime/children';
+import { RenderCache, WrittenChildren } from '../../../../operator/runtime/children';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { finalizeResource, keepFinalizer } from '../../../../operator/runtime/reconcile/finalizer';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
@@ -37,6 +37,7 @@ async function setUp(finalize: () => Promise<FinalizeOutcome>, finalizers: strin
     written: new WrittenChildren(),
     pacer: new StatusPacer(0),
     clock: { now: () => Date.UTC(2026, 0, 1) },
+    renders: new RenderCache(1 << 20),
     blockers: new Blockers(),
     resources: empty,
   } as unknown as ControllerParts;
