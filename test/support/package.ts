@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inputsDigest } from './generated-output';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -33,22 +33,6 @@ const PACK_INPUTS = [
   'node_modules/typescript/package.json',
 ];
 
-/** A digest of every input file's path and bytes. */
-function packInputsDigest(): string {
-  const hash = createHash('sha256');
-  const add = (relative: string) => {
-    const full = path.join(ROOT, relative);
-    if (!fs.existsSync(full)) return;
-    if (fs.statSync(full).isDirectory()) {
-      for (const entry of fs.readdirSync(full).sort()) add(path.join(relative, entry));
-      return;
-    }
-    hash.update(`${relative}\0`).update(fs.readFileSync(full)).update('\0');
-  };
-  PACK_INPUTS.forEach(add);
-  return hash.digest('hex').slice(0, 16);
-}
-
 /** Where packs are kept between runs, as tsc keeps its build info: under node_modules/.cache. */
 const PACK_CACHE = path.join(ROOT, 'node_modules', '.cache', 'opkit-pack');
 
@@ -61,7 +45,8 @@ const PACKS_KEPT = 3;
  * part of a warm run's set-up for the files that install it), packed and kept there otherwise.
  */
 function cachedPack(): string {
-  const dir = path.join(PACK_CACHE, packInputsDigest());
+  const inputs = PACK_INPUTS.map((p) => path.join(ROOT, p)).filter((p) => fs.existsSync(p));
+  const dir = path.join(PACK_CACHE, inputsDigest(inputs));
   const named = path.join(dir, 'tarball');
   if (fs.existsSync(named)) {
     const tarball = path.join(dir, fs.readFileSync(named, 'utf8'));
