@@ -57,7 +57,7 @@ export class RenderCache<T extends object> {
 
   private rendered(digest: string, render: () => T): { digest: string; value: T; bytes: number } {
     const value = deepFreeze(render());
-    // The digest and the key are kept too.
+    // The digest is kept too.
     return { digest, value, bytes: this.sizeOf(value) + digest.length };
   }
 

@@ -101,7 +101,7 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     // validateControllerDeclaration: every deleted type is owned.
     deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
     pods: healthReads(decl).includes(BuiltinTypes.Pod) ? mgr.informer<Pod>(BuiltinTypes.Pod) : undefined,
-    renders: new RenderCache<RenderedChildren>(RENDER_CACHE_BYTES, renderedBytes),
+    renders: new RenderCache<RenderedChildren>(RENDER_CACHE_BYTES),
     refused: new Map(),
     refusedChildren: new Map(),
     written: new WrittenChildren(),
@@ -128,9 +128,4 @@ function watchByName(
     const name = resourceOf(o);
     return name ? [{ namespace: o.metadata.namespace, name }] : [];
   });
-}
-
-/** A render's size as the JSON of its objects (its waits are a few names each). */
-function renderedBytes(rendered: RenderedChildren): number {
-  return JSON.stringify(rendered.objects).length;
 }
