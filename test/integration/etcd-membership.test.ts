@@ -113,6 +113,29 @@ async function settled(n: number, timeoutMs = 120_000): Promise<any> {
 }
 let lastSeen = '';
 
+type VoterAnswer = 'healthy' | 'no leader' | 'down' | 'unknown';
+
+/** What one voting member says of itself: up with a leader, up without one, down, or no answer in time. */
+async function voterAnswer(clientURL: string): Promise<VoterAnswer> {
+  const ask = () =>
+    memberStatus(clientURL, 5000).then(
+      (s): VoterAnswer => (s.leader !== '0' ? 'healthy' : 'no leader'),
+      (err: unknown): VoterAnswer =>
+        err instanceof Error && err.message.includes('no answer in') ? 'unknown' : 'down',
+    );
+  // "No leader" is also what members say for the moment an election takes, such as the one the
+  // operator starts when it moves leadership off a member it is about to remove (a full run once
+  // saw 2 healthy voters where 3 make a quorum). A leader is elected only by a quorum's votes, so
+  // a member that names a leader again within a few election timeouts (1 s each) was in a cluster
+  // that kept its quorum; one that lost it goes on answering "no leader".
+  let answer = await ask();
+  for (let i = 0; answer === 'no leader' && i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    answer = await ask();
+  }
+  return answer;
+}
+
 /** Samples the member list while `during` runs: the most learners, unstarted members and members at once. */
 async function watchMembership<T>(during: () => Promise<T>): Promise<{
   result: T;
@@ -141,14 +164,7 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
         // own synchronous calls (kubectl, reads) hold its event loop, and on a loaded machine the
         // timers of every request then fire before their answers are read (a stress run saw 0 of
         // 5 "healthy"). A sample with such an unknown is left out, not read as members down.
-        const answers = await Promise.all(
-          voters.map((m) =>
-            memberStatus(members.clientURL(ordinal(m)), 5000).then(
-              (s) => (s.leader !== '0' ? 'healthy' : 'no leader'),
-              (err: unknown) => (err instanceof Error && err.message.includes('no answer in') ? 'unknown' : 'down'),
-            ),
-          ),
-        );
+        const answers = await Promise.all(voters.map((m) => voterAnswer(members.clientURL(ordinal(m)))));
         const healthy = answers.includes('unknown') ? Infinity : answers.filter((a) => a === 'healthy').length;
         if (healthy !== Infinity) healthSamples++;
         if (healthy < minHealthyVoters) {
