@@ -8,14 +8,45 @@ import { createTestNamespace, kubectl, kubectlOk, testKubeconfig } from '../supp
 
 let ns: string;
 
+/** Two groups serving a kind of the same name, one object of it in each: which one kubectl picks is told by its group. */
+const TWIN_GROUPS = ['zz-twins.api-get.example.com', 'aa-twins.api-get.example.com'];
+
+function twinCrd(group: string): object {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `twins.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'twins', singular: 'twin', kind: 'Twin' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
 beforeAll(() => {
   ns = createTestNamespace('api-get');
   for (const name of ['a', 'b']) kubectlOk(['create', 'configmap', name, '-n', ns, `--from-literal=name=${name}`]);
   kubectlOk(['label', 'configmap', 'a', '-n', ns, 'tier=front']);
+  for (const group of TWIN_GROUPS) kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(twinCrd(group)) });
+  kubectlOk(['wait', '--for=condition=established', ...TWIN_GROUPS.map((g) => `crd/twins.${g}`)]);
+  for (const group of TWIN_GROUPS)
+    kubectlOk(['create', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Twin', metadata: { name: group.split('.')[0] } }),
+    });
 });
 
 afterAll(() => {
   kubectl(['delete', 'namespace', ns, '--wait=false']);
+  kubectl(['delete', 'crd', ...TWIN_GROUPS.map((g) => `twins.${g}`), '--wait=false']);
 });
 
 /** What a list or object says that the tests read: kinds, versions, names, data. */
@@ -47,6 +78,8 @@ test.each([
   ['an object that is not there', ['get', 'configmap', 'missing', '-n', '$ns']],
   ['a list by field selector', ['get', 'configmaps', '-n', '$ns', '--field-selector', 'metadata.name=b']],
   ['an object asked for as -o json', ['get', 'configmap', 'a', '-n', '$ns', '-o', 'json']],
+  ['a name two custom groups serve (kubectl picks one by discovery order)', ['get', 'twins', '-n', '$ns']],
+  ['an object of a kind two groups serve, by its singular', ['get', 'twin', 'aa-twins', '-n', '$ns']],
 ])('%s reads as kubectl prints it', (_, template) => {
   const args = template.map((a) => a.replace('$ns', ns));
   const { api, kubectl: real } = bothWays(args);

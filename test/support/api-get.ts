@@ -2,8 +2,9 @@
  * `kubectl get <type> [name] [-n ns | -A] [-l selector] [--field-selector f] -o json`, answered by reading the API
  * directly: the same objects kubectl would print, without a kubectl process per poll (the suite
  * polls a few thousand times; a kubectl start costs ~75 ms of CPU, a read on a kept connection
- * ~1 ms). Anything this does not resolve exactly as kubectl does — another flag, an ambiguous
- * type, a kubeconfig it cannot read — returns undefined, and the caller runs the real kubectl.
+ * ~1 ms). Anything this does not resolve exactly as kubectl does — another flag, a type the
+ * server does not serve, a kubeconfig it cannot read — returns undefined, and the caller runs the
+ * real kubectl.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -23,6 +24,8 @@ interface ApiResource {
   readonly kind: string;
   readonly names: readonly string[];
   readonly namespaced: boolean;
+  /** Whether this is its group's preferred version (the one discovery lists first). */
+  readonly preferred: boolean;
 }
 
 interface GetRequest {
@@ -181,13 +184,12 @@ function matchType(name: string, types: readonly ApiResource[]): ApiResource[] {
 }
 
 /**
- * One group's preferred version (discovery lists it first); the core group over any other, as
- * kubectl's RESTMapper orders them. Left to kubectl when two other groups both have the name.
+ * The type kubectl's RESTMapper picks among several: the first in discovery's order (the core
+ * group first, then the groups as the server ranks them) served in its group's preferred version;
+ * failing that, the first in any version.
  */
 function pickType(matches: readonly ApiResource[]): ApiResource | undefined {
-  const groups = [...new Set(matches.map((m) => m.group))];
-  const group = groups.includes('') ? '' : groups.length === 1 ? groups[0] : undefined;
-  return group === undefined ? undefined : matches.find((m) => m.group === group);
+  return matches.find((m) => m.preferred) ?? matches[0];
 }
 
 interface DiscoveryResource {
@@ -213,7 +215,7 @@ function discover(creds: Credentials): ApiResource[] {
     const list = JSON.parse(answer.body) as { kind?: string; items?: GroupDiscovery[] };
     if (list.kind !== 'APIGroupDiscoveryList') return [];
     for (const group of list.items ?? [])
-      for (const version of group.versions ?? [])
+      for (const [v, version] of (group.versions ?? []).entries())
         for (const r of version.resources ?? []) {
           const kind = r.responseKind?.kind ?? '';
           const names = [r.resource, r.singularResource ?? '', kind.toLowerCase(), ...(r.shortNames ?? [])];
@@ -224,6 +226,7 @@ function discover(creds: Credentials): ApiResource[] {
             kind,
             names: names.filter(Boolean),
             namespaced: r.scope === 'Namespaced',
+            preferred: v === 0,
           });
         }
   }
