@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleReconciler } from '../../command/image/bundle';
+import { bundleTestCommand } from './command-bundle';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
@@ -26,6 +27,8 @@ export default async function globalSetup(): Promise<void> {
   provisionPrometheus();
   // reconciler.ts bundled once for the tier: the reconcilers the tests start run it.
   process.env.OPKIT_TEST_RECONCILER_BUNDLE = await bundleTestReconciler();
+  // The package's command bundled once too: the tests start it a few dozen times.
+  process.env.OPKIT_TEST_COMMAND ??= await bundleTestCommand();
   // Where the first test file that installs the packed kit packs it, for the others to share.
   process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.

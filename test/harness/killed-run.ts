@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { processesNaming } from '../../testing/node/leftovers';
+import { commandArgs } from '../support/command';
 
 export interface KilledRun {
   readonly workDir: string;
@@ -32,14 +33,10 @@ function podProcesses(): number[] {
 
 /** Starts a real-node cluster in a child process, runs a pod on it, and kills the process outright. */
 export async function killARealNodeRun(): Promise<KilledRun> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), 'cluster', '--real-node'],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...commandArgs(), 'cluster', '--real-node'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));

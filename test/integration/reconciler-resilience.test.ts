@@ -11,6 +11,7 @@ import {
   testKubeconfig,
 } from '../support/kube';
 import { linesRepeatingAKey, ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
+import { commandArgs } from '../support/command';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LEASE_DURATION_MS = 15_000; // the default, as the operator Deployment runs it
@@ -48,11 +49,10 @@ function apiServerAddress(kubeconfig: string): { host: string; port: number } {
 const started: ReconcilerProcess[] = [];
 beforeAll(() => {
   // One of the leader-election pair runs the single-file bundle the image ships.
-  execFileSync(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), 'bundle', '--entry', 'reconciler.ts'],
-    { cwd: ROOT, stdio: 'ignore' },
-  );
+  execFileSync(process.execPath, [...commandArgs(), 'bundle', '--entry', 'reconciler.ts'], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
 });
 afterAll(async () => {
   await Promise.all(started.map((r) => r.stop('SIGKILL')));

@@ -16,6 +16,7 @@ import { runCommand } from '../support/controllers-module';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { tempDir } from '../support/temp-dir';
+import { commandArgs } from '../support/command';
 
 jest.setTimeout(600_000);
 
@@ -131,7 +132,7 @@ const MEMCACHED_CRD = 'crd/memcacheds.cache.example.com';
 
 /** The package's command as a user starts it, here, against this test's control plane. */
 function startCommand(args: string[]): { output: () => string; stop: () => Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
+  const child = spawn(process.execPath, [...commandArgs(), ...args], {
     cwd: ROOT,
     env: { ...process.env, KUBECONFIG: cp.kubeconfig },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,6 +13,7 @@ import { have } from '../../command/image/tools';
 import { freePort } from '../../testing/control-plane';
 import { kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
 import { identityInLogs, waitUntilReady } from './reconciler';
+import { commandArgs } from './command';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -52,7 +53,7 @@ export function buildImage(options: { entry: string; tag: string; outDir: string
   layers: { size: number }[];
   contents: { baseSystem: number; node: number; bundle: number };
 } {
-  const command = options.bin ?? [process.execPath, '--import', 'tsx', path.join(ROOT, 'command', 'cli.ts')];
+  const command = options.bin ?? [process.execPath, ...commandArgs()];
   const [program = '', ...args] = command;
   const r = spawnSync(
     program,

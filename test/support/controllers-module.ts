@@ -6,6 +6,7 @@
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { commandArgs } from './command';
 import { testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -37,7 +38,7 @@ export const controllers = [{
 
 /** The package's command (`command/cli.ts`) with these arguments, against the test cluster. */
 export function runCommand(args: readonly string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
+  return spawnSync(process.execPath, [...commandArgs(), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, KUBECONFIG: testKubeconfig() },

@@ -5,9 +5,9 @@ import * as path from 'node:path';
 import { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG, NON_ROOT_UID } from '../../../constructs';
 import { ENTRYPOINT, IMAGE_USER, imageLabels, NODE_RUNTIME } from '../../../command/image/definition';
 import { describeProject } from '../../../command/image/project';
+import { commandArgs } from '../../support/command';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const CLI = path.join(ROOT, 'command', 'cli.ts');
 
 /** The folders `bundle` made, removed after the file's tests. */
 const bundles: string[] = [];
@@ -21,7 +21,7 @@ function bundle(entry: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-bundle-'));
   bundles.push(dir);
   const out = path.join(dir, 'main.js');
-  execFileSync(process.execPath, ['--import', 'tsx', CLI, 'bundle', '--entry', entry, '--output', out], {
+  execFileSync(process.execPath, [...commandArgs(), 'bundle', '--entry', entry, '--output', out], {
     cwd: ROOT,
     stdio: 'ignore',
   });
@@ -87,7 +87,7 @@ describe('the reconciler image', () => {
 
   test('the command explains a missing --entry, an unknown command, and a missing entry file, without a stack trace', () => {
     const cli = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, encoding: 'utf8' });
+      spawnSync(process.execPath, [...commandArgs(), ...args], { cwd: ROOT, encoding: 'utf8' });
     const noEntry = cli('image');
     expect(noEntry.status).toBe(2);
     expect(noEntry.stderr).toContain('image: --entry <file> is required');

@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { applicationController } from '../../../constructs/webapp/controller';
 import { renderChildren } from '../../../operator/runtime/children/render';
 import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../../command/render';
+import { commandArgs } from '../../support/command';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SEEDS = path.join(ROOT, 'test', 'fixtures', 'seeds');
@@ -95,7 +96,7 @@ describe('render: the children a resource becomes, offline', () => {
 
   test('the command: files are required (usage, exit 2); a refusal is one line and exit 1', () => {
     const cli = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts'), ...args], {
+      spawnSync(process.execPath, [...commandArgs(), ...args], {
         cwd: ROOT,
         encoding: 'utf8',
       });
