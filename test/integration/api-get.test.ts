@@ -8,18 +8,23 @@ import { createTestNamespace, kubectl, kubectlOk, testKubeconfig } from '../supp
 
 let ns: string;
 
-/** Two groups serving a kind of the same name, one object of it in each: which one kubectl picks is told by its group. */
-const TWIN_GROUPS = ['zz-twins.api-get.example.com', 'aa-twins.api-get.example.com'];
+/**
+ * Two groups serving `twins` (kind Twin), one object of it in each: which one kubectl picks is told
+ * by its group. A third, ranked before them, names its kind Twin too, but its resource `kindtwins`.
+ */
+const TWIN_GROUPS = ['zz-twins.api-get.example.com', 'mm-twins.api-get.example.com'];
+const KIND_TWIN_GROUP = 'aa-kind-twins.api-get.example.com';
+const TWIN_CRDS = [...TWIN_GROUPS.map((g) => `twins.${g}`), `kindtwins.${KIND_TWIN_GROUP}`];
 
-function twinCrd(group: string): object {
+function twinCrd(group: string, plural = 'twins'): object {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `twins.${group}` },
+    metadata: { name: `${plural}.${group}` },
     spec: {
       group,
       scope: 'Namespaced',
-      names: { plural: 'twins', singular: 'twin', kind: 'Twin' },
+      names: { plural, singular: plural.replace(/s$/, ''), kind: 'Twin' },
       versions: [
         {
           name: 'v1',
@@ -36,8 +41,9 @@ beforeAll(() => {
   ns = createTestNamespace('api-get');
   for (const name of ['a', 'b']) kubectlOk(['create', 'configmap', name, '-n', ns, `--from-literal=name=${name}`]);
   kubectlOk(['label', 'configmap', 'a', '-n', ns, 'tier=front']);
-  for (const group of TWIN_GROUPS) kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(twinCrd(group)) });
-  kubectlOk(['wait', '--for=condition=established', ...TWIN_GROUPS.map((g) => `crd/twins.${g}`)]);
+  for (const crd of [...TWIN_GROUPS.map((g) => twinCrd(g)), twinCrd(KIND_TWIN_GROUP, 'kindtwins')])
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(crd) });
+  kubectlOk(['wait', '--for=condition=established', ...TWIN_CRDS.map((c) => `crd/${c}`)]);
   for (const group of TWIN_GROUPS)
     kubectlOk(['create', '-n', ns, '-f', '-'], {
       input: JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Twin', metadata: { name: group.split('.')[0] } }),
@@ -46,7 +52,7 @@ beforeAll(() => {
 
 afterAll(() => {
   kubectl(['delete', 'namespace', ns, '--wait=false']);
-  kubectl(['delete', 'crd', ...TWIN_GROUPS.map((g) => `twins.${g}`), '--wait=false']);
+  kubectl(['delete', 'crd', ...TWIN_CRDS, '--wait=false']);
 });
 
 /** What a list or object says that the tests read: kinds, versions, names, data. */
@@ -79,7 +85,8 @@ test.each([
   ['a list by field selector', ['get', 'configmaps', '-n', '$ns', '--field-selector', 'metadata.name=b']],
   ['an object asked for as -o json', ['get', 'configmap', 'a', '-n', '$ns', '-o', 'json']],
   ['a name two custom groups serve (kubectl picks one by discovery order)', ['get', 'twins', '-n', '$ns']],
-  ['an object of a kind two groups serve, by its singular', ['get', 'twin', 'aa-twins', '-n', '$ns']],
+  ['an object of a kind two groups serve, by its singular', ['get', 'twin', 'mm-twins', '-n', '$ns']],
+  ['a kind three groups share, two of them as a resource name', ['get', 'twin', 'zz-twins', '-n', '$ns']],
 ])('%s reads as kubectl prints it', (_, template) => {
   const args = template.map((a) => a.replace('$ns', ns));
   const { api, kubectl: real } = bothWays(args);

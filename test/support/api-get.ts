@@ -22,7 +22,8 @@ interface ApiResource {
   readonly version: string;
   readonly resource: string;
   readonly kind: string;
-  readonly names: readonly string[];
+  /** The names kubectl takes for it, lower-case, in the order it tries them (see resolveType). */
+  readonly names: { readonly resource: readonly string[]; readonly short: readonly string[]; readonly kind: string };
   readonly namespaced: boolean;
   /** Whether this is its group's preferred version (the one discovery lists first). */
   readonly preferred: boolean;
@@ -162,21 +163,40 @@ function readCredentials(kubeconfig: string): Credentials | undefined {
 
 const discoveryCache = new Map<string, readonly ApiResource[]>();
 
-/** The type kubectl would pick for `name`: discovery read again once when nothing matches (a CRD just made). */
+/** The names of a type kubectl tries, in its order. */
+const NAME_ORDER: ((t: ApiResource) => readonly string[])[] = [
+  (t) => t.names.resource,
+  (t) => t.names.short,
+  (t) => [t.names.kind],
+];
+
+/**
+ * The type kubectl would pick for `name`: discovery read again once when nothing matches (a CRD
+ * just made). kubectl takes a plural or singular resource name first, a short name only when no
+ * resource is so named, and a kind only when neither is (a kind of another group may share the
+ * singular name of the one meant).
+ */
 function resolveType(name: string, kubeconfig: string, creds: Credentials): ApiResource | undefined {
   for (const fresh of [false, true]) {
     if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
-    const matches = matchType(name.toLowerCase(), discoveryCache.get(kubeconfig)!);
-    if (matches.length) return pickType(matches);
+    const types = discoveryCache.get(kubeconfig)!;
+    for (const namesOf of NAME_ORDER) {
+      const matches = matchType(name.toLowerCase(), types, namesOf);
+      if (matches.length) return pickType(matches);
+    }
   }
   return undefined;
 }
 
-/** Every type `name` may mean: `type`, `type.group` or `type.version.group`, by plural, singular, short name or kind. */
-function matchType(name: string, types: readonly ApiResource[]): ApiResource[] {
+/** Every type `name` may mean by these of its names: `type`, `type.group` or `type.version.group`. */
+function matchType(
+  name: string,
+  types: readonly ApiResource[],
+  namesOf: (t: ApiResource) => readonly string[],
+): ApiResource[] {
   const parts = name.split('.');
   return types.filter((t) => {
-    if (!t.names.includes(parts[0]!)) return false;
+    if (!namesOf(t).includes(parts[0]!)) return false;
     if (parts.length === 1) return true;
     const rest = parts.slice(1).join('.');
     return rest === t.group || rest === `${t.version}.${t.group}`;
@@ -218,13 +238,16 @@ function discover(creds: Credentials): ApiResource[] {
       for (const [v, version] of (group.versions ?? []).entries())
         for (const r of version.resources ?? []) {
           const kind = r.responseKind?.kind ?? '';
-          const names = [r.resource, r.singularResource ?? '', kind.toLowerCase(), ...(r.shortNames ?? [])];
           types.push({
             group: group.metadata?.name ?? '',
             version: version.version,
             resource: r.resource,
             kind,
-            names: names.filter(Boolean),
+            names: {
+              resource: [r.resource, r.singularResource ?? ''].filter(Boolean),
+              short: r.shortNames ?? [],
+              kind: kind.toLowerCase(),
+            },
             namespaced: r.scope === 'Namespaced',
             preferred: v === 0,
           });
