@@ -6,6 +6,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../../testing/control-plane';
+import { bundledSource, isRepositorySource } from './bundle-sources';
 import { eventually, kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -131,12 +132,16 @@ export function shardHeldIn(metricsPage: string): number | undefined {
 /**
  * How to run `entry`: reconciler.ts as the run's bundle of it, when the tier's set-up built one
  * (a second of CPU less per process than compiling the kit through tsx, with the same code);
- * any other entry, or without the bundle, through tsx.
+ * another source of this repository bundled for the run likewise (bundle-sources.ts); anything
+ * else, or outside a test run, through tsx.
  */
-function reconcilerEntry(entry?: string): string[] {
+async function reconcilerEntry(entry?: string): Promise<string[]> {
   const bundle = process.env.OPKIT_TEST_RECONCILER_BUNDLE;
   if (!entry && bundle) return ['--enable-source-maps', bundle];
-  return ['--import', 'tsx', entry ?? path.join(ROOT, 'reconciler.ts')];
+  const file = entry ?? path.join(ROOT, 'reconciler.ts');
+  if (process.env.OPKIT_RUN_TMPDIR && isRepositorySource(file))
+    return ['--enable-source-maps', await bundledSource(file)];
+  return ['--import', 'tsx', file];
 }
 
 /** The reconciler (reconciler.ts) as a child process, with its logs and endpoints. */
@@ -161,7 +166,7 @@ export class ReconcilerProcess {
   }
 
   /**
-   * Starts reconciler.ts (the run's bundle of it, or with tsx), `entry` with tsx, or with
+   * Starts reconciler.ts or `entry` (bundled for the run, or with tsx), or with
    * `bundle: true` the minified bundle the image runs (build it first with `npm run bundle`).
    */
   static async start(options: {
@@ -174,7 +179,9 @@ export class ReconcilerProcess {
   }): Promise<ReconcilerProcess> {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const name = options.name ?? `reconciler-${Math.random().toString(36).slice(2, 7)}`;
-    const entry = options.bundle ? [path.join(ROOT, 'build', 'reconciler', 'main.js')] : reconcilerEntry(options.entry);
+    const entry = options.bundle
+      ? [path.join(ROOT, 'build', 'reconciler', 'main.js')]
+      : await reconcilerEntry(options.entry);
     const child = spawn(
       process.execPath,
       [
