@@ -3,8 +3,11 @@
  * does (test/support/api-get.ts): here each form they use is read both ways and compared, and the
  * forms it does not take are shown to be left to kubectl.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { apiGet } from '../support/api-get';
-import { createTestNamespace, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import { createTestNamespace, kubeconfigCluster, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
 
 let ns: string;
 
@@ -112,4 +115,13 @@ test.each([
   ['not a get', ['describe', 'configmap', 'a']],
 ])('%s is left to kubectl', (_, args) => {
   expect(apiGet(args, testKubeconfig())).toBeUndefined();
+});
+
+test("the run's kubectl calls keep their caches in the run's directory, not in ~/.kube/cache", () => {
+  kubectlOk(['get', 'namespace', ns, '-o', 'name']);
+  const { server } = kubeconfigCluster(testKubeconfig());
+  const address = new URL(server).host.replace(':', '_');
+  const cache = process.env.KUBECACHEDIR ?? path.join(os.homedir(), '.kube', 'cache');
+  expect(fs.existsSync(path.join(cache, 'discovery', address))).toBe(true);
+  expect(fs.existsSync(path.join(os.homedir(), '.kube', 'cache', 'discovery', address))).toBe(false);
 });
