@@ -18,6 +18,9 @@ import { numberAt, parseJson, stringAt, stringsAt } from '../../constructs/contr
 
 export const OWNER_FILE = '/run/opkit-real-node/owner.json';
 
+/** host-local's default record of the addresses given out on the nodes' network (named opkit-node). */
+const LEGACY_IPAM_DIR = '/var/lib/cni/networks/opkit-node';
+
 export interface NodeOwner {
   readonly pid: number;
   readonly workDir: string;
@@ -66,6 +69,9 @@ function readOwner(): NodeOwner | undefined {
  * when a live one (another process) holds it.
  */
 export function claimRealNode(): void {
+  // Where earlier versions let host-local record the pods' addresses, shared by every node this
+  // machine ran, until none were left (network.ts): a node now keeps them in its own directory.
+  fs.rmSync(LEGACY_IPAM_DIR, { recursive: true, force: true });
   const previous = readOwner();
   if (previous && previous.pid !== process.pid && alive(previous.pid))
     throw new Error(

@@ -83,8 +83,14 @@ export function removeNodeNetwork(): void {
   tryRun('ip', ['link', 'del', n.bridge]);
 }
 
-/** The CNI configuration containerd hands pods: the bridge, addresses from its subnet, the Service range via the node. */
-export function cniConfig(): object {
+/**
+ * The CNI configuration containerd hands pods: the bridge, addresses from its subnet, the Service
+ * range via the node. The addresses given out are recorded in `ipamDir`, a directory of the node's
+ * own that goes with it: in host-local's default place (/var/lib/cni/networks), shared by every
+ * node this machine ever ran, the reservations of pods a stopped node never released added up
+ * until the subnet had none left (253 of 253 after a day of runs), and no pod could start.
+ */
+export function cniConfig(ipamDir: string): object {
   const n = NODE_NETWORK;
   return {
     cniVersion: '1.0.0',
@@ -98,6 +104,7 @@ export function cniConfig(): object {
         hairpinMode: true,
         ipam: {
           type: 'host-local',
+          dataDir: ipamDir,
           ranges: [[{ subnet: n.cidr, gateway: n.gateway }]],
           // No default route: a pod reaches its own subnet (on-link) and Services, nothing else.
           routes: [{ dst: n.serviceCidr }],

@@ -182,7 +182,10 @@ function nodeReady(kubeconfig: string): boolean {
 function startContainerd(bins: NodeBinaries, dir: string, logs: string): ChildProcess {
   const cniDir = path.join(dir, 'cni');
   fs.mkdirSync(cniDir, { recursive: true });
-  fs.writeFileSync(path.join(cniDir, '10-opkit-node.conflist'), JSON.stringify(cniConfig(), null, 2));
+  fs.writeFileSync(
+    path.join(cniDir, '10-opkit-node.conflist'),
+    JSON.stringify(cniConfig(path.join(dir, 'cni-ipam')), null, 2),
+  );
   const config = path.join(dir, 'containerd.toml');
   fs.writeFileSync(config, containerdConfig(bins, dir, cniDir));
   // containerd finds its runc shim on PATH.

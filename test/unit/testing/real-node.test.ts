@@ -4,12 +4,17 @@ import { cniConfig, NODE_NETWORK } from '../../../testing/node/network';
 
 describe("a real node's network", () => {
   test('pods get an address on the bridge and a route to the Service range only: no default route', () => {
-    const config = cniConfig() as any;
+    const config = cniConfig('/node/cni-ipam') as any;
     const bridge = config.plugins[0];
     expect(bridge).toMatchObject({ type: 'bridge', bridge: NODE_NETWORK.bridge, ipMasq: false });
     expect(bridge.ipam.ranges).toEqual([[{ subnet: NODE_NETWORK.cidr, gateway: NODE_NETWORK.gateway }]]);
     expect(bridge.ipam.routes).toEqual([{ dst: NODE_NETWORK.serviceCidr }]);
     expect(JSON.stringify(config)).not.toContain('0.0.0.0/0');
+  });
+
+  test("the addresses given to pods are recorded in the node's own directory, not in one every node shares", () => {
+    const config = cniConfig('/run/node-a/cni-ipam') as any;
+    expect(config.plugins[0].ipam).toMatchObject({ type: 'host-local', dataDir: '/run/node-a/cni-ipam' });
   });
 
   test("the pods' subnet holds the gateway, and is clear of the Service range and kwok's pod addresses", () => {
