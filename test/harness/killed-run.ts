@@ -54,8 +54,16 @@ export async function killARealNodeRun(): Promise<KilledRun> {
   });
   const kubectl = (args: string[]) =>
     execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
-  kubectl(['run', 'left-behind', '--image=opkit.local/pause:1', '--image-pull-policy=Never', '--restart=Never']);
-  kubectl(['wait', '--for=condition=Ready', '--timeout=60s', 'pod/left-behind']);
+  try {
+    kubectl(['run', 'left-behind', '--image=opkit.local/pause:1', '--image-pull-policy=Never', '--restart=Never']);
+    kubectl(['wait', '--for=condition=Ready', '--timeout=60s', 'pod/left-behind']);
+  } catch (err) {
+    // Killed anyway, so that the node is a dead run's, which the next start takes back, and not
+    // held by a live process that nothing stops (it once held the machine's one real node).
+    child.removeAllListeners('exit');
+    child.kill('SIGKILL');
+    throw err;
+  }
   const workDir = path.dirname(kubeconfig);
   const pids = [...new Set([...processesNaming(workDir), ...podProcesses()])].filter((p) => p !== child.pid);
   child.removeAllListeners('exit');
