@@ -5,7 +5,9 @@
  * ServiceAccount token; its children's pods run real memcached.
  */
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { egressDecisions } from '../../testing/egress-proxy';
 import { nodeScriptInPod } from '../support/pod-script';
@@ -14,6 +16,7 @@ import {
   eventually,
   getJson,
   getJsonIfExists,
+  kubeconfigCluster,
   kubectl,
   kubectlOk,
   testKubeconfig,
@@ -218,5 +221,13 @@ https.get(${JSON.stringify(url)}, { rejectUnauthorized: false, headers: { Author
 
   afterAll(() => {
     if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  test("the tier's kubectl calls keep their caches in a directory of its own, not in ~/.kube/cache", () => {
+    kubectlOk(['get', 'namespace', SYSTEM, '-o', 'name']);
+    const address = new URL(kubeconfigCluster(testKubeconfig()).server).host.replace(':', '_');
+    const cache = process.env.KUBECACHEDIR ?? path.join(os.homedir(), '.kube', 'cache');
+    expect(fs.existsSync(path.join(cache, 'discovery', address))).toBe(true);
+    expect(fs.existsSync(path.join(os.homedir(), '.kube', 'cache', 'discovery', address))).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { realNodeUnavailable } from '../../testing/node/real-node';
 import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
 import { killARealNodeRun } from './killed-run';
+import { keepKubectlCacheIn } from './run-temp-dir';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -23,6 +24,9 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   const started = Date.now();
+  // kubectl's caches in a directory of the tier's own, removed by the teardown (run-temp-dir.ts).
+  process.env.OPKIT_E2E_KUBECTL_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-kubectl-'));
+  keepKubectlCacheIn(process.env.OPKIT_E2E_KUBECTL_DIR);
   // A run killed outright first: the tier's own start must take back all it left.
   process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
   const cp = await startControlPlane({ nodes: 'real' });

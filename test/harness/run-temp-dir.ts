@@ -20,14 +20,20 @@ export function enterRunTempDir(): string {
     keepToolCaches(outer, dir);
     process.env.OPKIT_RUN_TMPDIR = dir;
     process.env.TMPDIR = dir;
-    // kubectl keeps discovery and OpenAPI documents by server address under ~/.kube/cache. Every
-    // control plane a run starts listens on a port of its own, so each run left some 35 MB there
-    // that nothing read again (2.9 GB on this machine after a day of runs); the run's kubectl
-    // calls keep them in its directory instead. A cache the user chose is theirs.
-    process.env.KUBECACHEDIR ??= path.join(dir, 'kubectl-cache');
+    keepKubectlCacheIn(dir);
   }
   process.env.OPKIT_RUN_TMPDIR_USERS = String(users() + 1);
   return dir;
+}
+
+/**
+ * kubectl keeps discovery and OpenAPI documents by server address under ~/.kube/cache. Every
+ * control plane a run starts listens on a port of its own, so each run left some 35 MB there that
+ * nothing read again (2.9 GB on this machine after a day of runs); the run's kubectl calls keep
+ * them in `dir` instead, removed with it. A cache the user chose is theirs.
+ */
+export function keepKubectlCacheIn(dir: string): void {
+  process.env.KUBECACHEDIR ??= path.join(dir, 'kubectl-cache');
 }
 
 /** Removes the run's directory once the last tier has left it, unless a test failed. */
