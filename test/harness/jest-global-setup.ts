@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundleReconciler } from '../../command/image/bundle';
-import { bundleTestCommand } from './command-bundle';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
+import { bundledSource } from '../support/bundle-sources';
+import { COMMAND_SOURCE } from '../support/command';
 import { provisionHelm } from '../support/helm';
 import { installDist } from '../support/kube';
 import { provisionKstatus } from '../support/kstatus';
@@ -28,7 +29,7 @@ export default async function globalSetup(): Promise<void> {
   // reconciler.ts bundled once for the tier: the reconcilers the tests start run it.
   process.env.OPKIT_TEST_RECONCILER_BUNDLE = await bundleTestReconciler();
   // The package's command bundled once too: the tests start it a few dozen times.
-  process.env.OPKIT_TEST_COMMAND ??= await bundleTestCommand();
+  process.env.OPKIT_TEST_COMMAND ??= await bundledSource(COMMAND_SOURCE);
   // Where the first test file that installs the packed kit packs it, for the others to share.
   process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.

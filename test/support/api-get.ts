@@ -177,11 +177,12 @@ const NAME_ORDER: ((t: ApiResource) => readonly string[])[] = [
  * singular name of the one meant).
  */
 function resolveType(name: string, kubeconfig: string, creds: Credentials): ApiResource | undefined {
+  const wanted = name.toLowerCase();
   for (const fresh of [false, true]) {
     if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
     const types = discoveryCache.get(kubeconfig)!;
     for (const namesOf of NAME_ORDER) {
-      const matches = matchType(name.toLowerCase(), types, namesOf);
+      const matches = matchType(wanted, types, namesOf);
       if (matches.length) return pickType(matches);
     }
   }

@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+/** The package's command, as the sources hold it. */
+export const COMMAND_SOURCE = path.resolve(__dirname, '..', '..', 'command', 'cli.ts');
 
 /**
  * Node's arguments that start the package's command (`command/cli.ts`): the run's bundle of it
- * when the tier's set-up made one (OPKIT_TEST_COMMAND, see test/harness/command-bundle.ts), else
- * the sources through tsx.
+ * when the tier's set-up made one (OPKIT_TEST_COMMAND, by bundle-sources.ts), else the sources
+ * through tsx.
  */
 export function commandArgs(): string[] {
   const bundle = process.env.OPKIT_TEST_COMMAND;
-  return bundle ? [bundle] : ['--import', 'tsx', path.join(ROOT, 'command', 'cli.ts')];
+  return bundle ? [bundle] : ['--import', 'tsx', COMMAND_SOURCE];
 }
