@@ -18,6 +18,8 @@ module.exports = {
   // A number, not '200%': jest reads a percentage over 100 as that many workers.
   maxWorkers: Math.max(2, os.availableParallelism() * 2),
   reporters: ['default', '<rootDir>/test/harness/failure-flag-reporter.js'],
+  // Runs after the tiers' set-ups: `npm test`'s type-check, started by them, has passed.
+  globalSetup: '<rootDir>/test/harness/type-check.ts',
   projects: [
     {
       ...base,

@@ -12,6 +12,7 @@ import { installDist } from '../support/kube';
 import { provisionKstatus } from '../support/kstatus';
 import { provisionPrometheus } from '../support/prometheus';
 import { enterRunTempDir } from './run-temp-dir';
+import { startTypeCheck } from './type-check';
 
 /**
  * Starts one control plane for the whole integration tier. Test files reach it through
@@ -20,20 +21,21 @@ import { enterRunTempDir } from './run-temp-dir';
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   enterRunTempDir();
-  // Helm for the chart install tests, built before any test file runs rather than inside one.
-  provisionHelm();
-  // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.
-  provisionKstatus();
-  // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
-  provisionPrometheus();
-  // reconciler.ts bundled once for the tier: the reconcilers the tests start run it.
-  process.env.OPKIT_TEST_RECONCILER_BUNDLE = await bundleTestReconciler();
-  // The package's command bundled once too: the tests start it a few dozen times.
-  process.env.OPKIT_TEST_COMMAND ??= await bundledSource(COMMAND_SOURCE);
-  // Where the first test file that installs the packed kit packs it, for the others to share.
-  process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
-  // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path.
-  const cp = await startControlPlane({ audit: true, featureGates: { ShardedListAndWatch: true } });
+  // npm test's type-check, beside the set-up (test/harness/type-check.ts).
+  startTypeCheck();
+  // Helm, kstatus and Prometheus first: the first time, each is built from the Go module proxy,
+  // which would hold up this thread for minutes, past the control plane's start-up deadline.
+  provisionTools();
+  // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path. Its
+  // start is mostly waiting on the API server; the bundles are made meanwhile.
+  const starting = startControlPlane({ audit: true, featureGates: { ShardedListAndWatch: true } });
+  try {
+    await makeBundles();
+  } catch (err) {
+    await (await starting.catch(() => undefined))?.stop();
+    throw err;
+  }
+  const cp = await starting;
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
@@ -53,6 +55,26 @@ export default async function globalSetup(): Promise<void> {
   process.stderr.write(
     `[control-plane] Kubernetes ${cp.version} ready for tests after ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
   );
+}
+
+/** The tools the tier's tests run, each found or built once before any test file runs. */
+function provisionTools(): void {
+  // Helm for the chart install tests.
+  provisionHelm();
+  // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.
+  provisionKstatus();
+  // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
+  provisionPrometheus();
+}
+
+/** The bundles the tier's tests start, each made once before any test file runs. */
+async function makeBundles(): Promise<void> {
+  // reconciler.ts bundled once for the tier: the reconcilers the tests start run it.
+  process.env.OPKIT_TEST_RECONCILER_BUNDLE = await bundleTestReconciler();
+  // The package's command bundled once too: the tests start it a few dozen times.
+  process.env.OPKIT_TEST_COMMAND ??= await bundledSource(COMMAND_SOURCE);
+  // Where the first test file that installs the packed kit packs it, for the others to share.
+  process.env.OPKIT_TEST_PACK_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-pack-'));
 }
 
 /** reconciler.ts as one file in the run's directory, unminified for readable stacks. */
