@@ -1,13 +1,21 @@
 /**
  * The suite's reads (`getJson`) go to the API directly where that answers as `kubectl get -o json`
  * does (test/support/api-get.ts): here each form they use is read both ways and compared, and the
- * forms it does not take are shown to be left to kubectl.
+ * forms it does not take are shown to be left to kubectl. Two helpers write that way too (a test's
+ * namespace, a ServiceAccount's token): what they make is checked with kubectl.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { apiGet } from '../support/api-get';
-import { createTestNamespace, kubeconfigCluster, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import {
+  createTestNamespace,
+  kubeconfigCluster,
+  kubectl,
+  kubectlOk,
+  serviceAccountToken,
+  testKubeconfig,
+} from '../support/kube';
 
 let ns: string;
 
@@ -115,6 +123,32 @@ test.each([
   ['not a get', ['describe', 'configmap', 'a']],
 ])('%s is left to kubectl', (_, args) => {
   expect(apiGet(args, testKubeconfig())).toBeUndefined();
+});
+
+test('a namespace the helper makes is there for kubectl; a name the server refuses fails as kubectl fails', () => {
+  const made = createTestNamespace('api-made');
+  try {
+    expect(kubectlOk(['get', 'namespace', made, '-o', 'name']).trim()).toBe(`namespace/${made}`);
+  } finally {
+    kubectl(['delete', 'namespace', made, '--wait=false']);
+  }
+  const refused = kubectl(['create', 'namespace', 'Not_A_Name']);
+  expect(refused.stderr).toContain('is invalid');
+  expect(() => createTestNamespace('Not_A_Name')).toThrow(
+    /creating namespace Not_A_Name-\w+: Error from server \(Invalid\): .* is invalid/,
+  );
+});
+
+test("a ServiceAccount's token from the helper authenticates as that ServiceAccount, for the time asked", () => {
+  kubectlOk(['create', 'serviceaccount', 'reader', '-n', ns]);
+  const token = serviceAccountToken(ns, 'reader', 600);
+  const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
+  expect(claims.sub).toBe(`system:serviceaccount:${ns}:reader`);
+  expect(claims.exp - claims.iat).toBe(600);
+  const { server } = kubeconfigCluster(testKubeconfig());
+  const whoami = kubectlOk(['auth', 'whoami', '-o', 'json', `--server=${server}`, `--token=${token}`]);
+  expect(JSON.parse(whoami).status.userInfo.username).toBe(`system:serviceaccount:${ns}:reader`);
+  expect(() => serviceAccountToken(ns, 'nobody-here', 600)).toThrow(/not found/);
 });
 
 test("the run's kubectl calls keep their caches in the run's directory, not in ~/.kube/cache", () => {

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { getSync, type SyncRequest } from './sync-http';
+import { getSync, requestSync, type SyncRequest, type SyncResponse } from './sync-http';
 
 interface Credentials {
   readonly server: string;
@@ -63,9 +63,28 @@ export function apiGet(args: readonly string[], kubeconfig: string): ApiGetResul
     ...creds.auth,
     url: `${creds.server}${base}${where}/${type.resource}${named}${query ? `?${query}` : ''}`,
   });
-  if (answer.status !== 200) return { code: 1, stdout: '', stderr: refusal(answer) };
+  if (answer.status !== 200) return { code: 1, stdout: '', stderr: refusalMessage(answer) };
   if (request.name) return { code: 0, stdout: answer.body, stderr: '' };
   return { code: 0, stdout: JSON.stringify(asKubectlList(JSON.parse(answer.body), type)), stderr: '' };
+}
+
+/**
+ * One request to the API server as the kubeconfig's user (`path` from the server's root, e.g.
+ * `/api/v1/namespaces`), for a test helper that would otherwise start a kubectl to make it;
+ * undefined when the kubeconfig is not one this reads (the helper then runs kubectl).
+ */
+export function apiRequest(
+  kubeconfig: string,
+  request: { readonly method: string; readonly path: string; readonly body?: unknown },
+): SyncResponse | undefined {
+  const creds = credentials(kubeconfig);
+  if (!creds) return undefined;
+  return requestSync({
+    ...creds.auth,
+    url: `${creds.server}${request.path}`,
+    method: request.method,
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+  });
 }
 
 /** kubectl prints a list as a `List`, each item with its apiVersion and kind. */
@@ -79,7 +98,8 @@ function asKubectlList(list: { items?: Record<string, unknown>[] }, type: ApiRes
   };
 }
 
-function refusal(answer: { status: number; body: string; error?: string }): string {
+/** What kubectl prints for a request the API server refused (or that got no answer). */
+export function refusalMessage(answer: SyncResponse): string {
   if (answer.error) return `Unable to connect to the server: ${answer.error}`;
   try {
     const status = JSON.parse(answer.body) as { reason?: string; message?: string };

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { have } from '../../command/image/tools';
 import { freePort } from '../../testing/control-plane';
-import { kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
+import { kubeconfigCluster, serviceAccountToken, testKubeconfig } from './kube';
 import { identityInLogs, waitUntilReady } from './reconciler';
 import { commandArgs } from './command';
 
@@ -88,7 +88,7 @@ export function deploymentIn(file: string, name?: string): any {
 function serviceAccountMount(namespace: string, serviceAccount: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-mount-'));
   fs.chmodSync(dir, 0o755);
-  const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, '--duration=1h']).trim();
+  const token = serviceAccountToken(namespace, serviceAccount, 3600);
   const cluster = kubeconfigCluster(testKubeconfig());
   fs.writeFileSync(path.join(dir, 'token'), token, { mode: 0o644 });
   fs.writeFileSync(path.join(dir, 'ca.crt'), Buffer.from(cluster['certificate-authority-data'], 'base64'), {

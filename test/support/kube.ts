@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
-import { apiGet } from './api-get';
+import { apiGet, apiRequest, refusalMessage } from './api-get';
 
 export interface KubectlResult {
   readonly code: number;
@@ -127,11 +127,40 @@ export function installDist(options: { kubeconfig?: string } = {}): void {
   kubectlOk(['apply', '--server-side', '-f', path.resolve(__dirname, '..', '..', 'dist')], options);
 }
 
-/** Creates a namespace for one test file, with a unique name. */
+/**
+ * Creates a namespace for one test file, with a unique name: a request on the kept connection
+ * (`kubectl create namespace` when the kubeconfig is not one api-get reads).
+ */
 export function createTestNamespace(prefix: string, options: { kubeconfig?: string } = {}): string {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-  kubectlOk(['create', 'namespace', name], options);
+  const kubeconfig = options.kubeconfig ?? testKubeconfig();
+  const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+  const answer = apiRequest(kubeconfig, { method: 'POST', path: '/api/v1/namespaces', body });
+  if (!answer) kubectlOk(['create', 'namespace', name], options);
+  else if (answer.status !== 201) throw new Error(`creating namespace ${name}: ${refusalMessage(answer)}`);
   return name;
+}
+
+/**
+ * A token of ServiceAccount `serviceAccount` in `namespace` (a TokenRequest, as `kubectl create
+ * token` makes), valid for `seconds`.
+ */
+export function serviceAccountToken(
+  namespace: string,
+  serviceAccount: string,
+  seconds: number,
+  options: { kubeconfig?: string } = {},
+): string {
+  const kubeconfig = options.kubeconfig ?? testKubeconfig();
+  const answer = apiRequest(kubeconfig, {
+    method: 'POST',
+    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: seconds } },
+  });
+  if (!answer)
+    return kubectlOk(['create', 'token', serviceAccount, '-n', namespace, `--duration=${seconds}s`], options).trim();
+  if (answer.status !== 201) throw new Error(`a token of ${namespace}/${serviceAccount}: ${refusalMessage(answer)}`);
+  return (JSON.parse(answer.body) as { status: { token: string } }).status.token;
 }
 
 /** Whether the test cluster runs pods (kube-scheduler and kwok's simulated nodes). */

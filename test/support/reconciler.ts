@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../../testing/control-plane';
 import { bundledSource, isRepositorySource } from './bundle-sources';
-import { eventually, kubeconfigCluster, kubectlOk, testKubeconfig } from './kube';
+import { eventually, kubeconfigCluster, kubectlOk, serviceAccountToken, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -22,7 +22,7 @@ export function serviceAccountKubeconfig(
   const admin = options.kubeconfig ?? testKubeconfig();
   const ns = options.namespace ?? 'memcached-system';
   const sa = options.serviceAccount ?? 'memcached-operator';
-  const token = kubectlOk(['create', 'token', sa, '-n', ns, '--duration=2h'], { kubeconfig: admin }).trim();
+  const token = serviceAccountToken(ns, sa, 2 * 3600, { kubeconfig: admin });
   const cluster = kubeconfigCluster(admin);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-sa-')), 'kubeconfig');
   fs.writeFileSync(

@@ -1,5 +1,5 @@
 /**
- * A synchronous HTTPS GET, for test helpers whose callers expect an answer without `await` (as
+ * A synchronous HTTPS request, for test helpers whose callers expect an answer without `await` (as
  * they got one from `kubectl` run with spawnSync): the request runs on a worker thread while this
  * thread waits on a shared flag, then takes the answer off a message port. It costs a round trip
  * on a kept-alive connection instead of a process start.
@@ -14,6 +14,10 @@ export interface SyncRequest {
   readonly token?: string;
   readonly accept?: string;
   readonly timeoutMs?: number;
+  /** @default 'GET' */
+  readonly method?: string;
+  /** A JSON body (sent as application/json). */
+  readonly body?: string;
 }
 
 export interface SyncResponse {
@@ -45,7 +49,9 @@ parentPort.on('message', ({ request, port, flag }) => {
   };
   const headers = { accept: request.accept || 'application/json' };
   if (request.token) headers.authorization = 'Bearer ' + request.token;
-  const req = https.get(request.url, { agent: agentFor(request), headers, timeout: request.timeoutMs }, (res) => {
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  const options = { method: request.method || 'GET', agent: agentFor(request), headers, timeout: request.timeoutMs };
+  const req = https.request(request.url, options, (res) => {
     const chunks = [];
     res.on('data', (c) => chunks.push(c));
     res.on('end', () => answer({ status: res.statusCode || 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -53,6 +59,7 @@ parentPort.on('message', ({ request, port, flag }) => {
   });
   req.on('timeout', () => req.destroy(new Error('timed out after ' + request.timeoutMs + ' ms')));
   req.on('error', (err) => answer({ status: 0, body: '', error: String(err) }));
+  req.end(request.body);
 });
 `;
 
@@ -67,8 +74,8 @@ function theWorker(): Worker {
   return worker;
 }
 
-/** GETs `request.url` and returns the answer, blocking this thread until it comes. */
-export function getSync(request: SyncRequest): SyncResponse {
+/** Sends `request` and returns the answer, blocking this thread until it comes. */
+export function requestSync(request: SyncRequest): SyncResponse {
   const timeoutMs = request.timeoutMs ?? 60_000;
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
@@ -79,4 +86,9 @@ export function getSync(request: SyncRequest): SyncResponse {
   port1.close();
   if (!message) return { status: 0, body: '', error: `no answer from the request thread (${waited})` };
   return message.message;
+}
+
+/** GETs `request.url` (requestSync). */
+export function getSync(request: Omit<SyncRequest, 'method' | 'body'>): SyncResponse {
+  return requestSync(request);
 }
