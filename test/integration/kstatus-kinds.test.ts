@@ -64,10 +64,15 @@ const CASES: KindCase[] = [
   },
 ];
 
-/** The kind a controller reconciles, at the version it stores. */
-function kindOf(c: KindCase): { kind: string; apiVersion: string } {
+function declarationOf(c: KindCase): (typeof KIT_CONTROLLERS)[number] {
   const decl = KIT_CONTROLLERS.find((d) => d.name === c.controller);
   if (!decl) throw new Error(`no kit controller ${c.controller}`);
+  return decl;
+}
+
+/** The kind a controller reconciles, at the version it stores. */
+function kindOf(c: KindCase): { kind: string; apiVersion: string } {
+  const decl = declarationOf(c);
   return { kind: decl.for.kind, apiVersion: decl.for.apiVersion };
 }
 
@@ -101,9 +106,15 @@ const is = (status: 'True' | 'False') => expect.stringMatching(new RegExp(`^${st
 
 const kindName = (c: KindCase) => kindOf(c).kind.toLowerCase();
 
+/** The name of the CRD of a case's kind. */
+const crdOf = (c: KindCase) => declarationOf(c).for.crdName;
+
 beforeAll(async () => {
   installDist();
-  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', 'crd', '--all']);
+  // This file's kinds only: `crd --all` on the shared plane also waited on other files' CRDs, and
+  // failed when one of them was deleted between kubectl's list and its wait.
+  const crds = [...new Set(CASES.map((c) => `crd/${crdOf(c)}`))];
+  kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', ...crds]);
   [healthy, starved, unwatched] = ['kstatus-ok', 'kstatus-starved', 'kstatus-unwatched'].map((p) =>
     createTestNamespace(p),
   ) as [string, string, string];
