@@ -128,16 +128,30 @@ export function installDist(options: { kubeconfig?: string } = {}): void {
 }
 
 /**
+ * POSTs `body` to `apiPath` on a kept connection (api-get.ts) and returns what the server made;
+ * undefined when the kubeconfig is not one api-get reads, for the caller to run kubectl instead.
+ * A refusal throws with what kubectl would print, after `what`.
+ */
+function createByRequest(kubeconfig: string, apiPath: string, body: object, what: string): any {
+  const answer = apiRequest(kubeconfig, { method: 'POST', path: apiPath, body });
+  if (answer && answer.status !== 201) throw new Error(`${what}: ${refusalMessage(answer)}`);
+  return answer && JSON.parse(answer.body);
+}
+
+/**
  * Creates a namespace for one test file, with a unique name: a request on the kept connection
  * (`kubectl create namespace` when the kubeconfig is not one api-get reads).
  */
 export function createTestNamespace(prefix: string, options: { kubeconfig?: string } = {}): string {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-  const kubeconfig = options.kubeconfig ?? testKubeconfig();
   const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-  const answer = apiRequest(kubeconfig, { method: 'POST', path: '/api/v1/namespaces', body });
-  if (!answer) kubectlOk(['create', 'namespace', name], options);
-  else if (answer.status !== 201) throw new Error(`creating namespace ${name}: ${refusalMessage(answer)}`);
+  const made = createByRequest(
+    options.kubeconfig ?? testKubeconfig(),
+    '/api/v1/namespaces',
+    body,
+    `creating namespace ${name}`,
+  );
+  if (!made) kubectlOk(['create', 'namespace', name], options);
   return name;
 }
 
@@ -151,16 +165,15 @@ export function serviceAccountToken(
   seconds: number,
   options: { kubeconfig?: string } = {},
 ): string {
-  const kubeconfig = options.kubeconfig ?? testKubeconfig();
-  const answer = apiRequest(kubeconfig, {
-    method: 'POST',
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: seconds } },
-  });
-  if (!answer)
+  const made = createByRequest(
+    options.kubeconfig ?? testKubeconfig(),
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: seconds } },
+    `a token of ${namespace}/${serviceAccount}`,
+  );
+  if (!made)
     return kubectlOk(['create', 'token', serviceAccount, '-n', namespace, `--duration=${seconds}s`], options).trim();
-  if (answer.status !== 201) throw new Error(`a token of ${namespace}/${serviceAccount}: ${refusalMessage(answer)}`);
-  return (JSON.parse(answer.body) as { status: { token: string } }).status.token;
+  return (made as { status: { token: string } }).status.token;
 }
 
 /** Whether the test cluster runs pods (kube-scheduler and kwok's simulated nodes). */
