@@ -1,7 +1,7 @@
 import type { ContainerStatus, KubeObject, Pod, ResourceType } from '../../../constructs/contract';
 import { type FieldSet, deepFreeze } from '../client';
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
  * What the informers keep of each object, as client-go's informer transforms do: the cache

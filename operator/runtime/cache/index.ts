@@ -5,6 +5,7 @@
  * This file is the folder's face: code outside the folder imports it from here alone.
  */
 export { cacheTransform } from './cache-transform';
+export { cacheDecoder } from './pod-protobuf';
 export { Informer } from './informer';
 export { namespaceInRange, rangesOverlap, shardRange, shardSelector } from './sharding';
 export type { HashRange, ShardScope } from './sharding';

@@ -6,6 +6,7 @@ import {
   isGone,
   type KubeClient,
   type KubeList,
+  type ObjectDecoder,
   type WatchEvent,
   apiVersionOf,
   controllerOf,
@@ -45,6 +46,12 @@ export interface InformerOptions {
   readonly fieldSelector?: string;
   /** What of each object to keep in the cache (client-go's informer transform). @default all of it */
   readonly transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * Reads the type's lists and watches in protobuf with this decoder, which builds what
+   * `transform` keeps and nothing else (a built-in type only; see pod-protobuf.ts). What the
+   * server still sends as JSON goes through `transform`. @default JSON
+   */
+  readonly protobuf?: ObjectDecoder;
   /**
    * A watch that the server accepted and that stayed up this long was healthy: its failure
    * starts the backoff afresh (client-go's reflector rule), so an isolated cut re-watches after
@@ -93,6 +100,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly clock: Clock;
   private shard?: ShardScope & { readonly selector: string };
   private servedBy?: 'server' | 'client';
+  /** Objects the protobuf decoder made: already what the transform keeps. */
+  private readonly decoded = new WeakSet<KubeObject>();
+  private readonly decode?: ObjectDecoder;
 
   constructor(
     private readonly client: KubeClient,
@@ -102,6 +112,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.clock = options.clock ?? realClock;
     const namespaces = options.namespaces ?? (options.namespace === undefined ? [undefined] : [options.namespace]);
     this.streams = [...new Set(namespaces)].map((namespace) => ({ namespace, resourceVersion: '', synced: false }));
+    const { protobuf } = options;
+    if (protobuf) {
+      this.decode = (r, end) => {
+        const obj = protobuf(r, end);
+        this.decoded.add(obj);
+        return obj;
+      };
+    }
   }
 
   /**
@@ -251,6 +269,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         onEvent: (e) => {
           this.handleEvent(stream, e);
         },
+        protobuf: this.decode,
         signal,
         idleTimeoutMs: (timeoutSeconds + 60) * 1000,
         onOpen: () => {
@@ -268,11 +287,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     let continueToken: string | undefined;
     let rv: string;
     do {
-      const page = await this.client.list<T>(this.type, stream.namespace, {
-        limit: String(this.options.pageSize ?? 500),
-        ...this.selector(),
-        ...(continueToken ? { continue: continueToken } : {}),
-      });
+      const page = await this.client.list<T>(
+        this.type,
+        stream.namespace,
+        {
+          limit: String(this.options.pageSize ?? 500),
+          ...this.selector(),
+          ...(continueToken ? { continue: continueToken } : {}),
+        },
+        { protobuf: this.decode },
+      );
       this.takePage(page, fresh);
       continueToken = page.metadata.continue === '' ? undefined : page.metadata.continue;
       rv = page.metadata.resourceVersion;
@@ -386,7 +410,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private typed(obj: KubeObject): T | undefined {
     const typed =
       obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
-    const kept = this.options.transform ? this.options.transform(typed) : typed;
+    const kept = this.options.transform && !this.decoded.has(obj) ? this.options.transform(typed) : typed;
     // Always true of what the API server sends for this type, and of a transform that keeps the
     // kind; the check is what makes the cache's objects `T`.
     if (isOfType(this.type, kept)) return kept;

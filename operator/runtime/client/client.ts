@@ -5,6 +5,15 @@ import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
 import { parseJson } from '../../../constructs/contract/json';
+import {
+  decodeList,
+  decodeStatus,
+  decodeWatchEvent,
+  FrameReader,
+  type ObjectDecoder,
+  PROTOBUF,
+  PROTOBUF_WATCH,
+} from './protobuf';
 
 /** An error answer from the API server, with its HTTP status and Kubernetes reason. */
 export class ApiError extends Error {
@@ -75,6 +84,20 @@ export interface WatchOptions {
   readonly idleTimeoutMs?: number;
   /** Called once the server accepted the watch. @default none */
   readonly onOpen?: () => void;
+  /**
+   * Asks for the stream in protobuf (built-in types only) and reads each object with this
+   * decoder; a server that answers in JSON is read as JSON. @default JSON
+   */
+  readonly protobuf?: ObjectDecoder;
+}
+
+/** How a list is read. */
+export interface ListOptions {
+  /**
+   * Asks for the list in protobuf (built-in types only) and reads each item with this decoder;
+   * a server that answers in JSON is read as JSON. @default JSON
+   */
+  readonly protobuf?: ObjectDecoder;
 }
 
 /** One operation of a JSON patch (RFC 6902). */
@@ -97,6 +120,7 @@ export interface KubeClient {
     type: ResourceType<T>,
     namespace?: string,
     query?: Record<string, string>,
+    options?: ListOptions,
   ): Promise<KubeList<T>>;
   create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T>;
   /**
@@ -183,8 +207,15 @@ export class HttpKubeClient implements KubeClient {
     type: ResourceType<T>,
     namespace?: string,
     query: Record<string, string> = {},
+    options: ListOptions = {},
   ): Promise<KubeList<T>> {
-    return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
+    const { protobuf } = options;
+    if (!protobuf) return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
+    return this.request<KubeList<T>>('GET', resourcePath(type, namespace), {
+      query,
+      accept: `${PROTOBUF}, application/json`,
+      protobuf: (body) => decodeList<T>(body, protobuf),
+    });
   }
 
   async create<T extends KubeObject>(type: ResourceType<T>, obj: KubeObject, namespace?: string): Promise<T> {
@@ -277,7 +308,15 @@ export class HttpKubeClient implements KubeClient {
   async request<T = unknown>(
     method: string,
     path: string,
-    opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {},
+    opts: {
+      body?: unknown;
+      contentType?: string;
+      query?: Record<string, string>;
+      /** The Accept header. @default application/json */
+      accept?: string;
+      /** Reads a 2xx answer the server gave in protobuf. @default none: only JSON is asked for */
+      protobuf?: (body: Buffer) => unknown;
+    } = {},
   ): Promise<T> {
     const started = process.hrtime.bigint();
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -287,6 +326,7 @@ export class HttpKubeClient implements KubeClient {
       'server.address': this.server.hostname,
     });
     const req = await this.prepare(method, path, opts.query, {
+      ...(opts.accept ? { Accept: opts.accept } : {}),
       ...(span ? { traceparent: span.traceparent } : {}),
       ...(payload
         ? {
@@ -303,14 +343,15 @@ export class HttpKubeClient implements KubeClient {
           const status = res.statusCode ?? 0;
           this.options.observer?.(method, path, status, Number(process.hrtime.bigint() - started) / 1e9);
           span?.end(status);
-          const text = Buffer.concat(chunks).toString('utf8');
+          const ok = status >= 200 && status < 300;
           let body: unknown;
           try {
-            body = text ? parseJson(text) : undefined;
-          } catch {
-            body = text;
+            body = readBody(Buffer.concat(chunks), res.headers['content-type'], ok ? opts.protobuf : undefined);
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+            return;
           }
-          if (status >= 200 && status < 300) resolve(body as T);
+          if (ok) resolve(body as T);
           else reject(toApiError(status, body, `${method} ${path}`));
         });
         res.on('error', reject);
@@ -333,9 +374,14 @@ export class HttpKubeClient implements KubeClient {
    * server has accepted the watch (a 2xx answer).
    */
   async watch(type: ResourceType, options: WatchOptions): Promise<void> {
-    const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen } = options;
+    const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen, protobuf } = options;
     const path = resourcePath(type, namespace);
-    const req = await this.prepare('GET', path, { ...query, watch: 'true', allowWatchBookmarks: 'true' }, {});
+    const req = await this.prepare(
+      'GET',
+      path,
+      { ...query, watch: 'true', allowWatchBookmarks: 'true' },
+      protobuf ? { Accept: `${PROTOBUF_WATCH}, application/json` } : {},
+    );
     return new Promise<void>((resolve, reject) => {
       const r = req.module.request({ ...req.options, agent: false }, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
@@ -344,9 +390,15 @@ export class HttpKubeClient implements KubeClient {
         }
         onOpen?.();
         // An event the handler fails on ends the watch with that error.
-        readLines(res, (line) => {
-          onEvent(JSON.parse(line) as WatchEvent);
-        }).catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
+        const events =
+          protobuf && isProtobuf(res.headers['content-type'])
+            ? readFrames(res, (frame) => {
+                onEvent(decodeWatchEvent(frame, protobuf));
+              })
+            : readLines(res, (line) => {
+                onEvent(JSON.parse(line) as WatchEvent);
+              });
+        events.catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
         res.on('end', () => {
           resolve();
         });
@@ -414,11 +466,50 @@ function readError(res: http.IncomingMessage, what: string): Promise<ApiError> {
     res.on('end', () => {
       let body: unknown;
       try {
-        body = parseJson(Buffer.concat(chunks).toString('utf8'));
+        body = readBody(Buffer.concat(chunks), res.headers['content-type'], undefined);
       } catch {
         body = undefined;
       }
       resolve(toApiError(res.statusCode ?? 0, body, what));
+    });
+  });
+}
+
+const isProtobuf = (contentType: string | undefined) => !!contentType?.startsWith(PROTOBUF);
+
+/**
+ * An answer's body: JSON (its text when it is not JSON), or — when the server answered in
+ * protobuf — a Status for an error answer and what `protobuf` reads of anything else.
+ */
+function readBody(body: Buffer, contentType: string | undefined, protobuf: ((body: Buffer) => unknown) | undefined) {
+  if (isProtobuf(contentType)) return protobuf ? protobuf(body) : decodeStatus(body);
+  const text = body.toString('utf8');
+  try {
+    return text ? parseJson(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Feeds each frame of a protobuf watch stream to `onFrame` as it arrives; rejects with the first
+ * error `onFrame` throws (and feeds nothing more).
+ */
+function readFrames(res: http.IncomingMessage, onFrame: (frame: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const frames = new FrameReader(onFrame);
+    res.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      try {
+        frames.push(chunk);
+      } catch (err) {
+        failed = true;
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    res.on('end', () => {
+      resolve();
     });
   });
 }

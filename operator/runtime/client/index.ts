@@ -11,6 +11,7 @@ export type {
   KubeClient,
   KubeClientOptions,
   KubeList,
+  ListOptions,
   WatchErrorStatus,
   WatchEvent,
   WatchOptions,
@@ -19,6 +20,8 @@ export { appliedFieldChanges, changeableFields, fieldChanges } from './field-cha
 export type { FieldChange } from './field-changes';
 export { ClusterConfig, loadKubeConfig } from './kubeconfig';
 export type { KubeConfigLike, LoadKubeConfigOptions } from './kubeconfig';
+export { ProtoReader, readMapEntry, readTime, tag, WIRE_BYTES, WIRE_VARINT } from './protobuf';
+export type { ObjectDecoder } from './protobuf';
 export { appliedEntry, extractApplied, needsApply, sameJson } from './managed-fields';
 export type { FieldSet } from './managed-fields';
 export {

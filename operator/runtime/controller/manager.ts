@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { exponentialDelay, sleep } from '../queue';
 import type { KubeClient } from '../client';
 import { type Controller } from './controller';
-import { cacheTransform, Informer, namespaceInRange, type ShardScope } from '../cache';
+import { cacheDecoder, cacheTransform, Informer, namespaceInRange, type ShardScope } from '../cache';
 import { LeaderElector, type LeaderElectionOptions, ShardElector } from '../election';
 import type { Metrics, MetricsAuthorizer } from '../observability';
 import { selfSignedCertificate } from '../webhooks';
@@ -106,6 +106,7 @@ export class Manager {
       inf = new Informer(this.options.client, type, {
         fieldSelector: options.fieldSelector,
         transform: cacheTransform(this.options.client.fieldManager, type),
+        protobuf: cacheDecoder(type),
         // The informer reads either: one namespace, or several.
         namespace: type.namespaced ? this.options.namespace : undefined,
         namespaces: type.namespaced ? this.options.namespaces : undefined,
