@@ -34,6 +34,7 @@ export default tseslint.config(
       'examples/platform-app/**',
       '**/*.js',
       '**/*.mjs',
+      '**/*.cjs',
     ],
   },
   js.configs.recommended,

@@ -8,6 +8,7 @@ import type { KubeObject, ResourceType } from '../constructs/contract';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as os from 'node:os';
 import { parseAllDocuments } from 'yaml';
 import { BuiltinTypes, customResourceType, memcachedKind } from '../constructs';
 import type { Memcached } from '../constructs';
@@ -60,6 +61,10 @@ export interface Measurement {
   readonly writesBy?: Record<string, number>;
   /** Reconciles, where the process counts them (our reconciler's metrics). */
   readonly reconciles?: number;
+  /** Objects its informers received (list items and watch events, bookmarks aside; our reconciler's metrics). */
+  readonly watchEvents?: number;
+  /** Bytes allocated on the V8 heap while converging (our reconciler, counted by bench/alloc-probe.cjs with BENCH_ALLOC=1). */
+  readonly allocatedBytes?: number;
   /** All requests, where the process counts them (our reconciler's metrics). */
   readonly requests?: number;
   /** Write requests in the idle window after settling. */
@@ -265,6 +270,12 @@ function synthesizedContainer(): { args?: unknown; env?: unknown } {
   return deployment.spec.template.spec.containers[0];
 }
 
+/**
+ * Whether our reconciler runs with bench/alloc-probe.cjs, which counts its allocations: only when
+ * asked (BENCH_ALLOC=1), for the probe adds to the memory it measures (see the file).
+ */
+const COUNT_ALLOCATIONS = process.env.BENCH_ALLOC === '1';
+
 /** Starts a process and stops it (SIGKILL) if the bench exits first. */
 export function startProcess(
   bin: string,
@@ -306,10 +317,13 @@ export async function converge<T extends KubeObject>(
     settled: (obj: T) => boolean;
     idleSeconds: number;
     onSettled?: () => Promise<void>;
+    /** Bytes the process has allocated so far, where it counts them. */
+    allocatedBytes?: () => number;
   },
 ): Promise<Measurement> {
   const n = run.objects.length;
   const meter = new ProcessMeter(run.pid);
+  const allocatedAtStart = run.allocatedBytes?.();
   const auditFrom = auditEnd(ctx.auditLog);
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
@@ -319,6 +333,11 @@ export async function converge<T extends KubeObject>(
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
   const usage = meter.stop();
+  const allocatedAtEnd = run.allocatedBytes?.();
+  const allocatedBytes =
+    allocatedAtStart === undefined || allocatedAtEnd === undefined || Number.isNaN(allocatedAtEnd)
+      ? undefined
+      : allocatedAtEnd - allocatedAtStart;
   const apiServerRssMiB = ctx.apiServerPid ? mib(rssBytes(ctx.apiServerPid)) : undefined;
   await Promise.all([created.close(), settled.close()]);
   const converging = auditWrites(ctx.auditLog, run.user, run.ns, auditFrom);
@@ -332,6 +351,7 @@ export async function converge<T extends KubeObject>(
     deploymentsSeconds: seconds(deploymentsMs),
     settledSeconds: seconds(settledMs),
     ...usage,
+    allocatedBytes,
     apiServerRssMiB,
     writes: converging.writes,
     writesBy: converging.by,
@@ -349,13 +369,16 @@ export async function startReconciler(
   ctx: BenchContext,
   ns: string | readonly string[] | undefined,
   options: { workers?: number; nodeArgs?: string[]; args?: string[]; node?: NodeRuntimePackage } = {},
-): Promise<{ proc: ChildProcess; metricsPort: number }> {
+): Promise<{ proc: ChildProcess; metricsPort: number; allocatedBytes: () => number }> {
   const [health, metrics] = [await freePort(), await freePort()];
+  const allocFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-alloc-')), 'allocated');
   const rec = startProcess(
     // The Node the image ships, unless another is asked for.
     nodeBinary(options.node ?? NODE_RUNTIME),
     [
       ...(options.nodeArgs ?? []),
+      // With BENCH_ALLOC=1, counts the bytes it allocates (a file it rewrites 4 times a second).
+      ...(COUNT_ALLOCATIONS ? ['--require', path.join(ROOT, 'bench', 'alloc-probe.cjs')] : []),
       path.join(ROOT, 'build', 'reconciler', 'main.js'),
       `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`,
       synthesizedControllersFlag(),
@@ -372,10 +395,14 @@ export async function startReconciler(
     // Its standard output (e.g. with BENCH_NODE_ARGS=--trace-gc), for a look at where memory goes.
     process.env.BENCH_RECONCILER_STDOUT,
     // As the operator's pod runs it (NODE_OPTIONS).
-    synthesizedEnvironment(),
+    { ...synthesizedEnvironment(), BENCH_ALLOC_FILE: allocFile },
   );
+  rec.once('exit', () => {
+    fs.rmSync(path.dirname(allocFile), { recursive: true, force: true });
+  });
   await waitReady(rec, health, 'the reconciler');
-  return { proc: rec, metricsPort: metrics };
+  const allocatedBytes = () => (COUNT_ALLOCATIONS ? Number(fs.readFileSync(allocFile, 'utf8')) : NaN);
+  return { proc: rec, metricsPort: metrics, allocatedBytes };
 }
 
 /** Waits for a controller's /readyz; one that never gets there (say, RBAC that does not cover a watch) must not hang the bench. */
@@ -445,7 +472,7 @@ export async function measureReconciler(
   const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(ctx.admin, ['create', 'namespace', ns]);
   const node = options.node ?? NODE_RUNTIME;
-  const { proc: rec, metricsPort: metrics } = await startReconciler(ctx, ns, { ...options, node });
+  const { proc: rec, metricsPort: metrics, allocatedBytes } = await startReconciler(ctx, ns, { ...options, node });
   await sleep(1000);
   const memcacheds = Array.from({ length: n }, (_, i) => ({
     apiVersion: 'cache.example.com/v1',
@@ -455,6 +482,7 @@ export async function measureReconciler(
   }));
   let requests = 0;
   let reconciles = 0;
+  let watchEvents = 0;
   let settledMemoryMiB: Measurement['settledMemoryMiB'];
   const measured = await converge<Memcached & KubeObject>(ctx, {
     pid: rec.pid!,
@@ -469,6 +497,7 @@ export async function measureReconciler(
       m.status?.nodes?.length === 1 &&
       !!m.status.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
     idleSeconds: options.idleSeconds,
+    allocatedBytes,
     onSettled: async () => {
       if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
         // With BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2: the settled heap, written to the cwd.
@@ -478,6 +507,7 @@ export async function measureReconciler(
       const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
       requests = sumSamples(exposition, 'rest_client_requests_total');
       reconciles = sumSamples(exposition, 'controller_runtime_reconcile_total');
+      watchEvents = sumSamples(exposition, 'opkit_watch_events_total');
       const gauge = (name: string) =>
         mib(
           Number(
@@ -498,7 +528,7 @@ export async function measureReconciler(
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return { ...measured, requests, reconciles, settledMemoryMiB, node: node.version };
+  return { ...measured, requests, reconciles, watchEvents, settledMemoryMiB, node: node.version };
 }
 
 /**

@@ -25,7 +25,14 @@ import * as path from 'node:path';
 import { NODE_RUNTIME } from '../command/image/definition';
 import { withBenchCluster } from './cluster';
 import { buildControllerRuntimePeer, measureControllerRuntime } from './controller-runtime-peer';
-import { buildCached, type Measurement, measureReconciler, measureReference, measureSampleController } from './measure';
+import {
+  buildCached,
+  type Measurement,
+  measureReconciler,
+  measureReference,
+  measureSampleController,
+  mib,
+} from './measure';
 import { NODE_24 } from './node-runtimes';
 import { measureRelist, type RelistMeasurement } from './relist';
 
@@ -148,6 +155,16 @@ function comparisonTable(c: Contenders): string {
     row('reconciles (per resource)', (m) =>
       m.reconciles === undefined ? '—' : `${m.reconciles} (${perResource(m.reconciles, n)})`,
     ),
+    row('CPU per reconcile; per object received (list item or watch event)', (m) =>
+      m.reconciles && m.watchEvents && m.cpuSeconds !== undefined
+        ? `${micros(m.cpuSeconds, m.reconciles)}; ${micros(m.cpuSeconds, m.watchEvents)} (${m.watchEvents} received)`
+        : '—',
+    ),
+    row('bytes allocated per reconcile; per object received (BENCH_ALLOC=1: its RSS is not the one to read)', (m) =>
+      m.reconciles && m.watchEvents && m.allocatedBytes !== undefined
+        ? `${kib(m.allocatedBytes, m.reconciles)}; ${kib(m.allocatedBytes, m.watchEvents)} (${show(mib(m.allocatedBytes), ' MiB')} in all)`
+        : '—',
+    ),
     row('all requests (per resource)', (m) =>
       m.requests === undefined ? '—' : `${m.requests} (${perResource(m.requests, n)})`,
     ),
@@ -157,6 +174,11 @@ function comparisonTable(c: Contenders): string {
     ),
   ].join('\n');
 }
+
+/** CPU seconds shared out over `count`, in µs each. */
+const micros = (cpuSeconds: number, count: number) => `${((cpuSeconds / count) * 1e6).toFixed(0)} µs`;
+/** Bytes shared out over `count`, in KiB each. */
+const kib = (bytes: number, count: number) => `${(bytes / count / 1024).toFixed(1)} KiB`;
 
 /** `1000 patch deployments, 1000 create events, …`, most first. */
 function writesBy(m: Measurement): string {

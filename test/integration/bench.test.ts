@@ -47,6 +47,7 @@ testWithNodes(
       LARGE_N: '3',
       RELIST_NEW: '2',
       IDLE_S: '2',
+      BENCH_ALLOC: '1',
       RESULTS_FILE: results,
     });
     expect(out).toContain('| figure, N = 3 |');
@@ -75,6 +76,13 @@ testWithNodes(
     );
     expect(text).toMatch(
       /\| write requests in 2 s once settled \| — \| \d+ \| \d+ \| {2}\| \d+ \| {2}\| \d+ \| \d+ \|/,
+    );
+    // Per reconcile and per object received: ours on either Node; the Go controllers count neither.
+    expect(text).toMatch(
+      /\| CPU per reconcile; per object received \(list item or watch event\) \| — \| \d+ µs; \d+ µs \(\d+ received\) \| — \| {2}\| — \| {2}\| \d+ µs; \d+ µs \(\d+ received\) \| — \|/,
+    );
+    expect(text).toMatch(
+      /\| bytes allocated per reconcile; per object received \(BENCH_ALLOC=1: its RSS is not the one to read\) \| — \| [\d.]+ KiB; [\d.]+ KiB \(\d+ MiB in all\) \| — \| {2}\| — \| {2}\| [\d.]+ KiB; [\d.]+ KiB \(\d+ MiB in all\) \| — \|/,
     );
     expect(text).toMatch(/\| kube-apiserver RSS once settled \| \d+ MiB \| \d+ MiB \| \d+ MiB \| {2}\| \d+ MiB \|/);
     // The equal-work peer does what ours does: it records Events and writes the same status.
@@ -111,6 +119,22 @@ testWithNodes('npm run bench:plan measures plan (same version and a label added)
     { kind: 'Deployment', field: 'spec.template.metadata.labels.team', change: 'added', count: 3 },
   ]);
   expect(out.kubectlDiff).toMatchObject({ exit: 1, changedObjects: 3 });
+});
+
+test('npm run bench:watch-decode reads the recorded Pod watch both ways and counts CPU and bytes per event', () => {
+  const out = JSON.parse(run('watch-decode.ts', { PASSES: '5' })) as Record<string, any>;
+  expect(out.node).toBe(`v${NODE_RUNTIME.version}`);
+  // The recorded stream's 9 events, read 5 times each way.
+  for (const way of ['json', 'protobuf']) {
+    expect(out[way]).toEqual({
+      events: 45,
+      cpuMicrosPerEvent: expect.any(Number),
+      allocatedBytesPerEvent: expect.any(Number),
+      wireBytesPerEvent: expect.any(Number),
+    });
+    expect(out[way].allocatedBytesPerEvent).toBeGreaterThan(0);
+  }
+  expect(out.protobuf.wireBytesPerEvent).toBeLessThan(out.json.wireBytesPerEvent);
 });
 
 if (!nodesRun) test.todo('the benchmarks need pods that run (kube-scheduler and kwok)');
