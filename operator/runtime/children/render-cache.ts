@@ -9,9 +9,13 @@ import { deepFreeze } from '../client';
  * keeps rather than by a count, so that a burst over every resource finds each one's render (a
  * count of 256 was cycled through at N = 1000 and rendered again). Renders are frozen, since they
  * are shared between reconciles.
+ *
+ * The resource's status is a part of the input apart: our own status writes change it after
+ * nearly every reconcile, and most renders never read it. A render is told how to say it read it
+ * (`readStatus`); one that did not is reused whatever the status, one that did only for the same.
  */
 export class RenderCache<T extends object> {
-  private readonly entries = new Map<string, { digest: string; value: T; bytes: number }>();
+  private readonly entries = new Map<string, Entry<T>>();
   private keptBytes = 0;
 
   /**
@@ -24,12 +28,17 @@ export class RenderCache<T extends object> {
     private readonly sizeOf: (value: T) => number = jsonLength,
   ) {}
 
-  /** The render of `key` for `input`: the one kept if its input was the same, else `render()`'s. */
-  get(key: string, input: string, render: () => T): T {
-    const digest = createHash('sha256').update(input).digest('base64');
+  /**
+   * The render of `key` for `input` and `status`: the one kept if its input was the same (and its
+   * status, when that render read it), else `render()`'s.
+   */
+  get(key: string, input: string, render: (readStatus: () => void) => T, status = ''): T {
+    const digest = sha256(input);
+    const statusDigest = sha256(status);
     const kept = this.entries.get(key);
     if (kept) this.drop(key, kept);
-    const entry = kept?.digest === digest ? kept : this.rendered(digest, render);
+    const reusable = kept?.digest === digest && (kept.statusDigest === undefined || kept.statusDigest === statusDigest);
+    const entry = kept && reusable ? kept : this.rendered(digest, statusDigest, render);
     this.entries.set(key, entry);
     this.keptBytes += entry.bytes;
     for (const [oldKey, old] of this.entries) {
@@ -55,10 +64,16 @@ export class RenderCache<T extends object> {
     if (kept) this.drop(key, kept);
   }
 
-  private rendered(digest: string, render: () => T): { digest: string; value: T; bytes: number } {
-    const value = deepFreeze(render());
-    // The digest is kept too.
-    return { digest, value, bytes: this.sizeOf(value) + digest.length };
+  private rendered(digest: string, statusDigest: string, render: (readStatus: () => void) => T): Entry<T> {
+    const read = { status: false };
+    const value = deepFreeze(
+      render(() => {
+        read.status = true;
+      }),
+    );
+    // The digests are kept too.
+    const kept = read.status ? statusDigest : undefined;
+    return { digest, statusDigest: kept, value, bytes: this.sizeOf(value) + digest.length + (kept?.length ?? 0) };
   }
 
   private drop(key: string, entry: { bytes: number }): void {
@@ -66,6 +81,17 @@ export class RenderCache<T extends object> {
     this.keptBytes -= entry.bytes;
   }
 }
+
+interface Entry<T> {
+  /** Of the input but the status. */
+  readonly digest: string;
+  /** Of the status, when the render read it. */
+  readonly statusDigest: string | undefined;
+  readonly value: T;
+  readonly bytes: number;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
 
 function jsonLength(value: unknown): number {
   return JSON.stringify(value).length;

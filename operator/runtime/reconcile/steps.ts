@@ -65,19 +65,40 @@ const NOTHING_RENDERED: RenderedChildren = { objects: [], waits: new Map() };
 export function renderDesired(parts: ControllerParts, t: Target, facts: object | undefined): RenderedChildren {
   const { decl, type } = parts;
   if (!decl.render) return NOTHING_RENDERED;
-  return parts.renders.get(t.key, renderInput(t.resource, facts), () =>
-    renderWithWaits((scope) => {
-      decl.render?.(scope, t.resource, { owner: controllerReference(t.resource, type), external: facts });
-    }, resourceAddress(t.resource.metadata)),
+  const { status, ...rest } = withoutBookkeeping(t.resource);
+  return parts.renders.get(
+    t.key,
+    JSON.stringify([rest, facts ?? null]),
+    (readStatus) =>
+      renderWithWaits((scope) => {
+        decl.render?.(scope, watchingStatus(t.resource, readStatus), {
+          owner: controllerReference(t.resource, type),
+          external: facts,
+        });
+      }, resourceAddress(t.resource.metadata)),
+    JSON.stringify(status ?? null),
   );
 }
 
 /**
- * What a render may read: the whole resource (a render function may read its status too) and
- * the external facts, without the bookkeeping that changes on every write.
+ * The resource as a render sees it, telling `readStatus` when its status is read — directly, by a
+ * spread, JSON or a clone, all of which read the property — so that a render that never reads it
+ * is reused across our own status writes (see RenderCache). A copy: the cached object stays as it is.
  */
-function renderInput(resource: KubeObject, facts: unknown): string {
-  return JSON.stringify([withoutBookkeeping(resource), facts ?? null]);
+function watchingStatus<T extends KubeObject>(resource: T, readStatus: () => void): T {
+  const seen = { ...resource };
+  Object.defineProperty(seen, 'status', {
+    get: () => {
+      readStatus();
+      return resource.status;
+    },
+    // Listed even where the resource has none yet, so that a spread or JSON of it counts as a
+    // read (a status that then appears must render again); its value is then undefined, which
+    // JSON leaves out as before.
+    enumerable: true,
+    configurable: true,
+  });
+  return seen;
 }
 
 /** Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were applied. */

@@ -79,3 +79,27 @@ test('a deleted resource is forgotten, its bytes with it', () => {
   expect(cache.size).toBe(0);
   expect(cache.bytes).toBe(0);
 });
+
+test('the status part of the input counts only when the kept render read it', () => {
+  const cache = new RenderCache<object[]>(1 << 20);
+  let renders = 0;
+  const ignoring = () => {
+    renders++;
+    return [{}];
+  };
+  const first = cache.get('a', 'spec', ignoring, 'status-1');
+  expect(cache.get('a', 'spec', ignoring, 'status-2')).toBe(first);
+  expect(renders).toBe(1);
+  const reading = (readStatus: () => void) => {
+    readStatus();
+    renders++;
+    return [{}];
+  };
+  const read = cache.get('b', 'spec', reading, 'status-1');
+  expect(cache.get('b', 'spec', reading, 'status-1')).toBe(read);
+  expect(cache.get('b', 'spec', reading, 'status-2')).not.toBe(read);
+  expect(renders).toBe(3);
+  // The rest of the input counts either way.
+  cache.get('a', 'spec changed', ignoring, 'status-2');
+  expect(renders).toBe(4);
+});

@@ -108,3 +108,62 @@ test('render is reused while the resource and facts are the same, bookkeeping as
   renderDesired(parts, target({ ...memcached(), spec: { size: 2 } }), { endpoint: 'x' });
   expect(renders.count).toBe(3);
 });
+
+/** A status our reconciler might write: Available, with the listed pods in its message. */
+const available = (pods: string[]) => ({
+  conditions: [
+    {
+      type: 'Available',
+      status: 'True' as const,
+      reason: 'PodsReady',
+      message: pods.join(','),
+      lastTransitionTime: 't',
+    },
+  ],
+});
+
+test('a status write does not render again when the render never read the status; it does when it did', () => {
+  const ignoresStatus = setUp(memcached(), (scope, r) => {
+    new ApiObject(scope, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: r.metadata.name } });
+  });
+  const first = renderDesired(ignoresStatus.parts, ignoresStatus.target(memcached()), undefined);
+  // Our own status writes: the pod listed, then ready.
+  for (const nodes of [['m-1'], ['m-1', 'm-2']]) {
+    expect(
+      renderDesired(ignoresStatus.parts, ignoresStatus.target({ ...memcached(), status: available(nodes) }), undefined),
+    ).toBe(first);
+  }
+  expect(ignoresStatus.renders.count).toBe(1);
+
+  const readsStatus = setUp(memcached(), (scope, r) => {
+    const nodes = r.status?.conditions?.[0]?.message ?? '';
+    new ApiObject(scope, 'cm', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: r.metadata.name },
+      data: { nodes },
+    });
+  });
+  renderDesired(readsStatus.parts, readsStatus.target(memcached()), undefined);
+  const listed = renderDesired(
+    readsStatus.parts,
+    readsStatus.target({ ...memcached(), status: available(['m-1']) }),
+    undefined,
+  );
+  expect(listed.objects[0]).toMatchObject({ data: { nodes: 'm-1' } });
+  // The same status again: the render that read it is reused.
+  renderDesired(readsStatus.parts, readsStatus.target({ ...memcached(), status: available(['m-1']) }), undefined);
+  expect(readsStatus.renders.count).toBe(2);
+  // A render that reads the whole resource (a spread, JSON) reads its status too.
+  const copiesAll = setUp(memcached(), (scope, r) => {
+    new ApiObject(scope, 'cm', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: r.metadata.name },
+      data: { copy: JSON.stringify({ ...r }) },
+    });
+  });
+  renderDesired(copiesAll.parts, copiesAll.target(memcached()), undefined);
+  renderDesired(copiesAll.parts, copiesAll.target({ ...memcached(), status: available(['m-1']) }), undefined);
+  expect(copiesAll.renders.count).toBe(2);
+});
