@@ -2,6 +2,7 @@ import type { Tracer } from '../observability';
 import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
 import { parseJson } from '../../../constructs/contract/json';
@@ -210,11 +211,11 @@ export class HttpKubeClient implements KubeClient {
     options: ListOptions = {},
   ): Promise<KubeList<T>> {
     const { protobuf } = options;
-    if (!protobuf) return this.request<KubeList<T>>('GET', resourcePath(type, namespace), { query });
     return this.request<KubeList<T>>('GET', resourcePath(type, namespace), {
       query,
-      accept: `${PROTOBUF}, application/json`,
-      protobuf: (body) => decodeList<T>(body, protobuf),
+      ...(protobuf
+        ? { accept: `${PROTOBUF}, application/json`, protobuf: (body: Buffer) => decodeList<T>(body, protobuf) }
+        : {}),
     });
   }
 
@@ -491,53 +492,44 @@ function readBody(body: Buffer, contentType: string | undefined, protobuf: ((bod
   }
 }
 
-/**
- * Feeds each frame of a protobuf watch stream to `onFrame` as it arrives; rejects with the first
- * error `onFrame` throws (and feeds nothing more).
- */
+/** Feeds each frame of a protobuf watch stream to `onFrame` as it arrives (see readChunks). */
 function readFrames(res: http.IncomingMessage, onFrame: (frame: Buffer) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let failed = false;
-    const frames = new FrameReader(onFrame);
-    res.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      try {
-        frames.push(chunk);
-      } catch (err) {
-        failed = true;
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-    res.on('end', () => {
-      resolve();
-    });
+  const frames = new FrameReader(onFrame);
+  return readChunks(res, (chunk) => {
+    frames.push(chunk);
+  });
+}
+
+/** Feeds each non-empty line of a streamed answer to `onLine` as it arrives (see readChunks). */
+function readLines(res: http.IncomingMessage, onLine: (line: string) => void): Promise<void> {
+  let buffered = '';
+  // A character split between chunks is put together, as res.setEncoding('utf8') would.
+  const utf8 = new StringDecoder('utf8');
+  return readChunks(res, (chunk) => {
+    buffered += utf8.write(chunk);
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line) onLine(line);
+    }
   });
 }
 
 /**
- * Feeds each non-empty line of a streamed answer to `onLine` as it arrives; rejects with the
- * first error `onLine` throws (and feeds nothing more).
+ * Feeds each chunk of a streamed answer to `onChunk` as it arrives; rejects with the first error
+ * `onChunk` throws (and feeds nothing more), resolves when the answer ends.
  */
-function readLines(res: http.IncomingMessage, onLine: (line: string) => void): Promise<void> {
+function readChunks(res: http.IncomingMessage, onChunk: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    let buffered = '';
     let failed = false;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
+    res.on('data', (chunk: Buffer) => {
       if (failed) return;
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (!line) continue;
-        try {
-          onLine(line);
-        } catch (err) {
-          failed = true;
-          reject(err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
+      try {
+        onChunk(chunk);
+      } catch (err) {
+        failed = true;
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
     res.on('end', () => {
