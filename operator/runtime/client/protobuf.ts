@@ -169,46 +169,39 @@ export function readMapEntry(r: ProtoReader, end: number): [string, string] {
   return [key, value];
 }
 
-const MAGIC = Buffer.from('k8s\u0000', 'latin1');
+/** `k8s\0`, the prefix of every serialized object. */
+const MAGIC = [0x6b, 0x38, 0x73, 0x00] as const;
 
-/** The envelope around a serialized object: `k8s\0` and a runtime.Unknown with its type and its message. */
+/**
+ * Where the object's own message lies inside its envelope: `k8s\0` and a runtime.Unknown. The
+ * Unknown's type (apiVersion, kind) is passed over: the caller knows the type it asked for, and a
+ * watch's ERROR event says so by its event type.
+ */
 export interface Envelope {
-  readonly apiVersion: string;
-  readonly kind: string;
-  /** Where the object's own message lies in the buffer. */
   readonly start: number;
   readonly end: number;
 }
 
 /** Opens the envelope of the object at `buf[start, end)`. */
 export function openEnvelope(buf: Buffer, start = 0, end = buf.length): Envelope {
-  if (end - start < MAGIC.length || !buf.subarray(start, start + MAGIC.length).equals(MAGIC)) {
+  if (end - start < MAGIC.length || MAGIC.some((byte, i) => buf[start + i] !== byte)) {
     throw new Error('protobuf: not a Kubernetes object (no k8s\\0 prefix)');
   }
   const r = new ProtoReader(buf, start + MAGIC.length, end);
-  let apiVersion = '';
-  let kind = '';
-  let raw: [number, number] = [r.pos, r.pos];
+  let rawStart = r.pos;
+  let rawEnd = r.pos;
   while (r.pos < end) {
     const t = r.uint();
-    if (t === tag(1, WIRE_BYTES)) {
-      const typeEnd = r.lengthEnd();
-      while (r.pos < typeEnd) {
-        const tt = r.uint();
-        if (tt === tag(1, WIRE_BYTES)) apiVersion = r.string();
-        else if (tt === tag(2, WIRE_BYTES)) kind = r.string();
-        else r.skip(tt & 7);
-      }
-    } else if (t === tag(2, WIRE_BYTES)) {
-      const rawEnd = r.lengthEnd();
-      raw = [r.pos, rawEnd];
+    if (t === tag(2, WIRE_BYTES)) {
+      rawEnd = r.lengthEnd();
+      rawStart = r.pos;
       r.pos = rawEnd;
     } else if (t === tag(3, WIRE_BYTES) || t === tag(4, WIRE_BYTES)) {
       // contentEncoding / contentType: set only for nested encodings the API server never sends.
       if (r.string() !== '') throw new Error('protobuf: an encoded envelope is not supported');
     } else r.skip(t & 7);
   }
-  return { apiVersion, kind, start: raw[0], end: raw[1] };
+  return { start: rawStart, end: rawEnd };
 }
 
 /** metav1.Status, as an error answer or a watch's ERROR event carries it. */
