@@ -34,11 +34,12 @@ export class RenderCache<T extends object> {
    */
   get(key: string, input: string, render: (readStatus: () => void) => T, status = ''): T {
     const digest = sha256(input);
-    const statusDigest = sha256(status);
     const kept = this.entries.get(key);
     if (kept) this.drop(key, kept);
-    const reusable = kept?.digest === digest && (kept.statusDigest === undefined || kept.statusDigest === statusDigest);
-    const entry = kept && reusable ? kept : this.rendered(digest, statusDigest, render);
+    // The status is hashed only where it counts: for a kept render that read it.
+    const reusable =
+      kept?.digest === digest && (kept.statusDigest === undefined || kept.statusDigest === sha256(status));
+    const entry = kept && reusable ? kept : this.rendered(digest, status, render);
     this.entries.set(key, entry);
     this.keptBytes += entry.bytes;
     for (const [oldKey, old] of this.entries) {
@@ -64,7 +65,7 @@ export class RenderCache<T extends object> {
     if (kept) this.drop(key, kept);
   }
 
-  private rendered(digest: string, statusDigest: string, render: (readStatus: () => void) => T): Entry<T> {
+  private rendered(digest: string, status: string, render: (readStatus: () => void) => T): Entry<T> {
     const read = { status: false };
     const value = deepFreeze(
       render(() => {
@@ -72,7 +73,7 @@ export class RenderCache<T extends object> {
       }),
     );
     // The digests are kept too.
-    const kept = read.status ? statusDigest : undefined;
+    const kept = read.status ? sha256(status) : undefined;
     return { digest, statusDigest: kept, value, bytes: this.sizeOf(value) + digest.length + (kept?.length ?? 0) };
   }
 
