@@ -259,6 +259,34 @@ function isQuantityField(path: readonly string[]): boolean {
  */
 export function needsApply(desired: KubeObject, live: KubeObject | undefined, manager: string): boolean {
   if (!live) return true;
+  const { uid, resourceVersion } = live.metadata;
+  // A frozen desired object (a kept render) cannot have changed, and a uid at a resourceVersion
+  // names one state of the live object: the answer given for that pair still holds. A reconcile
+  // asks twice (to hold a child, then to apply it), and again each time a pod's event brings its
+  // owner back with the same render and child.
+  const known = Object.isFrozen(desired) ? answers.get(desired) : undefined;
+  if (
+    known &&
+    uid &&
+    resourceVersion &&
+    known.manager === manager &&
+    known.uid === uid &&
+    known.resourceVersion === resourceVersion
+  )
+    return known.answer;
+  const answer = compareOwned(desired, live, manager);
+  if (Object.isFrozen(desired) && uid && resourceVersion)
+    answers.set(desired, { uid, resourceVersion, manager, answer });
+  return answer;
+}
+
+/** needsApply's last answer for each frozen desired object, with the live state it was given for. */
+const answers = new WeakMap<
+  KubeObject,
+  { readonly uid: string; readonly resourceVersion: string; readonly manager: string; readonly answer: boolean }
+>();
+
+function compareOwned(desired: KubeObject, live: KubeObject, manager: string): boolean {
   const applied = extractOwned(live, manager, desired.apiVersion);
   if (!applied) return true;
   // apiVersion, kind, name and namespace identify the object; they are not in the field set.

@@ -1,5 +1,6 @@
 import type { KubeObject } from '../../../../constructs/contract';
 import { extractApplied, needsApply, pruneEmpty } from '../../../../operator/runtime/client/managed-fields';
+import { deepFreeze } from '../../../../operator/runtime/client/resource';
 
 const MANAGER = 'cdk8s-operator-kit';
 
@@ -100,6 +101,45 @@ function live(fields = appliedFields(), mutate: (o: any) => void = () => undefin
 describe('needsApply: the change check against what our field manager owns', () => {
   test("a settled object needs no apply, despite defaults, status and other managers' fields", () => {
     expect(needsApply(desired(), live(), MANAGER)).toBe(false);
+  });
+
+  test('an answer for a frozen desired object (a kept render) holds while the live object stays at its resourceVersion', () => {
+    const frozen = deepFreeze(desired());
+    let reads = 0;
+    const counted = (rv: string, fields = appliedFields()): KubeObject => {
+      const o = live(fields);
+      o.metadata.resourceVersion = rv;
+      const entries = o.metadata.managedFields;
+      Object.defineProperty(o.metadata, 'managedFields', {
+        get: () => {
+          reads++;
+          return entries;
+        },
+      });
+      return o;
+    };
+    expect(needsApply(frozen, counted('7'), MANAGER)).toBe(false);
+    const readsFirst = reads;
+    expect(readsFirst).toBeGreaterThan(0);
+    // The same state again (another reconcile, or the apply after the hold check): not compared again.
+    expect(needsApply(frozen, counted('7'), MANAGER)).toBe(false);
+    expect(reads).toBe(readsFirst);
+    // A new resourceVersion is compared afresh: here another manager took spec.replicas.
+    const fields = appliedFields() as any;
+    delete fields['f:spec']['f:replicas'];
+    expect(needsApply(frozen, counted('8', fields), MANAGER)).toBe(true);
+    expect(reads).toBeGreaterThan(readsFirst);
+    // As is another manager's question.
+    const readsBefore = reads;
+    expect(needsApply(frozen, counted('8', fields), 'someone-else')).toBe(true);
+    expect(reads).toBeGreaterThan(readsBefore);
+  });
+
+  test('a desired object that is not frozen is compared every time: it may have changed in between', () => {
+    const d = desired() as any;
+    expect(needsApply(d, live(), MANAGER)).toBe(false);
+    d.spec.replicas = 4;
+    expect(needsApply(d, live(), MANAGER)).toBe(true);
   });
 
   test('the same holds for an object from a LIST, which carries no apiVersion/kind', () => {
