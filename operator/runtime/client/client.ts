@@ -2,39 +2,11 @@ import type { Tracer } from '../observability';
 import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
-import { parseJson } from '../../../constructs/contract/json';
-import {
-  decodeList,
-  decodeStatus,
-  decodeWatchEvent,
-  FrameReader,
-  type ObjectDecoder,
-  PROTOBUF,
-  PROTOBUF_WATCH,
-} from './protobuf';
-
-/** An error answer from the API server, with its HTTP status and Kubernetes reason. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
-export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
-export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
-export const isGone = (e: unknown) =>
-  e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
-/** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
-export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
+import { toApiError } from './errors';
+import { decodeList, decodeWatchEvent, type ObjectDecoder, PROTOBUF, PROTOBUF_WATCH } from './protobuf';
+import { isProtobuf, readBody, readError, readFrames, readLines } from './responses';
 
 export interface KubeList<T extends KubeObject = KubeObject> {
   /** `shardInfo`: the shard selector the server applied (KEP-5866), absent when it ignored it. */
@@ -457,97 +429,4 @@ export class HttpKubeClient implements KubeClient {
     const module = this.server.protocol === 'https:' ? https : http;
     return { module, options };
   }
-}
-
-/** The ApiError an error answer stands for, from its body (a metav1.Status, when it is JSON). */
-function readError(res: http.IncomingMessage, what: string): Promise<ApiError> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => {
-      let body: unknown;
-      try {
-        body = readBody(Buffer.concat(chunks), res.headers['content-type'], undefined);
-      } catch {
-        body = undefined;
-      }
-      resolve(toApiError(res.statusCode ?? 0, body, what));
-    });
-  });
-}
-
-const isProtobuf = (contentType: string | undefined) => !!contentType?.startsWith(PROTOBUF);
-
-/**
- * An answer's body: JSON (its text when it is not JSON), or — when the server answered in
- * protobuf — a Status for an error answer and what `protobuf` reads of anything else.
- */
-function readBody(body: Buffer, contentType: string | undefined, protobuf: ((body: Buffer) => unknown) | undefined) {
-  if (isProtobuf(contentType)) return protobuf ? protobuf(body) : decodeStatus(body);
-  const text = body.toString('utf8');
-  try {
-    return text ? parseJson(text) : undefined;
-  } catch {
-    return text;
-  }
-}
-
-/** Feeds each frame of a protobuf watch stream to `onFrame` as it arrives (see readChunks). */
-function readFrames(res: http.IncomingMessage, onFrame: (frame: Buffer) => void): Promise<void> {
-  const frames = new FrameReader(onFrame);
-  return readChunks(res, (chunk) => {
-    frames.push(chunk);
-  });
-}
-
-/** Feeds each non-empty line of a streamed answer to `onLine` as it arrives (see readChunks). */
-function readLines(res: http.IncomingMessage, onLine: (line: string) => void): Promise<void> {
-  let buffered = '';
-  // A character split between chunks is put together, as res.setEncoding('utf8') would.
-  const utf8 = new StringDecoder('utf8');
-  return readChunks(res, (chunk) => {
-    buffered += utf8.write(chunk);
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl).trim();
-      buffered = buffered.slice(nl + 1);
-      if (line) onLine(line);
-    }
-  });
-}
-
-/**
- * Feeds each chunk of a streamed answer to `onChunk` as it arrives; rejects with the first error
- * `onChunk` throws (and feeds nothing more), resolves when the answer ends.
- */
-function readChunks(res: http.IncomingMessage, onChunk: (chunk: Buffer) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let failed = false;
-    res.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      try {
-        onChunk(chunk);
-      } catch (err) {
-        failed = true;
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-    res.on('end', () => {
-      resolve();
-    });
-  });
-}
-
-/** A metav1.Status, the body of every API error answer; anything else is kept as text. */
-interface StatusBody {
-  reason?: string;
-  message?: string;
-  details?: unknown;
-}
-
-function toApiError(status: number, body: unknown, what: string): ApiError {
-  const s: StatusBody = typeof body === 'object' && body !== null ? body : {};
-  const reason = s.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
-  const message = s.message ?? (typeof body === 'string' ? body : '');
-  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, s.details);
 }

@@ -5,7 +5,8 @@
  * This file is the folder's face: code outside the folder imports it from here alone.
  */
 export { microTime } from './api-time';
-export { ApiError, HttpKubeClient, isConflict, isGone, isInvalid, isNotFound } from './client';
+export { HttpKubeClient } from './client';
+export { ApiError, isConflict, isGone, isInvalid, isNotFound } from './errors';
 export type {
   JsonPatchOperation,
   KubeClient,

@@ -1,10 +1,6 @@
 import pino from 'pino';
-import {
-  ApiError,
-  type KubeClient,
-  type KubeList,
-  type WatchOptions,
-} from '../../../../operator/runtime/client/client';
+import type { KubeClient, KubeList, WatchOptions } from '../../../../operator/runtime/client/client';
+import { ApiError } from '../../../../operator/runtime/client/errors';
 import { Informer } from '../../../../operator/runtime/cache/informer';
 import { BuiltinTypes } from '../../../../constructs';
 import { FakeListWatch, list, obj, type WatchScript } from '../support/fake-client';

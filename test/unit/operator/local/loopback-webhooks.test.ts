@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { parseFlags } from '../../../../operator/flags';
-import { ApiError } from '../../../../operator/runtime/client/client';
+import { ApiError } from '../../../../operator/runtime/client/errors';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -1,0 +1,36 @@
+import * as http from 'node:http';
+
+/** An error answer from the API server, with its HTTP status and Kubernetes reason. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
+export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
+export const isGone = (e: unknown) =>
+  e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+/** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
+export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
+
+/** A metav1.Status, the body of every API error answer; anything else is kept as text. */
+interface StatusBody {
+  reason?: string;
+  message?: string;
+  details?: unknown;
+}
+
+/** The ApiError of an error answer: its HTTP status, and the reason and message its Status body gives. */
+export function toApiError(status: number, body: unknown, what: string): ApiError {
+  const s: StatusBody = typeof body === 'object' && body !== null ? body : {};
+  const reason = s.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
+  const message = s.message ?? (typeof body === 'string' ? body : '');
+  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, s.details);
+}
