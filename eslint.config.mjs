@@ -99,6 +99,8 @@ export default tseslint.config(
     // function that passes one says why beside it, in the disable comment.
     files: ['constructs/**/*.ts', 'operator/**/*.ts', 'command/**/*.ts', 'testing/**/*.ts', 'reconciler.ts'],
     rules: {
+      // A file of one job stays readable top to bottom (issue #53: ~400 lines).
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
       complexity: ['error', 15],
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
       'max-statements': ['error', 30],

@@ -157,58 +157,27 @@ dist/
 `;
 
 export function mainTs(): string {
-  return `import { App } from 'cdk8s';
-import { operatorApp } from './app';
-
-// kubectl apply -f dist/ installs the operator: the CRDs and cluster-wide rights first
-// (0000-cluster), then the reconciler, then the samples.
-const app = new App({ outdir: 'dist' });
-operatorApp(app);
-app.synth();
-`;
+  return sampleFile('main.ts');
 }
 
 /** The operator's scope in app.ts: the namespaces given to init, or how to name some. */
-function watchNamespacesLine(namespaces: readonly string[] | undefined): string {
-  if (namespaces?.length) {
-    return `    // Its rights are a Role in each of these namespaces, and it watches them alone.
+function watchNamespacesLines(namespaces: readonly string[] | undefined): string | undefined {
+  if (!namespaces?.length) return undefined;
+  return `    // Its rights are a Role in each of these namespaces, and it watches them alone.
     watchNamespaces: [${namespaces.map((n) => `'${n}'`).join(', ')}],`;
-  }
-  return `    // Every namespace. To serve only some (a Role in each, no rights elsewhere):
-    // watchNamespaces: ['team-a', 'team-b'],`;
 }
 
+/** The sample app.ts with the project's name and image; scoped to its namespaces if it has some. */
 export function appTs(p: ProjectNames): string {
-  return `import { App, Chart } from 'cdk8s';
-import { Operator } from 'cdk8s-operator-kit';
-import { controllers, samples } from './controllers';
-
-/** The operator: its cluster-scoped objects (CRDs, ClusterRoles) in a chart applied first, then the rest. */
-export function operatorApp(app: App) {
-  const cluster = new Chart(app, 'cluster');
-  const chart = new Chart(app, 'operator');
-  const operator = new Operator(chart, ${JSON.stringify(p.name)}, {
-    clusterScope: cluster,
-    controllers,
-    // Built by \`npm run image\`; push it where your cluster pulls from.
-    image: ${JSON.stringify(p.image)},
-    imageTag: '0.1.0',
-${watchNamespacesLine(p.watchNamespaces)}
-  });
-  const sampleChart = new Chart(app, 'samples');
-  for (const addSample of samples) addSample(sampleChart);
-  return { cluster, chart, operator, samples: sampleChart };
-}
-`;
+  const sample = sampleFile('app.ts')
+    .replace(quoted(SAMPLE_PROJECT.image), quoted(p.image))
+    .replace(quoted(SAMPLE_PROJECT.name), quoted(p.name));
+  const scoped = watchNamespacesLines(p.watchNamespaces);
+  return scoped ? sample.replace(/^ {4}\/\/ Every namespace\..*\n {4}\/\/ watchNamespaces: .*$/m, scoped) : sample;
 }
 
 export function reconcilerTs(): string {
-  return `/** The reconciler: the operator's image runs this (\`npm run image\`), \`npm run operator\` runs it here. */
-import { runOperator } from 'cdk8s-operator-kit/reconciler';
-import { controllers } from './controllers';
-
-runOperator({ controllers }).then((code) => process.exit(code));
-`;
+  return sampleFile('reconciler.ts');
 }
 
 /** Where \`create kind\` adds a kind to controllers.ts. */
@@ -217,22 +186,6 @@ export const MARKERS = {
   controllers: '// cdk8s-operator-kit: controllers',
   samples: '// cdk8s-operator-kit: samples',
 } as const;
-
-export function controllersTs(): string {
-  return `/** The operator's controllers, one per kind; \`cdk8s-operator-kit create kind\` adds to these lists. */
-import type { Construct } from 'constructs';
-${MARKERS.imports}
-
-export const controllers = [
-  ${MARKERS.controllers}
-];
-
-/** One sample resource per kind, written to dist/ beside the operator. */
-export const samples: ((scope: Construct) => void)[] = [
-  ${MARKERS.samples}
-];
-`;
-}
 
 /** The lines \`create kind\` inserts before each marker. */
 export function controllerEntries(k: KindNames): Record<keyof typeof MARKERS, string> {
@@ -250,12 +203,29 @@ export function controllerEntries(k: KindNames): Record<keyof typeof MARKERS, st
  */
 const SAMPLE_KIND = kindNames('WebSite', 'sites.example.com', 'v1alpha1');
 
-/** A sample file with `k`'s names for the sample's (the package holds it as `<file>.template`). */
-function fromSample(file: string, k: KindNames): string {
+/** The project the files in files/ are written for: app.ts names its operator and image so. */
+const SAMPLE_PROJECT = { name: 'website-operator', image: 'registry.example.com/website-operator' };
+
+/** A file of files/ as it is (the package holds its TypeScript as `<file>.template`). */
+function sampleFile(file: string): string {
   const source = path.join(__dirname, 'files', file);
-  const sample = fs.readFileSync(fs.existsSync(source) ? source : `${source}.template`, 'utf8');
+  return fs.readFileSync(fs.existsSync(source) ? source : `${source}.template`, 'utf8');
+}
+
+/** A sample file with `k`'s names for the sample kind's. */
+function fromSample(file: string, k: KindNames): string {
   const names: readonly (keyof KindNames)[] = ['kind', 'camel', 'file', 'group', 'version'];
-  return names.reduce((text, name) => text.replaceAll(SAMPLE_KIND[name], k[name]), sample);
+  return names.reduce((text, name) => text.replaceAll(SAMPLE_KIND[name], k[name]), sampleFile(file));
+}
+
+/** `text` as a single-quoted TypeScript string, as prettier writes them. */
+function quoted(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** controllers.ts with the kind in the sample's place: what init writes, the first kind wired in. */
+export function controllersTs(k: KindNames): string {
+  return fromSample('controllers.ts', k);
 }
 
 export function kindTs(k: KindNames): string {
@@ -266,190 +236,14 @@ export function kindUnitTestTs(k: KindNames): string {
   return fromSample(path.join('test', 'web-site.test.ts'), k);
 }
 
-// eslint-disable-next-line max-lines-per-function -- one template literal: the file it writes, read top to bottom
 export function kindIntegrationTestTs(k: KindNames): string {
-  return `/**
- * The ${k.kind} operator against a real API server: the kit's control plane (etcd, kube-apiserver,
- * controllers and simulated nodes, built and cached on first use; or the cluster in
- * OPKIT_KUBECONFIG), the CRD as synthesized, and the reconciler run as \`npm run operator\` runs it.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { Testing } from 'cdk8s';
-import { BuiltinTypes, customResourceType, type KubeObject, type ResourceType } from 'cdk8s-operator-kit';
-import { HttpKubeClient, isNotFound, loadKubeConfig } from 'cdk8s-operator-kit/reconciler';
-import { type ControlPlane, freePort, startControlPlane } from 'cdk8s-operator-kit/testing';
-import { operatorApp } from '../app';
-import { type ${k.kind}, ${k.camel}Kind } from '../kinds/${k.file}';
-
-let controlPlane: ControlPlane;
-let client: HttpKubeClient;
-let reconciler: ChildProcess | undefined;
-const namespace = \`${k.file}-test-\${Date.now().toString(36)}\`;
-/** The reconciler's last log lines: a failed wait shows them, since the cause is usually there. */
-const reconcilerLog: string[] = [];
-
-function lastLogLines(): string {
-  return reconcilerLog.length ? \`\\nthe reconciler's last log lines:\\n\${reconcilerLog.join('\\n')}\` : '';
+  return fromSample(path.join('test', 'web-site.integration.test.ts'), k);
 }
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (reconciler && reconciler.exitCode !== null)
-      throw new Error(\`the reconciler exited (\${reconciler.exitCode}) while waiting for \${what}\${lastLogLines()}\`);
-    if (Date.now() > deadline) throw new Error(\`timed out waiting for \${what}\${lastLogLines()}\`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** test/released/controllers.ts: the released version's controllers, the code at hand until a release. */
+export function releasedControllersTs(): string {
+  return sampleFile(path.join('test', 'released', 'controllers.ts'));
 }
-
-beforeAll(async () => {
-  controlPlane = await startControlPlane({ verbose: false });
-  client = new HttpKubeClient(loadKubeConfig({ path: controlPlane.kubeconfig }), { fieldManager: 'test' });
-  // Every kind's CRD: the reconciler runs all of the operator's controllers.
-  const crds = Testing.synth(operatorApp(Testing.app()).cluster).filter((o) => o.kind === 'CustomResourceDefinition');
-  for (const crd of crds) {
-    await client.apply(BuiltinTypes.CustomResourceDefinition, crd);
-    await eventually(\`\${crd.metadata.name} established\`, async () => {
-      const got = await client.get(BuiltinTypes.CustomResourceDefinition, crd.metadata.name);
-      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-    });
-  }
-  await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  // Every endpoint on a port free now (never a fixed one: \`npm run operator\` may be running
-  // beside this test); webhooks on loopback when the API server is on this machine.
-  const health = await freePort();
-  const onThisMachine = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(controlPlane.server).hostname);
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'reconciler.ts',
-      \`--kubeconfig=\${controlPlane.kubeconfig}\`,
-      \`--health-probe-bind-address=127.0.0.1:\${health}\`,
-      '--metrics-bind-address=0',
-      ...(onThisMachine ? ['--webhook-loopback'] : []),
-      \`--namespace=\${namespace}\`,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  reconciler = child;
-  // Its log stays out of the test report but is kept, the last 40 lines.
-  for (const stream of [child.stdout, child.stderr])
-    stream.on('data', (chunk: Buffer) => {
-      reconcilerLog.push(...chunk.toString('utf8').split('\\n').filter(Boolean));
-      reconcilerLog.splice(0, Math.max(0, reconcilerLog.length - 40));
-    });
-  await eventually('the reconciler ready', async () =>
-    (await fetch(\`http://127.0.0.1:\${health}/readyz\`)).ok ? true : undefined,
-  );
-}, 900_000);
-
-afterAll(async () => {
-  const child = reconciler;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await client?.delete(BuiltinTypes.Namespace, namespace).catch(() => undefined);
-  client?.close();
-  await controlPlane?.stop();
-});
-
-test('a ${k.kind} becomes its Deployment, owned by it, and follows spec.replicas', async () => {
-  const type = customResourceType<${k.kind}>(${k.camel}Kind);
-  await client.create(type, {
-    apiVersion: ${k.camel}Kind.apiVersion,
-    kind: '${k.kind}',
-    metadata: { name: 'demo', namespace },
-    spec: { replicas: 2 },
-  }, namespace);
-  const deployment = await eventually('the Deployment', () =>
-    client.get(BuiltinTypes.Deployment, 'demo', namespace),
-  );
-  expect(deployment.spec?.replicas).toBe(2);
-  expect(deployment.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: '${k.kind}', name: 'demo' })]);
-  await client.mergePatch(type, 'demo', namespace, { spec: { replicas: 3 } });
-  await eventually('3 replicas', async () => {
-    const d = await client.get(BuiltinTypes.Deployment, 'demo', namespace);
-    return d.spec?.replicas === 3 ? d : undefined;
-  });
-  const status = await eventually('the status', async () => {
-    const r = await client.get(type, 'demo', namespace);
-    return r.status?.observedGeneration === r.metadata.generation ? r.status : undefined;
-  });
-  expect(status).toBeDefined();
-});
-
-/** EndpointSlices, read only by this test. */
-type EndpointSlice = KubeObject & { endpoints?: { targetRef?: { name: string } }[] };
-const endpointSlices: ResourceType<EndpointSlice> = {
-  group: 'discovery.k8s.io',
-  version: 'v1',
-  kind: 'EndpointSlice',
-  resource: 'endpointslices',
-  namespaced: true,
-};
-
-test("two ${k.kind}s in one namespace: each one's Service sends traffic only to its own pods", async () => {
-  const type = customResourceType<${k.kind}>(${k.camel}Kind);
-  const names = ['one', 'two'];
-  for (const name of names)
-    await client.create(type, {
-      apiVersion: ${k.camel}Kind.apiVersion,
-      kind: '${k.kind}',
-      metadata: { name, namespace },
-      spec: { replicas: 1 },
-    }, namespace);
-  for (const name of names) {
-    const { own, listed } = await eventually(\`\${name}'s pod behind its Service\`, async () => {
-      const pods = await client.list(BuiltinTypes.Pod, namespace);
-      const own = pods.items
-        .filter((p) => p.metadata.ownerReferences?.some((o) => o.name.startsWith(\`\${name}-\`)))
-        .map((p) => p.metadata.name)
-        .sort();
-      const slices = await client.list<EndpointSlice>(endpointSlices, namespace, {
-        labelSelector: \`kubernetes.io/service-name=\${name}\`,
-      });
-      const listed = slices.items.flatMap((s) => s.endpoints ?? []).map((e) => e.targetRef?.name).sort();
-      return own.length === 1 && listed.length === 1 ? { own, listed } : undefined;
-    });
-    expect(listed).toEqual(own);
-  }
-});
-
-test('a spec the CRD refuses never reaches the reconciler: the API server names the field', async () => {
-  const refused = await client
-    .create(customResourceType(${k.camel}Kind), {
-      apiVersion: ${k.camel}Kind.apiVersion,
-      kind: '${k.kind}',
-      metadata: { name: 'too-many', namespace },
-      spec: { replicas: 99 },
-    }, namespace)
-    .then(
-      () => undefined,
-      (err: Error) => err,
-    );
-  expect(refused?.message).toMatch(/spec\\.replicas/);
-  const missing = await client.get(BuiltinTypes.Deployment, 'too-many', namespace).catch((err: unknown) => err);
-  expect(isNotFound(missing)).toBe(true);
-});
-`;
-}
-
-/** The released version's controllers, frozen for the upgrade test (the code at hand until a first release). */
-export const RELEASED_CONTROLLERS = `/**
- * The controllers of the version running in your clusters, frozen. When you release, copy
- * controllers.ts and the kinds it imports here as they are (e.g. git show v1.0.0:kinds/x.ts), and
- * import them below: test/upgrade.integration.test.ts then proves that the next version upgrades
- * the released one as \`cdk8s-operator-kit plan\` says, losing nothing through conversion. Until
- * the first release this is the code at hand, and the upgrade must change nothing.
- */
-export { controllers } from '../../controllers';
-`;
 
 export function upgradeTestTs(k: KindNames): string {
   return `/**
