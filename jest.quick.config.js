@@ -1,6 +1,6 @@
 /**
  * `npm run test:quick`: the unit tier and one integration file per capability, on the same shared
- * control plane as `npm test` — the answer in about two minutes, while the whole suite takes ten.
+ * control plane as `npm test` — the answer in about a minute, while the whole suite takes five.
  * Run it while working; run `npm test` before a commit (docs/testing.md says which when).
  */
 const full = require('./jest.config.js');
