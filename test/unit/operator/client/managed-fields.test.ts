@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../../../constructs/contract';
-import { extractApplied, needsApply, pruneEmpty } from '../../../../operator/runtime/client/managed-fields';
+import { extractApplied, needsApply, pruneEmpty, sameJson } from '../../../../operator/runtime/client/managed-fields';
 import { deepFreeze } from '../../../../operator/runtime/client/resource';
 
 const MANAGER = 'cdk8s-operator-kit';
@@ -365,6 +365,32 @@ describe('needsApply: values the API server normalizes', () => {
     // …but a non-empty value is a change.
     d.spec.template.spec.hostNetwork = true;
     expect(needsApply(d, live(fields), MANAGER)).toBe(true);
+  });
+});
+
+describe('sameJson: equal as JSON, whatever the order of keys', () => {
+  test('objects at any depth compare by their keys, not their order; lists by position', () => {
+    expect(sameJson({ a: { x: 1, y: [{ p: 1, q: 2 }] }, b: 2 }, { b: 2, a: { y: [{ q: 2, p: 1 }], x: 1 } })).toBe(true);
+    expect(sameJson({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(sameJson({ a: [1, 2] }, { a: [1, 2, 3] })).toBe(false);
+  });
+
+  test('a key set to undefined is absent, as in JSON, on either side and at any depth; in a list it is null', () => {
+    expect(sameJson({ a: { b: undefined, c: 1 } }, { a: { c: 1 } })).toBe(true);
+    expect(sameJson({ a: { c: 1 } }, { a: { c: 1, d: undefined } })).toBe(true);
+    expect(sameJson({ a: { c: 1 } }, { a: { c: 1, d: 2 } })).toBe(false);
+    expect(sameJson({ a: { c: 1, d: 2 } }, { a: { c: 1 } })).toBe(false);
+    expect(sameJson([undefined, 1], [null, 1])).toBe(true);
+  });
+
+  test('values of different JSON types differ', () => {
+    expect(sameJson({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameJson({ a: null }, { a: {} })).toBe(false);
+    expect(sameJson({ a: [] }, { a: {} })).toBe(false);
+    expect(sameJson({}, [])).toBe(false);
+    expect(sameJson({ a: false }, { a: 0 })).toBe(false);
+    expect(sameJson(undefined, undefined)).toBe(true);
+    expect(sameJson({}, undefined)).toBe(false);
   });
 });
 
