@@ -108,7 +108,7 @@ function extractList(list: unknown[], set: FieldSet): unknown[] {
       byKey.push({ match: (item) => isKeyMatch(item, wanted), set: child });
     } else if (kind === 'v:') {
       const wanted: unknown = JSON.parse(text);
-      byKey.push({ match: (item) => canonical(item) === canonical(wanted), set: child });
+      byKey.push({ match: (item) => sameJson(item, wanted), set: child });
     } else if (kind === 'i:') {
       const index = Number(text);
       byKey.push({ match: (_item, i) => i === index, set: child });
@@ -126,21 +126,7 @@ function extractList(list: unknown[], set: FieldSet): unknown[] {
 
 function isKeyMatch(item: unknown, key: Record<string, unknown>): boolean {
   if (!isJsonObject(item)) return false;
-  return Object.entries(key).every(([k, v]) => canonical(item[k]) === canonical(v));
-}
-
-function canonical(v: unknown): string {
-  return JSON.stringify(sortKeys(v));
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (!isJsonObject(v)) return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, sortKeys(v[k])]),
-  );
+  return Object.entries(key).every(([k, v]) => sameJson(item[k], v));
 }
 
 /**
