@@ -362,13 +362,14 @@ export class HttpKubeClient implements KubeClient {
           return;
         }
         onOpen?.();
-        // An event the handler fails on ends the watch with that error.
+        // An event the handler fails on ends the watch with that error. The readers are named so
+        // that a CPU profile tells decoding a watch event from handling it.
         const events =
           protobuf && isProtobuf(res.headers['content-type'])
-            ? readFrames(res, (frame) => {
+            ? readFrames(res, function decodedFrame(frame) {
                 onEvent(decodeWatchEvent(frame, protobuf));
               })
-            : readLines(res, (line) => {
+            : readLines(res, function parsedLine(line) {
                 onEvent(JSON.parse(line) as WatchEvent);
               });
         events.catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
