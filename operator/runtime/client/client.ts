@@ -374,11 +374,13 @@ export class HttpKubeClient implements KubeClient {
               });
         events.catch((err: unknown) => r.destroy(err instanceof Error ? err : new Error(String(err))));
         res.on('end', () => {
+          signal.removeEventListener('abort', abort);
           resolve();
         });
         res.on('error', reject);
         res.on('aborted', () => {
-          reject(new Error(`watch ${path}: connection aborted`));
+          if (signal.aborted) resolve();
+          else reject(new Error(`watch ${path}: connection aborted`));
         });
       });
       // A connection that carries nothing (not even a bookmark) for this long is dead.
@@ -387,11 +389,14 @@ export class HttpKubeClient implements KubeClient {
         if (signal.aborted) resolve();
         else reject(err);
       });
+      const abort = () => r.destroy();
       r.on('close', () => {
+        // The signal outlives this watch (an informer passes its own to every watch it opens):
+        // a listener left on it would keep this request for as long as the informer runs.
+        signal.removeEventListener('abort', abort);
         if (signal.aborted) resolve();
         else reject(new Error(`watch ${path}: connection closed`));
       });
-      const abort = () => r.destroy();
       if (signal.aborted) abort();
       signal.addEventListener('abort', abort, { once: true });
       r.end();
