@@ -504,7 +504,9 @@ export async function measureReconciler(
         rec.kill('SIGUSR2');
         await sleep(15_000);
       }
-      const exposition = (await httpGet(`http://127.0.0.1:${metrics}/metrics`)).body.split('\n');
+      // Retried, with a minute to answer: at N = 10,000 a reconciler just settled took longer than
+      // httpGet's 2 s, and the figures read from a failed scrape were zeros and NaN.
+      const exposition = (await scrape(metrics)).split('\n');
       requests = sumSamples(exposition, 'rest_client_requests_total');
       reconciles = sumSamples(exposition, 'controller_runtime_reconcile_total');
       watchEvents = sumSamples(exposition, 'opkit_watch_events_total');
