@@ -96,6 +96,10 @@ if (layers.length) {
   const busy = total - (inLayer.get('idle') ?? 0);
   console.log(`\nby layer (each sample once, to its innermost layer; shares of all but idle, ${amountOf(busy)}):`);
   for (const [name, amount] of [...inLayer].sort((a, b) => b[1] - a[1])) {
+    if (name === 'idle') {
+      console.log(`(idle: ${amountOf(amount)})`);
+      continue;
+    }
     console.log(`${((100 * amount) / busy).toFixed(1).padStart(5)} %  ${amountOf(amount).padStart(10)}  ${name}`);
   }
 }
