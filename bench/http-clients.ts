@@ -13,6 +13,7 @@ import * as https from 'node:https';
 import { HttpKubeClient } from '../operator/runtime/client/client';
 import { loadKubeConfig } from '../operator/runtime/client/kubeconfig';
 import { startControlPlane } from '../testing/control-plane';
+import { percentile } from './relist';
 
 const M = Number(process.env.M ?? 3000);
 const C = Number(process.env.C ?? 4);
@@ -102,27 +103,29 @@ async function main(): Promise<void> {
       if (ns.kind !== 'Namespace') throw new Error(`GET ${PATH}: not a Namespace`);
     };
 
-    const rows: Record<string, number[]> = {
-      'https (HTTP/1.1, keep-alive)': [],
-      'our client (HTTP/1.1)': [],
-      http2: [],
-    };
+    const transports: readonly { name: string; get: Get; cpu: number[] }[] = [
+      { name: 'https (HTTP/1.1, keep-alive)', get: http1, cpu: [] },
+      { name: 'our client (HTTP/1.1)', get: ours, cpu: [] },
+      { name: 'http2', get: h2, cpu: [] },
+    ];
     for (let round = 0; round < ROUNDS; round++) {
-      rows['https (HTTP/1.1, keep-alive)']?.push(await cpuPerRequest(http1));
-      rows['our client (HTTP/1.1)']?.push(await cpuPerRequest(ours));
-      rows.http2?.push(await cpuPerRequest(h2));
+      for (const t of transports) t.cpu.push(await cpuPerRequest(t.get));
     }
     session.close();
     agent.destroy();
     client.close();
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-    const reference = median(rows['https (HTTP/1.1, keep-alive)'] ?? []);
+    const median = (xs: readonly number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        50,
+      );
+    const reference = median(transports[0]?.cpu ?? []);
     console.log(
       `M = ${M} requests a round, ${C} in flight, ${ROUNDS} rounds; CPU µs per request (rounds; median; vs https):`,
     );
-    for (const [name, xs] of Object.entries(rows)) {
+    for (const { name, cpu } of transports) {
       console.log(
-        `| ${name} | ${xs.map((x) => x.toFixed(0)).join(', ')} | ${median(xs).toFixed(0)} | ${(median(xs) / reference).toFixed(2)}× |`,
+        `| ${name} | ${cpu.map((x) => x.toFixed(0)).join(', ')} | ${median(cpu).toFixed(0)} | ${(median(cpu) / reference).toFixed(2)}× |`,
       );
     }
   } finally {

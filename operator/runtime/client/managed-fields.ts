@@ -188,8 +188,8 @@ function sameObject(a: Record<string, unknown>, b: Record<string, unknown>): boo
 /**
  * Whether the desired value equals the applied one: same keys and values, lists element by
  * element — except inside an atomic value, where every desired field must be there with its
- * value but server defaults may be added. `path` is the field names down to the values, so
- * that quantities compare by value (see sameScalar).
+ * value but server defaults may be added. `at` names the field a value is in, so that
+ * quantities compare by value (see sameScalar).
  */
 function matches(desired: unknown, applied: unknown, at: FieldName = TOP): boolean {
   if (applied instanceof Atomic) return contains(applied.value, desired, at);
