@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HttpKubeClient } from '../operator/runtime/client/client';
 import { loadKubeConfig } from '../operator/runtime/client/kubeconfig';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane';
+import { runningProcesses } from '../testing/processes';
 import { type BenchContext, kubectl } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -63,14 +63,7 @@ export async function withBenchCluster(
 /** The kube-apiserver serving `server` (https://127.0.0.1:<port>), if it runs on this machine. */
 function apiServerPid(server: string): number | undefined {
   const port = new URL(server).port;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args[0]?.endsWith('kube-apiserver') && args.includes(`--secure-port=${port}`)) return Number(entry);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return undefined;
+  return runningProcesses().find(
+    ({ args }) => args[0]?.endsWith('kube-apiserver') && args.includes(`--secure-port=${port}`),
+  )?.pid;
 }

@@ -7,12 +7,12 @@
  * (test/harness/by-name-sequencer.js puts it there).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { egressDecisions } from '../../testing/egress-proxy';
 import { inCidr, parseCidr } from '../../testing/node/endpoints';
 import { NODE_NETWORK } from '../../testing/node/network';
 import { NO_REGISTRY } from '../../testing/node/real-node';
+import { processesNaming } from '../../testing/processes';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { nodeScriptInPod } from '../support/pod-script';
 
@@ -141,14 +141,10 @@ function hostDial(host: string, port: number): Promise<string> {
 
   test('with kube-proxy stopped and its rules gone, a Service IP is dropped here, from a pod and from the machine', async () => {
     const workDir = process.env.OPKIT_E2E_WORK_DIR ?? '';
-    const proxy = fs
-      .readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .map((pid) => ({ pid: Number(pid), cmd: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
-      .find((p) => p.cmd[0]?.endsWith('/kube-proxy') && p.cmd.some((a) => a.includes(workDir)));
+    const proxy = processesNaming(workDir).find((p) => p.args[0]?.endsWith('/kube-proxy'));
     expect(proxy).toBeDefined();
     process.kill(proxy!.pid, 'SIGKILL');
-    execFileSync(proxy!.cmd[0]!, ['--cleanup'], { stdio: 'ignore' });
+    execFileSync(proxy!.args[0]!, ['--cleanup'], { stdio: 'ignore' });
     expect(execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })).not.toMatch(/KUBE-SVC-/);
     execFileSync('iptables', ['-t', 'mangle', '-I', ...COUNTER]);
     // The `kubernetes` Service's IP, which a pod would otherwise reach the API server through.

@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { processesNaming } from '../../testing/node/leftovers';
+import { pidsNaming } from '../../testing/node/leftovers';
 import { commandArgs } from '../support/command';
 
 export interface KilledRun {
@@ -65,7 +65,7 @@ export async function killARealNodeRun(): Promise<KilledRun> {
     throw err;
   }
   const workDir = path.dirname(kubeconfig);
-  const pids = [...new Set([...processesNaming(workDir), ...podProcesses()])].filter((p) => p !== child.pid);
+  const pids = [...new Set([...pidsNaming(workDir), ...podProcesses()])].filter((p) => p !== child.pid);
   child.removeAllListeners('exit');
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('exit', resolve));

@@ -14,6 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeNodeNetwork } from './network';
+import { processesNaming } from '../processes';
 import { numberAt, parseJson, stringAt, stringsAt } from '../../constructs/contract/json';
 
 export const OWNER_FILE = '/run/opkit-real-node/owner.json';
@@ -108,16 +109,12 @@ export function takeBack(owner: NodeOwner): void {
 
 /** Every process whose command line names the work directory: the node's own and containerd's shims. */
 function killProcessesOf(workDir: string): void {
-  for (const pid of processesNaming(workDir)) if (pid !== process.pid) signal(pid);
+  for (const pid of pidsNaming(workDir)) if (pid !== process.pid) signal(pid);
 }
 
 /** The pids whose command line names `text` (e.g. a work directory). */
-export function processesNaming(text: string): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((pid) => readOrEmpty(`/proc/${pid}/cmdline`).includes(text))
-    .map(Number);
+export function pidsNaming(text: string): number[] {
+  return processesNaming(text).map((p) => p.pid);
 }
 
 /** A file's text, or '' when it cannot be read (a process or cgroup gone meanwhile). */
