@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { freePort } from '../testing/control-plane';
 import {
   type BenchContext,
-  buildCached,
+  goPeerDir,
   controllerNamespace,
   converge,
   kubectl,
@@ -50,9 +50,12 @@ type PeerMemcached = KubeObject & {
 /** Where the equal-work peer puts each Memcached's name and namespace in its Deployment template. */
 const PLACEHOLDER = { name: '__NAME__', namespace: '__NAMESPACE__' };
 
-/** Builds the peer (cached by a hash of its sources); returns its directory. */
+/** The peer as BENCH_CONTROLLER_RUNTIME_PEER_DIR names it, else built (cached by a hash of its sources). */
 export function buildControllerRuntimePeer(): { dir: string; version: string } {
-  const dir = buildCached(path.join(ROOT, 'bench', 'build-controller-runtime-peer.sh'));
+  const dir = goPeerDir(
+    'BENCH_CONTROLLER_RUNTIME_PEER_DIR',
+    path.join(ROOT, 'bench', 'build-controller-runtime-peer.sh'),
+  );
   return { dir, version: fs.readFileSync(path.join(dir, 'VERSION'), 'utf8').trim() };
 }
 

@@ -565,8 +565,18 @@ export function controllerNamespace(
   };
 }
 
+/**
+ * A Go peer's directory: the one `env` names when a set-up built it already (the test tier's, or
+ * scripts/build-test-programs.sh), else what its build script prints last (it builds once and caches).
+ */
+export function goPeerDir(env: string, script: string): string {
+  const given = process.env[env];
+  if (given) return given;
+  return buildCached(script);
+}
+
 /** Runs a build script that caches what it builds and prints the cache directory last; returns it. */
-export function buildCached(script: string): string {
+function buildCached(script: string): string {
   return (
     execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
       .trim()

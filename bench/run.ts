@@ -17,6 +17,10 @@
  *   SIZES=100 COMPARE_N=100 LARGE_N=300 IDLE_S=30 npm run bench
  *   RESULTS_FILE=/tmp/results.md npm run bench
  *   SAMPLE_CONTROLLER=0 LARGE_N=0 npm run bench     # the comparison at 1000 alone, in minutes
+ *
+ * The Go peers are built once and cached (bench/build-*.sh, or scripts/build-test-programs.sh with
+ * everything else); BENCH_CONTROLLER_RUNTIME_PEER_DIR and BENCH_SAMPLE_CONTROLLER_DIR name
+ * directories built already, as the test tier passes its set-up's builds.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -26,7 +30,7 @@ import { NODE_RUNTIME } from '../command/image/definition';
 import { withBenchCluster } from './cluster';
 import { buildControllerRuntimePeer, measureControllerRuntime } from './controller-runtime-peer';
 import {
-  buildCached,
+  goPeerDir,
   type Measurement,
   measureReconciler,
   measureReference,
@@ -245,7 +249,9 @@ function goals(compare: Contenders, large: Contenders | undefined, relist: Relis
 }
 
 async function main(): Promise<void> {
-  const goDir = SAMPLE_CONTROLLER ? buildCached(path.join(ROOT, 'bench', 'build-sample-controller.sh')) : undefined;
+  const goDir = SAMPLE_CONTROLLER
+    ? goPeerDir('BENCH_SAMPLE_CONTROLLER_DIR', path.join(ROOT, 'bench', 'build-sample-controller.sh'))
+    : undefined;
   const peer = buildControllerRuntimePeer();
   await withBenchCluster(async (ctx, cluster) => {
     const scaling: { ref: Measurement; ours: Measurement }[] = [];

@@ -22,16 +22,10 @@ mkdir -p "$OUT"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-cat > "$work/go.mod" <<MOD
-module opkit.local/helm-build
-
-go 1.25.0
-MOD
-log "building helm.sh/helm/$MAJOR $HELM_VERSION"
-(cd "$work" && GOFLAGS=-mod=mod go get "helm.sh/helm/$MAJOR/cmd/helm@$HELM_VERSION" >/dev/null 2>&1)
-(cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
-  -ldflags "-s -w -X helm.sh/helm/$MAJOR/internal/version.version=$HELM_VERSION" \
-  -o "$OUT/helm.tmp" "helm.sh/helm/$MAJOR/cmd/helm")
-mv "$OUT/helm.tmp" "$OUT/helm"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=go-build.sh
+source "$here/go-build.sh"
+dir="$(go_module helm-build 1.25.0 "helm.sh/helm/$MAJOR/cmd/helm@$HELM_VERSION")"
+go_build "$dir" "$OUT/helm" "" "-X helm.sh/helm/$MAJOR/internal/version.version=$HELM_VERSION" "helm.sh/helm/$MAJOR/cmd/helm"
 log "built in $(($(date +%s) - start)) s: $OUT/helm"
 echo "$OUT/helm"

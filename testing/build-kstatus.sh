@@ -21,16 +21,11 @@ mkdir -p "$OUT"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-cp "$here/kstatus/main.go" "$work/main.go"
-cat > "$work/go.mod" <<MOD
-module opkit.local/kstatus-check
-
-go 1.24.0
-MOD
-log "building kstatus-check with sigs.k8s.io/cli-utils $CLI_UTILS_VERSION"
-(cd "$work" && GOFLAGS=-mod=mod go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >/dev/null 2>&1)
-(cd "$work" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
-(cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/kstatus-check.tmp" .)
-mv "$OUT/kstatus-check.tmp" "$OUT/kstatus-check"
+# shellcheck source=go-build.sh
+source "$here/go-build.sh"
+dir="$(go_module kstatus-check 1.24.0 "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION")"
+cp "$here/kstatus/main.go" "$dir/main.go"
+(cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+go_build "$dir" "$OUT/kstatus-check" "" "" .
 log "built in $(($(date +%s) - start)) s: $OUT/kstatus-check"
 echo "$OUT/kstatus-check"

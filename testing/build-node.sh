@@ -32,26 +32,29 @@ start=$(date +%s)
 # shellcheck source=go-build.sh
 source "$here/go-build.sh"
 
-for cmd in kubelet kube-proxy; do
-  [[ -x "$OUT/$cmd" ]] || build_k8s_command "$K8S_VERSION" "$cmd" "$OUT"
-done
+missing=()
+for cmd in kubelet kube-proxy; do [[ -x "$OUT/$cmd" ]] || missing+=("$cmd"); done
+[[ ${#missing[@]} -eq 0 ]] || build_k8s_commands "$K8S_VERSION" "$OUT" "${missing[@]}"
 containerd=github.com/containerd/containerd/v2
 # The snapshotters that need C libraries or kernel features this node does not use are left out.
-for cmd in containerd ctr containerd-shim-runc-v2; do
-  [[ -x "$OUT/$cmd" ]] ||
-    build_go_command "$containerd" "$CONTAINERD_VERSION" "$containerd/cmd/$cmd" "$OUT/$cmd" "no_btrfs no_devmapper no_zfs"
-done
+missing=()
+for cmd in containerd ctr containerd-shim-runc-v2; do [[ -x "$OUT/$cmd" ]] || missing+=("$containerd/cmd/$cmd"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  dir="$(go_module containerd-build 1.23.0 "$containerd@$CONTAINERD_VERSION")"
+  go_build "$dir" "$OUT/" "no_btrfs no_devmapper no_zfs" "" "${missing[@]}"
+fi
 plugins=github.com/containernetworking/plugins
-for p in main/bridge ipam/host-local main/loopback; do
-  [[ -x "$OUT/cni/${p#*/}" ]] || build_go_command "$plugins" "$CNI_PLUGINS_VERSION" "$plugins/plugins/$p" "$OUT/cni/${p#*/}"
-done
+missing=()
+for p in main/bridge ipam/host-local main/loopback; do [[ -x "$OUT/cni/${p#*/}" ]] || missing+=("$plugins/plugins/$p"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  dir="$(go_module cni-plugins-build 1.23.0 "$plugins@$CNI_PLUGINS_VERSION")"
+  go_build "$dir" "$OUT/cni/" "" "" "${missing[@]}"
+fi
 if [[ ! -x "$OUT/pause" ]]; then
-  log "building pause (testing/node/pause.go)"
   mkdir -p "$work/pause"
   cp "$here/node/pause.go" "$work/pause/main.go"
   printf 'module opkit.local/pause\n\ngo 1.23.0\n' > "$work/pause/go.mod"
-  (cd "$work/pause" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/pause.tmp" .)
-  mv "$OUT/pause.tmp" "$OUT/pause"
+  go_build "$work/pause" "$OUT/pause" "" "" .
 fi
 log "built in $(($(date +%s) - start)) s: $OUT"
 echo "$OUT"

@@ -11,7 +11,8 @@ set -euo pipefail
 
 MODULE_VERSION="${OPKIT_PROMETHEUS_MODULE_VERSION:-v0.316.0}"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
-OUT="$CACHE_ROOT/prometheus-$MODULE_VERSION"
+# The tags are part of the key: a build with every service-discovery plugin is another binary.
+OUT="$CACHE_ROOT/prometheus-$MODULE_VERSION-remove_all_sd"
 log() { echo "[build-prometheus] $*" >&2; }
 
 if [[ -x "$OUT/prometheus" && -x "$OUT/promtool" ]]; then
@@ -23,21 +24,19 @@ mkdir -p "$OUT"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=go-build.sh
+source "$here/go-build.sh"
 # v0.MINOR.PATCH of the module is Prometheus 3.(MINOR-300).PATCH.
 minor="${MODULE_VERSION#v0.}"
 release="3.$((${minor%%.*} - 300)).${minor#*.}"
-cat > "$work/go.mod" <<MOD
-module opkit.local/prometheus-build
-
-go 1.25.0
-MOD
-log "building Prometheus $release (github.com/prometheus/prometheus $MODULE_VERSION)"
-(cd "$work" && GOFLAGS=-mod=mod go get "github.com/prometheus/prometheus@$MODULE_VERSION" >/dev/null 2>&1)
-ldflags="-s -w -X github.com/prometheus/common/version.Version=$release -X github.com/prometheus/common/version.Branch=release"
-for cmd in prometheus promtool; do
-  (cd "$work" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags netgo \
-    -ldflags "$ldflags" -o "$OUT/$cmd.tmp" "github.com/prometheus/prometheus/cmd/$cmd")
-done
-for cmd in prometheus promtool; do mv "$OUT/$cmd.tmp" "$OUT/$cmd"; done
+log "Prometheus $release (github.com/prometheus/prometheus $MODULE_VERSION)"
+dir="$(go_module prometheus-build 1.25.0 "github.com/prometheus/prometheus@$MODULE_VERSION")"
+# remove_all_sd: Prometheus's own build tag that leaves out every service-discovery plugin but
+# file and http (the cloud SDKs and client-go are most of its build); the tests scrape static
+# targets only.
+go_build "$dir" "$OUT/" remove_all_sd \
+  "-X github.com/prometheus/common/version.Version=$release -X github.com/prometheus/common/version.Branch=release" \
+  github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 log "built in $(($(date +%s) - start)) s: $OUT"
 echo "$OUT"

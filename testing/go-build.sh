@@ -1,6 +1,57 @@
-# Sourced by the build scripts (not run): Go module builds into a cache directory, shared by
-# build-control-plane.sh (the API server and its peers) and build-node.sh (kubelet, kube-proxy,
-# containerd, CNI plugins). Each function expects `log` and a scratch directory `$work`.
+# Sourced by the build scripts (not run): the one Go recipe every program the tests run is built
+# with (the control plane, the real node, helm, kstatus, Prometheus, the bench's Go peers).
+# Each function expects `log` and a scratch directory `$work`.
+#
+# One recipe, so that every build is lean and every build shares Go's build cache with the others:
+# - CGO_ENABLED=0, -trimpath and -ldflags "-s -w" for all (no C toolchain, no paths or symbol
+#   tables in the binaries). Compiled packages are cached by their inputs and these flags, so two
+#   programs built with the same flags from the same module versions compile each package once.
+# - Several programs of one module in one `go build`, so one links while the others compile.
+# - Each build prints its time; the scripts print their total, .ci/run's build-tools.sh the sum.
+
+# go_module <name> <go version> <module@version>...: a throwaway module in $work/<name> that
+# requires the given modules (resolved through the Go module proxy). Prints its directory.
+go_module() {
+  local name="$1" go_version="$2"
+  shift 2
+  local dir="$work/$name" output
+  mkdir -p "$dir"
+  printf 'module opkit.local/%s\n\ngo %s\n' "$name" "$go_version" > "$dir/go.mod"
+  if ! output="$(cd "$dir" && GOFLAGS=-mod=mod go get "$@" 2>&1)"; then
+    log "go get $* failed:"
+    echo "$output" >&2
+    return 1
+  fi
+  echo "$dir"
+}
+
+# go_build <module dir> <target> <tags> <extra ldflags> <package>...: builds the packages with the
+# lean recipe. The target is a file for one package, or a directory (ending in /) for several,
+# each binary then named after its package. Written under a temporary name and moved into place,
+# so a build that is cut short leaves nothing that looks finished. GO_BUILD_MOD (default mod) is
+# -mod's value: readonly for a module of the repository's own, whose go.sum is checked in.
+go_build() {
+  local dir="$1" target="$2" tags="$3" ldflags="$4"
+  shift 4
+  local started=$SECONDS tmp names
+  if [[ "$target" == */ ]]; then
+    tmp="$(mktemp -d "$work/bin-XXXXXX")/"
+    names="${*##*/}"
+  else
+    tmp="$target.tmp"
+    names="$(basename "$target")"
+  fi
+  log "building ${names// /, } ($*)"
+  (cd "$dir" && GOFLAGS="-mod=${GO_BUILD_MOD:-mod} -buildvcs=false" CGO_ENABLED=0 \
+    go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp" "$@")
+  if [[ "$target" == */ ]]; then
+    mkdir -p "$target"
+    for pkg in "$@"; do mv "$tmp${pkg##*/}" "$target${pkg##*/}"; done
+  else
+    mv "$tmp" "$target"
+  fi
+  log "built ${names// /, } in $((SECONDS - started)) s"
+}
 
 # k8s_module_dir <version>: a throwaway module that requires k8s.io/kubernetes at <version>, its
 # staging modules pinned to the matching published v0.x tags (k8s.io/kubernetes requires them at
@@ -29,36 +80,24 @@ k8s_module_dir() {
   echo "$dir"
 }
 
-# build_k8s_command <version> <command> <out dir>: k8s.io/kubernetes/cmd/<command>, its version
-# stamped as the release build stamps it.
-build_k8s_command() {
-  local version="$1" cmd="$2" out="$3"
-  local dir
+# build_k8s_commands <version> <out dir> <command>...: k8s.io/kubernetes/cmd/<command> for each,
+# in one build, their version stamped as the release build stamps it.
+build_k8s_commands() {
+  local version="$1" out="$2"
+  shift 2
+  local dir packages=()
   dir="$(k8s_module_dir "$version")"
-  log "building $cmd $version (several CPU-minutes the first time)"
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
-    -X k8s.io/component-base/version.gitVersion=$version \
+  for cmd in "$@"; do packages+=("k8s.io/kubernetes/cmd/$cmd"); done
+  go_build "$dir" "$out/" "" "-X k8s.io/component-base/version.gitVersion=$version \
     -X k8s.io/component-base/version.gitMajor=1 \
-    -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)" \
-    -o "$out/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd")
-  mv "$out/$cmd.tmp" "$out/$cmd"
+    -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)" "${packages[@]}"
 }
 
 # build_go_command <module> <version> <package> <out file> [build tags]: one main package of a
 # module, built in a throwaway module that requires just that module.
 build_go_command() {
   local module="$1" version="$2" package="$3" target="$4" tags="${5:-}"
-  local dir="$work/$(basename "$target")"
-  mkdir -p "$dir"
-  cat > "$dir/go.mod" <<MOD
-module opkit.local/$(basename "$target")-build
-
-go 1.23.0
-
-require $module $version
-MOD
-  log "building $(basename "$target") ($package $version)"
-  (cd "$dir" && GOFLAGS=-mod=mod go get "$module@$version" >/dev/null 2>&1 || true)
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w" -o "$target.tmp" "$package")
-  mv "$target.tmp" "$target"
+  local dir
+  dir="$(go_module "$(basename "$target")-build" 1.23.0 "$module@$version")"
+  go_build "$dir" "$target" "$tags" "" "$package"
 }

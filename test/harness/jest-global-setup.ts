@@ -5,6 +5,7 @@ import { bundleReconciler } from '../../command/image/bundle';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
 import { etcdTools } from './etcd-releases';
+import { provisionBenchPeers } from '../support/bench-peers';
 import { bundledSource } from '../support/bundle-sources';
 import { COMMAND_SOURCE } from '../support/command';
 import { provisionHelm } from '../support/helm';
@@ -23,7 +24,7 @@ export default async function globalSetup(): Promise<void> {
   enterRunTempDir();
   // npm test's type-check, beside the set-up (test/harness/type-check.ts).
   startTypeCheck();
-  // Helm, kstatus and Prometheus first: the first time, each is built from the Go module proxy,
+  // Helm, kstatus, Prometheus and the bench's peers first: the first time, each is built from the Go module proxy,
   // which would hold up this thread for minutes, past the control plane's start-up deadline.
   provisionTools();
   // Sharded list and watch (alpha in v1.36) on, for the sharded operators' server-side path. Its
@@ -65,6 +66,8 @@ function provisionTools(): void {
   provisionKstatus();
   // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
   provisionPrometheus();
+  // The bench's Go peers, for the bench test: it runs them, it never builds them.
+  provisionBenchPeers();
 }
 
 /** The bundles the tier's tests start, each made once before any test file runs. */

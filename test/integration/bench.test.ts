@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NODE_RUNTIME } from '../../command/image/definition';
+import { benchPeerEnv } from '../support/bench-peers';
 import { nodesRun, testKubeconfig, testWithNodes } from '../support/kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -22,6 +23,8 @@ function run(script: string, env: Record<string, string>) {
       BENCH_TIMEOUT_S: '120',
       OPKIT_KUBECONFIG: testKubeconfig(),
       OPKIT_AUDIT_LOG: process.env.OPKIT_TEST_AUDIT_LOG ?? '',
+      // The Go peers the set-up built: the bench runs them and builds nothing.
+      ...benchPeerEnv(),
       ...env,
     },
     encoding: 'utf8',

@@ -1,6 +1,6 @@
 /**
- * A command the tests need that a script of testing/ builds from the Go module proxy (helm,
- * kstatus-check, Prometheus), cached outside the repository. The tiers' global set-ups build it once and pass
+ * A command the tests need that a script builds from the Go module proxy (testing/'s helm,
+ * kstatus-check, Prometheus; bench/'s Go peers), cached outside the repository. The tiers' global set-ups build it once and pass
  * the outcome to the test files through the environment jest workers inherit, so the build
  * (minutes on a fresh machine) is part of the set-up, not of a test file's time.
  */
@@ -23,7 +23,7 @@ export interface GoTool {
 }
 
 /**
- * The tool `testing/<script>` builds (it prints the binary's path last), provisioned through the
+ * The tool `script` (a path from the repository's root) builds (it prints its path last), provisioned through the
  * environment variable `env` (empty: it could not be built, `<env>_MISSING` says why).
  */
 export function goTool(options: { readonly script: string; readonly env: string; readonly what: string }): GoTool {
@@ -38,12 +38,17 @@ export function goTool(options: { readonly script: string; readonly env: string;
         : { missing: process.env[`${env}_MISSING`] ?? `${what} could not be built` };
       return built;
     }
-    const r = spawnSync('bash', [path.join(ROOT, 'testing', script)], { encoding: 'utf8', timeout: 900_000 });
+    // The build's own lines (each build's time, or why it failed) go to the run's output as they come.
+    const r = spawnSync('bash', [path.join(ROOT, script)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 45 * 60_000,
+    });
     built =
       r.status === 0
         ? { bin: r.stdout.trim().split('\n').pop() }
         : {
-            missing: `${what} could not be built from the Go module proxy: ${r.stderr.trim().split('\n').pop() ?? ''}`,
+            missing: `${what} could not be built from the Go module proxy (${script} exited ${r.status ?? r.signal}; its output is above)`,
           };
     return built;
   };

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { goTool } from './go-tool';
 
-const HELM = goTool({ script: 'build-helm.sh', env: 'OPKIT_TEST_HELM', what: 'helm' });
+const HELM = goTool({ script: 'testing/build-helm.sh', env: 'OPKIT_TEST_HELM', what: 'helm' });
 let home: string | undefined;
 
 /** Builds (or finds cached) helm and tells the test files through the environment jest workers inherit. */

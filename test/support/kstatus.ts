@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { goTool } from './go-tool';
 import { getJson } from './kube';
 
-const KSTATUS = goTool({ script: 'build-kstatus.sh', env: 'OPKIT_TEST_KSTATUS', what: 'kstatus-check' });
+const KSTATUS = goTool({ script: 'testing/build-kstatus.sh', env: 'OPKIT_TEST_KSTATUS', what: 'kstatus-check' });
 
 /** Builds (or finds cached) kstatus-check and tells the test files through the environment. */
 export function provisionKstatus(): void {

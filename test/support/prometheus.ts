@@ -14,7 +14,7 @@ import { eventually } from './kube';
 import { httpGet } from './reconciler';
 import type { K8sObject } from './synth';
 
-const PROMETHEUS = goTool({ script: 'build-prometheus.sh', env: 'OPKIT_TEST_PROMETHEUS', what: 'Prometheus' });
+const PROMETHEUS = goTool({ script: 'testing/build-prometheus.sh', env: 'OPKIT_TEST_PROMETHEUS', what: 'Prometheus' });
 
 /** Builds (or finds cached) Prometheus and promtool and tells the test files through the environment. */
 export function provisionPrometheus(): void {
