@@ -24,10 +24,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/../testing/go-build.sh"
 # client-go and apimachinery at the Kubernetes release's staging versions: after the control plane
 # and the node, most of it is in Go's build cache already.
 dir="$(go_module sample-controller-build 1.23.0 "k8s.io/sample-controller@$MODULE_VERSION")"
-go_build "$dir" "$OUT/sample-controller.build" "" "" k8s.io/sample-controller
+go_build "$dir" "$OUT/sample-controller" "" "" k8s.io/sample-controller
 moddir="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "k8s.io/sample-controller@$MODULE_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
-cp "$moddir/artifacts/examples/crd-status-subresource.yaml" "$OUT/crd-status-subresource.yaml"
-chmod u+w "$OUT/crd-status-subresource.yaml"
 echo "$MODULE_VERSION" > "$OUT/VERSION"
-mv "$OUT/sample-controller.build" "$OUT/sample-controller"
+# Last: the cache counts as whole once the CRD is there.
+cp "$moddir/artifacts/examples/crd-status-subresource.yaml" "$OUT/crd-status-subresource.yaml.tmp"
+chmod u+w "$OUT/crd-status-subresource.yaml.tmp"
+mv "$OUT/crd-status-subresource.yaml.tmp" "$OUT/crd-status-subresource.yaml"
 echo "$OUT"
