@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what a real node runs beside the control plane (testing/plane/real-node.ts): kubelet and
 # kube-proxy from k8s.io/kubernetes, containerd with ctr and its runc shim, the CNI plugins bridge,
-# host-local and loopback, and a pause program for the pod sandbox image. From the Go module proxy
+# host-local and loopback, a pause program for the pod sandbox image, and CoreDNS for cluster DNS
+# (testing/node/coredns.go: only the plugins it needs). From the Go module proxy
 # (no registry here serves their release binaries), into a cache directory outside the repository
 # keyed by version. Prints that directory. runc itself is the distribution's (Debian's runc).
 set -euo pipefail
@@ -9,13 +10,15 @@ set -euo pipefail
 K8S_VERSION="${OPKIT_K8S_VERSION:-v1.36.3}"
 CONTAINERD_VERSION="${OPKIT_CONTAINERD_VERSION:-v2.4.2}"
 CNI_PLUGINS_VERSION="${OPKIT_CNI_PLUGINS_VERSION:-v1.10.0}"
+COREDNS_VERSION="${OPKIT_COREDNS_VERSION:-v1.12.4}"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-pause_sum="$(sha256sum "$here/node/pause.go" | cut -c1-12)"
-OUT="$CACHE_ROOT/node-k8s-$K8S_VERSION-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION-pause-$pause_sum"
+# The node's own Go sources are part of the key: changed, they are another build.
+sources_sum="$(cat "$here/node/pause.go" "$here/node/coredns.go" | sha256sum | cut -c1-12)"
+OUT="$CACHE_ROOT/node-k8s-$K8S_VERSION-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION-$sources_sum"
 log() { echo "[build-node] $*" >&2; }
 
-COMMANDS=(kubelet kube-proxy containerd ctr containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback pause)
+COMMANDS=(kubelet kube-proxy containerd ctr containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback pause coredns)
 complete() {
   for f in "${COMMANDS[@]}"; do [[ -x "$OUT/$f" ]] || return 1; done
 }
@@ -55,6 +58,12 @@ if [[ ! -x "$OUT/pause" ]]; then
   cp "$here/node/pause.go" "$work/pause/main.go"
   printf 'module opkit.local/pause\n\ngo 1.23.0\n' > "$work/pause/go.mod"
   go_build "$work/pause" "$OUT/pause" "" "" .
+fi
+if [[ ! -x "$OUT/coredns" ]]; then
+  dir="$(go_module coredns-build 1.24.0 "github.com/coredns/coredns@$COREDNS_VERSION")"
+  cp "$here/node/coredns.go" "$dir/main.go"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+  go_build "$dir" "$OUT/coredns" "" "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" .
 fi
 log "built in $(($(date +%s) - start)) s: $OUT"
 echo "$OUT"

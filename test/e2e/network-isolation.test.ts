@@ -1,7 +1,7 @@
 /**
  * Nothing a real node's pods, its containerd or the API server send leaves this machine
  * (testing/node/network.ts): pods have no default route; an image the node lacks is pulled from
- * loopback, where nothing answers; the API server's calls go only to loopback and the node's network;
+ * loopback, where nothing answers; the cluster DNS answers the cluster's names and refuses the rest; the API server's calls go only to loopback and the node's network;
  * and with kube-proxy stopped (its rules gone), a Service IP is dropped here rather than routed
  * out towards whatever has that address on the real network. It stops kube-proxy, so it runs last
  * (test/harness/by-name-sequencer.js puts it there).
@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import { egressDecisions } from '../../testing/egress-proxy';
 import { inCidr, parseCidr } from '../../testing/node/endpoints';
 import { NODE_NETWORK } from '../../testing/node/network';
-import { NO_REGISTRY } from '../../testing/node/real-node';
+import { NO_REGISTRY, PAUSE_IMAGE } from '../../testing/node/real-node';
 import { processesNaming } from '../../testing/processes';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { nodeScriptInPod } from '../support/pod-script';
@@ -34,6 +34,21 @@ const dial = (target) => new Promise((resolve) => {
   s.on('error', (e) => resolve({ target, result: e.code }));
 });
 (async () => { for (const t of ${JSON.stringify(targets)}) console.log(JSON.stringify(await dial(t))); })();
+`;
+}
+
+/** A script that resolves the cluster's names and one outside it with the pod's resolver, printing one JSON line. */
+function resolveScript(namespace: string): string {
+  return `
+const dns = require('node:dns').promises;
+const resolver = new dns.Resolver();
+const a = (name) => resolver.resolve4(name).then((r) => r[0], (e) => e.code);
+(async () => console.log(JSON.stringify({
+  service: await a('kubernetes.default.svc.cluster.local'),
+  short: await dns.lookup('kubernetes.default', { family: 4 }).then((r) => r.address, (e) => e.code),
+  member: await a('member-0.members.${namespace}.svc.cluster.local'),
+  outside: await a('example.com.'),
+})))();
 `;
 }
 
@@ -125,6 +140,69 @@ function hostDial(host: string, port: number): Promise<string> {
     // Tried at the node's registry stand-in (loopback, nothing listening), never at registry.example.com.
     expect(message).toContain(`http://${NO_REGISTRY}/v2/not-loaded/manifests/1`);
     expect(message).toContain('connection refused');
+  });
+
+  test("cluster DNS answers the cluster's names from the API server and refuses every other name here, forwarding none", async () => {
+    // A member of a headless Service, as a StatefulSet's pod is: <hostname>.<subdomain>.<namespace>.svc.
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'members' },
+            spec: {
+              clusterIP: 'None',
+              publishNotReadyAddresses: true,
+              selector: { app: 'members' },
+              ports: [{ port: 80 }],
+            },
+          },
+          {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'member-0', labels: { app: 'members' } },
+            spec: {
+              hostname: 'member-0',
+              subdomain: 'members',
+              securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+              containers: [
+                {
+                  name: 'pause',
+                  image: PAUSE_IMAGE,
+                  securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                },
+              ],
+            },
+          },
+        ],
+      }),
+    });
+    const memberIp = await eventually(
+      'member-0 to have an address',
+      () => getJson(['get', 'pod', 'member-0', '-n', ns]).status?.podIP as string | undefined,
+      60_000,
+    );
+    const answers = await eventually(
+      'the member to be published',
+      async () => {
+        const out = JSON.parse(
+          (await nodeScriptInPod(ns, 'dialer', resolveScript(ns))).split('\n').find((l) => l.startsWith('{')) ?? '{}',
+        ) as Record<string, string>;
+        return out.member === memberIp ? out : undefined;
+      },
+      60_000,
+    );
+    expect(answers).toEqual({
+      // The kubernetes Service by its full name, and by the short one through the pod's search list.
+      service: '10.0.0.1',
+      short: '10.0.0.1',
+      member: memberIp,
+      // No forwarding plugin is built in: a name outside the cluster is refused by the node's DNS itself.
+      outside: 'EREFUSED',
+    });
   });
 
   test("the API server's calls went only to loopback and the node's network", () => {

@@ -1,6 +1,6 @@
 /**
  * One real node beside the control plane: containerd (with Debian's runc and the CNI bridge of
- * network.ts), a kubelet and kube-proxy, so that pods really run — the operator's own image
+ * network.ts), a kubelet and kube-proxy, and cluster DNS (cluster-dns.ts), so that pods really run — the operator's own image
  * among them. Linux and root only; `realNodeUnavailable()` says why not elsewhere.
  *
  * Facts of these machines it is built on (../shared/DESIGN.md §9): cgroup v1 with the cgroupfs
@@ -15,6 +15,7 @@ import { freePort } from '../free-port';
 import { REAL_NODE_NAME } from '../plane/pki';
 import { startProcess, waitFor } from '../plane/process';
 import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftovers';
+import { CLUSTER_DNS, startClusterDns } from './cluster-dns';
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
 import { archiveImageNames, normalisedImageName } from './images';
 import { writeOciArchive } from './oci-archive';
@@ -159,6 +160,8 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
       path.join(dir, 'pause.tar'),
     ),
   );
+  // Cluster DNS before the kubelet, so the first pod already resolves Services by name.
+  await startClusterDns(path.join(bins.dir, 'coredns'), dir, plane);
   procs.push(await startKubelet(bins, dir, containerdSocket, plane));
   procs.push(await startKubeProxy(bins, dir, plane));
   await waitFor(`node ${NODE_NAME} Ready`, () => nodeReady(plane.adminKubeconfig), plane.procs, 60_000, plane.logs);
@@ -264,7 +267,9 @@ async function startKubelet(
 ): Promise<ChildProcess> {
   const root = path.join(dir, 'kubelet');
   fs.mkdirSync(root, { recursive: true });
-  // Pods' DNS stays on the pod: nothing answers there, so a name lookup fails here, never off the machine.
+  // The node's own resolver, which pods with dnsPolicy Default get: on the pod's loopback, where
+  // nothing answers, so such a lookup fails here, never off the machine. ClusterFirst pods (the
+  // default) ask the cluster DNS.
   const resolv = path.join(dir, 'resolv.conf');
   fs.writeFileSync(resolv, 'nameserver 127.0.0.1\n');
   const config = path.join(dir, 'kubelet.yaml');
@@ -290,7 +295,8 @@ async function startKubelet(
         },
         authorization: { mode: 'Webhook' },
         resolvConf: resolv,
-        clusterDomain: 'cluster.local',
+        clusterDomain: CLUSTER_DNS.domain,
+        clusterDNS: [CLUSTER_DNS.address],
         // Never evict for a busy shared disk; images are never collected (none can be pulled again).
         evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
         imageGCHighThresholdPercent: 100,
