@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what a real node runs beside the control plane (testing/plane/real-node.ts): kubelet and
 # kube-proxy from k8s.io/kubernetes, containerd with ctr and its runc shim, the CNI plugins bridge,
-# host-local and loopback, a pause program for the pod sandbox image, and CoreDNS for cluster DNS
-# (testing/node/coredns.go: only the plugins it needs). From the Go module proxy
+# host-local and loopback, a pause program for the pod sandbox image, CoreDNS for cluster DNS
+# (testing/node/coredns.go: only the plugins it needs) and rancher's local-path-provisioner for a
+# default StorageClass, as kind ships them. From the Go module proxy
 # (no registry here serves their release binaries), into a cache directory outside the repository
 # keyed by version. Prints that directory. runc itself is the distribution's (Debian's runc).
 set -euo pipefail
@@ -11,14 +12,15 @@ K8S_VERSION="${OPKIT_K8S_VERSION:-v1.36.3}"
 CONTAINERD_VERSION="${OPKIT_CONTAINERD_VERSION:-v2.4.2}"
 CNI_PLUGINS_VERSION="${OPKIT_CNI_PLUGINS_VERSION:-v1.10.0}"
 COREDNS_VERSION="${OPKIT_COREDNS_VERSION:-v1.12.4}"
+LOCAL_PATH_VERSION="${OPKIT_LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}"
 CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-kit}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # The node's own Go sources are part of the key: changed, they are another build.
 sources_sum="$(cat "$here/node/pause.go" "$here/node/coredns.go" | sha256sum | cut -c1-12)"
-OUT="$CACHE_ROOT/node-k8s-$K8S_VERSION-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION-$sources_sum"
+OUT="$CACHE_ROOT/node-k8s-$K8S_VERSION-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION-local-path-$LOCAL_PATH_VERSION-$sources_sum"
 log() { echo "[build-node] $*" >&2; }
 
-COMMANDS=(kubelet kube-proxy containerd ctr containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback pause coredns)
+COMMANDS=(kubelet kube-proxy containerd ctr containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback pause coredns local-path-provisioner)
 complete() {
   for f in "${COMMANDS[@]}"; do [[ -x "$OUT/$f" ]] || return 1; done
 }
@@ -64,6 +66,10 @@ if [[ ! -x "$OUT/coredns" ]]; then
   cp "$here/node/coredns.go" "$dir/main.go"
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
   go_build "$dir" "$OUT/coredns" "" "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" .
+fi
+if [[ ! -x "$OUT/local-path-provisioner" ]]; then
+  dir="$(go_module local-path-provisioner-build 1.23.0 "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION")"
+  go_build "$dir" "$OUT/local-path-provisioner" "" "-X main.VERSION=$LOCAL_PATH_VERSION" github.com/rancher/local-path-provisioner
 fi
 log "built in $(($(date +%s) - start)) s: $OUT"
 echo "$OUT"

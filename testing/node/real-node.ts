@@ -1,6 +1,7 @@
 /**
  * One real node beside the control plane: containerd (with Debian's runc and the CNI bridge of
- * network.ts), a kubelet and kube-proxy, and cluster DNS (cluster-dns.ts), so that pods really run — the operator's own image
+ * network.ts), a kubelet and kube-proxy, cluster DNS (cluster-dns.ts) and a default StorageClass
+ * (local-storage.ts), so that pods really run — the operator's own image
  * among them. Linux and root only; `realNodeUnavailable()` says why not elsewhere.
  *
  * Facts of these machines it is built on (../shared/DESIGN.md §9): cgroup v1 with the cgroupfs
@@ -16,6 +17,7 @@ import { REAL_NODE_NAME } from '../plane/pki';
 import { startProcess, waitFor } from '../plane/process';
 import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftovers';
 import { CLUSTER_DNS, startClusterDns } from './cluster-dns';
+import { BUSYBOX, startLocalStorage } from './local-storage';
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
 import { archiveImageNames, normalisedImageName } from './images';
 import { writeOciArchive } from './oci-archive';
@@ -36,6 +38,8 @@ export function realNodeUnavailable(): string | undefined {
   if (process.platform !== 'linux') return `a real node needs Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return 'a real node needs root (it makes a bridge, iptables rules and cgroups)';
   if (!fs.existsSync(RUNC)) return `a real node needs runc at ${RUNC} (apt-get install runc)`;
+  if (!fs.existsSync(BUSYBOX))
+    return `a real node's volume helper needs busybox at ${BUSYBOX} (apt-get install busybox-static)`;
   if (!fs.existsSync('/proc/sys/net/bridge'))
     return 'a real node needs the br_netfilter module (modprobe br_netfilter)';
   return undefined;
@@ -165,6 +169,15 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
   procs.push(await startKubelet(bins, dir, containerdSocket, plane));
   procs.push(await startKubeProxy(bins, dir, plane));
   await waitFor(`node ${NODE_NAME} Ready`, () => nodeReady(plane.adminKubeconfig), plane.procs, 60_000, plane.logs);
+  // A default StorageClass whose claims bind, once there is a node for its helper pods.
+  await startLocalStorage(
+    path.join(bins.dir, 'local-path-provisioner'),
+    dir,
+    (archive) => {
+      node.loadImage(archive);
+    },
+    plane,
+  );
   return node;
 }
 
