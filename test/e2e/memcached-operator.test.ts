@@ -144,8 +144,9 @@ https.get(${JSON.stringify(url)}, { rejectUnauthorized: false, headers: { Author
 
   test('/metrics answers through the metrics Service, from a pod, to a token allowed to read it and no other', async () => {
     const service = getJson(['get', 'service', 'memcached-metrics', '-n', SYSTEM]);
-    // No cluster DNS on this node: the Service by its cluster IP (kube-proxy's rules take it to the pod).
-    const url = `https://${service.spec.clusterIP as string}:${String(service.spec.ports[0].port)}/metrics`;
+    // The Service by its name, as a Prometheus in the cluster would: the node's cluster DNS answers its
+    // cluster IP, and kube-proxy's rules take the connection to the pod.
+    const url = `https://memcached-metrics.${SYSTEM}.svc:${String(service.spec.ports[0].port)}/metrics`;
     kubectlOk(['create', 'serviceaccount', 'scraper', '-n', ns]);
     const refused = await nodeScriptInPod(ns, 'scraper', scrapeScript(url));
     expect(refused.split('\n')[0]).toBe('403');
