@@ -1,17 +1,20 @@
 /**
  * Nothing a real node's pods, its containerd or the API server send leaves this machine
- * (testing/node/network.ts): pods have no default route; an image the node lacks is pulled from
- * loopback, where nothing answers; the cluster DNS answers the cluster's names and refuses the rest; the API server's calls go only to loopback and the node's network;
+ * (testing/node/network.ts): pods have no default route; images are pulled from the node's own
+ * registry on loopback, which holds what the node holds and nothing else; the cluster DNS answers the cluster's names and refuses the rest; the API server's calls go only to loopback and the node's network;
  * and with kube-proxy stopped (its rules gone), a Service IP is dropped here rather than routed
  * out towards whatever has that address on the real network. It stops kube-proxy, so it runs last
  * (test/harness/by-name-sequencer.js puts it there).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { egressDecisions } from '../../testing/egress-proxy';
 import { inCidr, parseCidr } from '../../testing/node/endpoints';
 import { NODE_NETWORK } from '../../testing/node/network';
-import { NO_REGISTRY, PAUSE_IMAGE } from '../../testing/node/real-node';
+import { PAUSE_IMAGE } from '../../testing/node/real-node';
+import { registryLog } from '../../testing/node/registry';
 import { processesNaming } from '../../testing/processes';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { nodeScriptInPod } from '../support/pod-script';
@@ -126,6 +129,34 @@ function hostDial(host: string, port: number): Promise<string> {
     expect(results).toEqual({ [gateway]: 'ENETUNREACH', '1.1.1.1:443': 'ENETUNREACH' });
   });
 
+  test("an image pulled at every start (busybox, :latest, so Always) is pulled from the node's own registry, and runs", async () => {
+    kubectlOk([
+      'run',
+      'latest',
+      '-n',
+      ns,
+      '--image=busybox',
+      '--restart=Never',
+      '--',
+      'sh',
+      '-c',
+      'echo ran on the node',
+    ]);
+    const phase = await eventually(
+      'the pod to end',
+      () => {
+        const p = getJson(['get', 'pod', 'latest', '-n', ns]).status?.phase as string | undefined;
+        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+      },
+      60_000,
+    );
+    expect(getJson(['get', 'pod', 'latest', '-n', ns]).spec.containers[0].imagePullPolicy).toBe('Always');
+    expect(phase).toBe('Succeeded');
+    expect(kubectlOk(['logs', 'latest', '-n', ns]).trim()).toBe('ran on the node');
+    const events = getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=latest']).items;
+    expect(events.map((e: any) => e.reason)).toContain('Pulled');
+  });
+
   test('an image the node does not hold is never pulled from off the machine: the pull fails on loopback', async () => {
     kubectlOk(['run', 'not-loaded', '-n', ns, '--image=registry.example.com/not-loaded:1', '--restart=Never']);
     const message = await eventually(
@@ -137,9 +168,16 @@ function hostDial(host: string, port: number): Promise<string> {
       },
       60_000,
     );
-    // Tried at the node's registry stand-in (loopback, nothing listening), never at registry.example.com.
-    expect(message).toContain(`http://${NO_REGISTRY}/v2/not-loaded/manifests/1`);
-    expect(message).toContain('connection refused');
+    expect(message).toContain('registry.example.com/not-loaded:1: not found');
+    // Asked of the node's own registry on loopback, which holds only the node's images, never of registry.example.com.
+    const asked = fs
+      .readFileSync(registryLog(path.join(process.env.OPKIT_E2E_WORK_DIR ?? '', 'node')), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { path: string; ns: string; status: number });
+    expect(asked).toContainEqual(
+      expect.objectContaining({ path: '/v2/not-loaded/manifests/1', ns: 'registry.example.com', status: 404 }),
+    );
   });
 
   test("cluster DNS answers the cluster's names from the API server and refuses every other name here, forwarding none", async () => {

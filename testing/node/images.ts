@@ -75,3 +75,39 @@ export function memcachedImageArchive(cacheDir: string): string {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
+
+/** Debian's busybox-static (`apt-get install busybox-static`), the one file of the busybox image. */
+export const BUSYBOX = '/bin/busybox';
+
+/**
+ * `busybox` (Docker Hub's `library/busybox:latest`), laid out as the official image: every applet in
+ * /bin as a link to /bin/busybox, no entrypoint and `sh` as its command, run as root, from Debian's
+ * busybox-static. The seed's CronTab runs it; the node's volume helper pods too.
+ */
+export const BUSYBOX_IMAGE = { name: 'busybox:latest' } as const;
+
+/** The busybox image's archive, written to `out`; returns `out`. */
+export function busyboxImageArchive(out: string): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-busybox-root-'));
+  try {
+    const bin = path.join(root, 'bin');
+    fs.mkdirSync(bin);
+    fs.copyFileSync(BUSYBOX, path.join(bin, 'busybox'));
+    fs.chmodSync(path.join(bin, 'busybox'), 0o755);
+    const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    for (const applet of applets) if (applet !== 'busybox') fs.symlinkSync('busybox', path.join(bin, applet));
+    return writeOciArchive(
+      {
+        name: BUSYBOX_IMAGE.name,
+        root,
+        entrypoint: [],
+        cmd: ['sh'],
+        env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+        user: '0',
+      },
+      out,
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}

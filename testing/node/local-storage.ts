@@ -2,15 +2,15 @@
  * The real node's default StorageClass with dynamic provisioning, as kind ships it: rancher's
  * local-path-provisioner, run beside the node (it reads and writes the API server only), makes a
  * directory on the node for each claim of the class through a short helper pod, and removes it when
- * the volume is released. The helper pod runs Debian's busybox-static, the one file of its image
- * (its shell runs mkdir and rm as applets). Volumes live under the node's work directory, so
+ * the volume is released. The helper pod runs busybox, as kind's does: the node's own image of
+ * Debian's busybox-static (images.ts), which the node loads here for any pod to use. Volumes live under the node's work directory, so
  * stopping the plane takes them back with it.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startProcess, waitFor } from '../plane/process';
-import { writeOciArchive } from './oci-archive';
+import { BUSYBOX_IMAGE, busyboxImageArchive } from './images';
 
 export const LOCAL_STORAGE = {
   /** kind's name for its default class. */
@@ -19,11 +19,9 @@ export const LOCAL_STORAGE = {
   namespace: 'local-path-storage',
   configMap: 'local-path-config',
   serviceAccount: 'local-path-provisioner-service-account',
-  helperImage: 'opkit.local/local-path-helper:1',
+  /** As kind's: busybox, here the node's own (images.ts). */
+  helperImage: BUSYBOX_IMAGE.name,
 } as const;
-
-/** Debian's busybox-static (`apt-get install busybox-static`; .ci/run installs it). */
-export const BUSYBOX = '/bin/busybox';
 
 /** What the node's helper pods run: the volume made writable by any pod user, and removed on release. */
 const SETUP = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n';
@@ -84,13 +82,8 @@ export async function startLocalStorage(
   loadImage: (archive: string) => void,
   plane: { readonly adminKubeconfig: string; readonly procs: ChildProcess[]; readonly logs: string },
 ): Promise<void> {
-  // The helper runs as root: it makes and removes directories on the node.
-  loadImage(
-    writeOciArchive(
-      { name: LOCAL_STORAGE.helperImage, files: { '/bin/sh': BUSYBOX }, entrypoint: ['/bin/sh'], user: '0' },
-      path.join(dir, 'local-path-helper.tar'),
-    ),
-  );
+  // The helper image (busybox, run as root: it makes and removes directories on the node).
+  loadImage(busyboxImageArchive(path.join(dir, 'busybox.oci.tar')));
   const volumes = path.join(dir, 'local-path');
   fs.mkdirSync(volumes, { recursive: true });
   const objects = localStorageObjects(volumes);

@@ -18,6 +18,10 @@ export interface ImageFiles {
   /** Path in the image → file on this machine (made executable; copied into `root` when given). */
   readonly files?: Readonly<Record<string, string>>;
   readonly entrypoint: readonly string[];
+  /** The default arguments (the image's CMD), e.g. `['sh']` with no entrypoint. */
+  readonly cmd?: readonly string[];
+  /** `NAME=value` lines of the image's environment. */
+  readonly env?: readonly string[];
   /** @default 65532 (non-root) */
   readonly user?: string;
 }
@@ -42,6 +46,16 @@ function writeLayer(root: string, layer: string): string {
   return layer;
 }
 
+/** How the image runs: the `config` of its OCI configuration. */
+function runConfig(image: ImageFiles): object {
+  return {
+    Entrypoint: image.entrypoint,
+    ...(image.cmd ? { Cmd: image.cmd } : {}),
+    ...(image.env ? { Env: image.env } : {}),
+    User: image.user ?? '65532',
+  };
+}
+
 /** Writes the archive to `out`; returns `out`. */
 export function writeOciArchive(image: ImageFiles, out: string): string {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-oci-'));
@@ -63,7 +77,7 @@ export function writeOciArchive(image: ImageFiles, out: string): string {
     const config = blob({
       architecture: 'amd64',
       os: 'linux',
-      config: { Entrypoint: image.entrypoint, User: image.user ?? '65532' },
+      config: runConfig(image),
       rootfs: { type: 'layers', diff_ids: [`sha256:${layerDigest}`] },
     });
     const manifest = blob({

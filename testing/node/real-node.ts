@@ -17,9 +17,10 @@ import { REAL_NODE_NAME } from '../plane/pki';
 import { startProcess, waitFor } from '../plane/process';
 import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftovers';
 import { CLUSTER_DNS, startClusterDns } from './cluster-dns';
-import { BUSYBOX, startLocalStorage } from './local-storage';
+import { startLocalStorage } from './local-storage';
+import { registryLog, startNodeRegistry } from './registry';
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
-import { archiveImageNames, normalisedImageName } from './images';
+import { archiveImageNames, BUSYBOX, normalisedImageName } from './images';
 import { writeOciArchive } from './oci-archive';
 import { conditionTrue, parseJson, stringAt } from '../../constructs/contract/json';
 
@@ -52,6 +53,8 @@ export interface PlaneForRealNode {
   readonly certs: string;
   readonly logs: string;
   readonly procs: ChildProcess[];
+  /** Run after the processes stop. */
+  readonly cleanups: (() => void)[];
   readonly adminKubeconfig: string;
   readonly nodeKubeconfig: string;
   readonly proxyKubeconfig: string;
@@ -147,8 +150,14 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
   const containerdSocket = path.join(dir, 'containerd.sock');
   // Stopped with the plane, which then takes back what the node made (also after a failed start).
   const procs = plane.procs;
-  procs.push(startContainerd(bins, dir, plane.logs));
-  const node = realNodeOf({ name: NODE_NAME, containerdSocket, ctr: path.join(bins.dir, 'ctr') });
+  const ctrBin = path.join(bins.dir, 'ctr');
+  // The node's images, served to its own containerd for the pulls a pod's pull policy makes.
+  const registry = await startNodeRegistry({ ctr: ctrBin, containerdSocket, log: registryLog(dir) });
+  plane.cleanups.push(() => {
+    void registry.close();
+  });
+  procs.push(startContainerd(bins, dir, plane.logs, registry.address));
+  const node = realNodeOf({ name: NODE_NAME, containerdSocket, ctr: ctrBin });
   const answers = () => {
     try {
       execFileSync(node.access.ctr, ['--address', containerdSocket, 'version'], { stdio: 'ignore' });
@@ -195,7 +204,7 @@ function nodeReady(kubeconfig: string): boolean {
   }
 }
 
-function startContainerd(bins: NodeBinaries, dir: string, logs: string): ChildProcess {
+function startContainerd(bins: NodeBinaries, dir: string, logs: string, registry: string): ChildProcess {
   const cniDir = path.join(dir, 'cni');
   fs.mkdirSync(cniDir, { recursive: true });
   fs.writeFileSync(
@@ -203,31 +212,29 @@ function startContainerd(bins: NodeBinaries, dir: string, logs: string): ChildPr
     JSON.stringify(cniConfig(path.join(dir, 'cni-ipam')), null, 2),
   );
   const config = path.join(dir, 'containerd.toml');
-  fs.writeFileSync(config, containerdConfig(bins, dir, cniDir));
+  fs.writeFileSync(config, containerdConfig(bins, dir, cniDir, registry));
   // containerd finds its runc shim on PATH.
   const env = { ...process.env, PATH: `${bins.dir}:${process.env.PATH ?? ''}` };
   return startProcess(path.join(bins.dir, 'containerd'), ['--config', config], path.join(logs, 'containerd.log'), env);
 }
 
 /**
- * Every registry, for every image a pod names but the node does not hold, is served by a loopback
- * port nothing listens on: the pull fails here at once (ErrImagePull, then ImagePullBackOff, as a
- * cluster shows an image it cannot pull), and the registry's name is never even looked up.
+ * Every registry host, for every image a pod names, is the node's own registry on loopback
+ * (registry.ts): what the node holds is pulled from there, and an image it does not hold fails at
+ * once (ErrImagePull, then ImagePullBackOff, as a cluster shows an image it cannot pull). No
+ * registry's name is ever looked up.
  */
-function registryHostsDir(dir: string): string {
+function registryHostsDir(dir: string, registry: string): string {
   const hosts = path.join(dir, 'registry-hosts');
   fs.mkdirSync(path.join(hosts, '_default'), { recursive: true });
   fs.writeFileSync(
     path.join(hosts, '_default', 'hosts.toml'),
-    `server = "http://${NO_REGISTRY}"\n\n[host."http://${NO_REGISTRY}"]\n  capabilities = ["pull", "resolve"]\n`,
+    `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`,
   );
   return hosts;
 }
 
-/** Where the node's containerd would pull from: loopback's discard port, where nothing answers. */
-export const NO_REGISTRY = '127.0.0.1:9';
-
-function containerdConfig(bins: NodeBinaries, dir: string, cniDir: string): string {
+function containerdConfig(bins: NodeBinaries, dir: string, cniDir: string, registry: string): string {
   // Everything containerd writes stays under the node's directory (taken back on stop).
   return `version = 3
 root = '${dir}/containerd/root'
@@ -259,7 +266,7 @@ imports = []
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = '${PAUSE_IMAGE}'
   [plugins.'io.containerd.cri.v1.images'.registry]
-    config_path = '${registryHostsDir(dir)}'
+    config_path = '${registryHostsDir(dir, registry)}'
 
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = '127.0.0.1'
