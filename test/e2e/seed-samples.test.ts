@@ -1,0 +1,59 @@
+/**
+ * The product owner's seed samples (dist/samples/), applied verbatim on the real node with the
+ * operators `kubectl apply -f dist/` installs running as Pods: each must do for real what its kind
+ * promises, not only what kwok reports.
+ */
+import * as path from 'node:path';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const skip = process.env.OPKIT_E2E_SKIP;
+
+jest.setTimeout(300_000);
+
+if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
+
+(skip ? describe.skip : describe)('the seed samples on a real node', () => {
+  let ns: string;
+
+  beforeAll(() => {
+    // Idempotent: every operator of dist/, as the memcached file before it installs them.
+    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    ns = createTestNamespace('e2e-seeds');
+  });
+
+  afterAll(() => {
+    if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  test("CronTab: the seed's sample (busybox, every minute) runs a real Job to completion on the node", async () => {
+    kubectlOk(['rollout', 'status', 'deployment/crontab-operator', '-n', 'crontab-system', '--timeout=120s']);
+    kubectlOk(['apply', '-n', ns, '-f', path.join(ROOT, 'dist', 'samples', 'crontab-sample.k8s.yaml')]);
+    // CronJobs schedule to the minute: the first run starts within a minute of the CronJob.
+    const job = await eventually(
+      'a Job of the CronTab to complete',
+      () =>
+        getJson(['get', 'jobs', '-n', ns]).items.find(
+          (j: any) =>
+            j.metadata.ownerReferences?.some((o: any) => o.kind === 'CronJob' && o.name === 'my-new-cron-object') &&
+            j.status?.succeeded >= 1,
+        ),
+      150_000,
+      1000,
+    );
+    const [pod] = getJson(['get', 'pods', '-n', ns, '-l', `job-name=${job.metadata.name as string}`]).items;
+    expect(pod.spec.nodeName).toBe('opkit-node');
+    expect(pod.spec.containers[0].image).toBe('busybox');
+    // busybox's own command (sh, no script) ran in the container and exited 0.
+    expect(pod.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const crontab = await eventually(
+      'the CronTab to record its run',
+      () => {
+        const ct = getJson(['get', 'ct', 'my-new-cron-object', '-n', ns]);
+        return ct.status?.lastScheduleTime ? ct : undefined;
+      },
+      60_000,
+    );
+    expect(crontab.status.schedule).toBe('* * * * *');
+  });
+});
