@@ -56,4 +56,28 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     );
     expect(crontab.status.schedule).toBe('* * * * *');
   });
+
+  test("EtcdCluster: the seed's sample forms one cluster of 3 real etcd members that find each other by cluster DNS", async () => {
+    kubectlOk(['rollout', 'status', 'deployment/etcd-operator', '-n', 'etcd-system', '--timeout=120s']);
+    kubectlOk(['apply', '-n', ns, '-f', path.join(ROOT, 'dist', 'samples', 'etcd-sample.k8s.yaml')]);
+    kubectlOk(['wait', '-n', ns, '--for=condition=Available', '--timeout=240s', 'etcdcluster/my-etcd-cluster']);
+    const cluster = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+    const members = cluster.status.etcdMembers as { name: string; healthy: boolean; leader: boolean }[];
+    expect(members.map((m) => [m.name, m.healthy])).toEqual([
+      ['my-etcd-cluster-0', true],
+      ['my-etcd-cluster-1', true],
+      ['my-etcd-cluster-2', true],
+    ]);
+    expect(members.filter((m) => m.leader)).toHaveLength(1);
+    // etcd itself, from inside a member, through the client Service by its name.
+    const etcdctl = (pod: string, ...args: string[]) =>
+      kubectlOk(['exec', '-n', ns, pod, '--', 'etcdctl', '--endpoints=http://my-etcd-cluster-client:2379', ...args]);
+    const health = etcdctl('my-etcd-cluster-0', 'endpoint', 'health', '--cluster');
+    expect(health.split('\n').filter((l) => l.includes(' is healthy'))).toHaveLength(3);
+    etcdctl('my-etcd-cluster-0', 'put', 'seed', 'kept by the cluster');
+    expect(etcdctl('my-etcd-cluster-2', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+    // Each member's data on a claim the node's default StorageClass provisioned.
+    const claims = getJson(['get', 'pvc', '-n', ns, '-l', 'app.kubernetes.io/instance=my-etcd-cluster']).items;
+    expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
+  });
 });

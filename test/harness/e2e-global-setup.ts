@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startControlPlane } from '../../testing/control-plane';
-import { memcachedImageArchive } from '../../testing/node/images';
+import { etcdImageArchive, memcachedImageArchive } from '../../testing/node/images';
 import { realNodeUnavailable } from '../../testing/node/real-node';
 import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
+import { etcdTools } from './etcd-releases';
 import { killARealNodeRun } from './killed-run';
 import { keepKubectlCacheIn } from './run-temp-dir';
 
@@ -42,6 +43,13 @@ export default async function globalSetup(): Promise<void> {
     fs.rmSync(out, { recursive: true, force: true });
   }
   node.loadImage(memcachedImageArchive(path.join(cacheDirectory(releaseVersions()), '..', 'images')));
+  // etcd's images, as the EtcdCluster kind names them, from the control plane's etcd builds.
+  const etcd = etcdTools(cp.binDir);
+  for (const [version, bin] of Object.entries(etcd.releases)) {
+    if (!etcd.etcdctl) break;
+    const archive = path.join(cp.workDir ?? os.tmpdir(), `etcd-${version}.oci.tar`);
+    node.loadImage(etcdImageArchive({ etcd: bin, etcdctl: etcd.etcdctl }, version, archive));
+  }
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
   process.env.OPKIT_TEST_NODES = '1';

@@ -111,3 +111,21 @@ export function busyboxImageArchive(out: string): string {
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
+
+/**
+ * `quay.io/coreos/etcd:v<version>` from the etcd binaries the control plane's build made (etcd at the
+ * release, etcdctl), laid out as the official image: both in /usr/local/bin, on PATH, no entrypoint.
+ */
+export function etcdImageArchive(binaries: { etcd: string; etcdctl: string }, version: string, out: string): string {
+  return writeOciArchive(
+    {
+      name: `quay.io/coreos/etcd:v${version}`,
+      files: { '/usr/local/bin/etcd': binaries.etcd, '/usr/local/bin/etcdctl': binaries.etcdctl },
+      entrypoint: [],
+      cmd: ['/usr/local/bin/etcd'],
+      env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+      user: '0',
+    },
+    out,
+  );
+}
