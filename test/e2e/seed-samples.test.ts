@@ -80,4 +80,50 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     const claims = getJson(['get', 'pvc', '-n', ns, '-l', 'app.kubernetes.io/instance=my-etcd-cluster']).items;
     expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
   });
+
+  test('EtcdCluster: scaled 3 → 5 → 3 through membership, and a deleted member pod replaced, the key kept throughout', async () => {
+    const etcdctl = (pod: string, ...args: string[]) =>
+      kubectlOk(['exec', '-n', ns, pod, '--', 'etcdctl', '--endpoints=http://my-etcd-cluster-client:2379', ...args]);
+    const settled = (n: number) =>
+      eventually(
+        `${String(n)} healthy members`,
+        () => {
+          const c = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+          const members = (c.status?.etcdMembers ?? []) as { healthy: boolean }[];
+          const available = c.status?.conditions?.some((x: any) => x.type === 'Available' && x.status === 'True');
+          return members.length === n && members.every((m) => m.healthy) && available && !c.status?.step
+            ? c
+            : undefined;
+        },
+        240_000,
+        1000,
+      );
+    kubectlOk(['scale', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--replicas=5']);
+    await settled(5);
+    expect(etcdctl('my-etcd-cluster-4', 'member', 'list').trim().split('\n')).toHaveLength(5);
+    expect(etcdctl('my-etcd-cluster-4', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+    kubectlOk(['scale', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--replicas=3']);
+    await settled(3);
+    expect(etcdctl('my-etcd-cluster-0', 'member', 'list').trim().split('\n')).toHaveLength(3);
+    // A member's pod lost: the StatefulSet makes it again on its claim, and it rejoins as itself.
+    const before = getJson(['get', 'pod', 'my-etcd-cluster-1', '-n', ns]).metadata.uid as string;
+    kubectlOk(['delete', 'pod', 'my-etcd-cluster-1', '-n', ns]);
+    await eventually(
+      'member 1 back',
+      () => {
+        const pod = getJson(['get', 'pod', 'my-etcd-cluster-1', '-n', ns]);
+        const ready = pod.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
+        return pod.metadata.uid !== before && ready ? true : undefined;
+      },
+      120_000,
+      1000,
+    );
+    await settled(3);
+    expect(
+      etcdctl('my-etcd-cluster-1', 'endpoint', 'health', '--cluster')
+        .split('\n')
+        .filter((l) => l.includes(' is healthy')),
+    ).toHaveLength(3);
+    expect(etcdctl('my-etcd-cluster-1', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+  });
 });
