@@ -126,4 +126,46 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     ).toHaveLength(3);
     expect(etcdctl('my-etcd-cluster-1', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
   });
+
+  test('EtcdCluster: upgraded from 3.5 to 3.6 one member at a time, the key kept', async () => {
+    const releases = Object.keys(JSON.parse(process.env.OPKIT_E2E_ETCD_RELEASES ?? '{}') as Record<string, string>);
+    const next = releases.find((v) => v.startsWith('3.6.'));
+    if (!next) throw new Error(`no etcd 3.6 image on the node (releases: ${releases.join(', ')})`);
+    kubectlOk([
+      'patch',
+      'etcdcluster',
+      'my-etcd-cluster',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { version: next } }),
+    ]);
+    const upgraded = await eventually(
+      `every member on ${next}`,
+      () => {
+        const c = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+        const members = (c.status?.etcdMembers ?? []) as { healthy: boolean; version: string }[];
+        return members.length === 3 && members.every((m) => m.healthy && m.version === next) && !c.status?.step
+          ? c
+          : undefined;
+      },
+      300_000,
+      1000,
+    );
+    expect(upgraded.status.version).toBe(next);
+    const out = kubectlOk([
+      'exec',
+      '-n',
+      ns,
+      'my-etcd-cluster-0',
+      '--',
+      'etcdctl',
+      '--endpoints=http://my-etcd-cluster-client:2379',
+      'get',
+      'seed',
+      '--print-value-only',
+    ]);
+    expect(out.trim()).toBe('kept by the cluster');
+  });
 });

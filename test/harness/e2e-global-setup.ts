@@ -45,6 +45,7 @@ export default async function globalSetup(): Promise<void> {
   node.loadImage(memcachedImageArchive(path.join(cacheDirectory(releaseVersions()), '..', 'images')));
   // etcd's images, as the EtcdCluster kind names them, from the control plane's etcd builds.
   const etcd = etcdTools(cp.binDir);
+  process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(etcd.releases);
   for (const [version, bin] of Object.entries(etcd.releases)) {
     if (!etcd.etcdctl) break;
     const archive = path.join(cp.workDir ?? os.tmpdir(), `etcd-${version}.oci.tar`);
