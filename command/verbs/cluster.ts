@@ -9,9 +9,10 @@ export const clusterVerb: Verb = {
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
       KUBECONFIG line. The API server's webhook and Service calls never leave this machine.
-      --real-node: one real node instead (containerd, runc, kubelet, kube-proxy, built with Go
-      and cached; Linux and root), where containers really run, on a bridge with no way off
-      this machine; --load imports an image archive (the image command's output) into it.
+      --real-node: one real node instead (containerd, runc, kubelet, kube-proxy, cluster DNS
+      and a default StorageClass, built with Go and cached; Linux and root), where containers
+      really run, on a bridge with no way off this machine; --load imports an image archive
+      (the image command's output) into it.
       Ctrl-C stops it, and takes back everything it made.
 `,
   run: clusterCommand,
