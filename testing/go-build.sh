@@ -7,7 +7,7 @@
 #   tables in the binaries). Compiled packages are cached by their inputs and these flags, so two
 #   programs built with the same flags from the same module versions compile each package once.
 # - Several programs of one module in one `go build`, so one links while the others compile.
-# - Each build prints its time; the scripts print their total, .ci/run's build-tools.sh the sum.
+# - Each build prints its time; the scripts print their total, scripts/build-test-programs.sh the sum.
 
 # go_module <name> <go version> <module@version>...: a throwaway module in $work/<name> that
 # requires the given modules (resolved through the Go module proxy). Prints its directory.

@@ -8,10 +8,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { freePort } from '../free-port';
-import { startProcess, waitFor } from '../plane/process';
+import { probe, startProcess, waitFor } from '../plane/process';
 import { NODE_NETWORK } from './network';
 
 /** Where pods send their DNS queries: the node's own address on its bridge. */
@@ -46,26 +45,10 @@ export async function startClusterDns(
   plane.procs.push(proc);
   await waitFor(
     'cluster DNS ready',
-    () => httpOk(`http://127.0.0.1:${readyPort}/ready`),
+    async () => (await probe(`http://127.0.0.1:${readyPort}/ready`, Buffer.alloc(0))) === 200,
     plane.procs,
     60_000,
     plane.logs,
   );
   return proc;
-}
-
-function httpOk(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = http.get(url, { timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => {
-      resolve(false);
-    });
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
 }

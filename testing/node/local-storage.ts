@@ -29,7 +29,6 @@ const TEARDOWN = '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n';
 
 /** The objects the provisioner needs in the cluster: its namespace, the helper pods' account, their scripts, the default class. */
 export function localStorageObjects(volumesDir: string): object[] {
-  const config = { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [volumesDir] }] };
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LOCAL_STORAGE.namespace } },
     {
@@ -42,7 +41,12 @@ export function localStorageObjects(volumesDir: string): object[] {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: LOCAL_STORAGE.configMap, namespace: LOCAL_STORAGE.namespace },
-      data: { 'config.json': JSON.stringify(config), setup: SETUP, teardown: TEARDOWN, 'helperPod.yaml': helperPod() },
+      data: {
+        'config.json': provisionerConfig(volumesDir),
+        setup: SETUP,
+        teardown: TEARDOWN,
+        'helperPod.yaml': helperPod(),
+      },
     },
     {
       apiVersion: 'storage.k8s.io/v1',
@@ -57,6 +61,11 @@ export function localStorageObjects(volumesDir: string): object[] {
       reclaimPolicy: 'Delete',
     },
   ];
+}
+
+/** The provisioner's config.json: every node's volumes under `volumesDir`. */
+function provisionerConfig(volumesDir: string): string {
+  return JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [volumesDir] }] });
 }
 
 /** The helper pod's template (the provisioner adds the volume, the command and the node). */
@@ -86,14 +95,12 @@ export async function startLocalStorage(
   loadImage(busyboxImageArchive(path.join(dir, 'busybox.oci.tar')));
   const volumes = path.join(dir, 'local-path');
   fs.mkdirSync(volumes, { recursive: true });
-  const objects = localStorageObjects(volumes);
   execFileSync('kubectl', ['--kubeconfig', plane.adminKubeconfig, 'apply', '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: localStorageObjects(volumes) }),
     stdio: ['pipe', 'ignore', 'pipe'],
   });
   const configFile = path.join(dir, 'local-path-config.json');
-  const configMap = objects[2] as { data: Record<string, string> };
-  fs.writeFileSync(configFile, configMap.data['config.json'] ?? '');
+  fs.writeFileSync(configFile, provisionerConfig(volumes));
   const proc = startProcess(
     provisioner,
     [

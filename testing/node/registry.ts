@@ -65,13 +65,11 @@ interface Answer {
 
 async function serve(node: NodeContent, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const head = req.method === 'HEAD';
+  const url = new URL(req.url ?? '/', 'http://registry');
   const reply =
-    req.method === 'GET' || head
-      ? await route(node, new URL(req.url ?? '/', 'http://registry'))
-      : failure(405, 'UNSUPPORTED', 'this registry only reads');
+    req.method === 'GET' || head ? await route(node, url) : failure(405, 'UNSUPPORTED', 'this registry only reads');
   res.writeHead(reply.status, reply.headers);
   res.end(head ? undefined : reply.body);
-  const url = new URL(req.url ?? '/', 'http://registry');
   const line = { method: req.method, path: url.pathname, ns: url.searchParams.get('ns'), status: reply.status };
   fs.appendFileSync(node.log, `${JSON.stringify(line)}\n`);
 }

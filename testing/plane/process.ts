@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as https from 'node:https';
 
 /** Progress on stderr, when verbose. */
@@ -11,10 +12,11 @@ export function log(verbose: boolean, msg: string): void {
   if (verbose) process.stderr.write(`[control-plane] ${msg}\n`);
 }
 
-/** GET a path with a bearer token; resolves with the status code (0 on connection error). */
+/** GET a path (https, or plain http on loopback) with a bearer token; resolves with the status code (0 on connection error). */
 export function probe(url: string, ca: Buffer, token?: string): Promise<number> {
+  const get = url.startsWith('http:') ? http.get : https.get;
   return new Promise((resolve) => {
-    const req = https.get(
+    const req = get(
       url,
       {
         ca,
