@@ -146,7 +146,7 @@ export type { EtcdCluster, EtcdClusterSpec, EtcdClusterStatus } from './etcd/api
 export { etcdClusterController } from './etcd/controller';
 export { EtcdClusterOperator } from './etcd/operator';
 export type { EtcdClusterOperatorProps } from './etcd/operator';
-export { EtcdClusterResources } from './etcd/etcd-cluster-resources';
+export { BACKUP_TOOLS_IMAGE, EtcdClusterResources } from './etcd/etcd-cluster-resources';
 export type { EtcdClusterResourcesProps } from './etcd/etcd-cluster-resources';
 
 // MongoDB storage.

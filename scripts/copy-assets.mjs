@@ -1,7 +1,7 @@
 // Copies what the compiled library needs besides JavaScript: the harness's build scripts and its
 // kwok stages, which the control plane uses from beside its own module, the real node's Go
-// sources its build script compiles (testing/node/*.go), and the files init writes that are
-// kept as real files (command/scaffold/files).
+// sources its build script compiles (testing/node/*.go) and its sample images' files, and the
+// files init writes that are kept as real files (command/scaffold/files).
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,6 +11,13 @@ for (const file of readdirSync('testing').filter((f) => f.endsWith('.sh') || f.e
 if (!existsSync('lib/testing/node')) mkdirSync('lib/testing/node', { recursive: true });
 for (const file of readdirSync('testing/node').filter((f) => f.endsWith('.go'))) {
   copyFileSync(join('testing/node', file), join('lib/testing/node', file));
+}
+// The sample images' configuration files and entrypoints (testing/node/debian-images.ts).
+for (const file of readdirSync('testing/node/image-files', { recursive: true, withFileTypes: true })) {
+  if (!file.isFile()) continue;
+  const from = join(file.parentPath, file.name);
+  mkdirSync(join('lib', from, '..'), { recursive: true });
+  copyFileSync(from, join('lib', from));
 }
 // The sample kind's files keep their folders, its TypeScript as `.template` (the package ships no
 // TypeScript source); its tsconfig.json is for checking them here only.

@@ -43,7 +43,7 @@ fi
 
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler)
 complete() {
-  for f in "${K8S_COMMANDS[@]}" etcd "etcd-$ETCD_PREVIOUS_VERSION" etcdctl kwok; do [[ -x "$OUT/$f" ]] || return 1; done
+  for f in "${K8S_COMMANDS[@]}" etcd "etcd-$ETCD_PREVIOUS_VERSION" etcdctl etcdutl kwok; do [[ -x "$OUT/$f" ]] || return 1; done
   [[ -d "$OUT/kwok-stages" ]]
 }
 if complete; then
@@ -90,6 +90,10 @@ etcd_server=go.etcd.io/etcd/server/v3
 # etcdctl, for the etcd operator's backup tests (they run its backup Job's commands).
 etcdctl=go.etcd.io/etcd/etcdctl/v3
 [[ -x "$OUT/etcdctl" ]] || build_go_command "$etcdctl" "$ETCD_VERSION" "$etcdctl" "$OUT/etcdctl"
+# etcdutl, which the etcd image carries beside etcdctl: the real node's e2e reads the backup Job's
+# snapshots with `etcdutl snapshot status`.
+etcdutl=go.etcd.io/etcd/etcdutl/v3
+[[ -x "$OUT/etcdutl" ]] || build_go_command "$etcdutl" "$ETCD_VERSION" "$etcdutl" "$OUT/etcdutl"
 [[ -x "$OUT/kwok" && -d "$OUT/kwok-stages" ]] || build_kwok
 
 echo "$K8S_VERSION" > "$OUT/VERSION"

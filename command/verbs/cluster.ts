@@ -1,10 +1,12 @@
 /** `cdk8s-operator-kit cluster`: a local control plane, until Ctrl-C. */
+import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { startControlPlane } from '../../testing/control-plane';
+import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
+import { loadSampleImages, type SampleImagesLoaded } from '../../testing/node/sample-images';
 import { type Verb, UsageError } from './verb';
 
 export const clusterVerb: Verb = {
-  help: `  cluster [--audit] [--real-node [--load <oci-archive>]...]
+  help: `  cluster [--audit] [--real-node [--sample-images] [--load <oci-archive>]...]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
@@ -12,7 +14,9 @@ export const clusterVerb: Verb = {
       --real-node: one real node instead (containerd, runc, kubelet, kube-proxy, cluster DNS
       and a default StorageClass, built with Go and cached; Linux and root), where containers
       really run, on a bridge with no way off this machine; --load imports an image archive
-      (the image command's output) into it.
+      (the image command's output) into it; --sample-images loads what the samples run
+      (memcached, nginx:alpine, postgres:13 and busybox from Debian's packages, etcd from its
+      build), so \`kubectl apply -f dist/samples/\` runs for real (docs/testing.md).
       Ctrl-C stops it, and takes back everything it made.
 `,
   run: clusterCommand,
@@ -25,9 +29,11 @@ async function clusterCommand(args: string[]): Promise<number> {
       audit: { type: 'boolean', default: false },
       'real-node': { type: 'boolean', default: false },
       load: { type: 'string', multiple: true, default: [] },
+      'sample-images': { type: 'boolean', default: false },
     },
   });
   if (values.load.length && !values['real-node']) throw new UsageError('--load needs --real-node');
+  if (values['sample-images'] && !values['real-node']) throw new UsageError('--sample-images needs --real-node');
   // Sharded list and watch (alpha in v1.36) on, as in the tests, so a sharded operator run here
   // receives only its share.
   const cp = await startControlPlane({
@@ -36,25 +42,11 @@ async function clusterCommand(args: string[]): Promise<number> {
     nodes: values['real-node'] ? 'real' : 'simulated',
   });
   for (const archive of values.load) cp.realNode?.loadImage(archive);
-  process.stdout.write(
-    [
-      `Kubernetes ${cp.version} at ${cp.server}`,
-      cp.realNode
-        ? `A real node (${cp.realNode.name}): containers run; nothing they send leaves this machine.`
-        : cp.nodes
-          ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
-          : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).',
-      ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
-      ...(cp.egress
-        ? [
-            `Webhook and Service calls of the API server stay on this machine: anything else is refused (log: ${cp.egress.log}).`,
-          ]
-        : []),
-      'In another terminal:',
-      `export KUBECONFIG=${cp.kubeconfig}`,
-      '',
-    ].join('\n'),
-  );
+  const samples =
+    values['sample-images'] && cp.realNode
+      ? loadSampleImages(cp.realNode, { binDir: cp.binDir, workDir: cp.workDir ?? os.tmpdir() })
+      : undefined;
+  process.stdout.write(summary(cp, samples));
   // Listeners stay on while stopping: under `npm run cluster` a Ctrl-C arrives twice (from the
   // terminal and forwarded by npm), and a second signal with no listener would end this process
   // before the control plane's processes and its directory are gone.
@@ -70,4 +62,27 @@ async function clusterCommand(args: string[]): Promise<number> {
   process.stdout.write('Stopping the control plane…\n');
   await cp.stop();
   return 0;
+}
+
+/** What was started, and the KUBECONFIG line to use it. */
+function summary(cp: ControlPlane, samples: SampleImagesLoaded | undefined): string {
+  const nodes = cp.realNode
+    ? `A real node (${cp.realNode.name}): containers run; nothing they send leaves this machine.`
+    : cp.nodes
+      ? 'Simulated nodes (kwok): scheduled pods become Running and Ready, Jobs complete, claims bind.'
+      : 'No nodes: pods stay Pending (kube-scheduler or kwok missing).';
+  return [
+    `Kubernetes ${cp.version} at ${cp.server}`,
+    nodes,
+    ...(samples ? [`Images the samples run, loaded: ${samples.names.join(', ')}.`] : []),
+    ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
+    ...(cp.egress
+      ? [
+          `Webhook and Service calls of the API server stay on this machine: anything else is refused (log: ${cp.egress.log}).`,
+        ]
+      : []),
+    'In another terminal:',
+    `export KUBECONFIG=${cp.kubeconfig}`,
+    '',
+  ].join('\n');
 }

@@ -2,11 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startControlPlane } from '../../testing/control-plane';
-import { etcdImageArchive, memcachedImageArchive } from '../../testing/node/images';
 import { realNodeUnavailable } from '../../testing/node/real-node';
-import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
+import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
-import { etcdTools } from './etcd-releases';
 import { killARealNodeRun } from './killed-run';
 import { keepKubectlCacheIn } from './run-temp-dir';
 
@@ -14,8 +12,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
  * One real-node control plane for the e2e tier, with the images its pods run loaded: the kit's
- * reconciler image as `dist/` names it (built by the `image` command), and memcached from
- * Debian's package. Where a real node cannot run, says why in OPKIT_E2E_SKIP and starts nothing.
+ * reconciler image as `dist/` names it (built by the `image` command), and the programs the seed
+ * samples run: memcached, nginx and PostgreSQL from Debian's packages, etcd from the plane's builds.
+ * Where a real node cannot run, says why in OPKIT_E2E_SKIP and starts nothing.
  */
 export default async function globalSetup(): Promise<void> {
   const why = realNodeUnavailable() ?? missingContainerTools();
@@ -42,15 +41,8 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
-  node.loadImage(memcachedImageArchive(path.join(cacheDirectory(releaseVersions()), '..', 'images')));
-  // etcd's images, as the EtcdCluster kind names them, from the control plane's etcd builds.
-  const etcd = etcdTools(cp.binDir);
-  process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(etcd.releases);
-  for (const [version, bin] of Object.entries(etcd.releases)) {
-    if (!etcd.etcdctl) break;
-    const archive = path.join(cp.workDir ?? os.tmpdir(), `etcd-${version}.oci.tar`);
-    node.loadImage(etcdImageArchive({ etcd: bin, etcdctl: etcd.etcdctl }, version, archive));
-  }
+  const samples = loadSampleImages(node, { binDir: cp.binDir, workDir: cp.workDir ?? os.tmpdir() });
+  process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(samples.etcdReleases);
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
   process.env.OPKIT_TEST_NODES = '1';

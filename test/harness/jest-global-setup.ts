@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { bundleReconciler } from '../../command/image/bundle';
 import { startControlPlane } from '../../testing/control-plane';
 import { startConversionHarness } from './conversion-webhook';
-import { etcdTools } from './etcd-releases';
+import { etcdTools } from '../../testing/etcd-tools';
 import { provisionBenchPeers } from '../support/bench-peers';
 import { bundledSource } from '../support/bundle-sources';
 import { COMMAND_SOURCE } from '../support/command';

@@ -92,12 +92,16 @@ export function exists(args: string[], options: { kubeconfig?: string } = {}): b
   return getAsJson(args, options).code === 0;
 }
 
-/** Polls until `check` returns a value (not undefined), or fails with what it last saw. */
+/**
+ * Polls until `check` returns a value (not undefined), or fails with what it last saw and, when
+ * given, what `explain` tells at that moment (pods' states, logs).
+ */
 export async function eventually<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs = 30_000,
   intervalMs = 250,
+  explain?: () => string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -110,7 +114,7 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline)
       throw new Error(
-        `timed out after ${timeoutMs / 1000}s waiting for ${what}${last instanceof Error ? `: ${last.message}` : last !== undefined ? `: ${JSON.stringify(last)}` : ''}`,
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}${last instanceof Error ? `: ${last.message}` : last !== undefined ? `: ${JSON.stringify(last)}` : ''}${explain ? `\n${explain()}` : ''}`,
       );
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -1,8 +1,85 @@
 /**
- * Programs run inside pods on the e2e tier's real node: a Node.js script in the reconciler image
- * (the one image with a language runtime the node holds), as a ServiceAccount of the test's.
+ * Programs run inside pods on the e2e tier's real node, under the restricted profile: a command
+ * in any image the node holds, or a Node.js script in the reconciler image (the one image with a
+ * language runtime), as a ServiceAccount of the test's.
  */
 import { eventually, getJson, getJsonIfExists, kubectlOk } from './kube';
+
+export interface PodCommand {
+  readonly image: string;
+  readonly command: readonly string[];
+  /** @default 65532 */
+  readonly uid?: number;
+  /** @default the namespace's default ServiceAccount */
+  readonly serviceAccount?: string;
+  /** Environment: a value, or `{ secret, key }` for a Secret's key. */
+  readonly env?: Readonly<Record<string, string | { readonly secret: string; readonly key: string }>>;
+  /** A claim mounted at `mountPath`. */
+  readonly claim?: { readonly name: string; readonly mountPath: string };
+  /** Resolve with the output of a command that failed too, rather than throw. @default false */
+  readonly failureIsAnAnswer?: boolean;
+}
+
+/**
+ * Runs `command` in a pod of `namespace` and resolves with what it printed once it ended; throws
+ * with that output when it failed (unless `failureIsAnAnswer`).
+ */
+export async function commandInPod(namespace: string, run: PodCommand): Promise<string> {
+  const { claim } = run;
+  const name = `run-${Math.random().toString(36).slice(2, 8)}`;
+  const uid = run.uid ?? 65532;
+  const env = Object.entries(run.env ?? {}).map(([key, value]) =>
+    typeof value === 'string'
+      ? { name: key, value }
+      : { name: key, valueFrom: { secretKeyRef: { name: value.secret, key: value.key } } },
+  );
+  kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        serviceAccountName: run.serviceAccount,
+        restartPolicy: 'Never',
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: uid,
+          runAsGroup: uid,
+          fsGroup: uid,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        volumes: claim ? [{ name: 'data', persistentVolumeClaim: { claimName: claim.name } }] : [],
+        containers: [
+          {
+            name: 'run',
+            image: run.image,
+            imagePullPolicy: 'IfNotPresent',
+            command: run.command,
+            env,
+            volumeMounts: claim ? [{ name: 'data', mountPath: claim.mountPath }] : [],
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              capabilities: { drop: ['ALL'] },
+              readOnlyRootFilesystem: true,
+            },
+          },
+        ],
+      },
+    }),
+  });
+  const phase = await eventually(
+    `pod ${name} ended`,
+    () => {
+      const p = getJsonIfExists(['get', 'pod', name, '-n', namespace])?.status?.phase;
+      return p === 'Succeeded' || p === 'Failed' ? (p as string) : undefined;
+    },
+    120_000,
+  );
+  const output = kubectlOk(['logs', name, '-n', namespace]);
+  if (phase === 'Failed' && !run.failureIsAnAnswer)
+    throw new Error(`${run.command.join(' ')} failed in pod ${name}:\n${output}`);
+  return output;
+}
 
 /**
  * Runs a Node.js script in a pod of `namespace` as ServiceAccount `serviceAccount` (the reconciler
@@ -15,44 +92,13 @@ export async function nodeScriptInPod(
   script: string,
   options: { readonly claim?: { readonly name: string; readonly mountPath: string } } = {},
 ): Promise<string> {
-  const { claim } = options;
-  const name = `script-${Math.random().toString(36).slice(2, 8)}`;
   const image: string = getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template
     .spec.containers[0].image;
-  kubectlOk(['apply', '-n', namespace, '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name },
-      spec: {
-        serviceAccountName: serviceAccount,
-        restartPolicy: 'Never',
-        securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
-        volumes: claim ? [{ name: 'data', persistentVolumeClaim: { claimName: claim.name } }] : [],
-        containers: [
-          {
-            name: 'script',
-            image,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['/usr/local/bin/node', '-e', script],
-            volumeMounts: claim ? [{ name: 'data', mountPath: claim.mountPath }] : [],
-            securityContext: {
-              allowPrivilegeEscalation: false,
-              capabilities: { drop: ['ALL'] },
-              readOnlyRootFilesystem: true,
-            },
-          },
-        ],
-      },
-    }),
+  return commandInPod(namespace, {
+    image,
+    command: ['/usr/local/bin/node', '-e', script],
+    serviceAccount,
+    claim: options.claim,
+    failureIsAnAnswer: true,
   });
-  await eventually(
-    `pod ${name} ended`,
-    () => {
-      const phase = getJsonIfExists(['get', 'pod', name, '-n', namespace])?.status?.phase;
-      return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
-    },
-    60_000,
-  );
-  return kubectlOk(['logs', name, '-n', namespace]);
 }

@@ -1,6 +1,6 @@
 /**
  * Images for a real node without a registry: archives imported into its containerd, and the
- * images of real programs the kit's kinds run, made from the distribution's packages.
+ * images of busybox and etcd (those made from Debian's packages are in debian-images.ts).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -35,47 +35,6 @@ export function archiveImageNames(archive: string): string[] {
   });
 }
 
-/** Debian's memcached, as the official image runs it (`memcached` as entrypoint, user memcache). */
-export const MEMCACHED_IMAGE = { name: 'memcached:1.6', debianPackage: 'memcached', user: '11211' } as const;
-
-/**
- * The memcached image's archive, from Debian bookworm's package (mmdebstrap, no registry), cached in
- * `cacheDir` (a new Debian package version means a new image).
- */
-export function memcachedImageArchive(cacheDir: string): string {
-  const archive = path.join(cacheDir, 'memcached-bookworm.oci.tar');
-  if (fs.existsSync(archive)) return archive;
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-memcached-root-'));
-  try {
-    const sources = ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list'].find(
-      (f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').trim() !== '',
-    );
-    execFileSync(
-      'mmdebstrap',
-      [
-        '--quiet',
-        '--variant=extract',
-        `--include=${MEMCACHED_IMAGE.debianPackage}`,
-        'bookworm',
-        root,
-        ...(sources ? [sources] : []),
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SOURCE_DATE_EPOCH: '0' } },
-    );
-    for (const unused of ['dev', 'usr/share/doc', 'usr/share/man', 'var/cache/apt', 'var/lib/apt'])
-      fs.rmSync(path.join(root, unused), { recursive: true, force: true });
-    fs.mkdirSync(cacheDir, { recursive: true });
-    writeOciArchive(
-      { name: MEMCACHED_IMAGE.name, root, entrypoint: ['/usr/bin/memcached'], user: MEMCACHED_IMAGE.user },
-      `${archive}.tmp`,
-    );
-    fs.renameSync(`${archive}.tmp`, archive);
-    return archive;
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-}
-
 /** Debian's busybox-static (`apt-get install busybox-static`), the one file of the busybox image. */
 export const BUSYBOX = '/bin/busybox';
 
@@ -86,8 +45,11 @@ export const BUSYBOX = '/bin/busybox';
  */
 export const BUSYBOX_IMAGE = { name: 'busybox:latest' } as const;
 
-/** The busybox image's archive, written to `out`; returns `out`. */
-export function busyboxImageArchive(out: string): string {
+/**
+ * The busybox image's archive, written to `out`; returns `out`. `alsoNamed`: tags it answers to
+ * besides `latest`, such as one a kind pins.
+ */
+export function busyboxImageArchive(out: string, alsoNamed: readonly string[] = []): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-busybox-root-'));
   try {
     const bin = path.join(root, 'bin');
@@ -99,6 +61,7 @@ export function busyboxImageArchive(out: string): string {
     return writeOciArchive(
       {
         name: BUSYBOX_IMAGE.name,
+        alsoNamed,
         root,
         entrypoint: [],
         cmd: ['sh'],
@@ -114,13 +77,22 @@ export function busyboxImageArchive(out: string): string {
 
 /**
  * `quay.io/coreos/etcd:v<version>` from the etcd binaries the control plane's build made (etcd at the
- * release, etcdctl), laid out as the official image: both in /usr/local/bin, on PATH, no entrypoint.
+ * release, etcdctl and etcdutl), laid out as the official image: in /usr/local/bin, on PATH, no
+ * entrypoint, no shell.
  */
-export function etcdImageArchive(binaries: { etcd: string; etcdctl: string }, version: string, out: string): string {
+export function etcdImageArchive(
+  binaries: { etcd: string; etcdctl: string; etcdutl?: string },
+  version: string,
+  out: string,
+): string {
   return writeOciArchive(
     {
       name: `quay.io/coreos/etcd:v${version}`,
-      files: { '/usr/local/bin/etcd': binaries.etcd, '/usr/local/bin/etcdctl': binaries.etcdctl },
+      files: {
+        '/usr/local/bin/etcd': binaries.etcd,
+        '/usr/local/bin/etcdctl': binaries.etcdctl,
+        ...(binaries.etcdutl ? { '/usr/local/bin/etcdutl': binaries.etcdutl } : {}),
+      },
       entrypoint: [],
       cmd: ['/usr/local/bin/etcd'],
       env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],

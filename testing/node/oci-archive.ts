@@ -13,6 +13,8 @@ import * as path from 'node:path';
 export interface ImageFiles {
   /** e.g. `opkit.local/pause:1` */
   readonly name: string;
+  /** More names of the same image, e.g. a pinned tag beside `latest`. */
+  readonly alsoNamed?: readonly string[];
   /** A root file system to start from (copied as it is). */
   readonly root?: string;
   /** Path in the image → file on this machine (made executable; copied into `root` when given). */
@@ -24,6 +26,10 @@ export interface ImageFiles {
   readonly env?: readonly string[];
   /** @default 65532 (non-root) */
   readonly user?: string;
+  /** Path in the image → uid (and gid) that owns it, as a package's users own their directories. @default all root's */
+  readonly owners?: Readonly<Record<string, number>>;
+  /** The signal that stops the container, e.g. nginx's SIGQUIT. @default SIGTERM */
+  readonly stopSignal?: string;
 }
 
 function sha256(file: string): string {
@@ -40,9 +46,20 @@ function copyFiles(root: string, files: Readonly<Record<string, string>>): void 
   }
 }
 
-/** The root file system as a tar, owned by root with fixed times: the same files give the same digest. */
-function writeLayer(root: string, layer: string): string {
-  execFileSync('tar', ['--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', root, '-cf', layer, '.']);
+/**
+ * The root file system as a tar with fixed times, owned by root but for the paths `owners` names:
+ * the same files give the same digest.
+ */
+function writeLayer(root: string, layer: string, owners: Readonly<Record<string, number>> = {}): string {
+  const owned = Object.entries(owners);
+  if (owned.length === 0) {
+    execFileSync('tar', ['--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', root, '-cf', layer, '.']);
+    return layer;
+  }
+  // Owners as on disk: everything root's first, then the named paths theirs.
+  execFileSync('chown', ['-R', '--no-dereference', '0:0', root]);
+  for (const [inImage, id] of owned) fs.chownSync(path.join(root, inImage), id, id);
+  execFileSync('tar', ['--numeric-owner', '--mtime=@0', '-C', root, '-cf', layer, '.']);
   return layer;
 }
 
@@ -53,6 +70,7 @@ function runConfig(image: ImageFiles): object {
     ...(image.cmd ? { Cmd: image.cmd } : {}),
     ...(image.env ? { Env: image.env } : {}),
     User: image.user ?? '65532',
+    ...(image.stopSignal ? { StopSignal: image.stopSignal } : {}),
   };
 }
 
@@ -65,7 +83,7 @@ export function writeOciArchive(image: ImageFiles, out: string): string {
     const layout = path.join(work, 'layout');
     const blobs = path.join(layout, 'blobs', 'sha256');
     fs.mkdirSync(blobs, { recursive: true });
-    const layer = writeLayer(root, path.join(work, 'layer.tar'));
+    const layer = writeLayer(root, path.join(work, 'layer.tar'), image.owners);
     const layerDigest = sha256(layer);
     fs.copyFileSync(layer, path.join(blobs, layerDigest));
     const blob = (value: object): { digest: string; size: number } => {
@@ -97,13 +115,11 @@ export function writeOciArchive(image: ImageFiles, out: string): string {
       path.join(layout, 'index.json'),
       JSON.stringify({
         schemaVersion: 2,
-        manifests: [
-          {
-            mediaType: 'application/vnd.oci.image.manifest.v1+json',
-            ...manifest,
-            annotations: { 'io.containerd.image.name': image.name, 'org.opencontainers.image.ref.name': image.name },
-          },
-        ],
+        manifests: [image.name, ...(image.alsoNamed ?? [])].map((name) => ({
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          ...manifest,
+          annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': name },
+        })),
       }),
     );
     fs.mkdirSync(path.dirname(out), { recursive: true });
