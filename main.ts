@@ -82,10 +82,17 @@ export function buildApps(outdir: string): Record<'operators' | 'crds' | 'sample
     metadata: { name: 'my-new-cron-object' },
     spec: { cronSpec: '* * * * * *', image: 'busybox' },
   });
-  // Seed 002's Application: port 8080, behind an nginx Ingress for example.foo.com.
+  // Seed 002's Application: its Service on port 8080, behind an nginx Ingress for example.foo.com;
+  // the container port is the one nginx:alpine listens on (80).
   new Application(new Chart(samples, 'application-sample'), 'application-sample', {
     metadata: { name: 'application-sample' },
-    spec: { image: 'nginx:alpine', replicas: 1, port: 8080, ingress: { host: 'example.foo.com', className: 'nginx' } },
+    spec: {
+      image: 'nginx:alpine',
+      replicas: 1,
+      port: 80,
+      service: { port: 8080 },
+      ingress: { host: 'example.foo.com', className: 'nginx' },
+    },
   });
   // Seed 001's WebApp.
   new WebApp(new Chart(samples, 'webapp-sample'), 'my-webapp', {

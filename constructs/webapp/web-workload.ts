@@ -109,8 +109,9 @@ export class WebWorkload extends Construct {
           metadata: { labels },
           spec: {
             automountServiceAccountToken: false,
-            securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
+            securityContext: webPodSecurityContext(m.port),
             containers: [webContainer(m)],
+            volumes: WEB_SERVER_SCRATCH.map((s) => ({ name: s.name, emptyDir: {} })),
           },
         },
       },
@@ -128,7 +129,33 @@ export class WebWorkload extends Construct {
   }
 }
 
-/** The web server: restricted, probed on its port, with a writable root for the caches web servers keep. */
+/**
+ * Where web servers write at run time, each an emptyDir so the root file system stays read-only:
+ * temporary files, the run-time directory of pid files (`/var/run` is a link to it in the common
+ * images), and nginx's temporary paths, which its official image keeps writable only by its own
+ * user. Run as any other uid, nginx:alpine exits at start without these.
+ */
+export const WEB_SERVER_SCRATCH = [
+  { name: 'tmp', mountPath: '/tmp' },
+  { name: 'run', mountPath: '/run' },
+  { name: 'nginx-cache', mountPath: '/var/cache/nginx' },
+] as const;
+
+/** The first port an unprivileged process may bind; below it only root (or CAP_NET_BIND_SERVICE) may. */
+const FIRST_UNPRIVILEGED_PORT = 1024;
+
+/**
+ * Restricted, as non-root uid 65532. A port below 1024 (nginx's 80) is opened to that uid by the
+ * pod's own network namespace, through the `net.ipv4.ip_unprivileged_port_start` sysctl, which
+ * Kubernetes counts safe and the restricted profile allows: no capability, nothing on the node.
+ */
+function webPodSecurityContext(port: number): k8s.PodSecurityContext {
+  const context = restrictedPodSecurityContext(NON_ROOT_UID);
+  if (port >= FIRST_UNPRIVILEGED_PORT) return context;
+  return { ...context, sysctls: [{ name: 'net.ipv4.ip_unprivileged_port_start', value: String(port) }] };
+}
+
+/** The web server: restricted with a read-only root, probed on its port, writing only where web servers write. */
 function webContainer(m: WebWorkloadModel): k8s.Container {
   const http = k8s.IntOrString.fromString('http');
   return {
@@ -141,8 +168,8 @@ function webContainer(m: WebWorkloadModel): k8s.Container {
       requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
       limits: { memory: k8s.Quantity.fromString('256Mi') },
     },
-    // Web servers write caches and pid files: a writable root keeps common images working.
-    securityContext: restrictedContainerSecurityContext({ readOnlyRootFilesystem: false }),
+    securityContext: restrictedContainerSecurityContext(),
+    volumeMounts: WEB_SERVER_SCRATCH.map((s) => ({ name: s.name, mountPath: s.mountPath })),
   };
 }
 

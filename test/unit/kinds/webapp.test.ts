@@ -73,7 +73,12 @@ describe('synthesized web operator (Application and WebApp)', () => {
 
   test('the samples (seed 002 Application, seed 001 WebApp) validate, and the seed WebApp verbatim', () => {
     const app = parseYaml(files['samples/application-sample.k8s.yaml'])[0]!;
-    expect(app.spec).toMatchObject({ port: 8080, ingress: { className: 'nginx', host: 'example.foo.com' } });
+    // Seed 002's Service on 8080, in front of nginx:alpine's port 80.
+    expect(app.spec).toMatchObject({
+      port: 80,
+      service: { port: 8080 },
+      ingress: { className: 'nginx', host: 'example.foo.com' },
+    });
     expect(new CrdValidator(appCrd).validate(app)).toEqual([]);
     expect(new CrdValidator(webCrd).validate(parseYaml(files['samples/webapp-sample.k8s.yaml'])[0])).toEqual([]);
     expect(new CrdValidator(webCrd).validate(parseYaml(fs.readFileSync(SEED, 'utf8'))[0])).toEqual([]);
@@ -132,6 +137,36 @@ describe('the shared web path', () => {
     });
     const { spec } = podSpecsOf([dep])[0]!;
     expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
+  test('a web server runs restricted as uid 65532 with a read-only root, writing only to emptyDirs where web servers write', () => {
+    const [dep] = renderChildren(applicationController, application({ port: 8080 })) as any[];
+    const { spec } = podSpecsOf([dep])[0]!;
+    const [container] = spec.containers;
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    // nginx:alpine's temporary paths (only its own user may write them in the image) and pid file.
+    const mounts = container.volumeMounts.map((m: any) => m.mountPath);
+    expect(mounts).toEqual(expect.arrayContaining(['/var/cache/nginx', '/run', '/tmp']));
+    const emptyDirs = spec.volumes.filter((v: any) => v.emptyDir).map((v: any) => v.name);
+    for (const m of container.volumeMounts) expect(emptyDirs).toContain(m.name);
+    // Port 8080 needs no sysctl: an unprivileged process may bind it anyway.
+    expect(spec.securityContext.sysctls).toBeUndefined();
+  });
+
+  test("a port below 1024 (the seed's nginx on 80) is opened to the pod's uid by its own network namespace's sysctl, no capability", () => {
+    const [dep] = renderChildren(applicationController, application({ port: 80 })) as any[];
+    const { spec } = podSpecsOf([dep])[0]!;
+    expect(spec.securityContext.sysctls).toEqual([{ name: 'net.ipv4.ip_unprivileged_port_start', value: '80' }]);
+    expect(spec.containers[0].securityContext.capabilities).toEqual({ drop: ['ALL'] });
+    expect(spec.hostNetwork).toBeUndefined();
+    expect(() => {
+      validateBuiltin(dep);
+    }).not.toThrow();
   });
 
   test('no ingress asked: no Ingress; the URL is the Service', () => {

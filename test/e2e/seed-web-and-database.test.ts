@@ -1,0 +1,156 @@
+/**
+ * The seed's web and database samples (dist/samples/), applied verbatim on the real node with the
+ * operators `kubectl apply -f dist/` installs running as Pods: nginx serving its page through the
+ * Service, PostgreSQL keeping a row and the backup Job writing a dump that loads.
+ */
+import * as path from 'node:path';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { commandInPod } from '../support/pod-script';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const skip = process.env.OPKIT_E2E_SKIP;
+
+jest.setTimeout(300_000);
+
+if (skip) test.todo(`the web and database seed samples on a real node — skipped: ${skip}`);
+
+(skip ? describe.skip : describe)('the web and database seed samples on a real node', () => {
+  let ns: string;
+
+  beforeAll(() => {
+    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    ns = createTestNamespace('e2e-web-db');
+  });
+
+  afterAll(() => {
+    if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  const sample = (file: string) => path.join(ROOT, 'dist', 'samples', file);
+
+  /** Every replica of `deployment` available, or the pods' last states when they do not come. */
+  const allAvailable = (deployment: string, replicas: number) =>
+    eventually(
+      `${String(replicas)} available replicas of ${deployment}`,
+      () => {
+        const d = getJson(['get', 'deployment', deployment, '-n', ns]);
+        return d.status?.availableReplicas === replicas ? d : undefined;
+      },
+      180_000,
+      1000,
+      () => kubectl(['get', 'pods', '-n', ns, '-o', 'wide']).stdout + podLogs(ns, deployment),
+    );
+
+  /** busybox's wget from a pod of the namespace: the page at `url`. */
+  const fetchPage = (url: string) => commandInPod(ns, { image: 'busybox', command: ['wget', '-q', '-O', '-', url] });
+
+  test("WebApp: the seed's sample (nginx:alpine on port 80, 3 replicas) serves nginx's page through its Service", async () => {
+    kubectlOk(['rollout', 'status', 'deployment/webapp-operator', '-n', 'webapp-system', '--timeout=120s']);
+    kubectlOk(['apply', '-n', ns, '-f', sample('webapp-sample.k8s.yaml')]);
+    await allAvailable('my-webapp', 3);
+    const page = await fetchPage(`http://my-webapp.${ns}.svc/`);
+    expect(page).toContain('<h1>Welcome to nginx!</h1>');
+    const webapp = getJson(['get', 'webapp', 'my-webapp', '-n', ns]);
+    expect(webapp.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True' });
+    expect(webapp.status.availableReplicas).toBe(3);
+  });
+
+  test("Application: seed 002's sample serves nginx's page on its Service's port 8080", async () => {
+    kubectlOk(['apply', '-n', ns, '-f', sample('application-sample.k8s.yaml')]);
+    await allAvailable('application-sample', 1);
+    const page = await fetchPage(`http://application-sample.${ns}.svc:8080/`);
+    expect(page).toContain('<h1>Welcome to nginx!</h1>');
+  });
+
+  /** psql in the postgres image as the Database's user, through its Service, on `database`. */
+  const psql = (database: string, ...sql: string[]) =>
+    commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      command: [
+        'sh',
+        '-c',
+        `psql -v ON_ERROR_STOP=1 -At -h my-db -U "$PGUSER" -d ${database} ${sql.map((s) => `-c "${s}"`).join(' ')}`,
+      ],
+      env: {
+        PGUSER: { secret: 'my-db-credentials', key: 'username' },
+        PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
+      },
+    });
+
+  test("Database: the seed's sample runs PostgreSQL, Ready through its probes, and keeps a row written through its Service", async () => {
+    kubectlOk(['rollout', 'status', 'deployment/database-operator', '-n', 'database-system', '--timeout=120s']);
+    kubectlOk(['apply', '-n', ns, '-f', sample('database-sample.k8s.yaml')]);
+    const db = await eventually(
+      'the Database available',
+      () => {
+        const d = getJson(['get', 'database', 'my-db', '-n', ns]);
+        return d.status?.conditions?.some((c: any) => c.type === 'Available' && c.status === 'True') ? d : undefined;
+      },
+      240_000,
+      1000,
+      () => kubectl(['get', 'pods,pvc', '-n', ns, '-o', 'wide']).stdout + podLogs(ns, 'my-db'),
+    );
+    expect(db.status.phase).toBe('Ready');
+    const pod = getJson(['get', 'pod', 'my-db-0', '-n', ns]);
+    expect(pod.status.containerStatuses[0]).toMatchObject({ ready: true, restartCount: 0 });
+    expect(getJson(['get', 'pvc', 'data-my-db-0', '-n', ns]).status.phase).toBe('Bound');
+    const database = kubectlOk(['get', 'secret', 'my-db-credentials', '-n', ns, '-o', 'jsonpath={.data.database}']);
+    const name = Buffer.from(database, 'base64').toString();
+    await psql(name, 'CREATE TABLE seeds (id int PRIMARY KEY, note text)', "INSERT INTO seeds VALUES (1, 'kept')");
+    expect((await psql(name, 'SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
+  });
+
+  test('Database: a Job made from the backup CronJob writes a dump that loads into a scratch database', async () => {
+    kubectlOk(['create', 'job', 'backup-now', '-n', ns, '--from=cronjob/my-db-backup']);
+    await eventually(
+      'the backup Job to complete',
+      () => (getJson(['get', 'job', 'backup-now', '-n', ns]).status?.succeeded >= 1 ? true : undefined),
+      180_000,
+      1000,
+      () => kubectl(['logs', 'job/backup-now', '-n', ns]).stdout,
+    );
+    const database = kubectlOk(['get', 'secret', 'my-db-credentials', '-n', ns, '-o', 'jsonpath={.data.database}']);
+    const name = Buffer.from(database, 'base64').toString();
+    // The dump on the backup claim, loaded into a new database and read back there.
+    const restored = await commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      claim: { name: 'my-db-backup', mountPath: '/backup' },
+      command: [
+        'sh',
+        '-c',
+        [
+          'set -e',
+          'ls /backup',
+          'dump=$(ls /backup/my-db-*.sql | tail -n 1)',
+          'createdb -h my-db -U "$PGUSER" scratch',
+          'psql -q -v ON_ERROR_STOP=1 -h my-db -U "$PGUSER" -d scratch -f "$dump" > /dev/null',
+          'echo "note: $(psql -At -h my-db -U "$PGUSER" -d scratch -c "SELECT note FROM seeds WHERE id = 1")"',
+        ].join('; '),
+      ],
+      env: {
+        PGUSER: { secret: 'my-db-credentials', key: 'username' },
+        PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
+      },
+    });
+    expect(restored).toMatch(/^my-db-\d{8}T\d{6}Z\.sql$/m);
+    expect(restored).toContain('note: kept');
+    expect(name).not.toBe('scratch');
+  });
+});
+
+/** The last lines of each container of the pods whose names start with `prefix`, for a failure's message. */
+function podLogs(namespace: string, prefix: string): string {
+  const pods = getJson(['get', 'pods', '-n', namespace]).items.filter((p: any) =>
+    (p.metadata.name as string).startsWith(prefix),
+  );
+  return pods
+    .map((p: any) => {
+      const name = p.metadata.name as string;
+      const log = kubectl(['logs', name, '-n', namespace, '--tail=20']);
+      const previous = kubectl(['logs', name, '-n', namespace, '--tail=20', '--previous']);
+      return `\n--- ${name}\n${log.stdout}${log.stderr}${previous.stdout}`;
+    })
+    .join('');
+}
