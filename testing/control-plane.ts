@@ -111,6 +111,11 @@ export interface StartOptions {
    * that started one lends it to a project's e2e test it runs). @default 'simulated'
    */
   readonly nodes?: 'simulated' | 'real';
+  /**
+   * With a real node: a Traefik binary (testing/build-traefik.sh), run beside the node as its
+   * ingress controller; `realNode.ingress.url` is where it serves Ingresses. @default none
+   */
+  readonly ingressController?: string;
 }
 
 /** A control plane from OPKIT_KUBECONFIG, or a fresh one started from binaries. */
@@ -219,7 +224,9 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       tokens.admin,
     );
     const running = { ...plane, server, kubeconfig };
-    const realNode = node ? await startRealNodeOf(node, bins, tokens, running) : undefined;
+    const realNode = node
+      ? await startRealNodeOf(node, bins, tokens, { ...running, ingressController: options.ingressController })
+      : undefined;
     const nodes = realNode ? true : await startControllers(bins, tokens, running);
     log(
       plane.verbose,
@@ -377,7 +384,7 @@ async function startRealNodeOf(
   node: ClaimedNode,
   bins: ControlPlaneBinaries,
   tokens: PlaneTokens,
-  plane: Plane & { readonly server: string; readonly kubeconfig: string },
+  plane: Plane & { readonly server: string; readonly kubeconfig: string; readonly ingressController?: string },
 ): Promise<RealNode> {
   const { kubeControllerManager: kcm, kubeScheduler: scheduler } = bins;
   if (!kcm || !scheduler) throw new Error('a real node needs kube-controller-manager and kube-scheduler');

@@ -18,6 +18,7 @@ export {
 export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
 export { realNodeUnavailable } from './node/real-node';
 export type { RealNode, RealNodeAccess } from './node/real-node';
+export type { IngressController } from './node/ingress';
 export { FakeKubeClient } from './fake-kube-client';
 export type { FakeWrite, FakeWriteVerb } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';

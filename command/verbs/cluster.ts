@@ -2,11 +2,12 @@
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
+import { ingressControllerBinary } from '../../testing/node/ingress';
 import { loadSampleImages, type SampleImagesLoaded } from '../../testing/node/sample-images';
 import { type Verb, UsageError } from './verb';
 
 export const clusterVerb: Verb = {
-  help: `  cluster [--audit] [--real-node [--sample-images] [--load <oci-archive>]...]
+  help: `  cluster [--audit] [--real-node [--sample-images] [--ingress] [--load <oci-archive>]...]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
@@ -16,7 +17,8 @@ export const clusterVerb: Verb = {
       really run, on a bridge with no way off this machine; --load imports an image archive
       (the image command's output) into it; --sample-images loads what the samples run
       (memcached, nginx:alpine, postgres:13 and busybox from Debian's packages, etcd from its
-      build), so \`kubectl apply -f dist/samples/\` runs for real (docs/testing.md).
+      build), so \`kubectl apply -f dist/samples/\` runs for real (docs/testing.md); --ingress
+      serves Ingresses through Traefik (built from its Go module and cached) on loopback.
       Ctrl-C stops it, and takes back everything it made.
 `,
   run: clusterCommand,
@@ -30,16 +32,21 @@ async function clusterCommand(args: string[]): Promise<number> {
       'real-node': { type: 'boolean', default: false },
       load: { type: 'string', multiple: true, default: [] },
       'sample-images': { type: 'boolean', default: false },
+      ingress: { type: 'boolean', default: false },
     },
   });
-  if (values.load.length && !values['real-node']) throw new UsageError('--load needs --real-node');
-  if (values['sample-images'] && !values['real-node']) throw new UsageError('--sample-images needs --real-node');
+  for (const needsNode of ['load', 'sample-images', 'ingress'] as const) {
+    const given = values[needsNode];
+    if ((Array.isArray(given) ? given.length > 0 : given) && !values['real-node'])
+      throw new UsageError(`--${needsNode} needs --real-node`);
+  }
   // Sharded list and watch (alpha in v1.36) on, as in the tests, so a sharded operator run here
   // receives only its share.
   const cp = await startControlPlane({
     audit: values.audit,
     featureGates: { ShardedListAndWatch: true },
     nodes: values['real-node'] ? 'real' : 'simulated',
+    ingressController: values.ingress ? ingressControllerBinary(true) : undefined,
   });
   for (const archive of values.load) cp.realNode?.loadImage(archive);
   const samples =
@@ -75,6 +82,9 @@ function summary(cp: ControlPlane, samples: SampleImagesLoaded | undefined): str
     `Kubernetes ${cp.version} at ${cp.server}`,
     nodes,
     ...(samples ? [`Images the samples run, loaded: ${samples.names.join(', ')}.`] : []),
+    ...(cp.realNode?.ingress
+      ? [`Ingresses are served at ${cp.realNode.ingress.url} (send the Ingress's host: curl -H 'Host: <host>').`]
+      : []),
     ...(cp.etcdUrl ? [`etcd at ${cp.etcdUrl}`] : []),
     ...(cp.egress
       ? [

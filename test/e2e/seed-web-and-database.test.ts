@@ -1,8 +1,10 @@
 /**
  * The seed's web and database samples (dist/samples/), applied verbatim on the real node with the
  * operators `kubectl apply -f dist/` installs running as Pods: nginx serving its page through the
- * Service, PostgreSQL keeping a row and the backup Job writing a dump that loads.
+ * Service and, by the node's ingress controller (Traefik), through the Ingress; PostgreSQL keeping
+ * a row and the backup Job writing a dump that loads.
  */
+import * as http from 'node:http';
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { commandInPod } from '../support/pod-script';
@@ -24,6 +26,7 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
 
   afterAll(() => {
     if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+    kubectl(['delete', 'ingressclass', 'nginx', '--ignore-not-found']);
   });
 
   const sample = (file: string) => path.join(ROOT, 'dist', 'samples', file);
@@ -41,25 +44,54 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
       () => kubectl(['get', 'pods', '-n', ns, '-o', 'wide']).stdout + podLogs(ns, deployment),
     );
 
+  /**
+   * The page the node's ingress controller serves for `host` (as a client sends it, in the Host
+   * header); throws with why when the node has no ingress controller.
+   */
+  const throughIngress = (host: string) =>
+    eventually(
+      `${host} served through the Ingress`,
+      async () => {
+        const url = process.env.OPKIT_E2E_INGRESS_URL;
+        if (!url) throw new Error(`no ingress controller on the node: ${process.env.OPKIT_E2E_INGRESS_MISSING ?? ''}`);
+        const page = await httpGet(url, host);
+        return page.status === 200 ? page.body : undefined;
+      },
+      60_000,
+      500,
+    );
+
   /** busybox's wget from a pod of the namespace: the page at `url`. */
   const fetchPage = (url: string) => commandInPod(ns, { image: 'busybox', command: ['wget', '-q', '-O', '-', url] });
 
-  test("WebApp: the seed's sample (nginx:alpine on port 80, 3 replicas) serves nginx's page through its Service", async () => {
+  test("WebApp: the seed's sample (nginx:alpine on port 80, 3 replicas) serves nginx's page through its Service and its Ingress", async () => {
     kubectlOk(['rollout', 'status', 'deployment/webapp-operator', '-n', 'webapp-system', '--timeout=120s']);
     kubectlOk(['apply', '-n', ns, '-f', sample('webapp-sample.k8s.yaml')]);
     await allAvailable('my-webapp', 3);
     const page = await fetchPage(`http://my-webapp.${ns}.svc/`);
     expect(page).toContain('<h1>Welcome to nginx!</h1>');
+    // And through its Ingress (no class: the node's ingress controller serves it), by its domain.
+    expect(await throughIngress('example.com')).toContain('<h1>Welcome to nginx!</h1>');
     const webapp = getJson(['get', 'webapp', 'my-webapp', '-n', ns]);
     expect(webapp.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True' });
     expect(webapp.status.availableReplicas).toBe(3);
   });
 
-  test("Application: seed 002's sample serves nginx's page on its Service's port 8080", async () => {
+  test("Application: seed 002's sample serves nginx's page on its Service's port 8080 and through its nginx-class Ingress", async () => {
     kubectlOk(['apply', '-n', ns, '-f', sample('application-sample.k8s.yaml')]);
     await allAvailable('application-sample', 1);
     const page = await fetchPage(`http://application-sample.${ns}.svc:8080/`);
     expect(page).toContain('<h1>Welcome to nginx!</h1>');
+    // The seed's Ingress names class nginx: here that class is served by the node's Traefik.
+    kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IngressClass',
+        metadata: { name: 'nginx' },
+        spec: { controller: 'traefik.io/ingress-controller' },
+      }),
+    });
+    expect(await throughIngress('example.foo.com')).toContain('<h1>Welcome to nginx!</h1>');
   });
 
   /** psql in the postgres image as the Database's user, through its Service, on `database`. */
@@ -153,4 +185,19 @@ function podLogs(namespace: string, prefix: string): string {
       return `\n--- ${name}\n${log.stdout}${log.stderr}${previous.stdout}`;
     })
     .join('');
+}
+
+/** GET `/` from `url` with `host` as the Host header: status and body. */
+function httpGet(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${url}/`, { headers: { Host: host } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        resolve({ status: response.statusCode ?? 0, body });
+      });
+    });
+    request.on('error', reject);
+  });
 }

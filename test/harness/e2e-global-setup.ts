@@ -5,6 +5,7 @@ import { startControlPlane } from '../../testing/control-plane';
 import { realNodeUnavailable } from '../../testing/node/real-node';
 import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
+import { goTool } from '../support/go-tool';
 import { killARealNodeRun } from './killed-run';
 import { keepKubectlCacheIn } from './run-temp-dir';
 
@@ -29,7 +30,9 @@ export default async function globalSetup(): Promise<void> {
   keepKubectlCacheIn(process.env.OPKIT_E2E_KUBECTL_DIR);
   // A run killed outright first: the tier's own start must take back all it left.
   process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
-  const cp = await startControlPlane({ nodes: 'real' });
+  // Traefik, the node's ingress controller: without it the tier runs and the Ingress tests say why.
+  const traefik = goTool({ script: 'testing/build-traefik.sh', env: 'OPKIT_E2E_TRAEFIK', what: 'traefik' }).binary();
+  const cp = await startControlPlane({ nodes: 'real', ingressController: traefik.bin });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   const node = cp.realNode;
   if (!node) throw new Error('startControlPlane({ nodes: "real" }) returned no real node');
@@ -43,6 +46,8 @@ export default async function globalSetup(): Promise<void> {
   }
   const samples = loadSampleImages(node, { binDir: cp.binDir, workDir: cp.workDir ?? os.tmpdir() });
   process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(samples.etcdReleases);
+  if (node.ingress) process.env.OPKIT_E2E_INGRESS_URL = node.ingress.url;
+  else process.env.OPKIT_E2E_INGRESS_MISSING = traefik.missing ?? 'no ingress controller started';
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
   process.env.OPKIT_TEST_K8S_VERSION = cp.version;
   process.env.OPKIT_TEST_NODES = '1';

@@ -17,6 +17,7 @@ import { REAL_NODE_NAME } from '../plane/pki';
 import { startProcess, waitFor } from '../plane/process';
 import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftovers';
 import { CLUSTER_DNS, startClusterDns } from './cluster-dns';
+import { type IngressController, startIngressController } from './ingress';
 import { startLocalStorage } from './local-storage';
 import { registryLog, startNodeRegistry } from './registry';
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
@@ -58,6 +59,8 @@ export interface PlaneForRealNode {
   readonly adminKubeconfig: string;
   readonly nodeKubeconfig: string;
   readonly proxyKubeconfig: string;
+  /** A Traefik binary: the node serves Ingresses through it (testing/node/ingress.ts). @default none */
+  readonly ingressController?: string;
 }
 
 /** What another process needs to use a running real node: `OPKIT_REAL_NODE`, as JSON. */
@@ -77,6 +80,8 @@ export interface RealNode {
   readonly containerdSocket: string;
   /** For another process using this node (e.g. a project's e2e test run inside this run). */
   readonly access: RealNodeAccess;
+  /** Its ingress controller, when the plane was given one (`StartOptions.ingressController`). */
+  readonly ingress?: IngressController;
 }
 
 /** A running real node, from what `access` says of it. */
@@ -187,7 +192,8 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
     },
     plane,
   );
-  return node;
+  if (!plane.ingressController) return node;
+  return { ...node, ingress: await startIngressController(plane.ingressController, dir, plane) };
 }
 
 function nodeReady(kubeconfig: string): boolean {
