@@ -13,19 +13,10 @@ CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-ki
 OUT="$CACHE_ROOT/helm-$HELM_VERSION"
 log() { echo "[build-helm] $*" >&2; }
 
-if [[ -x "$OUT/helm" ]]; then
-  echo "$OUT/helm"
-  exit 0
-fi
-command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
-mkdir -p "$OUT"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-start=$(date +%s)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=go-build.sh
 source "$here/go-build.sh"
+go_tool_begin "$OUT" "$OUT/helm" helm
 dir="$(go_module helm-build 1.25.0 "helm.sh/helm/$MAJOR/cmd/helm@$HELM_VERSION")"
 go_build "$dir" "$OUT/helm" "" "-X helm.sh/helm/$MAJOR/internal/version.version=$HELM_VERSION" "helm.sh/helm/$MAJOR/cmd/helm"
-log "built in $(($(date +%s) - start)) s: $OUT/helm"
-echo "$OUT/helm"
+go_tool_end "$OUT/helm"

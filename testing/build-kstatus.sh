@@ -12,20 +12,11 @@ sum="$(sha256sum "$here/kstatus/main.go" | cut -c1-12)"
 OUT="$CACHE_ROOT/kstatus-check-$CLI_UTILS_VERSION-$sum"
 log() { echo "[build-kstatus] $*" >&2; }
 
-if [[ -x "$OUT/kstatus-check" ]]; then
-  echo "$OUT/kstatus-check"
-  exit 0
-fi
-command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
-mkdir -p "$OUT"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-start=$(date +%s)
 # shellcheck source=go-build.sh
 source "$here/go-build.sh"
+go_tool_begin "$OUT" "$OUT/kstatus-check" kstatus-check
 dir="$(go_module kstatus-check 1.24.0 "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION")"
 cp "$here/kstatus/main.go" "$dir/main.go"
 (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
 go_build "$dir" "$OUT/kstatus-check" "" "" .
-log "built in $(($(date +%s) - start)) s: $OUT/kstatus-check"
-echo "$OUT/kstatus-check"
+go_tool_end "$OUT/kstatus-check"

@@ -15,18 +15,10 @@ CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-ki
 OUT="$CACHE_ROOT/prometheus-$MODULE_VERSION-remove_all_sd"
 log() { echo "[build-prometheus] $*" >&2; }
 
-if [[ -x "$OUT/prometheus" && -x "$OUT/promtool" ]]; then
-  echo "$OUT"
-  exit 0
-fi
-command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
-mkdir -p "$OUT"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-start=$(date +%s)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=go-build.sh
 source "$here/go-build.sh"
+go_tool_begin "$OUT" "$OUT" prometheus promtool
 # v0.MINOR.PATCH of the module is Prometheus 3.(MINOR-300).PATCH.
 minor="${MODULE_VERSION#v0.}"
 release="3.$((${minor%%.*} - 300)).${minor#*.}"
@@ -38,5 +30,4 @@ dir="$(go_module prometheus-build 1.25.0 "github.com/prometheus/prometheus@$MODU
 go_build "$dir" "$OUT/" remove_all_sd \
   "-X github.com/prometheus/common/version.Version=$release -X github.com/prometheus/common/version.Branch=release" \
   github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
-log "built in $(($(date +%s) - start)) s: $OUT"
-echo "$OUT"
+go_tool_end "$OUT"

@@ -12,18 +12,10 @@ CACHE_ROOT="${OPKIT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-operator-ki
 OUT="$CACHE_ROOT/traefik-$TRAEFIK_VERSION"
 log() { echo "[build-traefik] $*" >&2; }
 
-if [[ -x "$OUT/traefik" ]]; then
-  echo "$OUT/traefik"
-  exit 0
-fi
-command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
-mkdir -p "$OUT"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-start=$(date +%s)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=go-build.sh
 source "$here/go-build.sh"
+go_tool_begin "$OUT" "$OUT/traefik" traefik
 module=github.com/traefik/traefik/v3
 # Built inside a copy of its own module: its go.mod replaces modules (forks of go-http-auth, mux,
 # minheap), which a module requiring it would not see.
@@ -32,5 +24,4 @@ source_dir="$(go mod download -json "$module@$TRAEFIK_VERSION" | sed -n 's/^[[:s
 cp -r "$source_dir" "$work/traefik"
 chmod -R u+w "$work/traefik"
 go_build "$work/traefik" "$OUT/traefik" "" "-X $module/pkg/version.Version=$TRAEFIK_VERSION" ./cmd/traefik
-log "built in $(($(date +%s) - start)) s: $OUT/traefik"
-echo "$OUT/traefik"
+go_tool_end "$OUT/traefik"

@@ -9,6 +9,32 @@
 # - Several programs of one module in one `go build`, so one links while the others compile.
 # - Each build prints its time; the scripts print their total, scripts/build-test-programs.sh the sum.
 
+# go_tool_begin <out dir> <print> <binary>...: the start of a script that builds programs into a
+# cache directory. When every binary is there, prints <print> (what callers read) and ends the
+# script; else checks that go is installed, makes <out dir> and a scratch directory $work (removed
+# when the script exits), and starts the clock for go_tool_end.
+go_tool_begin() {
+  local out="$1" print="$2" binary
+  shift 2
+  local cached=1
+  for binary in "$@"; do [[ -x "$out/$binary" ]] || cached=0; done
+  if ((cached)); then
+    echo "$print"
+    exit 0
+  fi
+  command -v go >/dev/null || { log "go is not installed; install Go >= 1.24"; exit 1; }
+  mkdir -p "$out"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  tool_started=$SECONDS
+}
+
+# go_tool_end <print>: the end of such a script: logs the time it took and prints <print>.
+go_tool_end() {
+  log "built in $((SECONDS - tool_started)) s: $1"
+  echo "$1"
+}
+
 # go_module <name> <go version> <module@version>...: a throwaway module in $work/<name> that
 # requires the given modules (resolved through the Go module proxy). Prints its directory.
 go_module() {

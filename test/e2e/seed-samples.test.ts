@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod } from '../support/pod-script';
+import { commandInPod, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -31,6 +31,9 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
   /** etcdctl in a member's container, through the client Service by its name. */
   const etcdctl = (pod: string, ...args: string[]) =>
     kubectlOk(['exec', '-n', ns, pod, '--', 'etcdctl', '--endpoints=http://my-etcd-cluster-client:2379', ...args]);
+  /** A merge patch of the sample cluster's spec, as `kubectl patch` makes it. */
+  const patchCluster = (spec: object) =>
+    kubectlOk(['patch', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec })]);
   /** The cluster settled at n members: every one healthy, Available, no step under way. */
   const settled = (n: number) =>
     eventually(
@@ -132,16 +135,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     const releases = Object.keys(JSON.parse(process.env.OPKIT_E2E_ETCD_RELEASES ?? '{}') as Record<string, string>);
     const next = releases.find((v) => v.startsWith('3.6.'));
     if (!next) throw new Error(`no etcd 3.6 image on the node (releases: ${releases.join(', ')})`);
-    kubectlOk([
-      'patch',
-      'etcdcluster',
-      'my-etcd-cluster',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      JSON.stringify({ spec: { version: next } }),
-    ]);
+    patchCluster({ version: next });
     const upgraded = await eventually(
       `every member on ${next}`,
       () => {
@@ -171,25 +165,9 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
   });
 
   test('EtcdCluster: backups turned on, a Job from the backup CronJob writes a snapshot that etcdutl reads back whole', async () => {
-    kubectlOk([
-      'patch',
-      'etcdcluster',
-      'my-etcd-cluster',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      JSON.stringify({ spec: { backup: { schedule: '0 3 * * *', storage: '1Gi' } } }),
-    ]);
+    patchCluster({ backup: { schedule: '0 3 * * *', storage: '1Gi' } });
     await eventually('the backup CronJob', () => getJson(['get', 'cronjob', '-n', ns]).items[0], 120_000, 1000);
-    kubectlOk(['create', 'job', 'snapshot-now', '-n', ns, '--from=cronjob/my-etcd-cluster-backup']);
-    await eventually(
-      'the snapshot Job to complete',
-      () => (getJson(['get', 'job', 'snapshot-now', '-n', ns]).status?.succeeded >= 1 ? true : undefined),
-      180_000,
-      1000,
-      () => kubectl(['logs', 'job/snapshot-now', '-n', ns, '--all-containers']).stdout,
-    );
+    await runCronJobNow(ns, 'my-etcd-cluster-backup', 'snapshot-now');
     const claim = { name: 'my-etcd-cluster-backups', mountPath: '/backups' };
     // The etcd image has no shell: busybox names the snapshot, etcdutl in the etcd image reads it.
     const listed = await commandInPod(ns, { image: 'busybox', command: ['ls', '/backups'], claim });

@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod } from '../support/pod-script';
+import { commandInPod, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -134,14 +134,7 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
   });
 
   test('Database: a Job made from the backup CronJob writes a dump that loads into a scratch database', async () => {
-    kubectlOk(['create', 'job', 'backup-now', '-n', ns, '--from=cronjob/my-db-backup']);
-    await eventually(
-      'the backup Job to complete',
-      () => (getJson(['get', 'job', 'backup-now', '-n', ns]).status?.succeeded >= 1 ? true : undefined),
-      180_000,
-      1000,
-      () => kubectl(['logs', 'job/backup-now', '-n', ns]).stdout,
-    );
+    await runCronJobNow(ns, 'my-db-backup', 'backup-now');
     const database = kubectlOk(['get', 'secret', 'my-db-credentials', '-n', ns, '-o', 'jsonpath={.data.database}']);
     const name = Buffer.from(database, 'base64').toString();
     // The dump on the backup claim, loaded into a new database and read back there.

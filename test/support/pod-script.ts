@@ -3,7 +3,7 @@
  * in any image the node holds, or a Node.js script in the reconciler image (the one image with a
  * language runtime), as a ServiceAccount of the test's.
  */
-import { eventually, getJson, getJsonIfExists, kubectlOk } from './kube';
+import { eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from './kube';
 
 export interface PodCommand {
   readonly image: string;
@@ -101,4 +101,19 @@ export async function nodeScriptInPod(
     claim: options.claim,
     failureIsAnAnswer: true,
   });
+}
+
+/**
+ * A Job made now from CronJob `cronJob` (`kubectl create job --from`), as a user runs a scheduled
+ * backup by hand; resolves once it has succeeded, or fails with its containers' logs.
+ */
+export async function runCronJobNow(namespace: string, cronJob: string, job: string): Promise<void> {
+  kubectlOk(['create', 'job', job, '-n', namespace, `--from=cronjob/${cronJob}`]);
+  await eventually(
+    `Job ${job} (from CronJob ${cronJob}) to succeed`,
+    () => (getJson(['get', 'job', job, '-n', namespace]).status?.succeeded >= 1 ? true : undefined),
+    180_000,
+    1000,
+    () => kubectl(['logs', `job/${job}`, '-n', namespace, '--all-containers']).stdout,
+  );
 }

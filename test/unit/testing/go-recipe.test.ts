@@ -105,4 +105,37 @@ if [[ "$out" == */ ]]; then for p in "\${pkgs[@]}"; do echo built > "$out\${p##*
     expect(fs.readFileSync(path.join(dir, 'tool'), 'utf8')).toBe('built\n');
     expect(fs.existsSync(path.join(dir, 'tool.tmp'))).toBe(false);
   });
+
+  /** A tool script's start and end, as helm's, kstatus's, Prometheus's and Traefik's scripts use them. */
+  const toolScript = (out: string) =>
+    spawnSync(
+      'bash',
+      [
+        '-c',
+        `set -euo pipefail; source testing/go-build.sh; log() { echo "$*" >&2; }
+         go_tool_begin "${out}" "${out}/tool" tool
+         [[ -d "$work" ]] && echo built > "${out}/tool"
+         go_tool_end "${out}/tool"
+         echo "after the end" >&2`,
+      ],
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${dir}/bin:${process.env.PATH}` } },
+    );
+
+  test('a tool script builds into its cache directory with a scratch directory, and prints the binary last', () => {
+    const r = toolScript(`${dir}/cache`);
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim().split('\n').pop()).toBe(`${dir}/cache/tool`);
+    expect(r.stderr).toMatch(/built in \d+ s: \S+\/cache\/tool/);
+    expect(fs.readFileSync(path.join(dir, 'cache', 'tool'), 'utf8')).toBe('built\n');
+  });
+
+  test('a tool already in the cache is printed and the script ends there, building nothing', () => {
+    fs.mkdirSync(path.join(dir, 'cache'));
+    fs.writeFileSync(path.join(dir, 'cache', 'tool'), 'cached\n', { mode: 0o755 });
+    const r = toolScript(`${dir}/cache`);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${dir}/cache/tool\n`);
+    expect(r.stderr).not.toContain('after the end');
+    expect(fs.readFileSync(path.join(dir, 'cache', 'tool'), 'utf8')).toBe('cached\n');
+  });
 });
