@@ -101,8 +101,10 @@ function main(): void {
   });
   console.table(line);
   if (process.argv.includes('--record')) {
-    const ratios = line.map((l) => `${l.metric} ${String(l.ratio)}×`).join(', ');
-    const entry = `- ${new Date().toISOString().slice(0, 10)} bench:compare ${ref} → ${work}, N = ${String(N)}, ${String(ROUNDS)} rounds each, medians ${work}/${ref}: ${ratios}\n`;
+    const ratios = line
+      .map((l) => `${l.metric} ${String(l[ref])} → ${String(l[work])} (${String(l.ratio)}×)`)
+      .join(', ');
+    const entry = `- ${new Date().toISOString().slice(0, 10)} bench:compare ${ref} → ${work}, N = ${String(N)}, ${String(ROUNDS)} rounds each, medians: ${ratios}\n`;
     fs.appendFileSync(path.join(ROOT, 'bench', 'RESULTS.md'), entry);
   }
 }
