@@ -10,12 +10,11 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { STANDARD_PATH } from './images';
 import { writeOciArchive } from './oci-archive';
 
 /** Files the images carry that are not in a package (configuration, entrypoints), kept as real files. */
 const IMAGE_FILES = path.join(__dirname, 'image-files');
-
-const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface DebianImage {
   /** The name pods give, e.g. `nginx:alpine`. */

@@ -35,6 +35,9 @@ export function archiveImageNames(archive: string): string[] {
   });
 }
 
+/** The PATH the official images set (Docker's default), for the images made here. */
+export const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /** Debian's busybox-static (`apt-get install busybox-static`), the one file of the busybox image. */
 export const BUSYBOX = '/bin/busybox';
 
@@ -65,7 +68,7 @@ export function busyboxImageArchive(out: string, alsoNamed: readonly string[] = 
         root,
         entrypoint: [],
         cmd: ['sh'],
-        env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+        env: [`PATH=${STANDARD_PATH}`],
         user: '0',
       },
       out,
@@ -95,7 +98,7 @@ export function etcdImageArchive(
       },
       entrypoint: [],
       cmd: ['/usr/local/bin/etcd'],
-      env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+      env: [`PATH=${STANDARD_PATH}`],
       user: '0',
     },
     out,

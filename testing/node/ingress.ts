@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runBuildScript } from '../build-script';
 import { freePort } from '../free-port';
 import { probe, startProcess, waitFor } from '../plane/process';
 
@@ -25,11 +26,7 @@ export interface IngressController {
 
 /** Traefik's binary, built from its Go module by testing/build-traefik.sh or found in its cache (minutes, cold). */
 export function ingressControllerBinary(verbose: boolean): string {
-  const out = execFileSync('bash', [path.join(__dirname, '..', 'build-traefik.sh')], {
-    stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'ignore'],
-    encoding: 'utf8',
-  });
-  return out.trim().split('\n').pop() ?? '';
+  return runBuildScript('build-traefik.sh', verbose);
 }
 
 /** Traefik's static configuration: the web entry point and its ping on loopback, Ingresses from the API server. */

@@ -12,6 +12,7 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runBuildScript } from '../build-script';
 import { freePort } from '../free-port';
 import { REAL_NODE_NAME } from '../plane/pki';
 import { startProcess, waitFor } from '../plane/process';
@@ -122,12 +123,7 @@ export function realNodeFromEnvironment(env: NodeJS.ProcessEnv = process.env): R
 
 /** The node's binaries, from the cache or built by testing/build-node.sh. */
 export function resolveNodeBinaries(verbose = true): NodeBinaries {
-  const out = execFileSync('bash', [path.join(__dirname, '..', 'build-node.sh')], {
-    env: process.env,
-    stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'ignore'],
-    encoding: 'utf8',
-  });
-  return { dir: out.trim().split('\n').pop() ?? '' };
+  return { dir: runBuildScript('build-node.sh', verbose) };
 }
 
 /**

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runBuildScript } from '../build-script';
 import { log } from './process';
 import {
   cacheDirectory,
@@ -58,16 +59,8 @@ export function resolveBinaries(verbose = true): ControlPlaneBinaries {
     };
   }
   const started = Date.now();
-  const out = execFileSync('bash', [path.join(HARNESS_DIR, 'build-control-plane.sh')], {
-    // Explicitly: this module's view of the environment (the cache and versions it names), which in
-    // a jest test file is not the one child processes would otherwise inherit.
-    env: process.env,
-    stdio: ['ignore', 'pipe', verbose ? 'inherit' : 'ignore'],
-    encoding: 'utf8',
-    maxBuffer: 16 * 1024 * 1024,
-  });
   // The script prints the cache directory last.
-  const dir = out.trim().split('\n').pop() ?? '';
+  const dir = runBuildScript('build-control-plane.sh', verbose);
   const apiserver = path.join(dir, 'kube-apiserver');
   return {
     dir,
