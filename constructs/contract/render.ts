@@ -19,6 +19,9 @@ export interface RenderedChildren {
   readonly waits: ReadonlyMap<string, readonly string[]>;
 }
 
+/** The waits of a render with none, one for all: a reconciler keeps a render per resource. */
+const NO_WAITS: ReadonlyMap<string, readonly string[]> = new Map();
+
 /**
  * `renderConstructs`, with the waits the constructs declared between the children. `address` is
  * the throwaway chart's id, so the first part of every construct path under it: what cdk8s and
@@ -29,7 +32,8 @@ export function renderWithWaits(build: (scope: Construct) => void, address = 're
   const app = new App({ outdir: '/dev/null' });
   const chart = new Chart(app, address);
   build(chart);
-  return { objects: chartObjects(chart), waits: waitsOf(chart) };
+  const waits = waitsOf(chart);
+  return { objects: chartObjects(chart), waits: waits.size ? waits : NO_WAITS };
 }
 
 /**

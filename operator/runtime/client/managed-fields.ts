@@ -151,6 +151,35 @@ export function pruneEmpty(v: unknown): unknown {
   return out;
 }
 
+/**
+ * `pruneEmpty` of a plain JSON value that shares what it leaves as it was: the value itself when
+ * there is nothing to prune, else a copy of only the path to what is pruned. A kept render's side
+ * of the change check is kept as long as the render, and a whole second copy of every render was
+ * a tenth of the reconciler's heap at 1000 resources (bench/RESULTS.md).
+ */
+export function pruneEmptyShared(v: unknown): unknown {
+  if (v instanceof Dropped || v instanceof Atomic) return pruneEmpty(v);
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    v.forEach((x: unknown, i) => {
+      const p = pruneEmptyShared(x);
+      if (p !== x) out ??= v.slice(0, i);
+      out?.push(p);
+    });
+    return out ?? v;
+  }
+  if (!isJsonObject(v)) return v;
+  let out: Record<string, unknown> | undefined;
+  const entries = Object.entries(v);
+  entries.forEach(([k, x], i) => {
+    const p = x === undefined || x === null ? undefined : pruneEmptyShared(x);
+    const kept = p !== undefined && !isEmptyValue(p);
+    if (!out && (!kept || p !== x)) out = Object.fromEntries(entries.slice(0, i));
+    if (out && kept) out[k] = p;
+  });
+  return out ?? v;
+}
+
 /** An empty map or list (not one the server dropped): what omitempty leaves out. */
 function isEmptyValue(p: unknown): boolean {
   return p !== null && typeof p === 'object' && !(p instanceof Dropped) && Object.keys(p).length === 0;
@@ -324,7 +353,8 @@ function comparable(desired: KubeObject): unknown {
   // apiVersion, kind, name and namespace identify the object; they are not in the field set.
   const { apiVersion: _a, kind: _k, metadata, ...rest } = desired;
   const { name: _n, namespace: _ns, ...meta } = metadata;
-  const pruned = pruneEmpty({ ...rest, metadata: meta });
+  // Shared with the render where nothing is pruned: kept as long as the render is.
+  const pruned = pruneEmptyShared({ ...rest, metadata: meta });
   if (Object.isFrozen(desired)) comparables.set(desired, pruned);
   return pruned;
 }

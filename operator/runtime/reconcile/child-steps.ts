@@ -165,6 +165,9 @@ export async function applyChildren(
     for (const child of planned) await applyChild(parts, t, child, { done, cached, refusedBefore });
   } catch (error) {
     return { ...done, error };
+  } finally {
+    // Kept only while something stands refused: an empty entry per resource was 1000 Maps at N = 1000.
+    if (refusedBefore.size === 0) parts.refusedChildren.delete(t.key);
   }
   return done;
 }

@@ -1,5 +1,11 @@
 import type { KubeObject } from '../../../../constructs/contract';
-import { extractApplied, needsApply, pruneEmpty, sameJson } from '../../../../operator/runtime/client/managed-fields';
+import {
+  extractApplied,
+  needsApply,
+  pruneEmpty,
+  pruneEmptyShared,
+  sameJson,
+} from '../../../../operator/runtime/client/managed-fields';
 import { deepFreeze } from '../../../../operator/runtime/client/resource';
 
 const MANAGER = 'cdk8s-operator-kit';
@@ -429,5 +435,45 @@ test('pruneEmpty drops what the server drops (null, undefined, empty maps and li
     f: '',
     g: false,
     j: [{}],
+  });
+});
+
+describe('pruneEmptyShared', () => {
+  const cases: unknown[] = [
+    { a: {}, b: [], c: null, d: undefined, e: 0, f: '', g: false, h: { i: {} }, j: [{}] },
+    {
+      spec: {
+        replicas: 1,
+        template: { spec: { containers: [{ name: 'c', args: [], env: [{ name: 'X', value: '' }] }] } },
+      },
+    },
+    { metadata: { labels: { a: 'b' }, annotations: {} }, list: [null, undefined, 1, [], [[]]] },
+    [],
+    {},
+    'text',
+    7,
+  ];
+
+  test.each(cases.map((c) => [JSON.stringify(c) ?? String(c), c]))('prunes %s as pruneEmpty does', (_, value) => {
+    expect(pruneEmptyShared(value)).toEqual(pruneEmpty(value));
+  });
+
+  test('keeps the very object when there is nothing to prune: a render and its comparable are one tree', () => {
+    const desired = {
+      spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', ports: [{ port: 80 }] }] } } },
+    };
+    expect(pruneEmptyShared(desired)).toBe(desired);
+  });
+
+  test('copies only the path to what it prunes, sharing every subtree left as it was', () => {
+    const containers = [{ name: 'c', ports: [{ port: 80 }] }];
+    const labels = { app: 'x' };
+    const desired = { metadata: { labels, annotations: {} }, spec: { template: { spec: { containers } } } };
+    const pruned = pruneEmptyShared(desired) as typeof desired;
+    expect(pruned).not.toBe(desired);
+    expect(pruned.metadata).toEqual({ labels });
+    expect(pruned.metadata.labels).toBe(labels);
+    expect(pruned.spec).toBe(desired.spec);
+    expect(desired.metadata.annotations).toEqual({});
   });
 });
