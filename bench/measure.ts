@@ -75,7 +75,13 @@ export interface Measurement {
   /** The Node.js version our reconciler ran on. */
   readonly node?: string;
   /** Where the memory is once settled, from the process's own metrics (Node's heap, and memory outside it). */
-  readonly settledMemoryMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number };
+  readonly settledMemoryMiB?: {
+    rss: number;
+    heapTotal: number;
+    heapUsed: number;
+    external: number;
+    spaces?: Record<string, number>;
+  };
 }
 
 export function kubectl(kubeconfig: string, args: string[]): string {
@@ -524,6 +530,12 @@ export async function measureReconciler(
         heapTotal: gauge('nodejs_heap_size_total_bytes'),
         heapUsed: gauge('nodejs_heap_size_used_bytes'),
         external: gauge('nodejs_external_memory_bytes'),
+        // V8's spaces, committed: where heap above what is used sits.
+        spaces: Object.fromEntries(
+          exposition
+            .filter((l) => l.startsWith('nodejs_heap_space_size_total_bytes{'))
+            .map((l) => [/space="([^"]+)"/.exec(l)?.[1] ?? '?', +(Number(l.split(' ').pop()) / 1048576).toFixed(1)]),
+        ),
       };
       await options.afterSettled?.(ns, () => stopProcess(rec));
     },
