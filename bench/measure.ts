@@ -15,7 +15,7 @@ import type { Memcached } from '../constructs';
 import { memcachedController } from '../constructs/memcached/controller';
 import { type KubeClient } from '../operator/runtime/client/client';
 import { renderChildren } from '../operator/runtime/children/render';
-import { NODE_RUNTIME } from '../command/image/definition';
+import { NODE_RUNTIME, RECONCILER_NODE_FLAGS } from '../command/image/definition';
 import type { NodeRuntimePackage } from '../command/image/node-runtime';
 import { freePort } from '../testing/control-plane';
 import { httpGet, serviceAccountKubeconfig } from '../test/support/reconciler';
@@ -382,6 +382,8 @@ export async function startReconciler(
     // The Node the image ships, unless another is asked for.
     nodeBinary(options.node ?? NODE_RUNTIME),
     [
+      // As the image runs it.
+      ...RECONCILER_NODE_FLAGS,
       ...(options.nodeArgs ?? []),
       // With BENCH_ALLOC=1, counts the bytes it allocates (a file it rewrites 4 times a second).
       ...(COUNT_ALLOCATIONS ? ['--require', path.join(ROOT, 'bench', 'alloc-probe.cjs')] : []),

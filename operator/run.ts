@@ -53,24 +53,10 @@ const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/name
  */
 export const HEAP_GROWING_PERCENT = 20;
 
-/**
- * The highest tier V8 compiles hot code to: 2 is Maglev, leaving TurboFan out (and the image's
- * Node 22 ships with Maglev off, so hot code stays in Sparkplug's baseline code). TurboFan's
- * compilations run on helper threads in zones of their own, and the allocator kept what they
- * used: at 1000 resources it was 15 MiB of a 106 MiB peak, where leaving it out cost no CPU the
- * A/B bench could tell (bench/RESULTS.md: a reconciler waits on the API server, and its hot paths
- * are JSON and the runtime's own built-ins). `--max-opt` on the command line wins; Node does not
- * take it in NODE_OPTIONS.
- */
-export const MAX_OPTIMIZATION_TIER = 2;
-
 /** The V8 flags the reconciler sets on itself: each one its operator has not set already. */
 export function v8TuningFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
   const given = (flag: RegExp) => [...execArgv, nodeOptions].some((a) => flag.test(a));
-  return [
-    ...(given(/--heap[-_]growing[-_]percent/) ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`]),
-    ...(given(/--max[-_]opt\b/) ? [] : [`--max-opt=${MAX_OPTIMIZATION_TIER}`]),
-  ];
+  return [...(given(/--heap[-_]growing[-_]percent/) ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`])];
 }
 
 function tuneV8(): void {

@@ -37,7 +37,7 @@ describe('the reconciler image', () => {
 
   test('runs as the non-root uid the Deployment expects, with the bundle as entry point', () => {
     expect(IMAGE_USER.uid).toBe(NON_ROOT_UID);
-    expect(ENTRYPOINT).toEqual([NODE_RUNTIME.path, '/app/main.js']);
+    expect(ENTRYPOINT).toEqual([NODE_RUNTIME.path, '--no-concurrent-recompilation', '/app/main.js']);
   });
 
   test('runs a supported Node.js LTS (22), pinned to an exact version and integrity', () => {
