@@ -35,9 +35,9 @@ export const APP_DIR = '/app';
 /**
  * Node's flags for the reconciler, on the image's command line: Node takes none of them in
  * NODE_OPTIONS. V8 compiles hot code with TurboFan on a helper thread by default, and glibc gave
- * that thread an arena of its own that kept what the compilations used: at 1000 resources 15 MiB
- * of a 106 MiB peak. Compiled on the main thread instead, the same compilations reuse its memory;
- * leaving TurboFan out took 1.22× the CPU at 3000 resources (bench/RESULTS.md).
+ * that thread an arena of its own that kept what the compilations used; compiled on the main
+ * thread instead, the peak at 1000 and 3000 resources was about 7 MiB lower at the same CPU.
+ * Leaving TurboFan out took more (15 MiB) but 1.22× the CPU at 3000 resources (bench/RESULTS.md).
  */
 export const RECONCILER_NODE_FLAGS = ['--no-concurrent-recompilation'] as const;
 export const ENTRYPOINT = [NODE_RUNTIME.path, ...RECONCILER_NODE_FLAGS, `${APP_DIR}/main.js`] as const;
