@@ -112,6 +112,13 @@ export interface DatabaseSpec {
   readonly deletionPolicy?: DatabaseSpecDeletionPolicy;
 
   /**
+   * Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.
+   *
+   * @schema DatabaseSpec#restore
+   */
+  readonly restore?: DatabaseSpecRestore;
+
+  /**
    * The data volume.
    *
    * @schema DatabaseSpec#storage
@@ -142,6 +149,7 @@ export function toJson_DatabaseSpec(obj: DatabaseSpec | undefined): Record<strin
   const result = {
     'backup': toJson_DatabaseSpecBackup(obj.backup),
     'deletionPolicy': obj.deletionPolicy,
+    'restore': toJson_DatabaseSpecRestore(obj.restore),
     'storage': toJson_DatabaseSpecStorage(obj.storage),
     'type': obj.type,
     'version': obj.version,
@@ -214,6 +222,42 @@ export enum DatabaseSpecDeletionPolicy {
   /** Delete */
   DELETE = "Delete",
 }
+
+/**
+ * Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.
+ *
+ * @schema DatabaseSpecRestore
+ */
+export interface DatabaseSpecRestore {
+  /**
+   * A dump by the name status.backups shows, e.g. my-db-20261129T020000Z.sql or final-my-db-20261129T020000Z.sql: read from that Database's backup volume <database>-backup, which outlives it under deletionPolicy Retain.
+   *
+   * @schema DatabaseSpecRestore#backup
+   */
+  readonly backup?: string;
+
+  /**
+   * The newest dump (scheduled or final) of the Database of this name in this namespace, deleted or not, instead of backup.
+   *
+   * @schema DatabaseSpecRestore#fromDatabase
+   */
+  readonly fromDatabase?: string;
+}
+
+/**
+ * Converts an object of type 'DatabaseSpecRestore' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_DatabaseSpecRestore(obj: DatabaseSpecRestore | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'backup': obj.backup,
+    'fromDatabase': obj.fromDatabase,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
  * The data volume.

@@ -119,6 +119,13 @@ export interface EtcdClusterSpec {
   readonly resources?: EtcdClusterSpecResources;
 
   /**
+   * Seed a new cluster from a snapshot: before any member first starts, each member's volume gets the snapshot restored (etcdutl snapshot restore) with the member's own name and peer URL. Refused with Degraded=True (RestoreFailed) when the snapshot is missing or fails its integrity check, or a member's volume already holds data. It cannot change once the cluster exists.
+   *
+   * @schema EtcdClusterSpec#restore
+   */
+  readonly restore?: EtcdClusterSpecRestore;
+
+  /**
    * Size of each member's data volume (a PersistentVolumeClaim per member), e.g. 10Gi.
    *
    * @schema EtcdClusterSpec#storage
@@ -150,6 +157,7 @@ export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record
     'backup': toJson_EtcdClusterSpecBackup(obj.backup),
     'replicas': obj.replicas,
     'resources': toJson_EtcdClusterSpecResources(obj.resources),
+    'restore': toJson_EtcdClusterSpecRestore(obj.restore),
     'storage': obj.storage,
     'storageClassName': obj.storageClassName,
     'version': obj.version,
@@ -249,6 +257,50 @@ export function toJson_EtcdClusterSpecResources(obj: EtcdClusterSpecResources | 
   const result = {
     'limits': toJson_EtcdClusterSpecResourcesLimits(obj.limits),
     'requests': toJson_EtcdClusterSpecResourcesRequests(obj.requests),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Seed a new cluster from a snapshot: before any member first starts, each member's volume gets the snapshot restored (etcdutl snapshot restore) with the member's own name and peer URL. Refused with Degraded=True (RestoreFailed) when the snapshot is missing or fails its integrity check, or a member's volume already holds data. It cannot change once the cluster exists.
+ *
+ * @schema EtcdClusterSpecRestore
+ */
+export interface EtcdClusterSpecRestore {
+  /**
+   * A snapshot the backups of an EtcdCluster wrote, by the name status.backups shows, e.g. my-etcd-20261129T020000Z.db: read from that cluster's claim <cluster>-backups, which outlives it.
+   *
+   * @schema EtcdClusterSpecRestore#backup
+   */
+  readonly backup?: string;
+
+  /**
+   * A PersistentVolumeClaim of this namespace holding the snapshot (with path), instead of backup.
+   *
+   * @schema EtcdClusterSpecRestore#claim
+   */
+  readonly claim?: string;
+
+  /**
+   * The snapshot file inside claim, a relative path, e.g. snapshots/etcd.db.
+   *
+   * @schema EtcdClusterSpecRestore#path
+   */
+  readonly path?: string;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecRestore' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecRestore(obj: EtcdClusterSpecRestore | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'backup': obj.backup,
+    'claim': obj.claim,
+    'path': obj.path,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

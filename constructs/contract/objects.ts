@@ -159,7 +159,7 @@ export interface Job extends KubeObject {
 
 export interface ContainerState {
   waiting?: { reason?: string; message?: string };
-  terminated?: { reason?: string; exitCode?: number; message?: string };
+  terminated?: { reason?: string; exitCode?: number; message?: string; finishedAt?: string | null };
 }
 
 /** How one container of a pod is, and (`lastState`) how it last ended: a crash loop's exit code is only there. */

@@ -7,11 +7,15 @@ import { podProblem } from '../contract/health';
  * Deployment's ReplicaSet or a StatefulSet, not owned by the resource, but carry its name as
  * `app.kubernetes.io/instance`, with one of `names` as the app name and `component`.
  */
-export function podInstance(names: readonly string[], component: string): (pod: KubeObject) => string | undefined {
+export function podInstance(
+  names: readonly string[],
+  component: string | readonly string[],
+): (pod: KubeObject) => string | undefined {
+  const components = typeof component === 'string' ? [component] : component;
   return (pod) => {
     const l = pod.metadata.labels ?? {};
     const name = l['app.kubernetes.io/name'];
-    return name !== undefined && names.includes(name) && l['app.kubernetes.io/component'] === component
+    return name !== undefined && names.includes(name) && components.includes(l['app.kubernetes.io/component'] ?? '')
       ? l['app.kubernetes.io/instance']
       : undefined;
   };

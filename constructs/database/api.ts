@@ -6,6 +6,7 @@ import {
   DNS_SUBDOMAIN_PATTERN,
 } from '../core/formats';
 import { conditionsSchema, type Static, t } from '../core/schema';
+import { backupRecordsSchema } from '../core/backup-records';
 
 /** Releases with an official image: postgres 12–18, mysql 5.7, 8.0, 8.4 and 9.x (a minor or patch may follow). */
 const POSTGRESQL_VERSION = '1[2-8](\\.[0-9]{1,3})?';
@@ -13,6 +14,8 @@ const MYSQL_VERSION = '(5\\.7|8\\.[04]|9\\.[0-9])(\\.[0-9]{1,3})?';
 const MAX_VOLUME = '64Ti';
 /** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
 export const MAX_DATABASE_NAME_WITH_BACKUP = 45;
+/** A dump the backup Jobs named: `<database>-<UTC time>.sql`, or `final-…` for the final one. */
+export const DUMP_NAME_PATTERN = '^(final-)?[a-z]([-a-z0-9]*[a-z0-9])?-[0-9]{8}T[0-9]{6}Z\\.sql$';
 
 export const databaseSpecSchema = t.object(
   {
@@ -82,6 +85,34 @@ export const databaseSpecSchema = t.object(
           'Scheduled backups: a CronJob dumping the database to its own volume. Disabling removes the CronJob; the backup volume stays.',
       },
     ),
+    restore: t.object(
+      {
+        backup: t.string({
+          maxLength: 253,
+          pattern: DUMP_NAME_PATTERN,
+          description:
+            "A dump by the name status.backups shows, e.g. my-db-20261129T020000Z.sql or final-my-db-20261129T020000Z.sql: read from that Database's backup volume <database>-backup, which outlives it under deletionPolicy Retain.",
+        }),
+        fromDatabase: t.string({
+          minLength: 1,
+          maxLength: 52,
+          pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$',
+          description:
+            'The newest dump (scheduled or final) of the Database of this name in this namespace, deleted or not, instead of backup.',
+        }),
+      },
+      {
+        rules: [
+          {
+            rule: 'has(self.backup) != has(self.fromDatabase)',
+            message: 'give either backup or fromDatabase',
+            fieldPath: '.backup',
+          },
+        ],
+        description:
+          'Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.',
+      },
+    ),
     deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
       default: 'Retain',
       description:
@@ -100,6 +131,18 @@ export const databaseSpecSchema = t.object(
           fieldPath: '.version',
         },
         {
+          rule: `!has(self.restore) || self.type == 'postgresql'`,
+          message: 'restore loads a PostgreSQL dump: type must be postgresql',
+          fieldPath: '.restore',
+        },
+        {
+          // On the spec, not on restore: a rule there would not run when restore is added or removed.
+          rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+          message: 'restore cannot be added, changed or removed once the Database exists: it seeds a new one',
+          fieldPath: '.restore',
+          reason: 'FieldValueForbidden',
+        },
+        {
           rule: `!has(self.backup) || !has(self.backup.finalSnapshot) || !self.backup.finalSnapshot || !has(self.deletionPolicy) || self.deletionPolicy == 'Retain'`,
           message:
             'backup.finalSnapshot needs deletionPolicy Retain: under Delete the backup volume is deleted with the Database',
@@ -112,12 +155,16 @@ export const databaseSpecSchema = t.object(
 
 export const databaseStatusSchema = t.object(
   {
-    phase: t.enum(['Creating', 'Ready', 'Failed'] as const, { description: "Summary of the database's state." }),
+    phase: t.enum(['Creating', 'Restoring', 'Ready', 'Failed'] as const, {
+      description: "Summary of the database's state.",
+    }),
     readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
     endpoint: t.string({ description: 'Where clients connect, host:port.' }),
     credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
     backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
+    backups: backupRecordsSchema('dump'),
+    restoredFrom: t.string({ description: 'The dump the Database was seeded from (spec.restore), as claim/file.' }),
     observedGeneration: t.integer({
       minimum: 0,
       description: 'The .metadata.generation the status was computed from.',

@@ -6,16 +6,21 @@ import {
   type FinalizeOutcome,
   type KubeObject,
   type Observed,
+  type Pod,
   type Problem,
   type Secret,
   type StatefulSet,
 } from '../contract';
 import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
-import { ConditionList } from '../contract/conditions';
+import { ConditionList, findCondition } from '../contract/conditions';
 import { runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
 import { podInstance } from '../core/pods';
+import { selectorLabels } from '../core/labels';
+import { recordedBackups } from '../core/backup-records';
+import { type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
+import { describeDumpSource, dumpSource, restoreJobName } from './database-restore';
 import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './database-resources';
@@ -70,6 +75,10 @@ export interface DatabaseStatusInput {
   readonly hasCredentials: boolean;
   /** A pod, claim or StatefulSet Kubernetes cannot make or run. */
   readonly childFailure?: Problem;
+  /** The finished pods of backup Jobs, whose termination messages name the dumps. @default none */
+  readonly backupPods?: readonly Pod[];
+  /** How the restore of `spec.restore` stands; absent without one. */
+  readonly restore?: RestoreProgress;
   /** Stamps conditions whose status changes. @default the current time */
   readonly now?: Date;
 }
@@ -81,25 +90,46 @@ function setBackupScheduled(list: ConditionList, db: Database, backupClaim: stri
   else list.set('BackupScheduled', 'False', 'Disabled', 'backups are disabled');
 }
 
-/** The backup CronJob and its last success, while backups are on. */
-function backupFields(db: Database, cronJob: string, backup: CronJob | undefined): Partial<DatabaseStatus> {
-  if (!db.spec.backup.enabled) return {};
-  const last = backup?.status?.lastSuccessfulTime;
-  return { backupCronJob: cronJob, ...(last ? { lastBackupTime: last } : {}) };
+/** The backup CronJob and its last success while backups are on, the dumps made, and the one restored. */
+function backupFields(db: Database, cronJob: string, input: DatabaseStatusInput): Partial<DatabaseStatus> {
+  const backups = recordedBackups(db.status?.backups, input.backupPods ?? []);
+  const listed = {
+    ...(backups.length ? { backups } : {}),
+    ...(db.spec.restore ? { restoredFrom: restoredFrom(db.spec.restore) } : {}),
+  };
+  if (!db.spec.backup.enabled) return listed;
+  const last = input.backup?.status?.lastSuccessfulTime;
+  return { backupCronJob: cronJob, ...(last ? { lastBackupTime: last } : {}), ...listed };
+}
+
+/** The phase: Failed on a refusal, Ready with a ready server, else Restoring or Creating. */
+function databasePhase(p: { refused: boolean; ready: number; restoring: boolean }): DatabaseStatus['phase'] {
+  if (p.refused) return 'Failed';
+  if (p.ready > 0) return 'Ready';
+  return p.restoring ? 'Restoring' : 'Creating';
+}
+
+/** `Restored` set from the restore, and what the phase and `Degraded` need of it. */
+function restoreState(list: ConditionList, db: Database, restore: RestoreProgress | undefined) {
+  if (!restore) return { restoring: false, restoreFailure: undefined };
+  const restoreFailure = setRestored(list, db.status?.conditions, restore);
+  return { restoreFailure, restoring: findCondition(list.conditions, 'Restored')?.status === 'False' };
 }
 
 /** The status a Database should show. Pure. */
 export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
-  const { applyError, hasCredentials, childFailure, backup } = input;
+  const { applyError, hasCredentials, childFailure } = input;
   const generation = db.metadata.generation ?? 0;
   const names = databaseNames(db.metadata.name);
   const ready = input.statefulSet?.status?.readyReplicas ?? 0;
   const list = new ConditionList(db.status?.conditions, generation, input.now ?? new Date());
   if (ready > 0) list.set('Available', 'True', 'ServerReady', 'the database server is ready');
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
+  const { restoreFailure, restoring } = restoreState(list, db, input.restore);
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
+      restoreFailure,
       // Kubernetes accepted the StatefulSet or claim but cannot make it (only its Events say so),
       // or the server failed; a failed pod is replaced at once, so its failure stands until ready.
       ready < 1 && (childFailure ?? list.reported('PodFailing')),
@@ -108,13 +138,35 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   );
   setBackupScheduled(list, db, names.backup);
   return {
-    phase: applyError ? 'Failed' : ready > 0 ? 'Ready' : 'Creating',
+    phase: databasePhase({ refused: applyError !== undefined || restoreFailure !== undefined, ready, restoring }),
     readyReplicas: ready,
     endpoint: `${names.service}.${db.metadata.namespace}.svc:${ENGINES[db.spec.type].port}`,
     ...(hasCredentials ? { credentialsSecret: names.credentials } : {}),
-    ...backupFields(db, names.backup, backup),
+    ...backupFields(db, names.backup, input),
     observedGeneration: generation,
     conditions: list.conditions,
+  };
+}
+
+/** The restore source as the status names it: claim/file, or claim/ for the newest dump. */
+function restoredFrom(restore: NonNullable<Database['spec']['restore']>): string {
+  const source = dumpSource(restore);
+  return `${source.claim}/${source.dump ?? ''}`;
+}
+
+/** How the restore of `spec.restore` stands: its Job and that Job's pods. */
+function restoreProgress(
+  db: Database,
+  observed: Observed<object, DatabasePrepared>,
+  pods: readonly Pod[],
+): RestoreProgress {
+  const source = dumpSource(db.spec.restore ?? {});
+  return {
+    source: describeDumpSource(source),
+    sourceClaim: source.claim,
+    jobs: [observed.children.of(BuiltinTypes.Job, restoreJobName(db.metadata.name))],
+    pods,
+    failure: observed.health.failure,
   };
 }
 
@@ -211,6 +263,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       namespace: db.metadata.namespace,
       spec: db.spec,
       owner,
+      restoring: stillToRestore(db.spec.restore !== undefined, db.status),
     }),
   // The Secret is owned by the retention ConfigMap, so it is made once that exists. Once the
   // status names the Secret, it is known to exist and no request is made at all; before, a
@@ -227,6 +280,11 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
     const hasCredentials = observed.prepared?.hasCredentials === true || db.status?.credentialsSecret !== undefined;
+    const podsOf = (component: string) =>
+      observed.read(
+        BuiltinTypes.Pod,
+        selectorLabels({ name: db.spec.type, instance: db.metadata.name, component, managedBy: '' }),
+      );
     return desiredDatabaseStatus(db, {
       statefulSet: observed.children.of(BuiltinTypes.StatefulSet, names.statefulSet),
       backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
@@ -234,6 +292,8 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       hasCredentials,
       // Its server's pod that cannot run, a claim or pod Kubernetes cannot make: the children's health.
       childFailure: observed.health.failure,
+      backupPods: podsOf('backup'),
+      restore: db.spec.restore && restoreProgress(db, observed, podsOf('restore')),
       now: observed.now,
     });
   },
@@ -243,5 +303,5 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   needsFinalizer: wantsFinalSnapshot,
   finalize: finalSnapshot,
   failureOwner: databaseOfChild,
-  mapReads: { Pod: podInstance(Object.keys(ENGINES), 'database') },
+  mapReads: { Pod: podInstance(Object.keys(ENGINES), ['database', 'backup', 'restore']) },
 };

@@ -1,10 +1,12 @@
 import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
+import { reportBackupLine } from '../core/backup-records';
 import { waitsFor } from '../contract/render';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import type { DatabaseSpec } from './api';
+import { DatabaseRestore, dumpSource } from './database-restore';
 
 /** What differs between engines; everything else is shared. */
 interface Engine {
@@ -70,6 +72,12 @@ export interface DatabaseResourcesProps {
   readonly owner?: k8s.OwnerReference;
   /** @default 'database-operator' */
   readonly managedBy?: string;
+  /**
+   * Whether the data volume is still to be seeded from `spec.restore`: then the data claim and a
+   * restore Job are rendered, and the StatefulSet waits for the Job to complete. The operator says
+   * so until the status records the restore (condition `Restored`). @default false
+   */
+  readonly restoring?: boolean;
 }
 
 /** Names of a Database's children. */
@@ -128,6 +136,28 @@ export class DatabaseResources extends Construct {
       spec: { type: 'ClusterIP', selector, ports: portSpec },
     });
     const server = this.addStatefulSet(parts);
+    if (spec.restore && props.restoring) {
+      const restore = new DatabaseRestore(this, 'Restore', {
+        name: props.name,
+        namespace: props.namespace,
+        source: dumpSource(spec.restore),
+        image: engine.image(spec.version),
+        env: engine.env(names.credentials),
+        uid: DB_UID,
+        labels: standardLabels({ ...labelProps, component: 'restore' }),
+        ownerReferences: owned,
+        dataClaim: {
+          name: `data-${names.statefulSet}-0`,
+          labels: selector,
+          spec: dataClaimSpec(spec),
+          // As the StatefulSet's retention policy does for its own claims.
+          ownerReferences: deleteData ? owned : undefined,
+        },
+        dataPath: engine.dataPath,
+      });
+      // The server's first start finds the dump loaded: nothing is served half-restored.
+      waitsFor(server, restore.job);
+    }
     // Scheduled dumps of a server that does not run yet would only fail: the CronJob is made (and
     // changed) once the server's pod is ready.
     if (spec.backup.enabled) waitsFor(this.addBackups(parts), server);
@@ -177,16 +207,7 @@ export class DatabaseResources extends Construct {
             volumes: scratch.map((s) => ({ name: s.name, emptyDir: {} })),
           },
         },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: 'data', labels: selector },
-            spec: {
-              accessModes: ['ReadWriteOnce'],
-              storageClassName: spec.storage.storageClassName,
-              resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage.size)) } },
-            },
-          },
-        ],
+        volumeClaimTemplates: [{ metadata: { name: 'data', labels: selector }, spec: dataClaimSpec(spec) }],
       },
     });
   }
@@ -236,6 +257,15 @@ export class FinalBackupJob extends Construct {
   }
 }
 
+/** The data claim: the StatefulSet's claim template, and a restore's claim before it. */
+function dataClaimSpec(spec: DatabaseSpec): k8s.PersistentVolumeClaimSpec {
+  return {
+    accessModes: ['ReadWriteOnce'],
+    storageClassName: spec.storage.storageClassName,
+    resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage.size)) } },
+  };
+}
+
 /** The shared parts of every Database resource. */
 function databaseParts(props: DatabaseResourcesProps): DatabaseParts {
   const { name, spec } = props;
@@ -279,8 +309,9 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
         command: [
           'sh',
           '-c',
-          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"`,
+          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"; ${reportBackupLine('"$f"')}`,
         ],
+        terminationMessagePolicy: 'FallbackToLogsOnError',
         env: [
           fromSecret('DB_USER', names.credentials, 'username'),
           fromSecret('DB_PASSWORD', names.credentials, 'password'),

@@ -6,6 +6,7 @@ import {
   DNS_SUBDOMAIN_PATTERN,
 } from '../core/formats';
 import { computeResourcesSchema, conditionsSchema, type Static, t } from '../core/schema';
+import { backupRecordsSchema } from '../core/backup-records';
 
 /** The largest data or backup volume a member may ask for. */
 const MAX_VOLUME = '64Ti';
@@ -13,6 +14,11 @@ const MAX_VOLUME = '64Ti';
 const SUPPORTED_VERSIONS = '^3\\.(5|6)\\.[0-9]{1,3}$';
 /** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
 export const MAX_NAME_WITH_BACKUP = 45;
+
+/** A snapshot the backup Job named: `<cluster>-<UTC time>.db` (see `snapshotRotationScript`). */
+export const SNAPSHOT_NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?-[0-9]{8}T[0-9]{6}Z\\.db$';
+/** A relative path inside a claim: no leading slash, no `..` part, no `=` or space. */
+const CLAIM_PATH_PATTERN = '^[A-Za-z0-9_][-A-Za-z0-9_.]*(/[A-Za-z0-9_][-A-Za-z0-9_.]*)*$';
 
 /** The etcd release a new cluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = '3.5.21';
@@ -85,14 +91,65 @@ export const etcdClusterSpecSchema = t.object(
     resources: computeResourcesSchema(
       'Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.',
     ),
+    restore: t.object(
+      {
+        backup: t.string({
+          maxLength: 253,
+          pattern: SNAPSHOT_NAME_PATTERN,
+          description:
+            "A snapshot the backups of an EtcdCluster wrote, by the name status.backups shows, e.g. my-etcd-20261129T020000Z.db: read from that cluster's claim <cluster>-backups, which outlives it.",
+        }),
+        claim: t.string({
+          minLength: 1,
+          maxLength: DNS_SUBDOMAIN_MAX_LENGTH,
+          pattern: DNS_SUBDOMAIN_PATTERN,
+          description: 'A PersistentVolumeClaim of this namespace holding the snapshot (with path), instead of backup.',
+        }),
+        path: t.string({
+          minLength: 1,
+          maxLength: 1024,
+          pattern: CLAIM_PATH_PATTERN,
+          description: 'The snapshot file inside claim, a relative path, e.g. snapshots/etcd.db.',
+        }),
+      },
+      {
+        rules: [
+          {
+            rule: 'has(self.backup) != (has(self.claim) || has(self.path))',
+            message: 'give either backup, or claim and path',
+            fieldPath: '.backup',
+          },
+          {
+            rule: 'has(self.claim) == has(self.path)',
+            message: 'claim and path go together: the snapshot is the file path inside the claim',
+            fieldPath: '.claim',
+          },
+        ],
+        description:
+          "Seed a new cluster from a snapshot: before any member first starts, each member's volume gets the snapshot restored (etcdutl snapshot restore) with the member's own name and peer URL. Refused with Degraded=True (RestoreFailed) when the snapshot is missing or fails its integrity check, or a member's volume already holds data. It cannot change once the cluster exists.",
+      },
+    ),
   },
-  { description: 'EtcdClusterSpec defines the desired state of an etcd cluster.', default: {} },
+  {
+    description: 'EtcdClusterSpec defines the desired state of an etcd cluster.',
+    default: {},
+    rules: [
+      {
+        // A transition rule on the spec, not on restore itself: those run only when both old and
+        // new have the field, and adding or removing one must be refused too.
+        rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+        message: 'restore cannot be added, changed or removed once the cluster exists: it seeds a new cluster',
+        fieldPath: '.restore',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
 );
 
 /** Observed state of an etcd cluster, written by the reconciler. */
 export const etcdClusterStatusSchema = t.object(
   {
-    phase: t.enum(['Creating', 'Running', 'Scaling', 'Upgrading', 'Failed'] as const, {
+    phase: t.enum(['Creating', 'Restoring', 'Running', 'Scaling', 'Upgrading', 'Failed'] as const, {
       description: "Summary of the cluster's state.",
     }),
     members: t.array(t.string(), { description: 'Names of the member pods that exist now, sorted.' }),
@@ -116,6 +173,8 @@ export const etcdClusterStatusSchema = t.object(
     version: t.string({ description: 'The oldest etcd version a member runs.' }),
     backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
+    backups: backupRecordsSchema('snapshot'),
+    restoredFrom: t.string({ description: 'The snapshot the cluster was seeded from (spec.restore), as claim/path.' }),
     replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
     readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),
     clientService: t.string({ description: 'The Service clients connect to, as host:port.' }),

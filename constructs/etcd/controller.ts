@@ -5,6 +5,7 @@ import {
   type FinalizeContext,
   type FinalizeOutcome,
   type Observed,
+  type Pod,
   type Problem,
   type StatefulSet,
 } from '../contract';
@@ -14,9 +15,13 @@ import { ConditionList, findCondition } from '../contract/conditions';
 import { jobFromCronJob, runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
 import { livePodNames, podInstance } from '../core/pods';
+import { recordedBackups } from '../core/backup-records';
+import { type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
+import { selectorLabels } from '../core/labels';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
+import { restoreJobName, snapshotSource } from './etcd-restore';
 import type * as Membership from './membership';
 import { type EtcdTopology, type MembershipReport, observedTopology, quorum } from './topology';
 
@@ -38,6 +43,10 @@ export interface EtcdStatusInput {
   /** What etcd's own API said; absent when rendered statically. */
   readonly membership?: MembershipReport;
   readonly backup?: CronJob;
+  /** The finished pods of backup Jobs, whose termination messages name the snapshots. @default none */
+  readonly backupPods?: readonly Pod[];
+  /** How the restore of `spec.restore` stands; absent without one. */
+  readonly restore?: RestoreProgress;
   /** Stamps conditions whose status changes. @default the current time */
   readonly now?: Date;
 }
@@ -91,26 +100,38 @@ function setProgressing(list: ConditionList, p: EtcdProgress): void {
 }
 
 /** The phase: Failed on a refusal, Scaling or Upgrading during a step, then Scaling, Running or Creating. */
-function etcdPhase(p: EtcdProgress, refused: boolean, hasStatefulSet: boolean): EtcdClusterStatus['phase'] {
+function etcdPhase(
+  p: EtcdProgress,
+  refused: boolean,
+  hasStatefulSet: boolean,
+  restoring: boolean,
+): EtcdClusterStatus['phase'] {
   if (refused) return 'Failed';
+  if (restoring) return 'Restoring';
   if (p.step && SCALING_STEPS.has(p.step.reason)) return 'Scaling';
   if (p.step?.reason === 'Upgrading') return 'Upgrading';
   if (p.scaling && hasStatefulSet) return 'Scaling';
   return p.complete ? 'Running' : 'Creating';
 }
 
-/** What etcd's API and the backup CronJob report, each only when known. */
-function reportedFields(
-  cluster: EtcdCluster,
-  membership?: MembershipReport,
-  backup?: CronJob,
-): Partial<EtcdClusterStatus> {
+/** What etcd's API reports, each only when known. */
+function membershipFields(membership?: MembershipReport): Partial<EtcdClusterStatus> {
   const step = membership?.step;
-  const backupJob = cluster.spec.backup ? backup : undefined;
   return {
     ...(membership?.reachable ? { etcdMembers: [...membership.members] } : {}),
     ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
     ...(membership?.version ? { version: membership.version } : {}),
+  };
+}
+
+/** What the backup CronJob and its Jobs report, and where a restored cluster came from. */
+function backupFields(cluster: EtcdCluster, input: EtcdStatusInput): Partial<EtcdClusterStatus> {
+  const backupJob = cluster.spec.backup ? input.backup : undefined;
+  const backups = recordedBackups(cluster.status?.backups, input.backupPods ?? [], cluster.spec.backup?.retention);
+  const restore = cluster.spec.restore && snapshotSource(cluster.spec.restore);
+  return {
+    ...(backups.length ? { backups } : {}),
+    ...(restore ? { restoredFrom: `${restore.claim}/${restore.path}` } : {}),
     ...(backupJob ? { backupCronJob: backupJob.metadata.name } : {}),
     ...(backupJob?.status?.lastSuccessfulTime ? { lastBackupTime: backupJob.status.lastSuccessfulTime } : {}),
   };
@@ -121,16 +142,18 @@ function reportedFields(
  * availability is a healthy voting quorum, not ready pods.
  */
 export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput): EtcdClusterStatus {
-  const { statefulSet: sts, members, applyError, childFailure, membership, backup } = input;
+  const { statefulSet: sts, members, applyError, childFailure, membership } = input;
   const generation = cluster.metadata.generation ?? 0;
   const list = new ConditionList(cluster.status?.conditions, generation, input.now ?? new Date());
   const progress = etcdProgress(cluster, sts, membership);
   const { want, ready, current } = progress;
   setAvailable(list, { want, ready, membership });
   setProgressing(list, progress);
+  const restoreFailure = input.restore && setRestored(list, cluster.status?.conditions, input.restore);
   list.degraded(
     [
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
+      restoreFailure,
       membership?.refused,
       // Kubernetes accepted the StatefulSet but cannot make its members (only its Events say so),
       // or a member failed; a failed member is replaced at once, so its failure stands until ready.
@@ -140,9 +163,15 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
   );
   setOddMembers(list, want);
   return {
-    phase: etcdPhase(progress, Boolean(applyError), sts !== undefined),
+    phase: etcdPhase(
+      progress,
+      applyError !== undefined || restoreFailure !== undefined,
+      sts !== undefined,
+      findCondition(list.conditions, 'Restored')?.status === 'False',
+    ),
     members,
-    ...reportedFields(cluster, membership, backup),
+    ...membershipFields(membership),
+    ...backupFields(cluster, input),
     replicas: current,
     readyReplicas: ready,
     clientService: `${cluster.metadata.name}-client.${cluster.metadata.namespace}.svc:${ETCD_CLIENT_PORT}`,
@@ -242,6 +271,21 @@ export function etcdEvents(
   return events;
 }
 
+/** How the restore of `spec.restore` stands: its Jobs (one per member) and their pods. */
+function restoreProgress(cluster: EtcdCluster, observed: Observed<EtcdFacts>, pods: readonly Pod[]): RestoreProgress {
+  const source = snapshotSource(cluster.spec.restore ?? {});
+  const jobs = Array.from({ length: cluster.spec.replicas }, (_, i) =>
+    observed.children.of(BuiltinTypes.Job, restoreJobName(cluster.metadata.name, i)),
+  );
+  return {
+    source: `snapshot ${source.path} from PVC ${source.claim}`,
+    sourceClaim: source.claim,
+    jobs,
+    pods,
+    failure: observed.health.failure,
+  };
+}
+
 /**
  * The membership step, loaded on first use at run time: it talks to etcd over HTTP and reads the
  * hosts file, none of which a synth needs, so the constructs entry never loads it.
@@ -327,9 +371,15 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       spec: cluster.spec,
       owner,
       topology: external?.topology,
+      restoring: stillToRestore(cluster.spec.restore !== undefined, cluster.status),
     }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
+    const podsOf = (component: string) =>
+      observed.read(
+        BuiltinTypes.Pod,
+        selectorLabels({ name: 'etcd', instance: cluster.metadata.name, component, managedBy: '' }),
+      );
     return desiredEtcdStatus(cluster, {
       statefulSet: observed.children.of(BuiltinTypes.StatefulSet, cluster.metadata.name),
       members: livePodNames(pods),
@@ -340,12 +390,14 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       now: observed.now,
       membership: observed.external?.report,
       backup: observed.children.of(BuiltinTypes.CronJob, etcdBackupNames(cluster.metadata.name).cronJob),
+      backupPods: podsOf('backup'),
+      restore: cluster.spec.restore && restoreProgress(cluster, observed, podsOf('restore')),
     });
   },
   events: etcdEvents,
   // Only a cluster asking for a final snapshot carries the finalizer.
   needsFinalizer: wantsFinalSnapshot,
   finalize: finalEtcdSnapshot,
-  mapReads: { Pod: podInstance(['etcd'], 'member') },
+  mapReads: { Pod: podInstance(['etcd'], ['member', 'backup', 'restore']) },
   failureOwner: etcdClusterOfChild,
 };

@@ -1,10 +1,13 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { backupCronJob } from '../core/backup-cron-job';
+import { reportBackupLine } from '../core/backup-records';
+import { waitsFor } from '../contract/render';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
+import { EtcdRestore, snapshotSource } from './etcd-restore';
 import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './topology';
 
 export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
@@ -26,6 +29,13 @@ export interface EtcdClusterResourcesProps {
    * `spec.replicas` members at `spec.version`, bootstrapping together
    */
   readonly topology?: EtcdTopology;
+  /**
+   * Whether the members' volumes are still to be seeded from `spec.restore`: then the member
+   * claims and a restore Job per member are rendered, and the StatefulSet waits for every Job to
+   * complete. The operator says so until the status records the restore (condition `Restored`).
+   * @default false
+   */
+  readonly restoring?: boolean;
 }
 
 /** The image of the backup Job's rotation step (a shell, date, ls, sort, rm): the etcd images have no shell. */
@@ -44,9 +54,12 @@ export function snapshotRotationScript(cluster: string, retention: number, dir =
   return [
     'set -eu',
     `cd ${dir}`,
-    `mv ${SNAPSHOT_IN_PROGRESS} "${cluster}-$(date -u +%Y%m%dT%H%M%SZ).db"`,
+    `f="${cluster}-$(date -u +%Y%m%dT%H%M%SZ).db"`,
+    `mv ${SNAPSHOT_IN_PROGRESS} "$f"`,
     // Timestamps sort as text: newest first, and everything after the first `retention` goes.
-    `ls -1 ${cluster}-*.db | sort -r | tail -n +${retention + 1} | while read -r f; do rm -f -- "$f"; done`,
+    `ls -1 ${cluster}-*.db | sort -r | tail -n +${retention + 1} | while read -r old; do rm -f -- "$old"; done`,
+    // The status lists it (see backup-records).
+    reportBackupLine('"$f"'),
   ].join('\n');
 }
 
@@ -125,6 +138,7 @@ export class EtcdClusterResources extends Construct {
       },
     });
     this.statefulSet = this.addStatefulSet(parts);
+    if (spec.restore && props.restoring) this.addRestore(parts, spec.restore);
     this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {
       metadata: parts.meta(name),
       spec: {
@@ -160,18 +174,28 @@ export class EtcdClusterResources extends Construct {
             containers: [member],
           },
         },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: 'data', labels: selector },
-            spec: {
-              accessModes: ['ReadWriteOnce'],
-              storageClassName: spec.storageClassName,
-              resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage)) } },
-            },
-          },
-        ],
+        volumeClaimTemplates: [{ metadata: { name: 'data', labels: selector }, spec: memberClaimSpec(spec) }],
       },
     });
+  }
+
+  /** The members' claims seeded from a snapshot before the StatefulSet may start any member. */
+  private addRestore(parts: EtcdParts, restore: NonNullable<EtcdClusterSpec['restore']>): void {
+    const { props } = parts;
+    const jobs = new EtcdRestore(this, 'Restore', {
+      name: props.name,
+      namespace: props.namespace,
+      spec: props.spec,
+      source: snapshotSource(restore),
+      topology: parts.topology,
+      owner: props.owner,
+      managedBy: props.managedBy ?? 'etcd-operator',
+      toolsImage: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+      claimSpec: memberClaimSpec(props.spec),
+      claimLabels: parts.selector,
+    }).jobs;
+    // No member starts before every member's volume holds the snapshot.
+    waitsFor(this.statefulSet, ...jobs);
   }
 
   /** Snapshots on a schedule into a claim of their own, the newest `retention` kept. */
@@ -197,10 +221,7 @@ export class EtcdClusterResources extends Construct {
       },
     });
     const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
-    const small = {
-      requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-      limits: { memory: k8s.Quantity.fromString('256Mi') },
-    };
+    const small = smallBackupResources();
     return backupCronJob(this, 'Backup', {
       metadata: { ...meta(names.cronJob), labels: backupLabels },
       labels: backupLabels,
@@ -229,6 +250,7 @@ export class EtcdClusterResources extends Construct {
           name: 'rotate',
           image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
           command: ['sh', '-c', snapshotRotationScript(name, backup.retention)],
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           resources: small,
           securityContext: restrictedContainerSecurityContext(),
           volumeMounts,
@@ -237,6 +259,23 @@ export class EtcdClusterResources extends Construct {
       volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
     });
   }
+}
+
+/** The compute resources of a backup step. */
+function smallBackupResources(): k8s.ResourceRequirements {
+  return {
+    requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
+    limits: { memory: k8s.Quantity.fromString('256Mi') },
+  };
+}
+
+/** Each member's data claim: the StatefulSet's claim template, and a restore's claims before it. */
+function memberClaimSpec(spec: EtcdClusterSpec): k8s.PersistentVolumeClaimSpec {
+  return {
+    accessModes: ['ReadWriteOnce'],
+    storageClassName: spec.storageClassName,
+    resources: { requests: { storage: k8s.Quantity.fromString(String(spec.storage)) } },
+  };
 }
 
 /** What the parts of one cluster's resources share. */

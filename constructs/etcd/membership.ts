@@ -1,3 +1,4 @@
+import { stillToRestore } from '../core/restore-status';
 import { BuiltinTypes, type Children, type EventSpec } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
@@ -41,7 +42,9 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
   const { replicas: want, version: wantVersion } = cluster.spec;
   const current = observedTopology(cluster, children, (i) => peerURL(name, namespace, i));
   if (!children.of(BuiltinTypes.StatefulSet, name)) {
-    const step = { reason: 'Bootstrapping', message: `starting ${want} members together` };
+    const step = stillToRestore(cluster.spec.restore !== undefined, cluster.status)
+      ? { reason: 'Restoring', message: `seeding ${want} members' volumes from the snapshot before any starts` }
+      : { reason: 'Bootstrapping', message: `starting ${want} members together` };
     return {
       topology: current,
       report: { reachable: false, members: [], step },

@@ -286,6 +286,93 @@ describe('the etcdcluster controller against a real API server', () => {
     },
   );
 
+  const restoredCluster = (name: string, restore: object) =>
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'etcd.database.coreos.com/v1alpha1',
+        kind: 'EtcdCluster',
+        metadata: { name },
+        spec: { replicas: 3, restore },
+      }),
+    });
+  const conditionOf = (name: string, type: string) =>
+    get('etcdcluster', name)?.status?.conditions?.find((c: any) => c.type === type);
+
+  testWithNodes(
+    "spec.restore: the members' claims and a restore Job each first, the StatefulSet only once every Job completed, then Restored",
+    async () => {
+      // kwok completes Job pods without running them: the order and the status are what is tested here
+      // (the restore itself runs on the real node, test/e2e/restore.test.ts).
+      restoredCluster('seeded', { claim: 'snap-backups', path: 'snap-20261129T020000Z.db' });
+      const done = await eventually(
+        'Restored=True',
+        () => (conditionOf('seeded', 'Restored')?.status === 'True' ? true : undefined),
+        90_000,
+      );
+      expect(done).toBe(true);
+      const sts = await eventually('the StatefulSet', () => get('statefulset', 'seeded'), 60_000);
+      for (const i of [0, 1, 2]) {
+        const job = get('job', `seeded-restore-${i}`);
+        expect(job.status.succeeded).toBe(1);
+        // Made no earlier than the last restore Job completed (timestamps are to the second).
+        expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(
+          Date.parse(job.status.completionTime),
+        );
+        expect(job.metadata.ownerReferences).toEqual([
+          expect.objectContaining({ kind: 'EtcdCluster', name: 'seeded' }),
+        ]);
+        expect(get('pvc', `data-seeded-${i}`).metadata.ownerReferences).toBeUndefined();
+      }
+      const cluster = get('etcdcluster', 'seeded');
+      expect(cluster.status.restoredFrom).toBe('snap-backups/snap-20261129T020000Z.db');
+      expect(conditionOf('seeded', 'Restored').message).toBe(
+        'restored from snapshot snap-20261129T020000Z.db from PVC snap-backups',
+      );
+    },
+  );
+
+  testWithNodes('spec.restore cannot be added, changed or removed once the cluster exists, naming the field', () => {
+    const patch = (name: string, p: object) =>
+      kubectl(['patch', 'etcdcluster', name, '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: p })]);
+    for (const r of [
+      patch('seeded', { restore: { path: 'other.db' } }),
+      patch('seeded', { restore: null }),
+      patch(NAME, { restore: { backup: 'snap-20261129T020000Z.db' } }),
+    ]) {
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('spec.restore');
+      expect(r.stderr).toContain('cannot be added, changed or removed once the cluster exists');
+    }
+  });
+
+  testWithNodes(
+    'spec.restore from a claim that does not exist: Degraded RestoreFailed saying so, and no member started',
+    async () => {
+      restoredCluster('unseeded', { claim: 'no-such-claim', path: 'x.db' });
+      const degraded = await eventually(
+        'Degraded=True RestoreFailed',
+        () =>
+          conditionOf('unseeded', 'Degraded')?.reason === 'RestoreFailed'
+            ? conditionOf('unseeded', 'Degraded')
+            : undefined,
+        90_000,
+      );
+      expect(degraded.message).toContain('PVC no-such-claim does not exist in this namespace');
+      expect(get('etcdcluster', 'unseeded').status.phase).toBe('Failed');
+      expect(get('statefulset', 'unseeded')).toBeUndefined();
+      const warnings = getJson([
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        'involvedObject.name=unseeded,type=Warning',
+      ]);
+      expect(warnings.items.map((e: any) => e.reason)).toContain('RestoreFailed');
+      kubectlOk(['delete', 'etcdcluster', 'unseeded', 'seeded', '-n', ns]);
+    },
+  );
+
   test('deleting the EtcdCluster removes its workloads but keeps every PVC', async () => {
     kubectlOk(['delete', 'etcdcluster', NAME, '-n', ns]);
     await eventually('the StatefulSet to be collected', () => (get('statefulset', NAME) ? undefined : true), 90_000);

@@ -28,6 +28,8 @@ export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][
     { ...ok, storage: { size: '1Gi', storageClassName: 'Bad_Class' } },
     'spec.storage.storageClassName',
   ],
+  ['a restore backup not named as dumps are', { ...ok, restore: { backup: 'latest.sql' } }, 'spec.restore.backup'],
+  ['a restore fromDatabase not a name', { ...ok, restore: { fromDatabase: 'Old_DB' } }, 'spec.restore.fromDatabase'],
 ];
 
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
@@ -42,4 +44,11 @@ export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: s
     { ...ok, backup: { enabled: true, finalSnapshot: true }, deletionPolicy: 'Delete' },
     'spec.backup.finalSnapshot',
   ],
+  ['an empty restore source', { ...ok, restore: {} }, 'spec.restore.backup'],
+  [
+    'a restore from both a dump and a Database',
+    { ...ok, restore: { backup: 'a-20261129T020000Z.sql', fromDatabase: 'a' } },
+    'spec.restore.backup',
+  ],
+  ['a restore into mysql', { ...ok, type: 'mysql', version: '8.4', restore: { fromDatabase: 'a' } }, 'spec.restore'],
 ];

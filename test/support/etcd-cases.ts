@@ -26,6 +26,10 @@ export const invalidEtcdSpecs: [what: string, spec: unknown, field: string][] = 
   ['a resource named gpu', { resources: { limits: { gpu: '1' } } }, 'spec.resources.limits.gpu'],
   ['version 9.9.9, a release with no image', { version: '9.9.9' }, 'spec.version'],
   ['storage 1e100', { storage: '1e100' }, 'spec.storage'],
+  ['a restore backup not named as snapshots are', { restore: { backup: 'latest' } }, 'spec.restore.backup'],
+  ['a restore path climbing out of its claim', { restore: { claim: 'snaps', path: '../x.db' } }, 'spec.restore.path'],
+  ['a restore path from the root', { restore: { claim: 'snaps', path: '/x.db' } }, 'spec.restore.path'],
+  ['a restore claim not a DNS name', { restore: { claim: 'Snaps', path: 'x.db' } }, 'spec.restore.claim'],
 ];
 
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
@@ -43,4 +47,11 @@ export const etcdSpecsRefusedByRules: [what: string, spec: unknown, field: strin
     'spec.resources.requests.memory',
   ],
   ['a backup volume of 1000Pi', { backup: { schedule: '@daily', storage: '1000Pi' } }, 'spec.backup.storage'],
+  ['an empty restore source', { restore: {} }, 'spec.restore.backup'],
+  [
+    'a restore from both a backup and a claim',
+    { restore: { backup: 'kv-20261129T020000Z.db', claim: 'snaps', path: 'x.db' } },
+    'spec.restore.backup',
+  ],
+  ['a restore claim without a path', { restore: { claim: 'snaps' } }, 'spec.restore.claim'],
 ];
