@@ -147,7 +147,9 @@ export function postgresRestoreScript(source: DumpSource, dataClaim: string, dat
     `if [ -s "$PGDATA/PG_VERSION" ]; then echo "PVC ${dataClaim} already holds a database: not restoring over it" >&2; exit 1; fi`,
     `rm -rf ${work}`,
     'printf %s "$POSTGRES_PASSWORD" > /tmp/password',
-    `initdb -D ${work} --username="$POSTGRES_USER" --pwfile=/tmp/password > /dev/null`,
+    // --auth=trust: inside the pod, over its socket and loopback, as the image's own initdb leaves
+    // it (its default), said aloud so initdb does not warn; other addresses need the password.
+    `initdb -D ${work} --username="$POSTGRES_USER" --pwfile=/tmp/password --auth=trust > /dev/null`,
     'rm -f /tmp/password',
     // As the image's own first start: listening on every address, remote logins by password.
     `printf "\\nlisten_addresses = '*'\\n" >> ${work}/postgresql.conf`,
