@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod, runCronJobNow } from '../support/pod-script';
+import { commandInPod, psqlAs, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -161,22 +161,7 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     expect(both.stderr).toContain('spec.restore.claim');
   });
 
-  /** psql in the postgres image as Database `db`'s user, through its Service. */
-  const psql = (db: string, ...sql: string[]) =>
-    commandInPod(ns, {
-      image: 'postgres:13',
-      uid: 999,
-      command: [
-        'sh',
-        '-c',
-        `psql -v ON_ERROR_STOP=1 -At -h ${db} -U "$PGUSER" -d "$PGDATABASE" ${sql.map((s) => `-c "${s}"`).join(' ')}`,
-      ],
-      env: {
-        PGUSER: { secret: `${db}-credentials`, key: 'username' },
-        PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
-        PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
-      },
-    });
+  const psql = (db: string, ...sql: string[]) => psqlAs(ns, db, ...sql);
   const postgres = { type: 'postgresql', version: '13', storage: { size: '1Gi' } };
 
   test('Database: a row written, a dump by the backup Job, the Database deleted; a new Database restored from its newest dump reads the row', async () => {

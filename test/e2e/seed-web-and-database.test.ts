@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod, runCronJobNow } from '../support/pod-script';
+import { commandInPod, psqlAs, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -94,21 +94,8 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     expect(await throughIngress('example.foo.com')).toContain('<h1>Welcome to nginx!</h1>');
   });
 
-  /** psql in the postgres image as the Database's user, through its Service, on `database`. */
-  const psql = (database: string, ...sql: string[]) =>
-    commandInPod(ns, {
-      image: 'postgres:13',
-      uid: 999,
-      command: [
-        'sh',
-        '-c',
-        `psql -v ON_ERROR_STOP=1 -At -h my-db -U "$PGUSER" -d ${database} ${sql.map((s) => `-c "${s}"`).join(' ')}`,
-      ],
-      env: {
-        PGUSER: { secret: 'my-db-credentials', key: 'username' },
-        PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
-      },
-    });
+  /** psql as the Database's user, through its Service, on its database. */
+  const psql = (...sql: string[]) => psqlAs(ns, 'my-db', ...sql);
 
   test("Database: the seed's sample runs PostgreSQL, Ready through its probes, and keeps a row written through its Service", async () => {
     kubectlOk(['rollout', 'status', 'deployment/database-operator', '-n', 'database-system', '--timeout=120s']);
@@ -127,10 +114,8 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     const pod = getJson(['get', 'pod', 'my-db-0', '-n', ns]);
     expect(pod.status.containerStatuses[0]).toMatchObject({ ready: true, restartCount: 0 });
     expect(getJson(['get', 'pvc', 'data-my-db-0', '-n', ns]).status.phase).toBe('Bound');
-    const database = kubectlOk(['get', 'secret', 'my-db-credentials', '-n', ns, '-o', 'jsonpath={.data.database}']);
-    const name = Buffer.from(database, 'base64').toString();
-    await psql(name, 'CREATE TABLE seeds (id int PRIMARY KEY, note text)', "INSERT INTO seeds VALUES (1, 'kept')");
-    expect((await psql(name, 'SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
+    await psql('CREATE TABLE seeds (id int PRIMARY KEY, note text)', "INSERT INTO seeds VALUES (1, 'kept')");
+    expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
   });
 
   test('Database: a Job made from the backup CronJob writes a dump that loads into a scratch database', async () => {

@@ -117,3 +117,24 @@ export async function runCronJobNow(namespace: string, cronJob: string, job: str
     () => kubectl(['logs', `job/${job}`, '-n', namespace, '--all-containers']).stdout,
   );
 }
+
+/**
+ * psql in the postgres image as Database `db`'s user (its credentials Secret), through its
+ * Service, on its database: the output of `sql`, each statement run in turn, unaligned.
+ */
+export function psqlAs(namespace: string, db: string, ...sql: string[]): Promise<string> {
+  return commandInPod(namespace, {
+    image: 'postgres:13',
+    uid: 999,
+    command: [
+      'sh',
+      '-c',
+      `psql -v ON_ERROR_STOP=1 -At -h ${db} -U "$PGUSER" -d "$PGDATABASE" ${sql.map((s) => `-c "${s}"`).join(' ')}`,
+    ],
+    env: {
+      PGUSER: { secret: `${db}-credentials`, key: 'username' },
+      PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
+      PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
+    },
+  });
+}
