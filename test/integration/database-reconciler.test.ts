@@ -79,8 +79,45 @@ describe('the database controller against a real API server', () => {
     expect(storageClass.stderr).toMatch(/spec\.storage\.storageClassName: Forbidden: is immutable/);
     expect(patch({ version: '17' }).code).toBe(0);
     expect(get('database', 'engine').spec).toMatchObject({ type: 'postgresql', version: '17' });
+    // A restore seeds a new Database: it cannot be added later.
+    const restore = patch({ restore: { fromDatabase: 'busy' } });
+    expect(restore.code).not.toBe(0);
+    expect(restore.stderr).toContain('spec.restore: Forbidden: restore cannot be added, changed or removed');
     kubectlOk(['delete', 'database', 'engine', '-n', ns]);
   });
+
+  testWithNodes(
+    'spec.restore: the data claim and a restore Job first, the StatefulSet only once the Job completed, then Restored',
+    async () => {
+      // kwok completes Job pods without running them: the order and the status are what is tested
+      // here (the load itself runs on the real node, test/e2e/restore.test.ts).
+      kubectlOk(['apply', '-n', ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'database.example.com/v1alpha1',
+          kind: 'Database',
+          metadata: { name: 'seeded' },
+          spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' }, restore: { fromDatabase: 'busy' } },
+        }),
+      });
+      const restored = await eventually(
+        'Restored=True',
+        () =>
+          get('database', 'seeded')?.status?.conditions?.find((c: any) => c.type === 'Restored' && c.status === 'True'),
+        90_000,
+      );
+      expect(restored.message).toBe('restored from the newest dump in PVC busy-backup');
+      const sts = await eventually('the StatefulSet', () => get('statefulset', 'seeded'), 60_000);
+      const job = get('job', 'seeded-restore');
+      expect(job.spec.template.spec.volumes).toContainEqual({
+        name: 'backup',
+        persistentVolumeClaim: { claimName: 'busy-backup', readOnly: true },
+      });
+      expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Date.parse(job.status.completionTime));
+      expect(get('pvc', 'data-seeded-0').metadata.ownerReferences).toBeUndefined();
+      expect(get('database', 'seeded').status.restoredFrom).toBe('busy-backup/');
+      kubectlOk(['delete', 'database', 'seeded', '-n', ns]);
+    },
+  );
 
   let secret: any;
   test("seed 001's Database applies verbatim: StatefulSet, Services, backup claim and CronJob, and a generated Secret", async () => {
