@@ -152,6 +152,28 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     process.stdout.write(`corrupt snapshot: Degraded ${degraded.reason}: ${degraded.message}\n`);
   });
 
+  test("EtcdCluster: a restore into a member's volume that holds data (kept from the deleted cluster of that name) is refused, the volume untouched", async () => {
+    const kept = getJson(['get', 'pvc', 'data-source-etcd-0', '-n', ns]);
+    applied('EtcdCluster', 'source-etcd', { replicas: 1, restore: { backup: snapshot } });
+    const degraded = await eventually(
+      'Degraded=True',
+      () => {
+        const c = condition('EtcdCluster', 'source-etcd', 'Degraded');
+        return c?.status === 'True' ? c : undefined;
+      },
+      120_000,
+      1000,
+    );
+    expect(degraded.message).toContain('data-source-etcd-0');
+    expect(resource('statefulset', 'source-etcd')).toBeUndefined();
+    expect(resource('pod', 'source-etcd-0')).toBeUndefined();
+    // Not written to, not even its labels: the operator never touches a claim it did not make.
+    expect(getJson(['get', 'pvc', 'data-source-etcd-0', '-n', ns]).metadata.resourceVersion).toBe(
+      kept.metadata.resourceVersion,
+    );
+    process.stdout.write(`restore over data: Degraded ${degraded.reason}: ${degraded.message}\n`);
+  });
+
   test('EtcdCluster: the schema refuses a malformed restore source, naming the field', () => {
     const refused = apply('EtcdCluster', 'malformed-etcd', { restore: { backup: 'latest' } });
     expect(refused.code).not.toBe(0);
