@@ -14,6 +14,7 @@ import {
 } from '../../../constructs/contract';
 import { Blockers } from './blockers';
 import { applyIfChanged, notOwnedReason } from '../children';
+import { refusalHint } from './refusal-hints';
 import { isConflict, isInvalid, isNotFound, needsApply, objectKey } from '../client';
 import { TerminalError } from '../controller';
 import {
@@ -244,19 +245,16 @@ async function applyUnlessRefused(
   }
 }
 
-/**
- * The terminal error of a refused child, saying what to do when the refusal is of an immutable
- * field: the API server never changes one in place, so the child must be made again.
- */
+/** The terminal error of a refused child: the API server's words, and the way through (see `refusalHint`). */
 function refusalOf(err: unknown, kind: string, desired: KubeObject, current: KubeObject | undefined): TerminalError {
-  const name = desired.metadata.name ?? '';
-  const namespace = desired.metadata.namespace ?? current?.metadata.namespace;
   const said = err instanceof Error ? err.message : String(err);
-  const how =
-    current && said.includes('field is immutable')
-      ? `. The API server does not change an immutable field in place: delete the ${kind} (kubectl delete ${kind.toLowerCase()} ${name}${namespace ? ` -n ${namespace}` : ''}) and the operator makes it again from the new spec`
-      : '';
-  return new TerminalError(`${said}${how}`.slice(0, 1024), 'Invalid', { cause: err });
+  const how = refusalHint(said, {
+    kind,
+    name: desired.metadata.name ?? '',
+    namespace: desired.metadata.namespace ?? current?.metadata.namespace,
+    exists: current !== undefined,
+  });
+  return new TerminalError(`${said}${how ? `. ${how}` : ''}`.slice(0, 1024), 'Invalid', { cause: err });
 }
 
 /**

@@ -48,8 +48,9 @@ export function knownTerminal(parts: ControllerParts, t: Target): TerminalError 
 export function recordTerminal(parts: ControllerParts, t: Target, error: TerminalError, remember: boolean): void {
   if (remember) parts.refused.set(t.key, { uid: t.uid, generation: t.generation, error });
   parts.metrics.terminalReconcileErrors.inc({ controller: parts.decl.name });
+  // The words alone: as `err`, its cause (the same refusal) would be said again, with both stacks.
   t.ctx.logger.warn(
-    { err: error, reason: error.reason },
+    { reason: error.reason, refusal: error.message },
     isInvalid(error.cause)
       ? 'the API server refused a desired child; not retrying until the spec changes'
       : 'the spec cannot be satisfied; not retrying until it changes',

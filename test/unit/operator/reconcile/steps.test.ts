@@ -13,6 +13,7 @@ import { Metrics } from '../../../../operator/runtime/observability';
 import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { ApiError } from '../../../../operator/runtime/client';
 import { knownTerminal, observe, recordTerminal, renderDesired } from '../../../../operator/runtime/reconcile/steps';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 
@@ -88,6 +89,20 @@ test('a terminal error stands for its generation only: a new generation tries ag
   // Not remembered (an external step's error): the next reconcile asks again.
   recordTerminal(parts, target(memcached(2)), error, false);
   expect(knownTerminal(parts, target(memcached(2)))).toBeUndefined();
+});
+
+test("a refusal is one log line: the API server's words once, its reason, no stack", () => {
+  const { parts, target } = setUp(memcached());
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+  const said = 'Deployment.apps "m" is invalid: spec.selector: Invalid value: {}: field is immutable';
+  const refusal = new TerminalError(said, 'Invalid', { cause: new ApiError(422, 'Invalid', said) });
+  recordTerminal(parts, { ...target(memcached()), ctx: { logger } } as unknown as Target, refusal, true);
+  expect(lines).toHaveLength(1);
+  const entry = JSON.parse(lines[0]!);
+  expect(entry).toMatchObject({ reason: 'Invalid', refusal: said });
+  expect(lines[0]!.split('field is immutable')).toHaveLength(2);
+  expect(lines[0]).not.toContain('stack');
 });
 
 test('render is reused while the resource and facts are the same, bookkeeping aside; a change renders again', () => {
