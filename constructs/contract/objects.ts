@@ -96,6 +96,7 @@ export interface Deployment extends KubeObject {
 export interface StatefulSet extends KubeObject {
   spec?: {
     replicas?: number;
+    podManagementPolicy?: string;
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: { image?: string }[] } };
   };

@@ -50,6 +50,9 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     for (const child of c.owns ?? []) grant(child, WRITE);
     for (const child of c.deletes ?? []) grant(child, ['delete']);
     for (const read of [...(c.reads ?? []), ...healthReads(c)]) grant(read, READ);
+    // A pod an owned StatefulSet's rollout is stuck behind is deleted, as Kubernetes' forced rollback
+    // says (operator/runtime/reconcile/stuck-rollouts.ts): only a StatefulSet's pods, only stuck ones.
+    if (c.owns?.some((o) => o.kind === 'StatefulSet' && o.group === 'apps')) grant(BuiltinTypes.Pod, ['delete']);
     for (const created of c.creates ?? []) grant(created, ['create']);
   }
   if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);

@@ -3,7 +3,7 @@
  * children run pods (Memcached has its own test): pods whose containers cannot run, and an
  * Ingress host and path that an older Ingress already routes.
  */
-import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import { eventually, getJson, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
 
@@ -103,14 +103,23 @@ async function failingPods(
     '-p',
     JSON.stringify([{ op: 'remove', path: `/spec/template/metadata/labels/${mode.label.replace(/\//g, '~1')}` }]),
   ]);
-  // A StatefulSet waits for its broken pod to be Ready before it rolls it, forever: the pod of a
-  // broken revision is deleted by hand (Kubernetes' documented "forced rollback").
-  kubectl(['delete', 'pods', '-n', o.ns, '-l', `${mode.label}=true`, '--wait=false']);
+  // A StatefulSet of OrderedReady pods waits for its broken pod to be Ready before it rolls it,
+  // forever (Kubernetes' documented "forced rollback" deletes it by hand): the operator deletes
+  // it, and says so. (Parallel pods are rolled whatever their health.)
+  const orderedReady =
+    workload === 'statefulset' && getJson(['get', workload, name, '-n', o.ns]).spec.podManagementPolicy !== 'Parallel';
   await eventually(
     `${kind} ${name}: Degraded=False again`,
     () => (degraded(o, kind, name)?.status === 'False' ? true : undefined),
     90_000,
   );
+  if (orderedReady) {
+    const [event] = getJson(['get', 'events.events.k8s.io', '-n', o.ns]).items.filter(
+      (e: any) => e.regarding?.name === name && e.reason === 'StuckPodReplaced',
+    );
+    expect(event?.type).toBe('Normal');
+    expect(event?.note).toMatch(new RegExp(`^Deleted pod ${name}-0, stuck on revision ${name}-[a-z0-9]+ \\(`));
+  }
 }
 
 /** An Application that serves, then whose new pods fail as `mode` makes them (see failingPods). */

@@ -4,7 +4,7 @@
  * (finalizer.ts); any other goes through
  *
  *   observe → keep the finalizer → external → render → claim → apply → prune → blockers → prepare
- *   → status → events → write
+ *   → recover stuck rollouts → status → events → write
  *
  * each step a function of the outputs before it, returning its own (steps.ts, child-steps.ts, status-steps.ts), and each a span
  * of the reconcile's trace when tracing is on (`step`).
@@ -24,6 +24,7 @@ import {
   refusedTerminal,
 } from './child-steps';
 import { computeStatus, recordEvents, writeStatus } from './status-steps';
+import { recoverStuckRollouts } from './stuck-rollouts';
 import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';
 import { inSpan } from '../observability';
@@ -130,6 +131,7 @@ export async function reconcile(
   const children = currentChildren(parts, t, writes);
   const applied = !terminal && notOwned.length === 0;
   const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied));
+  await step(parts, 'recover', () => recoverStuckRollouts(parts, t, children));
   const { observed, status } = step(parts, 'status', () =>
     computeStatus(parts, t, { writes, children, external: external.value, terminal, notOwned, prepared }),
   );

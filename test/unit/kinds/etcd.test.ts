@@ -64,7 +64,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods and Events; delete only the CronJob", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods and Events; delete only the CronJob, and a pod a rollout is stuck behind", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -74,7 +74,7 @@ describe('synthesized etcd operator', () => {
         '/configmaps: get,list,watch,create,update,patch',
         '/events: get,list,watch',
         '/persistentvolumeclaims: get,list,watch,create,update,patch',
-        '/pods: get,list,watch',
+        '/pods: get,list,watch,delete',
         '/services: get,list,watch,create,update,patch',
         'apps/statefulsets: get,list,watch,create,update,patch',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
@@ -88,8 +88,10 @@ describe('synthesized etcd operator', () => {
         'policy/poddisruptionbudgets: get,list,watch,create,update,patch',
       ].sort(),
     );
-    // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob is.
+    // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob
+    // is, and a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts).
     expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual([
+      'pods',
       'cronjobs',
     ]);
     expect(JSON.stringify(role.rules)).not.toMatch(/\*/);
