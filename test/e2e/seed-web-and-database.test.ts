@@ -148,6 +148,47 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     expect(restored).toContain('note: kept');
     expect(name).not.toBe('scratch');
   });
+
+  test('Database: a version whose image cannot be pulled stalls its server; set back, the stuck pod is replaced by the operator (none by hand) and the row is still there', async () => {
+    const condition = (type: string) =>
+      getJson(['get', 'database', 'my-db', '-n', ns]).status?.conditions?.find((c: any) => c.type === type);
+    const patch = (version: string) =>
+      kubectlOk(['patch', 'database', 'my-db', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { version } })]);
+    // The node holds postgres:13 only: postgres:16 cannot be pulled.
+    patch('16');
+    const stuck = await eventually(
+      'Degraded=True, the server pod unable to pull its image',
+      () => {
+        const d = condition('Degraded');
+        return d?.status === 'True' && /ErrImagePull|ImagePullBackOff/.test(d.message) ? d : undefined;
+      },
+      180_000,
+      1000,
+    );
+    expect(stuck.message).toContain('my-db-0');
+    const broken = getJson(['get', 'pod', 'my-db-0', '-n', ns]);
+    expect(broken.spec.containers[0].image).toBe('postgres:16');
+    // Fixed: a StatefulSet of OrderedReady pods would wait for that pod to be Ready, forever.
+    patch('13');
+    await eventually(
+      'Available again, Degraded=False',
+      () => (condition('Available')?.status === 'True' && condition('Degraded')?.status === 'False' ? true : undefined),
+      180_000,
+      1000,
+      () => kubectl(['get', 'pods', '-n', ns, '-o', 'wide']).stdout,
+    );
+    const server = getJson(['get', 'pod', 'my-db-0', '-n', ns]);
+    expect(server.metadata.uid).not.toBe(broken.metadata.uid);
+    expect(server.spec.containers[0].image).toBe('postgres:13');
+    const replaced = getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter(
+      (e: any) => e.regarding?.name === 'my-db' && e.reason === 'StuckPodReplaced',
+    );
+    expect(replaced.map((e: any) => e.note)).toEqual([
+      expect.stringMatching(/^Deleted pod my-db-0, stuck on revision my-db-/),
+    ]);
+    expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
+    process.stdout.write(`stuck rollout: ${replaced[0].note as string}\n`);
+  });
 });
 
 /** The last lines of each container of the pods whose names start with `prefix`, for a failure's message. */
