@@ -4,6 +4,7 @@ import { type Clock, exponentialDelay, jitter, realClock } from '../queue';
 import {
   ApiError,
   isGone,
+  isNotFound,
   type KubeClient,
   type KubeList,
   type ObjectDecoder,
@@ -73,7 +74,8 @@ export interface InformerOptions {
  * - on 410 Gone / Expired (the resourceVersion was compacted away) lists again, emitting adds,
  *   updates and deletes for what changed while it was not watching;
  * - on ANY other error (connection reset, timeout, 5xx, 403) it logs, counts, backs off
- *   (0.8 s doubling to 30 s) and tries again; it never stops until its signal aborts. A
+ *   (0.8 s doubling to 30 s; 2 s at most for a type not served yet, 404) and tries again;
+ *   it never stops until its signal aborts. A
  *   watch that stayed up (see `healthyWatchMs`) resets the backoff, so only consecutive
  *   failures make it grow;
  * - a watch that goes silent past its server timeout plus a margin is treated as broken.
@@ -244,11 +246,29 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         failures++;
         this.options.onWatchRestart?.('error');
-        const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, 30_000));
-        log.warn({ err, failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
+        const delay = this.retryDelay(err, failures, log);
         await this.clock.sleep(delay, signal);
       }
     }
+  }
+
+  /**
+   * How long to wait before the next list/watch after `failures` in a row, logged: 0.8 s doubling
+   * to 30 s. A type not served yet (404: its CRD not installed) is cheap to ask for and may come
+   * any moment: looked for again every 2 s at most, so an operator started first sees its CRD
+   * within 2 s of its arrival; said once, not at every look.
+   */
+  private retryDelay(err: unknown, failures: number, log: Logger): number {
+    const missing = isNotFound(err);
+    const delay = jitter(exponentialDelay(failures, this.options.retryBaseMs ?? 800, missing ? 2000 : 30_000));
+    if (missing && failures > 1) return delay;
+    log.warn(
+      { err, failures, retryInMs: Math.round(delay) },
+      missing
+        ? 'the API server does not serve this type (is its CRD installed?); looking again every 2 s'
+        : 'list/watch failed; retrying',
+    );
+    return delay;
   }
 
   /**

@@ -212,6 +212,20 @@ describe('Informer', () => {
     expect(delays[2]).toBeGreaterThan(620);
   });
 
+  test('a type not served yet (404: its CRD not installed) is looked for again every 2 s at most, not on a growing backoff', async () => {
+    // client-go's doubling from 800 ms reached 25.6 s by the sixth 404: an operator started before
+    // its CRD took that long to see it arrive.
+    const clock = new VirtualClock();
+    const fake = new FakeListWatch();
+    const missing = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    fake.lists.push(missing(), missing(), missing(), missing(), missing(), missing(), list('10', []));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, clock });
+    await runUntil(inf, fake, 1);
+    expect(clock.sleeps).toHaveLength(6);
+    for (const d of clock.sleeps) expect(d).toBeLessThanOrEqual(2000 * 1.2);
+    expect(clock.sleeps[0]).toBeLessThan(1000);
+  });
+
   test('a throwing handler neither stops the informer nor the other handlers', async () => {
     const fake = new FakeListWatch();
     fake.lists.push(list('1', [obj('a', '1'), obj('b', '1')]));
