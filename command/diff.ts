@@ -9,14 +9,15 @@ import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, childKey, waitingOn } from '../constructs/contract';
-import { isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
+import { isInvalid, isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
+import { refusalHint } from '../operator/runtime/reconcile';
 import { renderChildrenWithWaits } from '../operator/runtime/children';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 
 /** One child's fate. */
 export interface ChildDiff {
-  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged';
+  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused';
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
@@ -24,6 +25,8 @@ export interface ChildDiff {
   readonly diff?: string;
   /** For `held`: what it waits for, e.g. `Job migrate (1 running, 0 succeeded, 0 failed)`. */
   readonly waitsFor?: string;
+  /** For `refused`: the API server's words, and the way through (as the resource's status says it). */
+  readonly refusal?: string;
 }
 
 /** The live resource a `kind/name` names, through the controllers that reconcile it. */
@@ -73,12 +76,34 @@ export async function diffResource(
       out.push(held ?? { verb: 'created', ...where });
       continue;
     }
-    const after = await client.apply(type, child, { dryRun: true });
+    const after = await dryRunOrRefusal(client, type, child);
+    if (typeof after === 'string') {
+      // Shown among the others, as the reconciler goes on with them: never an abort.
+      out.push({ verb: 'refused', ...where, refusal: after });
+      continue;
+    }
     const [a, b] = [comparable(current), comparable(after)];
     if (a === b) out.push({ verb: 'unchanged', ...where });
     else out.push({ ...(held ?? { verb: 'changed', ...where }), diff: unifiedDiff(a, b) });
   }
   return [...out, ...(await prunedChildren(client, decl, resource, rendered))];
+}
+
+/** The child as the API server would store it, or (a string) its refusal with the way through. */
+async function dryRunOrRefusal(client: KubeClient, type: ResourceType, child: KubeObject): Promise<KubeObject | string> {
+  try {
+    return await client.apply(type, child, { dryRun: true });
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    const said = err.message;
+    const how = refusalHint(said, {
+      kind: type.kind,
+      name: child.metadata.name ?? '',
+      namespace: child.metadata.namespace,
+      exists: true,
+    });
+    return how ? `${said}. ${how}` : said;
+  }
 }
 
 async function getIfExists(
@@ -137,6 +162,7 @@ export function diffReport(resource: KubeObject, children: readonly ChildDiff[])
   for (const c of children) {
     const waits = c.waitsFor ? ` (waits for ${c.waitsFor})` : '';
     lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}${waits}`);
+    if (c.refusal) lines.push(`  ${c.refusal}`);
     if (c.diff) lines.push(c.diff);
   }
   return `${lines.join('\n')}\n`;

@@ -15,7 +15,8 @@ export const diffVerb: Verb = {
       What the reconciler would change in the cluster for each resource: what applying the
       controllers' CRD would change (once per kind), then per child created, changed (a unified
       diff of the live object and the server-side apply dry run), held (it waits for a child not
-      ready yet), pruned or unchanged. A resource is read at a version the cluster serves and
+      ready yet), refused (the API server's words and the way through; the others still shown),
+      pruned or unchanged. A resource is read at a version the cluster serves and
       converted by the module's own conversion, so a new API version is previewed before its CRD
       is applied. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
 `,

@@ -260,6 +260,12 @@ describe('a cdk8s-plus kind on the real API server', () => {
     expect(condition('Stalled')).toMatchObject({ status: 'True' });
     expect(condition('Degraded')?.message).toContain(`kubectl delete deployment gamma -n ${ns}`);
     expect(kstatusOf('gamma')).toBe('Failed');
+    // diff shows the refusal among the other children, with the way through, and does not abort.
+    const diff = runCommand(['diff', '--controllers', MODULE, 'blogsite/gamma', '-n', ns]);
+    expect({ code: diff.status, stderr: diff.stderr }).toEqual({ code: 1, stderr: '' });
+    expect(diff.stdout).toMatch(new RegExp(`^refused +Deployment ${ns}/gamma$`, 'm'));
+    expect(diff.stdout).toContain(`kubectl delete deployment gamma -n ${ns}`);
+    expect(diff.stdout).toMatch(new RegExp(`^unchanged +Service ${ns}/gamma$`, 'm'));
     // The children that can be applied still are: a deleted ConfigMap comes back.
     kubectlOk(['delete', 'configmap', 'gamma', '-n', ns]);
     await eventually('the ConfigMap again', () => get('configmap', 'gamma'));
