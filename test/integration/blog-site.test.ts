@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { IMAGE_PULL_FAILURE_LABEL } from '../../testing';
 import { blogSiteApp } from '../../examples/blog-site/app';
-import { runCommand } from '../support/controllers-module';
+import { controllersModule, runCommand } from '../support/controllers-module';
 import { startExampleOperator, startExampleReconciler } from '../support/example-operator';
 import { helm, helmBinary } from '../support/helm';
 import {
@@ -138,6 +138,31 @@ describe('a cdk8s-plus kind on the real API server', () => {
     expect({ code: plan.status, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
     const children = (JSON.parse(plan.stdout) as { children: Record<string, number> }).children;
     expect(children).toMatchObject({ created: 0, pruned: 0, refused: 0, changed: 0 });
+  });
+
+  test('plan and diff agree on a new version that adds one label: that label on every child, no field the API server defaults', async () => {
+    await eventually('alpha reconciled', () =>
+      get('blogsite', 'alpha')?.status?.observedGeneration ? true : undefined,
+    );
+    const labelled = controllersModule(`import { ApiObject } from 'cdk8s';
+import { blogSiteController } from ${JSON.stringify(MODULE.replace(/\.ts$/, ''))};
+export const controllers = [{
+  ...blogSiteController,
+  render: (scope: any, site: any, context: any) => {
+    blogSiteController.render!(scope, site, context);
+    for (const o of scope.node.findAll()) if (o instanceof ApiObject) o.metadata.addLabel('team', 'a');
+  },
+}];
+`);
+    const plan = runCommand(['plan', '--kind', 'BlogSite', '-n', ns, '-o', 'json', '--controllers', labelled]);
+    expect(plan.stderr).toBe('');
+    const fields = (JSON.parse(plan.stdout) as { fieldChanges: { field: string }[] }).fieldChanges.map((f) => f.field);
+    expect([...new Set(fields)]).toEqual(['metadata.labels.team']);
+    const diff = runCommand(['diff', '--controllers', labelled, 'blogsite/alpha', '-n', ns]);
+    const added = diff.stdout.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++'));
+    // The label, under a `labels:` of its own where a child had none: nothing else.
+    expect([...new Set(added.map((l) => l.slice(1).trim()))].sort()).toEqual(expect.arrayContaining(['team: a']));
+    expect(added.map((l) => l.slice(1).trim()).filter((l) => l !== 'team: a' && l !== 'labels:')).toEqual([]);
   });
 
   testIf(nodesRun, 'needs nodes that run pods')(

@@ -60,7 +60,9 @@ function flatten(value: unknown, path = '', out = new Map<string, string>()): Ma
     const entries = Object.entries(value);
     if (entries.length === 0) out.set(path, '{}');
     for (const [k, v] of entries) flatten(v, path ? `${path}.${k}` : k, out);
-  } else {
+  } else if (value !== undefined) {
+    // Undefined: a field the server dropped as empty (see extractApplied), on this side not there.
+    // Kept, a dropped field on both sides read as added (Map.get said undefined for it and for none).
     out.set(path, JSON.stringify(value));
   }
   return out;
