@@ -12,6 +12,9 @@ import type { ControllerDeclaration } from '../constructs/core/controller-declar
 import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
 import { assessChildren, ChildMap, childKey, declarationsIn, isKubeObject, podWorkloads } from '../constructs/contract';
 import { isNotFound } from '../operator/runtime/client';
+import { conditionsOf } from '../constructs/contract/conditions';
+import { isJsonObject } from '../constructs/contract/json';
+import { withSummaryConditions } from '../constructs/contract/kstatus';
 import { convertObject } from '../constructs/core/conversion';
 import { withSchemaDefaults } from '../constructs/core/defaults';
 import { KIT_CONTROLLERS } from '../constructs/kit-controllers';
@@ -86,16 +89,12 @@ function statusOf(
   observed: readonly KubeObject[],
 ): unknown {
   if (!decl.status) return undefined;
-  const children = new ChildMap();
-  const ownedKinds = new Set((decl.owns ?? []).map((t) => t.kind));
-  for (const c of rendered) children.set(childKey(c.kind ?? '', c.metadata.name ?? ''), c);
-  for (const o of observed) {
-    if (ownedKinds.has(o.kind ?? '') && children.has(childKey(o.kind ?? '', o.metadata.name ?? '')))
-      children.set(childKey(o.kind ?? '', o.metadata.name ?? ''), o);
-  }
+  const children = observedChildren(decl, rendered, observed);
   const namespace = resource.metadata.namespace;
   const pods = observed.filter((o): o is Pod => o.kind === 'Pod' && (o.apiVersion ?? 'v1') === 'v1');
-  return decl.status(resource, {
+  // Computed, never copied: the resource's own conditions (a live one's) are left out, and the
+  // summary the reconciler adds (Ready, Reconciling, Stalled) is derived as it derives it.
+  const status: unknown = decl.status(withoutConditions(resource), {
     children,
     health: assessChildren({
       children: children.values(),
@@ -118,6 +117,36 @@ function statusOf(
       ),
     now: new Date(),
   });
+  return isJsonObject(status) ? withSummary(status, resource.metadata.generation ?? 0) : status;
+}
+
+/** The status with Ready, Reconciling and Stalled derived from its conditions, as the reconciler adds them. */
+function withSummary(status: object | undefined, generation: number): object | undefined {
+  const conditions = conditionsOf(status);
+  return conditions ? { ...status, conditions: withSummaryConditions(conditions, generation, new Date()) } : status;
+}
+
+/** The rendered children, each replaced by the observed object of its kind and name where there is one. */
+function observedChildren(
+  decl: ControllerDeclaration,
+  rendered: readonly KubeObject[],
+  observed: readonly KubeObject[],
+): ChildMap {
+  const children = new ChildMap();
+  const ownedKinds = new Set((decl.owns ?? []).map((t) => t.kind));
+  for (const c of rendered) children.set(childKey(c.kind ?? '', c.metadata.name ?? ''), c);
+  for (const o of observed) {
+    const key = childKey(o.kind ?? '', o.metadata.name ?? '');
+    if (ownedKinds.has(o.kind ?? '') && children.has(key)) children.set(key, o);
+  }
+  return children;
+}
+
+/** The resource without the conditions of its status (the rest of its status stays: a kind may read it). */
+function withoutConditions(resource: CustomResourceObject): CustomResourceObject {
+  if (!isJsonObject(resource.status)) return resource;
+  const { conditions: _left, ...rest } = resource.status;
+  return { ...resource, status: rest };
 }
 
 /** The objects of a YAML file (empty documents skipped); a document that is not a Kubernetes object is refused. */
@@ -125,9 +154,16 @@ export function readResources(file: string): KubeObject[] {
   return parseAllDocuments(fs.readFileSync(file, 'utf8')).flatMap((doc, i) => {
     const o: unknown = doc.toJSON();
     if (o === null) return [];
-    if (!isKubeObject(o))
-      throw new RenderError(`${file}: document ${i + 1} is not a Kubernetes object (apiVersion, kind, metadata)`);
-    return [o];
+    // `kubectl get -o yaml` of several objects: a List (or a <Kind>List), read item by item.
+    const items = isJsonObject(o) && typeof o.kind === 'string' && o.kind.endsWith('List') ? o.items : undefined;
+    const objects: unknown[] = Array.isArray(items) ? items : [o];
+    return objects.map((x, j) => {
+      if (!isKubeObject(x)) {
+        const which = Array.isArray(items) ? `document ${i + 1}, item ${j + 1}` : `document ${i + 1}`;
+        throw new RenderError(`${file}: ${which} is not a Kubernetes object (apiVersion, kind, metadata)`);
+      }
+      return x;
+    });
   });
 }
 

@@ -5,7 +5,14 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applicationController } from '../../../constructs/webapp/controller';
 import { renderChildren } from '../../../operator/runtime/children/render';
-import { kitControllers, loadControllers, OFFLINE_UID, RenderError, renderResources } from '../../../command/render';
+import {
+  kitControllers,
+  loadControllers,
+  OFFLINE_UID,
+  readResources,
+  RenderError,
+  renderResources,
+} from '../../../command/render';
 import { commandArgs } from '../../support/command';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -147,5 +154,43 @@ describe('render --status: the status the kind would show', () => {
     const status = statusOf(renderResources([mc], kitControllers, { status: true, observed }));
     expect(status.readyReplicas).toBe(2);
     expect(status.nodes).toEqual(['mc-a', 'mc-b']);
+  });
+
+  test('observed objects from a List (kubectl get -o yaml) are read item by item', () => {
+    const [deployment] = docs(renderResources([mc], kitControllers));
+    const ready = {
+      ...deployment,
+      status: { replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, observedGeneration: 1 },
+    };
+    const list = file(
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: [ready] }),
+    );
+    const status = statusOf(renderResources([mc], kitControllers, { status: true, observed: readResources(list) }));
+    expect(status.readyReplicas).toBe(2);
+  });
+
+  test("the six conditions the reconciler writes, computed, none copied from the resource's own status", () => {
+    const stale = file(
+      [
+        'apiVersion: cache.example.com/v1',
+        'kind: Memcached',
+        'metadata: {name: mc, namespace: ns, generation: 4}',
+        'spec: {size: 2}',
+        'status:',
+        '  conditions:',
+        '  - {type: Ready, status: "True", reason: Ready, message: old, lastTransitionTime: "2026-01-01T00:00:00Z"}',
+        '  - {type: Reconciling, status: "False", reason: Done, message: old, lastTransitionTime: "2026-01-01T00:00:00Z"}',
+        '',
+      ].join('\n'),
+    );
+    const status = statusOf(renderResources([stale], kitControllers, { status: true }));
+    const types = status.conditions.map((c: any) => c.type).sort();
+    expect(types).toEqual(['Available', 'Degraded', 'Progressing', 'Ready', 'Reconciling', 'Stalled']);
+    const condition = (type: string) => status.conditions.find((c: any) => c.type === type);
+    // Nothing ready yet: not Ready, whatever the stale status said.
+    expect(condition('Available')).toMatchObject({ status: 'False' });
+    expect(condition('Ready')).toMatchObject({ status: 'False' });
+    expect(condition('Reconciling')).toMatchObject({ status: 'True' });
+    expect(status.conditions.every((c: any) => c.message !== 'old')).toBe(true);
   });
 });
