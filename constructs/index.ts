@@ -115,7 +115,7 @@ export { operatorHelmChart, writeHelmChart } from './helm/chart';
 export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';
 export type { PolicyRule } from './core/rbac';
-export { renderConstructs, waitsFor } from './contract/render';
+export { applyIndependently, renderConstructs, waitsFor } from './contract/render';
 
 // Whether children are ready: the rules every kind's status is computed by.
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './contract/health';

@@ -109,7 +109,7 @@ export class FakeKubeClient implements KubeClient {
   apply<T extends KubeObject>(
     type: ResourceType<T>,
     obj: KubeObject,
-    options: { subresource?: string; force?: boolean } = {},
+    options: { subresource?: string; force?: boolean; dryRun?: boolean } = {},
   ): Promise<T> {
     const { name = '', namespace, uid } = obj.metadata;
     const current = this.peek(type, name, namespace);
@@ -137,6 +137,8 @@ export class FakeKubeClient implements KubeClient {
         fieldsV1: fieldSetOf(desired),
       },
     ];
+    // A dry run: what would be stored, neither stored nor recorded as a write.
+    if (options.dryRun) return later(() => objectOf(type, structuredClone(merged)));
     this.record({ verb: 'apply', kind: type.kind, name, namespace });
     const stored = objectOf(type, structuredClone(this.store(type, this.stamp(type, merged, current))));
     return later(() => stored);

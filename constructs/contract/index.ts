@@ -36,7 +36,7 @@ export type { Children, ResourceType } from './resource-types';
 export { declarationsIn, finalizerName, healthReads, validateControllerDeclaration } from './declaration';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
-export { chartObjects, waitsFor } from './render';
+export { applyIndependently, chartObjects, waitsFor } from './render';
 export { isNamespaceTerminating, TerminalError } from './errors';
 export type {
   ControllerDeclaration,

@@ -17,6 +17,8 @@ export interface RenderedChildren {
   readonly objects: KubeObject[];
   /** By the waiting child's `Kind/name`: the `Kind/name`s it waits for. */
   readonly waits: ReadonlyMap<string, readonly string[]>;
+  /** The `Kind/name`s of children updated on their own (see `applyIndependently`). @default none */
+  readonly independent?: ReadonlySet<string>;
 }
 
 /** The waits of a render with none, one for all: a reconciler keeps a render per resource. */
@@ -33,7 +35,38 @@ export function renderWithWaits(build: (scope: Construct) => void, address = 're
   const chart = new Chart(app, address);
   build(chart);
   const waits = waitsOf(chart);
-  return { objects: chartObjects(chart), waits: waits.size ? waits : NO_WAITS };
+  const independent = independentIn(chart);
+  return {
+    objects: chartObjects(chart),
+    waits: waits.size ? waits : NO_WAITS,
+    ...(independent.size ? { independent } : {}),
+  };
+}
+
+/** The constructs marked by `applyIndependently`; a weak set, so a render's constructs go with it. */
+const INDEPENDENT = new WeakSet<IConstruct>();
+
+/**
+ * Marks children that the reconciler updates on their own. By default a change is written whole
+ * or not at all: when two or more children are to be updated and the API server would refuse one
+ * (asked by a server-side dry run first), none of them is written, so running pods never meet a
+ * new ConfigMap beside an old StatefulSet. A child marked here is updated even then — for one
+ * that stands apart from the others (a PodDisruptionBudget, a monitoring object). Each argument
+ * is an object or a construct holding some.
+ */
+export function applyIndependently(...constructs: IConstruct[]): void {
+  for (const c of constructs) INDEPENDENT.add(c);
+}
+
+/** The `Kind/name`s of the objects marked, or under a construct marked, by `applyIndependently`. */
+function independentIn(chart: Chart): Set<string> {
+  const out = new Set<string>();
+  for (const object of objectsIn(chart)) {
+    for (let scope: IConstruct | undefined = object; scope && scope !== chart; scope = scope.node.scope) {
+      if (INDEPENDENT.has(scope)) out.add(keyOf(object));
+    }
+  }
+  return out;
 }
 
 /**

@@ -291,6 +291,27 @@ export const controllers = [{
     expect(diff.stdout).toMatch(new RegExp(`^refused +Deployment ${ns}/gamma$`, 'm'));
     expect(diff.stdout).toContain(`kubectl delete deployment gamma -n ${ns}`);
     expect(diff.stdout).toMatch(new RegExp(`^unchanged +Service ${ns}/gamma$`, 'm'));
+    // A change of the posts and the image: the ConfigMap and the refused Deployment together, so
+    // neither is written (no new posts beside the old pods), and the status says what blocks it.
+    const posts = get('configmap', 'gamma').data;
+    const before = get('blogsite', 'gamma');
+    kubectlOk([
+      'patch',
+      'blogsite',
+      'gamma',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: { posts: { 'index.html': '<h1>new</h1>' }, image: 'nginxinc/nginx-unprivileged:1.28-alpine' },
+      }),
+    ]);
+    await eventually('the new generation reconciled', () =>
+      get('blogsite', 'gamma')?.status?.observedGeneration > before.metadata.generation ? true : undefined,
+    );
+    expect(get('configmap', 'gamma').data).toEqual(posts);
+    expect(condition('Available')?.message).toMatch(/spec\.selector.*field is immutable/);
     // The children that can be applied still are: a deleted ConfigMap comes back.
     kubectlOk(['delete', 'configmap', 'gamma', '-n', ns]);
     await eventually('the ConfigMap again', () => get('configmap', 'gamma'));

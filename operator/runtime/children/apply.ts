@@ -33,6 +33,7 @@ export async function applyIfChanged<T extends KubeObject>(
   type: ResourceType<T>,
   desired: KubeObject,
   current: T | undefined,
+  options: { readonly dryRun?: boolean } = {},
 ): Promise<{ object: T; applied: boolean }> {
   if (current && !needsApply(desired, current, client.fieldManager)) return { object: current, applied: false };
   // An update names the object it updates by uid: a precondition the API server checks, so an
@@ -41,7 +42,7 @@ export async function applyIfChanged<T extends KubeObject>(
     ? { ...desired, metadata: { ...desired.metadata, uid: current.metadata.uid } }
     : desired;
   try {
-    return { object: await client.apply<T>(type, body), applied: true };
+    return { object: await client.apply<T>(type, body, options.dryRun ? { dryRun: true } : undefined), applied: true };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (current && (isConflict(err) || (isInvalid(err) && message.includes('metadata.uid')))) {

@@ -34,6 +34,8 @@ export interface PlannedChild {
   readonly current: KubeObject | undefined;
   /** The `Kind/name`s of the children it waits for (see `waitsFor`). */
   readonly waitsFor: readonly string[];
+  /** Updated even when another child of the same change is refused (see `applyIndependently`). */
+  readonly independent?: boolean;
 }
 
 /** A child whose name is taken by an object this resource does not control. */
@@ -133,7 +135,7 @@ export function claimChildren(parts: ControllerParts, t: Target, rendered: Rende
     const cached = owned.informer.get(objectKey({ namespace, name: d.metadata.name }));
     const current = parts.written.current(t.key, key, cached, owned.informer.seenResourceVersion(namespace));
     const waitsFor = rendered.waits.get(key) ?? [];
-    return { desired: d, owned, current, waitsFor };
+    return { desired: d, owned, current, waitsFor, independent: rendered.independent?.has(key) };
   });
   const notOwned = planned.flatMap(({ current }) => {
     const reason = current && notOwnedReason(current, t.uid, t.ctx.client.fieldManager);
@@ -163,7 +165,12 @@ export async function applyChildren(
   const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
   const refusedBefore = refusedChildrenOf(parts, t);
   try {
-    for (const child of planned) await applyChild(parts, t, child, { done, cached, refusedBefore });
+    const blocked = await refusedChange(t, planned, { cached, refusedBefore });
+    for (const child of planned) {
+      const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
+      if (blocked?.has(key)) recordBlocked(done, refusedBefore, child, key, blocked);
+      else await applyChild(parts, t, child, { done, cached, refusedBefore });
+    }
   } catch (error) {
     return { ...done, error };
   } finally {
@@ -171,6 +178,78 @@ export async function applyChildren(
     if (refusedBefore.size === 0) parts.refusedChildren.delete(t.key);
   }
   return done;
+}
+
+/**
+ * No half-applied change: the children an apply would update together (existing ones whose
+ * owned fields change, not held, not marked `independent`), when there are two or more, asked
+ * first with a server-side dry run. If the API server would refuse any of them, none is written:
+ * the answer is each such child's refusal (a standing one is not asked again) — and, for the
+ * others of the group, undefined. Undefined when the change may be written. A new child is not
+ * part of it: nothing running reads a child that does not exist yet, and a child deleted by hand
+ * is made again whatever else stands refused.
+ */
+async function refusedChange(
+  t: Target,
+  planned: readonly PlannedChild[],
+  {
+    cached,
+    refusedBefore,
+  }: { cached: ReadonlyMap<string, KubeObject | undefined>; refusedBefore: RefusedChildren['children'] },
+): Promise<ReadonlyMap<string, Refusal | undefined> | undefined> {
+  const group = planned.filter(
+    (p) =>
+      p.current &&
+      !p.independent &&
+      needsApply(p.desired, p.current, t.ctx.client.fieldManager) &&
+      waitingOn(p.waitsFor, (k) => cached.get(k)).length === 0,
+  );
+  if (group.length < 2) return undefined;
+  const answers = new Map<string, Refusal | undefined>();
+  for (const child of group) {
+    t.ctx.signal.throwIfAborted();
+    const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
+    const standing = refusedBefore.get(key);
+    if (standing && standing.resourceVersion === child.current?.metadata.resourceVersion) {
+      answers.set(key, { refused: standing.error, fresh: false });
+      continue;
+    }
+    try {
+      await applyIfChanged(t.ctx.client, child.owned.type, child.desired, child.current, { dryRun: true });
+      answers.set(key, undefined);
+    } catch (err) {
+      if (!isInvalid(err)) throw err;
+      answers.set(key, { refused: refusalOf(err, child.owned.type.kind, child.desired, child.current), fresh: true });
+    }
+  }
+  return [...answers.values()].some(Boolean) ? answers : undefined;
+}
+
+/** A child of a change that would be refused: its refusal, or (for the others) held, naming what blocks it. */
+function recordBlocked(
+  done: Applying,
+  refusedBefore: RefusedChildren['children'],
+  { owned, current }: PlannedChild,
+  key: string,
+  blocked: ReadonlyMap<string, Refusal | undefined>,
+): void {
+  const refusal = blocked.get(key);
+  const name = key.slice(key.indexOf('/') + 1);
+  if (current) done.before.set(key, current);
+  if (refusal) {
+    done.refused.set(key, refusal);
+    if (refusal.fresh)
+      refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: refusal.refused });
+    return;
+  }
+  const refused = [...blocked].flatMap(([k, r]) => (r ? [k.replace('/', ' ')] : []));
+  done.held.set(key, {
+    kind: owned.type.kind,
+    name,
+    readiness: 'InProgress',
+    reason: 'Blocked',
+    message: `not updated: ${refused.join(', ')} would be refused, and a change is written whole or not at all`,
+  });
 }
 
 /** One planned child applied, held or refused, recorded in `done`. */

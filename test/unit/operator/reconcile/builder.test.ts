@@ -75,10 +75,13 @@ function fakeClient() {
   const serverStatus = new Map<string, unknown>();
   const client = {
     fieldManager: 'test',
-    apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string } = {}) => {
-      writes.push(`apply ${type.kind}${opts.subresource ? `/${opts.subresource}` : ''} ${obj.metadata.name}`);
-      if (opts.subresource === 'status') statuses.push(obj.status);
-      else applied.push(obj);
+    apply: async (type: { kind: string }, obj: KubeObject, opts: { subresource?: string; dryRun?: boolean } = {}) => {
+      // A dry run (the whole-or-nothing check of a change) writes nothing.
+      if (!opts.dryRun) {
+        writes.push(`apply ${type.kind}${opts.subresource ? `/${opts.subresource}` : ''} ${obj.metadata.name}`);
+        if (opts.subresource === 'status') statuses.push(obj.status);
+        else applied.push(obj);
+      }
       if (type.kind === 'Deployment' && (obj as any).spec.replicas < 0)
         throw new ApiError(
           422,

@@ -108,6 +108,43 @@ describe('applyChildren', () => {
     expect(again.changes).toEqual([]);
   });
 
+  test('a change is written whole or not at all: two children to update, one refused (asked by dry run first), neither written; the other held, naming it; a new child is still made', async () => {
+    const seeded = new ChoosyClient();
+    const { parts: seedParts, t: seedT } = setUp(seeded);
+    await applyChildren(seedParts, seedT, [plan(configMap('a')), plan(configMap('b'))]);
+    const [a, b] = await Promise.all(['a', 'b'].map((n) => seeded.get(BuiltinTypes.ConfigMap, n, 'ns')));
+    const changed = (name: string) => ({ ...configMap(name), data: { name, v: '2' } });
+
+    const client = new ChoosyClient({ a: new ApiError(422, 'Invalid', 'data: Forbidden: not in place') });
+    for (const o of [a, b]) if (o) await client.create(BuiltinTypes.ConfigMap, o);
+    const { parts, t } = setUp(client);
+    const applied = await applyChildren(parts, t, [
+      plan(changed('a'), [], await client.get(BuiltinTypes.ConfigMap, 'a', 'ns')),
+      plan(changed('b'), [], await client.get(BuiltinTypes.ConfigMap, 'b', 'ns')),
+      plan(configMap('c')),
+    ]);
+    expect(applied.refused.get('ConfigMap/a')?.refused.message).toContain('not in place');
+    expect(applied.held.get('ConfigMap/b')).toMatchObject({ reason: 'Blocked', readiness: 'InProgress' });
+    expect(applied.held.get('ConfigMap/b')?.message).toContain('ConfigMap a would be refused');
+    // Only the new child was written: b keeps its old data.
+    expect(client.writes.filter((w) => w.verb === 'apply').map((w) => w.name)).toEqual(['c']);
+    expect((await client.get(BuiltinTypes.ConfigMap, 'b', 'ns')).data).toEqual({ name: 'b' });
+  });
+
+  test('a child marked to apply on its own (applyIndependently) is written though another of the change is refused', async () => {
+    const client = new ChoosyClient({ a: new ApiError(422, 'Invalid', 'data: Forbidden: not in place') });
+    for (const n of ['a', 'b']) await client.create(BuiltinTypes.ConfigMap, configMap(n));
+    const { parts, t } = setUp(client);
+    const changed = (name: string) => ({ ...configMap(name), data: { name, v: '2' } });
+    const current = async (n: string) => client.get(BuiltinTypes.ConfigMap, n, 'ns');
+    const applied = await applyChildren(parts, t, [
+      plan(changed('a'), [], await current('a')),
+      { ...plan(changed('b'), [], await current('b')), independent: true },
+    ]);
+    expect(applied.refused.has('ConfigMap/a')).toBe(true);
+    expect([...applied.written.keys()]).toEqual(['ConfigMap/b']);
+  });
+
   test('remembers nothing of a resource none of whose children was refused, and forgets a refusal once the child is taken', async () => {
     // One entry per resource reconciled, empty, was 1000 Maps held at N = 1000 (bench/RESULTS.md).
     const client = new ChoosyClient({ a: new ApiError(422, 'Invalid', 'data: Invalid value') });
