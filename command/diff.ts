@@ -10,8 +10,7 @@ import type { ControllerDeclaration } from '../constructs/core/controller-declar
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, childKey, waitingOn } from '../constructs/contract';
 import { isInvalid, isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
-import { refusalHint } from '../operator/runtime/reconcile';
-import { renderChildrenWithWaits } from '../operator/runtime/children';
+import { refusalHint, renderChildrenWithWaits } from '../operator/runtime/children';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
 import { reportBackupLine } from '../core/backup-records';
+import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
@@ -317,10 +318,7 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
           fromSecret('DB_PASSWORD', names.credentials, 'password'),
           fromSecret('DB_NAME', names.credentials, 'database'),
         ],
-        resources: {
-          requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-          limits: { memory: k8s.Quantity.fromString('512Mi') },
-        },
+        resources: stepResources('50m', '64Mi', '512Mi'),
         securityContext: restrictedContainerSecurityContext(),
         volumeMounts: [
           { name: 'backup', mountPath: '/backup' },

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
+import { stepResources } from '../core/step-resources';
 import type { DatabaseSpec } from './api';
 
 /** Where a restore reads its dump: the backup claim of a Database, and a dump by name or the newest. */
@@ -104,10 +105,7 @@ export class DatabaseRestore extends Construct {
                 command: ['sh', '-c', postgresRestoreScript(props.source, dataClaim.name, props.dataPath)],
                 env: props.env,
                 terminationMessagePolicy: 'FallbackToLogsOnError',
-                resources: {
-                  requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
-                  limits: { memory: k8s.Quantity.fromString('1Gi') },
-                },
+                resources: stepResources('100m', '256Mi', '1Gi'),
                 securityContext: restrictedContainerSecurityContext(),
                 volumeMounts: [
                   { name: 'data', mountPath: props.dataPath },

@@ -2,6 +2,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { backupCronJob } from '../core/backup-cron-job';
 import { reportBackupLine } from '../core/backup-records';
+import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
@@ -221,7 +222,7 @@ export class EtcdClusterResources extends Construct {
       },
     });
     const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
-    const small = smallBackupResources();
+    const small = stepResources('50m', '64Mi', '256Mi');
     return backupCronJob(this, 'Backup', {
       metadata: { ...meta(names.cronJob), labels: backupLabels },
       labels: backupLabels,
@@ -259,14 +260,6 @@ export class EtcdClusterResources extends Construct {
       volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
     });
   }
-}
-
-/** The compute resources of a backup step. */
-function smallBackupResources(): k8s.ResourceRequirements {
-  return {
-    requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-    limits: { memory: k8s.Quantity.fromString('256Mi') },
-  };
 }
 
 /** Each member's data claim: the StatefulSet's claim template, and a restore's claims before it. */

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { standardLabels } from '../core/labels';
+import { stepResources } from '../core/step-resources';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { memberName } from './addresses';
 import type { EtcdClusterSpec } from './api';
@@ -136,10 +137,7 @@ function step(name: string, image: string, command: string[]): k8s.Container {
     image,
     command,
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    resources: {
-      requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('64Mi') },
-      limits: { memory: k8s.Quantity.fromString('512Mi') },
-    },
+    resources: stepResources('50m', '64Mi', '512Mi'),
     securityContext: restrictedContainerSecurityContext(),
     volumeMounts: [
       { name: 'data', mountPath: '/var/lib/etcd' },

@@ -13,8 +13,7 @@ import {
   waitingOn,
 } from '../../../constructs/contract';
 import { Blockers } from './blockers';
-import { applyIfChanged, notOwnedReason } from '../children';
-import { refusalHint } from './refusal-hints';
+import { applyIfChanged, notOwnedReason, refusalHint } from '../children';
 import { isConflict, isInvalid, isNotFound, needsApply, objectKey } from '../client';
 import { TerminalError } from '../controller';
 import {

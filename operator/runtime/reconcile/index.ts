@@ -5,4 +5,3 @@
  * This file is the folder's face: code outside the folder imports it from here alone.
  */
 export { buildController } from './builder';
-export { refusalHint } from './refusal-hints';

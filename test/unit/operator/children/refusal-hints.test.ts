@@ -2,7 +2,7 @@
  * Each refusal the API server can give a child, as Kubernetes words it, gets the way through:
  * what a user does next, with the command where there is one.
  */
-import { refusalHint } from '../../../../operator/runtime/reconcile/refusal-hints';
+import { refusalHint } from '../../../../operator/runtime/children/refusal-hints';
 
 const sts = { kind: 'StatefulSet', name: 'store', namespace: 'shop', exists: true };
 const claim = { kind: 'PersistentVolumeClaim', name: 'data-store-0', namespace: 'shop', exists: true };

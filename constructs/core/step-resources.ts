@@ -1,0 +1,12 @@
+import { k8s } from 'cdk8s-plus-27';
+
+/**
+ * The compute resources of a Job's step (a backup, a restore): a request of `cpu` and `memory`,
+ * and a memory limit. No CPU limit: it would only throttle a step that is done sooner unthrottled.
+ */
+export function stepResources(cpu: string, memory: string, memoryLimit: string): k8s.ResourceRequirements {
+  return {
+    requests: { cpu: k8s.Quantity.fromString(cpu), memory: k8s.Quantity.fromString(memory) },
+    limits: { memory: k8s.Quantity.fromString(memoryLimit) },
+  };
+}
