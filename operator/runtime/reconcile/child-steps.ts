@@ -196,6 +196,8 @@ async function refusedChange(
     refusedBefore,
   }: { cached: ReadonlyMap<string, KubeObject | undefined>; refusedBefore: RefusedChildren['children'] },
 ): Promise<ReadonlyMap<string, Refusal | undefined> | undefined> {
+  // A kind of one child (most resources) has no change to split: not even the filter's checks.
+  if (planned.filter((p) => p.current && !p.independent).length < 2) return undefined;
   const group = planned.filter(
     (p) =>
       p.current &&
