@@ -45,6 +45,8 @@ export function renderWithWaits(build: (scope: Construct) => void, address = 're
 
 /** The constructs marked by `applyIndependently`; a weak set, so a render's constructs go with it. */
 const INDEPENDENT = new WeakSet<IConstruct>();
+/** Whether anything was ever marked: until then a render does not walk its tree for marks. */
+let anyIndependent = false;
 
 /**
  * Marks children that the reconciler updates on their own. By default a change is written whole
@@ -56,11 +58,13 @@ const INDEPENDENT = new WeakSet<IConstruct>();
  */
 export function applyIndependently(...constructs: IConstruct[]): void {
   for (const c of constructs) INDEPENDENT.add(c);
+  anyIndependent ||= constructs.length > 0;
 }
 
 /** The `Kind/name`s of the objects marked, or under a construct marked, by `applyIndependently`. */
 function independentIn(chart: Chart): Set<string> {
   const out = new Set<string>();
+  if (!anyIndependent) return out;
   for (const object of objectsIn(chart)) {
     for (let scope: IConstruct | undefined = object; scope && scope !== chart; scope = scope.node.scope) {
       if (INDEPENDENT.has(scope)) out.add(keyOf(object));
