@@ -89,7 +89,11 @@ export async function diffResource(
 }
 
 /** The child as the API server would store it, or (a string) its refusal with the way through. */
-async function dryRunOrRefusal(client: KubeClient, type: ResourceType, child: KubeObject): Promise<KubeObject | string> {
+async function dryRunOrRefusal(
+  client: KubeClient,
+  type: ResourceType,
+  child: KubeObject,
+): Promise<KubeObject | string> {
   try {
     return await client.apply(type, child, { dryRun: true });
   } catch (err) {
