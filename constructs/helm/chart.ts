@@ -47,6 +47,16 @@ export interface OperatorHelmChartProps {
   readonly appVersion?: string;
   /** @default 'The <name> operator: its CRDs, RBAC and reconciler, made with cdk8s-operator-kit.' */
   readonly description?: string;
+  /**
+   * Write the CRDs to the chart's `crds/` directory, which Helm installs before it renders
+   * anything else: then one release can carry the operator and resources of its kinds too (the
+   * `customResources` value). Helm never upgrades or deletes what is in `crds/`, so a new CRD version is
+   * applied another way (`kubectl apply -f dist/`), and `crds.install` is not a value then (Helm's
+   * `--skip-crds` is). Not for kinds whose conversion calls a webhook: its Service's namespace is the
+   * release's, which only a template can say.
+   * @default false: the CRDs are templates, installed and upgraded with the release when `crds.install`
+   */
+  readonly crdsDirectory?: boolean;
 }
 
 type Json = Parameters<typeof locateValue>[0];
@@ -82,14 +92,38 @@ export function operatorHelmChart(props: OperatorHelmChartProps): Record<string,
     },
     { lineWidth: 0 },
   );
-  files['values.yaml'] = valuesYaml(base, watchedNamespaces(given));
-  files['values.schema.json'] = `${JSON.stringify(valuesSchema(base.shards ?? 1), null, 2)}\n`;
+  const crdsDirectory = props.crdsDirectory ?? false;
+  files['values.yaml'] = valuesYaml(base, watchedNamespaces(given), crdsDirectory);
+  files['values.schema.json'] = `${JSON.stringify(valuesSchema(base.shards ?? 1, crdsDirectory), null, 2)}\n`;
   // The labels of the user's chart are on everything the operator makes there: on the chart's too.
   const labels = props.operator instanceof Operator ? Chart.of(props.operator).labels : {};
   const { crds, templates } = templateObjects(base, (p) => synthesize(p, labels));
-  for (const t of templates) files[`templates/${t.file}`] = t.text;
+  for (const t of templates)
+    if (!(crdsDirectory && t.file.startsWith(CRD_FILE_PREFIX))) files[`templates/${t.file}`] = t.text;
+  if (crdsDirectory) for (const crd of crds) files[`crds/${crd.metadata.name}.yaml`] = crdInDirectory(crd);
+  files['templates/custom-resources.yaml'] = RESOURCES_TEMPLATE;
   files['templates/NOTES.txt'] = notes(name, crds);
   return files;
+}
+
+/** The `customResources` value, each object as given: in the release's namespace unless it names one. */
+const RESOURCES_TEMPLATE = `{{- range .Values.customResources }}
+---
+{{ toYaml . }}
+{{- end }}
+`;
+
+const RESOURCES_DOC =
+  "Resources the release applies too, as given: e.g. a resource of the operator's kind. In the release with the CRDs only when the chart was written with crdsDirectory (Helm installs crds/ first); otherwise the CRDs must be in the cluster already (another release, kubectl apply -f dist/).";
+
+/** A CRD as `crds/` holds it: plain YAML, which Helm does not template. */
+function crdInDirectory(crd: KubeJson): string {
+  const conversion = (crd.spec as { conversion?: { strategy?: string } } | undefined)?.conversion;
+  if (conversion?.strategy === 'Webhook')
+    throw new Error(
+      `CRD ${crd.metadata.name} converts through a webhook whose Service is in the release's namespace, which crds/ cannot say (Helm does not template it): leave crdsDirectory off for this operator`,
+    );
+  return stringify(crd, { lineWidth: 0 });
 }
 
 /** Writes the chart into `dir` (its previous content replaced); returns the files written. */
@@ -128,11 +162,14 @@ function kept(crd: KubeJson): KubeJson {
 }
 
 const KEEP_POLICY = 'helm.sh/resource-policy';
+/** How a CRD's template file is named: `crd-<name>.yaml`. */
+const CRD_FILE_PREFIX = 'crd-';
 
 /** Where a template is written, and the value that must be on for it to be installed. */
 function templateFile(key: string): { file: string; requires?: string } {
   const [kind = '', name = ''] = key.split('/');
-  if (kind === 'CustomResourceDefinition') return { file: `crd-${name}.yaml`, requires: '.Values.crds.install' };
+  if (kind === 'CustomResourceDefinition')
+    return { file: `${CRD_FILE_PREFIX}${name}.yaml`, requires: '.Values.crds.install' };
   return { file: `${key.replace('/', '-').toLowerCase()}.yaml` };
 }
 
@@ -203,11 +240,16 @@ const CRDS_INSTALL_DOC =
   'Install (and upgrade) the CRDs with the release; they are kept when it is uninstalled. false: they are installed another way (kubectl apply -f dist/, a pipeline).';
 
 /** values.yaml: each value with what it does. */
-function valuesYaml(props: OperatorProps, watched: readonly string[]): string {
-  const values = { ...defaultValues(props, watched), crds: { install: true } };
+function valuesYaml(props: OperatorProps, watched: readonly string[], crdsDirectory: boolean): string {
+  const values = {
+    ...defaultValues(props, watched),
+    ...(crdsDirectory ? {} : { crds: { install: true } }),
+    customResources: [],
+  };
   const docs = new Map<string, string>([
-    ['crds.install', CRDS_INSTALL_DOC],
+    ...(crdsDirectory ? [] : [['crds.install', CRDS_INSTALL_DOC] as const]),
     ['watchNamespaces', WATCH_NAMESPACES_DOC],
+    ['customResources', RESOURCES_DOC],
   ]);
   for (const v of [...SCALARS, ...SWITCHES]) if (v.doc && v.path !== 'watchNamespace') docs.set(v.path, v.doc);
   const doc = new Document(values);
@@ -229,7 +271,7 @@ interface SchemaNode {
 }
 
 /** values.schema.json: the values the construct accepts; Helm refuses others before rendering. */
-function valuesSchema(shards: number): SchemaNode {
+function valuesSchema(shards: number, crdsDirectory: boolean): SchemaNode {
   const root: SchemaNode = {
     $schema: 'https://json-schema.org/draft-07/schema#',
     type: 'object',
@@ -254,7 +296,12 @@ function valuesSchema(shards: number): SchemaNode {
     uniqueItems: true,
     items: { type: 'string', pattern: `^${DNS_LABEL}$` },
   });
-  put('crds.install', { description: CRDS_INSTALL_DOC, type: 'boolean' });
+  if (!crdsDirectory) put('crds.install', { description: CRDS_INSTALL_DOC, type: 'boolean' });
+  put('customResources', {
+    description: RESOURCES_DOC,
+    type: 'array',
+    items: { type: 'object', required: ['apiVersion', 'kind', 'metadata'] },
+  });
   // More than one replica needs leader election, as the construct says.
   root.if = { properties: { leaderElection: { properties: { enabled: { const: false } } } } };
   root.then = { properties: { replicaCount: { maximum: 1 } } };

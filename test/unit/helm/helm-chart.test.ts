@@ -163,6 +163,34 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
     expect(without).toEqual(render(chart, {}).filter((o) => o.kind !== 'CustomResourceDefinition'));
   });
 
+  test('customResources: each object given is in the release, in its namespace unless it names one; crdsDirectory puts the CRDs in crds/ so one release carries both', () => {
+    const memcached = (name: string, namespace?: string) => ({
+      apiVersion: 'cache.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name, ...(namespace ? { namespace } : {}) },
+      spec: { size: 2 },
+    });
+    const given = render(chart, { customResources: [memcached('cache'), memcached('other', 'team-b')] });
+    expect(given.filter((o) => o.kind === 'Memcached')).toEqual([memcached('cache'), memcached('other', 'team-b')]);
+    expect(render(chart, {}).some((o) => o.kind === 'Memcached')).toBe(false);
+    const refused = helm(['template', 'r', chart, '--set', 'customResources[0].kind=Memcached']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('customResources');
+    // crds/: a kind without a conversion webhook (the Memcached CRD converts through one).
+    const dir = path.join(tempDir('opkit-chart-'), 'webapp-operator');
+    writeHelmChart(dir, { operator: { name: 'webapp', controllers: [webAppController] }, crdsDirectory: true });
+    expect(fs.readdirSync(path.join(dir, 'crds'))).toEqual(['webapps.apps.example.com.yaml']);
+    expect(fs.readdirSync(path.join(dir, 'templates')).filter((f) => f.startsWith('crd-'))).toEqual([]);
+    expect(parseYaml(fs.readFileSync(path.join(dir, 'values.yaml'), 'utf8'))[0]?.crds).toBeUndefined();
+    const withCrds = parseYaml(helmOk(['template', 'r', dir, '-n', RELEASE_NAMESPACE, '--include-crds']));
+    expect(withCrds.filter((o: any) => o.kind === 'CustomResourceDefinition').map((o: any) => o.metadata.name)).toEqual(
+      ['webapps.apps.example.com'],
+    );
+    expect(() =>
+      operatorHelmChart({ operator: { name: 'memcached', controllers: [memcachedController] }, crdsDirectory: true }),
+    ).toThrow(/converts through a webhook/);
+  });
+
   test('values.yaml holds the construct’s defaults, each documented', () => {
     const text = fs.readFileSync(path.join(chart, 'values.yaml'), 'utf8');
     expect(parseYaml(text)[0]).toEqual({
@@ -176,6 +204,7 @@ if (missing) test.todo(`the operator Helm chart, rendered by helm — skipped: $
       leaderElection: { enabled: true },
       monitoring: { enabled: false },
       crds: { install: true },
+      customResources: [],
     });
     // A comment before every leaf value.
     const leaves = text.split('\n').filter((l) => /^\s*[\w.]+: \S/.test(l));
