@@ -80,7 +80,15 @@ export default tseslint.config(
     { files: ['operator/runtime/**/*.ts'], forbid: [operatorRoom, [String.raw`^\.\./[a-z-]+/`, faceMessage]] },
     {
       files: ['command/**/*.ts'],
-      forbid: [[String.raw`operator/runtime/[^/]+/`, faceMessage]],
+      forbid: [
+        [String.raw`operator/runtime/[^/]+/`, faceMessage],
+        // The packed kit's command installs no logger: the controller's faces load pino (the
+        // scaffold test's `init` failed with "Cannot find module 'pino'" through reconcile's face).
+        [
+          String.raw`operator/runtime/(?!(children|client|local)$)[^/]+$`,
+          "the command loads only the runtime's light faces (children, client, local): the others load the controller and its logger, which the packed command does not install.",
+        ],
+      ],
     },
     {
       // The construct library only through its public face (the upgrade test renders a kind's CRD).
