@@ -10,7 +10,7 @@ import type { ControllerDeclaration } from '../constructs/core/controller-declar
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
 import { ChildMap, childKey, waitingOn } from '../constructs/contract';
 import { isInvalid, isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
-import { refusalHint, renderChildrenWithWaits } from '../operator/runtime/children';
+import { renderChildrenWithWaits, withRefusalHint } from '../operator/runtime/children';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 
@@ -98,14 +98,12 @@ async function dryRunOrRefusal(
     return await client.apply(type, child, { dryRun: true });
   } catch (err) {
     if (!isInvalid(err)) throw err;
-    const said = err.message;
-    const how = refusalHint(said, {
+    return withRefusalHint(err.message, {
       kind: type.kind,
       name: child.metadata.name ?? '',
       namespace: child.metadata.namespace,
       exists: true,
     });
-    return how ? `${said}. ${how}` : said;
   }
 }
 

@@ -7,11 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { freePort } from '../../testing/control-plane';
 import { webAppController, writeHelmChart } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import { eventually, getJson, getJsonIfExists, kubectl, testKubeconfig } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { type ReconcilerProcess, startInstalledReconciler } from '../support/reconciler';
 import { tempDir } from '../support/temp-dir';
 
 const { missing } = helmBinary();
@@ -71,18 +70,7 @@ if (missing) test.todo(`helm install of an operator and a resource of its kind â
   });
 
   test('the installed reconciler, run with its args and its ServiceAccount, reconciles the WebApp the release made', async () => {
-    const deployment = getJson(['get', 'deployment', `${NAME}-operator`, '-n', releaseNs]);
-    const webhookPort = await freePort();
-    const args: string[] = deployment.spec.template.spec.containers[0].args
-      .filter((a: string) => !/^--(health-probe|metrics)-bind-address=/.test(a))
-      .map((a: string) =>
-        a.startsWith('--webhook-bind-address=') ? `--webhook-bind-address=127.0.0.1:${webhookPort}` : a,
-      );
-    reconciler = await ReconcilerProcess.start({
-      kubeconfig: serviceAccountKubeconfig({ namespace: releaseNs, serviceAccount: `${NAME}-operator` }),
-      args,
-      env: { POD_NAMESPACE: releaseNs },
-    });
+    reconciler = await startInstalledReconciler(releaseNs, `${NAME}-operator`);
     const child = await eventually(
       "the WebApp's Deployment",
       () => getJsonIfExists(['get', 'deployment', 'shop', '-n', releaseNs]),

@@ -6,7 +6,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { freePort } from '../../testing/control-plane';
 import { memcachedController, writeHelmChart } from '../../constructs';
 import { helm, helmBinary, helmOk } from '../support/helm';
 import {
@@ -18,7 +17,7 @@ import {
   kubectlOk,
   testKubeconfig,
 } from '../support/kube';
-import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { type ReconcilerProcess, startInstalledReconciler } from '../support/reconciler';
 import { tempDir } from '../support/temp-dir';
 
 const { missing } = helmBinary();
@@ -142,19 +141,7 @@ if (missing) test.todo(`helm install of an operator chart — skipped: ${missing
   });
 
   test('the installed reconciler, run with its args and its ServiceAccount, reconciles a Memcached', async () => {
-    const deployment = getJson(['get', 'deployment', `${NAME}-operator`, '-n', releaseNs]);
-    // Its endpoints on free loopback ports, as every reconciler of the suite has them.
-    const webhookPort = await freePort();
-    const args: string[] = deployment.spec.template.spec.containers[0].args
-      .filter((a: string) => !/^--(health-probe|metrics)-bind-address=/.test(a))
-      .map((a: string) =>
-        a.startsWith('--webhook-bind-address=') ? `--webhook-bind-address=127.0.0.1:${webhookPort}` : a,
-      );
-    reconciler = await ReconcilerProcess.start({
-      kubeconfig: serviceAccountKubeconfig({ namespace: releaseNs, serviceAccount: `${NAME}-operator` }),
-      args,
-      env: { POD_NAMESPACE: releaseNs },
-    });
+    reconciler = await startInstalledReconciler(releaseNs, `${NAME}-operator`);
     const child = await memcachedDeployment(watched, 2);
     expect(child.spec.replicas).toBe(2);
     expect(child.metadata.ownerReferences[0]).toMatchObject({ kind: 'Memcached', name: 'cache', controller: true });

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../../testing/control-plane';
 import { bundledSource, isRepositorySource } from './bundle-sources';
-import { eventually, kubeconfigCluster, kubectlOk, serviceAccountToken, testKubeconfig } from './kube';
+import { eventually, getJson, kubeconfigCluster, kubectlOk, serviceAccountToken, testKubeconfig } from './kube';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -372,4 +372,24 @@ export function linesRepeatingAKey(logs: readonly string[]): string[] {
     }
   }
   return out;
+}
+
+/**
+ * The reconciler a release installed, run as its Deployment runs it: its args (its health,
+ * metrics and webhook endpoints on free loopback ports, as every reconciler of the suite has
+ * them) and its ServiceAccount's token, so exactly the RBAC the chart installed.
+ */
+export async function startInstalledReconciler(releaseNs: string, operator: string): Promise<ReconcilerProcess> {
+  const deployment = getJson(['get', 'deployment', operator, '-n', releaseNs]);
+  const webhookPort = await freePort();
+  const args: string[] = deployment.spec.template.spec.containers[0].args
+    .filter((a: string) => !/^--(health-probe|metrics)-bind-address=/.test(a))
+    .map((a: string) =>
+      a.startsWith('--webhook-bind-address=') ? `--webhook-bind-address=127.0.0.1:${webhookPort}` : a,
+    );
+  return ReconcilerProcess.start({
+    kubeconfig: serviceAccountKubeconfig({ namespace: releaseNs, serviceAccount: operator }),
+    args,
+    env: { POD_NAMESPACE: releaseNs },
+  });
 }

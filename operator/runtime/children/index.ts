@@ -11,4 +11,4 @@ export { ownerByReferences, ownerOfPod } from './owner-of-child';
 export { externalFactsUnknown, renderChildren, renderChildrenWithWaits } from './render';
 export { RenderCache } from './render-cache';
 export { WrittenChildren } from './written-children';
-export { refusalHint, type RefusedChild } from './refusal-hints';
+export { refusalHint, type RefusedChild, withRefusalHint } from './refusal-hints';

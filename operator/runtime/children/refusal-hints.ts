@@ -68,3 +68,9 @@ export function refusalHint(said: string, child: RefusedChild): string | undefin
   const hint = HINTS.find((h) => h.matches(said, child));
   return hint?.says(child);
 }
+
+/** The API server's words `said`, followed by the way through when the case is known. */
+export function withRefusalHint(said: string, child: RefusedChild): string {
+  const how = refusalHint(said, child);
+  return how ? `${said}. ${how}` : said;
+}

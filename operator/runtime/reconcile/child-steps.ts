@@ -13,7 +13,7 @@ import {
   waitingOn,
 } from '../../../constructs/contract';
 import { Blockers } from './blockers';
-import { applyIfChanged, notOwnedReason, refusalHint } from '../children';
+import { applyIfChanged, notOwnedReason, withRefusalHint } from '../children';
 import { isConflict, isInvalid, isNotFound, needsApply, objectKey } from '../client';
 import { TerminalError } from '../controller';
 import {
@@ -327,14 +327,13 @@ async function applyUnlessRefused(
 
 /** The terminal error of a refused child: the API server's words, and the way through (see `refusalHint`). */
 function refusalOf(err: unknown, kind: string, desired: KubeObject, current: KubeObject | undefined): TerminalError {
-  const said = err instanceof Error ? err.message : String(err);
-  const how = refusalHint(said, {
+  const said = withRefusalHint(err instanceof Error ? err.message : String(err), {
     kind,
     name: desired.metadata.name ?? '',
     namespace: desired.metadata.namespace ?? current?.metadata.namespace,
     exists: current !== undefined,
   });
-  return new TerminalError(`${said}${how ? `. ${how}` : ''}`.slice(0, 1024), 'Invalid', { cause: err });
+  return new TerminalError(said.slice(0, 1024), 'Invalid', { cause: err });
 }
 
 /**
