@@ -80,6 +80,7 @@ export type {
   Service,
   StatefulSet,
   StatusOf,
+  StorageClass,
   WorkloadCondition,
 } from './contract';
 

@@ -48,7 +48,12 @@ import { parseJson, stringAt } from '../constructs/contract/json';
 
 export { freePort };
 export { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
-export { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from './plane/nodes';
+export {
+  CRASH_LOOP_LABEL,
+  EXPANDABLE_STORAGE_CLASS,
+  IMAGE_PULL_FAILURE_LABEL,
+  RESIZE_HELD_ANNOTATION,
+} from './plane/nodes';
 
 /** A running (or borrowed) control plane. */
 export interface ControlPlane {

@@ -25,6 +25,8 @@ export interface FakeWrite {
   readonly name: string;
   readonly namespace?: string;
   readonly subresource?: string;
+  /** A delete's, when it asked for one (`Orphan` keeps what the object owns). */
+  readonly propagationPolicy?: string;
 }
 
 interface Stored {
@@ -163,13 +165,25 @@ export class FakeKubeClient implements KubeClient {
     return later(() => stored);
   }
 
-  delete(type: ResourceType, name: string, namespace?: string, options: { uid?: string } = {}): Promise<void> {
+  delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    options: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {},
+  ): Promise<void> {
     const key = keyOf(type, namespace, name);
     const current = this.objects.get(key)?.object;
     if (!current) return failLater(notFound(type, name));
     if (options.uid !== undefined && options.uid !== current.metadata.uid) return failLater(conflict(type, name));
     this.objects.delete(key);
-    this.record({ verb: 'delete', kind: type.kind, name, namespace });
+    const { propagationPolicy } = options;
+    this.record({
+      verb: 'delete',
+      kind: type.kind,
+      name,
+      namespace,
+      ...(propagationPolicy ? { propagationPolicy } : {}),
+    });
     this.revision++;
     this.notify(type, { type: 'DELETED', object: structuredClone(current) });
     return later(() => undefined);

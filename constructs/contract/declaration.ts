@@ -301,12 +301,20 @@ export function validateControllerDeclaration(c: ControllerDeclaration): void {
 /**
  * What the runtime reads besides a declaration's own `reads` to judge its children: the Pods of
  * the workloads it owns (traced to them through their owner references), so a kind that makes a
- * Deployment, StatefulSet, DaemonSet, ReplicaSet or Job learns why its pods cannot run. The
- * Operator construct grants these reads, and the runtime watches them.
+ * Deployment, StatefulSet, DaemonSet, ReplicaSet or Job learns why its pods cannot run; and, for
+ * a StatefulSet, the claims it made, so its storage is not called ready while a claim is smaller
+ * than asked (see `claimSizeVerdict`). The Operator construct grants these reads, and the runtime
+ * watches them.
  */
 export function healthReads(c: Pick<ControllerDeclaration, 'owns'>): ResourceType[] {
   const makesPods = (c.owns ?? []).some((t) => t.group !== '' && POD_WORKLOAD_KINDS.includes(t.kind));
-  return makesPods ? [BuiltinTypes.Pod] : [];
+  const reads = makesPods ? [BuiltinTypes.Pod] : [];
+  return ownsStatefulSets(c) ? [...reads, BuiltinTypes.PersistentVolumeClaim] : reads;
+}
+
+/** Whether a declaration owns StatefulSets: their claims grow in place (storage-growth.ts), their stuck rollouts recover. */
+export function ownsStatefulSets(c: Pick<ControllerDeclaration, 'owns'>): boolean {
+  return (c.owns ?? []).some((o) => o.kind === 'StatefulSet' && o.group === 'apps');
 }
 
 function keyOf(t: ResourceType): string {

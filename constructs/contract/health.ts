@@ -3,6 +3,7 @@
  * makes, in the manner of kstatus (sigs.k8s.io/cli-utils), so the kit's kinds and a user's say
  * the same thing about the same child. Pure functions of the objects as cached.
  */
+import { claimSizeVerdict } from './claim-sizes';
 import { compareText } from './compare';
 import type { Problem } from './declaration';
 import { isJsonObject } from './json';
@@ -385,6 +386,11 @@ export interface ChildrenInput {
   readonly children: Iterable<KubeObject>;
   /** The pods traced to a child (see `podWorkloads`). @default none */
   readonly podsOf?: (child: KubeObject) => readonly Pod[];
+  /**
+   * The claims in the child's namespace, for a StatefulSet: it is not as asked while a claim of
+   * its pods is smaller than its template asks (see `claimSizeVerdict`). @default none
+   */
+  readonly claimsOf?: (child: KubeObject) => readonly PersistentVolumeClaim[];
   /** Children not applied yet because they wait for others (see `waitsFor`). @default none */
   readonly held?: readonly ChildHealth[];
   /** The newest Warning Event about a child Kubernetes cannot make (FailedCreate, ProvisioningFailed). */
@@ -396,7 +402,9 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
   const held = input.held ?? [];
   const isHeld = (o: KubeObject) => held.some((h) => h.kind === o.kind && h.name === o.metadata.name);
   // A held child that exists stays as it was: what it is now is not what its spec asks.
-  const judged = [...input.children].filter((o) => !isHeld(o)).map((o) => ({ object: o, health: childHealth(o) }));
+  const judged = [...input.children]
+    .filter((o) => !isHeld(o))
+    .map((o) => ({ object: o, health: withClaimSizes(o, childHealth(o), input.claimsOf) }));
   const verdicts = [...judged.map((j) => j.health), ...held].sort(
     (a, b) => compareText(a.kind, b.kind) || compareText(a.name, b.name),
   );
@@ -420,6 +428,13 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
       message: `${failedChild.kind} ${failedChild.name}: ${failedChild.message}`,
     });
   return { children: verdicts, notReady, ready: notReady.length === 0, failure: failure && clip(failure) };
+}
+
+/** A StatefulSet as its own rule says, unless it is Current while a claim of its pods is smaller than asked. */
+function withClaimSizes(object: KubeObject, health: ChildHealth, claimsOf: ChildrenInput['claimsOf']): ChildHealth {
+  if (health.readiness !== 'Current' || object.kind !== 'StatefulSet' || !claimsOf) return health;
+  const sizes = claimSizeVerdict(object, claimsOf(object));
+  return sizes ? { kind: health.kind, name: health.name, ...sizes } : health;
 }
 
 /** The problems of a workload's pods that cannot run (by pod name), each naming the workload. */

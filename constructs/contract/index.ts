@@ -28,12 +28,28 @@ export type {
   Secret,
   Service,
   StatefulSet,
+  StorageClass,
   WorkloadCondition,
 } from './objects';
 export { BuiltinTypes, ChildMap, childKey, customResourceType, isOfType } from './resource-types';
 export { isKubeObject } from './objects';
 export type { Children, ResourceType } from './resource-types';
-export { declarationsIn, finalizerName, healthReads, validateControllerDeclaration } from './declaration';
+export {
+  declarationsIn,
+  finalizerName,
+  healthReads,
+  ownsStatefulSets,
+  validateControllerDeclaration,
+} from './declaration';
+export {
+  claimSizeVerdict,
+  claimsOfStatefulSet,
+  claimTemplateChanges,
+  claimTemplateSizes,
+  compareQuantities,
+  storageRequest,
+} from './claim-sizes';
+export type { ClaimSizeChange, ClaimTemplateChanges, TemplateClaim } from './claim-sizes';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
 export { applyIndependently, chartObjects, waitsFor } from './render';

@@ -134,8 +134,19 @@ export interface ReplicaSet extends KubeObject {
 }
 
 export interface PersistentVolumeClaim extends KubeObject {
-  spec?: { storageClassName?: string; volumeName?: string };
-  status?: { phase?: string };
+  spec?: { storageClassName?: string; volumeName?: string; resources?: { requests?: { storage?: string } } };
+  status?: {
+    phase?: string;
+    capacity?: { storage?: string };
+    conditions?: WorkloadCondition[];
+    /** A resize's state per resource, e.g. `{ storage: 'ControllerResizeInfeasible' }`. */
+    allocatedResourceStatuses?: { storage?: string };
+  };
+}
+
+export interface StorageClass extends KubeObject {
+  provisioner?: string;
+  allowVolumeExpansion?: boolean;
 }
 
 /** A load balancer's addresses, as a Service or an Ingress reports them. */

@@ -17,6 +17,7 @@ import type {
   Secret,
   Service,
   StatefulSet,
+  StorageClass,
 } from './objects';
 
 declare const objectType: unique symbol;
@@ -93,6 +94,8 @@ export const BuiltinTypes = {
     'customresourcedefinitions',
     false,
   ),
+  /** Read when a StatefulSet's claims are to grow: whether their class allows it (storage-growth.ts). */
+  StorageClass: builtin<StorageClass>('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false),
   /** Not rendered by the kit's controllers: for tests that make a namespace of their own. */
   Namespace: builtin('', 'v1', 'Namespace', 'namespaces', false),
 } as const;

@@ -1,4 +1,4 @@
-import { BuiltinTypes, customResourceType, healthReads, type ResourceType } from '../contract';
+import { BuiltinTypes, customResourceType, healthReads, ownsStatefulSets, type ResourceType } from '../contract';
 import type { ControllerDeclaration } from './controller-declaration';
 
 /** One RBAC rule in wire form. */
@@ -17,6 +17,20 @@ export interface ControllerRules {
 const READ = ['get', 'list', 'watch'];
 const WRITE = [...READ, 'create', 'update', 'patch'];
 const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+
+/**
+ * What the runtime does to the StatefulSets a controller owns beyond applying them: a pod their
+ * rollout is stuck behind is deleted, as Kubernetes' forced rollback says (stuck-rollouts.ts: only
+ * a StatefulSet's pods, only stuck ones); storage grown in place (storage-growth.ts): their claims
+ * patched to the new size where their StorageClass, which is read, allows expansion, and the
+ * StatefulSet deleted with its pods orphaned, to be made again with the new size.
+ */
+const STATEFUL_SET_UPKEEP: readonly (readonly [ResourceType, readonly string[]])[] = [
+  [BuiltinTypes.Pod, ['delete']],
+  [BuiltinTypes.PersistentVolumeClaim, ['patch']],
+  [BuiltinTypes.StatefulSet, ['delete']],
+  [BuiltinTypes.StorageClass, ['get']],
+];
 
 /**
  * The least-privilege rules a set of controllers needs, derived from their declarations:
@@ -52,7 +66,7 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     for (const read of [...(c.reads ?? []), ...healthReads(c)]) grant(read, READ);
     // A pod an owned StatefulSet's rollout is stuck behind is deleted, as Kubernetes' forced rollback
     // says (operator/runtime/reconcile/stuck-rollouts.ts): only a StatefulSet's pods, only stuck ones.
-    if (c.owns?.some((o) => o.kind === 'StatefulSet' && o.group === 'apps')) grant(BuiltinTypes.Pod, ['delete']);
+    if (ownsStatefulSets(c)) for (const [type, verbs] of STATEFUL_SET_UPKEEP) grant(type, verbs);
     for (const created of c.creates ?? []) grant(created, ['create']);
   }
   if (controllers.length > 0) grant(BuiltinTypes.Event, ['create', 'patch']);

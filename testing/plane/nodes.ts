@@ -75,6 +75,7 @@ export async function startNodes(
   kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify(nodeObjects()));
   // kwok's default StorageClass: claims without a class get a volume provisioned and bound.
   kubectl(['apply', '--server-side', '-f', path.join(bins.kwok.stages, KWOK_STORAGE_CLASS)]);
+  kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify(expandableStorageClass()));
   startKwok(bins.kwok, tokens.kwok, plane);
   await waitForHealthz('kube-scheduler', schedulerPort, plane);
   await waitFor(`${NODE_COUNT} Ready nodes`, () => readyNodes(kubectl) === NODE_COUNT, plane.procs, 60_000, plane.logs);
@@ -96,6 +97,27 @@ export async function startScheduler(bin: string, token: string, plane: PlaneFor
   const args = [...componentServingArgs(kubeconfig, port), '--v=1'];
   plane.procs.push(startProcess(bin, args, path.join(plane.logs, 'kube-scheduler.log')));
   return port;
+}
+
+/**
+ * A StorageClass whose claims may grow (kwok-volume-expansion-stages.yaml provisions them, and
+ * completes a resize as a CSI driver's resizer would); kwok's default class does not allow it.
+ */
+export const EXPANDABLE_STORAGE_CLASS = 'kwok-volume-expandable';
+
+/** A claim annotation that holds its resize (kwok-volume-expansion-stages.yaml) until it is taken off, as a slow resizer would. */
+export const RESIZE_HELD_ANNOTATION = 'testing.cdk8s-operator-kit/resize-held';
+
+function expandableStorageClass(): object {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: EXPANDABLE_STORAGE_CLASS },
+    provisioner: 'kwok.x-k8s.io/volume',
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'Immediate',
+    allowVolumeExpansion: true,
+  };
 }
 
 /** kwok's role and binding, and the nodes it manages. */
@@ -149,6 +171,8 @@ function startKwok(kwok: NonNullable<ControlPlaneBinaries['kwok']>, token: strin
     path.join(HARNESS_DIR, 'kwok-crash-loop-stage.yaml'),
     '-c',
     path.join(HARNESS_DIR, 'kwok-image-pull-failure-stage.yaml'),
+    '-c',
+    path.join(HARNESS_DIR, 'kwok-volume-expansion-stages.yaml'),
   ];
   plane.procs.push(startProcess(kwok.bin, args, path.join(plane.logs, 'kwok.log')));
 }

@@ -7,7 +7,7 @@
  */
 export { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './apply';
 export { ChildFailures } from './child-failures';
-export { ownerByReferences, ownerOfPod } from './owner-of-child';
+export { ownerByReferences, ownerOfClaim, ownerOfPod } from './owner-of-child';
 export { externalFactsUnknown, renderChildren, renderChildrenWithWaits } from './render';
 export { RenderCache } from './render-cache';
 export { WrittenChildren } from './written-children';

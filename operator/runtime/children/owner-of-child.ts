@@ -19,6 +19,7 @@ export function ownerByReferences(
   owned: OwnedInformers,
 ): (involved: InvolvedObject) => string | undefined {
   const ownerOf = childOwner(type, owned);
+  const claimOwner = ownerOfStatefulSetClaim(type, owned);
   return (involved) => {
     const { kind = '', namespace, name = '' } = involved;
     const direct = ownerOf(kind, namespace, name);
@@ -27,15 +28,32 @@ export function ownerByReferences(
       const deployment = REPLICA_SET_OF_DEPLOYMENT.exec(name)?.[1];
       return deployment ? ownerOf('Deployment', namespace, deployment) : undefined;
     }
-    if (kind === 'PersistentVolumeClaim') {
-      const statefulSets = owned.get('StatefulSet')?.informer.list(namespace) ?? [];
-      const parent = statefulSets.find((s) => {
-        const sts = escape(s.metadata.name ?? '');
-        return claimTemplates(s).some((t) => new RegExp(`^${escape(t)}-${sts}-\\d+$`).test(name));
-      });
-      return parent ? ownerOf('StatefulSet', namespace, parent.metadata.name) : undefined;
-    }
+    if (kind === 'PersistentVolumeClaim') return claimOwner(namespace, name);
     return undefined;
+  };
+}
+
+/**
+ * Which resource of `type` a claim belongs to: the owner of the owned StatefulSet whose claim
+ * templates made it (`<template>-<statefulset>-<ordinal>`).
+ */
+export function ownerOfClaim(type: ResourceType, owned: OwnedInformers): (claim: KubeObject) => string | undefined {
+  const ownerOf = ownerOfStatefulSetClaim(type, owned);
+  return (claim) => ownerOf(claim.metadata.namespace, claim.metadata.name ?? '');
+}
+
+function ownerOfStatefulSetClaim(
+  type: ResourceType,
+  owned: OwnedInformers,
+): (namespace: string | undefined, name: string) => string | undefined {
+  const ownerOf = childOwner(type, owned);
+  return (namespace, name) => {
+    const statefulSets = owned.get('StatefulSet')?.informer.list(namespace) ?? [];
+    const parent = statefulSets.find((s) => {
+      const sts = escape(s.metadata.name ?? '');
+      return claimTemplates(s).some((t) => new RegExp(`^${escape(t)}-${sts}-\\d+$`).test(name));
+    });
+    return parent ? ownerOf('StatefulSet', namespace, parent.metadata.name) : undefined;
   };
 }
 

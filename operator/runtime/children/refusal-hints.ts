@@ -34,7 +34,7 @@ const HINTS: readonly Hint[] = [
     says: (child) =>
       `A StatefulSet changes in place only its replicas, ordinals, template, updateStrategy, revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and minReadySeconds. ` +
       `To apply the rest, delete it but keep its pods (${kubectlOn('delete', child, ' --cascade=orphan')}): the operator makes it again from the new spec and it takes the running pods over, none restarted. ` +
-      `A larger volumeClaimTemplates size does not grow the claims it made: grow each (kubectl patch pvc <claim> -p '{"spec":{"resources":{"requests":{"storage":"<size>"}}}}') where its StorageClass allows volume expansion`,
+      `A new claim template field (other than a larger size, which the operator grows itself where the StorageClass allows volume expansion) is then used only for claims made after`,
   },
   {
     matches: (said, child) => child.kind === 'PersistentVolumeClaim' && said.includes('can not be less than'),

@@ -17,6 +17,8 @@ export const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 
 export const isConflict = (e: unknown) => e instanceof ApiError && e.status === 409;
 export const isGone = (e: unknown) =>
   e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+/** 403 Forbidden: no right, or a quota or admission plugin refused the request. */
+export const isForbidden = (e: unknown): e is ApiError => e instanceof ApiError && e.status === 403;
 /** 422 Invalid, 400 BadRequest: retrying the same request cannot succeed. */
 export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && (e.status === 422 || e.status === 400);
 

@@ -6,7 +6,7 @@
  */
 export { microTime } from './api-time';
 export { HttpKubeClient } from './client';
-export { ApiError, isConflict, isGone, isInvalid, isNotFound } from './errors';
+export { ApiError, isConflict, isForbidden, isGone, isInvalid, isNotFound } from './errors';
 export type {
   JsonPatchOperation,
   KubeClient,

@@ -1,5 +1,5 @@
-import { WrittenChildren, ChildFailures, ownerByReferences, ownerOfPod, RenderCache } from '../children';
-import type { KubeObject, Pod, ResourceType } from '../../../constructs/contract';
+import { WrittenChildren, ChildFailures, ownerByReferences, ownerOfClaim, ownerOfPod, RenderCache } from '../children';
+import type { KubeObject, PersistentVolumeClaim, Pod, ResourceType } from '../../../constructs/contract';
 import {
   BuiltinTypes,
   type ControllerDeclaration,
@@ -79,6 +79,9 @@ export function buildController(
   parts.failures?.enqueueOwners(controller);
   // A pod's change reconciles the resource whose workload made it, unless the kind maps pods itself.
   if (parts.pods && !decl.mapReads?.Pod) watchByName(controller, parts.pods, ownerOfPod(type, owned));
+  // A claim's change (its volume grown) reconciles the resource whose StatefulSet made it.
+  if (parts.claims && !decl.mapReads?.PersistentVolumeClaim)
+    watchByName(controller, parts.claims, ownerOfClaim(type, owned));
   return controller;
 }
 
@@ -101,6 +104,9 @@ function controllerParts(mgr: Manager, decl: ControllerDeclaration, options: Con
     // validateControllerDeclaration: every deleted type is owned.
     deletable: (decl.deletes ?? []).flatMap((t) => owned.get(t.kind) ?? []),
     pods: healthReads(decl).includes(BuiltinTypes.Pod) ? mgr.informer<Pod>(BuiltinTypes.Pod) : undefined,
+    claims: healthReads(decl).includes(BuiltinTypes.PersistentVolumeClaim)
+      ? mgr.informer<PersistentVolumeClaim>(BuiltinTypes.PersistentVolumeClaim)
+      : undefined,
     renders: new RenderCache<RenderedChildren>(RENDER_CACHE_BYTES),
     refused: new Map(),
     refusedChildren: new Map(),

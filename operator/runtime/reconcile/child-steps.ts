@@ -25,6 +25,7 @@ import {
 } from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import { recordTerminal } from './steps';
+import { type GrowthStep, growStorage } from './storage-growth';
 
 /** A desired child, with what the cache holds under its name. */
 export interface PlannedChild {
@@ -72,6 +73,8 @@ export interface AppliedChildren {
   readonly held: ReadonlyMap<string, ChildHealth>;
   /** Children the API server refused (an immutable field changed, a value it does not take), by `Kind/name`. */
   readonly refused: ReadonlyMap<string, Refusal>;
+  /** When to reconcile again though nothing watched changes: a refusal waiting on a StorageClass. */
+  readonly recheckAfterMs?: number;
   /** What stopped the step before its last child. */
   readonly error?: unknown;
 }
@@ -91,6 +94,7 @@ interface Applying {
   changes: Change[];
   held: Map<string, ChildHealth>;
   refused: Map<string, Refusal>;
+  recheckAfterMs?: number;
 }
 
 function nothingApplied(): Applying {
@@ -104,6 +108,7 @@ export class ChildWrites {
   readonly changes: readonly Change[];
   readonly held: ReadonlyMap<string, ChildHealth>;
   readonly refused: ReadonlyMap<string, Refusal>;
+  readonly recheckAfterMs?: number;
 
   constructor(applied: AppliedChildren = nothingApplied(), pruned?: PrunedChildren) {
     this.before = new ChildMap(applied.before);
@@ -112,6 +117,7 @@ export class ChildWrites {
     this.changes = [...applied.changes, ...(pruned?.changes ?? [])];
     this.held = applied.held;
     this.refused = applied.refused;
+    this.recheckAfterMs = applied.recheckAfterMs;
   }
 
   wasDeleted(key: string): boolean {
@@ -164,10 +170,14 @@ export async function applyChildren(
   const cached = new Map(planned.map((p) => [childKey(p.owned.type.kind, p.desired.metadata.name ?? ''), p.current]));
   const refusedBefore = refusedChildrenOf(parts, t);
   try {
-    const blocked = await refusedChange(t, planned, { cached, refusedBefore });
+    // StatefulSets whose claims grow go their own way (storage-growth.ts), held or refused.
+    const growth = await growStorage(parts, t, planned);
+    const blocked = await refusedChange(t, planned, { cached, refusedBefore, growth });
     for (const child of planned) {
       const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
-      if (blocked?.has(key)) recordBlocked(done, refusedBefore, child, key, blocked);
+      const grown = growth.get(key);
+      if (grown) recordGrowth(done, refusedBefore, child, key, grown);
+      else if (blocked?.has(key)) recordBlocked(done, refusedBefore, child, key, blocked);
       else await applyChild(parts, t, child, { done, cached, refusedBefore });
     }
   } catch (error) {
@@ -194,14 +204,21 @@ async function refusedChange(
   {
     cached,
     refusedBefore,
-  }: { cached: ReadonlyMap<string, KubeObject | undefined>; refusedBefore: RefusedChildren['children'] },
+    growth,
+  }: {
+    cached: ReadonlyMap<string, KubeObject | undefined>;
+    refusedBefore: RefusedChildren['children'];
+    growth: ReadonlyMap<string, GrowthStep>;
+  },
 ): Promise<ReadonlyMap<string, Refusal | undefined> | undefined> {
   // A kind of one child (most resources) has no change to split: not even the filter's checks.
   if (planned.filter((p) => p.current && !p.independent).length < 2) return undefined;
+  // A StatefulSet made again with larger claims goes ahead; one whose growth is refused blocks.
   const group = planned.filter(
     (p) =>
       p.current &&
       !p.independent &&
+      !growth.get(childKey(p.owned.type.kind, p.desired.metadata.name ?? ''))?.held &&
       needsApply(p.desired, p.current, t.ctx.client.fieldManager) &&
       waitingOn(p.waitsFor, (k) => cached.get(k)).length === 0,
   );
@@ -210,6 +227,11 @@ async function refusedChange(
   for (const child of group) {
     t.ctx.signal.throwIfAborted();
     const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
+    const grownRefusal = growth.get(key)?.refused;
+    if (grownRefusal) {
+      answers.set(key, { refused: grownRefusal, fresh: false });
+      continue;
+    }
     const standing = refusedBefore.get(key);
     if (standing && standing.resourceVersion === child.current?.metadata.resourceVersion) {
       answers.set(key, { refused: standing.error, fresh: false });
@@ -251,6 +273,31 @@ function recordBlocked(
     reason: 'Blocked',
     message: `not updated: ${refused.join(', ')} would be refused, and a change is written whole or not at all`,
   });
+}
+
+/**
+ * A StatefulSet storage growth took, recorded in `done`: held while it is made again, or refused —
+ * fresh when its words differ from the refusal that stood (a refusal waiting on a StorageClass is
+ * asked again at every reconcile, and said once).
+ */
+function recordGrowth(
+  done: Applying,
+  refusedBefore: RefusedChildren['children'],
+  { current }: PlannedChild,
+  key: string,
+  step: GrowthStep,
+): void {
+  if (current) done.before.set(key, current);
+  if (step.held) {
+    done.held.set(key, step.held);
+    refusedBefore.delete(key);
+    return;
+  }
+  const fresh = refusedBefore.get(key)?.error.message !== step.refused.message;
+  done.refused.set(key, { refused: step.refused, fresh });
+  refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: step.refused });
+  if (step.recheckAfterMs !== undefined)
+    done.recheckAfterMs = Math.min(done.recheckAfterMs ?? Infinity, step.recheckAfterMs);
 }
 
 /** One planned child applied, held or refused, recorded in `done`. */

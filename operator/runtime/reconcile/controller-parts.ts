@@ -8,6 +8,7 @@ import type {
   ControllerDeclaration,
   CustomResourceObject,
   KubeObject,
+  PersistentVolumeClaim,
   Pod,
   PrepareApi,
   ResourceType,
@@ -45,6 +46,8 @@ export interface ControllerParts {
   readonly failures?: ChildFailures;
   /** The Pods of the workloads it owns, to trace to them (see `healthReads`). */
   readonly pods?: Informer<Pod>;
+  /** The claims of the StatefulSets it owns, to grow them and judge their sizes (see `healthReads`). */
+  readonly claims?: Informer<PersistentVolumeClaim>;
   readonly renders: RenderCache<RenderedChildren>;
   /** Terminal errors of the apply phase, by resource key: not retried until the generation changes. */
   readonly refused: Map<string, { readonly uid: string; readonly generation: number; readonly error: TerminalError }>;

@@ -108,6 +108,11 @@ async function childrenStep(
   return { writes, notOwned, terminal: stopped ?? refusedTerminal(parts, t, writes) };
 }
 
+/** The sooner of two requeue times, either unset. */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
 /** One reconcile: the steps in order, terminal errors recorded rather than retried. */
 export async function reconcile(
   parts: ControllerParts,
@@ -141,7 +146,7 @@ export async function reconcile(
     writeStatus(parts, t, {
       status,
       childrenChanged: writes.changes.length > 0,
-      requeueAfterMs: external.value?.requeueAfterMs,
+      requeueAfterMs: earliest(external.value?.requeueAfterMs, writes.recheckAfterMs),
       paced,
     }),
   );

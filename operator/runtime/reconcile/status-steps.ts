@@ -20,7 +20,9 @@ import { withSummaryConditions } from '../../../constructs/contract/kstatus';
 import { scaleStatusOf } from '../../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../../constructs/contract/health';
 import { applyStatus } from '../children';
-import { isInvalid, isNotFound, sameJson } from '../client';
+import { isNotFound, sameJson } from '../client';
+import { isChildRefusal } from './refusals';
+import { cachedClaimsOf } from './storage-growth';
 import {
   type Condition,
   conditionsOf,
@@ -57,7 +59,7 @@ export function computeStatus(
 ): { observed: Observed; status: object | undefined } {
   const { decl } = parts;
   const { terminal, notOwned } = outcome;
-  const refusal = terminal && isInvalid(terminal.cause) ? terminal.message : undefined;
+  const refusal = terminal && isChildRefusal(terminal.cause) ? terminal.message : undefined;
   const childFailure = parts.failures?.find(t.namespace, t.resource.metadata.name);
   const observed: Observed = {
     children: outcome.children,
@@ -77,6 +79,7 @@ export function computeStatus(
     health: assessChildren({
       children: outcome.children.values(),
       podsOf: (child) => podsOf(parts, child),
+      claimsOf: (child) => cachedClaimsOf(parts, child),
       held: [...outcome.writes.held.values()],
       failureEvent: childFailure,
     }),

@@ -5,7 +5,8 @@
  */
 import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
 import { controllerReference } from '../children';
-import { isInvalid, objectKey, withoutBookkeeping } from '../client';
+import { objectKey, withoutBookkeeping } from '../client';
+import { isChildRefusal } from './refusals';
 import { type Request, type TerminalError } from '../controller';
 import {
   cachedChildren,
@@ -51,7 +52,7 @@ export function recordTerminal(parts: ControllerParts, t: Target, error: Termina
   // The words alone: as `err`, its cause (the same refusal) would be said again, with both stacks.
   t.ctx.logger.warn(
     { reason: error.reason, refusal: error.message },
-    isInvalid(error.cause)
+    isChildRefusal(error.cause)
       ? 'the API server refused a desired child; not retrying until the spec changes'
       : 'the spec cannot be satisfied; not retrying until it changes',
   );

@@ -62,7 +62,7 @@ describe('synthesized Database operator', () => {
     }
   });
 
-  test('RBAC: Secrets create only (no read of any Secret); deletes only CronJobs and a pod a rollout is stuck behind; claims never deleted', () => {
+  test('RBAC: Secrets create only (no read of any Secret); deletes only CronJobs, a pod a rollout is stuck behind and a StatefulSet made again with larger claims; claims never deleted', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
     const grants = role.rules.flatMap((r: any) =>
       r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
@@ -76,6 +76,7 @@ describe('synthesized Database operator', () => {
     );
     expect(grants.filter((g: string) => g.includes('delete'))).toEqual([
       '/pods: get,list,watch,delete',
+      'apps/statefulsets: get,list,watch,create,update,patch,delete',
       'batch/cronjobs: get,list,watch,create,update,patch,delete',
     ]);
     expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);

@@ -64,7 +64,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods and Events; delete only the CronJob, and a pod a rollout is stuck behind", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, a pod a rollout is stuck behind, and a StatefulSet made again with larger claims", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -76,9 +76,10 @@ describe('synthesized etcd operator', () => {
         '/persistentvolumeclaims: get,list,watch,create,update,patch',
         '/pods: get,list,watch,delete',
         '/services: get,list,watch,create,update,patch',
-        'apps/statefulsets: get,list,watch,create,update,patch',
+        'apps/statefulsets: get,list,watch,create,update,patch,delete',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
         'batch/jobs: get,list,watch,create,update,patch',
+        'storage.k8s.io/storageclasses: get',
         'authentication.k8s.io/tokenreviews: create',
         'authorization.k8s.io/subjectaccessreviews: create',
         'etcd.database.coreos.com/etcdclusters/finalizers: update',
@@ -89,9 +90,11 @@ describe('synthesized etcd operator', () => {
       ].sort(),
     );
     // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob
-    // is, and a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts).
+    // is, a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), and the
+    // StatefulSet itself, its pods kept, when its claims grow (storage-growth.ts).
     expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual([
       'pods',
+      'statefulsets',
       'cronjobs',
     ]);
     expect(JSON.stringify(role.rules)).not.toMatch(/\*/);

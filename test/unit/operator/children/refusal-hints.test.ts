@@ -8,14 +8,15 @@ const sts = { kind: 'StatefulSet', name: 'store', namespace: 'shop', exists: tru
 const claim = { kind: 'PersistentVolumeClaim', name: 'data-store-0', namespace: 'shop', exists: true };
 
 describe('the way through a refused child', () => {
-  test("a StatefulSet's fixed fields (its claims' size among them): delete it keeping its pods, then grow each claim", () => {
+  test("a StatefulSet's fixed fields: delete it keeping its pods; a claim template's other fields serve new claims only", () => {
     const said =
       "StatefulSet.apps \"store\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
     const hint = refusalHint(said, sts);
     expect(hint).toContain('kubectl delete statefulset store -n shop --cascade=orphan');
     expect(hint).toContain('none restarted');
-    expect(hint).toContain('kubectl patch pvc <claim>');
-    expect(hint).toContain('allows volume expansion');
+    // A larger size is not this refusal's: the runtime grows claims itself (storage-growth.ts).
+    expect(hint).toContain('other than a larger size, which the operator grows itself');
+    expect(hint).toContain('used only for claims made after');
   });
 
   test('an immutable field of a child that exists: delete it and it is made again', () => {

@@ -1,0 +1,148 @@
+/**
+ * The sizes of a StatefulSet's claims, against what its claim templates ask. Kubernetes never
+ * changes a claim a StatefulSet made once it exists, and refuses any change of the templates
+ * themselves; so growing a kind's storage takes the claims grown one by one and the StatefulSet
+ * made again (operator/runtime/reconcile/storage-growth.ts), and until each claim's volume
+ * has the new size the workload is not as its spec asks. Pure functions of the objects as cached.
+ */
+import { quantityNanos } from './quantity';
+import { isJsonObject } from './json';
+import type { KubeObject, PersistentVolumeClaim } from './objects';
+import type { Verdict } from './health';
+
+/** One claim template whose storage request changes. */
+export interface ClaimSizeChange {
+  readonly template: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** How a StatefulSet's claim templates' storage requests change from `current` to `desired`. */
+export interface ClaimTemplateChanges {
+  readonly grown: readonly ClaimSizeChange[];
+  readonly shrunk: readonly ClaimSizeChange[];
+}
+
+/** A claim a StatefulSet made from one of its templates, with its ordinal. */
+export interface TemplateClaim {
+  readonly claim: PersistentVolumeClaim;
+  readonly template: string;
+  readonly ordinal: number;
+}
+
+/** The storage request of each claim template of a StatefulSet, by template name. */
+export function claimTemplateSizes(statefulSet: KubeObject): ReadonlyMap<string, string> {
+  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
+  const templates = Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [];
+  const sizes = new Map<string, string>();
+  for (const t of templates) {
+    if (!isJsonObject(t) || !isJsonObject(t.metadata) || typeof t.metadata.name !== 'string') continue;
+    const storage = storageRequest(t);
+    if (storage !== undefined) sizes.set(t.metadata.name, storage);
+  }
+  return sizes;
+}
+
+/** The claim templates present in both whose storage request differs, grown or shrunk. */
+export function claimTemplateChanges(current: KubeObject, desired: KubeObject): ClaimTemplateChanges {
+  const before = claimTemplateSizes(current);
+  const grown: ClaimSizeChange[] = [];
+  const shrunk: ClaimSizeChange[] = [];
+  for (const [template, to] of claimTemplateSizes(desired)) {
+    const from = before.get(template);
+    if (from === undefined) continue;
+    const order = compareQuantities(to, from);
+    if (order > 0) grown.push({ template, from, to });
+    else if (order < 0) shrunk.push({ template, from, to });
+  }
+  return { grown, shrunk };
+}
+
+/**
+ * The claims among `claims` a StatefulSet made from its templates, named as its controller names
+ * them: `<template>-<statefulset>-<ordinal>`.
+ */
+export function claimsOfStatefulSet(
+  statefulSet: KubeObject,
+  claims: readonly PersistentVolumeClaim[],
+): TemplateClaim[] {
+  const name = statefulSet.metadata.name ?? '';
+  const templates = [...claimTemplateSizes(statefulSet).keys()];
+  return claims.flatMap((claim) => {
+    const claimName = claim.metadata.name ?? '';
+    for (const template of templates) {
+      const prefix = `${template}-${name}-`;
+      const ordinal = claimName.startsWith(prefix) ? claimName.slice(prefix.length) : '';
+      if (/^(0|[1-9]\d*)$/.test(ordinal)) return [{ claim, template, ordinal: Number(ordinal) }];
+    }
+    return [];
+  });
+}
+
+/** The storage a claim (or a claim template) asks for. */
+export function storageRequest(claim: unknown): string | undefined {
+  const spec = isJsonObject(claim) && isJsonObject(claim.spec) ? claim.spec : {};
+  const requests = isJsonObject(spec.resources) && isJsonObject(spec.resources.requests) ? spec.resources.requests : {};
+  const storage = requests.storage;
+  return typeof storage === 'string' || typeof storage === 'number' ? String(storage) : undefined;
+}
+
+/** The storage a bound claim's volume has now. */
+export function storageCapacity(claim: PersistentVolumeClaim): string | undefined {
+  return claim.status?.capacity?.storage;
+}
+
+/** -1, 0 or 1 as `a` is less than, equal to or more than `b`; a text that is no quantity counts as 0. */
+export function compareQuantities(a: string, b: string): number {
+  const x = quantityNanos(a) ?? 0n;
+  const y = quantityNanos(b) ?? 0n;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * Whether a StatefulSet's claims hold what its templates ask: for each claim of a pod it keeps
+ * (ordinal below its replicas) whose volume is smaller than its template's request, a verdict —
+ * in progress while it grows (`Resizing`; `FileSystemResizePending` waits for its pod to start
+ * again), failed when its resizer says it cannot (`ResizeInfeasible`). Undefined when every claim
+ * is as large as asked, or not bound yet (then the claim's own rule speaks).
+ */
+export function claimSizeVerdict(
+  statefulSet: KubeObject,
+  claims: readonly PersistentVolumeClaim[],
+): Verdict | undefined {
+  const sizes = claimTemplateSizes(statefulSet);
+  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
+  const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
+  const small = claimsOfStatefulSet(statefulSet, claims)
+    .filter((c) => c.ordinal < replicas && c.claim.status?.phase === 'Bound')
+    .flatMap((c) => {
+      const asked = sizes.get(c.template);
+      const has = storageCapacity(c.claim);
+      return asked !== undefined && has !== undefined && compareQuantities(has, asked) < 0
+        ? [{ ...c, asked, has }]
+        : [];
+    })
+    .sort((a, b) => (a.claim.metadata.name ?? '').localeCompare(b.claim.metadata.name ?? ''));
+  const first = small[0];
+  if (!first) return undefined;
+  const name = first.claim.metadata.name ?? '';
+  const others = small.length > 1 ? ` (and ${small.length - 1} more)` : '';
+  const infeasible = small.find((c) =>
+    (c.claim.status?.allocatedResourceStatuses?.storage ?? '').endsWith('Infeasible'),
+  );
+  if (infeasible)
+    return {
+      readiness: 'Failed',
+      reason: 'ResizeInfeasible',
+      message: `claim ${infeasible.claim.metadata.name ?? ''} cannot grow to ${infeasible.asked}: its volume's resizer refused (${infeasible.claim.status?.allocatedResourceStatuses?.storage ?? ''}); set the size back to ${infeasible.has}`,
+    };
+  const pending = first.claim.status?.conditions?.some(
+    (c) => c.type === 'FileSystemResizePending' && c.status === 'True',
+  );
+  const why = pending ? 'its file system grows when its pod next starts' : 'its volume is being expanded';
+  return {
+    readiness: 'InProgress',
+    reason: 'Resizing',
+    message: `claim ${name} has ${first.has} of the ${first.asked} asked${others}: ${why}`,
+  };
+}
