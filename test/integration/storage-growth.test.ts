@@ -76,7 +76,7 @@ function templateSize(name: string): string {
 }
 
 describe('growing a KeyValueStore’s storage', () => {
-  test('its RBAC may patch claims, read StorageClasses and delete StatefulSets, and nothing more for it', () => {
+  test('its RBAC may patch claims, read StorageClasses and delete StatefulSets', () => {
     const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'key-value-store-manager-role');
     const verbsOf = (group: string, resource: string) =>
       role.rules.find((r: any) => r.apiGroups.includes(group) && r.resources.includes(resource))?.verbs;
@@ -192,4 +192,32 @@ describe('growing a KeyValueStore’s storage', () => {
     expect(claims('shrinks')).toEqual(before);
     expect(templateSize('shrinks')).toBe('2Gi');
   });
+
+  testWithNodes(
+    "another fixed field (the claims' class): refused with the way through, and that way (--cascade=orphan) works, no pod restarted",
+    async () => {
+      store('moved', { replicas: 2, storage: { size: '1Gi', storageClassName: EXPANDABLE_STORAGE_CLASS } });
+      await available('moved');
+      const before = { pods: podUids('moved'), statefulSet: get('statefulset', 'moved').metadata.uid };
+
+      store('moved', { replicas: 2, storage: { size: '1Gi', storageClassName: 'kwok-volume' } });
+      const refused = await eventually('Available=False ChildRefused', () => {
+        const c = condition('moved', 'Available');
+        return c?.reason === 'ChildRefused' ? c : undefined;
+      });
+      expect(refused.message).toContain('updates to statefulset spec for fields other than');
+      const way = /\(kubectl delete statefulset moved -n \S+ --cascade=orphan\)/.exec(refused.message)?.[0];
+      expect(way).toBe(`(kubectl delete statefulset moved -n ${ns} --cascade=orphan)`);
+
+      // As the message says: delete it, keeping its pods.
+      kubectlOk(way!.slice(1, -1).split(' ').slice(1));
+      await eventually('a new StatefulSet asking kwok-volume', () => {
+        const sts = get('statefulset', 'moved');
+        return sts && sts.metadata.uid !== before.statefulSet ? true : undefined;
+      });
+      expect(get('statefulset', 'moved').spec.volumeClaimTemplates[0].spec.storageClassName).toBe('kwok-volume');
+      await available('moved');
+      expect(podUids('moved')).toEqual(before.pods);
+    },
+  );
 });
