@@ -68,7 +68,13 @@ test('the tarball holds the compiled library, its types and the harness scripts,
   ]) {
     expect(files).toContain(f);
   }
-  expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+  // TypeScript only in the examples the docs cite, to read and copy.
+  expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.startsWith('lib/examples/'))).toEqual([]);
+  expect(files.filter((f) => f.startsWith('lib/examples/') && f.endsWith('/app.ts')).sort()).toEqual([
+    'lib/examples/blog-site/app.ts',
+    'lib/examples/key-value-store/app.ts',
+    'lib/examples/static-site/app.ts',
+  ]);
   expect(
     files.filter(
       (f) =>
@@ -94,6 +100,36 @@ test('the app type-checks against the published types, synthesizes, and its own 
   }));
   expect(files).toContainEqual({ file: path.join('test', 'upgrade.test.ts'), status: 'passed' });
 });
+
+test('the examples the docs cite, as the package ships them, type-check in the app and synthesize their operators', () => {
+  const shipped = path.join(app, 'node_modules', 'cdk8s-operator-kit', 'lib', 'examples');
+  const copy = path.join(app, 'shipped-examples');
+  fs.cpSync(shipped, copy, { recursive: true });
+  try {
+    // They import the kit by its name, as a user's app does: the app's own compiler settings.
+    fs.writeFileSync(
+      path.join(copy, 'tsconfig.json'),
+      JSON.stringify({ extends: '../tsconfig.json', include: ['**/*.ts'] }),
+    );
+    run('npx', ['tsc', '-p', copy], app);
+    for (const example of ['static-site', 'key-value-store', 'blog-site']) {
+      const outdir = path.join(work, `example-${example}`);
+      const synth = `require('./shipped-examples/${example}/app').${camel(example)}App(${JSON.stringify(outdir)}).synth()`;
+      run('npx', ['tsx', '-e', synth], app);
+      const crds = fs
+        .readdirSync(outdir)
+        .flatMap((f) => fs.readFileSync(path.join(outdir, f), 'utf8').split('\n'))
+        .filter((l) => l === 'kind: CustomResourceDefinition');
+      expect([example, crds.length]).toEqual([example, 1]);
+    }
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+});
+
+function camel(name: string): string {
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
 
 test("it runs under the cdk8s init template's ts-node and CommonJS tsconfig, subpath imports included", () => {
   fs.rmSync(path.join(app, 'dist'), { recursive: true, force: true });
