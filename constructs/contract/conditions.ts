@@ -107,11 +107,14 @@ export class ConditionList {
    * and over is mostly seen as a pod that is not ready yet. Passed to `degraded` behind the same
    * test as the failure itself (members not ready), it keeps the condition from flapping to
    * AsExpected between failures, and clears once the members are ready — even for a moment, as
-   * a pod that fails after being Ready is: readiness is what the status reports.
+   * a pod that fails after being Ready is: readiness is what the status reports. Only a problem
+   * reported of this generation: a new spec (an image set back) is not judged by the old one's pods.
    */
   readonly reported = (...reasons: string[]): Problem | undefined => {
     const d = findCondition(this.list, 'Degraded');
-    return d?.status === 'True' && reasons.includes(d.reason) ? { reason: d.reason, message: d.message } : undefined;
+    return d?.status === 'True' && reasons.includes(d.reason) && d.observedGeneration === this.generation
+      ? { reason: d.reason, message: d.message }
+      : undefined;
   };
 
   get conditions(): Condition[] {

@@ -430,6 +430,31 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
   return { children: verdicts, notReady, ready: notReady.length === 0, failure: failure && clip(failure) };
 }
 
+/**
+ * The pods whose state speaks for a workload's spec now. A StatefulSet's pods of an older
+ * revision are on their way out — its own rollout, or the runtime's recovery of one stuck behind
+ * them (stuck-rollouts.ts), replaces them — so what they show is not what the spec asks: while
+ * its controller has not yet seen its spec none of its pods speak for it, then only those of its
+ * update revision (and any without a revision label). Not for OnDelete StatefulSets, whose old
+ * pods stay until someone deletes them.
+ */
+function podsOfItsSpec(workload: KubeObject, pods: readonly Pod[]): readonly Pod[] {
+  if (!isStatefulSet(workload)) return pods;
+  const sts = workload;
+  if (sts.spec?.updateStrategy?.type === 'OnDelete') return pods;
+  if (observedGenerationLags(sts)) return [];
+  const revision = sts.status?.updateRevision;
+  if (!revision) return pods;
+  return pods.filter((p) => {
+    const own = p.metadata.labels?.['controller-revision-hash'];
+    return own === undefined || own === revision;
+  });
+}
+
+function isStatefulSet(o: KubeObject): o is StatefulSet {
+  return o.kind === 'StatefulSet';
+}
+
 /** A StatefulSet as its own rule says, unless it is Current while a claim of its pods is smaller than asked. */
 function withClaimSizes(object: KubeObject, health: ChildHealth, claimsOf: ChildrenInput['claimsOf']): ChildHealth {
   if (health.readiness !== 'Current' || object.kind !== 'StatefulSet' || !claimsOf) return health;
@@ -439,7 +464,7 @@ function withClaimSizes(object: KubeObject, health: ChildHealth, claimsOf: Child
 
 /** The problems of a workload's pods that cannot run (by pod name), each naming the workload. */
 function tracedPodProblems(workload: KubeObject, pods: readonly Pod[]): Problem[] {
-  return [...pods]
+  return [...podsOfItsSpec(workload, pods)]
     .sort((a, b) => compareText(a.metadata.name ?? '', b.metadata.name ?? ''))
     .flatMap((pod) => {
       const problem = podProblem(pod);

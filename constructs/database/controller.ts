@@ -10,6 +10,7 @@ import {
   type Problem,
   type Secret,
   type StatefulSet,
+  type Verdict,
 } from '../contract';
 import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
@@ -68,6 +69,11 @@ export function newCredentials(db: Database, retention: KubeObject): Secret {
 /** What a Database's status is made from. */
 export interface DatabaseStatusInput {
   readonly statefulSet?: StatefulSet;
+  /**
+   * The StatefulSet's verdict by the children's rules (`observed.health`): its rollout of the
+   * spec (a new version), its claims' sizes. Absent: judged by its ready pods alone.
+   */
+  readonly statefulSetHealth?: Verdict;
   readonly backup?: CronJob;
   /** The API server's refusal of a child. */
   readonly applyError?: string;
@@ -116,6 +122,18 @@ function restoreState(list: ConditionList, db: Database, restore: RestoreProgres
   return { restoreFailure, restoring: findCondition(list.conditions, 'Restored')?.status === 'False' };
 }
 
+/**
+ * `Progressing`: the StatefulSet on its way to the spec (made, rolled out to a new version, its
+ * claims grown), by its verdict — a server still ready on the old version is Available, not
+ * Ready; Complete once it runs the spec. Without a verdict, by the ready server alone.
+ */
+function setProgressing(list: ConditionList, ready: number, health: Verdict | undefined): void {
+  const done = health ? health.readiness === 'Current' : ready > 0;
+  if (done) list.set('Progressing', 'False', 'Complete', 'the server runs as the spec asks');
+  else if (health) list.set('Progressing', 'True', health.reason, `StatefulSet: ${health.message}`);
+  else list.set('Progressing', 'True', 'Creating', 'the database server is starting');
+}
+
 /** The status a Database should show. Pure. */
 export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
   const { applyError, hasCredentials, childFailure } = input;
@@ -125,6 +143,7 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   const list = new ConditionList(db.status?.conditions, generation, input.now ?? new Date());
   if (ready > 0) list.set('Available', 'True', 'ServerReady', 'the database server is ready');
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
+  setProgressing(list, ready, input.statefulSetHealth);
   const { restoreFailure, restoring } = restoreState(list, db, input.restore);
   list.degraded(
     [
@@ -287,6 +306,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       );
     return desiredDatabaseStatus(db, {
       statefulSet: observed.children.of(BuiltinTypes.StatefulSet, names.statefulSet),
+      statefulSetHealth: observed.health.children.find((c) => c.kind === 'StatefulSet' && c.name === names.statefulSet),
       backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
       applyError: observed.applyError,
       hasCredentials,

@@ -8,6 +8,7 @@ import {
   type Pod,
   type Problem,
   type StatefulSet,
+  type Verdict,
 } from '../contract';
 import type { ControllerDeclaration } from '../core/controller-declaration';
 import { DEFAULT_IMAGE } from '../core/kit-image';
@@ -34,6 +35,11 @@ export interface EtcdFacts {
 /** What an EtcdCluster's status is made from. */
 export interface EtcdStatusInput {
   readonly statefulSet?: StatefulSet;
+  /**
+   * The StatefulSet's verdict by the children's rules (`observed.health`): its rollout of the
+   * spec, its claims' sizes. Absent (rendered statically): judged by its counts alone.
+   */
+  readonly statefulSetHealth?: Verdict;
   /** Names of the live member pods. */
   readonly members: string[];
   /** The API server's refusal of a child. */
@@ -72,17 +78,30 @@ interface EtcdProgress {
   readonly step?: MembershipReport['step'];
   /** Pods, or etcd's voters, not yet at the requested count. */
   readonly scaling: boolean;
-  /** No step, no scaling, every member ready. */
+  /** The StatefulSet's rollout or claims still on their way (see `EtcdStatusInput.statefulSetHealth`). */
+  readonly rolling?: Verdict;
+  /** No step, no scaling, every member ready, the StatefulSet as its spec asks. */
   readonly complete: boolean;
 }
 
-function etcdProgress(cluster: EtcdCluster, sts: StatefulSet | undefined, membership?: MembershipReport): EtcdProgress {
+/** A new version or size not rolled out yet: its members may all be ready, of the old spec. */
+function stillRolling(health: Verdict | undefined): Verdict | undefined {
+  return health?.readiness === 'Current' ? undefined : health;
+}
+
+function etcdProgress(
+  cluster: EtcdCluster,
+  sts: StatefulSet | undefined,
+  membership?: MembershipReport,
+  health?: Verdict,
+): EtcdProgress {
   const want = cluster.spec.replicas;
   const ready = sts?.status?.readyReplicas ?? 0;
   const current = sts?.status?.replicas ?? 0;
   const scaling = current !== want || (membership?.reachable === true && votersOf(membership).length !== want);
   const step = membership?.step;
-  return { want, ready, current, step, scaling, complete: !step && !scaling && ready === want };
+  const rolling = stillRolling(health);
+  return { want, ready, current, step, scaling, rolling, complete: !step && !scaling && ready === want && !rolling };
 }
 
 /** `Progressing`: the membership step under way, else scaling, waiting, or Complete. */
@@ -93,6 +112,10 @@ function setProgressing(list: ConditionList, p: EtcdProgress): void {
   }
   if (p.complete) {
     list.set('Progressing', 'False', 'Complete', `all ${p.want} members ready`);
+    return;
+  }
+  if (!p.scaling && p.rolling && p.ready === p.want) {
+    list.set('Progressing', 'True', p.rolling.reason, `StatefulSet: ${p.rolling.message}`);
     return;
   }
   const reason = !p.scaling ? 'WaitingForMembers' : p.current < p.want ? 'ScalingUp' : 'ScalingDown';
@@ -145,7 +168,7 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
   const { statefulSet: sts, members, applyError, childFailure, membership } = input;
   const generation = cluster.metadata.generation ?? 0;
   const list = new ConditionList(cluster.status?.conditions, generation, input.now ?? new Date());
-  const progress = etcdProgress(cluster, sts, membership);
+  const progress = etcdProgress(cluster, sts, membership, input.statefulSetHealth);
   const { want, ready, current } = progress;
   setAvailable(list, { want, ready, membership });
   setProgressing(list, progress);
@@ -382,6 +405,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       );
     return desiredEtcdStatus(cluster, {
       statefulSet: observed.children.of(BuiltinTypes.StatefulSet, cluster.metadata.name),
+      statefulSetHealth: observed.health.children.find(
+        (c) => c.kind === 'StatefulSet' && c.name === cluster.metadata.name,
+      ),
       members: livePodNames(pods),
       applyError: observed.applyError,
       // A member whose container cannot run (an image that cannot be pulled, a crash loop), or

@@ -6,7 +6,10 @@
  */
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import * as fs from 'node:fs';
+import { helm, helmBinary } from '../support/helm';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk, testKubeconfig } from '../support/kube';
+import { tempDir } from '../support/temp-dir';
 import { commandInPod, psqlAs, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -188,6 +191,74 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     ]);
     expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
     process.stdout.write(`stuck rollout: ${replaced[0].note as string}\n`);
+  });
+
+  test('a Database in a Helm release: `helm upgrade --wait` to an image that cannot be pulled fails; set back, `helm upgrade --wait` succeeds, the stuck pod replaced by the operator', () => {
+    const { missing } = helmBinary();
+    if (missing) throw new Error(`no helm to drive the release: ${missing}`);
+    const chart = tempDir('opkit-db-release-');
+    fs.writeFileSync(path.join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: db-release\nversion: 0.1.0\n');
+    fs.mkdirSync(path.join(chart, 'templates'));
+    fs.writeFileSync(
+      path.join(chart, 'templates', 'database.yaml'),
+      [
+        'apiVersion: database.example.com/v1alpha1',
+        'kind: Database',
+        'metadata:',
+        '  name: released-db',
+        'spec:',
+        '  type: postgresql',
+        '  version: {{ .Values.version | quote }}',
+        '  storage:',
+        '    size: 1Gi',
+        '',
+      ].join('\n'),
+    );
+    const release = (verb: 'install' | 'upgrade', version: string, timeout: string) => {
+      const args = [
+        verb,
+        'released-db',
+        chart,
+        '-n',
+        ns,
+        '--set',
+        `version=${version}`,
+        '--wait',
+        '--timeout',
+        timeout,
+      ];
+      const started = Date.now();
+      const r = helm(args, { kubeconfig: testKubeconfig() });
+      process.stdout.write(
+        `helm ${verb} --set version=${version} --wait: exit ${r.code} after ${((Date.now() - started) / 1000).toFixed(1)} s${r.code ? `: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}\n`,
+      );
+      return r;
+    };
+    expect(release('install', '13', '240s')).toMatchObject({ code: 0 });
+    const healthy = getJson(['get', 'pod', 'released-db-0', '-n', ns]);
+
+    // The node holds postgres:13 only: helm sees the Database fail (kstatus Failed), not a timeout.
+    const broken = release('upgrade', '16', '240s');
+    expect(broken.code).not.toBe(0);
+    expect(broken.stderr).toMatch(/released-db/);
+    const stuck = getJson(['get', 'pod', 'released-db-0', '-n', ns]);
+    expect(stuck.metadata.uid).not.toBe(healthy.metadata.uid);
+    expect(stuck.spec.containers[0].image).toBe('postgres:16');
+
+    // Set back in the release: the wait succeeds, though a StatefulSet of OrderedReady pods would
+    // wait for the stuck pod forever; the operator replaced it.
+    expect(release('upgrade', '13', '240s')).toMatchObject({ code: 0 });
+    const server = getJson(['get', 'pod', 'released-db-0', '-n', ns]);
+    expect(server.spec.containers[0].image).toBe('postgres:13');
+    const replaced = getJson(['get', 'events.events.k8s.io', '-n', ns]).items.filter(
+      (e: any) => e.regarding?.name === 'released-db' && e.reason === 'StuckPodReplaced',
+    );
+    expect(replaced.map((e: any) => e.note)).toEqual([
+      expect.stringMatching(/^Deleted pod released-db-0, stuck on revision released-db-/),
+    ]);
+    expect(helm(['uninstall', 'released-db', '-n', ns, '--wait'], { kubeconfig: testKubeconfig() })).toMatchObject({
+      code: 0,
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { realNodeUnavailable } from '../../testing/node/real-node';
 import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
 import { goTool } from '../support/go-tool';
+import { provisionHelm } from '../support/helm';
 import { killARealNodeRun } from './killed-run';
 import { keepKubectlCacheIn } from './run-temp-dir';
 
@@ -30,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
   keepKubectlCacheIn(process.env.OPKIT_E2E_KUBECTL_DIR);
   // A run killed outright first: the tier's own start must take back all it left.
   process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
+  // Helm, for a release's `upgrade --wait` on the node's workloads (cached: the tiers before built it).
+  provisionHelm();
   // Traefik, the node's ingress controller: without it the tier runs and the Ingress tests say why.
   const traefik = goTool({ script: 'testing/build-traefik.sh', env: 'OPKIT_E2E_TRAEFIK', what: 'traefik' }).binary();
   const cp = await startControlPlane({ nodes: 'real', ingressController: traefik.bin });

@@ -325,6 +325,29 @@ describe('assessChildren', () => {
     ).toBeUndefined();
   });
 
+  test("a StatefulSet's pods of an older revision (being replaced), or of a spec its controller has not seen, are not its failure", () => {
+    const sts = (generation: number, status: object, spec: object = {}): KubeObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: meta('db', generation),
+      spec: { replicas: 1, ...spec },
+      status: { replicas: 1, readyReplicas: 0, updatedReplicas: 0, ...status },
+    });
+    const stuckOn = (revision: string) => {
+      const p = pod('db-0', crashLooping, { kind: 'StatefulSet', name: 'db' });
+      return { ...p, metadata: { ...p.metadata, labels: { 'controller-revision-hash': revision } } };
+    };
+    const failureOf = (workload: KubeObject, revision: string) =>
+      assessChildren({ children: [workload], podsOf: () => [stuckOn(revision)] }).failure;
+    const rolled = { observedGeneration: 3, currentRevision: 'db-old', updateRevision: 'db-new' };
+    // Fixed: its controller has not seen the new spec yet, then the stuck pod is of the old revision.
+    expect(failureOf(sts(3, { ...rolled, observedGeneration: 2 }), 'db-old')).toBeUndefined();
+    expect(failureOf(sts(3, rolled), 'db-old')).toBeUndefined();
+    // The new revision's pod failing is the StatefulSet's failure; so is any pod of an OnDelete one.
+    expect(failureOf(sts(3, rolled), 'db-new')?.reason).toBe('PodFailing');
+    expect(failureOf(sts(3, rolled, { updateStrategy: { type: 'OnDelete' } }), 'db-old')?.reason).toBe('PodFailing');
+  });
+
   test('then a failure Event while a child is not ready, then a failed child', () => {
     const event = { reason: 'FailedCreate', message: 'ReplicaSet web-5d8f: exceeded quota' };
     expect(assessChildren({ children: [rollingOut], failureEvent: event }).failure).toEqual(event);
