@@ -8,7 +8,15 @@
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { ChildMap, childKey, waitingOn } from '../constructs/contract';
+import {
+  ChildMap,
+  childKey,
+  claimTemplateChanges,
+  growthNote,
+  shrinkRefusal,
+  waitingOn,
+  withCurrentClaimSizes,
+} from '../constructs/contract';
 import { isInvalid, isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
 import { renderChildrenWithWaits, withRefusalHint } from '../operator/runtime/children';
 import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
@@ -26,6 +34,8 @@ export interface ChildDiff {
   readonly waitsFor?: string;
   /** For `refused`: the API server's words, and the way through (as the resource's status says it). */
   readonly refusal?: string;
+  /** For `changed`: what is done apart from the apply, e.g. a StatefulSet's claims grown (see `growthNote`). */
+  readonly note?: string;
 }
 
 /** The live resource a `kind/name` names, through the controllers that reconcile it. */
@@ -75,17 +85,39 @@ export async function diffResource(
       out.push(held ?? { verb: 'created', ...where });
       continue;
     }
-    const after = await dryRunOrRefusal(client, type, child);
-    if (typeof after === 'string') {
-      // Shown among the others, as the reconciler goes on with them: never an abort.
-      out.push({ verb: 'refused', ...where, refusal: after });
-      continue;
-    }
-    const [a, b] = [comparable(current), comparable(after)];
-    if (a === b) out.push({ verb: 'unchanged', ...where });
-    else out.push({ ...(held ?? { verb: 'changed', ...where }), diff: unifiedDiff(a, b) });
+    out.push(await diffExisting(client, type, child, current, held));
   }
   return [...out, ...(await prunedChildren(client, decl, resource, rendered))];
+}
+
+const NO_CLAIM_CHANGES = { grown: [], shrunk: [] } as const;
+
+/**
+ * What the reconciler would do to a child that exists: refused, unchanged, or changed (or held),
+ * with the diff of the API server's dry run. A StatefulSet's claims grow apart from its apply, as
+ * the reconciler grows them (the rest is dry-run with the claims' sizes as they are); a shrink is refused.
+ */
+async function diffExisting(
+  client: KubeClient,
+  type: ResourceType,
+  child: KubeObject,
+  current: KubeObject,
+  held: ChildDiff | undefined,
+): Promise<ChildDiff> {
+  const where = { kind: type.kind, namespace: child.metadata.namespace, name: child.metadata.name ?? '' };
+  const { grown, shrunk } = type.kind === 'StatefulSet' ? claimTemplateChanges(current, child) : NO_CLAIM_CHANGES;
+  const [shrink] = shrunk;
+  if (shrink) return { verb: 'refused', ...where, refusal: shrinkRefusal(where.name, shrink) };
+  const after = await dryRunOrRefusal(client, type, grown.length ? withCurrentClaimSizes(child, current) : child);
+  // Shown among the others, as the reconciler goes on with them: never an abort.
+  if (typeof after === 'string') return { verb: 'refused', ...where, refusal: after };
+  const [a, b] = [comparable(current), comparable(after)];
+  if (a === b && !grown.length) return { verb: 'unchanged', ...where };
+  return {
+    ...(held ?? { verb: 'changed', ...where }),
+    ...(grown.length ? { note: growthNote(grown) } : {}),
+    ...(a === b ? {} : { diff: unifiedDiff(a, b) }),
+  };
 }
 
 /** The child as the API server would store it, or (a string) its refusal with the way through. */
@@ -164,6 +196,7 @@ export function diffReport(resource: KubeObject, children: readonly ChildDiff[])
     const waits = c.waitsFor ? ` (waits for ${c.waitsFor})` : '';
     lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}${waits}`);
     if (c.refusal) lines.push(`  ${c.refusal}`);
+    if (c.note) lines.push(`  ${c.note}`);
     if (c.diff) lines.push(c.diff);
   }
   return `${lines.join('\n')}\n`;

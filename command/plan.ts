@@ -7,7 +7,13 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import { ChildMap, waitingOn } from '../constructs/contract';
+import {
+  ChildMap,
+  claimTemplateChanges,
+  shrinkRefusal,
+  waitingOn,
+  withCurrentClaimSizes,
+} from '../constructs/contract';
 import {
   ApiError,
   type KubeClient,
@@ -20,6 +26,8 @@ import { notOwnedReason, renderChildrenWithWaits } from '../operator/runtime/chi
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
 import { controllerNamed, ownedType, RenderError } from './render';
+
+const NO_CLAIM_CHANGES = { grown: [], shrunk: [] } as const;
 
 export interface PlanOptions {
   readonly kind: string;
@@ -234,11 +242,8 @@ class Planner {
       this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'created', fields: [] });
       return;
     }
-    const after = await this.dryRun(resource, type, desired, key);
-    if (!after) return;
-    // The fields of the reconciler's own apply that change: what it would write, and nothing
-    // another controller keeps (a Deployment's revision annotation).
-    const changes = appliedFieldChanges(live, after, this.client.fieldManager);
+    const changes = await this.appliedChanges(resource, type, desired, live);
+    if (!changes) return;
     if (changes.length === 0) {
       this.totals.unchanged++;
       return;
@@ -249,6 +254,37 @@ class Planner {
       const k = `${type.kind}\u0000${c.field}\u0000${c.change}`;
       this.fieldCounts.set(k, (this.fieldCounts.get(k) ?? 0) + 1);
     }
+  }
+
+  /**
+   * The fields of the reconciler's own apply that change: what it would write, and nothing another
+   * controller keeps (a Deployment's revision annotation). A StatefulSet's claims grow apart from
+   * its apply, as the reconciler grows them (the rest is dry-run with the claims' sizes as they
+   * are); a shrink is refused. Undefined (counted) when refused.
+   */
+  private async appliedChanges(
+    resource: CustomResourceObject,
+    type: ResourceType,
+    desired: KubeObject,
+    live: KubeObject,
+  ): Promise<FieldChange[] | undefined> {
+    const key = `${type.kind}/${desired.metadata.name ?? ''}`;
+    const { grown, shrunk } = type.kind === 'StatefulSet' ? claimTemplateChanges(live, desired) : NO_CLAIM_CHANGES;
+    const [shrink] = shrunk;
+    if (shrink) {
+      this.totals.refused++;
+      this.refused.push({ resource: qualifiedName(resource), child: key, message: shrinkRefusal(key, shrink) });
+      return undefined;
+    }
+    const after = await this.dryRun(resource, type, grown.length ? withCurrentClaimSizes(desired, live) : desired, key);
+    if (!after) return undefined;
+    return [
+      ...appliedFieldChanges(live, after, this.client.fieldManager),
+      ...grown.map((g) => ({
+        field: `spec.volumeClaimTemplates[${g.template}].spec.resources.requests.storage`,
+        change: 'changed' as const,
+      })),
+    ];
   }
 
   /** The child as the API server would store it, or undefined (counted) when it would refuse it. */

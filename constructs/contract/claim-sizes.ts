@@ -146,3 +146,37 @@ export function claimSizeVerdict(
     message: `claim ${name} has ${first.has} of the ${first.asked} asked${others}: ${why}`,
   };
 }
+
+/**
+ * The desired StatefulSet with its claim templates asking what `current`'s ask: the part of a
+ * change the API server takes in place, while larger claims are grown apart from it (see
+ * operator/runtime/reconcile/storage-growth.ts). `render`'s preview, `diff` and `plan` dry-run this.
+ */
+export function withCurrentClaimSizes(desired: KubeObject, current: KubeObject): KubeObject {
+  const sizes = claimTemplateSizes(current);
+  const spec = isJsonObject(desired.spec) ? desired.spec : undefined;
+  if (!spec || !Array.isArray(spec.volumeClaimTemplates)) return desired;
+  const templates = spec.volumeClaimTemplates.map((t: unknown) => {
+    const name = isJsonObject(t) && isJsonObject(t.metadata) ? t.metadata.name : undefined;
+    const size = typeof name === 'string' ? sizes.get(name) : undefined;
+    if (!size || !isJsonObject(t) || !isJsonObject(t.spec)) return t;
+    const resources = isJsonObject(t.spec.resources) ? t.spec.resources : {};
+    const requests = isJsonObject(resources.requests) ? resources.requests : {};
+    return { ...t, spec: { ...t.spec, resources: { ...resources, requests: { ...requests, storage: size } } } };
+  });
+  return { ...desired, spec: { ...spec, volumeClaimTemplates: templates } };
+}
+
+/** Why a StatefulSet's smaller claim template is refused up front: a volume cannot shrink. */
+export function shrinkRefusal(statefulSet: string, { template, from, to }: ClaimSizeChange): string {
+  return (
+    `StatefulSet ${statefulSet}: its claim template ${template} would ask ${to}, less than the ${from} it asks now: ` +
+    `a volume cannot shrink, so nothing was changed. Set it back to ${from} or more; to start smaller, move the data to a new resource`
+  );
+}
+
+/** What growing a StatefulSet's claims does, for previews: `data 2Gi → 5Gi` and how. */
+export function growthNote(grown: readonly ClaimSizeChange[]): string {
+  const sizes = grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(', ');
+  return `claims grow (${sizes}): each patched where its StorageClass allows volume expansion, then the StatefulSet made again with its pods kept`;
+}

@@ -47,7 +47,10 @@ export {
   claimTemplateChanges,
   claimTemplateSizes,
   compareQuantities,
+  growthNote,
+  shrinkRefusal,
   storageRequest,
+  withCurrentClaimSizes,
 } from './claim-sizes';
 export type { ClaimSizeChange, ClaimTemplateChanges, TemplateClaim } from './claim-sizes';
 export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './health';

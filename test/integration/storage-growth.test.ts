@@ -10,6 +10,10 @@
 import { keyValueStoreApp } from '../../examples/key-value-store/app';
 import { EXPANDABLE_STORAGE_CLASS, RESIZE_HELD_ANNOTATION } from '../../testing/control-plane';
 import { eventually, getJson, getJsonIfExists, kubectlOk, testWithNodes } from '../support/kube';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { controllersModule, runCommand } from '../support/controllers-module';
 import { startExampleOperator } from '../support/example-operator';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -34,6 +38,20 @@ beforeAll(async () => {
 afterAll(async () => {
   expect((await reconciler?.stop())?.code).toBe(0);
 });
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CONTROLLERS = path.join(ROOT, 'examples', 'key-value-store', 'key-value-store.ts');
+
+/** `diff` of a KeyValueStore with this spec against the live one: exit code and report. */
+function diffOf(name: string, spec: object): { code: number | null; out: string } {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-kvs-')), `${name}.json`);
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ apiVersion: 'kv.example.com/v1alpha1', kind: 'KeyValueStore', metadata: { name }, spec }),
+  );
+  const r = runCommand(['diff', '--controllers', CONTROLLERS, '-n', ns, file]);
+  return { code: r.status, out: r.stdout + r.stderr };
+}
 
 function store(name: string, spec: object): void {
   kubectlOk(['apply', '-n', ns, '--server-side', '--field-manager=test', '-f', '-'], {
@@ -98,6 +116,37 @@ describe('growing a KeyValueStore’s storage', () => {
       for (const claim of Object.keys(claims('grows')))
         kubectlOk(['annotate', 'pvc', claim, '-n', ns, `${RESIZE_HELD_ANNOTATION}=true`]);
 
+      // Previewed first, as the reconciler will do it: the claims grow, nothing else of the StatefulSet changes.
+      const preview = diffOf('grows', { replicas: 2, storage: { ...storage, size: '5Gi' } });
+      expect(preview.code).toBe(1);
+      expect(preview.out).toContain(`changed   StatefulSet ${ns}/grows\n  claims grow (data 2Gi → 5Gi): each patched`);
+      expect(preview.out).not.toMatch(/refused/);
+      // A new version of its controller whose claims ask 3Gi: plan says so, as a change.
+      const plan = runCommand([
+        'plan',
+        '--kind',
+        'KeyValueStore',
+        '-n',
+        ns,
+        '-o',
+        'json',
+        '--controllers',
+        controllersModule(`import { keyValueStoreController } from ${JSON.stringify(CONTROLLERS)};
+export const controllers = [{
+  ...keyValueStoreController,
+  render: (scope: any, store: any, context: any) =>
+    keyValueStoreController.render!(scope, { ...store, spec: { ...store.spec, storage: { ...store.spec.storage, size: '3Gi' } } }, context),
+}];
+`),
+      ]);
+      const planned = JSON.parse(plan.stdout);
+      expect(planned.fieldChanges).toContainEqual({
+        kind: 'StatefulSet',
+        field: 'spec.volumeClaimTemplates[data].spec.resources.requests.storage',
+        change: 'changed',
+        count: 1,
+      });
+      expect(planned.children.refused).toBe(0);
       store('grows', { replicas: 2, storage: { ...storage, size: '5Gi' } });
       // Both claims asked for 5Gi, the StatefulSet made again with 5Gi — and not Ready while the volumes are 2Gi.
       await eventually('claims asking 5Gi and a new StatefulSet of 5Gi', () => {
@@ -180,6 +229,10 @@ describe('growing a KeyValueStore’s storage', () => {
     store('shrinks', { replicas: 1, storage });
     await available('shrinks');
     const before = claims('shrinks');
+    const preview = diffOf('shrinks', { replicas: 1, storage: { ...storage, size: '1Gi' } });
+    expect(preview.out).toContain(
+      `refused   StatefulSet ${ns}/shrinks\n  StatefulSet shrinks: its claim template data would ask 1Gi`,
+    );
     store('shrinks', { replicas: 1, storage: { ...storage, size: '1Gi' } });
     const refused = await eventually('Available=False ChildRefused', () => {
       const c = condition('shrinks', 'Available');

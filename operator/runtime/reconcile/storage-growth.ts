@@ -17,12 +17,12 @@
 import {
   BuiltinTypes,
   type ChildHealth,
-  type ClaimSizeChange,
   claimsOfStatefulSet,
   claimTemplateChanges,
   claimTemplateSizes,
   childKey,
   compareQuantities,
+  shrinkRefusal,
   type KubeObject,
   type PersistentVolumeClaim,
   storageRequest,
@@ -75,7 +75,7 @@ async function growStatefulSet(
   }
   const { grown, shrunk } = claimTemplateChanges(current, desired);
   const [shrink] = shrunk;
-  if (shrink) return { refused: refusal(`StatefulSet ${name}: ${shrinkRefusal(shrink)}`) };
+  if (shrink) return { refused: refusal(shrinkRefusal(name, shrink)) };
   const small = claimsToGrow(parts, desired, current);
   if (grown.length === 0 && small.length === 0) return undefined;
   t.ctx.signal.throwIfAborted();
@@ -110,13 +110,6 @@ async function growStatefulSet(
 
 function refusal(message: string): TerminalError {
   return new TerminalError(message.slice(0, 1024), 'Invalid', { cause: new ChildRefusedUpFront(message) });
-}
-
-function shrinkRefusal({ template, from, to }: ClaimSizeChange): string {
-  return (
-    `its claim template ${template} would ask ${to}, less than the ${from} it asks now: a volume cannot shrink, ` +
-    `so nothing was changed. Set it back to ${from} or more; to start smaller, move the data to a new resource`
-  );
 }
 
 /** The bound claims of the StatefulSet's pods smaller than the desired templates ask, with the size each is to have. */
