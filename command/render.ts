@@ -10,7 +10,15 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { Children, CustomResourceObject, KubeObject, Pod, ResourceType } from '../constructs/contract';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { ControllerDeclaration as RuntimeDeclaration } from '../constructs/contract';
-import { assessChildren, ChildMap, childKey, declarationsIn, isKubeObject, podWorkloads } from '../constructs/contract';
+import {
+  assessChildren,
+  ChildMap,
+  childKey,
+  declarationsIn,
+  isKubeObject,
+  type PersistentVolumeClaim,
+  podWorkloads,
+} from '../constructs/contract';
 import { isNotFound } from '../operator/runtime/client';
 import { conditionsOf } from '../constructs/contract/conditions';
 import { isJsonObject } from '../constructs/contract/json';
@@ -92,6 +100,9 @@ function statusOf(
   const children = observedChildren(decl, rendered, observed);
   const namespace = resource.metadata.namespace;
   const pods = observed.filter((o): o is Pod => o.kind === 'Pod' && (o.apiVersion ?? 'v1') === 'v1');
+  const claims = observed.filter(
+    (o): o is PersistentVolumeClaim => o.kind === 'PersistentVolumeClaim' && (o.apiVersion ?? 'v1') === 'v1',
+  );
   // Computed, never copied: the resource's own conditions (a live one's) are left out, and the
   // summary the reconciler adds (Ready, Reconciling, Stalled) is derived as it derives it.
   const status: unknown = decl.status(withoutConditions(resource), {
@@ -101,6 +112,8 @@ function statusOf(
       // Observed files hold one namespace's objects: a pod is traced by its owners alone.
       podsOf: (child) =>
         pods.filter((p) => podWorkloads(p).some((w) => w.kind === child.kind && w.name === child.metadata.name)),
+      // A StatefulSet is not as asked while a claim of its pods is smaller than its templates ask.
+      claimsOf: () => claims,
     }),
     before: new ChildMap(),
     changes: [],

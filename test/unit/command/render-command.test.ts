@@ -193,4 +193,35 @@ describe('render --status: the status the kind would show', () => {
     expect(condition('Reconciling')).toMatchObject({ status: 'True' });
     expect(status.conditions.every((c: any) => c.message !== 'old')).toBe(true);
   });
+
+  test('a Database whose StatefulSet is ready but whose claim is smaller than asked: Progressing Resizing, not Ready', () => {
+    const db = file(
+      'apiVersion: database.example.com/v1alpha1\nkind: Database\nmetadata: {name: orders, namespace: ns, generation: 2}\nspec: {type: postgresql, version: "13", storage: {size: 5Gi}}\n',
+    );
+    const sts = docs(renderResources([db], kitControllers)).find((d) => d.kind === 'StatefulSet');
+    const ready = {
+      ...sts,
+      metadata: { ...sts.metadata, generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, readyReplicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    };
+    const template = sts.spec.volumeClaimTemplates[0].metadata.name;
+    const claim = (has: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: `${template}-orders-0`, namespace: 'ns' },
+      spec: { resources: { requests: { storage: '5Gi' } } },
+      status: { phase: 'Bound', capacity: { storage: has } },
+    });
+    const condition = (observed: object[], type: string) =>
+      statusOf(renderResources([db], kitControllers, { status: true, observed })).conditions.find(
+        (c: any) => c.type === type,
+      );
+    expect(condition([ready, claim('2Gi')], 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'Resizing',
+      message: `StatefulSet: claim ${template}-orders-0 has 2Gi of the 5Gi asked: its volume is being expanded`,
+    });
+    expect(condition([ready, claim('2Gi')], 'Ready')).toMatchObject({ status: 'False' });
+    expect(condition([ready, claim('5Gi')], 'Progressing')).toMatchObject({ status: 'False', reason: 'Complete' });
+  });
 });
