@@ -32,6 +32,8 @@ export default tseslint.config(
       'docs/**',
       'coverage/**',
       'examples/platform-app/**',
+      // Compiled and checked by jsii itself, against the packed kit (jsii/build.ts).
+      'jsii/src/**',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',

@@ -212,7 +212,7 @@ describe('render --status: the status the kind would show', () => {
       spec: { resources: { requests: { storage: '5Gi' } } },
       status: { phase: 'Bound', capacity: { storage: has } },
     });
-    const condition = (observed: object[], type: string) =>
+    const condition = (observed: any[], type: string) =>
       statusOf(renderResources([db], kitControllers, { status: true, observed })).conditions.find(
         (c: any) => c.type === type,
       );

@@ -1,0 +1,93 @@
+/**
+ * Builds the kit's language packages with jsii: the facade in jsii/src, compiled by jsii against
+ * the packed kit (bundled in it, so one implementation runs in every language), then packaged by
+ * jsii-pacmak for each target. `npm run package:jsii` runs it; the languages test builds with it.
+ *
+ * Everything happens in a directory of its own (the facade's package.json with the packed kit as
+ * its dependency, jsii and jsii-pacmak at the versions pinned here): nothing of it lands in the
+ * repository. Go's package is generated too, but this machine's Go module proxy serves no cdk8s
+ * Go module, so `go mod tidy` (which jsii-pacmak runs) cannot finish it here: see docs/languages.md.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const JSII_DIR = __dirname;
+
+/** The toolchain, pinned: jsii 5.9 compiles with the project's TypeScript 5.9. */
+export const JSII_TOOLS = { jsii: '5.9.50', 'jsii-pacmak': '1.140.0' } as const;
+
+export interface JsiiBuild {
+  /** The Python wheel. */
+  readonly wheel: string;
+  /** The directory jsii-pacmak wrote each target's package under. */
+  readonly dist: string;
+}
+
+/**
+ * Stages the facade in `workDir` with the packed kit (`kitTarball`) and the peer versions the
+ * repository itself uses, compiles it with jsii and packages it for `targets`.
+ */
+export function buildJsiiPackages(options: {
+  readonly kitTarball: string;
+  readonly workDir: string;
+  readonly targets?: readonly string[];
+}): JsiiBuild {
+  const { workDir } = options;
+  fs.rmSync(workDir, { recursive: true, force: true });
+  fs.mkdirSync(workDir, { recursive: true });
+  fs.cpSync(path.join(JSII_DIR, 'src'), path.join(workDir, 'src'), { recursive: true });
+  fs.copyFileSync(path.join(JSII_DIR, 'README.md'), path.join(workDir, 'README.md'));
+  fs.copyFileSync(path.join(JSII_DIR, '..', 'LICENSE'), path.join(workDir, 'LICENSE'));
+  const manifest = JSON.parse(fs.readFileSync(path.join(JSII_DIR, 'package.json'), 'utf8')) as Manifest;
+  const kitVersion = manifest.dependencies['cdk8s-operator-kit'] ?? '';
+  // Installed from the packed kit, then named by its version, as jsii reads a dependency's version.
+  writeManifest(workDir, {
+    ...manifest,
+    dependencies: { 'cdk8s-operator-kit': `file:${options.kitTarball}` },
+    devDependencies: { ...peerVersions(manifest), ...JSII_TOOLS },
+  });
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], workDir);
+  writeManifest(workDir, {
+    ...manifest,
+    dependencies: { 'cdk8s-operator-kit': kitVersion },
+    devDependencies: { ...peerVersions(manifest), ...JSII_TOOLS },
+  });
+  // C# reserved words (`namespace`) are the TypeScript props' own names: jsii-pacmak escapes them.
+  run('npx', ['jsii', '--fail-on-warnings', '--silence-warnings=reserved-word'], workDir);
+  const dist = path.join(workDir, 'dist');
+  run('npx', ['jsii-pacmak', '--targets', ...(options.targets ?? ['python'])], workDir);
+  const python = path.join(dist, 'python');
+  const wheel = fs.readdirSync(python).find((f) => f.endsWith('.whl'));
+  if (!wheel) throw new Error(`jsii-pacmak wrote no wheel in ${python}`);
+  return { wheel: path.join(python, wheel), dist };
+}
+
+interface Manifest {
+  readonly dependencies: Record<string, string>;
+  readonly peerDependencies: Record<string, string>;
+  readonly [key: string]: unknown;
+}
+
+/** The peers (cdk8s, cdk8s-plus-27, constructs) at the versions the repository has installed. */
+function peerVersions(manifest: Manifest): Record<string, string> {
+  return Object.fromEntries(
+    Object.keys(manifest.peerDependencies).map((name) => [name, installedVersion(name)] as const),
+  );
+}
+
+/** The version of a package installed in the repository. */
+export function installedVersion(name: string): string {
+  const file = path.join(JSII_DIR, '..', 'node_modules', name, 'package.json');
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+function writeManifest(dir: string, manifest: object): void {
+  fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+function run(command: string, args: readonly string[], cwd: string): void {
+  const r = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 600_000 });
+  if (r.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} failed (${r.status}) in ${cwd}:\n${r.stdout}\n${r.stderr}`);
+}
