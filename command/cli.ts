@@ -23,6 +23,7 @@ import { bundleVerb } from './verbs/bundle';
 import { clusterVerb } from './verbs/cluster';
 import { runVerb } from './verbs/run';
 import { helmVerb } from './verbs/helm';
+import { olmBundleVerb } from './verbs/olm-bundle';
 import { renderVerb } from './verbs/render';
 import { diffVerb } from './verbs/diff';
 import { planVerb } from './verbs/plan';
@@ -36,6 +37,7 @@ const VERBS: Record<string, Verb> = {
   cluster: clusterVerb,
   run: runVerb,
   helm: helmVerb,
+  'olm-bundle': olmBundleVerb,
   render: renderVerb,
   diff: diffVerb,
   plan: planVerb,

@@ -113,6 +113,9 @@ export type {
   SampleSpec,
 } from './core/construct-operator';
 export { operatorHelmChart, writeHelmChart } from './helm/chart';
+export { olmBundle, writeOlmBundle } from './olm/bundle';
+export type { OlmBundleProps } from './olm/bundle';
+export type { CsvDescription } from './olm/csv';
 export type { OperatorHelmChartProps } from './helm/chart';
 export { rulesForControllers } from './core/rbac';
 export type { PolicyRule } from './core/rbac';

@@ -11,6 +11,7 @@ import { COMMAND_SOURCE } from '../support/command';
 import { provisionHelm } from '../support/helm';
 import { installDist } from '../support/kube';
 import { provisionKstatus } from '../support/kstatus';
+import { provisionOlmValidate } from '../support/olm';
 import { provisionPrometheus } from '../support/prometheus';
 import { enterRunTempDir } from './run-temp-dir';
 import { startTypeCheck } from './type-check';
@@ -64,6 +65,8 @@ function provisionTools(): void {
   provisionHelm();
   // kstatus (the readiness rules Helm 4, Flux and kpt wait with), built from the Go module proxy too.
   provisionKstatus();
+  // operator-framework/api's bundle validators, for the OLM bundle tests: from the Go module proxy too.
+  provisionOlmValidate();
   // Prometheus and promtool, for the monitoring tests: from the Go module proxy too.
   provisionPrometheus();
   // The bench's Go peers, for the bench test: it runs them, it never builds them.

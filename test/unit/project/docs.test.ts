@@ -48,7 +48,9 @@ describe.each(pages)('%s', (page) => {
     const npmRuns = [...text.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1] ?? '');
     expect(npmRuns.filter((s) => !(s in scripts))).toEqual([]);
     // Command lines: `npx cdk8s-operator-kit <command>`, or a line of a shell block that starts with it.
-    const commands = [...text.matchAll(/(?:npx |^\s*(?:\$ )?)cdk8s-operator-kit ([a-z]+)\b/gm)].map((m) => m[1] ?? '');
+    const commands = [...text.matchAll(/(?:npx |^\s*(?:\$ )?)cdk8s-operator-kit ([a-z][a-z-]*[a-z])\b/gm)].map(
+      (m) => m[1] ?? '',
+    );
     expect(commands.filter((c) => !(c in COMMANDS))).toEqual([]);
   });
 });
