@@ -35,8 +35,24 @@ export interface CsvDescription {
   readonly examples: readonly object[];
 }
 
-/** The reconciler flags OLM's way of running it replaces: the namespace and certificate are OLM's. */
-const FLAGS_OLM_DECIDES = ['--leader-election-namespace=', '--webhook-cert-secret=', '--webhook-cert-hosts='];
+/** The reconciler flags OLM's way of running it replaces: the namespaces and certificate are OLM's. */
+const FLAGS_OLM_DECIDES = [
+  '--leader-election-namespace=',
+  '--namespace=',
+  '--namespaces=',
+  '--webhook-cert-secret=',
+  '--webhook-cert-hosts=',
+];
+
+/**
+ * The namespaces OLM's operator group targets, which OLM writes on the Deployment's pod template
+ * (`olm.targetNamespaces`: empty for AllNamespaces, else a comma-separated list), handed to the
+ * reconciler through the downward API and the kubelet's `$(VAR)` expansion of its arguments.
+ */
+const TARGET_NAMESPACES_ENV = {
+  name: 'WATCH_NAMESPACE',
+  valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } },
+};
 
 /** The ClusterServiceVersion of the operator `objects` make. */
 export function clusterServiceVersion(objects: readonly SynthesizedObject[], d: CsvDescription): object {
@@ -70,13 +86,11 @@ export function clusterServiceVersion(objects: readonly SynthesizedObject[], d: 
       links: d.links,
       keywords: d.keywords,
       ...(d.icon ? { icon: [d.icon] } : {}),
-      // Only what is tested: one reconciler for every namespace (docs/olm.md).
-      installModes: [
-        { type: 'OwnNamespace', supported: false },
-        { type: 'SingleNamespace', supported: false },
-        { type: 'MultiNamespace', supported: false },
-        { type: 'AllNamespaces', supported: true },
-      ],
+      // Each tested as OLM runs it (docs/olm.md): the reconciler watches the namespaces OLM targets.
+      installModes: ['OwnNamespace', 'SingleNamespace', 'MultiNamespace', 'AllNamespaces'].map((type) => ({
+        type,
+        supported: type === 'AllNamespaces' || converting.length === 0,
+      })),
       customresourcedefinitions: { owned: crds.flatMap(ownedCrd) },
       install: {
         strategy: 'deployment',
@@ -155,7 +169,10 @@ function deploymentSpecForOlm(deployment: SynthesizedObject): unknown {
     // OLM mounts the webhook's certificate (tls.crt, tls.key) where cert-manager's would be.
     if (args.some((a: unknown) => typeof a === 'string' && a.startsWith('--webhook-bind-address=')))
       args.push(`--webhook-cert-path=${MOUNTED_CERTIFICATE_DIR}`);
+    // The namespaces OLM targets: none (every namespace) for AllNamespaces.
+    args.push(`--namespaces=$(${TARGET_NAMESPACES_ENV.name})`);
     container.args = args;
+    container.env = [...asArray(container.env), TARGET_NAMESPACES_ENV];
   }
   return spec;
 }

@@ -50,7 +50,18 @@ describe('olmBundle', () => {
     // The Lease in the namespace OLM installs into (its pod's), not one fixed at synth time.
     expect(args).toContain('--leader-elect');
     expect(args.filter((a) => a.startsWith('--leader-election-namespace'))).toEqual([]);
-    expect(csv.spec.installModes.filter((m: any) => m.supported).map((m: any) => m.type)).toEqual(['AllNamespaces']);
+    // The namespaces OLM targets, from the pod template's annotation OLM writes: every install mode.
+    expect(args).toContain('--namespaces=$(WATCH_NAMESPACE)');
+    expect(deployment.spec.template.spec.containers[0].env).toContainEqual({
+      name: 'WATCH_NAMESPACE',
+      valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } },
+    });
+    expect(csv.spec.installModes.filter((m: any) => m.supported).map((m: any) => m.type)).toEqual([
+      'OwnNamespace',
+      'SingleNamespace',
+      'MultiNamespace',
+      'AllNamespaces',
+    ]);
   });
 
   test('owned CRDs: one per served version, described from the schema, conditions marked as such', () => {
@@ -82,5 +93,7 @@ describe('olmBundle', () => {
     expect(args.filter((a) => /^--webhook-cert-(secret|hosts)=/.test(a))).toEqual([]);
     expect(Object.keys(files).filter((f) => /webhook|secret/.test(f))).toEqual([]);
     expect(JSON.parse(csv.metadata.annotations['alm-examples'])).toEqual([{ kind: 'Memcached' }]);
+    // OLM serves conversion webhooks only for operators of every namespace.
+    expect(csv.spec.installModes.filter((m: any) => m.supported).map((m: any) => m.type)).toEqual(['AllNamespaces']);
   });
 });
