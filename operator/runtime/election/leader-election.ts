@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { BuiltinTypes, type Lease, type LeaseSpec } from '../../../constructs/contract';
-import { sleep } from '../queue';
+import { type Clock, realClock } from '../queue';
 import { isConflict, isNotFound, type KubeClient, microTime } from '../client';
 
 export interface LeaderElectionOptions {
@@ -20,6 +20,8 @@ export interface LeaderElectionOptions {
   readonly onLeaderChange?: (leading: boolean) => void;
   /** Labels of the Lease when this process creates it (shard leases carry their set's). @default none */
   readonly labels?: Readonly<Record<string, string>>;
+  /** The time renewals are paced and leases judged by: a virtual one in unit tests. @default the real one */
+  readonly clock?: Clock;
 }
 
 /**
@@ -33,14 +35,19 @@ export interface LeaderElectionOptions {
  * - `release` empties the holder on graceful shutdown, so a successor need not wait.
  */
 export class LeaderElector {
-  private readonly observer = new LeaseObserver();
+  private readonly observer: LeaseObserver;
   private leading = false;
   private lease?: Lease;
+
+  private readonly clock: Clock;
 
   constructor(
     private readonly client: KubeClient,
     private readonly options: LeaderElectionOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? realClock;
+    this.observer = new LeaseObserver(this.clock);
+  }
 
   get isLeader(): boolean {
     return this.leading;
@@ -81,7 +88,7 @@ export class LeaderElector {
         log.info({ identity: this.options.identity }, 'successfully acquired lease');
         return true;
       }
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
     }
     return false;
   }
@@ -90,14 +97,14 @@ export class LeaderElector {
    * Keeps renewing until `signal` aborts (resolves true) or the lease is lost (resolves false).
    */
   async holdUntilLost(signal: AbortSignal): Promise<boolean> {
-    let lastRenew = Date.now();
+    let lastRenew = this.clock.now();
     while (!signal.aborted) {
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
       if (signal.aborted) break;
       if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew >= this.renewDeadlineMs || this.heldByOther()) {
+        lastRenew = this.clock.now();
+      } else if (this.clock.now() - lastRenew >= this.renewDeadlineMs || this.heldByOther()) {
         this.setLeading(false);
         this.options.logger.error({ identity: this.options.identity }, 'leader lease lost');
         return false;
@@ -109,7 +116,7 @@ export class LeaderElector {
   /** Gives the lease up (holder emptied, duration 1 s) if this process holds it. */
   async release(): Promise<void> {
     if (!this.leading || !this.lease) return;
-    const now = microTime(new Date());
+    const now = microTime(new Date(this.clock.now()));
     try {
       await this.client.update(BuiltinTypes.Lease, {
         ...this.lease,
@@ -134,7 +141,7 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const me = this.options.identity;
     const desired: LeaseSpec = {
       holderIdentity: me,
@@ -193,12 +200,14 @@ export class LeaderElector {
 export class LeaseObserver {
   private readonly seen = new Map<string, { record: string; at: number }>();
 
+  constructor(private readonly clock: Pick<Clock, 'now'> = realClock) {}
+
   /** Notes the Lease's record; returns how long it has stayed unchanged, in ms (0: it just changed). */
   unchangedFor(lease: Lease): number {
     const key = `${lease.metadata.namespace}/${lease.metadata.name}`;
     const record = JSON.stringify(lease.spec);
     const seen = this.seen.get(key);
-    const now = Date.now();
+    const now = this.clock.now();
     if (seen?.record !== record) {
       this.seen.set(key, { record, at: now });
       return 0;
