@@ -1,5 +1,5 @@
 import { BuiltinTypes, type Lease } from '../../../constructs/contract';
-import { sleep } from '../queue';
+import { type Clock, realClock } from '../queue';
 import type { KubeClient } from '../client';
 import { LeaderElector, type LeaderElectionOptions, LeaseObserver } from './leader-election';
 import { type HashRange, rangesOverlap, shardRange, shardSelector } from '../cache';
@@ -46,13 +46,16 @@ export class ShardElector {
   /** Whether this process's range was let go by every earlier holder, so that it reconciles it. */
   private handedOver = false;
   /** When each other Lease's record last changed, on this process's clock. */
-  private readonly observer = new LeaseObserver();
+  private readonly observer: LeaseObserver;
+  private readonly clock: Clock;
 
   constructor(
     private readonly client: KubeClient,
     private readonly options: ShardElectionOptions,
   ) {
     const { shards, name } = options;
+    this.clock = options.clock ?? realClock;
+    this.observer = new LeaseObserver(this.clock);
     this.electors = Array.from(
       { length: shards },
       (_, i) =>
@@ -93,7 +96,7 @@ export class ShardElector {
           return this.held;
         }
       }
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
     }
     return undefined;
   }
@@ -114,7 +117,7 @@ export class ShardElector {
         this.options.logger.info({ waitingFor: blocking }, 'waiting for the previous holders of this range to let go');
         logged = true;
       }
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
     }
     return false;
   }
@@ -176,7 +179,7 @@ export class ShardElector {
 
   private async watchOverlaps(signal: AbortSignal): Promise<boolean> {
     while (!signal.aborted) {
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by an abort during the await above
       if (signal.aborted) break;
       // Before the handover, an earlier holder is what this process waits on, not a conflict.
