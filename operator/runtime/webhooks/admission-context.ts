@@ -16,7 +16,7 @@ import type { Manager } from '../controller';
  * what it looks for, so reviews are refused (fail-closed) until then.
  */
 export function admissionContextFor(
-  manager: Manager,
+  manager: Pick<Manager, 'informer' | 'synced' | 'owns'>,
   decl: ControllerDeclaration,
 ): (object: KubeObject) => Omit<AdmissionContext, 'operation' | 'old'> {
   const owned = (decl.owns ?? []).map((t) => ({ type: t, informer: manager.informer(t) }));
