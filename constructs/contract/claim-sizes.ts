@@ -58,24 +58,40 @@ export function claimTemplateChanges(current: KubeObject, desired: KubeObject): 
   return { grown, shrunk };
 }
 
+/** The names of a StatefulSet's claim templates, in order. */
+export function claimTemplateNames(statefulSet: KubeObject): string[] {
+  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
+  const templates = Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [];
+  return templates.flatMap((t: unknown) =>
+    isJsonObject(t) && isJsonObject(t.metadata) && typeof t.metadata.name === 'string' ? [t.metadata.name] : [],
+  );
+}
+
 /**
- * The claims among `claims` a StatefulSet made from its templates, named as its controller names
- * them: `<template>-<statefulset>-<ordinal>`.
+ * The template and ordinal of a claim the StatefulSet's controller would name so
+ * (`<template>-<statefulset>-<ordinal>`); undefined for any other name.
  */
+export function claimTemplateOf(
+  statefulSet: KubeObject,
+  claimName: string,
+): { readonly template: string; readonly ordinal: number } | undefined {
+  const name = statefulSet.metadata.name ?? '';
+  for (const template of claimTemplateNames(statefulSet)) {
+    const prefix = `${template}-${name}-`;
+    const ordinal = claimName.startsWith(prefix) ? claimName.slice(prefix.length) : '';
+    if (/^(0|[1-9]\d*)$/.test(ordinal)) return { template, ordinal: Number(ordinal) };
+  }
+  return undefined;
+}
+
+/** The claims among `claims` a StatefulSet made from its templates (see `claimTemplateOf`). */
 export function claimsOfStatefulSet(
   statefulSet: KubeObject,
   claims: readonly PersistentVolumeClaim[],
 ): TemplateClaim[] {
-  const name = statefulSet.metadata.name ?? '';
-  const templates = [...claimTemplateSizes(statefulSet).keys()];
   return claims.flatMap((claim) => {
-    const claimName = claim.metadata.name ?? '';
-    for (const template of templates) {
-      const prefix = `${template}-${name}-`;
-      const ordinal = claimName.startsWith(prefix) ? claimName.slice(prefix.length) : '';
-      if (/^(0|[1-9]\d*)$/.test(ordinal)) return [{ claim, template, ordinal: Number(ordinal) }];
-    }
-    return [];
+    const of = claimTemplateOf(statefulSet, claim.metadata.name ?? '');
+    return of ? [{ claim, ...of }] : [];
   });
 }
 

@@ -45,6 +45,7 @@ export {
   claimSizeVerdict,
   claimsOfStatefulSet,
   claimTemplateChanges,
+  claimTemplateOf,
   claimTemplateSizes,
   compareQuantities,
   growthNote,

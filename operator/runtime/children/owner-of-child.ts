@@ -1,5 +1,10 @@
-import { type InvolvedObject, type KubeObject, podWorkloads, type ResourceType } from '../../../constructs/contract';
-import { isJsonObject } from '../../../constructs/contract/json';
+import {
+  claimTemplateOf,
+  type InvolvedObject,
+  type KubeObject,
+  podWorkloads,
+  type ResourceType,
+} from '../../../constructs/contract';
 import type { Informer } from '../cache';
 import { objectKey } from '../client';
 
@@ -49,10 +54,7 @@ function ownerOfStatefulSetClaim(
   const ownerOf = childOwner(type, owned);
   return (namespace, name) => {
     const statefulSets = owned.get('StatefulSet')?.informer.list(namespace) ?? [];
-    const parent = statefulSets.find((s) => {
-      const sts = escape(s.metadata.name ?? '');
-      return claimTemplates(s).some((t) => new RegExp(`^${escape(t)}-${sts}-\\d+$`).test(name));
-    });
+    const parent = statefulSets.find((s) => claimTemplateOf(s, name) !== undefined);
     return parent ? ownerOf('StatefulSet', namespace, parent.metadata.name) : undefined;
   };
 }
@@ -87,15 +89,4 @@ export function ownerOfPod(type: ResourceType, owned: OwnedInformers): (pod: Kub
     }
     return undefined;
   };
-}
-
-function claimTemplates(statefulSet: KubeObject): string[] {
-  const templates = isJsonObject(statefulSet.spec) ? statefulSet.spec.volumeClaimTemplates : undefined;
-  return (Array.isArray(templates) ? templates : []).flatMap((t: unknown) =>
-    isJsonObject(t) && isJsonObject(t.metadata) && typeof t.metadata.name === 'string' ? [t.metadata.name] : [],
-  );
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
