@@ -191,14 +191,14 @@ function setup(statusCoalesceMs = 0, decl: ControllerDeclaration = widgetControl
     const inf = mgr.informer(type as never) as any;
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const old = inf.get(key);
-    inf.put(key, obj);
+    inf.store.put(key, obj);
     // As a watch event would: handlers see it (and the controller maps it to requests).
     inf.emit((h: any) => (old ? h.onUpdate?.(old, obj) : h.onAdd?.(obj)));
   };
   const uncache = (type: { group: string; resource: string }, key: string) => {
     const inf = mgr.informer(type as never) as any;
     const old = inf.get(key);
-    inf.remove(key);
+    inf.store.remove(key);
     inf.emit((h: any) => h.onDelete?.(old));
   };
   /** Keys the controller's queue holds now (drained). */
@@ -270,7 +270,7 @@ describe('the controller builder', () => {
     };
     const deployments = s.mgr.informer(BuiltinTypes.Deployment) as any;
     // The cache has seen the Deployments' stream up to 5: not our write.
-    deployments.streams[0].resourceVersion = '5';
+    deployments.reflector.streams[0].resourceVersion = '5';
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
     await s.reconcile();
     // Reconciled again (its status write came back) before the Deployment's watch event did.
@@ -279,7 +279,7 @@ describe('the controller builder', () => {
     expect(deploymentWrites()).toEqual(['apply Deployment w']);
     expect(s.events).toEqual(['Normal/Created']);
     // The watch catches up past it, and then the child is deleted by someone: made again.
-    deployments.streams[0].resourceVersion = '7';
+    deployments.reflector.streams[0].resourceVersion = '7';
     await s.reconcile();
     expect(deploymentWrites()).toEqual(['apply Deployment w', 'apply Deployment w']);
     expect(s.events).toEqual(['Normal/Created', 'Normal/Created']);
