@@ -1,6 +1,8 @@
 /**
  * `cdk8s-operator-kit/reconciler`: the run-time half. A reconciler image's entry point calls
- * `runOperator` with its controllers; the pieces below are for those who assemble their own.
+ * `runOperator` with its controllers; the pieces below are for those who assemble their own: the
+ * controller builder, the manager, the client's verbs and errors, the informer, Events, metrics
+ * and tracing. The client's wire helpers (protobuf reading, managed-fields bookkeeping) stay inside.
  *
  * @module cdk8s-operator-kit/reconciler
  */
@@ -31,8 +33,6 @@ export {
   type KubeClient,
   type KubeList,
   type ListOptions,
-  type ObjectDecoder,
-  type ProtoReader,
   type WatchErrorStatus,
   type WatchEvent,
   type WatchOptions,
@@ -41,8 +41,6 @@ export {
   loadKubeConfig,
   type KubeConfigLike,
   type LoadKubeConfigOptions,
-  extractApplied,
-  needsApply,
 } from './runtime/client';
 export { EventRecorder, Metrics, type ClientSpan, type SpanAttributes, type Tracer } from './runtime/observability';
 export { renderChildren } from './runtime/children';

@@ -1,4 +1,4 @@
-import type { Tracer } from '../observability';
+import type { RequestTracer } from './request-tracing';
 import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -42,7 +42,7 @@ export interface KubeClientOptions {
    */
   readonly userAgent?: string;
   /** Traces each request made inside a traced reconcile (see tracing.ts). @default not traced */
-  readonly tracer?: Tracer;
+  readonly tracer?: RequestTracer;
 }
 
 /** A watch: where, from when, and who is told of its events. */

@@ -25,6 +25,7 @@ export { ProtoReader, readMapEntry, readTime, tag, WIRE_BYTES, WIRE_VARINT } fro
 export type { ObjectDecoder } from './protobuf';
 export { appliedEntry, extractApplied, needsApply, sameJson } from './managed-fields';
 export type { FieldSet } from './managed-fields';
+export type { ClientSpan, RequestTracer, SpanAttributes } from './request-tracing';
 export {
   apiVersionOf,
   controllerOf,

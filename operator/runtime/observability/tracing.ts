@@ -1,5 +1,8 @@
 import type * as OtlpTracerModule from './otlp-tracer';
 import type { OtlpTracerOptions } from './otlp-tracer';
+import type { RequestTracer, SpanAttributes } from '../client';
+
+export type { ClientSpan, SpanAttributes } from '../client';
 /**
  * What the runtime asks of a tracer: a span around a piece of work (a reconcile, a step of it),
  * child of the span the caller runs in, and a client span for an API request with the W3C
@@ -7,27 +10,13 @@ import type { OtlpTracerOptions } from './otlp-tracer';
  * (`--otlp-endpoint`); otherwise it holds none and `inSpan` below is a plain call, so tracing
  * costs nothing when off and its implementation (otlp-tracer.ts) is never loaded.
  */
-
-/** Attribute values as OpenTelemetry has them (the kinds the runtime records). */
-export type SpanAttributes = Readonly<Record<string, string | number | boolean | undefined>>;
-
-/** An API request's span, ended by the client when the answer comes. */
-export interface ClientSpan {
-  /** The `traceparent` header value (W3C Trace Context) that names this span as the request's parent. */
-  readonly traceparent: string;
-  /** Ends the span with the answer's HTTP status (0: no answer), an error status from 400 up. */
-  end(status: number, error?: unknown): void;
-}
-
-export interface Tracer {
+export interface Tracer extends RequestTracer {
   /**
    * Runs `fn` in a new span named `name`, child of the span this call runs in (a new trace's root
    * outside any). The span ends when `fn` returns or its promise settles; a throw or rejection
    * marks it failed and passes through.
    */
   inSpan<T>(name: string, attributes: SpanAttributes, fn: () => T): T;
-  /** A client span for an API request, child of the span this call runs in; none outside a span. */
-  clientSpan(name: string, attributes: SpanAttributes): ClientSpan | undefined;
   /** Sends what is buffered and stops. */
   shutdown(): Promise<void>;
 }

@@ -7,7 +7,17 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../../constructs/contract';
-import type { Manager } from '../controller';
+import type { Informer } from '../cache';
+
+/**
+ * What an admission context reads of the manager (its caches, whether they have synced, whether
+ * this replica caches a namespace): a face of its own, so webhooks/ needs nothing of controller/.
+ */
+export interface CachedReads {
+  informer<T extends KubeObject = KubeObject>(type: ResourceType): Informer<T>;
+  readonly synced: boolean;
+  owns(namespace: string | undefined): boolean;
+}
 
 /**
  * What a `validate` hook may read about a resource under review: its owned children and the
@@ -16,7 +26,7 @@ import type { Manager } from '../controller';
  * what it looks for, so reviews are refused (fail-closed) until then.
  */
 export function admissionContextFor(
-  manager: Pick<Manager, 'informer' | 'synced' | 'owns'>,
+  manager: CachedReads,
   decl: ControllerDeclaration,
 ): (object: KubeObject) => Omit<AdmissionContext, 'operation' | 'old'> {
   const owned = (decl.owns ?? []).map((t) => ({ type: t, informer: manager.informer(t) }));
