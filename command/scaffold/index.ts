@@ -7,15 +7,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DNS_LABEL } from '../../constructs/core/formats';
 import {
+  controlPlaneSetupFiles,
+  projectConfigFiles,
   appTs,
-  CDK8S_YAML,
-  CONTROL_PLANE_SETUP,
-  CONTROL_PLANE_TEARDOWN,
   controllerEntries,
   controllersTs,
-  GITIGNORE,
-  E2E_JEST_CONFIG,
-  JEST_CONFIG,
   kindIntegrationTestTs,
   operatorE2eTestTs,
   releasedControllersTs,
@@ -30,7 +26,6 @@ import {
   type PackageVersions,
   readme,
   reconcilerTs,
-  TSCONFIG,
 } from './templates';
 import { isJsonObject, jsonAt, parseJson, stringAt } from '../../constructs/contract/json';
 
@@ -169,18 +164,13 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
   };
   const projectFiles: [string, string][] = [
     ['package.json', packageJson(project, packageVersions(kit.devDependencies))],
-    ['tsconfig.json', TSCONFIG],
-    ['jest.config.js', JEST_CONFIG],
-    ['jest.e2e.config.js', E2E_JEST_CONFIG],
-    ['cdk8s.yaml', CDK8S_YAML],
-    ['.gitignore', GITIGNORE],
+    ...projectConfigFiles(),
     ['main.ts', mainTs()],
     ['app.ts', appTs(project)],
     ['reconciler.ts', reconcilerTs()],
     // With the first kind in it: a project made by init passes its tests as it is.
     ['controllers.ts', controllersTs(k)],
-    [path.join('test', 'control-plane.setup.ts'), CONTROL_PLANE_SETUP],
-    [path.join('test', 'control-plane.teardown.ts'), CONTROL_PLANE_TEARDOWN],
+    ...controlPlaneSetupFiles(),
     [path.join('test', 'released', 'controllers.ts'), releasedControllersTs()],
     [path.join('test', 'upgrade.integration.test.ts'), upgradeTestTs(k)],
     [path.join('test', 'e2e', 'operator.test.ts'), operatorE2eTestTs(project)],

@@ -74,48 +74,25 @@ export function packageJson(p: ProjectNames, versions: PackageVersions): string 
   )}\n`;
 }
 
-export const TSCONFIG = `${JSON.stringify(
-  {
-    compilerOptions: {
-      target: 'ES2022',
-      module: 'node16',
-      moduleResolution: 'node16',
-      strict: true,
-      esModuleInterop: true,
-      skipLibCheck: true,
-      noEmit: true,
-      isolatedModules: true,
-      types: ['node', 'jest'],
-    },
-    include: ['**/*.ts'],
-    exclude: ['node_modules', 'dist', 'build'],
-  },
-  null,
-  2,
-)}\n`;
+/** tsconfig.json, jest.config.js, jest.e2e.config.js, cdk8s.yaml and .gitignore: files/ holds each as it is written. */
+export function projectConfigFiles(): [string, string][] {
+  return [
+    ['tsconfig.json', sampleFile('tsconfig.project.json')],
+    ['jest.config.js', sampleFile('jest.config.js')],
+    ['jest.e2e.config.js', sampleFile('jest.e2e.config.js')],
+    ['cdk8s.yaml', sampleFile('cdk8s.yaml')],
+    // Kept without its dot, so that it is not this repository's own.
+    ['.gitignore', sampleFile('gitignore')],
+  ];
+}
 
-export const JEST_CONFIG = `/** Unit tests run in a moment; integration tests (*.integration.test.ts) share one control plane. */
-module.exports = {
-  testEnvironment: 'node',
-  globalSetup: '<rootDir>/test/control-plane.setup.ts',
-  globalTeardown: '<rootDir>/test/control-plane.teardown.ts',
-  transform: { '^.+\\\\.ts$': 'ts-jest' },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // The e2e tests run the operator on a real node: npm run test:e2e.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
-  testTimeout: 120000,
-};
-`;
-
-export const E2E_JEST_CONFIG = `/** npm run test:e2e: the operator's image on a real node (test/e2e), one file at a time. */
-module.exports = {
-  testEnvironment: 'node',
-  transform: { '^.+\\.ts$': 'ts-jest' },
-  testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-  maxWorkers: 1,
-  testTimeout: 300000,
-};
-`;
+/** The integration tier's one control plane: test/control-plane.setup.ts and its teardown, as files/ holds them. */
+export function controlPlaneSetupFiles(): [string, string][] {
+  return ['control-plane.setup.ts', 'control-plane.teardown.ts'].map((f) => [
+    path.join('test', f),
+    sampleFile(path.join('test', f)),
+  ]);
+}
 
 /**
  * The operator as a cluster runs it, as kubebuilder's test/e2e runs it on kind: its image built
@@ -126,35 +103,6 @@ export function operatorE2eTestTs(p: ProjectNames): string {
   const template = fs.readFileSync(path.join(__dirname, 'files', 'operator.e2e.test.ts.template'), 'utf8');
   return template.replace('{{image}}', JSON.stringify(`${p.image}:0.1.0`));
 }
-
-export const CONTROL_PLANE_SETUP = `/**
- * One control plane for every integration test file (each one's startControlPlane() then uses
- * it through OPKIT_KUBECONFIG), started once per run. An OPKIT_KUBECONFIG already set (a cluster
- * of your own, e.g. from npm run cluster) is used as it is.
- */
-import { startControlPlane } from 'cdk8s-operator-kit/testing';
-
-export default async function setup(): Promise<void> {
-  if (process.env.OPKIT_KUBECONFIG) return;
-  const controlPlane = await startControlPlane();
-  process.env.OPKIT_KUBECONFIG = controlPlane.kubeconfig;
-  (globalThis as { controlPlane?: { stop(): Promise<void> } }).controlPlane = controlPlane;
-}
-`;
-
-export const CONTROL_PLANE_TEARDOWN = `export default async function teardown(): Promise<void> {
-  await (globalThis as { controlPlane?: { stop(): Promise<void> } }).controlPlane?.stop();
-}
-`;
-
-export const CDK8S_YAML = `language: typescript
-app: npx tsx main.ts
-`;
-
-export const GITIGNORE = `node_modules/
-build/
-dist/
-`;
 
 export function mainTs(): string {
   return sampleFile('main.ts');
@@ -245,73 +193,18 @@ export function releasedControllersTs(): string {
   return sampleFile(path.join('test', 'released', 'controllers.ts'));
 }
 
-export function upgradeTestTs(k: KindNames): string {
-  return `/**
- * The released operator (test/released/) upgraded to this version, on a control plane of its own
- * (it installs the released CRDs): the old reconciler runs over resources, \`plan\` previews this
- * version before its CRD is applied, this version replaces it, and it must write exactly what the
- * plan said, lose nothing through conversion, and leave every resource in the storage version.
+/**
+ * test/upgrade.integration.test.ts: the released operator upgraded to this one, on a control plane
+ * of its own (files/test/upgrade.integration.test.ts, for the sample kind).
  */
-import * as path from 'node:path';
-import { type ControlPlane, startControlPlane, upgradeTest } from 'cdk8s-operator-kit/testing';
-import { ${k.camel}Kind } from '../kinds/${k.file}';
-
-let controlPlane: ControlPlane;
-
-beforeAll(async () => {
-  controlPlane = await startControlPlane({ audit: true, own: true, verbose: false });
-}, 600_000);
-
-afterAll(async () => {
-  await controlPlane?.stop();
-});
-
-test('the released ${k.kind} operator upgrades to this version as planned, losing nothing', async () => {
-  const report = await upgradeTest({
-    controlPlane,
-    kind: '${k.kind}',
-    from: path.join(__dirname, 'released', 'controllers.ts'),
-    to: path.join(__dirname, '..', 'controllers.ts'),
-    // Resources in each version the released CRD serves.
-    resources: [{ apiVersion: '${k.group}/${k.version}', kind: '${k.kind}', metadata: { name: 'upgraded' }, spec: { replicas: 1 } }],
-  });
-  expect(report.problems).toEqual([]);
-  expect(report.storedVersions).toEqual([${k.camel}Kind.storageVersion]);
-}, 600_000);
-`;
+export function upgradeTestTs(k: KindNames): string {
+  return fromSample(path.join('test', 'upgrade.integration.test.ts'), k);
 }
 
+/** README.md: files/README.md.template with the project's and the kind's names in its blanks. */
 export function readme(p: ProjectNames, k: KindNames): string {
-  return `# ${p.name}
-
-A Kubernetes operator made with [cdk8s-operator-kit](https://www.npmjs.com/package/cdk8s-operator-kit):
-the \`${k.kind}\` kind (\`${k.group}/${k.version}\`), its CRD, least-privilege RBAC and the reconciler
-Deployment, synthesized from TypeScript, and the reconciler that Deployment runs.
-
-\`\`\`sh
-npm install
-npm test                 # unit tests, and an integration test against a real API server
-npm run synth            # dist/: the CRDs and rights, the operator, a sample of each kind
-
-# Try it on a local cluster (etcd, kube-apiserver and simulated nodes; fetched on first use):
-npm run cluster          # prints: export KUBECONFIG=...  (leave it running)
-# in another terminal, with that KUBECONFIG:
-kubectl apply --server-side -f dist/0000-cluster.k8s.yaml
-npm run operator         # the reconciler, here, out of cluster
-kubectl apply -f dist/0002-samples.k8s.yaml
-kubectl get ${k.lower} -A
-
-npm run image            # the reconciler image, as an OCI archive (needs buildah and mmdebstrap)
-npm run test:e2e         # that image as a Pod on a real node, the samples reconciled (Linux, root)
-\`\`\`
-
-- \`kinds/${k.file}.ts\`: the kind's schema, the construct a ${k.kind} becomes, its controller and sample.
-  Change the spec and the construct: the CRD, RBAC and reconciler follow.
-- \`controllers.ts\`: the operator's controllers; \`npx cdk8s-operator-kit create kind <Kind> --group
-  <group> --version <version>\` adds another kind here, with its tests.
-- \`app.ts\`, \`main.ts\`: the operator's charts. \`reconciler.ts\`: what its image runs.
-
-How the kit works, and what a kind can declare (versions, admission hooks, finalizers, status):
-the \`docs/\` folder of the package (\`node_modules/cdk8s-operator-kit/docs/writing-an-operator.md\`).
-`;
+  const blanks: Record<string, string> = { name: p.name, ...k };
+  return fs
+    .readFileSync(path.join(__dirname, 'files', 'README.md.template'), 'utf8')
+    .replace(/\{\{(\w+)\}\}/g, (blank, name: string) => blanks[name] ?? blank);
 }
