@@ -122,7 +122,8 @@ export type { PolicyRule } from './core/rbac';
 export { applyIndependently, renderConstructs, waitsFor } from './contract/render';
 
 // Whether children are ready: the rules every kind's status is computed by.
-export { assessChildren, childHealth, madeBy, podProblem, podWorkloads, waitingOn } from './contract/health';
+export { assessChildren, childHealth, waitingOn } from './contract/health';
+export { madeBy, podProblem, podWorkloads } from './contract/pod-problems';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './contract/health';
 
 // Building blocks for one's own constructs: labels and the restricted Pod Security settings.

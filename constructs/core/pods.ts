@@ -1,6 +1,6 @@
 import type { Deployment, KubeObject, Pod, Problem } from '../contract';
 import { compareText } from '../contract/compare';
-import { podProblem } from '../contract/health';
+import { podProblem } from '../contract/pod-problems';
 
 /**
  * For `mapReads.Pod`: the resource a pod belongs to, by its standard labels — pods are made by a
