@@ -8,7 +8,13 @@
 export { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './apply';
 export { ChildFailures } from './child-failures';
 export { ownerByReferences, ownerOfClaim, ownerOfPod } from './owner-of-child';
-export { externalFactsUnknown, renderChildren, renderChildrenWithWaits } from './render';
+export {
+  externalFactsUnknown,
+  NOTHING_RENDERED,
+  renderChildren,
+  renderChildrenWithWaits,
+  renderDeclaration,
+} from './render';
 export { RenderCache } from './render-cache';
 export { WrittenChildren } from './written-children';
 export { refusalHint, type RefusedChild, withRefusalHint } from './refusal-hints';

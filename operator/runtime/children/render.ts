@@ -24,8 +24,24 @@ export function renderChildrenWithWaits(
   resource: CustomResourceObject,
   children: Children = new ChildMap(),
 ): RenderedChildren {
-  if (!declaration.render) return { objects: [], waits: new Map() };
-  const external = declaration.observeExternal?.(resource, children);
+  if (!declaration.render) return NOTHING_RENDERED;
+  return renderDeclaration(declaration, resource, declaration.observeExternal?.(resource, children));
+}
+
+/** What a declaration without `render` makes: nothing, and nothing waits. */
+export const NOTHING_RENDERED: RenderedChildren = Object.freeze({ objects: [], waits: new Map() });
+
+/**
+ * The one render of a declaration's children for a resource, given the external facts: what the
+ * reconciler applies (through its render cache) and what `render`, `diff` and `plan` show. Each
+ * child carries the owner reference the runtime gives it.
+ */
+export function renderDeclaration(
+  declaration: ControllerDeclaration,
+  resource: CustomResourceObject,
+  external: object | undefined,
+): RenderedChildren {
+  if (!declaration.render) return NOTHING_RENDERED;
   return renderWithWaits((scope) => {
     declaration.render?.(scope, resource, {
       owner: controllerReference(resource, customResourceType(declaration.for)),

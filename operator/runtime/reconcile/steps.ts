@@ -4,7 +4,7 @@
  * the order, and the one policy for terminal errors, are written once, in pipeline.ts.
  */
 import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
-import { controllerReference } from '../children';
+import { NOTHING_RENDERED, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
 import { isChildRefusal } from './refusals';
 import { type Request, type TerminalError } from '../controller';
@@ -16,7 +16,7 @@ import {
   type Resource,
   type Target,
 } from './controller-parts';
-import { type RenderedChildren, renderWithWaits, resourceAddress } from '../../../constructs/contract/render';
+import type { RenderedChildren } from '../../../constructs/contract/render';
 
 /**
  * Observe: the resource to reconcile, or undefined when it is gone or being deleted — owner
@@ -58,26 +58,22 @@ export function recordTerminal(parts: ControllerParts, t: Target, error: Termina
   );
 }
 
-const NOTHING_RENDERED: RenderedChildren = { objects: [], waits: new Map() };
-
 /**
  * Render: the desired children, from the construct, with the waits between them (the last
  * render is reused while its input is the same).
  */
-export function renderDesired(parts: ControllerParts, t: Target, facts: object | undefined): RenderedChildren {
-  const { decl, type } = parts;
+export function renderDesired(
+  parts: Pick<ControllerParts, 'decl' | 'renders'>,
+  t: Pick<Target, 'key' | 'resource'>,
+  facts: object | undefined,
+): RenderedChildren {
+  const { decl } = parts;
   if (!decl.render) return NOTHING_RENDERED;
   const { status, ...rest } = withoutBookkeeping(t.resource);
   return parts.renders.get(
     t.key,
     JSON.stringify([rest, facts ?? null]),
-    (readStatus) =>
-      renderWithWaits((scope) => {
-        decl.render?.(scope, watchingStatus(t.resource, readStatus), {
-          owner: controllerReference(t.resource, type),
-          external: facts,
-        });
-      }, resourceAddress(t.resource.metadata)),
+    (readStatus) => renderDeclaration(decl, watchingStatus(t.resource, readStatus), facts),
     JSON.stringify(status ?? null),
   );
 }
