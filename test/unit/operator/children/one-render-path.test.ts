@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ChildMap, type ControllerDeclaration, type KubeObject } from '../../../../constructs/contract';
+import { ChildMap, type ControllerDeclaration } from '../../../../constructs/contract';
 import { KIT_CONTROLLERS } from '../../../../constructs/kit-controllers';
 import { staticSiteController } from '../../../../examples/static-site/static-site';
 import { RenderCache, renderChildrenWithWaits } from '../../../../operator/runtime/children';
@@ -50,7 +50,7 @@ function cases(): [string, ControllerDeclaration, Resource][] {
 const kindsCovered = new Set(cases().map(([, decl]) => decl.name));
 
 test('every kit controller that renders children has a seed sample here', () => {
-  const rendering = KIT_CONTROLLERS.filter((d) => d.render).map((d) => d.name);
+  const rendering = KIT_CONTROLLERS.filter((d) => d.render !== undefined).map((d) => d.name);
   expect(rendering.filter((name) => !kindsCovered.has(name))).toEqual([]);
 });
 
@@ -69,7 +69,7 @@ test.each(cases())(
     expect([...forReconciler.waits]).toEqual([...forCommands.waits]);
     // Owned as the runtime owns children: by the resource, by its uid (data kept past a delete, as
     // a Database's retention ConfigMap, is owned by nothing or by a sibling).
-    const controlled = (forCommands.objects as KubeObject[]).filter((c) =>
+    const controlled = (forCommands.objects).filter((c) =>
       c.metadata.ownerReferences?.some((o) => o.controller && o.uid === resource.metadata.uid),
     );
     expect(controlled.length).toBeGreaterThan(0);
