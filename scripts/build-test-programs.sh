@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every program the tests run, before any test: the control plane, the real node, the
-# bench's Go peers, kstatus, OLM's bundle validators, helm, Prometheus and Traefik, each from its Go module with the one recipe of
+# bench's Go peers, kstatus, OLM's bundle validators and OLM itself, helm, Prometheus and Traefik, each from its Go module with the one recipe of
 # testing/go-build.sh and cached by version outside the repository. Prints each build's time and
 # the total. .ci/run calls it; `npm test` alone builds the same through its set-ups when missing.
 #
@@ -17,6 +17,7 @@ builds=(
   bench/build-sample-controller.sh
   testing/build-kstatus.sh
   testing/build-olm-validate.sh
+  testing/build-olm.sh
   testing/build-helm.sh
   testing/build-prometheus.sh
   testing/build-traefik.sh

@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startControlPlane } from '../../testing/control-plane';
+import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
 import { realNodeUnavailable } from '../../testing/node/real-node';
 import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
 import { goTool } from '../support/go-tool';
 import { provisionHelm } from '../support/helm';
+import { provisionOlm } from '../support/olm-cluster';
 import { killARealNodeRun } from './killed-run';
 import { keepKubectlCacheIn } from './run-temp-dir';
 
@@ -33,22 +34,20 @@ export default async function globalSetup(): Promise<void> {
   process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
   // Helm, for a release's `upgrade --wait` on the node's workloads (cached: the tiers before built it).
   provisionHelm();
+  // OLM's controllers, opm and grpc_health_probe, for a real install of a kit bundle (cached likewise).
+  provisionOlm();
   // Traefik, the node's ingress controller: without it the tier runs and the Ingress tests say why.
   const traefik = goTool({ script: 'testing/build-traefik.sh', env: 'OPKIT_E2E_TRAEFIK', what: 'traefik' }).binary();
   const cp = await startControlPlane({ nodes: 'real', ingressController: traefik.bin });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
-  const node = cp.realNode;
-  if (!node) throw new Error('startControlPlane({ nodes: "real" }) returned no real node');
-  const tag: string = deploymentIn(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml')).spec.template.spec.containers[0]
-    .image;
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-image-'));
+  // Jest runs no teardown after a set-up that failed: a step failing here stops the plane itself.
+  let node: NonNullable<typeof cp.realNode>;
   try {
-    node.loadImage(buildImage({ entry: 'reconciler.ts', tag, outDir: out }).archive);
-  } finally {
-    fs.rmSync(out, { recursive: true, force: true });
+    node = loadImages(cp);
+  } catch (err) {
+    await cp.stop();
+    throw err;
   }
-  const samples = loadSampleImages(node, { binDir: cp.binDir, workDir: cp.workDir ?? os.tmpdir() });
-  process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(samples.etcdReleases);
   if (node.ingress) process.env.OPKIT_E2E_INGRESS_URL = node.ingress.url;
   else process.env.OPKIT_E2E_INGRESS_MISSING = traefik.missing ?? 'no ingress controller started';
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;
@@ -61,4 +60,24 @@ export default async function globalSetup(): Promise<void> {
   process.stderr.write(
     `[e2e] a real node and its images ready after ${((Date.now() - started) / 1000).toFixed(1)}s (${cp.server})\n`,
   );
+}
+
+/**
+ * Loads what the node's pods run: the kit's reconciler image as `dist/` names it (built by the
+ * `image` command), and the seed samples' images. Returns the node.
+ */
+function loadImages(cp: ControlPlane): NonNullable<ControlPlane['realNode']> {
+  const node = cp.realNode;
+  if (!node) throw new Error('startControlPlane({ nodes: "real" }) returned no real node');
+  const tag: string = deploymentIn(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml')).spec.template.spec.containers[0]
+    .image;
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-image-'));
+  try {
+    node.loadImage(buildImage({ entry: 'reconciler.ts', tag, outDir: out }).archive);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+  const samples = loadSampleImages(node, { binDir: cp.binDir, workDir: cp.workDir ?? os.tmpdir() });
+  process.env.OPKIT_E2E_ETCD_RELEASES = JSON.stringify(samples.etcdReleases);
+  return node;
 }
