@@ -1,5 +1,4 @@
 import { Testing } from 'cdk8s';
-import pino from 'pino';
 import {
   ChildMap,
   type ControllerDeclaration,
@@ -9,8 +8,6 @@ import {
 } from '../../../../constructs';
 import { applicationController, webAppController } from '../../../../constructs/webapp/controller';
 import { admissionRoutes, review } from '../../../../operator/runtime/webhooks/admission';
-import { ensureWebhookCertificate, goodFor } from '../../../../operator/runtime/webhooks/certificate';
-import { selfSignedCertificate } from '../../../../operator/runtime/webhooks/self-signed';
 
 const app = (name: string, host: string, uid?: string) => ({
   apiVersion: 'app.aiops.org/v1',
@@ -272,66 +269,5 @@ describe('webhooks with a certificate from cert-manager', () => {
     expect(() => new WebAppOperator(Testing.chart(), 'webapp', { certManager: {} })).toThrow(
       /certManager is set but the operator serves no webhook; set admissionWebhooks/,
     );
-  });
-});
-
-describe('the self-managed webhook certificate', () => {
-  const logger = pino({ level: 'silent' });
-  /** A Secret and a configuration in memory, as the API server would keep them. */
-  function cluster() {
-    const secret: any = { metadata: { name: 's', namespace: 'ns', resourceVersion: '1' } };
-    const config: any = {
-      metadata: { name: 'c', resourceVersion: '1' },
-      webhooks: [{ clientConfig: {} }, { clientConfig: {} }],
-    };
-    const client = {
-      get: async (type: { kind: string }) => structuredClone(type.kind === 'Secret' ? secret : config),
-      mergePatch: async (_t: unknown, _n: string, _ns: string, patch: any) => {
-        if (patch.metadata.resourceVersion !== secret.metadata.resourceVersion) throw new Error('conflict');
-        secret.data = { ...secret.data, ...patch.data };
-        secret.metadata.resourceVersion = String(Number(secret.metadata.resourceVersion) + 1);
-        return structuredClone(secret);
-      },
-      jsonPatch: async (_t: unknown, _n: string, _ns: unknown, body: any[]) => {
-        for (const op of body.slice(1)) config.webhooks[Number(op.path.split('/')[2])].clientConfig.caBundle = op.value;
-        config.metadata.resourceVersion = String(Number(config.metadata.resourceVersion) + 1);
-      },
-    };
-    return { secret, config, client: client as never };
-  }
-  const hosts = ['svc.ns.svc', '127.0.0.1'];
-
-  test('made once, kept in the Secret, trusted by every webhook of the configuration; the next start reuses it', async () => {
-    const c = cluster();
-    const options = { client: c.client, namespace: 'ns', secretName: 's', hosts, validatingConfiguration: 'c', logger };
-    const first = await ensureWebhookCertificate(options);
-    expect(goodFor(first, hosts, new Date())).toBe(true);
-    expect(Buffer.from(c.secret.data['tls.crt'], 'base64').toString()).toBe(first.cert);
-    for (const w of c.config.webhooks)
-      expect(Buffer.from(w.clientConfig.caBundle, 'base64').toString()).toBe(first.cert);
-    const rv = c.secret.metadata.resourceVersion;
-    const again = await ensureWebhookCertificate(options);
-    expect(again.cert).toBe(first.cert);
-    expect(c.secret.metadata.resourceVersion).toBe(rv);
-  });
-
-  test('renewed when a third of its life is left, the old one still trusted beside it', async () => {
-    const c = cluster();
-    const options = { client: c.client, namespace: 'ns', secretName: 's', hosts, validatingConfiguration: 'c', logger };
-    const first = await ensureWebhookCertificate({ ...options, validityDays: 30 });
-    const later = new Date(Date.now() + 21 * 86_400_000);
-    expect(goodFor(first, hosts, later)).toBe(false);
-    const renewed = await ensureWebhookCertificate({ ...options, now: () => later });
-    expect(renewed.cert).not.toBe(first.cert);
-    const bundle = Buffer.from(c.config.webhooks[0].clientConfig.caBundle, 'base64').toString();
-    expect(bundle).toBe(renewed.cert + first.cert);
-  });
-
-  test('not good for another host, or with another key', () => {
-    const a = selfSignedCertificate('x', hosts);
-    const b = selfSignedCertificate('x', hosts);
-    expect(goodFor(a, ['other.ns.svc'], new Date())).toBe(false);
-    expect(goodFor({ cert: a.cert, key: b.key }, hosts, new Date())).toBe(false);
-    expect(goodFor(a, hosts, new Date())).toBe(true);
   });
 });
