@@ -71,22 +71,3 @@ export function notOwnedReason(current: KubeObject, ownerUid: string, fieldManag
     : 'it has no controller (someone made it by hand or with another tool)';
   return `${current.kind} ${current.metadata.name} already exists and ${held}`;
 }
-
-/** Writes `status` through the status subresource (the builder decides when it has changed). */
-export async function applyStatus(
-  client: KubeClient,
-  type: ResourceType,
-  obj: KubeObject & { status?: unknown },
-  status: object,
-): Promise<void> {
-  await client.apply(
-    type,
-    {
-      apiVersion: obj.apiVersion ?? apiVersionOf(type),
-      kind: obj.kind ?? type.kind,
-      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
-      status,
-    },
-    { subresource: 'status' },
-  );
-}

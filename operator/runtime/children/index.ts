@@ -5,7 +5,7 @@
  *
  * This file is the folder's face: code outside the folder imports it from here alone.
  */
-export { applyIfChanged, applyStatus, controllerReference, notOwnedReason } from './apply';
+export { applyIfChanged, controllerReference, notOwnedReason } from './apply';
 export { ChildFailures } from './child-failures';
 export { ownerByReferences, ownerOfClaim, ownerOfPod } from './owner-of-child';
 export {

@@ -13,7 +13,7 @@ import type { Informer } from '../cache';
 import { reconcile } from './pipeline';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import { apiVersionOf } from '../client';
-import { StatusPacer } from './status-pacer';
+import { StatusPacer } from './status-pacing';
 import { realClock } from '../queue';
 
 export type { ControllerSetupOptions };

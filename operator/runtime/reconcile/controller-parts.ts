@@ -21,7 +21,7 @@ import type { ReconcileContext, TerminalError } from '../controller';
 import type { Informer } from '../cache';
 import type { Metrics, Tracer } from '../observability';
 import type { RenderedChildren } from '../../../constructs/contract/render';
-import type { StatusPacer } from './status-pacer';
+import type { StatusPacer } from './status-pacing';
 import type { Clock } from '../queue';
 
 /** A type the controller owns, with its informer. */

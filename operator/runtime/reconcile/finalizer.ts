@@ -3,7 +3,8 @@
  * what the runtime does when such a resource is deleted (see `ControllerDeclaration.finalize`).
  */
 import { type EventSpec, type FinalizeOutcome, finalizerName } from '../../../constructs/contract';
-import { applyStatus, controllerReference } from '../children';
+import { controllerReference } from '../children';
+import { applyStatus } from './status-pacing';
 import { type Condition, findCondition, setCondition } from '../../../constructs/contract/conditions';
 import { type Request, type Result, asTerminal } from '../controller';
 import { sameJson, objectKey } from '../client';

@@ -23,7 +23,8 @@ import {
   recordBlockers,
   refusedTerminal,
 } from './child-steps';
-import { computeStatus, recordEvents, writeStatus } from './status-steps';
+import { writeStatus } from './status-pacing';
+import { computeStatus, recordEvents } from './status-steps';
 import { recoverStuckRollouts } from './stuck-rollouts';
 import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';

@@ -1,6 +1,7 @@
 /**
  * The steps of a reconcile that tell what it did: the status computed from the steps before it
- * (conditions, kstatus summary, scale), the Events recorded, and the status written, paced.
+ * (conditions, kstatus summary, scale) and the Events recorded. Writing it, and when, is
+ * status-pacing.ts's.
  */
 import {
   type ControllerDeclaration,
@@ -19,8 +20,6 @@ import type { KindDescriptor } from '../../../constructs/contract/kind';
 import { withSummaryConditions } from '../../../constructs/contract/kstatus';
 import { scaleStatusOf } from '../../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../../constructs/contract/health';
-import { applyStatus } from '../children';
-import { isNotFound, sameJson } from '../client';
 import { isChildRefusal } from './refusals';
 import { cachedClaimsOf } from './storage-growth';
 import {
@@ -30,10 +29,10 @@ import {
   keepTransitionTimes,
   setCondition,
 } from '../../../constructs/contract/conditions';
-import { type Result, type TerminalError } from '../controller';
+import type { TerminalError } from '../controller';
 import type { ControllerParts, Resource, Target } from './controller-parts';
 import { isJsonObject } from '../../../constructs/contract/json';
-import type { PacedReconcile } from './status-pacer';
+import type { PacedReconcile } from './status-pacing';
 import { type ChildWrites, type NotOwned } from './child-steps';
 
 /** Everything the status step reads: what the steps before it produced. */
@@ -232,34 +231,4 @@ function eventsOf(
         message: `${c.verb} ${c.kind} ${c.name}`,
       }));
   return events;
-}
-
-/**
- * Write: the status through the status subresource when it changed — or, while children just
- * changed (their own status follows in a moment), a requeue for when that burst has passed.
- */
-export async function writeStatus(
-  parts: ControllerParts,
-  t: Target,
-  written: { status: object | undefined; childrenChanged: boolean; requeueAfterMs?: number; paced: PacedReconcile },
-): Promise<Result | undefined> {
-  const { status, paced } = written;
-  let requeueAfterMs = written.requeueAfterMs;
-  if (status && !sameJson(status, t.resource.status ?? {})) {
-    const wait = paced.waitBeforeWrite(written.childrenChanged);
-    if (wait > 0) {
-      requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
-    } else {
-      try {
-        await applyStatus(t.ctx.client, parts.type, t.resource, status);
-      } catch (err) {
-        // Deleted while it was reconciled: no status to write, and its deletion's event forgets it.
-        if (!isNotFound(err)) throw err;
-        t.ctx.logger.debug({ err }, 'resource deleted during its reconcile; its status was not written');
-        return undefined;
-      }
-      paced.written();
-    }
-  }
-  return requeueAfterMs ? { requeueAfterMs } : undefined;
 }

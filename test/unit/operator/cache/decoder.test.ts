@@ -9,8 +9,7 @@ function recordingLogger() {
   return { logger, lines };
 }
 
-const listItem = (name: string): KubeObject =>
-  ({ metadata: { name, namespace: 'ns', resourceVersion: '1' } });
+const listItem = (name: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: '1' } });
 
 describe('InformerDecoder', () => {
   test("a list's item (no apiVersion, no kind) is cached with the type's; a watched object keeps its own", () => {

@@ -69,7 +69,7 @@ test.each(cases())(
     expect([...forReconciler.waits]).toEqual([...forCommands.waits]);
     // Owned as the runtime owns children: by the resource, by its uid (data kept past a delete, as
     // a Database's retention ConfigMap, is owned by nothing or by a sibling).
-    const controlled = (forCommands.objects).filter((c) =>
+    const controlled = forCommands.objects.filter((c) =>
       c.metadata.ownerReferences?.some((o) => o.controller && o.uid === resource.metadata.uid),
     );
     expect(controlled.length).toBeGreaterThan(0);

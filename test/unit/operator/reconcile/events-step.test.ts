@@ -6,7 +6,7 @@
 import { ChildMap, type EventSpec, type Observed } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
-import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { recordEvents } from '../../../../operator/runtime/reconcile/status-steps';
 
 interface Recorded {

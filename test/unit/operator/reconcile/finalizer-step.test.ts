@@ -10,7 +10,7 @@ import type { Informer } from '../../../../operator/runtime/cache';
 import { RenderCache, WrittenChildren } from '../../../../operator/runtime/children';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { finalizeResource, keepFinalizer } from '../../../../operator/runtime/reconcile/finalizer';
-import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 

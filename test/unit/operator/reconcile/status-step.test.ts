@@ -7,8 +7,7 @@ import pino from 'pino';
 import { customResourceType } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
-import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
-import { writeStatus } from '../../../../operator/runtime/reconcile/status-steps';
+import { StatusPacer, writeStatus } from '../../../../operator/runtime/reconcile/status-pacing';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const type = customResourceType<Resource>(memcachedKind);

@@ -12,7 +12,7 @@ import { TerminalError } from '../../../../operator/runtime/controller';
 import { Metrics } from '../../../../operator/runtime/observability';
 import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
 import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
-import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { ApiError } from '../../../../operator/runtime/client';
 import { knownTerminal, observe, recordTerminal, renderDesired } from '../../../../operator/runtime/reconcile/steps';
 import { WrittenChildren } from '../../../../operator/runtime/children';

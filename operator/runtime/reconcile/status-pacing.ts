@@ -1,4 +1,21 @@
+/**
+ * When a resource's status is written, in one place: why a reconcile's status write waits, and
+ * the write itself. Three things delay it, all here or wired from here:
+ *
+ * - the coalescing window (`--status-coalesce`, `StatusPacer.coalesceMs`): a resource's status
+ *   writes are at least that far apart, and come that long after its children changed, so a burst
+ *   of child events (a new Deployment's status, then its pods) becomes one write;
+ * - a reconcile that finds its write must wait requeues itself for when it may come
+ *   (`writeStatus`'s `requeueAfterMs`), and the Events it computes meanwhile are recorded once;
+ * - a change to something only its status reads (a Pod, a declared read) is queued no sooner than
+ *   that write may come: the builder hands the controller `StatusPacer.writeWaitMs` as its
+ *   `statusWriteWaitMs`, which the controller applies when it enqueues such a change.
+ */
+import type { KubeObject, ResourceType } from '../../../constructs/contract';
+import { apiVersionOf, isNotFound, type KubeClient, sameJson } from '../client';
+import type { Result } from '../controller';
 import { type Clock, realClock } from '../queue';
+import type { ControllerParts, Target } from './controller-parts';
 
 /**
  * When a resource's status is written, and which Events a reconcile still has to record.
@@ -85,4 +102,53 @@ export interface PacedReconcile {
   degradedWarned(): string | undefined;
   setDegradedWarned(reason: string | undefined): void;
   end(): void;
+}
+
+/**
+ * Write: the status through the status subresource when it changed — or, while children just
+ * changed (their own status follows in a moment), a requeue for when that burst has passed.
+ */
+export async function writeStatus(
+  parts: Pick<ControllerParts, 'type'>,
+  t: Target,
+  written: { status: object | undefined; childrenChanged: boolean; requeueAfterMs?: number; paced: PacedReconcile },
+): Promise<Result | undefined> {
+  const { status, paced } = written;
+  let requeueAfterMs = written.requeueAfterMs;
+  if (status && !sameJson(status, t.resource.status ?? {})) {
+    const wait = paced.waitBeforeWrite(written.childrenChanged);
+    if (wait > 0) {
+      requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
+    } else {
+      try {
+        await applyStatus(t.ctx.client, parts.type, t.resource, status);
+      } catch (err) {
+        // Deleted while it was reconciled: no status to write, and its deletion's event forgets it.
+        if (!isNotFound(err)) throw err;
+        t.ctx.logger.debug({ err }, 'resource deleted during its reconcile; its status was not written');
+        return undefined;
+      }
+      paced.written();
+    }
+  }
+  return requeueAfterMs ? { requeueAfterMs } : undefined;
+}
+
+/** Writes `status` through the status subresource (`writeStatus` decides when it has changed and may be written). */
+export async function applyStatus(
+  client: KubeClient,
+  type: ResourceType,
+  obj: KubeObject & { status?: unknown },
+  status: object,
+): Promise<void> {
+  await client.apply(
+    type,
+    {
+      apiVersion: obj.apiVersion ?? apiVersionOf(type),
+      kind: obj.kind ?? type.kind,
+      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
+      status,
+    },
+    { subresource: 'status' },
+  );
 }

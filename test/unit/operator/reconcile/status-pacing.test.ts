@@ -1,5 +1,5 @@
 /** StatusPacer: which Events a reconcile records while a status write waits. */
-import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacer';
+import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { VirtualClock } from '../support/virtual-clock';
 
 const warning = (message: string) => ({ type: 'Warning', reason: 'PodUnschedulable', message });
