@@ -130,7 +130,11 @@ export class ChildWrites {
  * taken by an object this resource does not control, nothing is planned (a partial set of
  * children would be as wrong) and `notOwned` says which.
  */
-export function claimChildren(parts: ControllerParts, t: Target, rendered: RenderedChildren): Claim {
+export function claimChildren(
+  parts: Pick<ControllerParts, 'decl' | 'owned' | 'written'>,
+  t: Target,
+  rendered: RenderedChildren,
+): Claim {
   const planned = rendered.objects.map((d) => {
     const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
     if (!owned)
@@ -162,7 +166,7 @@ export function claimChildren(parts: ControllerParts, t: Target, rendered: Rende
  * it stays as it was (deleted, or changed by someone, it is).
  */
 export async function applyChildren(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'refusedChildren' | 'written' | 'claims'>,
   t: Target,
   planned: readonly PlannedChild[],
 ): Promise<AppliedChildren> {
@@ -302,7 +306,7 @@ function recordGrowth(
 
 /** One planned child applied, held or refused, recorded in `done`. */
 async function applyChild(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'written'>,
   t: Target,
   { desired, owned, current, waitsFor }: PlannedChild,
   {
@@ -344,7 +348,7 @@ async function applyChild(
 }
 
 /** The refusals remembered for this resource at its generation (a new generation starts afresh). */
-function refusedChildrenOf(parts: ControllerParts, t: Target): RefusedChildren['children'] {
+function refusedChildrenOf(parts: Pick<ControllerParts, 'refusedChildren'>, t: Target): RefusedChildren['children'] {
   const known = parts.refusedChildren.get(t.key);
   if (known?.uid === t.uid && known.generation === t.generation) return known.children;
   const fresh: RefusedChildren = { uid: t.uid, generation: t.generation, children: new Map() };
@@ -387,7 +391,11 @@ function refusalOf(err: unknown, kind: string, desired: KubeObject, current: Kub
  * The refusals of this reconcile as one terminal error (reported in status as the API server's
  * refusal), or undefined when every child was taken. Logged and counted when newly refused only.
  */
-export function refusedTerminal(parts: ControllerParts, t: Target, writes: ChildWrites): TerminalError | undefined {
+export function refusedTerminal(
+  parts: Pick<ControllerParts, 'decl' | 'metrics' | 'refused'>,
+  t: Target,
+  writes: ChildWrites,
+): TerminalError | undefined {
   const refusals = [...writes.refused.values()];
   const first = refusals[0];
   if (!first) return undefined;
@@ -399,7 +407,7 @@ export function refusedTerminal(parts: ControllerParts, t: Target, writes: Child
 
 /** Prune, as kubectl's ApplySets do: owned children of a deletable kind that apply neither wrote, held nor saw refused. */
 export async function pruneChildren(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'deletable'>,
   t: Target,
   applied: AppliedChildren,
 ): Promise<PrunedChildren> {
@@ -433,7 +441,11 @@ async function deleteChild(t: Target, type: ResourceType, o: KubeObject): Promis
 }
 
 /** Blockers: the objects in the way of this resource's children now, so a change to one of them reconciles it again. */
-export function recordBlockers(parts: ControllerParts, t: Target, notOwned: readonly NotOwned[]): void {
+export function recordBlockers(
+  parts: Pick<ControllerParts, 'blockers'>,
+  t: Target,
+  notOwned: readonly NotOwned[],
+): void {
   parts.blockers.set(
     t.key,
     notOwned.map((n) => n.blocker),
@@ -441,7 +453,7 @@ export function recordBlockers(parts: ControllerParts, t: Target, notOwned: read
 }
 
 /** The children as they are now: those written, and — not (re)applied after a refusal, or when blocked — the cache's. */
-export function currentChildren(parts: ControllerParts, t: Target, writes: ChildWrites): ChildMap {
+export function currentChildren(parts: Pick<ControllerParts, 'owned'>, t: Target, writes: ChildWrites): ChildMap {
   const children = new ChildMap(writes.written);
   for (const [key, o] of cachedChildren(parts, t.uid)) {
     if (!children.has(key) && !writes.wasDeleted(key)) children.set(key, o);

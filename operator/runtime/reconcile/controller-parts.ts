@@ -93,7 +93,7 @@ export function targetOf(key: string, resource: Resource, ctx: ReconcileContext)
 }
 
 /** The owned children of a resource as cached, by `Kind/name`. */
-export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
+export function cachedChildren(parts: Pick<ControllerParts, 'owned'>, uid: string): ChildMap {
   const map = new ChildMap();
   for (const { type, informer } of parts.owned.values()) {
     for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
@@ -102,7 +102,10 @@ export function cachedChildren(parts: ControllerParts, uid: string): ChildMap {
 }
 
 /** Forgets what was remembered of a resource that is gone or going. */
-export function forget(parts: ControllerParts, key: string): void {
+export function forget(
+  parts: Pick<ControllerParts, 'blockers' | 'pacer' | 'refused' | 'refusedChildren' | 'renders' | 'written'>,
+  key: string,
+): void {
   parts.refused.delete(key);
   parts.refusedChildren.delete(key);
   parts.written.forget(key);

@@ -21,7 +21,10 @@ import {
 export const FINALIZE_FAILED = 'FinalizeFailed';
 
 /** A resource being deleted whose finalizer is ours to take off: it is finalized, not reconciled. */
-export function deletingWithFinalizer(parts: ControllerParts, req: Request): Resource | undefined {
+export function deletingWithFinalizer(
+  parts: Pick<ControllerParts, 'decl' | 'resources'>,
+  req: Request,
+): Resource | undefined {
   const resource = parts.resources.get(objectKey(req));
   if (!parts.decl.finalize || !resource?.metadata.deletionTimestamp) return undefined;
   return hasFinalizer(parts, resource) ? resource : undefined;
@@ -31,7 +34,7 @@ export function deletingWithFinalizer(parts: ControllerParts, req: Request): Res
  * Puts the finalizer on a resource that needs it, before any child is made (so none is made
  * that nothing cleans up after), or takes it off one that no longer needs it.
  */
-export async function keepFinalizer(parts: ControllerParts, t: Target): Promise<void> {
+export async function keepFinalizer(parts: Pick<ControllerParts, 'decl' | 'type'>, t: Target): Promise<void> {
   const { decl } = parts;
   if (!decl.finalize) return;
   const needs = decl.needsFinalizer ? decl.needsFinalizer(t.resource) : true;
@@ -46,7 +49,23 @@ export async function keepFinalizer(parts: ControllerParts, t: Target): Promise<
  * `Degraded` says why (with a Warning Event) and the error is retried with backoff — never taken
  * as terminal, since the finalizer would then hold the resource forever.
  */
-export async function finalizeResource(parts: ControllerParts, t: Target): Promise<Result | undefined> {
+export async function finalizeResource(
+  parts: Pick<
+    ControllerParts,
+    | 'blockers'
+    | 'clock'
+    | 'decl'
+    | 'owned'
+    | 'pacer'
+    | 'reads'
+    | 'refused'
+    | 'refusedChildren'
+    | 'renders'
+    | 'type'
+    | 'written'
+  >,
+  t: Target,
+): Promise<Result | undefined> {
   const { decl, type } = parts;
   if (!decl.finalize) return undefined;
   const finalizer = finalizerName(decl.for);
@@ -90,7 +109,7 @@ export async function finalizeResource(parts: ControllerParts, t: Target): Promi
   return undefined;
 }
 
-function hasFinalizer(parts: ControllerParts, resource: Resource): boolean {
+function hasFinalizer(parts: Pick<ControllerParts, 'decl'>, resource: Resource): boolean {
   return (resource.metadata.finalizers ?? []).includes(finalizerName(parts.decl.for));
 }
 
@@ -99,7 +118,11 @@ function hasFinalizer(parts: ControllerParts, resource: Resource): boolean {
  * the cached resourceVersion as precondition, so a list changed meanwhile is a 409 Conflict
  * (retried from the newer object) rather than a lost finalizer.
  */
-async function patchFinalizers(parts: ControllerParts, t: Target, present: boolean): Promise<void> {
+async function patchFinalizers(
+  parts: Pick<ControllerParts, 'decl' | 'type'>,
+  t: Target,
+  present: boolean,
+): Promise<void> {
   const finalizer = finalizerName(parts.decl.for);
   const others = (t.resource.metadata.finalizers ?? []).filter((f) => f !== finalizer);
   await t.ctx.client.mergePatch(parts.type, t.resource.metadata.name, t.namespace, {
@@ -117,7 +140,7 @@ async function patchFinalizers(parts: ControllerParts, t: Target, present: boole
  * its Events: an Event is recorded only when the first condition changes, not on every retry.
  */
 async function report(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'clock' | 'decl' | 'type'>,
   t: Target,
   condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>,
   events: readonly EventSpec[],

@@ -91,22 +91,52 @@ async function writeChildren(
   return { writes: new ChildWrites(applied, pruned), notOwned: [], error: applied.error ?? pruned?.error };
 }
 
+/**
+ * Where a reconcile's terminal error can come from. When several could, the first of these, in
+ * this order, stands (`terminalOutcome`, the one place that decides):
+ */
+interface TerminalSources {
+  /** 1. The external step's: its outside system cannot do what the spec asks; no child is written. */
+  readonly external?: TerminalError;
+  /** 2. The one already reported for this generation: the children are not written again. */
+  readonly known?: TerminalError;
+  /** 3. A step's while rendering, claiming, applying or pruning (thrown, or an apply's or prune's error). */
+  readonly step?: TerminalError;
+  /** 4. A child the API server refused, asked last (it records what it finds): the others were applied. */
+  readonly refusedChild?: () => TerminalError | undefined;
+}
+
+/** The terminal error that stands, by the order of `TerminalSources`. */
+function terminalOutcome(sources: TerminalSources): TerminalError | undefined {
+  return sources.external ?? sources.known ?? sources.step ?? sources.refusedChild?.();
+}
+
 /** The children written, the names taken, and the terminal error that stands (none: every child taken). */
 async function childrenStep(
   parts: ControllerParts,
   t: Target,
   external: Stopped<ExternalStep | undefined>,
 ): Promise<{ writes: ChildWrites; notOwned: readonly NotOwned[]; terminal?: TerminalError }> {
-  const known = external.terminal ?? knownTerminal(parts, t);
-  if (known) return { writes: new ChildWrites(), notOwned: [], terminal: known };
+  const known = knownTerminal(parts, t);
+  if (external.terminal || known)
+    return {
+      writes: new ChildWrites(),
+      notOwned: [],
+      terminal: terminalOutcome({ external: external.terminal, known }),
+    };
   const children = await unlessTerminal(parts, t, true, () => writeChildren(parts, t, external.value));
-  if (!children.value) return { writes: new ChildWrites(), notOwned: [], terminal: children.terminal };
+  if (!children.value)
+    return { writes: new ChildWrites(), notOwned: [], terminal: terminalOutcome({ step: children.terminal }) };
   const { writes, notOwned, error } = children.value;
   // What the apply or prune did before an error stays in `writes`, for the status and Events.
   const stopped = error === undefined ? undefined : recordedTerminal(parts, t, error, true);
   // A refused child is not remembered for the whole resource: the others, and a refused child
   // deleted since, are applied at every reconcile.
-  return { writes, notOwned, terminal: stopped ?? refusedTerminal(parts, t, writes) };
+  return {
+    writes,
+    notOwned,
+    terminal: terminalOutcome({ step: stopped, refusedChild: () => refusedTerminal(parts, t, writes) }),
+  };
 }
 
 /** The sooner of two requeue times, either unset. */

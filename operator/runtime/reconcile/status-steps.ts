@@ -52,7 +52,7 @@ export interface Outcome {
  * or a terminal error the kind does not report itself (one that is not the API server's refusal).
  */
 export function computeStatus(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'decl' | 'failures' | 'reads' | 'pods' | 'claims' | 'clock'>,
   t: Target,
   outcome: Outcome,
 ): { observed: Observed; status: object | undefined } {
@@ -154,7 +154,7 @@ function withConditions(
  * the controller index; a Deployment's among those its selector's labels match, by the name of
  * their ReplicaSet (see `podWorkloads`).
  */
-function podsOf(parts: ControllerParts, child: KubeObject): readonly Pod[] {
+function podsOf(parts: Pick<ControllerParts, 'pods'>, child: KubeObject): readonly Pod[] {
   const pods = parts.pods;
   if (!pods || !POD_WORKLOAD_KINDS.includes(child.kind ?? '')) return [];
   if (child.kind !== 'Deployment') return pods.listControlledBy(child.metadata.uid ?? '');
@@ -189,7 +189,7 @@ function withDegraded(
  * `Degraded` turns True — each once while a status write waits.
  */
 export async function recordEvents(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'decl'>,
   t: Target,
   reported: { observed: Observed; status: object | undefined; external?: ExternalStep; paced: PacedReconcile },
 ): Promise<void> {

@@ -17,13 +17,19 @@ import {
   type Target,
 } from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
+import type { Informer } from '../cache';
 
 /**
  * Observe: the resource to reconcile, or undefined when it is gone or being deleted — owner
  * references let the garbage collector remove its children, and what is remembered of it goes.
  * (A deleted resource holding the kind's finalizer is finalized instead: see finalizer.ts.)
  */
-export function observe(parts: ControllerParts, req: Request): Resource | undefined {
+export function observe(
+  parts: Pick<ControllerParts, 'blockers' | 'pacer' | 'refused' | 'refusedChildren' | 'renders' | 'written'> & {
+    readonly resources: Pick<Informer<Resource>, 'get'>;
+  },
+  req: Request,
+): Resource | undefined {
   const key = objectKey(req);
   const resource = parts.resources.get(key);
   if (resource && !resource.metadata.deletionTimestamp) return resource;
@@ -32,21 +38,31 @@ export function observe(parts: ControllerParts, req: Request): Resource | undefi
 }
 
 /** External: the declaration's work on a system outside Kubernetes, before rendering. */
-export async function runExternal(parts: ControllerParts, t: Target): Promise<ExternalStep | undefined> {
+export async function runExternal(
+  parts: Pick<ControllerParts, 'decl' | 'owned'>,
+  t: Target,
+): Promise<ExternalStep | undefined> {
   if (!parts.decl.external) return undefined;
   return parts.decl.external(t.resource, cachedChildren(parts, t.uid), { signal: t.ctx.signal });
 }
 
-/** The terminal error already reported for this very generation, if any. */
-export function knownTerminal(parts: ControllerParts, t: Target): TerminalError | undefined {
+/**
+ * The terminal error already reported for this very generation, if any: a query, changing
+ * nothing. One remembered for an older generation (or an earlier object of the name) no longer
+ * stands; the next one recorded replaces it, and `forget` drops it with the resource.
+ */
+export function knownTerminal(parts: Pick<ControllerParts, 'refused'>, t: Target): TerminalError | undefined {
   const known = parts.refused.get(t.key);
-  if (known?.uid === t.uid && known.generation === t.generation) return known.error;
-  parts.refused.delete(t.key);
-  return undefined;
+  return known?.uid === t.uid && known.generation === t.generation ? known.error : undefined;
 }
 
 /** Records a terminal error of this reconcile; `remember` keeps it until the generation changes. */
-export function recordTerminal(parts: ControllerParts, t: Target, error: TerminalError, remember: boolean): void {
+export function recordTerminal(
+  parts: Pick<ControllerParts, 'decl' | 'metrics' | 'refused'>,
+  t: Target,
+  error: TerminalError,
+  remember: boolean,
+): void {
   if (remember) parts.refused.set(t.key, { uid: t.uid, generation: t.generation, error });
   parts.metrics.terminalReconcileErrors.inc({ controller: parts.decl.name });
   // The words alone: as `err`, its cause (the same refusal) would be said again, with both stacks.
@@ -101,7 +117,7 @@ function watchingStatus<T extends KubeObject>(resource: T, readStatus: () => voi
 
 /** Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were applied. */
 export async function runPrepare(
-  parts: ControllerParts,
+  parts: Pick<ControllerParts, 'decl'>,
   t: Target,
   children: ChildMap,
   applied: boolean,

@@ -63,7 +63,11 @@ function isReady(pod: Pod): boolean {
  * on pods, as a declaration owning no StatefulSet has) is logged, never fatal: the status still
  * says the pod cannot run.
  */
-export async function recoverStuckRollouts(parts: ControllerParts, t: Target, children: Children): Promise<void> {
+export async function recoverStuckRollouts(
+  parts: Pick<ControllerParts, 'pods'>,
+  t: Target,
+  children: Children,
+): Promise<void> {
   const pods = parts.pods;
   if (!pods) return;
   for (const sts of children.values()) {

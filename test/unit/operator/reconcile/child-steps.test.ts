@@ -4,11 +4,11 @@
  * together with the error, so the status and Events can still tell it.
  */
 import pino from 'pino';
-import { BuiltinTypes, type KubeObject, type ResourceType } from '../../../../constructs';
+import { BuiltinTypes, type ControllerDeclaration, type KubeObject, type ResourceType } from '../../../../constructs';
 import { ApiError } from '../../../../operator/runtime/client';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 import type { Informer } from '../../../../operator/runtime/cache';
-import type { ControllerParts, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import {
   applyChildren,
   ChildWrites,
@@ -57,10 +57,10 @@ function setUp(client: FakeKubeClient, cached: KubeObject[] = []) {
     deletable: [owned],
     refusedChildren: new Map(),
     written: new WrittenChildren(),
-  } as unknown as ControllerParts;
+    decl: { name: 'x' } as ControllerDeclaration<Resource>,
+  };
   const ctx = { client, logger: pino({ level: 'silent' }), signal: new AbortController().signal };
   const t = { key: 'ns/x', uid: UID, generation: 1, namespace: 'ns', ctx } as unknown as Target;
-  (parts as { decl: unknown }).decl = { name: 'x' };
   return { parts, t };
 }
 

@@ -5,7 +5,7 @@
  */
 import { ChildMap, type EventSpec, type Observed } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
-import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { recordEvents } from '../../../../operator/runtime/reconcile/status-steps';
 
@@ -49,7 +49,7 @@ function setUp(
   const recorded: Recorded[] = [];
   const parts = {
     decl: { name: 'memcached', for: memcachedKind, events: options.events },
-  } as unknown as ControllerParts;
+  };
   const t = {
     key: 'ns/m',
     resource: resourceWith(options.status),

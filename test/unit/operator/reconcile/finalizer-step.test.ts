@@ -3,12 +3,13 @@
  * everyone else's, guarded by the resourceVersion read), and a deleted resource finalized — done,
  * waiting, or failing — as the declaration's `finalize` answers.
  */
+import type { RenderedChildren } from '../../../../constructs/contract/render';
 import pino from 'pino';
 import { customResourceType, type FinalizeOutcome, finalizerName } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
 import type { Informer } from '../../../../operator/runtime/cache';
 import { RenderCache, WrittenChildren } from '../../../../operator/runtime/children';
-import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { finalizeResource, keepFinalizer } from '../../../../operator/runtime/reconcile/finalizer';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
@@ -37,10 +38,10 @@ async function setUp(finalize: () => Promise<FinalizeOutcome>, finalizers: strin
     written: new WrittenChildren(),
     pacer: new StatusPacer(0),
     clock: { now: () => Date.UTC(2026, 0, 1) },
-    renders: new RenderCache(1 << 20),
+    renders: new RenderCache<RenderedChildren>(1 << 20),
     blockers: new Blockers(),
     resources: empty,
-  } as unknown as ControllerParts;
+  };
   const recorder = {
     record: async (_o: unknown, kind: string, reason: string) => {
       events.push(`${kind} ${reason}`);

@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { customResourceType } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
-import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer, writeStatus } from '../../../../operator/runtime/reconcile/status-pacing';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
@@ -14,7 +14,7 @@ const type = customResourceType<Resource>(memcachedKind);
 
 function setUp(client: FakeKubeClient, resource: Resource) {
   const pacer = new StatusPacer(0);
-  const parts = { type, pacer } as unknown as ControllerParts;
+  const parts = { type, pacer };
   const ctx = { client, logger: pino({ level: 'silent' }), signal: new AbortController().signal };
   const t = {
     key: 'ns/m',

@@ -10,7 +10,7 @@ import { memcachedKind } from '../../../../constructs/memcached/api';
 import { ApiError } from '../../../../operator/runtime/client';
 import { TerminalError } from '../../../../operator/runtime/controller';
 import { ChildWrites } from '../../../../operator/runtime/reconcile/child-steps';
-import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { computeStatus } from '../../../../operator/runtime/reconcile/status-steps';
 
 interface Condition {
@@ -41,7 +41,7 @@ function setUp() {
           conditions: [
             {
               type: 'Available',
-              status: 'True',
+              status: 'True' as const,
               reason: 'Ready',
               message: 'all ready',
               observedGeneration: 3,
@@ -54,7 +54,7 @@ function setUp() {
     type: customResourceType<Resource>(memcachedKind),
     reads: new Map(),
     clock: { now: () => Date.UTC(2026, 10, 27, 1) },
-  } as unknown as ControllerParts;
+  };
   const t = {
     key: 'ns/m',
     resource,

@@ -4,6 +4,7 @@
  * generation, and render (reused while its input is the same, the bookkeeping aside).
  */
 import { ApiObject } from 'cdk8s';
+import type { RenderedChildren } from '../../../../constructs/contract/render';
 import pino from 'pino';
 import { customResourceType } from '../../../../constructs';
 import { memcachedKind } from '../../../../constructs/memcached/api';
@@ -11,7 +12,7 @@ import { RenderCache } from '../../../../operator/runtime/children';
 import { TerminalError } from '../../../../operator/runtime/controller';
 import { Metrics } from '../../../../operator/runtime/observability';
 import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
-import type { ControllerParts, Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { ApiError } from '../../../../operator/runtime/client';
 import { knownTerminal, observe, recordTerminal, renderDesired } from '../../../../operator/runtime/reconcile/steps';
@@ -49,9 +50,9 @@ function setUp(cached: Resource | undefined, render?: (scope: never, r: Resource
     pacer: new StatusPacer(0),
     clock: { now: () => Date.UTC(2026, 0, 1) },
     blockers: new Blockers(),
-    renders: new RenderCache(8),
+    renders: new RenderCache<RenderedChildren>(8),
     metrics: new Metrics(),
-  } as unknown as ControllerParts;
+  };
   const target = (r: Resource): Target =>
     ({
       key: 'ns/m',
