@@ -1,20 +1,20 @@
 /**
  * The steps of a reconcile that write its children: claim (never adopting), apply (server-side,
- * held while what a child waits for is not ready, refusals recorded), prune, and the children as
- * they are after; each returns what it did (see pipeline.ts for their order).
+ * held while what a child waits for is not ready, refusals recorded), and the children as they
+ * are after (prune, the step after apply, is prune.ts's); each returns what it did (see
+ * pipeline.ts for their order).
  */
 import {
   type ChildHealth,
   type KubeObject,
   type Observed,
-  type ResourceType,
   ChildMap,
   childKey,
   waitingOn,
 } from '../../../constructs/contract';
 import { Blockers } from './blockers';
 import { applyIfChanged, notOwnedReason, withRefusalHint } from '../children';
-import { isConflict, isInvalid, isNotFound, needsApply, objectKey } from '../client';
+import { isInvalid, needsApply, objectKey } from '../client';
 import { TerminalError } from '../controller';
 import {
   cachedChildren,
@@ -403,41 +403,6 @@ export function refusedTerminal(
   const error = new TerminalError(message.slice(0, 32768), 'Invalid', { cause: first.refused.cause });
   if (refusals.some((r) => r.fresh)) recordTerminal(parts, t, error, false);
   return error;
-}
-
-/** Prune, as kubectl's ApplySets do: owned children of a deletable kind that apply neither wrote, held nor saw refused. */
-export async function pruneChildren(
-  parts: Pick<ControllerParts, 'deletable'>,
-  t: Target,
-  applied: AppliedChildren,
-): Promise<PrunedChildren> {
-  const changes: Change[] = [];
-  const done = { before: new ChildMap(), changes };
-  try {
-    for (const { type, informer } of parts.deletable) {
-      for (const o of informer.listControlledBy(t.uid)) {
-        const name = o.metadata.name ?? '';
-        const key = childKey(type.kind, name);
-        if (applied.written.has(key) || applied.held.has(key) || applied.refused.has(key)) continue;
-        done.before.set(key, o);
-        await deleteChild(t, type, o);
-        done.changes.push({ verb: 'Deleted', kind: type.kind, name });
-        t.ctx.logger.info({ kind: type.kind, child: o.metadata.name }, 'deleted child no longer rendered');
-      }
-    }
-  } catch (error) {
-    return { ...done, error };
-  }
-  return done;
-}
-
-/** Deletes only this object: one made again under its name since is not ours to delete. Gone already is done. */
-async function deleteChild(t: Target, type: ResourceType, o: KubeObject): Promise<void> {
-  try {
-    await t.ctx.client.delete(type, o.metadata.name ?? '', o.metadata.namespace, { uid: o.metadata.uid });
-  } catch (err) {
-    if (!isNotFound(err) && !isConflict(err)) throw err;
-  }
 }
 
 /** Blockers: the objects in the way of this resource's children now, so a change to one of them reconciles it again. */

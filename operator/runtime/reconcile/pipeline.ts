@@ -19,12 +19,12 @@ import {
   claimChildren,
   currentChildren,
   type NotOwned,
-  pruneChildren,
   recordBlockers,
   refusedTerminal,
 } from './child-steps';
 import { writeStatus } from './status-pacing';
 import { computeStatus, recordEvents } from './status-steps';
+import { pruneChildren } from './prune';
 import { recoverStuckRollouts } from './stuck-rollouts';
 import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';

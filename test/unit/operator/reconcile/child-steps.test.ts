@@ -14,8 +14,8 @@ import {
   ChildWrites,
   claimChildren,
   type PlannedChild,
-  pruneChildren,
 } from '../../../../operator/runtime/reconcile/child-steps';
+import { pruneChildren } from '../../../../operator/runtime/reconcile/prune';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const UID = 'owner-uid';
