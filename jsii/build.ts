@@ -9,6 +9,7 @@
  * Go module, so `go mod tidy` (which jsii-pacmak runs) cannot finish it here: see docs/languages.md.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -61,6 +62,74 @@ export function buildJsiiPackages(options: {
   const wheel = fs.readdirSync(python).find((f) => f.endsWith('.whl'));
   if (!wheel) throw new Error(`jsii-pacmak wrote no wheel in ${python}`);
   return { wheel: path.join(python, wheel), dist };
+}
+
+/**
+ * `buildJsiiPackages`, kept in `cacheDir` by what it is built from (the packed kit's bytes, the
+ * facade, this file, the toolchain and peer versions, the targets): a second build of the same
+ * inputs is the first one's packages, found in a moment instead of built again (a minute). Only
+ * the packages are kept (`dist/`), and only the newest two builds.
+ */
+export function cachedJsiiBuild(options: {
+  readonly kitTarball: string;
+  readonly cacheDir: string;
+  readonly targets?: readonly string[];
+}): JsiiBuild {
+  const targets = options.targets ?? ['python'];
+  const dir = path.join(options.cacheDir, `jsii-${buildInputsDigest(options.kitTarball, targets)}`);
+  const found = builtIn(dir);
+  if (found) {
+    const now = new Date();
+    fs.utimesSync(dir, now, now);
+    return found;
+  }
+  fs.mkdirSync(options.cacheDir, { recursive: true });
+  const work = fs.mkdtempSync(path.join(options.cacheDir, 'jsii-building-'));
+  try {
+    const built = buildJsiiPackages({ kitTarball: options.kitTarball, workDir: path.join(work, 'stage'), targets });
+    fs.cpSync(built.dist, path.join(work, 'dist'), { recursive: true });
+    fs.rmSync(path.join(work, 'stage'), { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(work, dir);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  pruneBuilds(options.cacheDir);
+  const kept = builtIn(dir);
+  if (!kept) throw new Error(`no wheel in ${dir} after building it`);
+  return kept;
+}
+
+/** The packages a cached build directory holds, if it is complete. */
+function builtIn(dir: string): JsiiBuild | undefined {
+  const python = path.join(dir, 'dist', 'python');
+  const wheel = fs.existsSync(python) ? fs.readdirSync(python).find((f) => f.endsWith('.whl')) : undefined;
+  return wheel ? { wheel: path.join(python, wheel), dist: path.join(dir, 'dist') } : undefined;
+}
+
+/** What a build is made from, as a digest (see `cachedJsiiBuild`). */
+function buildInputsDigest(kitTarball: string, targets: readonly string[]): string {
+  const hash = createHash('sha256');
+  hash.update(fs.readFileSync(kitTarball));
+  const src = path.join(JSII_DIR, 'src');
+  for (const file of fs.readdirSync(src, { recursive: true, encoding: 'utf8' }).sort()) {
+    const full = path.join(src, file);
+    if (fs.statSync(full).isFile()) hash.update(file).update(fs.readFileSync(full));
+  }
+  for (const file of ['package.json', 'README.md', 'build.ts']) hash.update(fs.readFileSync(path.join(JSII_DIR, file)));
+  const manifest = JSON.parse(fs.readFileSync(path.join(JSII_DIR, 'package.json'), 'utf8')) as Manifest;
+  hash.update(JSON.stringify([JSII_TOOLS, peerVersions(manifest), targets]));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Removes all but the newest two cached builds. */
+function pruneBuilds(cacheDir: string): void {
+  const builds = fs
+    .readdirSync(cacheDir)
+    .filter((name) => /^jsii-[0-9a-f]{16}$/.test(name))
+    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(cacheDir, name)).mtimeMs }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of builds.slice(2)) fs.rmSync(path.join(cacheDir, old.name), { recursive: true, force: true });
 }
 
 interface Manifest {

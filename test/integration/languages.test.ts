@@ -17,7 +17,7 @@ import {
   MongoDbStorage,
   WebAppOperator,
 } from '../../constructs';
-import { buildJsiiPackages, installedVersion } from '../../jsii/build';
+import { cachedJsiiBuild, installedVersion } from '../../jsii/build';
 import { packKit } from '../support/package';
 import { cacheDirectory, releaseVersions } from '../../testing/release-binaries';
 
@@ -48,7 +48,12 @@ function run(command: string, args: readonly string[], cwd?: string): string {
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-languages-'));
-  const built = buildJsiiPackages({ kitTarball: packKit(), workDir: path.join(work, 'jsii') });
+  // Built from the packed kit as `npm run package:jsii` builds it; the same kit and facade as the
+  // last run's are that run's packages (cached outside the repository).
+  const built = cachedJsiiBuild({
+    kitTarball: packKit(),
+    cacheDir: path.join(cacheDirectory(releaseVersions()), '..', 'jsii-builds'),
+  });
   // The built wheel beside the cached peers, not in them: the cache stays as PyPI made it.
   const site = path.join(work, 'site');
   const bin = pythonWithCdk8s();
