@@ -41,7 +41,7 @@ export interface KubeClientOptions {
    * replica made a write. @default 'cdk8s-operator-kit-reconciler'
    */
   readonly userAgent?: string;
-  /** Traces each request made inside a traced reconcile (see tracing.ts). @default not traced */
+  /** Traces each request made inside a traced reconcile (see request-tracing.ts). @default not traced */
   readonly tracer?: RequestTracer;
 }
 

@@ -2,9 +2,10 @@
  * When a resource's status is written, in one place: why a reconcile's status write waits, and
  * the write itself. Three things delay it, all here or wired from here:
  *
- * - the coalescing window (`--status-coalesce`, `StatusPacer.coalesceMs`): a resource's status
- *   writes are at least that far apart, and come that long after its children changed, so a burst
- *   of child events (a new Deployment's status, then its pods) becomes one write;
+ * - the coalescing window (`ControllerSetupOptions.statusCoalesceMs`, the pacer's `coalesceMs`):
+ *   a resource's status writes are at least that far apart, and come that long after its children
+ *   changed, so a burst of child events (a new Deployment's status, then its pods) becomes one
+ *   write;
  * - a reconcile that finds its write must wait requeues itself for when it may come
  *   (`writeStatus`'s `requeueAfterMs`), and the Events it computes meanwhile are recorded once;
  * - a change to something only its status reads (a Pod, a declared read) is queued no sooner than
@@ -18,12 +19,9 @@ import { type Clock, realClock } from '../queue';
 import type { ControllerParts, Target } from './controller-parts';
 
 /**
- * When a resource's status is written, and which Events a reconcile still has to record.
- *
- * Status writes of a resource are at least `coalesceMs` apart, and come that long after its
- * children changed: a burst of child events (a new Deployment's status, then its pods) becomes
- * one write. While a write waits, the next reconciles compute the same transition Events again;
- * each is recorded once (a Warning once per reason, whatever its message).
+ * When a resource's status may be written (the coalescing window above), and which Events a
+ * reconcile still has to record: while a write waits, the next reconciles compute the same
+ * transition Events again; each is recorded once (a Warning once per reason, whatever its message).
  */
 export class StatusPacer {
   /**
