@@ -50,6 +50,14 @@ export function olmImageArchive(programs: string, out: string): string {
   );
 }
 
+/** The user catalog-operator runs catalog pods as (`--set-workload-user-id`). */
+const CATALOG_USER = 1001;
+
+/** Runs the built opm; its output, or an error with what it said. */
+function runOpm(programs: string, args: readonly string[]): string {
+  return execFileSync(path.join(programs, 'opm'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 /** A bundle directory (manifests/, metadata/) to publish in a catalog, as the `olm-bundle` command wrote it. */
 export interface CatalogBundle {
   readonly dir: string;
@@ -77,8 +85,7 @@ function bundleAnnotations(dir: string): { pkg: string; channel: string } {
  * Returns the bundles' CSV names.
  */
 export function writeFileBasedCatalog(programs: string, bundles: readonly CatalogBundle[], out: string): string[] {
-  const opm = (args: string[]): string =>
-    execFileSync(path.join(programs, 'opm'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const opm = (args: string[]): string => runOpm(programs, args);
   const names: string[] = [];
   for (const bundle of bundles) {
     const { pkg, channel } = bundleAnnotations(bundle.dir);
@@ -117,13 +124,13 @@ export function catalogImageArchive(programs: string, catalog: string, name: str
     // (`opm serve --cache-only`), owned by the user OLM runs catalog pods as (its opm image's, 1001).
     fs.mkdirSync(path.join(root, 'tmp'));
     fs.chmodSync(path.join(root, 'tmp'), 0o1777);
-    execFileSync(
-      path.join(programs, 'opm'),
-      ['serve', path.join(root, 'configs'), '--cache-dir', path.join(root, 'tmp', 'cache'), '--cache-only'],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    runOpm(programs, [
+      'serve',
+      path.join(root, 'configs'),
+      '--cache-dir',
+      path.join(root, 'tmp', 'cache'),
+      '--cache-only',
+    ]);
     for (const dir of ['configs', ...fs.readdirSync(catalog).map((d) => `configs/${d}`)]) {
       fs.chmodSync(path.join(root, dir), 0o755);
     }
@@ -136,10 +143,10 @@ export function catalogImageArchive(programs: string, catalog: string, name: str
           '/bin/grpc_health_probe': path.join(programs, 'grpc_health_probe'),
         },
         owners: Object.fromEntries(
-          fs
-            .readdirSync(path.join(root, 'tmp', 'cache'), { recursive: true, encoding: 'utf8' })
-            .map((p) => [`/tmp/cache/${p}`, CATALOG_USER])
-            .concat([['/tmp/cache', CATALOG_USER]]),
+          ['', ...fs.readdirSync(path.join(root, 'tmp', 'cache'), { recursive: true, encoding: 'utf8' })].map((p) => [
+            path.posix.join('/tmp/cache', p),
+            CATALOG_USER,
+          ]),
         ),
         entrypoint: ['/bin/opm'],
         cmd: ['serve', '/configs', '--cache-dir=/tmp/cache'],
@@ -151,9 +158,6 @@ export function catalogImageArchive(programs: string, catalog: string, name: str
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
-
-/** The user catalog-operator runs catalog pods as (`--set-workload-user-id`). */
-const CATALOG_USER = 1001;
 
 const RESTRICTED_CONTAINER = {
   allowPrivilegeEscalation: false,
