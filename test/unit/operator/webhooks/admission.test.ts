@@ -1,38 +1,8 @@
 import { Testing } from 'cdk8s';
-import {
-  ChildMap,
-  type ControllerDeclaration,
-  type KubeObject,
-  MemcachedOperator,
-  WebAppOperator,
-} from '../../../../constructs';
+import { type ControllerDeclaration, MemcachedOperator, WebAppOperator } from '../../../../constructs';
 import { applicationController, webAppController } from '../../../../constructs/webapp/controller';
 import { admissionRoutes, review } from '../../../../operator/runtime/webhooks/admission';
-
-const app = (name: string, host: string, uid?: string) => ({
-  apiVersion: 'app.aiops.org/v1',
-  kind: 'Application',
-  metadata: { name, namespace: 'team-a', uid },
-  // As a webhook receives it: with the schema's defaults applied.
-  spec: {
-    image: 'nginx',
-    replicas: 1,
-    port: 8080,
-    service: { type: 'ClusterIP' },
-    ingress: { host, className: 'nginx', path: '/' },
-  },
-});
-const ingress = (namespace: string, name: string, host: string): KubeObject => ({
-  apiVersion: 'networking.k8s.io/v1',
-  kind: 'Ingress',
-  metadata: { namespace, name, creationTimestamp: '2026-01-01T00:00:00Z' },
-  spec: { rules: [{ host, http: { paths: [{ path: '/' }] } }] },
-});
-/** What the webhook server gives a validate hook, over these cached Ingresses. */
-const reading = (ingresses: KubeObject[]) => () => ({
-  children: new ChildMap(),
-  read: <T extends KubeObject>(t: { kind: string }) => (t.kind === 'Ingress' ? ingresses : []) as T[],
-});
+import { application as app, ingress, reading } from './application-fixtures';
 
 describe('admission reviews', () => {
   test('each hook has its path, per version of its kind (kubebuilder convention)', () => {

@@ -7,11 +7,12 @@
 import * as https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import pino from 'pino';
-import { ChildMap, type ControllerDeclaration, type KubeObject } from '../../../../constructs';
+import { ChildMap, type ControllerDeclaration } from '../../../../constructs';
 import { memcachedController } from '../../../../constructs/memcached/controller';
 import { applicationController } from '../../../../constructs/webapp/controller';
 import { WebhookServer } from '../../../../operator/runtime/webhooks/server';
 import { selfSignedCertificate } from '../../../../operator/runtime/webhooks/self-signed';
+import { application, ingress, reading } from './application-fixtures';
 
 const logger = pino({ level: 'silent' });
 const first = selfSignedCertificate('127.0.0.1', ['127.0.0.1']);
@@ -49,24 +50,7 @@ function post(port: number, path: string, body: string, method = 'POST', ca = fi
   });
 }
 
-const application = (host: string) => ({
-  apiVersion: 'app.aiops.org/v1',
-  kind: 'Application',
-  metadata: { name: 'shop', namespace: 'team-a' },
-  spec: {
-    image: 'nginx',
-    replicas: 1,
-    port: 8080,
-    service: { type: 'ClusterIP' },
-    ingress: { host, className: 'nginx', path: '/' },
-  },
-});
-const takenBy: KubeObject = {
-  apiVersion: 'networking.k8s.io/v1',
-  kind: 'Ingress',
-  metadata: { namespace: 'team-b', name: 'theirs', creationTimestamp: '2026-01-01T00:00:00Z' },
-  spec: { rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/' }] } }] },
-};
+const takenBy = ingress('team-b', 'theirs', 'shop.example.com');
 const review = (uid: string, object: object) =>
   JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
@@ -84,10 +68,7 @@ describe('the webhook server', () => {
       [applicationController, memcachedController as ControllerDeclaration],
       () => {
         if (contextFails) throw new Error('the caches have not synced yet');
-        return {
-          children: new ChildMap(),
-          read: <T extends KubeObject>(t: { kind: string }) => (t.kind === 'Ingress' ? [takenBy] : []) as T[],
-        };
+        return reading([takenBy])();
       },
       logger,
     );
@@ -101,14 +82,14 @@ describe('the webhook server', () => {
   });
 
   test("a hook's path answers its AdmissionReview: allowed, or refused naming the field", async () => {
-    const free = await post(port, HOOK, review('r1', application('free.example.com')));
+    const free = await post(port, HOOK, review('r1', application('shop', 'free.example.com')));
     expect(free.status).toBe(200);
     expect(free.body).toMatchObject({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       response: { uid: 'r1', allowed: true },
     });
-    const taken = await post(port, HOOK, review('r2', application('shop.example.com')));
+    const taken = await post(port, HOOK, review('r2', application('shop', 'shop.example.com')));
     expect(taken.body.response).toMatchObject({ uid: 'r2', allowed: false, status: { code: 422, reason: 'Invalid' } });
     expect(taken.body.response.status.message).toContain('spec.ingress.host');
   });
@@ -121,7 +102,7 @@ describe('the webhook server', () => {
   test('a hook that throws, or a body that is no review, is refused fail-closed with the reason', async () => {
     contextFails = true;
     try {
-      const failed = await post(port, HOOK, review('r4', application('x.example.com')));
+      const failed = await post(port, HOOK, review('r4', application('shop', 'x.example.com')));
       expect(failed.status).toBe(200);
       expect(failed.body.response).toMatchObject({
         uid: 'r4',
@@ -147,10 +128,10 @@ describe('the webhook server', () => {
   });
 
   test('a renewed certificate is served from the next connection on', async () => {
-    const before = await post(port, HOOK, review('r5', application('free.example.com')));
+    const before = await post(port, HOOK, review('r5', application('shop', 'free.example.com')));
     expect(before.servedCert).toBe(new X509Certificate(first.cert).fingerprint256);
     server.setCertificate(renewed);
-    const after = await post(port, HOOK, review('r6', application('free.example.com')), 'POST', renewed.cert);
+    const after = await post(port, HOOK, review('r6', application('shop', 'free.example.com')), 'POST', renewed.cert);
     expect(after.servedCert).toBe(new X509Certificate(renewed.cert).fingerprint256);
     expect(after.body.response.allowed).toBe(true);
   });
