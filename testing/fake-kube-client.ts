@@ -76,6 +76,13 @@ export class FakeKubeClient implements KubeClient {
     return stored && objectOf(type, stored.object);
   }
 
+  /** Every stored object of a type (in one namespace, or all), or none: for assertions. */
+  peekAll<T extends KubeObject>(type: ResourceType<T>, namespace?: string): T[] {
+    return [...this.objects.values()]
+      .filter((s) => sameType(s.type, type) && (namespace === undefined || s.object.metadata.namespace === namespace))
+      .map((s) => objectOf(type, s.object));
+  }
+
   get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T> {
     const found = this.peek(type, name, namespace);
     return found ? later(() => structuredClone(found)) : failLater(notFound(type, name));
@@ -152,6 +159,7 @@ export class FakeKubeClient implements KubeClient {
     namespace: string | undefined,
     patch: unknown,
     subresource?: string,
+    options: { dryRun?: boolean } = {},
   ): Promise<T> {
     const current = this.peek(type, name, namespace);
     if (!current) return failLater(notFound(type, name));
@@ -159,6 +167,8 @@ export class FakeKubeClient implements KubeClient {
     const expected = isObject(patch) && isObject(patch.metadata) ? patch.metadata.resourceVersion : undefined;
     if (typeof expected === 'string' && expected !== current.metadata.resourceVersion)
       return failLater(conflict(type, name));
+    // A dry run: the object as patched, neither stored nor recorded as a write.
+    if (options.dryRun) return later(() => objectOf(type, kubeObject(mergePatch(structuredClone(current), patch))));
     this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource });
     const next = this.stamp(type, kubeObject(mergePatch(structuredClone(current), patch)), current);
     const stored = objectOf(type, structuredClone(this.store(type, next)));

@@ -105,13 +105,17 @@ export interface KubeClient {
     obj: KubeObject,
     options?: { subresource?: string; force?: boolean; dryRun?: boolean },
   ): Promise<T>;
-  /** JSON merge patch, e.g. for finalizers. */
+  /**
+   * JSON merge patch, e.g. for finalizers; with `dryRun`, what the API server would store,
+   * admission (a quota) included, without storing it.
+   */
   mergePatch<T extends KubeObject>(
     type: ResourceType<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
     subresource?: string,
+    options?: { dryRun?: boolean },
   ): Promise<T>;
   /** Deletes an object; with `uid`, only that object (409 Conflict if it was replaced). */
   delete(
@@ -219,18 +223,19 @@ export class HttpKubeClient implements KubeClient {
     );
   }
 
-  /** JSON merge patch, e.g. for finalizers. */
+  /** JSON merge patch, e.g. for finalizers; with `dryRun`, answered but not stored (`dryRun=All`). */
   async mergePatch<T extends KubeObject>(
     type: ResourceType<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
     subresource?: string,
+    options: { dryRun?: boolean } = {},
   ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
       body: patch,
       contentType: 'application/merge-patch+json',
-      query: { fieldManager: this.fieldManager },
+      query: { fieldManager: this.fieldManager, ...(options.dryRun ? { dryRun: 'All' } : {}) },
     });
   }
 
