@@ -33,6 +33,7 @@ export {
   type KubeClient,
   type KubeList,
   type ListOptions,
+  type MergePatchOptions,
   type WatchErrorStatus,
   type WatchEvent,
   type WatchOptions,

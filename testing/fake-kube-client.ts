@@ -5,6 +5,7 @@ import {
   type JsonPatchOperation,
   type KubeClient,
   type KubeList,
+  type MergePatchOptions,
   type WatchEvent,
   type WatchOptions,
   extractApplied,
@@ -158,8 +159,7 @@ export class FakeKubeClient implements KubeClient {
     name: string,
     namespace: string | undefined,
     patch: unknown,
-    subresource?: string,
-    options: { dryRun?: boolean } = {},
+    options: MergePatchOptions = {},
   ): Promise<T> {
     const current = this.peek(type, name, namespace);
     if (!current) return failLater(notFound(type, name));
@@ -169,7 +169,7 @@ export class FakeKubeClient implements KubeClient {
       return failLater(conflict(type, name));
     // A dry run: the object as patched, neither stored nor recorded as a write.
     if (options.dryRun) return later(() => objectOf(type, kubeObject(mergePatch(structuredClone(current), patch))));
-    this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource });
+    this.record({ verb: 'patch', kind: type.kind, name, namespace, subresource: options.subresource });
     const next = this.stamp(type, kubeObject(mergePatch(structuredClone(current), patch)), current);
     const stored = objectOf(type, structuredClone(this.store(type, next)));
     return later(() => stored);

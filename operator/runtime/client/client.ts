@@ -73,6 +73,14 @@ export interface ListOptions {
   readonly protobuf?: ObjectDecoder;
 }
 
+/** How a merge patch is sent. */
+export interface MergePatchOptions {
+  /** A subresource to patch, e.g. `status`. */
+  readonly subresource?: string;
+  /** Only asked: the API server answers what it would store, admission included, and stores nothing. */
+  readonly dryRun?: boolean;
+}
+
 /** One operation of a JSON patch (RFC 6902). */
 export interface JsonPatchOperation {
   readonly op: 'add' | 'remove' | 'replace' | 'test';
@@ -114,8 +122,7 @@ export interface KubeClient {
     name: string,
     namespace: string | undefined,
     patch: unknown,
-    subresource?: string,
-    options?: { dryRun?: boolean },
+    options?: MergePatchOptions,
   ): Promise<T>;
   /** Deletes an object; with `uid`, only that object (409 Conflict if it was replaced). */
   delete(
@@ -229,10 +236,9 @@ export class HttpKubeClient implements KubeClient {
     name: string,
     namespace: string | undefined,
     patch: unknown,
-    subresource?: string,
-    options: { dryRun?: boolean } = {},
+    options: MergePatchOptions = {},
   ): Promise<T> {
-    return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name, options.subresource), {
       body: patch,
       contentType: 'application/merge-patch+json',
       query: { fieldManager: this.fieldManager, ...(options.dryRun ? { dryRun: 'All' } : {}) },

@@ -9,6 +9,7 @@ export { HttpKubeClient } from './client';
 export { ApiError, isConflict, isForbidden, isGone, isInvalid, isNotFound } from './errors';
 export type {
   JsonPatchOperation,
+  MergePatchOptions,
   KubeClient,
   KubeClientOptions,
   KubeList,

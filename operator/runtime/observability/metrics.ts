@@ -32,6 +32,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly reconcileWrites = new Counter({
+    name: 'opkit_reconcile_writes_total',
+    help: 'Writes the reconciles of a controller made, by the kind of action of their plan (ApplyChild, GrowClaim, RecreateStatefulSet, PruneChild, DeleteStuckPod)',
+    labelNames: ['controller', 'action'] as const,
+    registers: [this.registry],
+  });
+
   readonly terminalReconcileErrors = new Counter({
     name: 'controller_runtime_terminal_reconcile_errors_total',
     help: 'Total number of terminal reconciliation errors per controller (not retried until the spec changes)',

@@ -14,6 +14,7 @@ import type {
   ResourceType,
 } from '../../../constructs/contract';
 import { ChildMap, childKey } from '../../../constructs/contract';
+import { isJsonObject } from '../../../constructs/contract/json';
 import type { Blockers } from './blockers';
 import { isConflict, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
@@ -101,6 +102,25 @@ export function cachedChildren(parts: Pick<ControllerParts, 'owned'>, uid: strin
   return map;
 }
 
+/**
+ * The cached claims a StatefulSet may have made: those carrying its selector's labels, as its
+ * controller labels every claim it makes (by the label index, no scan of the namespace).
+ */
+export function cachedClaimsOf(
+  parts: Pick<ControllerParts, 'claims'>,
+  statefulSet: KubeObject,
+): readonly PersistentVolumeClaim[] {
+  const claims = parts.claims;
+  if (!claims || statefulSet.kind !== 'StatefulSet') return [];
+  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
+  const selector =
+    isJsonObject(spec.selector) && isJsonObject(spec.selector.matchLabels) ? spec.selector.matchLabels : {};
+  const labels = Object.fromEntries(
+    Object.entries(selector).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+  return Object.keys(labels).length > 0 ? claims.list(statefulSet.metadata.namespace, labels) : [];
+}
+
 /** Forgets what was remembered of a resource that is gone or going. */
 export function forget(
   parts: Pick<ControllerParts, 'blockers' | 'pacer' | 'refused' | 'refusedChildren' | 'renders' | 'written'>,
@@ -114,9 +134,17 @@ export function forget(
   parts.blockers.set(key, []);
 }
 
-/** The create-once writes a `prepare` or `finalize` step may make. */
-export function prepareApi(client: KubeClient): PrepareApi {
-  return { createIfAbsent: (t, o) => createIfAbsent(client, t, o) };
+/**
+ * The create-once writes a `prepare` or `finalize` step may make, through the same gate as every
+ * other write: none once `signal` says stop (shutdown, or leadership lost).
+ */
+export function prepareApi(client: KubeClient, signal: AbortSignal): PrepareApi {
+  return {
+    createIfAbsent: (t, o) => {
+      signal.throwIfAborted();
+      return createIfAbsent(client, t, o);
+    },
+  };
 }
 
 /** Creates an object unless one of its name exists (see PrepareApi). */

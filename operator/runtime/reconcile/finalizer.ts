@@ -74,7 +74,7 @@ export async function finalizeResource(
     outcome = await decl.finalize(t.resource, {
       children: cachedChildren(parts, t.uid),
       owner: controllerReference(t.resource, type),
-      api: prepareApi(t.ctx.client),
+      api: prepareApi(t.ctx.client, t.ctx.signal),
       existing: (type, name, namespace = t.namespace) =>
         (parts.owned.get(type.kind)?.informer ?? parts.reads.get(`${type.group}/${type.kind}`))?.get(
           objectKey({ namespace, name }),

@@ -3,18 +3,20 @@
  * policy for terminal errors. A deleted resource holding the kind's finalizer is finalized
  * (finalizer.ts); any other goes through
  *
- *   observe → keep the finalizer → external → render → claim → apply → prune → blockers → prepare
- *   → recover stuck rollouts → status → events → write
+ *   observe → keep the finalizer → external → render → claim → plan → apply → prune → recover
+ *   stuck rollouts → blockers → prepare → status → events → write
  *
- * each step a function of the outputs before it, returning its own (steps.ts, child-steps.ts, status-steps.ts), and each a span
- * of the reconcile's trace when tracing is on (`step`).
+ * each step a function of the outputs before it, returning its own (steps.ts, child-steps.ts,
+ * status-steps.ts), and each a span of the reconcile's trace when tracing is on (`step`). The steps
+ * up to `plan` write nothing: `plan` decides every write of the reconcile as a typed action
+ * (plan.ts, planner.ts), and apply, prune and recover are the phases of its one execution,
+ * through the gate every write goes through (executor.ts).
  */
 import type { ExternalStep } from '../../../constructs/contract';
 import { type ReconcileContext, type Request, type Result, asTerminal, type TerminalError } from '../controller';
 import { type ControllerParts, type Target, targetOf } from './controller-parts';
 import { deletingWithFinalizer, finalizeResource, keepFinalizer } from './finalizer';
 import {
-  applyChildren,
   ChildWrites,
   claimChildren,
   currentChildren,
@@ -24,8 +26,8 @@ import {
 } from './child-steps';
 import { writeStatus } from './status-pacing';
 import { computeStatus, recordEvents } from './status-steps';
-import { pruneChildren } from './prune';
-import { recoverStuckRollouts } from './stuck-rollouts';
+import { PlanExecution } from './executor';
+import { planReconcile } from './planner';
 import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';
 import { inSpan } from '../observability';
@@ -74,7 +76,10 @@ interface ChildrenOutcome {
   readonly error?: unknown;
 }
 
-/** Render, claim, apply and prune: the children's writes, or the names taken by others. */
+/**
+ * Render, claim, plan, and the plan's execution (apply, prune, recover stuck rollouts): the
+ * reconcile's writes, or the names taken by others (then nothing is planned, nor written).
+ */
 async function writeChildren(
   parts: ControllerParts,
   t: Target,
@@ -84,11 +89,14 @@ async function writeChildren(
   const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
   const planned = claim.planned;
   if (!planned) return { writes: new ChildWrites(), notOwned: claim.notOwned };
-  const applied = await step(parts, 'apply', () => applyChildren(parts, t, planned));
-  // An apply stopped by an error prunes nothing: what it did not reach may still be wanted.
-  const pruned =
-    applied.error === undefined ? await step(parts, 'prune', () => pruneChildren(parts, t, applied)) : undefined;
-  return { writes: new ChildWrites(applied, pruned), notOwned: [], error: applied.error ?? pruned?.error };
+  const plan = await step(parts, 'plan', () => planReconcile(parts, t, planned));
+  const execution = new PlanExecution(parts, t, plan);
+  await step(parts, 'apply', () => execution.children());
+  // An execution stopped by an error prunes nothing: what it did not reach may still be wanted.
+  await step(parts, 'prune', () => execution.prune());
+  await step(parts, 'recover', () => execution.stuckPods());
+  const { applied, pruned } = execution.result();
+  return { writes: new ChildWrites(applied, pruned), notOwned: [], error: pruned.error };
 }
 
 /**
@@ -100,7 +108,7 @@ interface TerminalSources {
   readonly external?: TerminalError;
   /** 2. The one already reported for this generation: the children are not written again. */
   readonly known?: TerminalError;
-  /** 3. A step's while rendering, claiming, applying or pruning (thrown, or an apply's or prune's error). */
+  /** 3. A step's while rendering, claiming, planning or executing the plan (thrown, or the execution's error). */
   readonly step?: TerminalError;
   /** 4. A child the API server refused, asked last (it records what it finds): the others were applied. */
   readonly refusedChild?: () => TerminalError | undefined;
@@ -167,7 +175,6 @@ export async function reconcile(
   const children = currentChildren(parts, t, writes);
   const applied = !terminal && notOwned.length === 0;
   const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied));
-  await step(parts, 'recover', () => recoverStuckRollouts(parts, t, children));
   const { observed, status } = step(parts, 'status', () =>
     computeStatus(parts, t, { writes, children, external: external.value, terminal, notOwned, prepared }),
   );
@@ -176,7 +183,7 @@ export async function reconcile(
   const result = await step(parts, 'write', () =>
     writeStatus(parts, t, {
       status,
-      childrenChanged: writes.changes.length > 0,
+      childrenChanged: writes.actions.length > 0,
       requeueAfterMs: earliest(external.value?.requeueAfterMs, writes.recheckAfterMs),
       paced,
     }),

@@ -118,6 +118,8 @@ export async function writeStatus(
     if (wait > 0) {
       requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, wait);
     } else {
+      // Through the gate as every write: none once the reconcile must stop (leadership lost).
+      t.ctx.signal.throwIfAborted();
       try {
         await applyStatus(t.ctx.client, parts.type, t.resource, status);
       } catch (err) {

@@ -21,7 +21,6 @@ import { withSummaryConditions } from '../../../constructs/contract/kstatus';
 import { scaleStatusOf } from '../../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../../constructs/contract/health';
 import { isChildRefusal } from './refusals';
-import { cachedClaimsOf } from './storage-growth';
 import {
   type Condition,
   conditionsOf,
@@ -30,7 +29,7 @@ import {
   setCondition,
 } from '../../../constructs/contract/conditions';
 import type { TerminalError } from '../controller';
-import type { ControllerParts, Resource, Target } from './controller-parts';
+import { cachedClaimsOf, type ControllerParts, type Resource, type Target } from './controller-parts';
 import { isJsonObject } from '../../../constructs/contract/json';
 import type { PacedReconcile } from './status-pacing';
 import { type ChildWrites, type NotOwned } from './child-steps';

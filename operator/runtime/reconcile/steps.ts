@@ -123,5 +123,5 @@ export async function runPrepare(
   applied: boolean,
 ): Promise<object | undefined> {
   if (!parts.decl.prepare || !applied) return undefined;
-  return parts.decl.prepare(prepareApi(t.ctx.client), t.resource, children);
+  return parts.decl.prepare(prepareApi(t.ctx.client, t.ctx.signal), t.resource, children);
 }

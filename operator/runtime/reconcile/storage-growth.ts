@@ -1,110 +1,127 @@
 /**
- * Storage grown in place. Kubernetes refuses any change of a StatefulSet's claim templates, and
- * never changes a claim its StatefulSet made; so when a kind's StatefulSet asks for larger
- * volumes, the runtime does what CloudNativePG and Strimzi do for theirs:
+ * Storage grown in place, planned. Kubernetes refuses any change of a StatefulSet's claim
+ * templates, and never changes a claim its StatefulSet made; so when a kind's StatefulSet asks for
+ * larger volumes, the runtime does what CloudNativePG and Strimzi do for theirs:
  *
- * 1. every claim of the StatefulSet smaller than asked, once bound, is patched to the new size —
- *    only where its StorageClass allows expansion (`allowVolumeExpansion: true`); where one does
- *    not, nothing at all is changed and the child is refused, saying so and what to do;
+ * 1. every claim of a pod the StatefulSet keeps (ordinal below its replicas) smaller than asked,
+ *    once bound, is patched to the new size — only where its StorageClass allows expansion
+ *    (`allowVolumeExpansion: true`); where one does not, nothing at all is changed and the child
+ *    is refused, saying so and what to do;
  * 2. the StatefulSet is deleted with its pods orphaned (`propagationPolicy: Orphan`): they keep
  *    running, and once it is gone the StatefulSet is made again with the new templates, adopting
  *    them unrestarted (their revision is the same);
  * 3. the status says `Progressing` until each claim's volume has the new size: a StatefulSet is
  *    not as asked while a claim is smaller (`claimSizeVerdict`).
  *
- * A template asking less than its claims have is refused up front: a volume cannot shrink.
+ * This module decides those writes (`planGrowth`), writing nothing; the executor makes them
+ * through the gate, after a dry run of every claim patch and of the rest of the StatefulSet's
+ * change with its claims' sizes as they are — so a change the StatefulSet cannot take in place
+ * (its selector, serviceName…) made together with a larger size is refused as a whole, and a
+ * claim patch that would be refused leaves every claim as it was. A template asking less than its
+ * claims have is refused up front: a volume cannot shrink.
  */
 import {
   BuiltinTypes,
-  type ChildHealth,
   claimsOfStatefulSet,
   claimTemplateChanges,
   claimTemplateSizes,
-  childKey,
   compareQuantities,
   shrinkRefusal,
   type KubeObject,
   type PersistentVolumeClaim,
   storageRequest,
+  withCurrentClaimSizes,
 } from '../../../constructs/contract';
 import { isJsonObject } from '../../../constructs/contract/json';
-import { isConflict, isForbidden, isInvalid, isNotFound } from '../client';
+import { isNotFound, needsApply } from '../client';
 import { TerminalError } from '../controller';
-import type { ControllerParts, Target } from './controller-parts';
+import { cachedClaimsOf, type ControllerParts, type Target } from './controller-parts';
 import type { PlannedChild } from './child-steps';
+import type { ChildPlan } from './plan';
 import { ChildRefusedUpFront } from './refusals';
 
 /** How long a refusal that waits on a StorageClass (which the runtime does not watch) stands before it is asked again. */
 export const STORAGE_CLASS_RECHECK_MS = 60_000;
 
-/** What storage growth made of one StatefulSet child: held while it is made again, or refused. */
-export type GrowthStep =
-  | { readonly held: ChildHealth; readonly refused?: undefined }
-  | { readonly refused: TerminalError; readonly held?: undefined; readonly recheckAfterMs?: number };
+/** The finalizer the garbage collector keeps on an object deleted with `propagationPolicy: Orphan`. */
+const ORPHAN_FINALIZER = 'orphan';
+
+/** What a StatefulSet's storage growth plans: its writes, or why it has none. */
+export type GrowthPlan = Pick<ChildPlan, 'actions' | 'decided' | 'restOfChange'>;
 
 /**
- * Storage growth for each StatefulSet child that exists, by `Kind/name`: the children it took
- * (held while the StatefulSet is made again, or refused); a child it did not take is applied as
- * any other.
+ * The storage growth of one StatefulSet child that exists (see the header), or undefined when it
+ * has none and is applied as any other child. Reads the cache and the claims' StorageClasses;
+ * writes nothing.
  */
-export async function growStorage(
+export async function planGrowth(
   parts: Pick<ControllerParts, 'claims'>,
   t: Target,
-  planned: readonly PlannedChild[],
-): Promise<ReadonlyMap<string, GrowthStep>> {
-  const steps = new Map<string, GrowthStep>();
-  if (!parts.claims) return steps;
-  for (const child of planned) {
-    if (child.owned.type.kind !== 'StatefulSet' || !child.current) continue;
-    const step = await growStatefulSet(parts, t, child.desired, child.current);
-    if (step) steps.set(childKey('StatefulSet', child.desired.metadata.name ?? ''), step);
-  }
-  return steps;
-}
-
-async function growStatefulSet(
-  parts: Pick<ControllerParts, 'claims'>,
-  t: Target,
-  desired: KubeObject,
-  current: KubeObject,
-): Promise<GrowthStep | undefined> {
+  child: PlannedChild,
+): Promise<GrowthPlan | undefined> {
+  const { desired, current } = child;
+  if (!parts.claims || child.owned.type.kind !== 'StatefulSet' || !current) return undefined;
   const name = current.metadata.name ?? '';
-  if (current.metadata.deletionTimestamp) {
-    const message = 'the old StatefulSet is being deleted, its pods kept; it is made again once it is gone';
-    return { held: { kind: 'StatefulSet', name, readiness: 'InProgress', reason: 'Recreating', message } };
-  }
+  const key = `StatefulSet/${name}`;
+  if (current.metadata.deletionTimestamp) return { actions: [], decided: { held: beingDeleted(current) } };
   const { grown, shrunk } = claimTemplateChanges(current, desired);
   const [shrink] = shrunk;
-  if (shrink) return { refused: refusal(shrinkRefusal(name, shrink)) };
+  if (shrink) return { actions: [], decided: { refused: refusal(shrinkRefusal(name, shrink)) } };
   const small = claimsToGrow(parts, desired, current);
   if (grown.length === 0 && small.length === 0) return undefined;
-  t.ctx.signal.throwIfAborted();
   const notExpandable = await classRefusal(t, small);
   if (notExpandable)
-    return { refused: refusal(`StatefulSet ${name}: ${notExpandable}`), recheckAfterMs: STORAGE_CLASS_RECHECK_MS };
-  try {
-    for (const { claim, size } of small) await growClaim(t, claim, size);
-  } catch (err) {
-    // A quota on requests.storage, an admission plugin: the API server's words, nothing more done.
-    if (!isInvalid(err) && !isForbidden(err)) throw err;
-    return { refused: refusal(`StatefulSet ${name}: a claim could not grow: ${err.message}`) };
-  }
-  if (small.length > 0) await recordGrowth(t, name, small, grown.length > 0);
-  if (grown.length === 0) return undefined;
-  await deleteKeepingPods(t, current);
-  t.ctx.logger.info(
-    { statefulSet: name, grown },
-    'claims grown; StatefulSet deleted with its pods kept, to be made again',
-  );
+    return {
+      actions: [],
+      decided: { refused: refusal(`StatefulSet ${name}: ${notExpandable}`), recheckAfterMs: STORAGE_CLASS_RECHECK_MS },
+    };
   const sizes = grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(', ');
-  return {
-    held: {
+  const claims = small.map(({ claim, size }) => ({
+    type: 'GrowClaim' as const,
+    key,
+    claim,
+    size,
+    reason: `claim ${claim.metadata.name ?? ''} asks ${storageRequest(claim) ?? '?'}; StatefulSet ${name}'s template asks ${size}`,
+  }));
+  if (grown.length > 0) {
+    const recreate = {
+      type: 'RecreateStatefulSet' as const,
+      key,
+      current,
+      grown,
+      reason: `its claim templates grow (${sizes}), which a StatefulSet does not take in place: deleted with its pods kept, then made again`,
+    };
+    return { actions: [...claims, recreate], restOfChange: withCurrentClaimSizes(desired, current) };
+  }
+  // The templates already ask the new size (made again earlier): the claims grow, the rest applies as it is.
+  const apply = needsApply(desired, current, t.ctx.client.fieldManager)
+    ? [{ type: 'ApplyChild' as const, key, child, reason: 'its owned fields differ from what is rendered' }]
+    : [];
+  return { actions: [...claims, ...apply] };
+}
+
+/**
+ * A StatefulSet being deleted, held until it is gone: made again by the operator when it is our
+ * own orphaning delete (the garbage collector's `orphan` finalizer), or by someone else's.
+ */
+function beingDeleted(current: KubeObject) {
+  const name = current.metadata.name ?? '';
+  const finalizers = current.metadata.finalizers ?? [];
+  if (finalizers.includes(ORPHAN_FINALIZER))
+    return {
       kind: 'StatefulSet',
       name,
-      readiness: 'InProgress',
+      readiness: 'InProgress' as const,
       reason: 'Recreating',
-      message: `made again with larger claims (${sizes}), its pods kept`,
-    },
+      message: 'the old StatefulSet is being deleted, its pods kept; it is made again once it is gone',
+    };
+  const how = finalizers.includes('foregroundDeletion') ? 'foreground deletion, ' : '';
+  return {
+    kind: 'StatefulSet',
+    name,
+    readiness: 'InProgress' as const,
+    reason: 'Deleting',
+    message: `being deleted (${how}not by this operator); it is made again once it is gone`,
   };
 }
 
@@ -112,39 +129,27 @@ function refusal(message: string): TerminalError {
   return new TerminalError(message.slice(0, 1024), 'Invalid', { cause: new ChildRefusedUpFront(message) });
 }
 
-/** The bound claims of the StatefulSet's pods smaller than the desired templates ask, with the size each is to have. */
+/**
+ * The bound claims of the pods the desired StatefulSet keeps (ordinals below its replicas) smaller
+ * than its templates ask, with the size each is to have. A claim of a scaled-down ordinal is left
+ * as it is: it grows if its pod comes back.
+ */
 function claimsToGrow(
   parts: Pick<ControllerParts, 'claims'>,
   desired: KubeObject,
   current: KubeObject,
 ): { claim: PersistentVolumeClaim; size: string }[] {
   const sizes = claimTemplateSizes(desired);
-  return claimsOfStatefulSet(current, cachedClaimsOf(parts, current)).flatMap(({ claim, template }) => {
+  const spec = isJsonObject(desired.spec) ? desired.spec : {};
+  const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
+  return claimsOfStatefulSet(current, cachedClaimsOf(parts, current)).flatMap(({ claim, template, ordinal }) => {
     const size = sizes.get(template);
     const has = storageRequest(claim);
     // A claim not bound yet cannot be changed: it is grown once bound (its change reconciles again).
-    if (!size || !has || claim.status?.phase !== 'Bound' || compareQuantities(has, size) >= 0) return [];
+    if (ordinal >= replicas || !size || !has || claim.status?.phase !== 'Bound' || compareQuantities(has, size) >= 0)
+      return [];
     return [{ claim, size }];
   });
-}
-
-/**
- * The cached claims a StatefulSet may have made: those carrying its selector's labels, as its
- * controller labels every claim it makes (by the label index, no scan of the namespace).
- */
-export function cachedClaimsOf(
-  parts: Pick<ControllerParts, 'claims'>,
-  statefulSet: KubeObject,
-): readonly PersistentVolumeClaim[] {
-  const claims = parts.claims;
-  if (!claims || statefulSet.kind !== 'StatefulSet') return [];
-  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
-  const selector =
-    isJsonObject(spec.selector) && isJsonObject(spec.selector.matchLabels) ? spec.selector.matchLabels : {};
-  const labels = Object.fromEntries(
-    Object.entries(selector).filter((e): e is [string, string] => typeof e[1] === 'string'),
-  );
-  return Object.keys(labels).length > 0 ? claims.list(statefulSet.metadata.namespace, labels) : [];
 }
 
 /** Why the claims cannot grow (a StorageClass that does not allow it, or none), or undefined when each may. */
@@ -175,45 +180,33 @@ async function classRefusal(
   return undefined;
 }
 
-async function growClaim(t: Target, claim: PersistentVolumeClaim, size: string): Promise<void> {
-  t.ctx.signal.throwIfAborted();
-  const name = claim.metadata.name ?? '';
-  await t.ctx.client.mergePatch(BuiltinTypes.PersistentVolumeClaim, name, claim.metadata.namespace, {
-    spec: { resources: { requests: { storage: size } } },
-  });
-  t.ctx.logger.info({ claim: name, size }, 'claim grown');
+/** The fields of a StatefulSet's spec the API server changes in place; it refuses a change of any other. */
+const IN_PLACE_FIELDS: ReadonlySet<string> = new Set([
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'revisionHistoryLimit',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+]);
+
+/**
+ * The spec fields (`spec.selector`…) a desired StatefulSet sets otherwise than `current` has them,
+ * of those the API server does not change in place: what its refusal of the change is about.
+ */
+export function fixedFieldsChanged(current: KubeObject, desired: KubeObject): string[] {
+  const now = isJsonObject(current.spec) ? current.spec : {};
+  const asked = isJsonObject(desired.spec) ? desired.spec : {};
+  return Object.keys(asked)
+    .filter((field) => !IN_PLACE_FIELDS.has(field) && !within(asked[field], now[field]))
+    .map((field) => `spec.${field}`);
 }
 
-async function recordGrowth(
-  t: Target,
-  statefulSet: string,
-  grown: readonly { claim: PersistentVolumeClaim; size: string }[],
-  recreate: boolean,
-): Promise<void> {
-  const names = grown.map(({ claim }) => claim.metadata.name ?? '').join(', ');
-  const then = recreate ? `; StatefulSet ${statefulSet} is made again with its pods kept` : '';
-  await t.ctx.recorder.record(
-    t.resource,
-    'Normal',
-    'StorageGrowing',
-    `Asked claims ${names} to grow to ${grown[0]?.size ?? ''}${then}`,
-  );
-}
-
-/** Deletes this very StatefulSet (by uid), leaving its pods running for the one made again to adopt. */
-async function deleteKeepingPods(t: Target, statefulSet: KubeObject): Promise<void> {
-  t.ctx.signal.throwIfAborted();
-  try {
-    await t.ctx.client.delete(
-      BuiltinTypes.StatefulSet,
-      statefulSet.metadata.name ?? '',
-      statefulSet.metadata.namespace,
-      {
-        uid: statefulSet.metadata.uid,
-        propagationPolicy: 'Orphan',
-      },
-    );
-  } catch (err) {
-    if (!isNotFound(err) && !isConflict(err)) throw err;
-  }
+/** Whether every value `asked` sets is what `has` holds (the API server's defaults may add more). */
+function within(asked: unknown, has: unknown): boolean {
+  if (Array.isArray(asked))
+    return Array.isArray(has) && asked.length === has.length && asked.every((a, i) => within(a, has[i]));
+  if (isJsonObject(asked)) return isJsonObject(has) && Object.keys(asked).every((k) => within(asked[k], has[k]));
+  return asked === has;
 }

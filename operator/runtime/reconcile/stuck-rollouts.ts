@@ -5,20 +5,14 @@
  * never rolls out, and Kubernetes documents the way through as deleting that pod by hand ("forced
  * rollback", kubernetes/kubernetes#67250). The runtime does it for the StatefulSets it owns: a
  * pod of an older revision than the StatefulSet's current one, that cannot run, is deleted so the
- * StatefulSet makes it again from the current revision — with a Normal Event saying which and why.
+ * StatefulSet makes it again from the current revision — with a Normal Event saying which and why
+ * (this module plans it; executor.ts deletes).
  * A pod that is starting, Ready, below the rollout's partition, or of the current revision is
  * never touched.
  */
-import {
-  BuiltinTypes,
-  type Children,
-  isOfType,
-  type Pod,
-  podProblem,
-  type StatefulSet,
-} from '../../../constructs/contract';
-import { isConflict, isNotFound } from '../client';
-import type { ControllerParts, Target } from './controller-parts';
+import { BuiltinTypes, isOfType, type Pod, podProblem, type StatefulSet } from '../../../constructs/contract';
+import type { ControllerParts } from './controller-parts';
+import type { ChildPlan, DeleteStuckPod } from './plan';
 
 /** The label a StatefulSet's pods carry naming their revision. */
 const REVISION = 'controller-revision-hash';
@@ -58,41 +52,27 @@ function isReady(pod: Pod): boolean {
 }
 
 /**
- * Deletes the pods each owned StatefulSet's rollout is stuck behind (see `stuckPods`), by uid (a
- * pod made again since is left alone), and records an Event for each. A refusal (no delete right
- * on pods, as a declaration owning no StatefulSet has) is logged, never fatal: the status still
- * says the pod cannot run.
+ * The stuck pods to delete (see `stuckPods`), one action each, of the StatefulSets the plan leaves
+ * as they are: one it changes is judged at the next reconcile, once its controller has seen the
+ * change. The executor deletes them last, by uid (a pod made again since is left alone), and only
+ * when nothing of the plan was refused and no error stopped it; never while a terminal error
+ * stands or a child is not ours (then there is no plan at all).
  */
-export async function recoverStuckRollouts(
-  parts: Pick<ControllerParts, 'pods'>,
-  t: Target,
-  children: Children,
-): Promise<void> {
+export function planStuckPods(parts: Pick<ControllerParts, 'pods'>, children: readonly ChildPlan[]): DeleteStuckPod[] {
   const pods = parts.pods;
-  if (!pods) return;
-  for (const sts of children.values()) {
-    if (!isOfType(BuiltinTypes.StatefulSet, sts) || !sts.metadata.uid) continue;
-    for (const stuck of stuckPods(sts, pods.listControlledBy(sts.metadata.uid))) {
-      await deleteStuckPod(t, sts, stuck);
-    }
-  }
-}
-
-async function deleteStuckPod(t: Target, sts: StatefulSet, { pod, revision, why }: StuckPod): Promise<void> {
-  const name = pod.metadata.name ?? '';
-  const current = sts.status?.updateRevision ?? '';
-  try {
-    await t.ctx.client.delete(BuiltinTypes.Pod, name, pod.metadata.namespace, { uid: pod.metadata.uid });
-  } catch (err) {
-    if (isNotFound(err) || isConflict(err)) return;
-    t.ctx.logger.warn({ err, pod: name }, 'could not delete a pod a rollout is stuck behind');
-    return;
-  }
-  t.ctx.logger.info({ pod: name, revision, current }, 'deleted a pod a rollout was stuck behind');
-  await t.ctx.recorder.record(
-    t.resource,
-    'Normal',
-    'StuckPodReplaced',
-    `Deleted pod ${name}, stuck on revision ${revision} (${why.replace(/^pod \S+: /, '')}), so StatefulSet ${sts.metadata.name ?? ''} makes it again at revision ${current}`,
-  );
+  if (!pods) return [];
+  return children.flatMap(({ key, child, actions, decided }) => {
+    const sts = child.current;
+    if (actions.length > 0 || decided || !sts || !isOfType(BuiltinTypes.StatefulSet, sts) || !sts.metadata.uid)
+      return [];
+    const current = sts.status?.updateRevision ?? '';
+    return stuckPods(sts, pods.listControlledBy(sts.metadata.uid)).map(({ pod, revision, why }) => ({
+      type: 'DeleteStuckPod' as const,
+      key,
+      pod,
+      statefulSet: sts,
+      revision,
+      reason: `stuck on revision ${revision} (${why.replace(/^pod \S+: /, '')}), so StatefulSet ${sts.metadata.name ?? ''} makes it again at revision ${current}`,
+    }));
+  });
 }

@@ -67,7 +67,7 @@ export async function migrateStorage(
     kind.crdName,
     undefined,
     { status: { storedVersions: [kind.storageVersion] } },
-    'status',
+    { subresource: 'status' },
   );
   logger.info({ crd: kind.crdName, rewritten, storedVersions: [kind.storageVersion] }, 'storage migration done');
   return { storedVersions, rewritten };

@@ -1,7 +1,7 @@
 /**
- * The apply and prune steps on their own, with the in-memory client: each returns what it did —
- * written, held, refused, deleted — and, stopped by an error it cannot take, what it did before
- * together with the error, so the status and Events can still tell it.
+ * A plan's children and prunes executed on their own, with the in-memory client: each phase
+ * returns what it did — written, held, refused, deleted — and, stopped by an error it cannot take,
+ * what it did before together with the error, so the status and Events can still tell it.
  */
 import pino from 'pino';
 import { BuiltinTypes, type ControllerDeclaration, type KubeObject, type ResourceType } from '../../../../constructs';
@@ -10,12 +10,14 @@ import { WrittenChildren } from '../../../../operator/runtime/children';
 import type { Informer } from '../../../../operator/runtime/cache';
 import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import {
-  applyChildren,
+  type AppliedChildren,
   ChildWrites,
   claimChildren,
   type PlannedChild,
 } from '../../../../operator/runtime/reconcile/child-steps';
-import { pruneChildren } from '../../../../operator/runtime/reconcile/prune';
+import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
+import { planReconcile } from '../../../../operator/runtime/reconcile/planner';
+import { Metrics } from '../../../../operator/runtime/observability';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const UID = 'owner-uid';
@@ -58,10 +60,28 @@ function setUp(client: FakeKubeClient, cached: KubeObject[] = []) {
     refusedChildren: new Map(),
     written: new WrittenChildren(),
     decl: { name: 'x' } as ControllerDeclaration<Resource>,
+    metrics: new Metrics(),
   };
   const ctx = { client, logger: pino({ level: 'silent' }), signal: new AbortController().signal };
   const t = { key: 'ns/x', uid: UID, generation: 1, namespace: 'ns', ctx } as unknown as Target;
   return { parts, t };
+}
+
+type Parts = ReturnType<typeof setUp>['parts'];
+
+/** The children's phase of the plan of these children, executed: what it did to them. */
+async function applyChildren(parts: Parts, t: Target, planned: readonly PlannedChild[]): Promise<AppliedChildren> {
+  const execution = new PlanExecution(parts, t, await planReconcile(parts, t, planned));
+  await execution.children();
+  return execution.result().applied;
+}
+
+/** The plan of these children executed up to its prunes: what they deleted. */
+async function pruneChildren(parts: Parts, t: Target, planned: readonly PlannedChild[]) {
+  const execution = new PlanExecution(parts, t, await planReconcile(parts, t, planned));
+  await execution.children();
+  await execution.prune();
+  return execution.result();
 }
 
 const plan = (desired: KubeObject, waitsFor: string[] = [], current?: KubeObject): PlannedChild => ({
@@ -71,7 +91,7 @@ const plan = (desired: KubeObject, waitsFor: string[] = [], current?: KubeObject
   waitsFor,
 });
 
-describe('applyChildren', () => {
+describe("a plan's children, executed", () => {
   test('applies each child in order and returns them as written, with what changed', async () => {
     const client = new ChoosyClient();
     const { parts, t } = setUp(client);
@@ -174,7 +194,7 @@ describe('applyChildren', () => {
   });
 });
 
-describe('pruneChildren', () => {
+describe("a plan's prunes, executed", () => {
   test('deletes the owned children that apply neither wrote, held nor saw refused, and returns them', async () => {
     const client = new ChoosyClient({ r: new ApiError(422, 'Invalid', 'refused') });
     for (const name of ['keep', 'stale', 'held', 'r']) await client.create(BuiltinTypes.ConfigMap, configMap(name));
@@ -182,12 +202,11 @@ describe('pruneChildren', () => {
       ['keep', 'stale', 'held', 'r'].map((n) => client.get(BuiltinTypes.ConfigMap, n, 'ns')),
     );
     const { parts, t } = setUp(client, cached);
-    const applied = await applyChildren(parts, t, [
+    const { applied, pruned } = await pruneChildren(parts, t, [
       plan(configMap('keep'), [], cached[0]),
       plan(configMap('held'), ['Deployment/missing'], cached[2]),
       plan(configMap('r'), [], cached[3]),
     ]);
-    const pruned = await pruneChildren(parts, t, applied);
     expect(pruned.error).toBeUndefined();
     expect(pruned.changes).toEqual([{ verb: 'Deleted', kind: 'ConfigMap', name: 'stale' }]);
     expect([...pruned.before.keys()]).toEqual(['ConfigMap/stale']);
@@ -209,8 +228,7 @@ describe('pruneChildren', () => {
         ? Promise.reject(new ApiError(404, 'NotFound', 'gone'))
         : Promise.reject(new ApiError(403, 'Forbidden', 'no'));
     const { parts, t } = setUp(client, [gone, stuck]);
-    const nothing = await applyChildren(parts, t, []);
-    const pruned = await pruneChildren(parts, t, nothing);
+    const { pruned } = await pruneChildren(parts, t, []);
     expect(pruned.changes).toEqual([{ verb: 'Deleted', kind: 'ConfigMap', name: 'gone' }]);
     expect(pruned.error).toMatchObject({ status: 403 });
   });

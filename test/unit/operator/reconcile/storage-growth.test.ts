@@ -4,17 +4,28 @@
  * until it is made again, and every refusal (no expansion, no class, a shrink) writing nothing.
  */
 import pino from 'pino';
+import type { TerminalError } from '../../../../operator/runtime/controller';
 import {
   BuiltinTypes,
+  type ChildHealth,
   type KubeObject,
   type PersistentVolumeClaim,
   type StorageClass,
 } from '../../../../constructs/contract';
 import { Informer } from '../../../../operator/runtime/cache';
-import { EventRecorder } from '../../../../operator/runtime/observability';
-import { targetOf, type OwnedType } from '../../../../operator/runtime/reconcile/controller-parts';
+import {
+  type ControllerParts,
+  targetOf,
+  type OwnedType,
+  type Target,
+} from '../../../../operator/runtime/reconcile/controller-parts';
 import type { PlannedChild } from '../../../../operator/runtime/reconcile/child-steps';
-import { growStorage, STORAGE_CLASS_RECHECK_MS } from '../../../../operator/runtime/reconcile/storage-growth';
+import { STORAGE_CLASS_RECHECK_MS } from '../../../../operator/runtime/reconcile/storage-growth';
+import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
+import { planReconcile } from '../../../../operator/runtime/reconcile/planner';
+import { growsStorage } from '../../../../operator/runtime/reconcile/plan';
+import { WrittenChildren } from '../../../../operator/runtime/children';
+import { EventRecorder, Metrics } from '../../../../operator/runtime/observability';
 import { isChildRefusal } from '../../../../operator/runtime/reconcile/refusals';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
@@ -95,6 +106,39 @@ const planned = (desired: KubeObject, current: KubeObject): PlannedChild => ({
   owned: { type: BuiltinTypes.StatefulSet } as OwnedType,
   waitsFor: [],
 });
+
+/**
+ * What the plan of these children and its execution made of each StatefulSet's storage growth, by
+ * `Kind/name`: held (while it is made again) or refused; none when it was applied as any other child.
+ */
+async function growStorage(
+  parts: Pick<ControllerParts, 'claims'>,
+  t: Target,
+  children: readonly PlannedChild[],
+): Promise<Map<string, { held?: ChildHealth; refused?: TerminalError; recheckAfterMs?: number }>> {
+  const plan = await planReconcile({ claims: parts.claims, deletable: [] }, t, children);
+  const execution = new PlanExecution(
+    {
+      decl: { name: 'kv' } as never,
+      metrics: new Metrics(),
+      refusedChildren: new Map(),
+      written: new WrittenChildren(),
+    },
+    t,
+    plan,
+  );
+  await execution.children();
+  const { applied } = execution.result();
+  expect(applied.error).toBeUndefined();
+  const steps = new Map<string, { held?: ChildHealth; refused?: TerminalError; recheckAfterMs?: number }>();
+  for (const [key, held] of applied.held) steps.set(key, { held });
+  for (const [key, { refused }] of applied.refused)
+    steps.set(key, {
+      refused,
+      ...(applied.recheckAfterMs === undefined ? {} : { recheckAfterMs: applied.recheckAfterMs }),
+    });
+  return steps;
+}
 
 const writes = (client: FakeKubeClient) => client.writes.map((w) => `${w.verb} ${w.kind ?? ''}/${w.name}`);
 
@@ -182,14 +226,25 @@ describe('growStorage', () => {
     }
   });
 
-  test('the same size in another spelling is no change; a StatefulSet being deleted is held until it is gone', async () => {
+  test('the same size in another spelling is no change; a StatefulSet being deleted is held until it is gone, made again by us only when we orphaned it', async () => {
     const current = statefulSet('2Gi');
     const { client, claims, t, done } = await setUp({ claims: [claim('data-kv-0', '2Gi', 'fast')], current });
     try {
-      expect((await growStorage({ claims }, t, [planned(statefulSet('2048Mi'), current)])).size).toBe(0);
-      const deleting = statefulSet('2Gi', { metadata: { name: 'kv', deletionTimestamp: '2026-11-29T00:00:00Z' } });
-      const step = (await growStorage({ claims }, t, [planned(statefulSet('5Gi'), deleting)])).get('StatefulSet/kv');
-      expect(step?.held?.reason).toBe('Recreating');
+      const same = await planReconcile({ claims, deletable: [] }, t, [planned(statefulSet('2048Mi'), current)]);
+      expect(same.children.filter((c) => growsStorage(c) || c.decided)).toEqual([]);
+      const deleting = (finalizers: string[]) =>
+        statefulSet('2Gi', { metadata: { name: 'kv', deletionTimestamp: '2026-11-29T00:00:00Z', finalizers } });
+      const ours = (await growStorage({ claims }, t, [planned(statefulSet('5Gi'), deleting(['orphan']))])).get(
+        'StatefulSet/kv',
+      );
+      expect(ours?.held?.reason).toBe('Recreating');
+      const theirs = (await growStorage({ claims }, t, [planned(statefulSet('5Gi'), deleting([]))])).get(
+        'StatefulSet/kv',
+      );
+      expect(theirs?.held).toMatchObject({
+        reason: 'Deleting',
+        message: expect.stringContaining('not by this operator'),
+      });
       expect(client.writes).toEqual([]);
     } finally {
       await done();

@@ -20,6 +20,7 @@ import {
 } from '../../../../constructs';
 import { buildController } from '../../../../operator/runtime/reconcile/builder';
 import { ApiError } from '../../../../operator/runtime/client/errors';
+import type { MergePatchOptions } from '../../../../operator/runtime/client';
 import type { ReconcileContext } from '../../../../operator/runtime/controller/controller';
 import { Manager } from '../../../../operator/runtime/controller/manager';
 import { EventRecorder, Metrics } from '../../../../operator/runtime/observability';
@@ -149,8 +150,7 @@ class StrictClient extends FakeKubeClient {
     name: string,
     namespace: string | undefined,
     patch: unknown,
-    subresource?: string,
-    options?: { dryRun?: boolean },
+    options?: MergePatchOptions,
   ): Promise<T> {
     if (type.kind === 'PersistentVolumeClaim' && this.refusePatches.has(name))
       throw new ApiError(
@@ -158,7 +158,7 @@ class StrictClient extends FakeKubeClient {
         'Forbidden',
         `persistentvolumeclaims "${name}" is forbidden: exceeded quota: storage, requested: requests.storage=3Gi, used: requests.storage=4Gi, limited: requests.storage=6Gi`,
       );
-    const out = await super.mergePatch(type, name, namespace, patch, subresource, options);
+    const out = await super.mergePatch(type, name, namespace, patch, options);
     if (!options?.dryRun) this.afterWrite(type.kind, name);
     return out;
   }
@@ -200,7 +200,7 @@ function claim(ordinal: number, size: string): PersistentVolumeClaim {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name: `data-kv-${ordinal}`, namespace: NS, labels: { app: 'kv' } },
-    spec: { storageClassName: 'fast', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+    spec: { storageClassName: 'fast', resources: { requests: { storage: size } } },
     status: { phase: 'Bound', capacity: { storage: size } },
   };
 }
@@ -214,13 +214,14 @@ async function setUp() {
     metadata: { name: 'fast' },
     provisioner: 'example.com/disk',
     allowVolumeExpansion: true,
-  } as KubeObject);
+  });
   const metrics = new Metrics();
   const mgr = new Manager({ client, logger, metrics });
-  const controller = buildController(mgr, storeController, { client, logger, metrics, statusCoalesceMs: 0 });
+  const recorder = new EventRecorder(client, 'store', 'store-0', logger);
+  const controller = buildController(mgr, storeController, { client, logger, metrics, recorder, statusCoalesceMs: 0 });
   const stop = new AbortController();
   const types: ResourceType[] = [
-    { group: storeKind.group, version: 'v1', kind: 'Store', resource: 'stores', namespaced: true } as ResourceType,
+    { group: storeKind.group, version: 'v1', kind: 'Store', resource: 'stores', namespaced: true },
     BuiltinTypes.StatefulSet,
     BuiltinTypes.ConfigMap,
     BuiltinTypes.Job,
@@ -253,9 +254,9 @@ async function setUp() {
   const ctx: ReconcileContext = {
     client,
     logger,
-    recorder: new EventRecorder(client, 'store', 'store-0', logger),
+    recorder,
     signal: signal.signal,
-  } as ReconcileContext;
+  };
   const reconcile = async () => {
     await caughtUp();
     return (controller as any).options.reconciler({ namespace: NS, name: 'kv' }, ctx);
@@ -304,7 +305,7 @@ async function setUp() {
           replicas: spec.replicas,
         },
       },
-      'status',
+      { subresource: 'status' },
     );
     for (const ordinal of claims) client.seed(BuiltinTypes.PersistentVolumeClaim, claim(ordinal, spec.size));
     return client.peek(BuiltinTypes.StatefulSet, 'kv', NS)!;
@@ -363,7 +364,7 @@ describe('stuck pods are deleted through the gate', () => {
         kind: 'ConfigMap',
         metadata: { name: 'kv-config', namespace: NS },
         data: { mine: 'yes' },
-      } as KubeObject);
+      });
       const from = s.client.writes.length;
       await s.reconcile();
       expect(s.writesSince(from)).toEqual([]);

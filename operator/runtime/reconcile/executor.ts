@@ -1,0 +1,474 @@
+/**
+ * The one executor of a reconcile's plan (plan.ts), and the gate every write goes through:
+ *
+ * - before each write, the stop signal (shutdown, or leadership lost): nothing more is written
+ *   once it says stop, and the next leader goes on;
+ * - before any write, when the plan changes two or more existing children together or grows
+ *   storage, the API server's dry run of each such change (a StatefulSet's with its claims'
+ *   sizes as they are, and every claim patch): if any would be refused, none of them is written —
+ *   only new children and those marked independent (`applyIndependently`) still are;
+ * - as it goes, the waits (`waitsFor`): a child whose prerequisite is not ready yet is held, and
+ *   so is its storage growth;
+ * - every write recorded: in the reconcile's writes (`ExecutedWrite`), for the status, the Events
+ *   and `opkit_reconcile_writes_total`.
+ *
+ * Children first, in the order rendered, then the prunes — not after an error, which may leave
+ * wanted children unwritten — then the stuck pods, only when nothing was refused or stopped.
+ */
+import { type ChildHealth, type KubeObject, ChildMap, waitingOn } from '../../../constructs/contract';
+import { applyIfChanged, withRefusalHint } from '../children';
+import { isConflict, isForbidden, isInvalid, isNotFound, needsApply } from '../client';
+import { TerminalError } from '../controller';
+import { BuiltinTypes } from '../../../constructs/contract';
+import type { AppliedChildren, PlannedChild, PrunedChildren, Refusal } from './child-steps';
+import type { ControllerParts, RefusedChildren, Target } from './controller-parts';
+import {
+  type ChildPlan,
+  type ExecutedWrite,
+  type GrowClaim,
+  growsStorage,
+  type PlannedAction,
+  type ReconcilePlan,
+} from './plan';
+import { ChildRefusedUpFront } from './refusals';
+import { fixedFieldsChanged } from './storage-growth';
+
+type Change = AppliedChildren['changes'][number];
+type ExecutorParts = Pick<ControllerParts, 'decl' | 'metrics' | 'refusedChildren' | 'written'>;
+
+/** What the plan's execution has done so far, as it goes. */
+interface Executing {
+  before: ChildMap;
+  written: ChildMap;
+  changes: Change[];
+  held: Map<string, ChildHealth>;
+  refused: Map<string, Refusal>;
+  actions: ExecutedWrite[];
+  recheckAfterMs?: number;
+  pruned: { before: ChildMap; changes: Change[] };
+  error?: unknown;
+}
+
+/**
+ * One plan's execution, a phase at a time (`children`, `prune`, `stuckPods`: each a span of the
+ * reconcile's trace), then `result`. A phase after an error does nothing.
+ */
+export class PlanExecution {
+  private readonly done: Executing = {
+    before: new ChildMap(),
+    written: new ChildMap(),
+    changes: [],
+    held: new Map(),
+    refused: new Map(),
+    actions: [],
+    pruned: { before: new ChildMap(), changes: [] },
+  };
+  private readonly cached: ReadonlyMap<string, KubeObject | undefined>;
+  private readonly refusedBefore: RefusedChildren['children'];
+
+  constructor(
+    private readonly parts: ExecutorParts,
+    private readonly t: Target,
+    private readonly plan: ReconcilePlan,
+  ) {
+    this.cached = new Map(plan.children.map((c) => [c.key, c.child.current]));
+    this.refusedBefore = refusedChildrenOf(parts, t);
+  }
+
+  /** The children's writes: the gate's dry run, then each child's plan in order. */
+  async children(): Promise<void> {
+    await this.phase(async () => {
+      const blocked = await refusedChange(this.t, this.plan.children, this.cached, this.refusedBefore);
+      for (const c of this.plan.children) {
+        if (c.child.current) this.done.before.set(c.key, c.child.current);
+        if (c.decided) this.recordDecided(c);
+        else if (blocked?.has(c.key)) this.recordBlocked(c, blocked);
+        else if (growsStorage(c)) await this.grow(c);
+        else await this.applyChild(c);
+      }
+    });
+  }
+
+  /** The prunes, unless an error stopped the children's writes. */
+  async prune(): Promise<void> {
+    await this.phase(async () => {
+      for (const p of this.plan.prune) {
+        this.done.pruned.before.set(p.key, p.object);
+        await this.write(p, p.owned.kind, p.object.metadata.name ?? '', () =>
+          deleteIfStill(() =>
+            this.t.ctx.client.delete(p.owned, p.object.metadata.name ?? '', p.object.metadata.namespace, {
+              uid: p.object.metadata.uid,
+            }),
+          ),
+        );
+        this.done.pruned.changes.push({ verb: 'Deleted', kind: p.owned.kind, name: p.object.metadata.name ?? '' });
+        this.t.ctx.logger.info(
+          { kind: p.owned.kind, child: p.object.metadata.name },
+          'deleted child no longer rendered',
+        );
+      }
+    });
+  }
+
+  /** The stuck pods, only when the rest of the plan went through: nothing refused, nothing stopped. */
+  async stuckPods(): Promise<void> {
+    if (this.done.refused.size > 0) return;
+    await this.phase(async () => {
+      for (const s of this.plan.stuckPods) {
+        const name = s.pod.metadata.name ?? '';
+        try {
+          await this.write(s, 'Pod', name, () =>
+            this.t.ctx.client.delete(BuiltinTypes.Pod, name, s.pod.metadata.namespace, { uid: s.pod.metadata.uid }),
+          );
+        } catch (err) {
+          if (isNotFound(err) || isConflict(err)) continue;
+          // No delete right on pods (a declaration owning no StatefulSet): the status still says the pod cannot run.
+          if (this.t.ctx.signal.aborted) throw err;
+          this.t.ctx.logger.warn({ err, pod: name }, 'could not delete a pod a rollout is stuck behind');
+          continue;
+        }
+        const current = s.statefulSet.status?.updateRevision ?? '';
+        this.t.ctx.logger.info(
+          { pod: name, revision: s.revision, current },
+          'deleted a pod a rollout was stuck behind',
+        );
+        await this.t.ctx.recorder.record(
+          this.t.resource,
+          'Normal',
+          'StuckPodReplaced',
+          `Deleted pod ${name}, ${s.reason}`,
+        );
+      }
+    });
+  }
+
+  /** What the execution did: the children's side (with every write) and the prunes' side, each with the error that stopped it. */
+  result(): { applied: AppliedChildren; pruned: PrunedChildren } {
+    // Kept only while something stands refused: an empty entry per resource was 1000 Maps at N = 1000.
+    if (this.refusedBefore.size === 0) this.parts.refusedChildren.delete(this.t.key);
+    const { pruned, error, ...applied } = this.done;
+    const stopped = error === undefined ? {} : { error };
+    return { applied: { ...applied, ...stopped }, pruned: { ...pruned, ...stopped } };
+  }
+
+  /** The first error stops the execution: it is kept for the result, and later phases do nothing. */
+  private async phase(run: () => Promise<void>): Promise<void> {
+    if (this.done.error !== undefined) return;
+    try {
+      await run();
+    } catch (error) {
+      this.done.error = error;
+    }
+  }
+
+  /** The gate: one write, only while the reconcile may write, recorded once made. */
+  private async write<T>(action: PlannedAction, kind: string, name: string, run: () => Promise<T>): Promise<T> {
+    this.t.ctx.signal.throwIfAborted();
+    const out = await run();
+    this.record(action, kind, name);
+    return out;
+  }
+
+  private record(action: PlannedAction, kind: string, name: string): void {
+    this.done.actions.push({ type: action.type, kind, name, reason: action.reason });
+    this.parts.metrics.reconcileWrites.inc({ controller: this.parts.decl.name, action: action.type });
+  }
+
+  /** A child held or refused before the API server was asked (see `Decided`). */
+  private recordDecided({ key, child, decided }: ChildPlan): void {
+    if (decided?.held) {
+      this.done.held.set(key, decided.held);
+      this.refusedBefore.delete(key);
+      return;
+    }
+    if (!decided) return;
+    const fresh = this.refusedBefore.get(key)?.error.message !== decided.refused.message;
+    this.done.refused.set(key, { refused: decided.refused, fresh });
+    this.refusedBefore.set(key, { resourceVersion: child.current?.metadata.resourceVersion, error: decided.refused });
+    if (decided.recheckAfterMs !== undefined)
+      this.done.recheckAfterMs = Math.min(this.done.recheckAfterMs ?? Infinity, decided.recheckAfterMs);
+  }
+
+  /** A child of a change that would be refused: its refusal, or (for the others) held, naming what blocks it. */
+  private recordBlocked({ key, child }: ChildPlan, blocked: ReadonlyMap<string, Refusal | undefined>): void {
+    const refusal = blocked.get(key);
+    if (refusal) {
+      this.done.refused.set(key, refusal);
+      if (refusal.fresh)
+        this.refusedBefore.set(key, {
+          resourceVersion: child.current?.metadata.resourceVersion,
+          error: refusal.refused,
+        });
+      return;
+    }
+    const refused = [...blocked].flatMap(([k, r]) => (r ? [k.replace('/', ' ')] : []));
+    this.done.held.set(key, {
+      kind: child.owned.type.kind,
+      name: key.slice(key.indexOf('/') + 1),
+      readiness: 'InProgress',
+      reason: 'Blocked',
+      message: `not updated: ${refused.join(', ')} would be refused, and a change is written whole or not at all`,
+    });
+  }
+
+  /** The children this child waits for that are not ready, as written so far or cached. */
+  private waitingOn(child: PlannedChild): string[] {
+    return waitingOn(child.waitsFor, (k) => this.done.written.get(k) ?? this.cached.get(k));
+  }
+
+  private holdWaiting(key: string, child: PlannedChild, waiting: readonly string[]): void {
+    const message = `waits for ${waiting.join(', ')}`;
+    const name = child.desired.metadata.name ?? '';
+    this.done.held.set(key, { kind: child.owned.type.kind, name, readiness: 'InProgress', reason: 'Waiting', message });
+  }
+
+  /** One child applied (when it changes), held while what it waits for is not ready, or refused. */
+  private async applyChild({ key, child, actions }: ChildPlan): Promise<void> {
+    const { desired, owned, current } = child;
+    const apply = actions.find((a) => a.type === 'ApplyChild');
+    // Held only when there is something to write: a child as its spec asks stays as it is.
+    const waiting = apply ? this.waitingOn(child) : [];
+    if (waiting.length) {
+      this.holdWaiting(key, child, waiting);
+      return;
+    }
+    if (!apply && current) {
+      this.refusedBefore.delete(key);
+      this.done.written.set(key, current);
+      return;
+    }
+    this.t.ctx.signal.throwIfAborted();
+    const outcome = await applyUnlessRefused(this.t, child, this.refusedBefore.get(key));
+    if ('refused' in outcome) {
+      this.done.refused.set(key, outcome);
+      if (outcome.fresh)
+        this.refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+      return;
+    }
+    this.refusedBefore.delete(key);
+    this.done.written.set(key, outcome.object);
+    if (!outcome.applied || !apply) return;
+    this.record(apply, owned.type.kind, desired.metadata.name ?? '');
+    this.parts.written.note(this.t.key, key, outcome.object);
+    const name = desired.metadata.name ?? '';
+    this.done.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
+    this.t.ctx.logger.info({ kind: desired.kind, child: name }, current ? 'updated child' : 'created child');
+  }
+
+  /**
+   * A StatefulSet's storage growth: held while it waits; else every claim patched (each was
+   * dry-run first, with the rest of the change, when the gate asked), then the StatefulSet deleted
+   * with its pods kept and held while it is made again — or applied as any other child.
+   */
+  private async grow(c: ChildPlan): Promise<void> {
+    const { key, child, actions } = c;
+    const name = child.desired.metadata.name ?? '';
+    const waiting = this.waitingOn(child);
+    if (waiting.length) {
+      this.holdWaiting(key, child, waiting);
+      return;
+    }
+    const claims = actions.filter((a): a is GrowClaim => a.type === 'GrowClaim');
+    try {
+      for (const a of claims) {
+        const claim = a.claim.metadata.name ?? '';
+        await this.write(a, 'PersistentVolumeClaim', claim, () => growClaim(this.t, a));
+        this.t.ctx.logger.info({ claim, size: a.size }, 'claim grown');
+      }
+    } catch (err) {
+      // Refused after its dry run passed (a quota filled meanwhile): the API server's words, nothing more done.
+      if (!isInvalid(err) && !isForbidden(err)) throw err;
+      const refused = upFront(`StatefulSet ${name}: a claim could not grow: ${err.message}`);
+      this.done.refused.set(key, { refused, fresh: true });
+      this.refusedBefore.set(key, { resourceVersion: child.current?.metadata.resourceVersion, error: refused });
+      return;
+    }
+    const recreate = actions.find((a) => a.type === 'RecreateStatefulSet');
+    if (claims.length > 0) await this.storageGrowingEvent(name, claims, recreate !== undefined);
+    if (!recreate) {
+      await this.applyChild(c);
+      return;
+    }
+    await this.write(recreate, 'StatefulSet', name, () =>
+      deleteIfStill(() =>
+        this.t.ctx.client.delete(BuiltinTypes.StatefulSet, name, recreate.current.metadata.namespace, {
+          uid: recreate.current.metadata.uid,
+          propagationPolicy: 'Orphan',
+        }),
+      ),
+    );
+    this.refusedBefore.delete(key);
+    this.t.ctx.logger.info(
+      { statefulSet: name, grown: recreate.grown },
+      'claims grown; StatefulSet deleted with its pods kept, to be made again',
+    );
+    const sizes = recreate.grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(', ');
+    this.done.held.set(key, {
+      kind: 'StatefulSet',
+      name,
+      readiness: 'InProgress',
+      reason: 'Recreating',
+      message: `made again with larger claims (${sizes}), its pods kept`,
+    });
+  }
+
+  private async storageGrowingEvent(
+    statefulSet: string,
+    grown: readonly GrowClaim[],
+    recreate: boolean,
+  ): Promise<void> {
+    const names = grown.map((g) => g.claim.metadata.name ?? '').join(', ');
+    const then = recreate ? `; StatefulSet ${statefulSet} is made again with its pods kept` : '';
+    await this.t.ctx.recorder.record(
+      this.t.resource,
+      'Normal',
+      'StorageGrowing',
+      `Asked claims ${names} to grow to ${grown[0]?.size ?? ''}${then}`,
+    );
+  }
+}
+
+/** A delete whose object is gone already, or was replaced (its uid differs), is done. */
+async function deleteIfStill(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!isNotFound(err) && !isConflict(err)) throw err;
+  }
+}
+
+async function growClaim(t: Target, a: GrowClaim, options: { dryRun?: boolean } = {}): Promise<unknown> {
+  const patch = { spec: { resources: { requests: { storage: a.size } } } };
+  return t.ctx.client.mergePatch(
+    BuiltinTypes.PersistentVolumeClaim,
+    a.claim.metadata.name ?? '',
+    a.claim.metadata.namespace,
+    patch,
+    options,
+  );
+}
+
+/** A refusal of a claim patch (a 403 from a quota is not an invalid child), reported as a child refused. */
+function upFront(message: string): TerminalError {
+  return new TerminalError(message.slice(0, 1024), 'Invalid', { cause: new ChildRefusedUpFront(message) });
+}
+
+/**
+ * No half-applied change: the existing children the plan changes together (not held, not marked
+ * `independent`) — and those refused up front, which block the rest — when there are two or more,
+ * or when storage grows (its writes cannot be taken back), asked first with the API server's dry
+ * run. If it would refuse any, none is written: the answer is each such child's refusal (a
+ * standing one is not asked again) and, for the others, undefined. Undefined when the change may
+ * be written. A new child is not part of it: nothing running reads a child that does not exist
+ * yet, and a child deleted by hand is made again whatever else stands refused.
+ */
+async function refusedChange(
+  t: Target,
+  children: readonly ChildPlan[],
+  cached: ReadonlyMap<string, KubeObject | undefined>,
+  refusedBefore: RefusedChildren['children'],
+): Promise<ReadonlyMap<string, Refusal | undefined> | undefined> {
+  const group = children.filter((c) => {
+    if (!c.child.current || c.child.independent === true) return false;
+    if (c.decided) return c.decided.refused !== undefined;
+    return c.actions.length > 0 && waitingOn(c.child.waitsFor, (k) => cached.get(k)).length === 0;
+  });
+  if (group.length < 2 && !group.some(growsStorage)) return undefined;
+  const answers = new Map<string, Refusal | undefined>();
+  for (const c of group) {
+    t.ctx.signal.throwIfAborted();
+    answers.set(
+      c.key,
+      c.decided?.refused ? { refused: c.decided.refused, fresh: false } : await dryRun(t, c, refusedBefore),
+    );
+  }
+  return [...answers.values()].some(Boolean) ? answers : undefined;
+}
+
+/** The API server's answer to one child's change, asked by dry run: undefined when it takes it. */
+async function dryRun(
+  t: Target,
+  c: ChildPlan,
+  refusedBefore: RefusedChildren['children'],
+): Promise<Refusal | undefined> {
+  const current = c.child.current;
+  const standing = refusedBefore.get(c.key);
+  if (standing && standing.resourceVersion === current?.metadata.resourceVersion)
+    return { refused: standing.error, fresh: false };
+  return (await dryRunApply(t, c)) ?? (await dryRunClaims(t, c));
+}
+
+/** The child's apply, dry-run: a StatefulSet whose claims grow with its claims' sizes as they are. */
+async function dryRunApply(t: Target, c: ChildPlan): Promise<Refusal | undefined> {
+  const { current, desired, owned } = c.child;
+  const asked = c.restOfChange ?? desired;
+  if (!current || !needsApply(asked, current, t.ctx.client.fieldManager)) return undefined;
+  try {
+    await applyIfChanged(t.ctx.client, owned.type, asked, current, { dryRun: true });
+    return undefined;
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    const refused = refusalOf(err, owned.type.kind, desired, current);
+    if (!c.restOfChange) return { refused, fresh: true };
+    // The storage growth would make it again with the new spec: refused whole, naming what cannot change.
+    const fields = fixedFieldsChanged(current, c.restOfChange);
+    const which = fields.length ? `${fields.join(', ')} cannot change in place` : 'the rest of its change is refused';
+    const message = `StatefulSet ${desired.metadata.name ?? ''}: ${which}, and growing its claims would make it again with it: nothing was changed. ${refused.message}`;
+    return { refused: new TerminalError(message.slice(0, 1024), 'Invalid', { cause: err }), fresh: true };
+  }
+}
+
+/** Every claim patch of a StatefulSet's growth, dry-run: one refused refuses them all. */
+async function dryRunClaims(t: Target, c: ChildPlan): Promise<Refusal | undefined> {
+  for (const a of c.actions) {
+    if (a.type !== 'GrowClaim') continue;
+    try {
+      await growClaim(t, a, { dryRun: true });
+    } catch (err) {
+      // A quota on requests.storage, an admission plugin: the API server's words, nothing changed.
+      if (!isInvalid(err) && !isForbidden(err)) throw err;
+      const message = `StatefulSet ${c.child.desired.metadata.name ?? ''}: claim ${a.claim.metadata.name ?? ''} could not grow, so no claim was changed: ${err.message}`;
+      return { refused: upFront(message), fresh: true };
+    }
+  }
+  return undefined;
+}
+
+/** The refusals remembered for this resource at its generation (a new generation starts afresh). */
+function refusedChildrenOf(parts: Pick<ControllerParts, 'refusedChildren'>, t: Target): RefusedChildren['children'] {
+  const known = parts.refusedChildren.get(t.key);
+  if (known?.uid === t.uid && known.generation === t.generation) return known.children;
+  const fresh: RefusedChildren = { uid: t.uid, generation: t.generation, children: new Map() };
+  parts.refusedChildren.set(t.key, fresh);
+  return fresh.children;
+}
+
+/**
+ * A child applied (when it changes), or the API server's refusal of it as a terminal error:
+ * asked now (`fresh`), or the one that stands for a child that has not changed since.
+ */
+async function applyUnlessRefused(
+  t: Target,
+  { owned, desired, current }: PlannedChild,
+  standing: { readonly resourceVersion?: string; readonly error: TerminalError } | undefined,
+): Promise<{ object: KubeObject; applied: boolean } | Refusal> {
+  if (standing && standing.resourceVersion === current?.metadata.resourceVersion)
+    return { refused: standing.error, fresh: false };
+  try {
+    return await applyIfChanged(t.ctx.client, owned.type, desired, current);
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    return { refused: refusalOf(err, owned.type.kind, desired, current), fresh: true };
+  }
+}
+
+/** The terminal error of a refused child: the API server's words, and the way through (see `refusalHint`). */
+function refusalOf(err: unknown, kind: string, desired: KubeObject, current: KubeObject | undefined): TerminalError {
+  const said = withRefusalHint(err instanceof Error ? err.message : String(err), {
+    kind,
+    name: desired.metadata.name ?? '',
+    namespace: desired.metadata.namespace ?? current?.metadata.namespace,
+    exists: current !== undefined,
+  });
+  return new TerminalError(said.slice(0, 1024), 'Invalid', { cause: err });
+}

@@ -1,0 +1,128 @@
+/**
+ * A reconcile's plan: every write it would make, as typed actions, each with the reason it is
+ * there. planner.ts makes it from what is observed and rendered, writing nothing; executor.ts
+ * runs it through the one gate (stop signal and leadership before each write, the API server's
+ * dry run over the whole change first, all or nothing, every write recorded), in this order:
+ *
+ *   children, in the order rendered (a child after what it waits for):
+ *     ApplyChild                      create or update one child (server-side apply)
+ *     GrowClaim… then                 a StatefulSet's claims patched to the size its templates ask,
+ *       RecreateStatefulSet | ApplyChild   then it is deleted with its pods kept (to be made again
+ *                                          with the new templates) or applied as any other child
+ *   PruneChild                        an owned child of a deletable kind no longer rendered
+ *   DeleteStuckPod                    a pod an unchanged StatefulSet's rollout is stuck behind
+ *
+ * The status write comes after, from what the plan's execution did (status-pacing.ts).
+ */
+import type {
+  ChildHealth,
+  ClaimSizeChange,
+  KubeObject,
+  PersistentVolumeClaim,
+  Pod,
+  ResourceType,
+  StatefulSet,
+} from '../../../constructs/contract';
+import type { TerminalError } from '../controller';
+import type { PlannedChild } from './child-steps';
+
+/** Creates or updates one desired child. */
+export interface ApplyChild {
+  readonly type: 'ApplyChild';
+  /** The child, `Kind/name`. */
+  readonly key: string;
+  readonly child: PlannedChild;
+  readonly reason: string;
+}
+
+/** Patches one claim of a StatefulSet to the size its claim template now asks. */
+export interface GrowClaim {
+  readonly type: 'GrowClaim';
+  /** The StatefulSet, `Kind/name`. */
+  readonly key: string;
+  readonly claim: PersistentVolumeClaim;
+  readonly size: string;
+  readonly reason: string;
+}
+
+/** Deletes a StatefulSet with its pods kept (`Orphan`), to be made again with larger claim templates. */
+export interface RecreateStatefulSet {
+  readonly type: 'RecreateStatefulSet';
+  readonly key: string;
+  /** The StatefulSet as it is: deleted by its uid. */
+  readonly current: KubeObject;
+  readonly grown: readonly ClaimSizeChange[];
+  readonly reason: string;
+}
+
+/** Deletes an owned child no longer rendered, by its uid. */
+export interface PruneChild {
+  readonly type: 'PruneChild';
+  readonly key: string;
+  readonly owned: ResourceType;
+  readonly object: KubeObject;
+  readonly reason: string;
+}
+
+/** Deletes, by its uid, a pod of an older revision that a StatefulSet's rollout waits on and that cannot run. */
+export interface DeleteStuckPod {
+  readonly type: 'DeleteStuckPod';
+  /** The StatefulSet, `Kind/name`. */
+  readonly key: string;
+  readonly pod: Pod;
+  readonly statefulSet: StatefulSet;
+  readonly revision: string;
+  readonly reason: string;
+}
+
+/** One write of a plan. */
+export type PlannedAction = ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod;
+
+/** The kinds of write a plan has, for metrics and previews. */
+export type ActionType = PlannedAction['type'];
+
+/** What the plan does about a child it does not write, decided before asking the API server. */
+export type Decided =
+  | { readonly held: ChildHealth; readonly refused?: undefined }
+  | { readonly refused: TerminalError; readonly held?: undefined; readonly recheckAfterMs?: number };
+
+/** One desired child's part of the plan. */
+export interface ChildPlan {
+  /** `Kind/name`. */
+  readonly key: string;
+  readonly child: PlannedChild;
+  /** Its writes, in order; none when it is as rendered (or `decided`). */
+  readonly actions: readonly (ApplyChild | GrowClaim | RecreateStatefulSet)[];
+  /** Why it has no writes: held (a StatefulSet being deleted) or refused up front (a shrink, a class that cannot expand). */
+  readonly decided?: Decided;
+  /**
+   * For a StatefulSet whose claims grow: the rest of its change, with claim templates asking what
+   * they ask now — what the gate dry-runs, since the API server refuses a template change in place.
+   */
+  readonly restOfChange?: KubeObject;
+}
+
+/** A reconcile's plan: each child's part, then the prunes, then the stuck pods. */
+export interface ReconcilePlan {
+  readonly children: readonly ChildPlan[];
+  readonly prune: readonly PruneChild[];
+  readonly stuckPods: readonly DeleteStuckPod[];
+}
+
+/** Every action of a plan, in the order the executor takes them. */
+export function planActions(plan: ReconcilePlan): PlannedAction[] {
+  return [...plan.children.flatMap((c) => c.actions), ...plan.prune, ...plan.stuckPods];
+}
+
+/** Whether a child's plan grows storage: claims patched, or the StatefulSet made again. */
+export function growsStorage(child: ChildPlan): boolean {
+  return child.actions.some((a) => a.type !== 'ApplyChild');
+}
+
+/** One write the executor made: what and why, as the reconcile's writes record it. */
+export interface ExecutedWrite {
+  readonly type: ActionType;
+  readonly kind: string;
+  readonly name: string;
+  readonly reason: string;
+}

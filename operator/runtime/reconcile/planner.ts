@@ -1,0 +1,54 @@
+/**
+ * The plan step of a reconcile: from the children claimed (each desired child with what the cache
+ * holds under its name) it decides every write, as typed actions with their reasons (plan.ts) —
+ * and writes nothing. What it reads: the cache (owned children, claims, pods) and, for a
+ * StatefulSet whose claims would grow, their StorageClasses. Whether a child waits for another
+ * not ready is decided again as the executor goes, against what it has written by then; whether
+ * the API server takes the change is the gate's dry run (executor.ts).
+ */
+import { childKey } from '../../../constructs/contract';
+import { needsApply } from '../client';
+import type { PlannedChild } from './child-steps';
+import type { ControllerParts, Target } from './controller-parts';
+import type { ChildPlan, PruneChild, ReconcilePlan } from './plan';
+import { planGrowth } from './storage-growth';
+import { planStuckPods } from './stuck-rollouts';
+
+/** The plan of one reconcile's writes, children in the order rendered. */
+export async function planReconcile(
+  parts: Pick<ControllerParts, 'claims' | 'pods' | 'deletable'>,
+  t: Target,
+  planned: readonly PlannedChild[],
+): Promise<ReconcilePlan> {
+  const children: ChildPlan[] = [];
+  for (const child of planned) children.push(await planChild(parts, t, child));
+  return { children, prune: planPrune(parts, t, children), stuckPods: planStuckPods(parts, children) };
+}
+
+/** One desired child's writes: its storage growth, an apply, or none (as rendered already). */
+async function planChild(parts: Pick<ControllerParts, 'claims'>, t: Target, child: PlannedChild): Promise<ChildPlan> {
+  const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
+  const growth = await planGrowth(parts, t, child);
+  if (growth) return { key, child, ...growth };
+  const { current } = child;
+  if (current && !needsApply(child.desired, current, t.ctx.client.fieldManager)) return { key, child, actions: [] };
+  const reason = current ? 'its owned fields differ from what is rendered' : 'rendered, and it does not exist';
+  return { key, child, actions: [{ type: 'ApplyChild', key, child, reason }] };
+}
+
+/**
+ * Prune, as kubectl's ApplySets do: the owned children of a deletable kind this resource controls
+ * that it no longer renders, each deleted by its uid (one made again under its name since is not
+ * ours to delete).
+ */
+function planPrune(parts: Pick<ControllerParts, 'deletable'>, t: Target, children: readonly ChildPlan[]): PruneChild[] {
+  const rendered = new Set(children.map((c) => c.key));
+  return parts.deletable.flatMap(({ type, informer }) =>
+    informer.listControlledBy(t.uid).flatMap((object) => {
+      const key = childKey(type.kind, object.metadata.name ?? '');
+      return rendered.has(key)
+        ? []
+        : [{ type: 'PruneChild' as const, key, owned: type, object, reason: 'no longer rendered' }];
+    }),
+  );
+}
