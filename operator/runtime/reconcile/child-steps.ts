@@ -75,7 +75,15 @@ export interface PrunedChildren {
   readonly error?: unknown;
 }
 
-function nothingApplied(): AppliedChildren {
+/** What the children's writes come to before any is made: nothing, in collections to fill as it goes. */
+export function nothingApplied(): {
+  before: ChildMap;
+  written: ChildMap;
+  changes: Change[];
+  held: Map<string, ChildHealth>;
+  refused: Map<string, Refusal>;
+  actions: ExecutedWrite[];
+} {
   return {
     before: new ChildMap(),
     written: new ChildMap(),
