@@ -105,8 +105,8 @@ export class PlanExecution {
           );
         } catch (err) {
           if (isNotFound(err) || isConflict(err)) continue;
-          // No delete right on pods (a declaration owning no StatefulSet): the status still says the pod cannot run.
           if (this.t.ctx.signal.aborted) throw err;
+          // No delete right on pods (a declaration owning no StatefulSet): the status still says the pod cannot run.
           this.t.ctx.logger.warn({ err, pod: name }, 'could not delete a pod a rollout is stuck behind');
           continue;
         }
@@ -157,6 +157,16 @@ export class PlanExecution {
     this.parts.metrics.reconcileWrites.inc({ controller: this.parts.decl.name, action: action.type });
   }
 
+  /**
+   * A child refused: reported, and remembered for its generation (by its resourceVersion, so it is
+   * not sent again while it stays as it was) when newly refused — or always, with `remember`.
+   */
+  private refuse(key: string, child: PlannedChild, refusal: Refusal, remember = refusal.fresh): void {
+    this.done.refused.set(key, refusal);
+    if (remember)
+      this.refusedBefore.set(key, { resourceVersion: child.current?.metadata.resourceVersion, error: refusal.refused });
+  }
+
   /** A child held or refused before the API server was asked (see `Decided`). */
   private recordDecided({ key, child, decided }: ChildPlan): void {
     if (decided?.held) {
@@ -165,9 +175,9 @@ export class PlanExecution {
       return;
     }
     if (!decided) return;
+    // Said again only when its words change: a refusal waiting on a StorageClass is asked at every reconcile.
     const fresh = this.refusedBefore.get(key)?.error.message !== decided.refused.message;
-    this.done.refused.set(key, { refused: decided.refused, fresh });
-    this.refusedBefore.set(key, { resourceVersion: child.current?.metadata.resourceVersion, error: decided.refused });
+    this.refuse(key, child, { refused: decided.refused, fresh }, true);
     if (decided.recheckAfterMs !== undefined)
       this.done.recheckAfterMs = Math.min(this.done.recheckAfterMs ?? Infinity, decided.recheckAfterMs);
   }
@@ -176,12 +186,7 @@ export class PlanExecution {
   private recordBlocked({ key, child }: ChildPlan, blocked: ReadonlyMap<string, Refusal | undefined>): void {
     const refusal = blocked.get(key);
     if (refusal) {
-      this.done.refused.set(key, refusal);
-      if (refusal.fresh)
-        this.refusedBefore.set(key, {
-          resourceVersion: child.current?.metadata.resourceVersion,
-          error: refusal.refused,
-        });
+      this.refuse(key, child, refusal);
       return;
     }
     const refused = [...blocked].flatMap(([k, r]) => (r ? [k.replace('/', ' ')] : []));
@@ -215,22 +220,21 @@ export class PlanExecution {
       this.holdWaiting(key, child, waiting);
       return;
     }
-    if (!apply && current) {
+    if (!apply) {
+      // As rendered already (the planner plans an apply for every child that does not exist).
       this.refusedBefore.delete(key);
-      this.done.written.set(key, current);
+      if (current) this.done.written.set(key, current);
       return;
     }
     this.t.ctx.signal.throwIfAborted();
     const outcome = await applyUnlessRefused(this.t, child, this.refusedBefore.get(key));
     if ('refused' in outcome) {
-      this.done.refused.set(key, outcome);
-      if (outcome.fresh)
-        this.refusedBefore.set(key, { resourceVersion: current?.metadata.resourceVersion, error: outcome.refused });
+      this.refuse(key, child, outcome);
       return;
     }
     this.refusedBefore.delete(key);
     this.done.written.set(key, outcome.object);
-    if (!outcome.applied || !apply) return;
+    if (!outcome.applied) return;
     this.record(apply, owned.type.kind, desired.metadata.name ?? '');
     this.parts.written.note(this.t.key, key, outcome.object);
     const name = desired.metadata.name ?? '';
@@ -261,9 +265,10 @@ export class PlanExecution {
     } catch (err) {
       // Refused after its dry run passed (a quota filled meanwhile): the API server's words, nothing more done.
       if (!isInvalid(err) && !isForbidden(err)) throw err;
-      const refused = upFront(`StatefulSet ${name}: a claim could not grow: ${err.message}`);
-      this.done.refused.set(key, { refused, fresh: true });
-      this.refusedBefore.set(key, { resourceVersion: child.current?.metadata.resourceVersion, error: refused });
+      this.refuse(key, child, {
+        refused: upFront(`StatefulSet ${name}: a claim could not grow: ${err.message}`),
+        fresh: true,
+      });
       return;
     }
     const recreate = actions.find((a) => a.type === 'RecreateStatefulSet');

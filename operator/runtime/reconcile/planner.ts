@@ -10,7 +10,7 @@ import { childKey } from '../../../constructs/contract';
 import { needsApply } from '../client';
 import type { PlannedChild } from './child-steps';
 import type { ControllerParts, Target } from './controller-parts';
-import type { ChildPlan, PruneChild, ReconcilePlan } from './plan';
+import type { ApplyChild, ChildPlan, PruneChild, ReconcilePlan } from './plan';
 import { planGrowth } from './storage-growth';
 import { planStuckPods } from './stuck-rollouts';
 
@@ -29,11 +29,18 @@ export async function planReconcile(
 async function planChild(parts: Pick<ControllerParts, 'claims'>, t: Target, child: PlannedChild): Promise<ChildPlan> {
   const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
   const growth = await planGrowth(parts, t, child);
-  if (growth) return { key, child, ...growth };
+  if (growth?.decided || growth?.actions.some((a) => a.type === 'RecreateStatefulSet'))
+    return { key, child, ...growth };
+  const apply = applyAction(t, key, child);
+  return { key, child, actions: [...(growth?.actions ?? []), ...(apply ? [apply] : [])] };
+}
+
+/** The child's apply, or none when what our field manager owns of it is as rendered. */
+function applyAction(t: Target, key: string, child: PlannedChild): ApplyChild | undefined {
   const { current } = child;
-  if (current && !needsApply(child.desired, current, t.ctx.client.fieldManager)) return { key, child, actions: [] };
+  if (current && !needsApply(child.desired, current, t.ctx.client.fieldManager)) return undefined;
   const reason = current ? 'its owned fields differ from what is rendered' : 'rendered, and it does not exist';
-  return { key, child, actions: [{ type: 'ApplyChild', key, child, reason }] };
+  return { type: 'ApplyChild', key, child, reason };
 }
 
 /**

@@ -33,11 +33,11 @@ import {
   withCurrentClaimSizes,
 } from '../../../constructs/contract';
 import { isJsonObject } from '../../../constructs/contract/json';
-import { isNotFound, needsApply } from '../client';
+import { isNotFound } from '../client';
 import { TerminalError } from '../controller';
 import { cachedClaimsOf, type ControllerParts, type Target } from './controller-parts';
 import type { PlannedChild } from './child-steps';
-import type { ChildPlan } from './plan';
+import type { ChildPlan, GrowClaim, RecreateStatefulSet } from './plan';
 import { ChildRefusedUpFront } from './refusals';
 
 /** How long a refusal that waits on a StorageClass (which the runtime does not watch) stands before it is asked again. */
@@ -46,8 +46,16 @@ export const STORAGE_CLASS_RECHECK_MS = 60_000;
 /** The finalizer the garbage collector keeps on an object deleted with `propagationPolicy: Orphan`. */
 const ORPHAN_FINALIZER = 'orphan';
 
-/** What a StatefulSet's storage growth plans: its writes, or why it has none. */
-export type GrowthPlan = Pick<ChildPlan, 'actions' | 'decided' | 'restOfChange'>;
+/**
+ * What a StatefulSet's storage growth plans: its claims grown and the StatefulSet made again, or
+ * its claims grown alone (its templates ask the size already; any other change of it is the
+ * planner's apply), or why it has no writes.
+ */
+export interface GrowthPlan {
+  readonly actions: readonly (GrowClaim | RecreateStatefulSet)[];
+  readonly decided?: ChildPlan['decided'];
+  readonly restOfChange?: KubeObject;
+}
 
 /**
  * The storage growth of one StatefulSet child that exists (see the header), or undefined when it
@@ -93,11 +101,9 @@ export async function planGrowth(
     };
     return { actions: [...claims, recreate], restOfChange: withCurrentClaimSizes(desired, current) };
   }
-  // The templates already ask the new size (made again earlier): the claims grow, the rest applies as it is.
-  const apply = needsApply(desired, current, t.ctx.client.fieldManager)
-    ? [{ type: 'ApplyChild' as const, key, child, reason: 'its owned fields differ from what is rendered' }]
-    : [];
-  return { actions: [...claims, ...apply] };
+  // The templates already ask the new size (made again earlier): the claims grow, and the planner
+  // applies the rest as for any other child.
+  return { actions: claims };
 }
 
 /**

@@ -317,13 +317,22 @@ async function setUp() {
   return { client, signal, reconcile, store, settled, writesSince, status, events, writeCount, done };
 }
 
+/** Runs a test over a set-up store controller, its informers stopped after. */
+async function withSetUp(run: (s: Awaited<ReturnType<typeof setUp>>) => Promise<void>): Promise<void> {
+  const s = await setUp();
+  try {
+    await run(s);
+  } finally {
+    await s.done();
+  }
+}
+
 const claimSize = (client: FakeKubeClient, ordinal: number) =>
   client.peek(BuiltinTypes.PersistentVolumeClaim, `data-kv-${ordinal}`, NS)?.spec?.resources?.requests?.storage;
 
 describe('stuck pods are deleted through the gate', () => {
-  test('with nothing standing in the way: deleted, counted as a write of the reconcile, with an Event', async () => {
-    const s = await setUp();
-    try {
+  test('with nothing standing in the way: deleted, counted as a write of the reconcile, with an Event', () =>
+    withSetUp(async (s) => {
       const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.seed(BuiltinTypes.Pod, stuckPod(sts, 0));
       const from = s.client.writes.length;
@@ -331,14 +340,10 @@ describe('stuck pods are deleted through the gate', () => {
       expect(s.writesSince(from)).toEqual(['delete Pod/kv-0']);
       expect(await s.writeCount('DeleteStuckPod')).toBe(1);
       expect(s.events().some((e) => e.startsWith('StuckPodReplaced: Deleted pod kv-0'))).toBe(true);
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('not while a terminal error stands: a child the API server refuses', async () => {
-    const s = await setUp();
-    try {
+  test('not while a terminal error stands: a child the API server refuses', () =>
+    withSetUp(async (s) => {
       const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.seed(BuiltinTypes.Pod, stuckPod(sts, 0));
       await s.store({ replicas: 2, size: '2Gi', config: 'bad' });
@@ -347,14 +352,10 @@ describe('stuck pods are deleted through the gate', () => {
       expect(s.status()?.applyError).toContain('data.config: Invalid value');
       expect(s.writesSince(from)).toEqual([]);
       expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)).toBeDefined();
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('not while a child’s name is taken by an object this resource does not control', async () => {
-    const s = await setUp();
-    try {
+  test('not while a child’s name is taken by an object this resource does not control', () =>
+    withSetUp(async (s) => {
       const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.seed(BuiltinTypes.Pod, stuckPod(sts, 0));
       // The ConfigMap deleted, and one of the name made by someone else.
@@ -369,14 +370,10 @@ describe('stuck pods are deleted through the gate', () => {
       await s.reconcile();
       expect(s.writesSince(from)).toEqual([]);
       expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)).toBeDefined();
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('not once the lease is lost: the replica stops writing mid-reconcile', async () => {
-    const s = await setUp();
-    try {
+  test('not once the lease is lost: the replica stops writing mid-reconcile', () =>
+    withSetUp(async (s) => {
       const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.seed(BuiltinTypes.Pod, stuckPod(sts, 0));
       await s.store({ replicas: 2, size: '2Gi', config: 'b' });
@@ -388,16 +385,12 @@ describe('stuck pods are deleted through the gate', () => {
       await expect(s.reconcile()).rejects.toThrow();
       expect(s.writesSince(from)).toEqual(['apply ConfigMap/kv-config']);
       expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)).toBeDefined();
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 });
 
 describe('storage grows through the gate: all of the change or none of it', () => {
-  test('grown when nothing else is refused: every claim patched, the StatefulSet deleted with its pods kept, each write counted', async () => {
-    const s = await setUp();
-    try {
+  test('grown when nothing else is refused: every claim patched, the StatefulSet deleted with its pods kept, each write counted', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       await s.store({ replicas: 2, size: '5Gi', config: 'a' });
       const from = s.client.writes.length;
@@ -412,14 +405,10 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect(s.status()?.notReady).toEqual([
         'StatefulSet/kv Recreating: made again with larger claims (data 2Gi → 5Gi), its pods kept',
       ]);
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('no claim grown and no StatefulSet deleted when another child of the change is refused', async () => {
-    const s = await setUp();
-    try {
+  test('no claim grown and no StatefulSet deleted when another child of the change is refused', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       await s.store({ replicas: 2, size: '5Gi', config: 'bad' });
       const from = s.client.writes.length;
@@ -430,14 +419,10 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect(s.status()?.notReady).toContainEqual(
         expect.stringMatching(/^StatefulSet\/kv Blocked: not updated: ConfigMap kv-config would be refused/),
       );
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('no claim grown and no StatefulSet deleted while the StatefulSet waits for a child not ready', async () => {
-    const s = await setUp();
-    try {
+  test('no claim grown and no StatefulSet deleted while the StatefulSet waits for a child not ready', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       // The Job made with the StatefulSet's growth: it has not completed.
       await s.store({ replicas: 2, size: '5Gi', config: 'a', init: true });
@@ -446,14 +431,10 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect(s.writesSince(from)).toEqual(['apply Job/kv-init']);
       expect([claimSize(s.client, 0), claimSize(s.client, 1)]).toEqual(['2Gi', '2Gi']);
       expect(s.client.peek(BuiltinTypes.StatefulSet, 'kv', NS)).toBeDefined();
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('a change the StatefulSet cannot take in place, made with a storage increase, is refused as a whole, naming the field', async () => {
-    const s = await setUp();
-    try {
+  test('a change the StatefulSet cannot take in place, made with a storage increase, is refused as a whole, naming the field', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       await s.store({ replicas: 2, size: '5Gi', config: 'a', app: 'kv2' });
       const from = s.client.writes.length;
@@ -462,14 +443,10 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect([claimSize(s.client, 0), claimSize(s.client, 1)]).toEqual(['2Gi', '2Gi']);
       expect(s.status()?.applyError).toContain('spec.selector');
       expect(s.status()?.applyError).toContain('updates to statefulset spec for fields other than');
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('a refused claim patch leaves every claim as it was', async () => {
-    const s = await setUp();
-    try {
+  test('a refused claim patch leaves every claim as it was', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.refusePatches.add('data-kv-1');
       await s.store({ replicas: 2, size: '5Gi', config: 'a' });
@@ -478,26 +455,18 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect(s.writesSince(from)).toEqual([]);
       expect([claimSize(s.client, 0), claimSize(s.client, 1)]).toEqual(['2Gi', '2Gi']);
       expect(s.status()?.applyError).toContain('exceeded quota');
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('claims of ordinals beyond replicas (a scale-down’s) are left alone', async () => {
-    const s = await setUp();
-    try {
+  test('claims of ordinals beyond replicas (a scale-down’s) are left alone', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' }, [0, 1, 2]);
       await s.store({ replicas: 2, size: '5Gi', config: 'a' });
       await s.reconcile();
       expect([claimSize(s.client, 0), claimSize(s.client, 1), claimSize(s.client, 2)]).toEqual(['5Gi', '5Gi', '2Gi']);
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 
-  test('a StatefulSet a user deletes in the foreground is not reported as made again by the operator', async () => {
-    const s = await setUp();
-    try {
+  test('a StatefulSet a user deletes in the foreground is not reported as made again by the operator', () =>
+    withSetUp(async (s) => {
       await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       await s.client.mergePatch(BuiltinTypes.StatefulSet, 'kv', NS, {
         metadata: { deletionTimestamp: '2026-12-01T00:00:00Z', finalizers: ['foregroundDeletion'] },
@@ -510,8 +479,5 @@ describe('storage grows through the gate: all of the change or none of it', () =
       expect(said).toBe(
         'StatefulSet/kv Deleting: being deleted (foreground deletion, not by this operator); it is made again once it is gone',
       );
-    } finally {
-      await s.done();
-    }
-  });
+    }));
 });
