@@ -16,11 +16,25 @@ import {
   type PlannedChild,
 } from '../../../../operator/runtime/reconcile/child-steps';
 import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
+import { isChildRefusal } from '../../../../operator/runtime/reconcile/refusals';
 import { planReconcile } from '../../../../operator/runtime/reconcile/planner';
 import { Metrics } from '../../../../operator/runtime/observability';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const UID = 'owner-uid';
+
+/** What the API server answers when an admission plugin refuses a write: the spec asks what cannot be done. */
+const ADMISSION_REFUSAL = new ApiError(
+  403,
+  'Forbidden',
+  'persistentvolumeclaims "a" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize',
+);
+/** What it answers when the operator lacks the right: not the spec's fault, retried. */
+const RBAC_DENIAL = new ApiError(
+  403,
+  'Forbidden',
+  'configmaps "c" is forbidden: User "system:serviceaccount:x:y" cannot patch resource "configmaps" in API group "" in the namespace "ns"',
+);
 
 /** A client that refuses (422) or fails (500) the apply of the children named. */
 class ChoosyClient extends FakeKubeClient {
@@ -181,6 +195,34 @@ describe("a plan's children, executed", () => {
     const taken = await applyChildren(parts, { ...t, generation: 2 }, [plan(a), plan(configMap('b'))]);
     expect(taken.refused.size).toBe(0);
     expect(parts.refusedChildren.size).toBe(0);
+  });
+
+  test('a child an admission plugin refuses (403, not a missing right) is refused as an invalid one is; a missing right stops the step, to be retried', async () => {
+    const client = new ChoosyClient({ a: ADMISSION_REFUSAL, c: RBAC_DENIAL });
+    const { parts, t } = setUp(client);
+    const applied = await applyChildren(parts, t, [plan(configMap('a')), plan(configMap('b')), plan(configMap('c'))]);
+    expect(applied.refused.get('ConfigMap/a')?.refused.message).toContain(
+      'only dynamically provisioned pvc can be resized',
+    );
+    expect(isChildRefusal(applied.refused.get('ConfigMap/a')?.refused.cause)).toBe(true);
+    expect([...applied.written.keys()]).toEqual(['ConfigMap/b']);
+    expect(applied.error).toMatchObject({ status: 403, message: expect.stringContaining('cannot patch resource') });
+  });
+
+  test('a change whose dry run an admission plugin refuses is written by none of its children', async () => {
+    const client = new ChoosyClient({ a: ADMISSION_REFUSAL });
+    for (const n of ['a', 'b']) await client.create(BuiltinTypes.ConfigMap, configMap(n));
+    const { parts, t } = setUp(client);
+    const changed = (name: string) => ({ ...configMap(name), data: { name, v: '2' } });
+    const current = async (n: string) => client.get(BuiltinTypes.ConfigMap, n, 'ns');
+    const applied = await applyChildren(parts, t, [
+      plan(changed('a'), [], await current('a')),
+      plan(changed('b'), [], await current('b')),
+    ]);
+    expect(applied.error).toBeUndefined();
+    expect(applied.refused.get('ConfigMap/a')?.refused.message).toContain('only dynamically provisioned');
+    expect(applied.held.get('ConfigMap/b')).toMatchObject({ reason: 'Blocked' });
+    expect(client.writes.filter((w) => w.verb === 'apply')).toEqual([]);
   });
 
   test('stopped by an error it cannot take, it returns that error and what it did before', async () => {
