@@ -41,6 +41,13 @@ const HINTS: readonly Hint[] = [
     says: () => 'A claim never shrinks: keep the size, or move the data to a new, smaller claim',
   },
   {
+    // The API server's resize admission: the claim's StorageClass does not allow expansion.
+    matches: (said, child) =>
+      child.kind === 'PersistentVolumeClaim' && said.includes('only dynamically provisioned pvc can be resized'),
+    says: () =>
+      'A claim grows only where its StorageClass allows volume expansion (allowVolumeExpansion: true) and its volume was provisioned by it: a cluster admin can set it on the class if its provisioner can expand volumes; or set the size back',
+  },
+  {
     matches: (said, child) =>
       child.kind === 'PersistentVolumeClaim' && said.includes('spec is immutable after creation'),
     says: () =>

@@ -4,12 +4,12 @@
  */
 import { BuiltinTypes, type KubeObject, waitingOn } from '../../../constructs/contract';
 import { applyIfChanged, withRefusalHint } from '../children';
-import { isForbidden, isInvalid, needsApply } from '../client';
+import { needsApply } from '../client';
 import { TerminalError } from '../controller';
 import type { Refusal } from './child-steps';
 import type { RefusedChildren, Target } from './controller-parts';
 import { type ChildPlan, type GrowClaim, growsStorage } from './plan';
-import { ChildRefusedUpFront } from './refusals';
+import { ChildRefusedUpFront, isRefusedWrite } from './refusals';
 import { fixedFieldsChanged } from './storage-growth';
 
 /**
@@ -66,7 +66,7 @@ async function dryRunApply(t: Target, c: ChildPlan): Promise<Refusal | undefined
     await applyIfChanged(t.ctx.client, owned.type, asked, current, { dryRun: true });
     return undefined;
   } catch (err) {
-    if (!isInvalid(err)) throw err;
+    if (!isRefusedWrite(err)) throw err;
     const refused = refusalOf(err, owned.type.kind, desired, current);
     if (!c.restOfChange) return { refused, fresh: true };
     // The storage growth would make it again with the new spec: refused whole, naming what cannot change.
@@ -85,7 +85,7 @@ async function dryRunClaims(t: Target, c: ChildPlan): Promise<Refusal | undefine
       await growClaim(t, a, { dryRun: true });
     } catch (err) {
       // A quota on requests.storage, an admission plugin: the API server's words, nothing changed.
-      if (!isInvalid(err) && !isForbidden(err)) throw err;
+      if (!isRefusedWrite(err)) throw err;
       const message = `StatefulSet ${c.child.desired.metadata.name ?? ''}: claim ${a.claim.metadata.name ?? ''} could not grow, so no claim was changed: ${err.message}`;
       return { refused: upFront(message), fresh: true };
     }

@@ -17,7 +17,7 @@
  */
 import { BuiltinTypes, type KubeObject, ChildMap, waitingOn } from '../../../constructs/contract';
 import { applyIfChanged } from '../children';
-import { isConflict, isForbidden, isInvalid, isNotFound } from '../client';
+import { isConflict, isNotFound } from '../client';
 import { type TerminalError } from '../controller';
 import {
   type AppliedChildren,
@@ -29,6 +29,7 @@ import {
 import type { ControllerParts, RefusedChildren, Target } from './controller-parts';
 import { type ChildPlan, type GrowClaim, growsStorage, type PlannedAction, type ReconcilePlan } from './plan';
 import { growClaim, refusalOf, refusedChange, upFront } from './dry-run-gate';
+import { isRefusedWrite } from './refusals';
 
 type Change = AppliedChildren['changes'][number];
 type ExecutorParts = Pick<ControllerParts, 'decl' | 'metrics' | 'refusedChildren' | 'written'>;
@@ -264,7 +265,7 @@ export class PlanExecution {
       }
     } catch (err) {
       // Refused after its dry run passed (a quota filled meanwhile): the API server's words, nothing more done.
-      if (!isInvalid(err) && !isForbidden(err)) throw err;
+      if (!isRefusedWrite(err)) throw err;
       this.refuse(key, child, {
         refused: upFront(`StatefulSet ${name}: a claim could not grow: ${err.message}`),
         fresh: true,
@@ -348,7 +349,7 @@ async function applyUnlessRefused(
   try {
     return await applyIfChanged(t.ctx.client, owned.type, desired, current);
   } catch (err) {
-    if (!isInvalid(err)) throw err;
+    if (!isRefusedWrite(err)) throw err;
     return { refused: refusalOf(err, owned.type.kind, desired, current), fresh: true };
   }
 }

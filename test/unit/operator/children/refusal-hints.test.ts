@@ -42,6 +42,12 @@ describe('the way through a refused child', () => {
         claim,
       ),
     ).toContain('only its requested size');
+    expect(
+      refusalHint(
+        'persistentvolumeclaims "data-store-0" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize',
+        claim,
+      ),
+    ).toContain('allowVolumeExpansion: true');
   });
 
   test("admission: a webhook's or a ValidatingAdmissionPolicy's denial names who refused and what to do", () => {
