@@ -31,6 +31,7 @@ const RUNTIME_LAYERS = [
   'webhooks',
   'controller',
   'children',
+  'plan',
   'reconcile',
   'local',
 ];
@@ -119,8 +120,8 @@ export default tseslint.config(
         // The packed kit's command installs no logger: the controller's faces load pino (the
         // scaffold test's `init` failed with "Cannot find module 'pino'" through reconcile's face).
         [
-          String.raw`operator/runtime/(?!(children|client|local)$)[^/]+$`,
-          "the command loads only the runtime's light faces (children, client, local): the others load the controller and its logger, which the packed command does not install.",
+          String.raw`operator/runtime/(?!(children|client|local|plan)$)[^/]+$`,
+          "the command loads only the runtime's light faces (children, client, local, plan): the others load the controller and its logger, which the packed command does not install.",
         ],
       ],
     },

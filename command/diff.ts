@@ -8,23 +8,17 @@
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import {
-  ChildMap,
-  childKey,
-  claimTemplateChanges,
-  growthNote,
-  shrinkRefusal,
-  waitingOn,
-  withCurrentClaimSizes,
-} from '../constructs/contract';
-import { isInvalid, isNotFound, type KubeClient, changeableFields } from '../operator/runtime/client';
-import { renderChildrenWithWaits, withRefusalHint } from '../operator/runtime/children';
-import { controllerNamed, controllerOf, ownedType, RenderError } from './render';
+import { ChildMap, childKey, growthNote } from '../constructs/contract';
+import { type KubeClient, changeableFields } from '../operator/runtime/client';
+import { type ChildPreview, previewResource } from './preview';
+import { previewReads, previewTypes } from '../operator/runtime/plan';
+import { controllerNamed, controllerOf, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 
 /** One child's fate. */
 export interface ChildDiff {
-  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused';
+  /** `deleted`: a pod a StatefulSet's rollout is stuck behind, which the reconciler deletes. */
+  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused' | 'deleted';
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
@@ -34,8 +28,10 @@ export interface ChildDiff {
   readonly waitsFor?: string;
   /** For `refused`: the API server's words, and the way through (as the resource's status says it). */
   readonly refusal?: string;
-  /** For `changed`: what is done apart from the apply, e.g. a StatefulSet's claims grown (see `growthNote`). */
+  /** What is done apart from the apply (a StatefulSet's claims grown, see `growthNote`), or why a child is held or a pod deleted. */
   readonly note?: string;
+  /** For `changed`: the reconciler's writes of it other than its apply (each claim grown, the StatefulSet made again). */
+  readonly writes?: readonly string[];
 }
 
 /** The live resource a `kind/name` names, through the controllers that reconcile it. */
@@ -57,100 +53,59 @@ export async function liveResource(
   return getAsNewCode(cluster, decl, name, namespace);
 }
 
-/** What the reconciler would do to the children of one (live) resource. */
+/**
+ * What the reconciler would do to the children of one (live) resource: its own plan
+ * (`previewResource`), over the objects of its namespace listed once per type.
+ */
 export async function diffResource(
   client: KubeClient,
   controllers: readonly ControllerDeclaration[],
   resource: CustomResourceObject,
 ): Promise<ChildDiff[]> {
   const decl = controllerOf(controllers, resource, `${resource.kind ?? ''} ${resource.metadata.name}`);
-  const out: ChildDiff[] = [];
-  // As the reconciler renders it: with the facts an external step left, read from the children.
-  const children = decl.observeExternal ? await ownedChildren(client, decl, resource) : undefined;
-  const { objects: rendered, waits } = renderChildrenWithWaits(decl, resource, children);
-  // The children as they are, read in the rendered order: what a child waits for comes first.
-  const live = new Map<string, KubeObject | undefined>();
-  for (const desired of rendered) {
-    const type = ownedType(decl, desired.kind);
-    const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
-    const child = { ...desired, metadata: { ...desired.metadata, namespace } };
-    const where = { kind: type.kind, namespace, name: child.metadata.name ?? '' };
-    const key = childKey(type.kind, where.name);
-    const current = await getIfExists(client, type, where.name, namespace);
-    live.set(key, current);
-    // As the reconciler: a child waiting for one not ready yet is not applied.
-    const waiting = waitingOn(waits.get(key) ?? [], (k) => live.get(k));
-    const held = waiting.length ? { verb: 'held' as const, ...where, waitsFor: waiting.join(', ') } : undefined;
-    if (!current) {
-      out.push(held ?? { verb: 'created', ...where });
-      continue;
-    }
-    out.push(await diffExisting(client, type, child, current, held));
-  }
-  return [...out, ...(await prunedChildren(client, decl, resource, rendered))];
+  const { children, reads } = previewTypes(decl);
+  const listed = new Map<ResourceType, KubeObject[]>();
+  for (const type of [...children, ...reads])
+    listed.set(type, (await client.list(type, type.namespaced ? resource.metadata.namespace : undefined)).items);
+  const preview = await previewResource(client, decl, resource, previewReads(listed));
+  const namespace = resource.metadata.namespace;
+  if (preview.notOwned)
+    return preview.notOwned.map(({ key, reason }) => ({
+      verb: 'refused',
+      kind: key.slice(0, key.indexOf('/')),
+      namespace,
+      name: key.slice(key.indexOf('/') + 1),
+      refusal: `${reason}: the reconciler never takes it over, and writes none of this resource's children while it stands`,
+    }));
+  const others = preview.writes.flatMap((w): ChildDiff[] => {
+    if (w.type === 'PruneChild') return [{ verb: 'pruned', kind: w.kind, namespace, name: w.name }];
+    if (w.type === 'DeleteStuckPod')
+      return [{ verb: 'deleted', kind: w.kind, namespace, name: w.name, note: w.reason }];
+    return [];
+  });
+  return [...preview.children.map(childDiff), ...others];
 }
 
-const NO_CLAIM_CHANGES = { grown: [], shrunk: [] } as const;
-
-/**
- * What the reconciler would do to a child that exists: refused, unchanged, or changed (or held),
- * with the diff of the API server's dry run. A StatefulSet's claims grow apart from its apply, as
- * the reconciler grows them (the rest is dry-run with the claims' sizes as they are); a shrink is refused.
- */
-async function diffExisting(
-  client: KubeClient,
-  type: ResourceType,
-  child: KubeObject,
-  current: KubeObject,
-  held: ChildDiff | undefined,
-): Promise<ChildDiff> {
-  const where = { kind: type.kind, namespace: child.metadata.namespace, name: child.metadata.name ?? '' };
-  const { grown, shrunk } = type.kind === 'StatefulSet' ? claimTemplateChanges(current, child) : NO_CLAIM_CHANGES;
-  const [shrink] = shrunk;
-  if (shrink) return { verb: 'refused', ...where, refusal: shrinkRefusal(where.name, shrink) };
-  const after = await dryRunOrRefusal(client, type, grown.length ? withCurrentClaimSizes(child, current) : child);
-  // Shown among the others, as the reconciler goes on with them: never an abort.
-  if (typeof after === 'string') return { verb: 'refused', ...where, refusal: after };
-  const [a, b] = [comparable(current), comparable(after)];
-  if (a === b && !grown.length) return { verb: 'unchanged', ...where };
+/** One child's line of the report, from its fate in the reconciler's plan. */
+function childDiff(c: ChildPreview): ChildDiff {
+  const where = { kind: c.kind, namespace: c.namespace, name: c.name };
+  if (c.verb === 'refused') return { verb: 'refused', ...where, refusal: c.refusal };
+  if (c.verb === 'unchanged' || c.verb === 'created') return { verb: c.verb, ...where };
+  const [a, b] = c.current && c.after ? [comparable(c.current), comparable(c.after)] : ['', ''];
+  // An apply whose dry run changes nothing of what is compared (the API server's defaults) is no change.
+  if (c.verb === 'changed' && a === b && !c.grown) return { verb: 'unchanged', ...where };
+  const writes = c.writes
+    .filter((w) => w.type !== 'ApplyChild')
+    .map((w) => `${w.type} ${w.kind} ${w.name}: ${w.reason}`);
+  const note = c.grown ? growthNote(c.grown) : c.heldBecause;
   return {
-    ...(held ?? { verb: 'changed', ...where }),
-    ...(grown.length ? { note: growthNote(grown) } : {}),
+    verb: c.verb,
+    ...where,
+    ...(c.waitsFor ? { waitsFor: c.waitsFor } : {}),
+    ...(note ? { note } : {}),
+    ...(writes.length ? { writes } : {}),
     ...(a === b ? {} : { diff: unifiedDiff(a, b) }),
   };
-}
-
-/** The child as the API server would store it, or (a string) its refusal with the way through. */
-async function dryRunOrRefusal(
-  client: KubeClient,
-  type: ResourceType,
-  child: KubeObject,
-): Promise<KubeObject | string> {
-  try {
-    return await client.apply(type, child, { dryRun: true });
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    return withRefusalHint(err.message, {
-      kind: type.kind,
-      name: child.metadata.name ?? '',
-      namespace: child.metadata.namespace,
-      exists: true,
-    });
-  }
-}
-
-async function getIfExists(
-  client: KubeClient,
-  type: ResourceType,
-  name: string,
-  namespace: string | undefined,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.get(type, name, namespace);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
 }
 
 /** The resource's children as they are: the objects of the kinds it owns that it controls. */
@@ -169,26 +124,6 @@ export async function ownedChildren(
   return children;
 }
 
-/** Owned children of a kind it deletes that it no longer renders: pruned, as the reconciler would. */
-async function prunedChildren(
-  client: KubeClient,
-  decl: ControllerDeclaration,
-  resource: CustomResourceObject,
-  rendered: readonly KubeObject[],
-): Promise<ChildDiff[]> {
-  const out: ChildDiff[] = [];
-  for (const type of decl.deletes ?? []) {
-    const list = await client.list(type, resource.metadata.namespace);
-    for (const o of list.items) {
-      const ours = o.metadata.ownerReferences?.some((r) => r.controller && r.uid === resource.metadata.uid);
-      const kept = rendered.some((d) => d.kind === type.kind && d.metadata.name === o.metadata.name);
-      if (ours && !kept)
-        out.push({ verb: 'pruned', kind: type.kind, namespace: o.metadata.namespace, name: o.metadata.name ?? '' });
-    }
-  }
-  return out;
-}
-
 /** The report `diff` prints: one line per child, and each change as a unified diff. */
 export function diffReport(resource: KubeObject, children: readonly ChildDiff[]): string {
   const lines = [`# ${resource.kind} ${resource.metadata.namespace ?? ''}/${resource.metadata.name ?? ''}`];
@@ -197,6 +132,7 @@ export function diffReport(resource: KubeObject, children: readonly ChildDiff[])
     lines.push(`${c.verb.padEnd(9)} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}${waits}`);
     if (c.refusal) lines.push(`  ${c.refusal}`);
     if (c.note) lines.push(`  ${c.note}`);
+    for (const w of c.writes ?? []) lines.push(`  ${w}`);
     if (c.diff) lines.push(c.diff);
   }
   return `${lines.join('\n')}\n`;

@@ -7,27 +7,13 @@
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
 import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
-import {
-  ChildMap,
-  claimTemplateChanges,
-  shrinkRefusal,
-  waitingOn,
-  withCurrentClaimSizes,
-} from '../constructs/contract';
-import {
-  ApiError,
-  type KubeClient,
-  needsApply,
-  appliedFieldChanges,
-  type FieldChange,
-  fieldChanges,
-} from '../operator/runtime/client';
-import { notOwnedReason, renderChildrenWithWaits } from '../operator/runtime/children';
+import { type KubeClient, appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/client';
+import type { ExecutedWrite, PreviewReads } from '../operator/runtime/plan';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
+import { type ChildPreview, previewResource } from './preview';
+import { previewReads, previewTypes } from '../operator/runtime/plan';
 import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
-import { controllerNamed, ownedType, RenderError } from './render';
-
-const NO_CLAIM_CHANGES = { grown: [], shrunk: [] } as const;
+import { controllerNamed, RenderError } from './render';
 
 export interface PlanOptions {
   readonly kind: string;
@@ -48,6 +34,12 @@ export interface ChildChange {
   readonly verb: 'created' | 'changed' | 'pruned';
   /** For `changed`: the fields of the reconciler's apply that change. */
   readonly fields: readonly FieldChange[];
+}
+
+/** One write of the reconciler's plan for a resource. */
+export interface PlannedWrite extends ExecutedWrite {
+  /** `namespace/name` of the resource. */
+  readonly resource: string;
 }
 
 /** What a new version would do. */
@@ -74,6 +66,12 @@ export interface Plan {
   readonly refused: readonly { resource: string; child: string; message: string }[];
   /** Each child that would be written (created, changed or pruned), with the fields of the reconciler's apply that change. */
   readonly changes: readonly ChildChange[];
+  /**
+   * Every write the reconciler would make, resource by resource in its order — each child's apply,
+   * claim grown, StatefulSet made again, prune and stuck pod deleted — with why: its plan, as it
+   * records the writes it makes (`opkit_reconcile_writes_total`).
+   */
+  readonly writes: readonly PlannedWrite[];
   /** Requests made: lists and dry runs. */
   readonly requests: { lists: number; dryRuns: number };
   /** The version the cluster gave the resources in; the new code converted them from it. */
@@ -98,14 +96,14 @@ export async function planKind(
   const planner = new Planner(cluster, decl, options.namespace);
   const crd = crdChange(await cluster.of(decl), decl);
   const { resources, read } = await planner.resources();
-  const byOwner = await planner.childrenByOwner();
+  const reads = await planner.reads();
   let done = 0;
   // A small pool of workers: dry runs in flight stay within the concurrency.
   const queue = [...resources];
   await Promise.all(
     Array.from({ length: Math.max(1, options.concurrency ?? 8) }, async () => {
       for (let r = queue.shift(); r; r = queue.shift()) {
-        await planner.planResource(r, byOwner.get(r.metadata.uid ?? '') ?? new Map<string, KubeObject>());
+        await planner.planResource(r, reads);
         options.onProgress?.(++done, resources.length);
       }
     }),
@@ -134,13 +132,7 @@ class Planner {
   private readonly fieldCounts = new Map<string, number>();
   private readonly refused: { resource: string; child: string; message: string }[] = [];
   private readonly changes: ChildChange[] = [];
-  private readonly deletable: ReadonlySet<string>;
-  /**
-   * Listed objects with no controller, by `namespace/Kind/name`: a child rendered without an owner
-   * on purpose (a claim kept when its resource goes) is one of these, as the reconciler finds it.
-   */
-  private readonly uncontrolled = new Map<string, KubeObject>();
-
+  private readonly writes: PlannedWrite[] = [];
   private readonly client: KubeClient;
 
   constructor(
@@ -149,7 +141,6 @@ class Planner {
     private readonly namespace: string | undefined,
   ) {
     this.client = cluster.client;
-    this.deletable = new Set((decl.deletes ?? []).map((t) => t.kind));
   }
 
   /** The kind's resources, read at a version the cluster serves and converted as the new code would. */
@@ -163,155 +154,61 @@ class Planner {
     return withTypeMeta(type, (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items);
   }
 
-  /** Every owned child, by its controller's uid and `Kind/name`: one list per type. */
-  async childrenByOwner(): Promise<Map<string, Map<string, KubeObject>>> {
-    const byOwner = new Map<string, Map<string, KubeObject>>();
-    for (const type of this.decl.owns ?? []) {
-      for (const o of await this.list(type)) {
-        const owner = o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-        if (!owner) {
-          this.uncontrolled.set(`${o.metadata.namespace ?? ''}/${type.kind}/${o.metadata.name ?? ''}`, o);
-          continue;
-        }
-        const children = byOwner.get(owner) ?? new Map<string, KubeObject>();
-        children.set(`${type.kind}/${o.metadata.name ?? ''}`, o);
-        byOwner.set(owner, children);
-      }
-    }
-    return byOwner;
+  /** What the reconciler reads its plans from, listed once: one list per type (see `previewTypes`). */
+  async reads(): Promise<PreviewReads> {
+    const { children, reads } = previewTypes(this.decl);
+    const listed = new Map<ResourceType, KubeObject[]>();
+    for (const type of [...children, ...reads]) listed.set(type, await this.list(type));
+    return previewReads(listed);
   }
 
-  /** What the new version would do to one resource's children: create, change, keep, refuse, prune. */
-  async planResource(resource: CustomResourceObject, owned: ReadonlyMap<string, KubeObject>): Promise<void> {
-    // As the reconciler renders it: with the facts an external step left, read from the children.
-    const { objects: rendered, waits } = renderChildrenWithWaits(this.decl, resource, new ChildMap(owned));
-    const current = this.liveChildren(resource, rendered, owned);
-    for (const desired of rendered) {
-      // As the reconciler: a child waiting for one not ready yet (as it is now) is not applied.
-      const key = `${desired.kind ?? ''}/${desired.metadata.name ?? ''}`;
-      const waiting = waitingOn(waits.get(key) ?? [], (k) => current.get(k)).length > 0;
-      await this.planChild(resource, desired, current, waiting);
-    }
-    for (const [key, o] of current) {
-      if (!this.deletable.has(o.kind ?? '')) continue;
-      if (rendered.some((d) => `${d.kind ?? ''}/${d.metadata.name ?? ''}` === key)) continue;
-      this.totals.pruned++;
-      this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'pruned', fields: [] });
-    }
-  }
-
-  /**
-   * The children as the reconciler claims them: those the resource controls, and a rendered child
-   * without a controller that our field manager applied (a claim kept when its resource goes).
-   */
-  private liveChildren(
-    resource: CustomResourceObject,
-    rendered: readonly KubeObject[],
-    owned: ReadonlyMap<string, KubeObject>,
-  ): Map<string, KubeObject> {
-    const current = new Map(owned);
-    for (const desired of rendered) {
-      const key = `${desired.kind ?? ''}/${desired.metadata.name ?? ''}`;
-      const namespace = desired.metadata.namespace ?? resource.metadata.namespace ?? '';
-      const kept = this.uncontrolled.get(`${namespace}/${key}`);
-      if (!current.has(key) && kept && !notOwnedReason(kept, resource.metadata.uid ?? '', this.client.fieldManager))
-        current.set(key, kept);
-    }
-    return current;
-  }
-
-  private async planChild(
-    resource: CustomResourceObject,
-    desired: KubeObject,
-    current: ReadonlyMap<string, KubeObject>,
-    waiting: boolean,
-  ): Promise<void> {
-    const type = ownedType(this.decl, desired.kind);
-    const key = `${type.kind}/${desired.metadata.name ?? ''}`;
-    const live = current.get(key);
-    if (live && !needsApply(desired, live, this.client.fieldManager)) {
-      this.totals.unchanged++;
-      return;
-    }
-    if (waiting) {
-      this.totals.held++;
-      return;
-    }
-    if (!live) {
-      this.totals.created++;
-      this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'created', fields: [] });
-      return;
-    }
-    const changes = await this.appliedChanges(resource, type, desired, live);
-    if (!changes) return;
-    if (changes.length === 0) {
-      this.totals.unchanged++;
-      return;
-    }
-    this.totals.changed++;
-    this.changes.push({ resource: qualifiedName(resource), child: key, verb: 'changed', fields: changes });
-    for (const c of changes) {
-      const k = `${type.kind}\u0000${c.field}\u0000${c.change}`;
-      this.fieldCounts.set(k, (this.fieldCounts.get(k) ?? 0) + 1);
-    }
-  }
-
-  /**
-   * The fields of the reconciler's own apply that change: what it would write, and nothing another
-   * controller keeps (a Deployment's revision annotation). A StatefulSet's claims grow apart from
-   * its apply, as the reconciler grows them (the rest is dry-run with the claims' sizes as they
-   * are); a shrink is refused. Undefined (counted) when refused.
-   */
-  private async appliedChanges(
-    resource: CustomResourceObject,
-    type: ResourceType,
-    desired: KubeObject,
-    live: KubeObject,
-  ): Promise<FieldChange[] | undefined> {
-    const key = `${type.kind}/${desired.metadata.name ?? ''}`;
-    const { grown, shrunk } = type.kind === 'StatefulSet' ? claimTemplateChanges(live, desired) : NO_CLAIM_CHANGES;
-    const [shrink] = shrunk;
-    if (shrink) {
+  /** What the new version would do to one resource's children: the reconciler's own plan, tallied. */
+  async planResource(resource: CustomResourceObject, reads: PreviewReads): Promise<void> {
+    const preview = await previewResource(this.client, this.decl, resource, reads);
+    const name = qualifiedName(resource);
+    this.requests.dryRuns += preview.dryRuns;
+    for (const { key, reason } of preview.notOwned ?? []) {
       this.totals.refused++;
-      this.refused.push({ resource: qualifiedName(resource), child: key, message: shrinkRefusal(key, shrink) });
-      return undefined;
+      this.refused.push({ resource: name, child: key, message: reason });
     }
-    const after = await this.dryRun(resource, type, grown.length ? withCurrentClaimSizes(desired, live) : desired, key);
-    if (!after) return undefined;
-    return [
-      ...appliedFieldChanges(live, after, this.client.fieldManager),
-      ...grown.map((g) => ({
+    for (const c of preview.children) this.tally(name, c);
+    this.writes.push(...preview.writes.map((w) => ({ resource: name, ...w })));
+    for (const w of preview.writes.filter((p) => p.type === 'PruneChild')) {
+      this.totals.pruned++;
+      this.changes.push({ resource: name, child: `${w.kind}/${w.name}`, verb: 'pruned', fields: [] });
+    }
+  }
+
+  /** One child's fate, counted: a change by the fields of the reconciler's apply that change. */
+  private tally(resource: string, c: ChildPreview): void {
+    const key = `${c.kind}/${c.name}`;
+    if (c.verb === 'refused') {
+      this.totals.refused++;
+      this.refused.push({ resource, child: key, message: c.refusal ?? '' });
+      return;
+    }
+    if (c.verb !== 'changed') {
+      this.totals[c.verb]++;
+      if (c.verb === 'created') this.changes.push({ resource, child: key, verb: 'created', fields: [] });
+      return;
+    }
+    const fields = [
+      // What it would write, and nothing another controller keeps (a Deployment's revision annotation).
+      ...(c.current && c.after ? appliedFieldChanges(c.current, c.after, this.client.fieldManager) : []),
+      ...(c.grown ?? []).map((g) => ({
         field: `spec.volumeClaimTemplates[${g.template}].spec.resources.requests.storage`,
         change: 'changed' as const,
       })),
     ];
-  }
-
-  /** The child as the API server would store it, or undefined (counted) when it would refuse it. */
-  private async dryRun(
-    resource: CustomResourceObject,
-    type: ResourceType,
-    desired: KubeObject,
-    key: string,
-  ): Promise<KubeObject | undefined> {
-    this.requests.dryRuns++;
-    try {
-      const namespace = desired.metadata.namespace ?? resource.metadata.namespace;
-      return await this.client.apply(
-        type,
-        { ...desired, metadata: { ...desired.metadata, namespace } },
-        { dryRun: true },
-      );
-    } catch (err) {
-      const status = err instanceof ApiError ? err.status : 0;
-      if (status < 400 || status >= 500 || status === 409) throw err;
-      this.totals.refused++;
-      this.refused.push({
-        resource: qualifiedName(resource),
-        child: key,
-        message: err instanceof Error ? err.message : String(err),
-      });
-      return undefined;
+    if (fields.length === 0) {
+      this.totals.unchanged++;
+      return;
+    }
+    this.totals.changed++;
+    this.changes.push({ resource, child: key, verb: 'changed', fields });
+    for (const f of fields) {
+      const k = `${c.kind}\u0000${f.field}\u0000${f.change}`;
+      this.fieldCounts.set(k, (this.fieldCounts.get(k) ?? 0) + 1);
     }
   }
 
@@ -321,14 +218,17 @@ class Planner {
       return { kind, field, change: fieldChange(change), count };
     });
     fieldChangeList.sort((a, b) => b.count - a.count || a.field.localeCompare(b.field));
+    // In the order of the resources and children, not of the dry runs' answers.
+    const byResource = <T extends { resource: string }>(list: readonly T[], then: (a: T, b: T) => number) =>
+      list.toSorted((a, b) => a.resource.localeCompare(b.resource) || then(a, b));
     return {
       kind: this.decl.for.kind,
       resources,
       children: this.totals,
       fieldChanges: fieldChangeList,
       refused: this.refused,
-      // In the order of the resources and children, not of the dry runs' answers.
-      changes: this.changes.toSorted((a, b) => a.resource.localeCompare(b.resource) || a.child.localeCompare(b.child)),
+      changes: byResource(this.changes, (a, b) => a.child.localeCompare(b.child)),
+      writes: byResource(this.writes, () => 0),
       requests: this.requests,
     };
   }
@@ -337,7 +237,8 @@ class Planner {
 /** Whether the plan has anything to do (or to refuse): its exit code is 1 then. */
 export function planChanges(plan: Plan): boolean {
   const c = plan.children;
-  return c.changed + c.created + c.pruned + c.refused + plan.invalid.length > 0 || crdChanges(plan.crd);
+  const counted = c.changed + c.created + c.pruned + c.refused + plan.invalid.length + plan.writes.length;
+  return counted > 0 || crdChanges(plan.crd);
 }
 
 /** The plan as text. */
@@ -351,12 +252,24 @@ export function planReport(plan: Plan): string {
   if (plan.fieldChanges.length) lines.push('', 'Field changes:');
   for (const f of plan.fieldChanges)
     lines.push(`  ${f.field}: ${f.change} — ${f.count} ${f.kind}${f.count === 1 ? '' : 's'}`);
+  lines.push(...writesReport(plan.writes));
   if (plan.refused.length) lines.push('', 'Refused by the API server:');
   for (const r of plan.refused) lines.push(`  ${r.resource} ${r.child}: ${r.message}`);
   if (plan.invalid.length) lines.push('', `The new schema refuses (an update of each would be refused):`);
   for (const r of plan.invalid) lines.push(`  ${plan.kind} ${r.resource}: ${r.message}`);
   lines.push('', `Requests: ${plan.requests.lists} lists, ${plan.requests.dryRuns} dry runs. Nothing was written.`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The writes as counts by action, then each write other than a child's apply, with why. */
+function writesReport(writes: readonly PlannedWrite[]): string[] {
+  if (writes.length === 0) return [];
+  const counts = new Map<string, number>();
+  for (const w of writes) counts.set(w.type, (counts.get(w.type) ?? 0) + 1);
+  const lines = ['', `Writes the reconciler would make: ${[...counts].map(([type, n]) => `${n} ${type}`).join(', ')}`];
+  for (const w of writes)
+    if (w.type !== 'ApplyChild') lines.push(`  ${w.resource} ${w.type} ${w.kind}/${w.name}: ${w.reason}`);
+  return lines;
 }
 
 export { fieldChanges };

@@ -7,5 +7,6 @@
 export { cacheTransform } from './cache-transform';
 export { cacheDecoder } from './pod-protobuf';
 export { Informer } from './informer';
+export { ListedObjects, type ObjectReads } from './listed-objects';
 export { namespaceInRange, rangesOverlap, shardRange, shardSelector } from './sharding';
 export type { HashRange, ShardScope } from './sharding';

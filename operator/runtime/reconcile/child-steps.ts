@@ -3,46 +3,16 @@
  * them (written, held, refused, pruned: `ChildWrites`; the plan is planner.ts's, its execution
  * executor.ts's), the refusals as one terminal error, and the children as they are after.
  */
-import { type ChildHealth, type KubeObject, type Observed, ChildMap, childKey } from '../../../constructs/contract';
+import { type ChildHealth, type Observed, ChildMap, childKey } from '../../../constructs/contract';
 import { Blockers } from './blockers';
-import { notOwnedReason } from '../children';
 import { objectKey } from '../client';
 import { TerminalError } from '../controller';
-import { cachedChildren, type ControllerParts, type OwnedType, type Target } from './controller-parts';
+import { cachedChildren, type ControllerParts, type Target } from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import { recordTerminal } from './steps';
-import type { ExecutedWrite } from './plan';
-
-/** A desired child, with what the cache holds under its name. */
-export interface PlannedChild {
-  readonly desired: KubeObject;
-  readonly owned: OwnedType;
-  readonly current: KubeObject | undefined;
-  /** The `Kind/name`s of the children it waits for (see `waitsFor`). */
-  readonly waitsFor: readonly string[];
-  /** Updated even when another child of the same change is refused (see `applyIndependently`). */
-  readonly independent?: boolean;
-}
-
-/** A child whose name is taken by an object this resource does not control. */
-export interface NotOwned {
-  /** The taking object, as `Blockers` keys it. */
-  readonly blocker: string;
-  readonly reason: string;
-}
-
-/** What claiming found: the children to apply, or (never adopting) the names taken by others. */
-export type Claim =
-  | { readonly planned: readonly PlannedChild[]; readonly notOwned?: undefined }
-  | { readonly planned?: undefined; readonly notOwned: readonly NotOwned[] };
+import { type Claim, claimFrom, type ExecutedWrite, type NotOwned, type Refusal } from '../plan';
 
 type Change = Observed['changes'][number];
-
-/** A child the API server refused; `fresh` when this reconcile asked, not when an earlier refusal stood. */
-export interface Refusal {
-  readonly refused: TerminalError;
-  readonly fresh: boolean;
-}
 
 /**
  * What the plan's execution did, child by child. It stops at the first error it cannot take (a
@@ -131,27 +101,20 @@ export function claimChildren(
   t: Target,
   rendered: RenderedChildren,
 ): Claim {
-  const planned = rendered.objects.map((d) => {
-    const owned = d.kind === undefined ? undefined : parts.owned.get(d.kind);
-    if (!owned)
-      throw new Error(`controller ${parts.decl.name} renders a ${d.kind} but does not own ${d.kind}s: add it to owns`);
-    const namespace = d.metadata.namespace ?? t.namespace;
-    const key = childKey(owned.type.kind, d.metadata.name ?? '');
-    const cached = owned.informer.get(objectKey({ namespace, name: d.metadata.name }));
+  const claim = claimFrom(parts.decl.name, t, rendered, (desired, namespace) => {
+    const owned = desired.kind === undefined ? undefined : parts.owned.get(desired.kind);
+    if (!owned) return undefined;
+    const key = childKey(owned.type.kind, desired.metadata.name ?? '');
+    const cached = owned.informer.get(objectKey({ namespace, name: desired.metadata.name }));
     const current = parts.written.current(t.key, key, cached, owned.informer.seenResourceVersion(namespace));
-    const waitsFor = rendered.waits.get(key) ?? [];
-    return { desired: d, owned, current, waitsFor, independent: rendered.independent?.has(key) };
+    return { owned, current };
   });
-  const notOwned = planned.flatMap(({ current }) => {
-    const reason = current && notOwnedReason(current, t.uid, t.ctx.client.fieldManager);
-    return reason ? [{ blocker: Blockers.key(current.kind, current), reason }] : [];
-  });
-  if (notOwned.length === 0) return { planned };
-  t.ctx.logger.warn(
-    { notOwned: notOwned.map((n) => n.reason) },
-    "a child's name is taken by an object this resource does not control; leaving it alone",
-  );
-  return { notOwned };
+  if (claim.notOwned)
+    t.ctx.logger.warn(
+      { notOwned: claim.notOwned.map((n) => n.reason) },
+      "a child's name is taken by an object this resource does not control; leaving it alone",
+    );
+  return claim;
 }
 
 /**
@@ -180,7 +143,7 @@ export function recordBlockers(
 ): void {
   parts.blockers.set(
     t.key,
-    notOwned.map((n) => n.blocker),
+    notOwned.map((n) => Blockers.key(n.object.kind, n.object)),
   );
 }
 

@@ -14,7 +14,6 @@ import type {
   ResourceType,
 } from '../../../constructs/contract';
 import { ChildMap, childKey } from '../../../constructs/contract';
-import { isJsonObject } from '../../../constructs/contract/json';
 import type { Blockers } from './blockers';
 import { isConflict, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
@@ -100,25 +99,6 @@ export function cachedChildren(parts: Pick<ControllerParts, 'owned'>, uid: strin
     for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
   }
   return map;
-}
-
-/**
- * The cached claims a StatefulSet may have made: those carrying its selector's labels, as its
- * controller labels every claim it makes (by the label index, no scan of the namespace).
- */
-export function cachedClaimsOf(
-  parts: Pick<ControllerParts, 'claims'>,
-  statefulSet: KubeObject,
-): readonly PersistentVolumeClaim[] {
-  const claims = parts.claims;
-  if (!claims || statefulSet.kind !== 'StatefulSet') return [];
-  const spec = isJsonObject(statefulSet.spec) ? statefulSet.spec : {};
-  const selector =
-    isJsonObject(spec.selector) && isJsonObject(spec.selector.matchLabels) ? spec.selector.matchLabels : {};
-  const labels = Object.fromEntries(
-    Object.entries(selector).filter((e): e is [string, string] => typeof e[1] === 'string'),
-  );
-  return Object.keys(labels).length > 0 ? claims.list(statefulSet.metadata.namespace, labels) : [];
 }
 
 /** Forgets what was remembered of a resource that is gone or going. */

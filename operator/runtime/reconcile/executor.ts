@@ -19,17 +19,24 @@ import { BuiltinTypes, type KubeObject, ChildMap, waitingOn } from '../../../con
 import { applyIfChanged } from '../children';
 import { isConflict, isNotFound } from '../client';
 import { type TerminalError } from '../controller';
-import {
-  type AppliedChildren,
-  nothingApplied,
-  type PlannedChild,
-  type PrunedChildren,
-  type Refusal,
-} from './child-steps';
+import { type AppliedChildren, nothingApplied, type PrunedChildren } from './child-steps';
 import type { ControllerParts, RefusedChildren, Target } from './controller-parts';
-import { type ChildPlan, type GrowClaim, growsStorage, type PlannedAction, type ReconcilePlan } from './plan';
-import { growClaim, refusalOf, refusedChange, upFront } from './dry-run-gate';
-import { isRefusedWrite } from './refusals';
+import {
+  blockedMessage,
+  type ChildPlan,
+  describedWrite,
+  type GrowClaim,
+  growClaim,
+  growsStorage,
+  isRefusedWrite,
+  type PlannedAction,
+  type PlannedChild,
+  type ReconcilePlan,
+  type Refusal,
+  refusalOf,
+  upFront,
+} from '../plan';
+import { refusedChange } from './dry-run-gate';
 
 type Change = AppliedChildren['changes'][number];
 type ExecutorParts = Pick<ControllerParts, 'decl' | 'metrics' | 'refusedChildren' | 'written'>;
@@ -78,7 +85,7 @@ export class PlanExecution {
     await this.phase(async () => {
       for (const p of this.plan.prune) {
         this.done.pruned.before.set(p.key, p.object);
-        await this.write(p, p.owned.kind, p.object.metadata.name ?? '', () =>
+        await this.write(p, () =>
           deleteIfStill(() =>
             this.t.ctx.client.delete(p.owned, p.object.metadata.name ?? '', p.object.metadata.namespace, {
               uid: p.object.metadata.uid,
@@ -101,7 +108,7 @@ export class PlanExecution {
       for (const s of this.plan.stuckPods) {
         const name = s.pod.metadata.name ?? '';
         try {
-          await this.write(s, 'Pod', name, () =>
+          await this.write(s, () =>
             this.t.ctx.client.delete(BuiltinTypes.Pod, name, s.pod.metadata.namespace, { uid: s.pod.metadata.uid }),
           );
         } catch (err) {
@@ -146,15 +153,15 @@ export class PlanExecution {
   }
 
   /** The gate: one write, only while the reconcile may write, recorded once made. */
-  private async write<T>(action: PlannedAction, kind: string, name: string, run: () => Promise<T>): Promise<T> {
+  private async write<T>(action: PlannedAction, run: () => Promise<T>): Promise<T> {
     this.t.ctx.signal.throwIfAborted();
     const out = await run();
-    this.record(action, kind, name);
+    this.record(action);
     return out;
   }
 
-  private record(action: PlannedAction, kind: string, name: string): void {
-    this.done.actions.push({ type: action.type, kind, name, reason: action.reason });
+  private record(action: PlannedAction): void {
+    this.done.actions.push(describedWrite(action));
     this.parts.metrics.reconcileWrites.inc({ controller: this.parts.decl.name, action: action.type });
   }
 
@@ -190,13 +197,13 @@ export class PlanExecution {
       this.refuse(key, child, refusal);
       return;
     }
-    const refused = [...blocked].flatMap(([k, r]) => (r ? [k.replace('/', ' ')] : []));
+    const refused = [...blocked].flatMap(([k, r]) => (r ? [k] : []));
     this.done.held.set(key, {
       kind: child.owned.type.kind,
       name: key.slice(key.indexOf('/') + 1),
       readiness: 'InProgress',
       reason: 'Blocked',
-      message: `not updated: ${refused.join(', ')} would be refused, and a change is written whole or not at all`,
+      message: blockedMessage(refused),
     });
   }
 
@@ -236,7 +243,7 @@ export class PlanExecution {
     this.refusedBefore.delete(key);
     this.done.written.set(key, outcome.object);
     if (!outcome.applied) return;
-    this.record(apply, owned.type.kind, desired.metadata.name ?? '');
+    this.record(apply);
     this.parts.written.note(this.t.key, key, outcome.object);
     const name = desired.metadata.name ?? '';
     this.done.changes.push({ verb: current ? 'Updated' : 'Created', kind: owned.type.kind, name });
@@ -260,7 +267,7 @@ export class PlanExecution {
     try {
       for (const a of claims) {
         const claim = a.claim.metadata.name ?? '';
-        await this.write(a, 'PersistentVolumeClaim', claim, () => growClaim(this.t, a));
+        await this.write(a, () => growClaim(this.t, a));
         this.t.ctx.logger.info({ claim, size: a.size }, 'claim grown');
       }
     } catch (err) {
@@ -278,7 +285,7 @@ export class PlanExecution {
       await this.applyChild(c);
       return;
     }
-    await this.write(recreate, 'StatefulSet', name, () =>
+    await this.write(recreate, () =>
       deleteIfStill(() =>
         this.t.ctx.client.delete(BuiltinTypes.StatefulSet, name, recreate.current.metadata.namespace, {
           uid: recreate.current.metadata.uid,

@@ -16,18 +16,11 @@ import type { ExternalStep } from '../../../constructs/contract';
 import { type ReconcileContext, type Request, type Result, asTerminal, type TerminalError } from '../controller';
 import { type ControllerParts, type Target, targetOf } from './controller-parts';
 import { deletingWithFinalizer, finalizeResource, keepFinalizer } from './finalizer';
-import {
-  ChildWrites,
-  claimChildren,
-  currentChildren,
-  type NotOwned,
-  recordBlockers,
-  refusedTerminal,
-} from './child-steps';
+import { ChildWrites, claimChildren, currentChildren, recordBlockers, refusedTerminal } from './child-steps';
 import { writeStatus } from './status-pacing';
 import { computeStatus, recordEvents } from './status-steps';
 import { PlanExecution } from './executor';
-import { planReconcile } from './planner';
+import { type NotOwned, planReconcile } from '../plan';
 import { knownTerminal, observe, recordTerminal, renderDesired, runExternal, runPrepare } from './steps';
 import { objectKey } from '../client';
 import { inSpan } from '../observability';

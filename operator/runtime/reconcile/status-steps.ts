@@ -20,7 +20,7 @@ import type { KindDescriptor } from '../../../constructs/contract/kind';
 import { withSummaryConditions } from '../../../constructs/contract/kstatus';
 import { scaleStatusOf } from '../../../constructs/contract/scale';
 import { POD_WORKLOAD_KINDS } from '../../../constructs/contract/health';
-import { isChildRefusal } from './refusals';
+import { isChildRefusal } from '../plan';
 import {
   type Condition,
   conditionsOf,
@@ -29,10 +29,12 @@ import {
   setCondition,
 } from '../../../constructs/contract/conditions';
 import type { TerminalError } from '../controller';
-import { cachedClaimsOf, type ControllerParts, type Resource, type Target } from './controller-parts';
+import { type ControllerParts, type Resource, type Target } from './controller-parts';
+import { cachedClaimsOf } from '../plan';
 import { isJsonObject } from '../../../constructs/contract/json';
 import type { PacedReconcile } from './status-pacing';
-import { type ChildWrites, type NotOwned } from './child-steps';
+import { type ChildWrites } from './child-steps';
+import type { NotOwned } from '../plan';
 
 /** Everything the status step reads: what the steps before it produced. */
 export interface Outcome {

@@ -6,7 +6,7 @@
 import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
 import { NOTHING_RENDERED, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
-import { isChildRefusal } from './refusals';
+import { isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
 import {
   cachedChildren,

@@ -9,15 +9,11 @@ import { ApiError } from '../../../../operator/runtime/client';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 import type { Informer } from '../../../../operator/runtime/cache';
 import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
-import {
-  type AppliedChildren,
-  ChildWrites,
-  claimChildren,
-  type PlannedChild,
-} from '../../../../operator/runtime/reconcile/child-steps';
+import { type AppliedChildren, ChildWrites, claimChildren } from '../../../../operator/runtime/reconcile/child-steps';
+import type { PlannedChild } from '../../../../operator/runtime/plan';
 import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
-import { isChildRefusal } from '../../../../operator/runtime/reconcile/refusals';
-import { planReconcile } from '../../../../operator/runtime/reconcile/planner';
+import { isChildRefusal } from '../../../../operator/runtime/plan';
+import { planReconcile } from '../../../../operator/runtime/plan';
 import { Metrics } from '../../../../operator/runtime/observability';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
@@ -100,7 +96,7 @@ async function pruneChildren(parts: Parts, t: Target, planned: readonly PlannedC
 
 const plan = (desired: KubeObject, waitsFor: string[] = [], current?: KubeObject): PlannedChild => ({
   desired,
-  owned: { type: BuiltinTypes.ConfigMap, informer: undefined as never },
+  owned: { type: BuiltinTypes.ConfigMap },
   current,
   waitsFor,
 });
@@ -299,7 +295,7 @@ describe('claimChildren', () => {
     const { parts, t } = setUp(client, [theirs]);
     const claim = claimChildren(parts, t, rendered(configMap('a'), configMap('b')));
     expect(claim.planned).toBeUndefined();
-    expect(claim.notOwned?.map((n) => n.blocker)).toEqual([expect.stringContaining('ConfigMap')]);
+    expect(claim.notOwned?.map((n) => `${n.object.kind}/${n.object.metadata.name}`)).toEqual(['ConfigMap/a']);
     expect(claim.notOwned?.[0]?.reason).toMatch(/ConfigMap/);
   });
 

@@ -81,7 +81,13 @@ test("the kind's status, with the kstatus summary at the resource's generation",
 
 test('a child name taken by another object: Degraded=True ChildNotOwned, naming it and what to do', () => {
   const { parts, t } = setUp();
-  const notOwned = [{ blocker: 'Deployment/ns/m', reason: 'Deployment m is not controlled by this Memcached' }];
+  const notOwned = [
+    {
+      object: { kind: 'Deployment', metadata: { name: 'm', namespace: 'ns' } },
+      key: 'Deployment/m',
+      reason: 'Deployment m is not controlled by this Memcached',
+    },
+  ];
   const { status } = computeStatus(parts, t, { writes: new ChildWrites(), children: new ChildMap(), notOwned });
   const degraded = conditionsOf(status).Degraded;
   expect(degraded).toMatchObject({ status: 'True', reason: 'ChildNotOwned', observedGeneration: 3 });

@@ -13,20 +13,15 @@ import {
   type StorageClass,
 } from '../../../../constructs/contract';
 import { Informer } from '../../../../operator/runtime/cache';
-import {
-  type ControllerParts,
-  targetOf,
-  type OwnedType,
-  type Target,
-} from '../../../../operator/runtime/reconcile/controller-parts';
-import type { PlannedChild } from '../../../../operator/runtime/reconcile/child-steps';
-import { STORAGE_CLASS_RECHECK_MS } from '../../../../operator/runtime/reconcile/storage-growth';
+import { type ControllerParts, targetOf, type Target } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { PlannedChild } from '../../../../operator/runtime/plan';
+import { STORAGE_CLASS_RECHECK_MS } from '../../../../operator/runtime/plan';
 import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
-import { planReconcile } from '../../../../operator/runtime/reconcile/planner';
-import { growsStorage } from '../../../../operator/runtime/reconcile/plan';
+import { planReconcile } from '../../../../operator/runtime/plan';
+import { growsStorage } from '../../../../operator/runtime/plan';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 import { EventRecorder, Metrics } from '../../../../operator/runtime/observability';
-import { isChildRefusal } from '../../../../operator/runtime/reconcile/refusals';
+import { isChildRefusal } from '../../../../operator/runtime/plan';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const logger = pino({ level: 'silent' });
@@ -103,7 +98,7 @@ async function setUp(options: { claims: PersistentVolumeClaim[]; classes?: Stora
 const planned = (desired: KubeObject, current: KubeObject): PlannedChild => ({
   desired,
   current,
-  owned: { type: BuiltinTypes.StatefulSet } as OwnedType,
+  owned: { type: BuiltinTypes.StatefulSet },
   waitsFor: [],
 });
 

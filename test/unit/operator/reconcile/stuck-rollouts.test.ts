@@ -4,7 +4,7 @@
  * the spec that fixes them.
  */
 import type { Pod, StatefulSet } from '../../../../constructs/contract';
-import { stuckPods } from '../../../../operator/runtime/reconcile/stuck-rollouts';
+import { stuckPods } from '../../../../operator/runtime/plan';
 
 const statefulSet = (spec: NonNullable<StatefulSet['spec']> = {}, status: NonNullable<StatefulSet['status']> = {}) =>
   ({

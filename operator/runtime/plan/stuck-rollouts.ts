@@ -11,7 +11,7 @@
  * never touched.
  */
 import { BuiltinTypes, isOfType, type Pod, podProblem, type StatefulSet } from '../../../constructs/contract';
-import type { ControllerParts } from './controller-parts';
+import type { PlanReads } from './planned-child';
 import type { ChildPlan, DeleteStuckPod } from './plan';
 
 /** The label a StatefulSet's pods carry naming their revision. */
@@ -58,7 +58,7 @@ function isReady(pod: Pod): boolean {
  * when nothing of the plan was refused and no error stopped it; never while a terminal error
  * stands or a child is not ours (then there is no plan at all).
  */
-export function planStuckPods(parts: Pick<ControllerParts, 'pods'>, children: readonly ChildPlan[]): DeleteStuckPod[] {
+export function planStuckPods(parts: Pick<PlanReads, 'pods'>, children: readonly ChildPlan[]): DeleteStuckPod[] {
   const pods = parts.pods;
   if (!pods) return [];
   return children.flatMap(({ key, child, actions, decided }) => {

@@ -22,9 +22,9 @@ import type {
   Pod,
   ResourceType,
   StatefulSet,
+  TerminalError,
 } from '../../../constructs/contract';
-import type { TerminalError } from '../controller';
-import type { PlannedChild } from './child-steps';
+import type { PlannedChild } from './planned-child';
 
 /** Creates or updates one desired child. */
 export interface ApplyChild {
@@ -117,6 +117,27 @@ export function planActions(plan: ReconcilePlan): PlannedAction[] {
 /** Whether a child's plan grows storage: claims patched, or the StatefulSet made again. */
 export function growsStorage(child: ChildPlan): boolean {
   return child.actions.some((a) => a.type !== 'ApplyChild');
+}
+
+/** The object an action writes, `kind` and `name`: what the executor records and a preview shows. */
+export function actionObject(a: PlannedAction): { kind: string; name: string } {
+  switch (a.type) {
+    case 'ApplyChild':
+      return { kind: a.child.owned.type.kind, name: a.child.desired.metadata.name ?? '' };
+    case 'GrowClaim':
+      return { kind: 'PersistentVolumeClaim', name: a.claim.metadata.name ?? '' };
+    case 'RecreateStatefulSet':
+      return { kind: 'StatefulSet', name: a.current.metadata.name ?? '' };
+    case 'PruneChild':
+      return { kind: a.owned.kind, name: a.object.metadata.name ?? '' };
+    case 'DeleteStuckPod':
+      return { kind: 'Pod', name: a.pod.metadata.name ?? '' };
+  }
+}
+
+/** What an action writes and why, as the reconcile's writes record it (and a preview lists it). */
+export function describedWrite(a: PlannedAction): ExecutedWrite {
+  return { type: a.type, ...actionObject(a), reason: a.reason };
 }
 
 /** One write the executor made: what and why, as the reconcile's writes record it. */

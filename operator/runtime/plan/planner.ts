@@ -8,16 +8,15 @@
  */
 import { childKey } from '../../../constructs/contract';
 import { needsApply } from '../client';
-import type { PlannedChild } from './child-steps';
-import type { ControllerParts, Target } from './controller-parts';
+import type { PlannedChild, PlanReads, PlanTarget } from './planned-child';
 import type { ApplyChild, ChildPlan, PruneChild, ReconcilePlan } from './plan';
 import { planGrowth } from './storage-growth';
 import { planStuckPods } from './stuck-rollouts';
 
 /** The plan of one reconcile's writes, children in the order rendered. */
 export async function planReconcile(
-  parts: Pick<ControllerParts, 'claims' | 'pods' | 'deletable'>,
-  t: Target,
+  parts: PlanReads,
+  t: PlanTarget,
   planned: readonly PlannedChild[],
 ): Promise<ReconcilePlan> {
   const children: ChildPlan[] = [];
@@ -26,7 +25,7 @@ export async function planReconcile(
 }
 
 /** One desired child's writes: its storage growth, an apply, or none (as rendered already). */
-async function planChild(parts: Pick<ControllerParts, 'claims'>, t: Target, child: PlannedChild): Promise<ChildPlan> {
+async function planChild(parts: Pick<PlanReads, 'claims'>, t: PlanTarget, child: PlannedChild): Promise<ChildPlan> {
   const key = childKey(child.owned.type.kind, child.desired.metadata.name ?? '');
   const growth = await planGrowth(parts, t, child);
   if (growth?.decided || growth?.actions.some((a) => a.type === 'RecreateStatefulSet'))
@@ -36,7 +35,7 @@ async function planChild(parts: Pick<ControllerParts, 'claims'>, t: Target, chil
 }
 
 /** The child's apply, or none when what our field manager owns of it is as rendered. */
-function applyAction(t: Target, key: string, child: PlannedChild): ApplyChild | undefined {
+function applyAction(t: PlanTarget, key: string, child: PlannedChild): ApplyChild | undefined {
   const { current } = child;
   if (current && !needsApply(child.desired, current, t.ctx.client.fieldManager)) return undefined;
   const reason = current ? 'its owned fields differ from what is rendered' : 'rendered, and it does not exist';
@@ -48,7 +47,7 @@ function applyAction(t: Target, key: string, child: PlannedChild): ApplyChild | 
  * that it no longer renders, each deleted by its uid (one made again under its name since is not
  * ours to delete).
  */
-function planPrune(parts: Pick<ControllerParts, 'deletable'>, t: Target, children: readonly ChildPlan[]): PruneChild[] {
+function planPrune(parts: Pick<PlanReads, 'deletable'>, t: PlanTarget, children: readonly ChildPlan[]): PruneChild[] {
   const rendered = new Set(children.map((c) => c.key));
   return parts.deletable.flatMap(({ type, informer }) =>
     informer.listControlledBy(t.uid).flatMap((object) => {

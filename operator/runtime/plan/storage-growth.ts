@@ -30,13 +30,12 @@ import {
   type KubeObject,
   type PersistentVolumeClaim,
   storageRequest,
+  TerminalError,
   withCurrentClaimSizes,
 } from '../../../constructs/contract';
 import { isJsonObject } from '../../../constructs/contract/json';
 import { isNotFound } from '../client';
-import { TerminalError } from '../controller';
-import { cachedClaimsOf, type ControllerParts, type Target } from './controller-parts';
-import type { PlannedChild } from './child-steps';
+import { cachedClaimsOf, type PlannedChild, type PlanReads, type PlanTarget } from './planned-child';
 import type { ChildPlan, GrowClaim, RecreateStatefulSet } from './plan';
 import { ChildRefusedUpFront } from './refusals';
 
@@ -63,8 +62,8 @@ export interface GrowthPlan {
  * writes nothing.
  */
 export async function planGrowth(
-  parts: Pick<ControllerParts, 'claims'>,
-  t: Target,
+  parts: Pick<PlanReads, 'claims'>,
+  t: PlanTarget,
   child: PlannedChild,
 ): Promise<GrowthPlan | undefined> {
   const { desired, current } = child;
@@ -141,7 +140,7 @@ function refusal(message: string): TerminalError {
  * as it is: it grows if its pod comes back.
  */
 function claimsToGrow(
-  parts: Pick<ControllerParts, 'claims'>,
+  parts: Pick<PlanReads, 'claims'>,
   desired: KubeObject,
   current: KubeObject,
 ): { claim: PersistentVolumeClaim; size: string }[] {
@@ -160,7 +159,7 @@ function claimsToGrow(
 
 /** Why the claims cannot grow (a StorageClass that does not allow it, or none), or undefined when each may. */
 async function classRefusal(
-  t: Target,
+  t: PlanTarget,
   claims: readonly { claim: PersistentVolumeClaim }[],
 ): Promise<string | undefined> {
   const classes = [...new Set(claims.map(({ claim }) => claim.spec?.storageClassName ?? ''))].sort();
