@@ -7,11 +7,11 @@
  */
 import { stringify } from 'yaml';
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { CustomResourceObject, KubeObject } from '../constructs/contract';
 import { ChildMap, childKey, growthNote } from '../constructs/contract';
 import { type KubeClient, changeableFields } from '../operator/runtime/client';
 import { type ChildPreview, previewResource } from './preview';
-import { previewReads, previewTypes } from '../operator/runtime/plan';
+import { listForPreview } from '../operator/runtime/plan';
 import { controllerNamed, controllerOf, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 
@@ -63,11 +63,11 @@ export async function diffResource(
   resource: CustomResourceObject,
 ): Promise<ChildDiff[]> {
   const decl = controllerOf(controllers, resource, `${resource.kind ?? ''} ${resource.metadata.name}`);
-  const { children, reads } = previewTypes(decl);
-  const listed = new Map<ResourceType, KubeObject[]>();
-  for (const type of [...children, ...reads])
-    listed.set(type, (await client.list(type, type.namespaced ? resource.metadata.namespace : undefined)).items);
-  const preview = await previewResource(client, decl, resource, previewReads(listed));
+  const reads = await listForPreview(
+    decl,
+    async (type) => (await client.list(type, type.namespaced ? resource.metadata.namespace : undefined)).items,
+  );
+  const preview = await previewResource(client, decl, resource, reads);
   const namespace = resource.metadata.namespace;
   if (preview.notOwned)
     return preview.notOwned.map(({ key, reason }) => ({

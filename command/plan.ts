@@ -11,7 +11,7 @@ import { type KubeClient, appliedFieldChanges, type FieldChange, fieldChanges } 
 import type { ExecutedWrite, PreviewReads } from '../operator/runtime/plan';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { type ChildPreview, previewResource } from './preview';
-import { previewReads, previewTypes } from '../operator/runtime/plan';
+import { listForPreview } from '../operator/runtime/plan';
 import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
 import { controllerNamed, RenderError } from './render';
 
@@ -155,11 +155,8 @@ class Planner {
   }
 
   /** What the reconciler reads its plans from, listed once: one list per type (see `previewTypes`). */
-  async reads(): Promise<PreviewReads> {
-    const { children, reads } = previewTypes(this.decl);
-    const listed = new Map<ResourceType, KubeObject[]>();
-    for (const type of [...children, ...reads]) listed.set(type, await this.list(type));
-    return previewReads(listed);
+  reads(): Promise<PreviewReads> {
+    return listForPreview(this.decl, (type) => this.list(type));
   }
 
   /** What the new version would do to one resource's children: the reconciler's own plan, tallied. */

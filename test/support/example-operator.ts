@@ -49,12 +49,14 @@ export function startExampleReconciler(options: {
   readonly example: string;
   readonly controller: string;
   readonly ns: string;
+  /** More flags for it. */
+  readonly args?: readonly string[];
 }): Promise<ReconcilerProcess> {
   const { example, controller, ns } = options;
   return ReconcilerProcess.start({
     kubeconfig: serviceAccountKubeconfig({ namespace: `${example}-system`, serviceAccount: `${example}-operator` }),
     entry: path.join(ROOT, 'examples', example, 'main.ts'),
-    args: [`--controllers=${controller}`, `--namespace=${ns}`],
+    args: [`--controllers=${controller}`, `--namespace=${ns}`, ...(options.args ?? [])],
     name: `${example}-reconciler`,
   });
 }

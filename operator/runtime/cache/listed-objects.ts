@@ -3,7 +3,7 @@
  * labels, by controller. What a preview (`diff`, `plan`) gives the reconciler's planner in place
  * of informers, so the preview is planned by the reconciler's own code, not a copy of it.
  */
-import type { KubeObject } from '../../../constructs/contract';
+import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import { objectKey } from '../client';
 import type { Informer } from './informer';
 import { IndexedStore } from './store';
@@ -14,8 +14,10 @@ export type ObjectReads<T extends KubeObject = KubeObject> = Pick<Informer<T>, '
 export class ListedObjects<T extends KubeObject = KubeObject> implements ObjectReads<T> {
   private readonly store = new IndexedStore<T>();
 
-  constructor(items: Iterable<T>) {
-    for (const o of items) this.store.put(objectKey(o.metadata), o);
+  /** `items` of `type`, typed as the cache types them (a list's items lack apiVersion and kind). */
+  constructor(type: ResourceType, items: Iterable<T>) {
+    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+    for (const o of items) this.store.put(objectKey(o.metadata), { ...o, apiVersion, kind: type.kind });
   }
 
   get(key: string): T | undefined {

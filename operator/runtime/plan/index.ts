@@ -49,4 +49,4 @@ export {
   refusalOf,
   upFront,
 } from './dry-run';
-export { previewPlan, type PreviewedPlan, type PreviewReads, previewReads, previewTypes } from './preview';
+export { listForPreview, previewPlan, type PreviewedPlan, type PreviewReads } from './preview';

@@ -7,7 +7,7 @@
 import {
   BuiltinTypes,
   ChildMap,
-  healthReads,
+  ownsStatefulSets,
   type KubeObject,
   childKey,
   type ControllerDeclaration,
@@ -38,27 +38,36 @@ export type PreviewedPlan =
   | { readonly plan: ReconcilePlan; readonly target: PlanTarget; readonly notOwned?: undefined }
   | { readonly notOwned: readonly NotOwned[]; readonly plan?: undefined; readonly target: PlanTarget };
 
-const NONE = new ListedObjects([]);
+const NONE = new ListedObjects(BuiltinTypes.ConfigMap, []);
 
-/** The types a preview lists for a controller: those it owns and deletes, and its claims and pods when it owns StatefulSets. */
-export function previewTypes(decl: ControllerDeclaration): { children: ResourceType[]; reads: ResourceType[] } {
-  const children = [...new Map([...(decl.owns ?? []), ...(decl.deletes ?? [])].map((t) => [t.kind, t])).values()];
-  const statefulSets = children.some((t) => t.kind === 'StatefulSet' && t.group === 'apps');
-  const reads = statefulSets
-    ? healthReads(decl).filter((t) => t === BuiltinTypes.Pod || t === BuiltinTypes.PersistentVolumeClaim)
-    : [];
-  return { children, reads };
-}
-
-/** The listed objects of each type (see `previewTypes`), as the planner reads them. */
-export function previewReads(listed: ReadonlyMap<ResourceType, readonly KubeObject[]>): PreviewReads {
-  const of = (type: ResourceType) => (listed.has(type) ? new ListedObjects(listed.get(type) ?? []) : undefined);
-  const children = new Map<string, { type: ResourceType; objects: ListedObjects }>();
-  for (const [type, objects] of listed) {
-    if (type === BuiltinTypes.Pod || type === BuiltinTypes.PersistentVolumeClaim) continue;
-    children.set(type.kind, { type, objects: new ListedObjects(objects) });
+/**
+ * What a preview of `decl`'s plans reads, listed once per type through `list`: the types it owns
+ * and deletes and, when it owns StatefulSets, its claims and pods (their growth and stuck rollouts
+ * are planned from them) — the same list standing for a type both owned and read.
+ */
+export async function listForPreview(
+  decl: ControllerDeclaration,
+  list: (type: ResourceType) => Promise<readonly KubeObject[]>,
+): Promise<PreviewReads> {
+  const types = [...(decl.owns ?? []), ...(decl.deletes ?? [])];
+  const statefulSets = ownsStatefulSets(decl);
+  const reads = statefulSets ? [BuiltinTypes.PersistentVolumeClaim, BuiltinTypes.Pod] : [];
+  const listed = new Map<string, { type: ResourceType; objects: ListedObjects }>();
+  for (const type of [...types, ...reads]) {
+    const key = `${type.group}/${type.kind}`;
+    if (!listed.has(key)) listed.set(key, { type, objects: new ListedObjects(type, await list(type)) });
   }
-  return { children, claims: of(BuiltinTypes.PersistentVolumeClaim), pods: of(BuiltinTypes.Pod) };
+  const of = (type: ResourceType) => listed.get(`${type.group}/${type.kind}`);
+  const children = new Map<string, { type: ResourceType; objects: ListedObjects }>();
+  for (const type of types) {
+    const objects = of(type);
+    if (objects) children.set(type.kind, objects);
+  }
+  return {
+    children,
+    claims: statefulSets ? of(BuiltinTypes.PersistentVolumeClaim)?.objects : undefined,
+    pods: statefulSets ? of(BuiltinTypes.Pod)?.objects : undefined,
+  };
 }
 
 /** The plan the reconciler of `decl` would make for `resource`, over the objects listed in `reads`. */

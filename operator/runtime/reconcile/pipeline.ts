@@ -182,5 +182,7 @@ export async function reconcile(
     }),
   );
   paced.end();
+  // The reconcile's writes together, as `plan -o json` lists them before they are made.
+  if (writes.actions.length > 0) ctx.logger.debug({ writes: writes.actions }, "the reconcile's writes");
   return result;
 }
