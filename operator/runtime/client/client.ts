@@ -4,7 +4,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
-import { toApiError } from './errors';
+import { ApiError, retryAfterSeconds, toApiError } from './errors';
+import { sleep } from '../queue';
 import { decodeList, decodeWatchEvent, type ObjectDecoder, PROTOBUF, PROTOBUF_WATCH } from './protobuf';
 import { isProtobuf, readBody, readError, readFrames, readLines } from './responses';
 
@@ -44,6 +45,23 @@ export interface KubeClientOptions {
   /** Traces each request made inside a traced reconcile (see request-tracing.ts). @default not traced */
   readonly tracer?: RequestTracer;
 }
+
+/** What a request sends and how its answer is read (see `HttpKubeClient.request`). */
+export interface RequestOptions {
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly query?: Record<string, string>;
+  /** The Accept header. @default application/json */
+  readonly accept?: string;
+  /** Reads a 2xx answer the server gave in protobuf. @default none: only JSON is asked for */
+  readonly protobuf?: (body: Buffer) => unknown;
+}
+
+/** How many times a request answered 429 with Retry-After is sent again before the 429 is the caller's (client-go's 10). */
+const MAX_RETRIES_AFTER_429 = 10;
+
+/** The longest wait a Retry-After is honoured for, in seconds: a longer one is cut to it. */
+const MAX_RETRY_AFTER_SECONDS = 10;
 
 /** A watch: where, from when, and who is told of its events. */
 export interface WatchOptions {
@@ -289,21 +307,24 @@ export class HttpKubeClient implements KubeClient {
    * Any request, for what the typed verbs do not cover (`/version`, a subresource of its own);
    * resolves with the parsed JSON body, rejects with ApiError on a non-2xx answer.
    */
-  async request<T = unknown>(
-    method: string,
-    path: string,
-    opts: {
-      body?: unknown;
-      contentType?: string;
-      query?: Record<string, string>;
-      /** The Accept header. @default application/json */
-      accept?: string;
-      /** Reads a 2xx answer the server gave in protobuf. @default none: only JSON is asked for */
-      protobuf?: (body: Buffer) => unknown;
-    } = {},
-  ): Promise<T> {
-    const started = process.hrtime.bigint();
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.send<T>(method, path, opts, payload);
+      } catch (err) {
+        // 429 with Retry-After: the API server did not take the request (API Priority and Fairness,
+        // a kind's storage initializing) and says when to send it again — as client-go, in place.
+        const wait = err instanceof ApiError && err.status === 429 ? err.retryAfterSeconds : undefined;
+        if (wait === undefined || retries >= MAX_RETRIES_AFTER_429) throw err;
+        await sleep(Math.min(wait, MAX_RETRY_AFTER_SECONDS) * 1000);
+      }
+    }
+  }
+
+  /** One request, as `request` sends it (each time, when it sends it again). */
+  private async send<T>(method: string, path: string, opts: RequestOptions, payload: string | undefined): Promise<T> {
+    const started = process.hrtime.bigint();
     const span = this.options.tracer?.clientSpan(method, {
       'http.request.method': method,
       'url.path': path,
@@ -336,7 +357,7 @@ export class HttpKubeClient implements KubeClient {
             return;
           }
           if (ok) resolve(body as T);
-          else reject(toApiError(status, body, `${method} ${path}`));
+          else reject(toApiError(status, body, `${method} ${path}`, retryAfterSeconds(res.headers['retry-after'])));
         });
         res.on('error', reject);
       });

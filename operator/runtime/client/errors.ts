@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly details?: unknown,
+    /** The wait, in seconds, a `Retry-After` header of the answer asked for before the request is sent again. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -30,9 +32,16 @@ interface StatusBody {
 }
 
 /** The ApiError of an error answer: its HTTP status, and the reason and message its Status body gives. */
-export function toApiError(status: number, body: unknown, what: string): ApiError {
+export function toApiError(status: number, body: unknown, what: string, retryAfterSeconds?: number): ApiError {
   const s: StatusBody = typeof body === 'object' && body !== null ? body : {};
   const reason = s.reason ?? http.STATUS_CODES[status] ?? 'Unknown';
   const message = s.message ?? (typeof body === 'string' ? body : '');
-  return new ApiError(status, reason, `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`, s.details);
+  const text = `${what}: ${status} ${reason}${message ? `: ${message}` : ''}`;
+  return new ApiError(status, reason, text, s.details, retryAfterSeconds);
+}
+
+/** The seconds a `Retry-After` header asks to wait (the API server sends whole seconds), or undefined without one. */
+export function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
