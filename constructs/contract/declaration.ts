@@ -19,6 +19,8 @@ export interface OwnerReferenceLike {
 export interface Problem {
   readonly reason: string;
   readonly message: string;
+  /** The child that fails, when one does: what a kind reads of it, rather than its name out of `message`. */
+  readonly object?: { readonly kind: string; readonly name: string };
 }
 
 /** Reads of the operator's caches, for a controller's `reads` types. */

@@ -321,6 +321,7 @@ export function assessChildren(input: ChildrenInput): ChildrenHealth {
     (failedChild && {
       reason: failedChild.reason,
       message: `${failedChild.kind} ${failedChild.name}: ${failedChild.message}`,
+      object: { kind: failedChild.kind, name: failedChild.name },
     });
   return { children: verdicts, notReady, ready: notReady.length === 0, failure: failure && clip(failure) };
 }
@@ -363,12 +364,13 @@ function tracedPodProblems(workload: KubeObject, pods: readonly Pod[]): Problem[
     .sort((a, b) => compareText(a.metadata.name ?? '', b.metadata.name ?? ''))
     .flatMap((pod) => {
       const problem = podProblem(pod);
+      const object = { kind: workload.kind ?? '', name: workload.metadata.name ?? '' };
       return problem
-        ? [{ reason: problem.reason, message: `${workload.kind} ${workload.metadata.name}: ${problem.message}` }]
+        ? [{ reason: problem.reason, message: `${object.kind} ${object.name}: ${problem.message}`, object }]
         : [];
     });
 }
 
 function clip(p: Problem): Problem {
-  return { reason: p.reason, message: p.message.slice(0, 1024) };
+  return { ...p, message: p.message.slice(0, 1024) };
 }

@@ -55,3 +55,15 @@ export function replicaFailure(deployment: Deployment | undefined, fallbackMessa
   if (!failure) return undefined;
   return { reason: failure.reason ?? 'ReplicaFailure', message: (failure.message ?? fallbackMessage).slice(0, 1024) };
 }
+
+/**
+ * The pod failure policy of a Job that runs once (a restore: a corrupt snapshot stays corrupt, so
+ * `backoffLimit: 0`), but whose pod may be disrupted — evicted, preempted, its node drained: the
+ * API server marks such a pod `DisruptionTarget`, and the Job makes another without counting it a
+ * failure. Needs `restartPolicy: Never`.
+ */
+export function retriedOnDisruption(): {
+  rules: { action: string; onPodConditions: { type: string; status: string }[] }[];
+} {
+  return { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] };
+}

@@ -78,7 +78,7 @@ function restoreProblem(p: RestoreProgress): Problem | undefined {
   if (missing) return failed(`PVC ${p.sourceClaim} does not exist in this namespace`);
   const names = p.jobs.flatMap((j) => (j?.metadata.name ? [j.metadata.name] : []));
   const failure = p.failure;
-  if (failure && names.some((n) => failure.message.startsWith(`Job ${n}:`))) return failed(failure.message);
+  if (failure?.object?.kind === 'Job' && names.includes(failure.object.name)) return failed(failure.message);
   const failedJob = p.jobs.find((j) => j && childHealth(j).readiness === 'Failed');
   return failedJob ? failed(`Job ${failedJob.metadata.name ?? ''}: ${childHealth(failedJob).message}`) : undefined;
 }

@@ -2,6 +2,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { stepResources } from '../core/step-resources';
+import { retriedOnDisruption } from '../core/pods';
 import type { DatabaseSpec } from './api';
 
 /** Where a restore reads its dump: the backup claim of a Database, and a dump by name or the newest. */
@@ -66,7 +67,8 @@ export function restoreJobName(database: string): string {
  * the credentials Secret's user and password, the database, remote logins by password — then
  * loads the dump in one transaction (a failing statement loads nothing), and only then moves the
  * result to where the server reads it. A failure leaves no database behind; a volume that already
- * holds one is refused. It runs once; its log's tail is the termination message the status reports.
+ * holds one is refused. It runs once (a pod evicted or drained is made again,
+ * `retriedOnDisruption`); its log's tail is the termination message the status reports.
  */
 export class DatabaseRestore extends Construct {
   readonly job: k8s.KubeJob;
@@ -92,6 +94,7 @@ export class DatabaseRestore extends Construct {
       },
       spec: {
         backoffLimit: 0,
+        podFailurePolicy: retriedOnDisruption(),
         template: {
           metadata: { labels: props.labels },
           spec: {

@@ -215,6 +215,15 @@ export const etcdClusterKind = new CustomResourceKind({
   categories: ['all'],
   validations: [
     {
+      // The restore Jobs seed the member list of spec.replicas members: a cluster restored into a
+      // different list would not form. On the whole resource, as the rule reads the status.
+      rule: "!has(oldSelf.spec) || !has(oldSelf.spec.restore) || !has(self.spec) || self.spec.replicas == oldSelf.spec.replicas || (has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Restored' && c.status == 'True'))",
+      message:
+        'replicas cannot change until the restore is done (condition Restored): the restore Jobs seed that many members',
+      fieldPath: '.spec.replicas',
+      reason: 'FieldValueForbidden',
+    },
+    {
       rule: `!has(self.spec) || !has(self.spec.backup) || size(self.metadata.name) <= ${MAX_NAME_WITH_BACKUP}`,
       message: `must be at most ${MAX_NAME_WITH_BACKUP} characters when spec.backup is set: the backup CronJob is <name>-backup, and its Jobs add 11 characters`,
       fieldPath: NAME_FIELD,

@@ -2,6 +2,7 @@ import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { standardLabels } from '../core/labels';
 import { stepResources } from '../core/step-resources';
+import { retriedOnDisruption } from '../core/pods';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { memberName } from './addresses';
 import type { EtcdClusterSpec } from './api';
@@ -56,7 +57,7 @@ export interface EtcdRestoreProps {
  * Each Job checks first that the snapshot is there and that the volume holds no etcd data (never
  * restoring over a member's data), restores into a directory of its own, and only then moves it
  * where the member reads it: a restore that fails (a snapshot failing its integrity check) leaves
- * no data directory behind. It runs once (no retries: a corrupt snapshot stays corrupt), and what
+ * no data directory behind. It runs once (no retries: a corrupt snapshot stays corrupt; a pod evicted or drained is made again, `retriedOnDisruption`), and what
  * it printed is its termination message, which the status reports.
  */
 export class EtcdRestore extends Construct {
@@ -91,6 +92,7 @@ export class EtcdRestore extends Construct {
           metadata: { name: restoreJobName(name, ordinal), namespace, labels, ownerReferences },
           spec: {
             backoffLimit: 0,
+            podFailurePolicy: retriedOnDisruption(),
             template: {
               metadata: { labels },
               spec: {

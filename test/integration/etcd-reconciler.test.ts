@@ -331,6 +331,42 @@ describe('the etcdcluster controller against a real API server', () => {
     },
   );
 
+  test('spec.replicas cannot change while the restore is not done (its Jobs seed that many members), naming the field', async () => {
+    // A snapshot claim that does not exist: the restore never completes (RestoreFailed), so the
+    // member list the Jobs seeded stays the one the cluster must start with.
+    restoredCluster('stalled', { claim: 'no-such-claim', path: 'snap.db' });
+    await eventually('the restore Jobs', () => get('job', 'stalled-restore-0'), 60_000);
+    const scaled = kubectl([
+      'patch',
+      'etcdcluster',
+      'stalled',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"replicas":5}}',
+    ]);
+    expect(scaled.code).not.toBe(0);
+    expect(scaled.stderr).toContain('spec.replicas: Forbidden: replicas cannot change until the restore is done');
+    const byScale = kubectl(['scale', 'etcdcluster', 'stalled', '-n', ns, '--replicas=1']);
+    expect(byScale.code).not.toBe(0);
+    expect(byScale.stderr).toContain('replicas cannot change until the restore is done');
+    expect(get('etcdcluster', 'stalled').spec.replicas).toBe(3);
+    // Other fields still change.
+    kubectlOk(['label', 'etcdcluster', 'stalled', '-n', ns, 'team=a']);
+    const resources = { resources: { requests: { cpu: '100m', memory: '128Mi' } } };
+    kubectlOk(['patch', 'etcdcluster', 'stalled', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: resources })]);
+    kubectlOk(['delete', 'etcdcluster', 'stalled', '-n', ns]);
+  });
+
+  testWithNodes('once Restored, spec.replicas changes as for any cluster', async () => {
+    await eventually('seeded: Restored=True', () =>
+      conditionOf('seeded', 'Restored')?.status === 'True' ? true : undefined,
+    );
+    kubectlOk(['patch', 'etcdcluster', 'seeded', '-n', ns, '--type=merge', '-p', '{"spec":{"replicas":5}}']);
+    expect(get('etcdcluster', 'seeded').spec.replicas).toBe(5);
+  });
+
   testWithNodes('spec.restore cannot be added, changed or removed once the cluster exists, naming the field', () => {
     const patch = (name: string, p: object) =>
       kubectl(['patch', 'etcdcluster', name, '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: p })]);

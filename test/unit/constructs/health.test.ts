@@ -318,6 +318,8 @@ describe('assessChildren', () => {
       reason: 'PodFailing',
       message:
         'Deployment web: pod web-5d8f-x: container app exited with code 137 (OOMKilled) and is waiting: CrashLoopBackOff: back-off 10s',
+      // Which child it is, typed: no one reads it back out of the message.
+      object: { kind: 'Deployment', name: 'web' },
     });
     const done = deployment({ observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 });
     expect(
@@ -361,6 +363,7 @@ describe('assessChildren', () => {
     expect(assessChildren({ children: [failedJob, service] }).failure).toEqual({
       reason: 'JobFailed',
       message: 'Job migrate: BackoffLimitExceeded: gave up',
+      object: { kind: 'Job', name: 'migrate' },
     });
     expect(assessChildren({ children: [failedJob], failureEvent: event }).failure).toEqual(event);
   });
@@ -378,6 +381,7 @@ describe('assessChildren', () => {
     expect(assessChildren({ children: [sts], podsOf }).failure).toEqual({
       reason: 'PodUnschedulable',
       message: 'StatefulSet kv: pod kv-0 cannot be scheduled: no node has disk=ssd',
+      object: { kind: 'StatefulSet', name: 'kv' },
     });
     // A provisioning conflict a retry got past: the Event stays for an hour.
     const event = {

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Problem } from '../../../constructs/contract';
 import { recordedBackups } from '../../../constructs/core/backup-records';
 import { stillToRestore } from '../../../constructs/core/restore-status';
 import { databaseController, desiredDatabaseStatus } from '../../../constructs/database/controller';
@@ -49,6 +50,11 @@ function condition(type: string, status: 'True' | 'False', reason: string, messa
   return { type, status, reason, message, lastTransitionTime: '2026-11-29T00:00:00Z', observedGeneration: 1 };
 }
 
+/** A restore Job's pod failure policy: a pod disrupted (evicted, preempted, its node drained) does not count as a failure. */
+const RETRIED_ON_DISRUPTION = {
+  rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
+};
+
 const find = (objects: readonly any[], kind: string, name: string) =>
   objects.find((o) => o.kind === kind && o.metadata.name === name);
 
@@ -73,7 +79,10 @@ describe('EtcdCluster spec.restore', () => {
       const job = find(objects, 'Job', `kv-restore-${i}`);
       expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'EtcdCluster', uid: 'u-kv' })]);
       const pod = job.spec.template.spec;
+      // Not again on a failed restore (a corrupt snapshot stays corrupt), but again when its pod is
+      // evicted or its node drained: a disruption is not the restore's failure.
       expect(job.spec.backoffLimit).toBe(0);
+      expect(job.spec.podFailurePolicy).toEqual(RETRIED_ON_DISRUPTION);
       expect(pod.restartPolicy).toBe('Never');
       expect(pod.initContainers.map((c: any) => c.name)).toEqual(['check', 'restore']);
       const etcdutl = pod.initContainers[1];
@@ -160,7 +169,7 @@ describe('EtcdCluster spec.restore', () => {
             ? { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }], failed: 1 }
             : { active: 1 },
     }));
-  const progress = (state: 'running' | 'complete' | 'failed', failure?: { reason: string; message: string }) => ({
+  const progress = (state: 'running' | 'complete' | 'failed', failure?: Problem) => ({
     source: 'snapshot old-kv-20261129T020000Z.db from PVC old-kv-backups',
     sourceClaim: 'old-kv-backups',
     jobs: jobs(state),
@@ -180,6 +189,8 @@ describe('EtcdCluster spec.restore', () => {
       reason: 'PodFailing',
       message:
         'Job kv-restore-0: pod kv-restore-0-x: container restore exited with code 1 (Error): Error: expected sha256 [1 2], got [3 4]',
+      // The children's failure names its child (see assessChildren): a restore Job's is the restore's.
+      object: { kind: 'Job', name: 'kv-restore-0' },
     };
     const failed = desiredEtcdStatus(etcd({ restore }), { members: [], restore: progress('failed', failure) });
     expect(failed.phase).toBe('Failed');
@@ -254,6 +265,8 @@ describe('Database spec.restore', () => {
       persistentVolumeClaim: { claimName: 'old-db-backup', readOnly: true },
     });
     expect(job.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999 });
+    expect(job.spec.backoffLimit).toBe(0);
+    expect(job.spec.podFailurePolicy).toEqual(RETRIED_ON_DISRUPTION);
     expect(() => {
       validateBuiltin(job);
     }).not.toThrow();
@@ -329,7 +342,7 @@ describe('Database spec.restore', () => {
       metadata: { name: 'orders-restore' },
       status,
     });
-    const input = (j: object, failure?: { reason: string; message: string }) => ({
+    const input = (j: object, failure?: Problem) => ({
       hasCredentials: true,
       restore: {
         source: 'the newest dump in PVC old-db-backup',
@@ -346,6 +359,7 @@ describe('Database spec.restore', () => {
       reason: 'PodFailing',
       message:
         'Job orders-restore: pod orders-restore-x: container restore exited with code 3 (Error): loading old-db-20261129T020000Z.sql\npsql:/backup/old-db-20261129T020000Z.sql:1: ERROR:  syntax error at or near "THIS"',
+      object: { kind: 'Job', name: 'orders-restore' },
     };
     const failed = desiredDatabaseStatus(
       database({ restore }),

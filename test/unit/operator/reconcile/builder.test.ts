@@ -890,6 +890,7 @@ describe('children that wait (waitsFor) and the health status functions read', (
     expect(seen.at(-1)!.health.failure).toEqual({
       reason: 'PodFailing',
       message: 'Deployment w: pod w-new-1: container c is waiting: CrashLoopBackOff',
+      object: { kind: 'Deployment', name: 'w' },
     });
   });
 });
