@@ -237,6 +237,13 @@ export interface DatabaseSpecRestore {
   readonly backup?: string;
 
   /**
+   * With backup: the PersistentVolumeClaim holding it, as status.backups lists it (claim). Given, the dump is read from it as it is, nothing being read off the dump's name.
+   *
+   * @schema DatabaseSpecRestore#claim
+   */
+  readonly claim?: string;
+
+  /**
    * The newest dump (scheduled or final) of the Database of this name in this namespace, deleted or not, instead of backup.
    *
    * @schema DatabaseSpecRestore#fromDatabase
@@ -252,6 +259,7 @@ export function toJson_DatabaseSpecRestore(obj: DatabaseSpecRestore | undefined)
   if (obj === undefined) { return undefined; }
   const result = {
     'backup': obj.backup,
+    'claim': obj.claim,
     'fromDatabase': obj.fromDatabase,
   };
   // filter undefined values

@@ -100,6 +100,13 @@ export const databaseSpecSchema = t.object(
           description:
             'The newest dump (scheduled or final) of the Database of this name in this namespace, deleted or not, instead of backup.',
         }),
+        claim: t.string({
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+          description:
+            "With backup: the PersistentVolumeClaim holding it, as status.backups lists it (claim). Given, the dump is read from it as it is, nothing being read off the dump's name.",
+        }),
       },
       {
         rules: [
@@ -107,6 +114,11 @@ export const databaseSpecSchema = t.object(
             rule: 'has(self.backup) != has(self.fromDatabase)',
             message: 'give either backup or fromDatabase',
             fieldPath: '.backup',
+          },
+          {
+            rule: '!has(self.claim) || has(self.backup)',
+            message: "claim names where backup is: give it with backup (fromDatabase reads that Database's own claim)",
+            fieldPath: '.claim',
           },
         ],
         description:

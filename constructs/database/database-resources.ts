@@ -310,7 +310,7 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
         command: [
           'sh',
           '-c',
-          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"; ${reportBackupLine('"$f"')}`,
+          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"; ${reportBackupLine('"$f"', names.backup)}`,
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
         env: [

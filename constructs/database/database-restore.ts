@@ -18,11 +18,15 @@ function backupClaimOf(database: string): string {
 }
 
 /**
- * The dump `spec.restore` names: a backup by name lives in the backup claim of the Database that
- * wrote it (`[final-]<database>-<time>.sql` in `<database>-backup`); `fromDatabase` is the newest
- * dump in that Database's claim.
+ * The dump `spec.restore` names: a backup with its claim (as status.backups lists them) is read
+ * from that claim; a backup by name alone lives in the backup claim of the Database that wrote it
+ * (`[final-]<database>-<time>.sql` in `<database>-backup` — read off the name, which a Database
+ * whose own name starts with `final-` makes ambiguous: give the claim); `fromDatabase` is the
+ * newest dump in that Database's claim.
  */
 export function dumpSource(restore: NonNullable<DatabaseSpec['restore']>): DumpSource {
+  // Where status.backups says the dump is: nothing read off its name.
+  if (restore.backup && restore.claim) return { claim: restore.claim, dump: restore.backup };
   if (restore.backup) {
     const database = restore.backup.replace(/^final-/, '').replace(/-\d{8}T\d{6}Z\.sql$/, '');
     return { claim: backupClaimOf(database), dump: restore.backup };

@@ -60,7 +60,7 @@ export function snapshotRotationScript(cluster: string, retention: number, dir =
     // Timestamps sort as text: newest first, and everything after the first `retention` goes.
     `ls -1 ${cluster}-*.db | sort -r | tail -n +${retention + 1} | while read -r old; do rm -f -- "$old"; done`,
     // The status lists it (see backup-records).
-    reportBackupLine('"$f"'),
+    reportBackupLine('"$f"', etcdBackupNames(cluster).claim),
   ].join('\n');
 }
 

@@ -30,6 +30,11 @@ export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][
   ],
   ['a restore backup not named as dumps are', { ...ok, restore: { backup: 'latest.sql' } }, 'spec.restore.backup'],
   ['a restore fromDatabase not a name', { ...ok, restore: { fromDatabase: 'Old_DB' } }, 'spec.restore.fromDatabase'],
+  [
+    'a restore claim not a name',
+    { ...ok, restore: { backup: 'a-20261129T020000Z.sql', claim: 'A_B' } },
+    'spec.restore.claim',
+  ],
 ];
 
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
@@ -49,6 +54,11 @@ export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: s
     'a restore from both a dump and a Database',
     { ...ok, restore: { backup: 'a-20261129T020000Z.sql', fromDatabase: 'a' } },
     'spec.restore.backup',
+  ],
+  [
+    'a restore claim without a backup',
+    { ...ok, restore: { fromDatabase: 'a', claim: 'a-backup' } },
+    'spec.restore.claim',
   ],
   ['a restore into mysql', { ...ok, type: 'mysql', version: '8.4', restore: { fromDatabase: 'a' } }, 'spec.restore'],
 ];

@@ -236,6 +236,14 @@ describe('EtcdCluster spec.restore', () => {
 });
 
 describe('Database spec.restore', () => {
+  test('a dump with its claim (as status.backups lists both) is read from that claim: nothing is read off its name', () => {
+    // A Database named final-x: from its name alone, its dump would seem a final one of x's.
+    expect(dumpSource({ backup: 'final-x-20261129T020000Z.sql', claim: 'final-x-backup' })).toEqual({
+      claim: 'final-x-backup',
+      dump: 'final-x-20261129T020000Z.sql',
+    });
+  });
+
   test('a dump by name is read from the backup claim of the Database that wrote it, final ones too; fromDatabase takes its newest', () => {
     expect(dumpSource({ backup: 'old-db-20261129T020000Z.sql' })).toEqual({
       claim: 'old-db-backup',
@@ -388,18 +396,38 @@ describe('backups listed in status', () => {
     },
   });
 
+  const report = (file: string, sizeBytes: number, claim = 'kv-backups') =>
+    JSON.stringify({ version: 1, file, sizeBytes, claim });
+
   test('from the termination messages of finished backup pods, kept across pods gone, newest first, at most the retention', () => {
-    const before = [{ name: 'kv-20261128T020000Z.db', time: '2026-11-28T02:00:05Z', sizeBytes: 10 }];
+    const before = [
+      { name: 'kv-20261128T020000Z.db', time: '2026-11-28T02:00:05Z', sizeBytes: 10, claim: 'kv-backups' },
+    ];
     const listed = recordedBackups(before, [
-      pod('Succeeded', 'backup kv-20261129T020000Z.db 20480'),
-      pod('Failed', 'backup kv-20261129T030000Z.db 1'),
+      pod('Succeeded', report('kv-20261129T020000Z.db', 20480)),
+      pod('Failed', report('kv-20261129T030000Z.db', 1)),
       pod('Succeeded', 'something else'),
     ]);
     expect(listed).toEqual([
-      { name: 'kv-20261129T020000Z.db', time: '2026-11-29T02:00:05Z', sizeBytes: 20480 },
+      { name: 'kv-20261129T020000Z.db', time: '2026-11-29T02:00:05Z', sizeBytes: 20480, claim: 'kv-backups' },
       before[0],
     ]);
     expect(recordedBackups(listed, [], 1)).toEqual([listed[0]]);
+  });
+
+  test('a report is versioned JSON: a truncated one, another version or wrong types make no record; the line of the version before still does', () => {
+    const whole = report('kv-20261129T020000Z.db', 20480);
+    for (const message of [
+      whole.slice(0, -5),
+      JSON.stringify({ version: 2, file: 'kv-20261129T020000Z.db', sizeBytes: 1, claim: 'kv-backups' }),
+      JSON.stringify({ version: 1, file: 'kv-20261129T020000Z.db', sizeBytes: '1', claim: 'kv-backups' }),
+      JSON.stringify({ version: 1, file: '', sizeBytes: 1, claim: 'kv-backups' }),
+    ])
+      expect(recordedBackups([], [pod('Succeeded', message)])).toEqual([]);
+    // A backup that finished before an upgrade wrote `backup <file> <bytes>`: listed, its claim not known.
+    expect(recordedBackups([], [pod('Succeeded', 'backup kv-20261129T020000Z.db 20480')])).toEqual([
+      { name: 'kv-20261129T020000Z.db', time: '2026-11-29T02:00:05Z', sizeBytes: 20480 },
+    ]);
   });
 
   test('the backup steps write that message: the etcd rotation (a real shell) reports the snapshot it named and its size', () => {
@@ -407,7 +435,14 @@ describe('backups listed in status', () => {
     fs.writeFileSync(path.join(dir, '.in-progress.db'), 'x'.repeat(1234));
     const script = snapshotRotationScript('kv', 3, dir).replace('/dev/termination-log', path.join(dir, 'message'));
     execFileSync('sh', ['-c', script]);
-    expect(fs.readFileSync(path.join(dir, 'message'), 'utf8')).toMatch(/^backup kv-\d{8}T\d{6}Z\.db 1234$/);
+    const written = JSON.parse(fs.readFileSync(path.join(dir, 'message'), 'utf8'));
+    expect(written).toEqual({
+      version: 1,
+      file: expect.stringMatching(/^kv-\d{8}T\d{6}Z\.db$/),
+      sizeBytes: 1234,
+      claim: 'kv-backups',
+    });
+    expect(fs.existsSync(path.join(dir, written.file))).toBe(true);
     fs.rmSync(dir, { recursive: true });
     const db = renderChildrenWithWaits(
       databaseController,
@@ -415,5 +450,8 @@ describe('backups listed in status', () => {
     ).objects;
     const dump = find(db, 'CronJob', 'orders-backup').spec.jobTemplate.spec.template.spec.containers[0];
     expect(dump.command[2]).toContain('> /dev/termination-log');
+    expect(dump.command[2]).toContain(
+      '"claim":"%s"}\' "$(basename "$f")" "$(wc -c < "$f" | tr -d \' \')" \'orders-backup\'',
+    );
   });
 });
