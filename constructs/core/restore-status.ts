@@ -6,8 +6,55 @@
  */
 import { childHealth, type Job, type Pod, type Problem } from '../contract';
 import { type Condition, type ConditionList, findCondition } from '../contract/conditions';
+import { isJsonObject } from '../contract/json';
 
 export const RESTORED = 'Restored';
+
+/** What a restore Job's container reports as its termination message once it loaded a backup, as JSON. */
+export interface RestoreReport {
+  /** Of this shape; another is not read. */
+  readonly version: 1;
+  /** The backup's file name, on `claim`. */
+  readonly restored: string;
+  readonly claim: string;
+}
+
+/**
+ * The shell line a restore container ends with: its report (`RestoreReport`) naming the backup
+ * it loaded (`file`, a shell word such as "$dump") and the claim it is on, as its termination
+ * message. Both are names the kit makes (no quote or backslash in them).
+ */
+export function reportRestoreLine(file: string, claim: string): string {
+  return `printf '{"version":1,"restored":"%s","claim":"%s"}' ${file} '${claim}' > /dev/termination-log`;
+}
+
+/** The backup a finished restore pod reports it loaded, as `claim/file`; undefined when none says (a truncated report, another version). */
+export function reportedRestore(pods: readonly Pod[]): string | undefined {
+  const messages = pods
+    .filter((pod) => pod.status?.phase === 'Succeeded')
+    .flatMap((pod) => pod.status?.containerStatuses ?? [])
+    .map((c) => c.state?.terminated?.message?.trim() ?? '');
+  for (const message of messages) {
+    const report = parsedRestoreReport(message);
+    if (report) return `${report.claim}/${report.restored}`;
+  }
+  return undefined;
+}
+
+/** A restore report as a restore container wrote it, or undefined for anything else. */
+function parsedRestoreReport(message: string): Omit<RestoreReport, 'version'> | undefined {
+  let report: unknown;
+  try {
+    report = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!isJsonObject(report) || report.version !== 1) return undefined;
+  const { restored, claim } = report;
+  return typeof restored === 'string' && restored && typeof claim === 'string' && claim
+    ? { restored, claim }
+    : undefined;
+}
 
 /** Whether a resource with `spec.restore` is still to be seeded: its status does not yet say `Restored`. */
 export function stillToRestore(

@@ -176,7 +176,10 @@ export const databaseStatusSchema = t.object(
     backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
     backups: backupRecordsSchema('dump'),
-    restoredFrom: t.string({ description: 'The dump the Database was seeded from (spec.restore), as claim/file.' }),
+    restoredFrom: t.string({
+      description:
+        'The dump the Database was seeded from (spec.restore), as claim/file: the file its restore Job reports it loaded (claim/ while it has not picked the newest).',
+    }),
     observedGeneration: t.integer({
       minimum: 0,
       description: 'The .metadata.generation the status was computed from.',

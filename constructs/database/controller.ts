@@ -20,7 +20,7 @@ import { renderConstructs } from '../contract/render';
 import { podInstance } from '../core/pods';
 import { selectorLabels } from '../core/labels';
 import { recordedBackups } from '../core/backup-records';
-import { type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
+import { reportedRestore, type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
 import { describeDumpSource, dumpSource, restoreJobName } from './database-restore';
 import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
@@ -101,7 +101,7 @@ function backupFields(db: Database, cronJob: string, input: DatabaseStatusInput)
   const backups = recordedBackups(db.status?.backups, input.backupPods ?? []);
   const listed = {
     ...(backups.length ? { backups } : {}),
-    ...(db.spec.restore ? { restoredFrom: restoredFrom(db.spec.restore) } : {}),
+    ...(db.spec.restore ? { restoredFrom: restoredFrom(db, input.restore?.pods ?? []) } : {}),
   };
   if (!db.spec.backup.enabled) return listed;
   const last = input.backup?.status?.lastSuccessfulTime;
@@ -167,10 +167,16 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   };
 }
 
-/** The restore source as the status names it: claim/file, or claim/ for the newest dump. */
-function restoredFrom(restore: NonNullable<Database['spec']['restore']>): string {
-  const source = dumpSource(restore);
-  return `${source.claim}/${source.dump ?? ''}`;
+/**
+ * The backup restored, as the status names it: claim/file — as the restore Job reported it once
+ * it loaded it (kept after the Job's pods are gone), else as spec.restore names it (claim/ for the
+ * newest dump, not known until the Job has picked it).
+ */
+function restoredFrom(db: Database, restorePods: readonly Pod[]): string {
+  const known = db.status?.restoredFrom;
+  if (known && !known.endsWith('/')) return known;
+  const source = dumpSource(db.spec.restore ?? {});
+  return reportedRestore(restorePods) ?? `${source.claim}/${source.dump ?? ''}`;
 }
 
 /** How the restore of `spec.restore` stands: its Job and that Job's pods. */

@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { stepResources } from '../core/step-resources';
 import { retriedOnDisruption } from '../core/pods';
+import { reportRestoreLine } from '../core/restore-status';
 import type { DatabaseSpec } from './api';
 
 /** Where a restore reads its dump: the backup claim of a Database, and a dump by name or the newest. */
@@ -165,6 +166,6 @@ export function postgresRestoreScript(source: DumpSource, dataClaim: string, dat
     'psql -h /tmp -U "$POSTGRES_USER" -d "$POSTGRES_DB" -v ON_ERROR_STOP=1 --single-transaction -q -f "/backup/$dump" > /dev/null',
     `pg_ctl -D ${work} -m fast -w stop > /dev/null`,
     `mv ${work} "$PGDATA"`,
-    'printf "restored %s" "$dump" > /dev/termination-log',
+    reportRestoreLine('"$dump"', source.claim),
   ].join('\n');
 }

@@ -71,7 +71,8 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     eventually(
       `${kind} ${name} to list its backup`,
       () => {
-        const b = resource(kind, name)?.status?.backups as { name: string; sizeBytes: number }[] | undefined;
+        const b = resource(kind, name)?.status?.backups as
+          { name: string; sizeBytes: number; claim?: string }[] | undefined;
         return b?.length ? b : undefined;
       },
       60_000,
@@ -96,6 +97,7 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     const [listed] = await listedBackups('EtcdCluster', 'source-etcd');
     expect(listed!.name).toMatch(/^source-etcd-\d{8}T\d{6}Z\.db$/);
     expect(listed!.sizeBytes).toBeGreaterThan(0);
+    expect(listed!.claim).toBe('source-etcd-backups');
     snapshot = listed!.name;
 
     kubectlOk(['delete', 'etcdcluster', 'source-etcd', '-n', ns]);
@@ -202,6 +204,8 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     await runCronJobNow(ns, 'source-db-backup', 'dump-now');
     const [dump] = await listedBackups('Database', 'source-db');
     expect(dump!.name).toMatch(/^source-db-\d{8}T\d{6}Z\.sql$/);
+    // Which claim it is on, as the backup reported it: a restore can name it.
+    expect(dump!.claim).toBe('source-db-backup');
 
     kubectlOk(['delete', 'database', 'source-db', '-n', ns]);
     await gone('Database', 'source-db');
@@ -209,6 +213,8 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     applied('Database', 'restored-db', { ...postgres, restore: { fromDatabase: 'source-db' } });
     const restored = await awaitCondition('Database', 'restored-db', 'Restored');
     expect(restored.message).toBe('restored from the newest dump in PVC source-db-backup');
+    // The dump itself, as the restore Job reported it loaded it.
+    expect(resource('Database', 'restored-db').status.restoredFrom).toBe(`source-db-backup/${dump!.name}`);
     await awaitCondition('Database', 'restored-db', 'Available');
     // Its own credentials (a new password, its own database name), the row in it.
     expect((await psql('restored-db', 'SELECT note FROM orders WHERE id = 7')).trim()).toBe('came back');

@@ -385,6 +385,67 @@ describe('Database spec.restore', () => {
     expect(done.phase).toBe('Ready');
     expect(done.conditions?.find((c) => c.type === 'Restored')).toMatchObject({ status: 'True' });
   });
+
+  test('status.restoredFrom names the dump the restore Job loaded (its report), and keeps it once the Job is gone', () => {
+    const restore = { fromDatabase: 'old-db' };
+    const loaded = {
+      metadata: { name: 'orders-restore-x' },
+      status: {
+        phase: 'Succeeded',
+        containerStatuses: [
+          {
+            name: 'restore',
+            state: {
+              terminated: {
+                exitCode: 0,
+                message: JSON.stringify({
+                  version: 1,
+                  restored: 'old-db-20261129T020000Z.sql',
+                  claim: 'old-db-backup',
+                }),
+              },
+            },
+          },
+        ],
+      },
+    };
+    const complete = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'orders-restore' },
+      status: { conditions: [{ type: 'Complete', status: 'True' }] },
+    };
+    const progress = (pods: object[]) => ({
+      hasCredentials: true,
+      restore: { source: 'the newest dump in PVC old-db-backup', sourceClaim: 'old-db-backup', jobs: [complete], pods },
+    });
+    const done = desiredDatabaseStatus(database({ restore }), progress([loaded]) as any);
+    expect(done.restoredFrom).toBe('old-db-backup/old-db-20261129T020000Z.sql');
+    // The Job and its pod gone (history), the status still says which dump it was.
+    const later = desiredDatabaseStatus(
+      database({ restore }, { restoredFrom: done.restoredFrom, conditions: done.conditions }),
+      progress([]) as any,
+    );
+    expect(later.restoredFrom).toBe('old-db-backup/old-db-20261129T020000Z.sql');
+    // A truncated report names nothing.
+    const truncated = JSON.parse(JSON.stringify(loaded));
+    truncated.status.containerStatuses[0].state.terminated.message = '{"version":1,"restored":"old-db-2026';
+    expect(desiredDatabaseStatus(database({ restore }), progress([truncated]) as any).restoredFrom).toBe(
+      'old-db-backup/',
+    );
+  });
+
+  test('the restore script ends by reporting the dump it loaded and its claim, as JSON', () => {
+    const script = postgresRestoreScript({ claim: 'old-db-backup' }, 'data-orders-0', '/var/lib/postgresql/data');
+    const last = script.split('\n').at(-1) ?? '';
+    const message = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'db-report-')), 'message');
+    execFileSync('sh', ['-c', `dump=old-db-20261129T020000Z.sql; ${last.replace('/dev/termination-log', message)}`]);
+    expect(JSON.parse(fs.readFileSync(message, 'utf8'))).toEqual({
+      version: 1,
+      restored: 'old-db-20261129T020000Z.sql',
+      claim: 'old-db-backup',
+    });
+  });
 });
 
 describe('backups listed in status', () => {
