@@ -12,11 +12,13 @@ import { againstCluster, CLUSTER_OPTIONS } from './against-cluster';
 
 export const diffVerb: Verb = {
   help: `  diff [--controllers <module>] [-n <namespace>] [--field-manager <name>] <resource.yaml | kind/name>...
-      What the reconciler would change in the cluster for each resource: what applying the
-      controllers' CRD would change (once per kind), then per child created, changed (a unified
-      diff of the live object and the server-side apply dry run), held (it waits for a child not
-      ready yet), refused (the API server's words and the way through; the others still shown),
-      pruned or unchanged. A resource is read at a version the cluster serves and
+      What the reconciler would change in the cluster for each resource — its own plan, over
+      what is in the cluster now: what applying the controllers' CRD would change (once per
+      kind), then per child created, changed (a unified diff of the live object and the
+      server-side apply dry run, and its other writes: claims grown, made again), held (it waits
+      for a child not ready yet, or another child of the change would be refused), refused (the
+      API server's words and the way through), pruned or unchanged, and each pod a stuck rollout
+      waits on that it would delete (deleted). A resource is read at a version the cluster serves and
       converted by the module's own conversion, so a new API version is previewed before its CRD
       is applied. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
 `,

@@ -11,7 +11,9 @@ export const planVerb: Verb = {
       kind: what applying their CRD would change (versions, storage version, conversion, each
       version's schema by field, and what the API server would refuse), the resources the new
       schema refuses, totals, each distinct field change with how many children it touches, and
-      the children the API server would refuse. Resources are read as diff reads them. Dry runs
+      the children the API server would refuse, and every write the reconciler would make (each
+      child's apply, claim grown, StatefulSet made again, prune, stuck pod deleted; -o json:
+      writes). Resources are read as diff reads them. Dry runs
       only for children whose owned fields would change (at most --concurrency at once, default
       8). Writes nothing. Exit codes as diff.
 

@@ -7,6 +7,7 @@ import { auditMark, writesBy } from '../support/audit';
 import { eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import { ReconcilerProcess, serviceAccountKubeconfig } from '../support/reconciler';
+import { servedApplication } from '../support/web-cases';
 
 jest.setTimeout(240_000);
 
@@ -60,12 +61,7 @@ const cases: Case[] = [
     controllers: 'application,webapp',
     crds: ['applications.app.aiops.org', 'webapps.apps.example.com'],
     child: 'ingress/app',
-    resource: {
-      apiVersion: 'app.aiops.org/v1',
-      kind: 'Application',
-      metadata: { name: 'app' },
-      spec: { image: 'nginx:1.27', ingress: { host: 'app.example.com', className: 'nginx', tlsSecretName: 'app-tls' } },
-    },
+    resource: servedApplication,
   },
   {
     operator: 'database',

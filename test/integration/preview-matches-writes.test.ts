@@ -19,6 +19,7 @@ import { runCommand } from '../support/controllers-module';
 import { startExampleOperator, startExampleReconciler } from '../support/example-operator';
 import { eventually, getJson, getJsonIfExists, kubectlOk, testWithNodes } from '../support/kube';
 import { startOperatorUnderTest } from '../support/operator-under-test';
+import { servedApplication } from '../support/web-cases';
 import type { ReconcilerProcess } from '../support/reconciler';
 
 jest.setTimeout(240_000);
@@ -198,12 +199,7 @@ const seeds: SeedCase[] = [
     plural: 'applications',
     name: 'app',
     // No seed has an Application: the one the reconciler tests use.
-    manifest: JSON.stringify({
-      apiVersion: 'app.aiops.org/v1',
-      kind: 'Application',
-      metadata: { name: 'app' },
-      spec: { image: 'nginx:1.27', ingress: { host: 'app.example.com', className: 'nginx', tlsSecretName: 'app-tls' } },
-    }),
+    manifest: JSON.stringify(servedApplication),
   },
   {
     operator: 'database',

@@ -60,3 +60,11 @@ export const invalidWebAppSpecs: [what: string, spec: unknown, field: string][] 
   ],
   ['an image with a malformed digest', { image: 'nginx@sha256:abc' }, 'spec.image'],
 ];
+
+/** An Application serving behind an Ingress with TLS (no seed has one): what the reconciler tests make. */
+export const servedApplication = {
+  apiVersion: 'app.aiops.org/v1',
+  kind: 'Application',
+  metadata: { name: 'app' },
+  spec: { image: 'nginx:1.27', ingress: { host: 'app.example.com', className: 'nginx', tlsSecretName: 'app-tls' } },
+};
