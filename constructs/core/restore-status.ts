@@ -57,12 +57,14 @@ function parsedRestoreReport(message: string): Omit<RestoreReport, 'version'> | 
 }
 
 /** Whether a resource with `spec.restore` is still to be seeded: its status does not yet say `Restored`. */
-export function stillToRestore(
-  wantsRestore: boolean,
-  status: { readonly conditions?: readonly Condition[] } | undefined,
-): boolean {
-  if (!wantsRestore) return false;
-  return findCondition(status?.conditions, RESTORED)?.status !== 'True';
+export function stillToRestore(resource: {
+  readonly spec: { readonly restore?: unknown };
+  readonly status?: { readonly conditions?: readonly Condition[] };
+}): boolean {
+  // The status read only with spec.restore: a render that reads it is rendered again at each of
+  // our status writes (and its resource reconciled then, to see it).
+  if (resource.spec.restore === undefined) return false;
+  return findCondition(resource.status?.conditions, RESTORED)?.status !== 'True';
 }
 
 export interface RestoreProgress {

@@ -259,7 +259,8 @@ export async function finalSnapshot(db: Database, context: FinalizeContext): Pro
 /**
  * The database controller. It applies Services, the StatefulSet, the retention ConfigMap, the
  * backup claim and CronJob (and creates the final snapshot Job of a deleted Database that asks
- * for one); deletes only the backup CronJob (when backups are switched off);
+ * for one); deletes only the backup CronJob (when backups are switched off) and its finished
+ * restore Job (once Restored);
  * creates the credentials Secret once and can neither read nor change any Secret. It has no
  * delete right on claims: data goes only through the StatefulSet's retention policy or owner
  * references.
@@ -277,7 +278,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
     // The final snapshot (see finalize).
     BuiltinTypes.Job,
   ],
-  deletes: [BuiltinTypes.CronJob],
+  deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job],
   creates: [BuiltinTypes.Secret],
   // The Warning Events that say its pod or claims cannot be made, and its pod (whose container
   // may fail to run), for `Degraded`.
@@ -288,7 +289,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       namespace: db.metadata.namespace,
       spec: db.spec,
       owner,
-      restoring: stillToRestore(db.spec.restore !== undefined, db.status),
+      restoring: stillToRestore(db),
     }),
   // The Secret is owned by the retention ConfigMap, so it is made once that exists. Once the
   // status names the Secret, it is known to exist and no request is made at all; before, a

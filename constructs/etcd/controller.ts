@@ -374,8 +374,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     // The final snapshot (see finalize).
     BuiltinTypes.Job,
   ],
-  // The backup CronJob goes when backups are unscheduled; claims (the backups') are never deleted.
-  deletes: [BuiltinTypes.CronJob],
+  // The backup CronJob goes when backups are unscheduled, the restore Jobs once Restored (no
+  // longer rendered); claims (the members' and the backups') are never deleted.
+  deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
   external: async (cluster, children) => {
     const { reconcileMembership } = membershipModule();
@@ -394,7 +395,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       spec: cluster.spec,
       owner,
       topology: external?.topology,
-      restoring: stillToRestore(cluster.spec.restore !== undefined, cluster.status),
+      restoring: stillToRestore(cluster),
     }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));

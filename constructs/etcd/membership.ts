@@ -42,7 +42,7 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
   const { replicas: want, version: wantVersion } = cluster.spec;
   const current = observedTopology(cluster, children, (i) => peerURL(name, namespace, i));
   if (!children.of(BuiltinTypes.StatefulSet, name)) {
-    const step = stillToRestore(cluster.spec.restore !== undefined, cluster.status)
+    const step = stillToRestore(cluster)
       ? { reason: 'Restoring', message: `seeding ${want} members' volumes from the snapshot before any starts` }
       : { reason: 'Bootstrapping', message: `starting ${want} members together` };
     return {

@@ -99,6 +99,12 @@ describe('the database controller against a real API server', () => {
           spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' }, restore: { fromDatabase: 'busy' } },
         }),
       });
+      // Made first (and pruned only once Restored): it reads the other Database's claim.
+      const job = await eventually('the restore Job', () => get('job', 'seeded-restore'));
+      expect(job.spec.template.spec.volumes).toContainEqual({
+        name: 'backup',
+        persistentVolumeClaim: { claimName: 'busy-backup', readOnly: true },
+      });
       const restored = await eventually(
         'Restored=True',
         () =>
@@ -107,12 +113,18 @@ describe('the database controller against a real API server', () => {
       );
       expect(restored.message).toBe('restored from the newest dump in PVC busy-backup');
       const sts = await eventually('the StatefulSet', () => get('statefulset', 'seeded'), 60_000);
-      const job = get('job', 'seeded-restore');
-      expect(job.spec.template.spec.volumes).toContainEqual({
-        name: 'backup',
-        persistentVolumeClaim: { claimName: 'busy-backup', readOnly: true },
-      });
-      expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Date.parse(job.status.completionTime));
+      // Once Restored, the finished restore Job is pruned: what it did stays in the status, and the
+      // Job controller's Event says when it completed.
+      await eventually('the restore Job pruned', () => (get('job', 'seeded-restore') ? undefined : true));
+      const [completed] = getJson([
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        'involvedObject.name=seeded-restore,reason=Completed',
+      ]).items;
+      expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Date.parse(completed.lastTimestamp));
       expect(get('pvc', 'data-seeded-0').metadata.ownerReferences).toBeUndefined();
       expect(get('database', 'seeded').status.restoredFrom).toBe('busy-backup/');
       kubectlOk(['delete', 'database', 'seeded', '-n', ns]);

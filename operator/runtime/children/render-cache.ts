@@ -49,6 +49,11 @@ export class RenderCache<T extends object> {
     return entry.value;
   }
 
+  /** Whether the kept render of `key` read the resource's status: then a change of the status may change it. */
+  readStatus(key: string): boolean {
+    return this.entries.get(key)?.statusDigest !== undefined;
+  }
+
   /** How many resources' renders are kept. */
   get size(): number {
     return this.entries.size;

@@ -108,8 +108,10 @@ export class Controller {
    * alone, do count. Resyncs are queued at low priority, and so is the initial list, but for
    * what it shows still waiting on a reconcile (see `awaitsReconcile`): a resource created or
    * changed just before this process started (or took over a shard) goes ahead of the re-checks.
+   * `statusIsInput` names the objects whose status is an input of their reconcile (their render
+   * read it): a status-only update of one is reconciled too.
    */
-  for(informer: Informer): this {
+  for(informer: Informer, options: { statusIsInput?: (key: string) => boolean } = {}): this {
     const enqueue = (o: KubeObject, priority: Priority) => {
       this.queue.add(objectKey(o.metadata), priority);
     };
@@ -119,7 +121,7 @@ export class Controller {
       },
       onUpdate: (old, o) => {
         if (old === o) enqueue(o, 'low');
-        else if (!onlyStatusChanged(old, o)) enqueue(o, 'normal');
+        else if (!onlyStatusChanged(old, o) || options.statusIsInput?.(objectKey(o.metadata))) enqueue(o, 'normal');
       },
       onDelete: (o) => {
         enqueue(o, 'normal');

@@ -123,9 +123,17 @@ describe('EtcdCluster spec.restore', () => {
       expect(objects.filter((o) => o.kind === 'Job' || o.kind === 'PersistentVolumeClaim')).toEqual([]);
       expect(waits.size).toBe(0);
     }
-    expect(stillToRestore(true, undefined)).toBe(true);
-    expect(stillToRestore(true, restoredTrue)).toBe(false);
-    expect(stillToRestore(false, undefined)).toBe(false);
+    const restoring = { spec: { restore: { backup: 'kv-20261129T020000Z.db' } } };
+    expect(stillToRestore(restoring)).toBe(true);
+    expect(stillToRestore({ ...restoring, status: restoredTrue })).toBe(false);
+    // Without spec.restore, the status is not even read (a render reading it renders at each status write).
+    const unread = {
+      spec: {},
+      get status(): never {
+        throw new Error('status read');
+      },
+    };
+    expect(stillToRestore(unread)).toBe(false);
   });
 
   test("the check step (a real shell): a missing snapshot and a volume with data are refused, a failed attempt's leftovers cleared", () => {

@@ -12,6 +12,7 @@ import { KIT_CONTROLLERS } from '../../../../constructs/kit-controllers';
 import { staticSiteController } from '../../../../examples/static-site/static-site';
 import { RenderCache, renderChildrenWithWaits } from '../../../../operator/runtime/children';
 import type { Resource } from '../../../../operator/runtime/reconcile/controller-parts';
+import type { RenderedChildren } from '../../../../constructs/contract/render';
 import { renderDesired } from '../../../../operator/runtime/reconcile/steps';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', '..', 'dist', 'samples');
@@ -59,11 +60,12 @@ test.each(cases())(
   (_name, decl, resource) => {
     const forCommands = renderChildrenWithWaits(decl, resource);
     const external = decl.observeExternal?.(resource, new ChildMap());
-    const forReconciler = renderDesired(
-      { decl, renders: new RenderCache(1 << 20) },
-      { key: `shop/${resource.metadata.name ?? ''}`, resource },
-      external,
-    );
+    const renders = new RenderCache<RenderedChildren>(1 << 20);
+    const key = `shop/${resource.metadata.name ?? ''}`;
+    const forReconciler = renderDesired({ decl, renders }, { key, resource }, external);
+    // None reads its status (a restore's render does, until Restored): one that did would be
+    // reconciled again at each of our status writes, to render with it.
+    expect(renders.readStatus(key)).toBe(false);
     expect(forCommands.objects.length).toBeGreaterThan(0);
     expect(forReconciler.objects).toEqual(forCommands.objects);
     expect([...forReconciler.waits]).toEqual([...forCommands.waits]);

@@ -308,6 +308,32 @@ describe('the controller builder', () => {
     expect(s.writes.filter((w) => w.includes('/status'))).toHaveLength(1);
   });
 
+  test('a status-only update is no reason to reconcile, unless the render read the status: then what it renders may differ', async () => {
+    // A kind that stops rendering its ConfigMap once its status says so (as a restore stops making
+    // its Jobs once Restored): the status it writes must reach its next render.
+    const s = setup(0, {
+      ...widgetController,
+      render: (scope, w, context) =>
+        widgetController.render?.(
+          scope,
+          { ...w, spec: { ...w.spec, config: (w.status as { done?: boolean } | undefined)?.done !== true } },
+          context,
+        ),
+    });
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
+    expect(await s.queued()).toEqual(['ns/w']);
+    await s.reconcile();
+    s.cache(s.widgetType, s.widget({ replicas: 1 }, 1, { done: true }));
+    expect(await s.queued()).toEqual(['ns/w']);
+    // One that never reads it: no reconcile for a status-only update.
+    const plain = setup();
+    plain.cache(plain.widgetType, plain.widget({ replicas: 1 }, 1));
+    expect(await plain.queued()).toEqual(['ns/w']);
+    await plain.reconcile();
+    plain.cache(plain.widgetType, plain.widget({ replicas: 1 }, 1, { done: true }));
+    expect(await plain.queued()).toEqual([]);
+  });
+
   test('while its status write waits, a change of its child is queued for when the wait ends; a delete of the child at once', async () => {
     const s = setup(60_000);
     s.cache(s.widgetType, s.widget({ replicas: 1 }, 1));
