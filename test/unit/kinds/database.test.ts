@@ -62,7 +62,7 @@ describe('synthesized Database operator', () => {
     }
   });
 
-  test('RBAC: Secrets create only (no read of any Secret); deletes only CronJobs, a pod a rollout is stuck behind and a StatefulSet made again with larger claims; claims never deleted', () => {
+  test('RBAC: Secrets create only (no read of any Secret); deletes only CronJobs, its finished restore Job, a pod a rollout is stuck behind and a StatefulSet made again with larger claims; claims never deleted', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
     const grants = role.rules.flatMap((r: any) =>
       r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
@@ -78,6 +78,8 @@ describe('synthesized Database operator', () => {
       '/pods: get,list,watch,delete',
       'apps/statefulsets: get,list,watch,create,update,patch,delete',
       'batch/cronjobs: get,list,watch,create,update,patch,delete',
+      // Pruned: only a Job the Database controls and no longer renders (its restore, once Restored).
+      'batch/jobs: get,list,watch,create,update,patch,delete',
     ]);
     expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);
     for (const o of objects)
@@ -359,12 +361,12 @@ describe('the final snapshot of a deleted Database', () => {
     expect(created).toEqual([]);
   });
 
-  test('RBAC: patch of Databases (the finalizer), and Jobs without delete', () => {
+  test('RBAC: patch of Databases (the finalizer), and Jobs: made (the final dump, the restore), deleted only as prunes', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
     const grants = role.rules.flatMap((r: any) =>
       r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
     );
     expect(grants).toContain('database.example.com/databases: get,list,watch,patch');
-    expect(grants).toContain('batch/jobs: get,list,watch,create,update,patch');
+    expect(grants).toContain('batch/jobs: get,list,watch,create,update,patch,delete');
   });
 });

@@ -64,7 +64,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, a pod a rollout is stuck behind, and a StatefulSet made again with larger claims", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, the finished restore Jobs, a pod a rollout is stuck behind, and a StatefulSet made again with larger claims", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -78,7 +78,7 @@ describe('synthesized etcd operator', () => {
         '/services: get,list,watch,create,update,patch',
         'apps/statefulsets: get,list,watch,create,update,patch,delete',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
-        'batch/jobs: get,list,watch,create,update,patch',
+        'batch/jobs: get,list,watch,create,update,patch,delete',
         'storage.k8s.io/storageclasses: get',
         'authentication.k8s.io/tokenreviews: create',
         'authorization.k8s.io/subjectaccessreviews: create',
@@ -90,12 +90,14 @@ describe('synthesized etcd operator', () => {
       ].sort(),
     );
     // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob
-    // is, a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), and the
+    // is, the restore Jobs once Restored (prunes: only what the cluster controls and no longer
+    // renders), a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), and the
     // StatefulSet itself, its pods kept, when its claims grow (storage-growth.ts).
     expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual([
       'pods',
       'statefulsets',
       'cronjobs',
+      'jobs',
     ]);
     expect(JSON.stringify(role.rules)).not.toMatch(/\*/);
   });
