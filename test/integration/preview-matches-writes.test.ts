@@ -1,7 +1,7 @@
 /**
  * `plan` prints the reconciler's plan, not a second program's guess (#79): for each kit kind's seed
- * sample, and for a StatefulSet's storage growth and a rollout stuck behind a broken pod, the
- * writes `plan -o json` lists are exactly — in kind, name, verb and order — the writes the
+ * sample, two restores, a prune, a StatefulSet's storage growth and a rollout stuck behind a broken
+ * pod, the writes `plan -o json` lists are exactly — in kind, name, verb and order — the writes the
  * reconciler's next reconcile makes, as the API server's audit log records them.
  *
  * Each case: the reconciler stopped, the change made, `plan` run; then the reconciler started, and
@@ -136,7 +136,8 @@ async function reconciled(
   return {
     logged,
     writes: applied.map((w) => `${w.verb} ${w.resource}/${nameOf(w)}`),
-    created: [...new Set(log.filter((w) => w.verb === 'create').map((w) => w.resource))],
+    // Made: a create answered 409 (prepare asking again for what it made before) made nothing.
+    created: [...new Set(log.filter((w) => w.verb === 'create' && w.code === 201).map((w) => w.resource))],
   };
 }
 
@@ -272,6 +273,43 @@ describe("plan's writes are the reconciler's", () => {
       }
     },
   );
+
+  test('a child no longer rendered (a Database’s backups switched off): its CronJob pruned, as plan listed', async () => {
+    const op = await startOperatorUnderTest({
+      operator: 'database',
+      controllers: 'database',
+      crds: ['databases.database.example.com'],
+      args: ['--log-level=debug'],
+    });
+    const db = (enabled: boolean) =>
+      JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'pruned' },
+        spec: {
+          type: 'postgresql',
+          version: '16',
+          storage: { size: '1Gi' },
+          backup: { enabled, schedule: '0 0 1 1 *' },
+        },
+      });
+    kubectlOk(['apply', '-n', op.ns, '-f', '-'], { input: db(true) });
+    await eventually('its backup CronJob', () => op.get('cronjob', 'pruned-backup'), 60_000);
+    expect((await op.reconciler.stop()).code).toBe(0);
+    kubectlOk(['apply', '-n', op.ns, '-f', '-'], { input: db(false) });
+    const planned = plan('Database', op.ns);
+    expect(planned.types).toContain('PruneChild');
+    expect(planned.writes).toContain('delete cronjobs/pruned-backup');
+    const mark = auditMark();
+    const reconciler = await op.startAgain();
+    try {
+      const done = await reconciled(reconciler, mark, 'databases', 'pruned');
+      expect(done).toEqual({ logged: planned.actions, writes: planned.writes, created: [] });
+      await eventually('the CronJob gone', () => (op.get('cronjob', 'pruned-backup') ? undefined : true));
+    } finally {
+      expect((await reconciler.stop()).code).toBe(0);
+    }
+  });
 });
 
 describe("plan's writes are the reconciler's, for the writes beyond a child's apply", () => {

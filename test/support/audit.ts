@@ -8,6 +8,8 @@ export interface AuditedWrite {
   readonly verb: string;
   readonly resource: string;
   readonly requestURI: string;
+  /** The answer's HTTP status (a create of a name that exists: 409). */
+  readonly code?: number;
 }
 
 function auditLogPath(): string {
@@ -51,5 +53,6 @@ function writesWhere(agentMatches: (userAgent: string) => boolean, mark: number)
       verb: e.verb,
       resource: e.objectRef?.resource ?? '',
       requestURI: e.requestURI,
+      code: e.responseStatus?.code,
     }));
 }
