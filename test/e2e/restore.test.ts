@@ -6,7 +6,15 @@
  * started; and the schema refusing a malformed restore source.
  */
 import * as path from 'node:path';
-import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
+import {
+  createTestNamespace,
+  eventually,
+  getJson,
+  getJsonIfExists,
+  jobCompletedAt,
+  kubectl,
+  kubectlOk,
+} from '../support/kube';
 import { commandInPod, psqlAs, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -220,18 +228,12 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     expect((await psql('restored-db', 'SELECT note FROM orders WHERE id = 7')).trim()).toBe('came back');
     // Its finished restore Job pruned once Restored; the Job controller's Event says when it completed.
     await eventually('the restore Job pruned', () => (resource('job', 'restored-db-restore') ? undefined : true));
-    const [completed] = getJson([
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=restored-db-restore,reason=Completed',
-    ]).items;
     const server = getJson(['get', 'pod', 'restored-db-0', '-n', ns]);
     expect(server.status.containerStatuses[0].restartCount).toBe(0);
     // The server's first start came after the dump was loaded: nothing served half-restored.
-    expect(Date.parse(server.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Date.parse(completed.lastTimestamp));
+    expect(Date.parse(server.metadata.creationTimestamp)).toBeGreaterThanOrEqual(
+      jobCompletedAt(ns, 'restored-db-restore'),
+    );
   });
 
   test('Database: a dump that does not load is refused with RestoreFailed naming the dump and the error, and no server started', async () => {

@@ -1,6 +1,14 @@
 import * as path from 'node:path';
 import { databaseSpecsRefusedByRules, invalidDatabaseSpecs } from '../support/database-cases';
-import { eventually, getJson, getJsonIfExists, kubectl, kubectlOk, testWithNodes } from '../support/kube';
+import {
+  eventually,
+  getJson,
+  getJsonIfExists,
+  jobCompletedAt,
+  kubectl,
+  kubectlOk,
+  testWithNodes,
+} from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -116,15 +124,7 @@ describe('the database controller against a real API server', () => {
       // Once Restored, the finished restore Job is pruned: what it did stays in the status, and the
       // Job controller's Event says when it completed.
       await eventually('the restore Job pruned', () => (get('job', 'seeded-restore') ? undefined : true));
-      const [completed] = getJson([
-        'get',
-        'events',
-        '-n',
-        ns,
-        '--field-selector',
-        'involvedObject.name=seeded-restore,reason=Completed',
-      ]).items;
-      expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Date.parse(completed.lastTimestamp));
+      expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(jobCompletedAt(ns, 'seeded-restore'));
       expect(get('pvc', 'data-seeded-0').metadata.ownerReferences).toBeUndefined();
       expect(get('database', 'seeded').status.restoredFrom).toBe('busy-backup/');
       kubectlOk(['delete', 'database', 'seeded', '-n', ns]);

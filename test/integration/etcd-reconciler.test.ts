@@ -7,6 +7,7 @@ import {
   autoscalerConditions,
   eventually,
   getJson,
+  jobCompletedAt,
   kubectl,
   kubectlOk,
   nodesRun,
@@ -295,18 +296,6 @@ describe('the etcdcluster controller against a real API server', () => {
         spec: { replicas: 3, restore },
       }),
     });
-  /** When the Job controller said a Job completed (its Event outlives the Job), as ms since the epoch. */
-  const jobCompleted = (job: string): number => {
-    const [event] = getJson([
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      `involvedObject.name=${job},reason=Completed`,
-    ]).items;
-    return Date.parse(event?.lastTimestamp ?? event?.eventTime ?? '');
-  };
   const conditionOf = (name: string, type: string) =>
     get('etcdcluster', name)?.status?.conditions?.find((c: any) => c.type === type);
 
@@ -329,7 +318,7 @@ describe('the etcdcluster controller against a real API server', () => {
         [0, 1, 2].every((i) => get('job', `seeded-restore-${i}`) === undefined) ? true : undefined,
       );
       for (const i of [0, 1, 2]) {
-        const completed = jobCompleted(`seeded-restore-${i}`);
+        const completed = jobCompletedAt(ns, `seeded-restore-${i}`);
         // Made no earlier than the last restore Job completed (timestamps are to the second).
         expect(Date.parse(sts.metadata.creationTimestamp)).toBeGreaterThanOrEqual(completed);
         expect(get('pvc', `data-seeded-${i}`).metadata.ownerReferences).toBeUndefined();

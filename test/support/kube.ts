@@ -250,3 +250,19 @@ export async function autoscalerConditions(
     90_000,
   );
 }
+
+/**
+ * When the Job controller said `job` completed, as ms since the epoch: its `Completed` Event
+ * outlives the Job (a restore Job is pruned once done). NaN when there is none.
+ */
+export function jobCompletedAt(namespace: string, job: string): number {
+  const [event] = getJson([
+    'get',
+    'events',
+    '-n',
+    namespace,
+    '--field-selector',
+    `involvedObject.name=${job},reason=Completed`,
+  ]).items;
+  return Date.parse(event?.lastTimestamp ?? event?.eventTime ?? '');
+}
