@@ -12,7 +12,7 @@ import type { ExecutedWrite, PreviewReads } from '../operator/runtime/plan';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
 import { type ChildPreview, previewResource } from './preview';
 import { listForPreview } from '../operator/runtime/plan';
-import { ClusterCrds, listAsNewCode, type ServedResources, withTypeMeta } from './served-version';
+import { ClusterCrds, listAsNewCode, type ServedResources } from './served-version';
 import { controllerNamed, RenderError } from './render';
 
 export interface PlanOptions {
@@ -149,12 +149,13 @@ class Planner {
     return listAsNewCode(this.cluster, this.decl, this.namespace);
   }
 
-  async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {
+  /** One type's objects, counted; typed (a list's items lack apiVersion and kind) by `listForPreview`. */
+  private async list<T extends KubeObject>(type: ResourceType<T>): Promise<T[]> {
     this.requests.lists++;
-    return withTypeMeta(type, (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items);
+    return (await this.client.list<T>(type, type.namespaced ? this.namespace : undefined)).items;
   }
 
-  /** What the reconciler reads its plans from, listed once: one list per type (see `previewTypes`). */
+  /** What the reconciler reads its plans from, listed once: one list per type (see `listForPreview`). */
   reads(): Promise<PreviewReads> {
     return listForPreview(this.decl, (type) => this.list(type));
   }

@@ -26,6 +26,7 @@ export {
   type RecreateStatefulSet,
 } from './plan';
 export {
+  cachedChildren,
   cachedClaimsOf,
   type Claim,
   claimFrom,

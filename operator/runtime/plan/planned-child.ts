@@ -4,6 +4,7 @@
  * resource it is for — the same whether they come from the reconciler's caches or a preview's lists.
  */
 import {
+  ChildMap,
   type KubeObject,
   type PersistentVolumeClaim,
   type Pod,
@@ -65,6 +66,21 @@ export interface PlanTarget {
   readonly uid: string;
   readonly namespace: string | undefined;
   readonly ctx: { readonly client: KubeClient };
+}
+
+/**
+ * The children of a resource as cached (or, in a preview, listed), by `Kind/name`: the objects
+ * of each owned type it controls.
+ */
+export function cachedChildren(
+  parts: { readonly owned: ReadonlyMap<string, { readonly type: ResourceType; readonly informer: ObjectReads }> },
+  uid: string,
+): ChildMap {
+  const map = new ChildMap();
+  for (const { type, informer } of parts.owned.values()) {
+    for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
+  }
+  return map;
 }
 
 /**

@@ -6,10 +6,8 @@
  */
 import {
   BuiltinTypes,
-  ChildMap,
   ownsStatefulSets,
   type KubeObject,
-  childKey,
   type ControllerDeclaration,
   type CustomResourceObject,
   type PersistentVolumeClaim,
@@ -19,14 +17,14 @@ import {
 import { ListedObjects, type ObjectReads } from '../cache';
 import { renderChildrenWithWaits } from '../children';
 import { type KubeClient, objectKey } from '../client';
-import { claimFrom, type NotOwned, type PlanTarget } from './planned-child';
+import { cachedChildren, claimFrom, type NotOwned, type PlanTarget } from './planned-child';
 import type { ReconcilePlan } from './plan';
 import { planReconcile } from './planner';
 
 /** The objects a preview listed, read as the reconciler reads its caches. */
 export interface PreviewReads {
-  /** The objects of each type the controller owns or deletes, by kind. */
-  readonly children: ReadonlyMap<string, { readonly type: ResourceType; readonly objects: ObjectReads }>;
+  /** The objects of each type the controller owns or deletes, by kind (read as its informers are). */
+  readonly children: ReadonlyMap<string, { readonly type: ResourceType; readonly informer: ObjectReads }>;
   /** The claims, when the controller owns StatefulSets (their growth is planned from them). */
   readonly claims?: ObjectReads<PersistentVolumeClaim>;
   /** The pods, when the controller owns StatefulSets (their stuck rollouts are planned from them). */
@@ -52,21 +50,21 @@ export async function listForPreview(
   const types = [...(decl.owns ?? []), ...(decl.deletes ?? [])];
   const statefulSets = ownsStatefulSets(decl);
   const reads = statefulSets ? [BuiltinTypes.PersistentVolumeClaim, BuiltinTypes.Pod] : [];
-  const listed = new Map<string, { type: ResourceType; objects: ListedObjects }>();
+  const listed = new Map<string, { type: ResourceType; informer: ListedObjects }>();
   for (const type of [...types, ...reads]) {
     const key = `${type.group}/${type.kind}`;
-    if (!listed.has(key)) listed.set(key, { type, objects: new ListedObjects(type, await list(type)) });
+    if (!listed.has(key)) listed.set(key, { type, informer: new ListedObjects(type, await list(type)) });
   }
   const of = (type: ResourceType) => listed.get(`${type.group}/${type.kind}`);
-  const children = new Map<string, { type: ResourceType; objects: ListedObjects }>();
+  const children = new Map<string, { type: ResourceType; informer: ListedObjects }>();
   for (const type of types) {
     const objects = of(type);
     if (objects) children.set(type.kind, objects);
   }
   return {
     children,
-    claims: statefulSets ? of(BuiltinTypes.PersistentVolumeClaim)?.objects : undefined,
-    pods: statefulSets ? of(BuiltinTypes.Pod)?.objects : undefined,
+    claims: statefulSets ? of(BuiltinTypes.PersistentVolumeClaim)?.informer : undefined,
+    pods: statefulSets ? of(BuiltinTypes.Pod)?.informer : undefined,
   };
 }
 
@@ -80,25 +78,17 @@ export async function previewPlan(
   const { uid = '', namespace } = resource.metadata;
   const target: PlanTarget = { uid, namespace, ctx: { client } };
   // As the reconciler renders it: with the facts an external step left, read from the children.
-  const rendered = renderChildrenWithWaits(decl, resource, controlledBy(reads, uid));
+  const rendered = renderChildrenWithWaits(decl, resource, cachedChildren({ owned: reads.children }, uid));
   const claim = claimFrom(decl.name, target, rendered, (desired, ns) => {
     const listed = desired.kind === undefined ? undefined : reads.children.get(desired.kind);
     if (!listed) return undefined;
-    return { owned: listed, current: listed.objects.get(objectKey({ namespace: ns, name: desired.metadata.name })) };
+    return { owned: listed, current: listed.informer.get(objectKey({ namespace: ns, name: desired.metadata.name })) };
   });
   if (claim.notOwned) return { notOwned: claim.notOwned, target };
   const deletable = (decl.deletes ?? []).map((type) => ({
     type,
-    informer: reads.children.get(type.kind)?.objects ?? NONE,
+    informer: reads.children.get(type.kind)?.informer ?? NONE,
   }));
   const plan = await planReconcile({ claims: reads.claims, pods: reads.pods, deletable }, target, claim.planned);
   return { plan, target };
-}
-
-/** The listed children a resource controls, by `Kind/name`: what its render reads its facts from. */
-function controlledBy(reads: PreviewReads, uid: string): ChildMap {
-  const map = new ChildMap();
-  for (const { type, objects } of reads.children.values())
-    for (const o of objects.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
-  return map;
 }

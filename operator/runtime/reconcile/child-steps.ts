@@ -7,10 +7,10 @@ import { type ChildHealth, type Observed, ChildMap, childKey } from '../../../co
 import { Blockers } from './blockers';
 import { objectKey } from '../client';
 import { TerminalError } from '../controller';
-import { cachedChildren, type ControllerParts, type Target } from './controller-parts';
+import { type ControllerParts, type Target } from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import { recordTerminal } from './steps';
-import { type Claim, claimFrom, type ExecutedWrite, type NotOwned, type Refusal } from '../plan';
+import { cachedChildren, type Claim, claimFrom, type ExecutedWrite, type NotOwned, type Refusal } from '../plan';
 
 type Change = Observed['changes'][number];
 

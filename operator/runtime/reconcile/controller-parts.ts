@@ -13,7 +13,6 @@ import type {
   PrepareApi,
   ResourceType,
 } from '../../../constructs/contract';
-import { ChildMap, childKey } from '../../../constructs/contract';
 import type { Blockers } from './blockers';
 import { isConflict, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
@@ -90,15 +89,6 @@ export interface Target {
 export function targetOf(key: string, resource: Resource, ctx: ReconcileContext): Target {
   const { uid = '', generation = 0, namespace } = resource.metadata;
   return { key, resource, ctx, uid, generation, namespace };
-}
-
-/** The owned children of a resource as cached, by `Kind/name`. */
-export function cachedChildren(parts: Pick<ControllerParts, 'owned'>, uid: string): ChildMap {
-  const map = new ChildMap();
-  for (const { type, informer } of parts.owned.values()) {
-    for (const o of informer.listControlledBy(uid)) map.set(childKey(type.kind, o.metadata.name ?? ''), o);
-  }
-  return map;
 }
 
 /** Forgets what was remembered of a resource that is gone or going. */

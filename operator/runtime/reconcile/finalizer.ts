@@ -8,14 +8,8 @@ import { applyStatus } from './status-pacing';
 import { type Condition, findCondition, setCondition } from '../../../constructs/contract/conditions';
 import { type Request, type Result, asTerminal } from '../controller';
 import { sameJson, objectKey } from '../client';
-import {
-  cachedChildren,
-  type ControllerParts,
-  forget,
-  prepareApi,
-  type Resource,
-  type Target,
-} from './controller-parts';
+import { type ControllerParts, forget, prepareApi, type Resource, type Target } from './controller-parts';
+import { cachedChildren } from '../plan';
 
 /** The reason of `Degraded` when a finalize step throws an error that names none. */
 export const FINALIZE_FAILED = 'FinalizeFailed';

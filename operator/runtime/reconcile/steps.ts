@@ -6,16 +6,9 @@
 import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
 import { NOTHING_RENDERED, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
-import { isChildRefusal } from '../plan';
+import { cachedChildren, isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
-import {
-  cachedChildren,
-  type ControllerParts,
-  forget,
-  prepareApi,
-  type Resource,
-  type Target,
-} from './controller-parts';
+import { type ControllerParts, forget, prepareApi, type Resource, type Target } from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import type { Informer } from '../cache';
 
