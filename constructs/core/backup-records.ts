@@ -7,7 +7,7 @@
  */
 import type { Pod } from '../contract';
 import { compareText } from '../contract/compare';
-import { isJsonObject } from '../contract/json';
+import { terminationReport } from './pods';
 import { t } from './schema';
 
 /** One backup as the status lists it. */
@@ -63,13 +63,9 @@ export function reportBackupLine(file: string, claim: string): string {
 
 /** A report as a backup container wrote it, or undefined for anything else (a truncated one, another version). */
 function parsedReport(message: string): { file: string; sizeBytes: number; claim?: string } | undefined {
-  let report: unknown;
-  try {
-    report = JSON.parse(message);
-  } catch {
-    return legacyReport(message);
-  }
-  if (!isJsonObject(report) || report.version !== 1) return undefined;
+  const report = terminationReport(message, 1);
+  // Anything but a report of this version: the line the version before wrote, or nothing.
+  if (!report) return legacyReport(message);
   const { file, sizeBytes, claim } = report;
   if (typeof file !== 'string' || !file || typeof claim !== 'string' || !claim) return undefined;
   if (typeof sizeBytes !== 'number' || !Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return undefined;

@@ -1,5 +1,6 @@
 import type { Deployment, KubeObject, Pod, Problem } from '../contract';
 import { compareText } from '../contract/compare';
+import { isJsonObject } from '../contract/json';
 import { podProblem } from '../contract/pod-problems';
 
 /**
@@ -66,4 +67,19 @@ export function retriedOnDisruption(): {
   rules: { action: string; onPodConditions: { type: string; status: string }[] }[];
 } {
   return { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] };
+}
+
+/**
+ * The report a container wrote as its termination message, versioned JSON (a backup's, a
+ * restore's): its fields when it is an object of `version`; undefined for anything else — not
+ * JSON, cut short (the kubelet keeps at most 4 KiB of it), of another version.
+ */
+export function terminationReport(message: string, version: number): Record<string, unknown> | undefined {
+  let report: unknown;
+  try {
+    report = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  return isJsonObject(report) && report.version === version ? report : undefined;
 }

@@ -6,7 +6,7 @@
  */
 import { childHealth, type Job, type Pod, type Problem } from '../contract';
 import { type Condition, type ConditionList, findCondition } from '../contract/conditions';
-import { isJsonObject } from '../contract/json';
+import { terminationReport } from './pods';
 
 export const RESTORED = 'Restored';
 
@@ -43,14 +43,7 @@ export function reportedRestore(pods: readonly Pod[]): string | undefined {
 
 /** A restore report as a restore container wrote it, or undefined for anything else. */
 function parsedRestoreReport(message: string): Omit<RestoreReport, 'version'> | undefined {
-  let report: unknown;
-  try {
-    report = JSON.parse(message);
-  } catch {
-    return undefined;
-  }
-  if (!isJsonObject(report) || report.version !== 1) return undefined;
-  const { restored, claim } = report;
+  const { restored, claim } = terminationReport(message, 1) ?? {};
   return typeof restored === 'string' && restored && typeof claim === 'string' && claim
     ? { restored, claim }
     : undefined;
