@@ -10,10 +10,8 @@ import { WrittenChildren } from '../../../../operator/runtime/children';
 import type { Informer } from '../../../../operator/runtime/cache';
 import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { type AppliedChildren, ChildWrites, claimChildren } from '../../../../operator/runtime/reconcile/child-steps';
-import type { PlannedChild } from '../../../../operator/runtime/plan';
+import { isChildRefusal, type PlannedChild, planReconcile } from '../../../../operator/runtime/plan';
 import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
-import { isChildRefusal } from '../../../../operator/runtime/plan';
-import { planReconcile } from '../../../../operator/runtime/plan';
 import { Metrics } from '../../../../operator/runtime/observability';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
@@ -101,6 +99,16 @@ const plan = (desired: KubeObject, waitsFor: string[] = [], current?: KubeObject
   waitsFor,
 });
 
+/** The ConfigMaps `names` made in `client`, each planned with changed data: a change of existing children together. */
+async function changedExisting(client: FakeKubeClient, ...names: string[]): Promise<PlannedChild[]> {
+  for (const n of names) await client.create(BuiltinTypes.ConfigMap, configMap(n));
+  return Promise.all(
+    names.map(async (n) =>
+      plan({ ...configMap(n), data: { name: n, v: '2' } }, [], await client.get(BuiltinTypes.ConfigMap, n, 'ns')),
+    ),
+  );
+}
+
 describe("a plan's children, executed", () => {
   test('applies each child in order and returns them as written, with what changed', async () => {
     const client = new ChoosyClient();
@@ -163,14 +171,9 @@ describe("a plan's children, executed", () => {
 
   test('a child marked to apply on its own (applyIndependently) is written though another of the change is refused', async () => {
     const client = new ChoosyClient({ a: new ApiError(422, 'Invalid', 'data: Forbidden: not in place') });
-    for (const n of ['a', 'b']) await client.create(BuiltinTypes.ConfigMap, configMap(n));
+    const [a, b] = await changedExisting(client, 'a', 'b');
     const { parts, t } = setUp(client);
-    const changed = (name: string) => ({ ...configMap(name), data: { name, v: '2' } });
-    const current = async (n: string) => client.get(BuiltinTypes.ConfigMap, n, 'ns');
-    const applied = await applyChildren(parts, t, [
-      plan(changed('a'), [], await current('a')),
-      { ...plan(changed('b'), [], await current('b')), independent: true },
-    ]);
+    const applied = await applyChildren(parts, t, [a!, { ...b!, independent: true }]);
     expect(applied.refused.has('ConfigMap/a')).toBe(true);
     expect([...applied.written.keys()]).toEqual(['ConfigMap/b']);
   });
@@ -207,14 +210,9 @@ describe("a plan's children, executed", () => {
 
   test('a change whose dry run an admission plugin refuses is written by none of its children', async () => {
     const client = new ChoosyClient({ a: ADMISSION_REFUSAL });
-    for (const n of ['a', 'b']) await client.create(BuiltinTypes.ConfigMap, configMap(n));
+    const changed = await changedExisting(client, 'a', 'b');
     const { parts, t } = setUp(client);
-    const changed = (name: string) => ({ ...configMap(name), data: { name, v: '2' } });
-    const current = async (n: string) => client.get(BuiltinTypes.ConfigMap, n, 'ns');
-    const applied = await applyChildren(parts, t, [
-      plan(changed('a'), [], await current('a')),
-      plan(changed('b'), [], await current('b')),
-    ]);
+    const applied = await applyChildren(parts, t, changed);
     expect(applied.error).toBeUndefined();
     expect(applied.refused.get('ConfigMap/a')?.refused.message).toContain('only dynamically provisioned');
     expect(applied.held.get('ConfigMap/b')).toMatchObject({ reason: 'Blocked' });

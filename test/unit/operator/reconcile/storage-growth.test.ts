@@ -14,14 +14,16 @@ import {
 } from '../../../../constructs/contract';
 import { Informer } from '../../../../operator/runtime/cache';
 import { type ControllerParts, targetOf, type Target } from '../../../../operator/runtime/reconcile/controller-parts';
-import type { PlannedChild } from '../../../../operator/runtime/plan';
-import { STORAGE_CLASS_RECHECK_MS } from '../../../../operator/runtime/plan';
+import {
+  growsStorage,
+  isChildRefusal,
+  type PlannedChild,
+  planReconcile,
+  STORAGE_CLASS_RECHECK_MS,
+} from '../../../../operator/runtime/plan';
 import { PlanExecution } from '../../../../operator/runtime/reconcile/executor';
-import { planReconcile } from '../../../../operator/runtime/plan';
-import { growsStorage } from '../../../../operator/runtime/plan';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 import { EventRecorder, Metrics } from '../../../../operator/runtime/observability';
-import { isChildRefusal } from '../../../../operator/runtime/plan';
 import { FakeKubeClient } from '../../../../testing/fake-kube-client';
 
 const logger = pino({ level: 'silent' });
