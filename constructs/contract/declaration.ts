@@ -144,6 +144,14 @@ export interface ControllerDeclaration<
     resource: R,
     context: { readonly owner: OwnerReferenceLike; readonly external?: Facts },
   ): void;
+  /**
+   * The status fields `render` reads, if it reads any: the render then sees a status of these
+   * fields alone (each undefined where the status has none, the status itself never undefined),
+   * and a status write that changes none of those it read neither renders again nor reconciles —
+   * our own status writes change the status after nearly every reconcile.
+   * @default the whole status, should the render read it (then any change of it counts)
+   */
+  readonly renderReadsStatus?: readonly string[];
   /** The status the resource should show. Pure. @default no status is written */
   status?(resource: R, observed: Observed<Facts, Prepared>): StatusOf<R>;
   /**

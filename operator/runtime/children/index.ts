@@ -15,6 +15,6 @@ export {
   renderChildrenWithWaits,
   renderDeclaration,
 } from './render';
-export { RenderCache } from './render-cache';
+export { type ReadStatus, RenderCache } from './render-cache';
 export { WrittenChildren } from './written-children';
 export { refusalHint, type RefusedChild, withRefusalHint } from './refusal-hints';

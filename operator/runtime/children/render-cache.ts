@@ -11,8 +11,10 @@ import { deepFreeze } from '../client';
  * are shared between reconciles.
  *
  * The resource's status is a part of the input apart: our own status writes change it after
- * nearly every reconcile, and most renders never read it. A render is told how to say it read it
- * (`readStatus`); one that did not is reused whatever the status, one that did only for the same.
+ * nearly every reconcile, and most renders never read it, or read one field of it (a restore's
+ * `conditions`, a listing's `backupsListedFrom`). A render is told how to say what it read
+ * (`readStatus(field)`, or `readStatus()` for all of it); one that read nothing is reused whatever
+ * the status, one that read fields only while they are the same.
  */
 export class RenderCache<T extends object> {
   private readonly entries = new Map<string, Entry<T>>();
@@ -29,16 +31,16 @@ export class RenderCache<T extends object> {
   ) {}
 
   /**
-   * The render of `key` for `input` and `status`: the one kept if its input was the same (and its
-   * status, when that render read it), else `render()`'s.
+   * The render of `key` for `input` and `status`: the one kept if its input was the same (and the
+   * status fields that render read), else `render()`'s.
    */
-  get(key: string, input: string, render: (readStatus: () => void) => T, status = ''): T {
+  get(key: string, input: string, render: (readStatus: ReadStatus) => T, status?: unknown): T {
     const digest = sha256(input);
     const kept = this.entries.get(key);
     if (kept) this.drop(key, kept);
-    // The status is hashed only where it counts: for a kept render that read it.
+    // The status is hashed only where it counts: the fields a kept render read.
     const reusable =
-      kept?.digest === digest && (kept.statusDigest === undefined || kept.statusDigest === sha256(status));
+      kept?.digest === digest && (!kept.statusRead || kept.statusDigest === statusDigest(kept.statusRead, status));
     const entry = kept && reusable ? kept : this.rendered(digest, status, render);
     this.entries.set(key, entry);
     this.keptBytes += entry.bytes;
@@ -51,7 +53,16 @@ export class RenderCache<T extends object> {
 
   /** Whether the kept render of `key` read the resource's status: then a change of the status may change it. */
   readStatus(key: string): boolean {
-    return this.entries.get(key)?.statusDigest !== undefined;
+    return this.entries.get(key)?.statusRead !== undefined;
+  }
+
+  /**
+   * Whether a change of the resource's status from `before` to `after` may change the kept render
+   * of `key`: it changed a field that render read.
+   */
+  statusChanged(key: string, before: unknown, after: unknown): boolean {
+    const read = this.entries.get(key)?.statusRead;
+    return read !== undefined && statusInput(read, before) !== statusInput(read, after);
   }
 
   /** How many resources' renders are kept. */
@@ -70,16 +81,23 @@ export class RenderCache<T extends object> {
     if (kept) this.drop(key, kept);
   }
 
-  private rendered(digest: string, status: string, render: (readStatus: () => void) => T): Entry<T> {
-    const read = { status: false };
+  private rendered(digest: string, status: unknown, render: (readStatus: ReadStatus) => T): Entry<T> {
+    let read: StatusRead | undefined;
     const value = deepFreeze(
-      render(() => {
-        read.status = true;
+      render((field) => {
+        if (field === undefined || read === 'all') read = 'all';
+        else read = new Set([...(read ?? []), field]);
       }),
     );
     // The digests are kept too.
-    const kept = read.status ? sha256(status) : undefined;
-    return { digest, statusDigest: kept, value, bytes: this.sizeOf(value) + digest.length + (kept?.length ?? 0) };
+    const kept = read && statusDigest(read, status);
+    return {
+      digest,
+      statusRead: read,
+      statusDigest: kept,
+      value,
+      bytes: this.sizeOf(value) + digest.length + (kept?.length ?? 0),
+    };
   }
 
   private drop(key: string, entry: { bytes: number }): void {
@@ -88,10 +106,30 @@ export class RenderCache<T extends object> {
   }
 }
 
+/** Tells the cache a render read the status's `field`, or (no field) all of it. */
+export type ReadStatus = (field?: string) => void;
+
+/** What of the status a render read: some top-level fields, or all of it. */
+type StatusRead = ReadonlySet<string> | 'all';
+
+/** The part of `status` a render that read `read` depends on, as text. */
+function statusInput(read: StatusRead, status: unknown): string {
+  if (read === 'all') return JSON.stringify(status ?? null);
+  // No status yet: each field read is absent.
+  const fields = (status !== null && typeof status === 'object' ? status : {}) as Record<string, unknown>;
+  return JSON.stringify([...read].sort().map((f) => [f, fields[f] ?? null]));
+}
+
+function statusDigest(read: StatusRead, status: unknown): string {
+  return sha256(statusInput(read, status));
+}
+
 interface Entry<T> {
   /** Of the input but the status. */
   readonly digest: string;
-  /** Of the status, when the render read it. */
+  /** What of the status the render read, if anything. */
+  readonly statusRead: StatusRead | undefined;
+  /** Of that part of the status. */
   readonly statusDigest: string | undefined;
   readonly value: T;
   readonly bytes: number;

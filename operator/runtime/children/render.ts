@@ -40,10 +40,13 @@ export function renderDeclaration(
   declaration: ControllerDeclaration,
   resource: CustomResourceObject,
   external: object | undefined,
+  readStatusField: (field: string) => void = () => undefined,
 ): RenderedChildren {
   if (!declaration.render) return NOTHING_RENDERED;
+  const fields = declaration.renderReadsStatus;
+  const seen = fields ? withStatusFields(resource, fields, readStatusField) : resource;
   return renderWithWaits((scope) => {
-    declaration.render?.(scope, resource, {
+    declaration.render?.(scope, seen, {
       owner: controllerReference(resource, customResourceType(declaration.for)),
       external,
     });
@@ -55,4 +58,26 @@ export function externalFactsUnknown(declaration: ControllerDeclaration): string
   return declaration.external && !declaration.observeExternal
     ? `controller ${declaration.name} has an external step whose facts cannot be read offline: rendered without them`
     : undefined;
+}
+
+/**
+ * The resource with a status of `fields` alone (see `renderReadsStatus`), each read telling
+ * `readField`: a getter per field, so a spread, JSON or clone of it reads (and counts) them all.
+ */
+function withStatusFields<T extends CustomResourceObject>(
+  resource: T,
+  fields: readonly string[],
+  readField: (field: string) => void,
+): T {
+  const status = (resource.status ?? {}) as Record<string, unknown>;
+  const view: Record<string, unknown> = {};
+  for (const field of fields)
+    Object.defineProperty(view, field, {
+      get: () => {
+        readField(field);
+        return status[field];
+      },
+      enumerable: true,
+    });
+  return { ...resource, status: view };
 }

@@ -108,10 +108,13 @@ export class Controller {
    * alone, do count. Resyncs are queued at low priority, and so is the initial list, but for
    * what it shows still waiting on a reconcile (see `awaitsReconcile`): a resource created or
    * changed just before this process started (or took over a shard) goes ahead of the re-checks.
-   * `statusIsInput` names the objects whose status is an input of their reconcile (their render
-   * read it): a status-only update of one is reconciled too.
+   * `statusIsInput` says of a status-only update whether it changed an input of the object's
+   * reconcile (a status field its render read): then it is reconciled too.
    */
-  for(informer: Informer, options: { statusIsInput?: (key: string) => boolean } = {}): this {
+  for(
+    informer: Informer,
+    options: { statusIsInput?: (key: string, before: KubeObject, after: KubeObject) => boolean } = {},
+  ): this {
     const enqueue = (o: KubeObject, priority: Priority) => {
       this.queue.add(objectKey(o.metadata), priority);
     };
@@ -121,7 +124,8 @@ export class Controller {
       },
       onUpdate: (old, o) => {
         if (old === o) enqueue(o, 'low');
-        else if (!onlyStatusChanged(old, o) || options.statusIsInput?.(objectKey(o.metadata))) enqueue(o, 'normal');
+        else if (!onlyStatusChanged(old, o) || options.statusIsInput?.(objectKey(o.metadata), old, o))
+          enqueue(o, 'normal');
       },
       onDelete: (o) => {
         enqueue(o, 'normal');

@@ -64,7 +64,9 @@ export function buildController(
   });
   // A render that read the status (a restore's Jobs, made until the status says Restored) sees our
   // own status writes, which are otherwise no reason to reconcile.
-  controller.for(parts.resources, { statusIsInput: (key) => parts.renders.readStatus(key) });
+  controller.for(parts.resources, {
+    statusIsInput: (key, before, after) => parts.renders.statusChanged(key, before.status, after.status),
+  });
   options.metrics.watchConditions(type, () => parts.resources.list());
   for (const { type: t, informer } of owned.values()) {
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });

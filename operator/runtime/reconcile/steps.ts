@@ -4,7 +4,7 @@
  * the order, and the one policy for terminal errors, are written once, in pipeline.ts.
  */
 import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
-import { NOTHING_RENDERED, renderDeclaration } from '../children';
+import { NOTHING_RENDERED, type ReadStatus, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
 import { cachedChildren, isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
@@ -82,8 +82,11 @@ export function renderDesired(
   return parts.renders.get(
     t.key,
     JSON.stringify([rest, facts ?? null]),
-    (readStatus) => renderDeclaration(decl, watchingStatus(t.resource, readStatus), facts),
-    JSON.stringify(status ?? null),
+    (readStatus) =>
+      decl.renderReadsStatus
+        ? renderDeclaration(decl, t.resource, facts, readStatus)
+        : renderDeclaration(decl, watchingStatus(t.resource, readStatus), facts),
+    status,
   );
 }
 
@@ -92,10 +95,11 @@ export function renderDesired(
  * spread, JSON or a clone, all of which read the property — so that a render that never reads it
  * is reused across our own status writes (see RenderCache). A copy: the cached object stays as it is.
  */
-function watchingStatus<T extends KubeObject>(resource: T, readStatus: () => void): T {
+function watchingStatus<T extends KubeObject>(resource: T, readStatus: ReadStatus): T {
   const seen = { ...resource };
   Object.defineProperty(seen, 'status', {
     get: () => {
+      // All of it: the render may read any field (see `renderReadsStatus` for fewer).
       readStatus();
       return resource.status;
     },

@@ -87,19 +87,50 @@ test('the status part of the input counts only when the kept render read it', ()
     renders++;
     return [{}];
   };
-  const first = cache.get('a', 'spec', ignoring, 'status-1');
-  expect(cache.get('a', 'spec', ignoring, 'status-2')).toBe(first);
+  const first = cache.get('a', 'spec', ignoring, { phase: 'one' });
+  expect(cache.get('a', 'spec', ignoring, { phase: 'two' })).toBe(first);
   expect(renders).toBe(1);
+  expect(cache.statusChanged('a', { phase: 'one' }, { phase: 'two' })).toBe(false);
   const reading = (readStatus: () => void) => {
     readStatus();
     renders++;
     return [{}];
   };
-  const read = cache.get('b', 'spec', reading, 'status-1');
-  expect(cache.get('b', 'spec', reading, 'status-1')).toBe(read);
-  expect(cache.get('b', 'spec', reading, 'status-2')).not.toBe(read);
+  const read = cache.get('b', 'spec', reading, { phase: 'one' });
+  expect(cache.get('b', 'spec', reading, { phase: 'one' })).toBe(read);
+  expect(cache.get('b', 'spec', reading, { phase: 'two' })).not.toBe(read);
   expect(renders).toBe(3);
+  expect(cache.statusChanged('b', { phase: 'one' }, { phase: 'two' })).toBe(true);
   // The rest of the input counts either way.
-  cache.get('a', 'spec changed', ignoring, 'status-2');
+  cache.get('a', 'spec changed', ignoring, { phase: 'two' });
   expect(renders).toBe(4);
+});
+
+test('a render that read some status fields is reused while those are the same, whatever the others do', () => {
+  const cache = new RenderCache<object[]>(1 << 20);
+  let renders = 0;
+  const readingDone = (readStatus: (field?: string) => void) => {
+    readStatus('done');
+    renders++;
+    return [{}];
+  };
+  const first = cache.get('a', 'spec', readingDone, { done: false, conditions: ['x'] });
+  expect(cache.get('a', 'spec', readingDone, { done: false, conditions: ['y'], phase: 'p' })).toBe(first);
+  expect(renders).toBe(1);
+  expect(cache.statusChanged('a', { done: false, conditions: ['x'] }, { done: false, conditions: ['y'] })).toBe(false);
+  // A field read that appears, or changes, renders again (and is a reason to reconcile).
+  expect(cache.statusChanged('a', undefined, { done: true })).toBe(true);
+  expect(cache.statusChanged('a', { done: false }, { done: true })).toBe(true);
+  expect(cache.get('a', 'spec', readingDone, { done: true, conditions: ['y'] })).not.toBe(first);
+  expect(renders).toBe(2);
+  // A render that read a field and then all of it: all of it counts.
+  const both = (readStatus: (field?: string) => void) => {
+    readStatus('done');
+    readStatus();
+    return [{}];
+  };
+  cache.get('b', 'spec', both, { done: false, conditions: ['x'] });
+  expect(cache.statusChanged('b', { done: false, conditions: ['x'] }, { done: false, conditions: ['y'] })).toBe(true);
+  // Nothing kept: nothing to change.
+  expect(cache.statusChanged('c', { done: false }, { done: true })).toBe(false);
 });

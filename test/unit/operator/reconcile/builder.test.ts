@@ -332,6 +332,24 @@ describe('the controller builder', () => {
     await plain.reconcile();
     plain.cache(plain.widgetType, plain.widget({ replicas: 1 }, 1, { done: true }));
     expect(await plain.queued()).toEqual([]);
+    // One that names the fields it reads: reconciled for a change of those, not of the others.
+    const named = setup(0, {
+      ...widgetController,
+      renderReadsStatus: ['done'],
+      render: (scope, w, context) =>
+        widgetController.render?.(
+          scope,
+          { ...w, spec: { ...w.spec, config: (w.status as { done?: boolean }).done !== true } },
+          context,
+        ),
+    });
+    named.cache(named.widgetType, named.widget({ replicas: 1 }, 1));
+    expect(await named.queued()).toEqual(['ns/w']);
+    await named.reconcile();
+    named.cache(named.widgetType, named.widget({ replicas: 1 }, 1, { ready: true, conditions: [{ type: 'A' }] }));
+    expect(await named.queued()).toEqual([]);
+    named.cache(named.widgetType, named.widget({ replicas: 1 }, 1, { ready: true, done: true }));
+    expect(await named.queued()).toEqual(['ns/w']);
   });
 
   test('while its status write waits, a change of its child is queued for when the wait ends; a delete of the child at once', async () => {

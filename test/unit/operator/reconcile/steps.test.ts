@@ -29,12 +29,17 @@ function memcached(generation = 1, extra: Partial<Resource['metadata']> = {}): R
   };
 }
 
-function setUp(cached: Resource | undefined, render?: (scope: never, r: Resource) => void) {
+function setUp(
+  cached: Resource | undefined,
+  render?: (scope: never, r: Resource) => void,
+  renderReadsStatus?: readonly string[],
+) {
   const renders = { count: 0 };
   const parts = {
     decl: {
       name: 'memcached',
       for: memcachedKind,
+      renderReadsStatus,
       render: render
         ? (scope: never, r: Resource) => {
             renders.count++;
@@ -182,4 +187,39 @@ test('a status write does not render again when the render never read the status
   renderDesired(copiesAll.parts, copiesAll.target(memcached()), undefined);
   renderDesired(copiesAll.parts, copiesAll.target({ ...memcached(), status: available(['m-1']) }), undefined);
   expect(copiesAll.renders.count).toBe(2);
+});
+
+test('a render that names the status fields it reads sees those alone, and renders again only when one it read changes', () => {
+  const seen: unknown[] = [];
+  const readsDone = setUp(
+    memcached(),
+    (scope, r) => {
+      const status = r.status as { done?: boolean } | undefined;
+      seen.push({ ...status });
+      new ApiObject(scope, 'cm', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: r.metadata.name },
+        data: { done: String(status?.done === true) },
+      });
+    },
+    ['done'],
+  );
+  const before = renderDesired(readsDone.parts, readsDone.target(memcached()), undefined);
+  // Our status writes: the conditions move, `done` stays as it was.
+  for (const nodes of [['m-1'], ['m-1', 'm-2']])
+    expect(
+      renderDesired(readsDone.parts, readsDone.target({ ...memcached(), status: available(nodes) }), undefined),
+    ).toBe(before);
+  const done = renderDesired(
+    readsDone.parts,
+    readsDone.target({ ...memcached(), status: { ...available(['m-1']), done: true } as never }),
+    undefined,
+  );
+  expect(done.objects[0]).toMatchObject({ data: { done: 'true' } });
+  expect(readsDone.renders.count).toBe(2);
+  // A status of the named fields alone, even where the resource has none yet.
+  expect(seen).toEqual([{ done: undefined }, { done: true }]);
+  expect(readsDone.parts.renders.statusChanged('ns/m', available(['m-1']), available(['m-2']))).toBe(false);
+  expect(readsDone.parts.renders.statusChanged('ns/m', available(['m-1']), { done: false })).toBe(true);
 });
