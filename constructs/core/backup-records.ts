@@ -94,15 +94,18 @@ function reportedBackups(pod: Pod): BackupRecord[] {
 }
 
 /**
- * The backups listed before, with those the finished backup pods report, newest first, each once,
- * at most `keep` (rotation deletes older files: the list says what may still be there).
+ * The backups listed before, with those the finished backup pods report and those found on the
+ * claim (`found`, see backup-list; a name already listed keeps its record), newest first, each
+ * once, at most `keep` (rotation deletes older files: the list says what may still be there).
  */
 export function recordedBackups(
   previous: readonly BackupRecord[] | undefined,
   pods: readonly Pod[],
   keep = LISTED_BACKUPS,
+  found: readonly BackupRecord[] = [],
 ): BackupRecord[] {
-  const byName = new Map<string, BackupRecord>((previous ?? []).map((b) => [b.name, b]));
+  const byName = new Map<string, BackupRecord>(found.map((b) => [b.name, b]));
+  for (const record of previous ?? []) byName.set(record.name, record);
   for (const record of pods.flatMap(reportedBackups)) byName.set(record.name, record);
   return [...byName.values()]
     .sort((a, b) => compareText(b.time, a.time) || compareText(b.name, a.name))

@@ -7,6 +7,7 @@ import {
 } from '../core/formats';
 import { conditionsSchema, type Static, t } from '../core/schema';
 import { backupRecordsSchema } from '../core/backup-records';
+import { backupsListedFromSchema } from '../core/backup-list';
 
 /** Releases with an official image: postgres 12–18, mysql 5.7, 8.0, 8.4 and 9.x (a minor or patch may follow). */
 const POSTGRESQL_VERSION = '1[2-8](\\.[0-9]{1,3})?';
@@ -176,6 +177,7 @@ export const databaseStatusSchema = t.object(
     backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
     backups: backupRecordsSchema('dump'),
+    backupsListedFrom: backupsListedFromSchema(),
     restoredFrom: t.string({
       description:
         'The dump the Database was seeded from (spec.restore), as claim/file: the file its restore Job reports it loaded (claim/ while it has not picked the newest).',

@@ -19,7 +19,15 @@ import { runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
 import { podInstance } from '../core/pods';
 import { selectorLabels } from '../core/labels';
-import { recordedBackups } from '../core/backup-records';
+import {
+  BACKUP_LIST_COMPONENT,
+  backupListEvents,
+  type BackupListing,
+  backupListing,
+  backupListJobName,
+  backupStatusFields,
+  backupsToList,
+} from '../core/backup-list';
 import { reportedRestore, type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
 import { describeDumpSource, dumpSource, restoreJobName } from './database-restore';
 import type { Database, DatabaseStatus } from './api';
@@ -83,6 +91,8 @@ export interface DatabaseStatusInput {
   readonly childFailure?: Problem;
   /** The finished pods of backup Jobs, whose termination messages name the dumps. @default none */
   readonly backupPods?: readonly Pod[];
+  /** How the listing of the dumps already on the backup claim stands. @default nothing listed */
+  readonly backupListing?: BackupListing;
   /** How the restore of `spec.restore` stands; absent without one. */
   readonly restore?: RestoreProgress;
   /** Stamps conditions whose status changes. @default the current time */
@@ -98,9 +108,8 @@ function setBackupScheduled(list: ConditionList, db: Database, backupClaim: stri
 
 /** The backup CronJob and its last success while backups are on, the dumps made, and the one restored. */
 function backupFields(db: Database, cronJob: string, input: DatabaseStatusInput): Partial<DatabaseStatus> {
-  const backups = recordedBackups(db.status?.backups, input.backupPods ?? []);
   const listed = {
-    ...(backups.length ? { backups } : {}),
+    ...backupStatusFields(db.status, input.backupPods ?? [], input.backupListing),
     ...(db.spec.restore ? { restoredFrom: restoredFrom(db, input.restore?.pods ?? []) } : {}),
   };
   if (!db.spec.backup.enabled) return listed;
@@ -214,6 +223,7 @@ export function databaseEvents(db: Database, observed: Observed<object, Database
         }
       : { type: 'Normal', reason: c.verb, message: `${c.verb} ${c.kind} ${c.name}` },
   );
+  events.push(...backupListEvents('dump', db.status, databaseBackupListing(db, observed)));
   if (observed.prepared?.createdCredentials)
     events.push({
       type: 'Normal',
@@ -221,6 +231,27 @@ export function databaseEvents(db: Database, observed: Observed<object, Database
       message: `Generated Secret ${names.credentials} with a random password`,
     });
   return events;
+}
+
+/**
+ * The backup claim whose dumps the status is to list: the kept one (under Retain) while backups
+ * are on. Under Delete the claim went with a Database deleted before: a new one holds nothing.
+ */
+function claimToList(db: Database): string | undefined {
+  return db.spec.backup.enabled && db.spec.deletionPolicy !== 'Delete'
+    ? databaseNames(db.metadata.name).backup
+    : undefined;
+}
+
+/** How the listing of the backup claim's dumps stands (undefined: none to list). */
+function databaseBackupListing(db: Database, observed: Observed<object, DatabasePrepared>): BackupListing | undefined {
+  const claim = claimToList(db);
+  if (!claim) return undefined;
+  const pods = observed.read(
+    BuiltinTypes.Pod,
+    selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: BACKUP_LIST_COMPONENT, managedBy: '' }),
+  );
+  return backupListing(claim, observed.children.of(BuiltinTypes.Job, backupListJobName(db.metadata.name)), pods);
 }
 
 /** Whether deleting a Database waits for a final dump. */
@@ -283,6 +314,8 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   // The Warning Events that say its pod or claims cannot be made, and its pod (whose container
   // may fail to run), for `Degraded`.
   reads: [BuiltinTypes.CoreEvent, BuiltinTypes.Pod],
+  // Whether a restore is over (`conditions`, only with spec.restore) and the backup claim listed.
+  renderReadsStatus: ['conditions', 'backupsListedFrom'],
   render: (scope, db, { owner }) =>
     new DatabaseResources(scope, 'db', {
       name: db.metadata.name,
@@ -290,6 +323,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       spec: db.spec,
       owner,
       restoring: stillToRestore(db),
+      listBackups: backupsToList(db, claimToList(db)),
     }),
   // The Secret is owned by the retention ConfigMap, so it is made once that exists. Once the
   // status names the Secret, it is known to exist and no request is made at all; before, a
@@ -320,6 +354,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       // Its server's pod that cannot run, a claim or pod Kubernetes cannot make: the children's health.
       childFailure: observed.health.failure,
       backupPods: podsOf('backup'),
+      backupListing: databaseBackupListing(db, observed),
       restore: db.spec.restore && restoreProgress(db, observed, podsOf('restore')),
       now: observed.now,
     });
@@ -330,5 +365,5 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   needsFinalizer: wantsFinalSnapshot,
   finalize: finalSnapshot,
   failureOwner: databaseOfChild,
-  mapReads: { Pod: podInstance(Object.keys(ENGINES), ['database', 'backup', 'restore']) },
+  mapReads: { Pod: podInstance(Object.keys(ENGINES), ['database', 'backup', BACKUP_LIST_COMPONENT, 'restore']) },
 };

@@ -1,5 +1,6 @@
 import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
+import { BACKUP_LIST_COMPONENT, backupListJob, backupListJobName } from '../core/backup-list';
 import { reportBackupLine } from '../core/backup-records';
 import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
@@ -79,6 +80,12 @@ export interface DatabaseResourcesProps {
    * so until the status records the restore (condition `Restored`). @default false
    */
   readonly restoring?: boolean;
+  /**
+   * Whether the dumps already on the backup claim (kept from a Database of this name deleted
+   * before) are still to be listed into the status: then a Job lists them. The operator says so
+   * until the status names the claim (`backupsListedFrom`). @default false
+   */
+  readonly listBackups?: boolean;
 }
 
 /** Names of a Database's children. */
@@ -229,6 +236,18 @@ export class DatabaseResources extends Construct {
         },
       },
     });
+    if (props.listBackups) {
+      const listLabels = standardLabels({ ...parts.labelProps, component: BACKUP_LIST_COMPONENT });
+      backupListJob(this, 'ListBackups', {
+        metadata: meta(backupListJobName(props.name), listLabels),
+        labels: listLabels,
+        claim: names.backup,
+        // The scheduled dumps and the final one (see backupDump).
+        patterns: [`${props.name}-*.sql`, `final-${props.name}-*.sql`],
+        image: parts.engine.image(spec.version),
+        uid: DB_UID,
+      });
+    }
     return backupCronJob(this, 'Backup', {
       ...dump,
       metadata: meta(names.backup, dump.labels),

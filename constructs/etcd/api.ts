@@ -7,6 +7,7 @@ import {
 } from '../core/formats';
 import { computeResourcesSchema, conditionsSchema, type Static, t } from '../core/schema';
 import { backupRecordsSchema } from '../core/backup-records';
+import { backupsListedFromSchema } from '../core/backup-list';
 
 /** The largest data or backup volume a member may ask for. */
 const MAX_VOLUME = '64Ti';
@@ -174,6 +175,7 @@ export const etcdClusterStatusSchema = t.object(
     backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
     backups: backupRecordsSchema('snapshot'),
+    backupsListedFrom: backupsListedFromSchema(),
     restoredFrom: t.string({ description: 'The snapshot the cluster was seeded from (spec.restore), as claim/path.' }),
     replicas: t.integer({ minimum: 0, description: 'Member pods the StatefulSet has.' }),
     readyReplicas: t.integer({ minimum: 0, description: 'Member pods that are ready.' }),

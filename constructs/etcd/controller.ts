@@ -16,7 +16,15 @@ import { ConditionList, findCondition } from '../contract/conditions';
 import { jobFromCronJob, runFinalJob } from '../core/final-job';
 import { renderConstructs } from '../contract/render';
 import { livePodNames, podInstance } from '../core/pods';
-import { recordedBackups } from '../core/backup-records';
+import {
+  BACKUP_LIST_COMPONENT,
+  backupListEvents,
+  type BackupListing,
+  backupListing,
+  backupListJobName,
+  backupStatusFields,
+  backupsToList,
+} from '../core/backup-list';
 import { type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
 import { selectorLabels } from '../core/labels';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
@@ -51,6 +59,8 @@ export interface EtcdStatusInput {
   readonly backup?: CronJob;
   /** The finished pods of backup Jobs, whose termination messages name the snapshots. @default none */
   readonly backupPods?: readonly Pod[];
+  /** How the listing of the backups already on the backup claim stands. @default nothing listed */
+  readonly backupListing?: BackupListing;
   /** How the restore of `spec.restore` stands; absent without one. */
   readonly restore?: RestoreProgress;
   /** Stamps conditions whose status changes. @default the current time */
@@ -150,10 +160,9 @@ function membershipFields(membership?: MembershipReport): Partial<EtcdClusterSta
 /** What the backup CronJob and its Jobs report, and where a restored cluster came from. */
 function backupFields(cluster: EtcdCluster, input: EtcdStatusInput): Partial<EtcdClusterStatus> {
   const backupJob = cluster.spec.backup ? input.backup : undefined;
-  const backups = recordedBackups(cluster.status?.backups, input.backupPods ?? [], cluster.spec.backup?.retention);
   const restore = cluster.spec.restore && snapshotSource(cluster.spec.restore);
   return {
-    ...(backups.length ? { backups } : {}),
+    ...backupStatusFields(cluster.status, input.backupPods ?? [], input.backupListing, cluster.spec.backup?.retention),
     ...(restore ? { restoredFrom: `${restore.claim}/${restore.path}` } : {}),
     ...(backupJob ? { backupCronJob: backupJob.metadata.name } : {}),
     ...(backupJob?.status?.lastSuccessfulTime ? { lastBackupTime: backupJob.status.lastSuccessfulTime } : {}),
@@ -287,11 +296,27 @@ export function etcdEvents(
       message: `Created etcd cluster ${name} with ${cluster.spec.replicas} members`,
     });
   }
+  events.push(...backupListEvents('snapshot', cluster.status, etcdBackupListing(cluster, observed)));
   const now = findCondition(status?.conditions, 'OddMembers');
   if (now?.status === 'False' && findCondition(cluster.status?.conditions, 'OddMembers')?.status !== 'False') {
     events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
   }
   return events;
+}
+
+/** How the listing of the snapshots already on the backup claim stands (undefined: backups are off). */
+function etcdBackupListing(cluster: EtcdCluster, observed: Observed<EtcdFacts>): BackupListing | undefined {
+  if (!cluster.spec.backup) return undefined;
+  const name = cluster.metadata.name;
+  const pods = observed.read(
+    BuiltinTypes.Pod,
+    selectorLabels({ name: 'etcd', instance: name, component: BACKUP_LIST_COMPONENT, managedBy: '' }),
+  );
+  return backupListing(
+    etcdBackupNames(name).claim,
+    observed.children.of(BuiltinTypes.Job, backupListJobName(name)),
+    pods,
+  );
 }
 
 /** How the restore of `spec.restore` stands: its Jobs (one per member) and their pods. */
@@ -388,6 +413,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     topology: observedTopology(cluster, children),
     report: { reachable: false, members: [] },
   }),
+  // Whether a restore is over (`conditions`, only with spec.restore) and the backup claim listed.
+  renderReadsStatus: ['conditions', 'backupsListedFrom'],
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {
       name: cluster.metadata.name,
@@ -396,6 +423,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       owner,
       topology: external?.topology,
       restoring: stillToRestore(cluster),
+      listBackups: backupsToList(cluster, cluster.spec.backup && etcdBackupNames(cluster.metadata.name).claim),
     }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
@@ -418,6 +446,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       membership: observed.external?.report,
       backup: observed.children.of(BuiltinTypes.CronJob, etcdBackupNames(cluster.metadata.name).cronJob),
       backupPods: podsOf('backup'),
+      backupListing: etcdBackupListing(cluster, observed),
       restore: cluster.spec.restore && restoreProgress(cluster, observed, podsOf('restore')),
     });
   },
@@ -425,6 +454,6 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // Only a cluster asking for a final snapshot carries the finalizer.
   needsFinalizer: wantsFinalSnapshot,
   finalize: finalEtcdSnapshot,
-  mapReads: { Pod: podInstance(['etcd'], ['member', 'backup', 'restore']) },
+  mapReads: { Pod: podInstance(['etcd'], ['member', 'backup', BACKUP_LIST_COMPONENT, 'restore']) },
   failureOwner: etcdClusterOfChild,
 };

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { backupCronJob } from '../core/backup-cron-job';
+import { BACKUP_LIST_COMPONENT, backupListJob, backupListJobName } from '../core/backup-list';
 import { reportBackupLine } from '../core/backup-records';
 import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
@@ -37,6 +38,12 @@ export interface EtcdClusterResourcesProps {
    * @default false
    */
   readonly restoring?: boolean;
+  /**
+   * Whether the backups already on the backup claim (kept from a cluster of this name deleted
+   * before) are still to be listed into the status: then a Job lists them. The operator says so
+   * until the status names the claim (`backupsListedFrom`). @default false
+   */
+  readonly listBackups?: boolean;
 }
 
 /** The image of the backup Job's rotation step (a shell, date, ls, sort, rm): the etcd images have no shell. */
@@ -147,7 +154,10 @@ export class EtcdClusterResources extends Construct {
         selector: { matchLabels: parts.selector },
       },
     });
-    if (spec.backup) this.backupCronJob = this.addBackups(parts, spec.backup);
+    if (spec.backup) {
+      this.backupCronJob = this.addBackups(parts, spec.backup);
+      if (props.listBackups) this.addBackupList(parts);
+    }
   }
 
   /** The members: one pod and one data claim each, started together, rolled one at a time. */
@@ -258,6 +268,26 @@ export class EtcdClusterResources extends Construct {
         },
       ],
       volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
+    });
+  }
+
+  /** The Job listing the snapshots already on the backup claim (see backup-list). */
+  private addBackupList({ props, meta }: EtcdParts): void {
+    const { name } = props;
+    const labels = standardLabels({
+      name: 'etcd',
+      instance: name,
+      component: BACKUP_LIST_COMPONENT,
+      managedBy: props.managedBy ?? 'etcd-operator',
+    });
+    backupListJob(this, 'ListBackups', {
+      metadata: { ...meta(backupListJobName(name)), labels },
+      labels,
+      claim: etcdBackupNames(name).claim,
+      // The snapshots as the rotation names them.
+      patterns: [`${name}-*.db`],
+      image: props.backupToolsImage ?? BACKUP_TOOLS_IMAGE,
+      uid: NON_ROOT_UID,
     });
   }
 }

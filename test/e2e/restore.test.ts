@@ -141,6 +141,27 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       expect(getJson(['get', 'pod', `restored-etcd-${i}`, '-n', ns]).status.containerStatuses[0].restartCount).toBe(0);
   });
 
+  test('EtcdCluster: made again under its name, it lists the snapshot its kept backup claim holds, with an Event, before any backup of its own', async () => {
+    applied('EtcdCluster', 'source-etcd', { replicas: 1, backup: { schedule: '0 3 * * *', storage: '1Gi' } });
+    const [listed, ...more] = await listedBackups('EtcdCluster', 'source-etcd');
+    expect(more).toEqual([]);
+    expect(listed).toMatchObject({ name: snapshot, claim: 'source-etcd-backups' });
+    expect(listed!.sizeBytes).toBeGreaterThan(0);
+    const cluster = resource('EtcdCluster', 'source-etcd');
+    expect(cluster.status.backupsListedFrom).toBe('source-etcd-backups');
+    // No backup Job of its own ran: the listing found it.
+    expect(cluster.status.lastBackupTime).toBeUndefined();
+    const events = getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=source-etcd']);
+    expect(events.items.map((e: any) => `${e.reason}: ${e.message}`)).toContain(
+      'BackupsListed: Listed 1 snapshot already on PVC source-etcd-backups',
+    );
+    // The listing Job is pruned once the status names the claim.
+    await eventually('the listing Job pruned', () => (resource('job', 'source-etcd-list-backups') ? undefined : true));
+    kubectlOk(['delete', 'etcdcluster', 'source-etcd', '-n', ns]);
+    await gone('EtcdCluster', 'source-etcd');
+    await eventually('its members gone', () => (resource('pod', 'source-etcd-0') ? undefined : true), 120_000, 1000);
+  });
+
   test('EtcdCluster: a corrupt snapshot is refused with RestoreFailed naming it and the reason, a Warning Event, and no member started', async () => {
     // The real snapshot cut short, as a torn copy would be.
     await commandInPod(ns, {

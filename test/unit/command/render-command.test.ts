@@ -38,6 +38,8 @@ describe('render: the children a resource becomes, offline', () => {
       'Service/my-db',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
+      // Once: the dumps the claim holds (kept from a Database of this name before) into the status.
+      'Job/my-db-list-backups',
       'StatefulSet/my-db',
       'CronJob/my-db-backup',
     ]);

@@ -111,6 +111,8 @@ describe('the children of a Database', () => {
       'Service/my-db',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
+      // Once: the dumps the claim holds (kept from a Database of this name before) into the status.
+      'Job/my-db-list-backups',
       'StatefulSet/my-db',
       'CronJob/my-db-backup',
     ]);
@@ -118,7 +120,7 @@ describe('the children of a Database', () => {
       expect(() => {
         validateBuiltin(c);
       }).not.toThrow();
-    const [retention, , svc, backupClaim, sts, cron] = children;
+    const [retention, , svc, backupClaim, , sts, cron] = children;
     // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
     expect(retention.metadata.ownerReferences).toBeUndefined();
     expect(retention.data.deletionPolicy).toBe('Retain');
