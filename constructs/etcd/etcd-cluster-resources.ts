@@ -7,10 +7,11 @@ import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
 import { selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
-import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from './addresses';
+import { ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
 import { EtcdRestore, snapshotSource } from './etcd-restore';
 import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './topology';
+import { compareVersions } from './versions';
 
 export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
 
@@ -182,6 +183,7 @@ export class EtcdClusterResources extends Construct {
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
+            ...memberPlacement(selector),
             containers: [member],
           },
         },
@@ -315,6 +317,62 @@ interface EtcdParts {
   readonly topology: EtcdTopology;
 }
 
+/** etcd's /livez and /readyz (since 3.5.11). */
+const LIVEZ_SINCE = '3.5.11';
+
+/**
+ * A member's probes, on the metrics port. Liveness asks whether the member's own process serves,
+ * never whether the cluster has quorum: a liveness probe that failed with the quorum would restart
+ * every member during an outage, turning a lost quorum into a restart storm. So `/livez`, or before
+ * it the member's serializable health (no consensus read). Readiness is etcd's own `/readyz`
+ * (before it, `/health`): a member cut off from the quorum takes no client traffic.
+ */
+function memberProbes(version: string) {
+  const livez = compareVersions(version, LIVEZ_SINCE) >= 0;
+  const port = k8s.IntOrString.fromString('metrics');
+  return {
+    livenessProbe: {
+      httpGet: { path: livez ? '/livez' : '/health?serializable=true', port },
+      initialDelaySeconds: 15,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    },
+    readinessProbe: {
+      httpGet: { path: livez ? '/readyz' : '/health', port },
+      initialDelaySeconds: 5,
+      periodSeconds: 5,
+    },
+  };
+}
+
+/**
+ * Where members go: preferably each on a node of its own (a node lost takes one member, not the
+ * quorum), and spread over zones where the nodes have them. Preferences, not requirements: a
+ * cluster of fewer nodes than members still runs.
+ */
+function memberPlacement(selector: Record<string, string>) {
+  return {
+    affinity: {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
+          },
+        ],
+      },
+    },
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: selector },
+      },
+    ],
+  };
+}
+
 /** The etcd container of a member pod: its flags, its initial cluster from the ConfigMap, probes and resources. */
 function etcdMemberContainer({ props, topology }: EtcdParts) {
   const { name, namespace, spec } = props;
@@ -333,24 +391,16 @@ function etcdMemberContainer({ props, topology }: EtcdParts) {
       `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
       `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
       `--initial-cluster-token=${name}.${namespace}`,
+      `--listen-metrics-urls=http://0.0.0.0:${ETCD_METRICS_PORT}`,
     ],
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],
     ports: [
       { name: 'client', containerPort: ETCD_CLIENT_PORT, protocol: 'TCP' },
       { name: 'peer', containerPort: ETCD_PEER_PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: ETCD_METRICS_PORT, protocol: 'TCP' },
     ],
-    livenessProbe: {
-      httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-      initialDelaySeconds: 15,
-      periodSeconds: 10,
-      failureThreshold: 6,
-    },
-    readinessProbe: {
-      httpGet: { path: '/health', port: k8s.IntOrString.fromString('client') },
-      initialDelaySeconds: 5,
-      periodSeconds: 5,
-    },
+    ...memberProbes(topology.version),
     resources: {
       requests: quantities(spec.resources?.requests) ?? {
         cpu: k8s.Quantity.fromString('100m'),

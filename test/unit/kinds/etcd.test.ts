@@ -197,6 +197,53 @@ describe('EtcdCluster resources', () => {
     expect((desiredEtcdChildren(cluster(5))[4] as any).spec.minAvailable).toBe(3);
   });
 
+  test("probes that do not make an outage worse: liveness never waits on quorum, readiness on etcd's own word; on the metrics port, which needs no client certificate", () => {
+    const member = (version: string) => {
+      const sts = desiredEtcdChildren(cluster(3, { version })).find((c: any) => c.kind === 'StatefulSet') as any;
+      return sts.spec.template.spec.containers[0];
+    };
+    const current = member('3.5.21');
+    expect(current.args).toContain('--listen-metrics-urls=http://0.0.0.0:2381');
+    expect(current.ports).toContainEqual({ name: 'metrics', containerPort: 2381, protocol: 'TCP' });
+    // /livez answers 200 while the member's process serves, quorum or not (etcd >= 3.5.11).
+    expect(current.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'metrics' });
+    expect(current.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    expect(member('3.6.16').livenessProbe.httpGet.path).toBe('/livez');
+    // Before /livez: the member's own health, not the quorum's (serializable: no consensus read).
+    const older = member('3.5.9');
+    expect(older.livenessProbe.httpGet).toEqual({ path: '/health?serializable=true', port: 'metrics' });
+    expect(older.readinessProbe.httpGet).toEqual({ path: '/health', port: 'metrics' });
+  });
+
+  test('members spread over nodes by default: preferred anti-affinity on the member labels and a topology spread that schedules anyway', () => {
+    const sts = desiredEtcdChildren(cluster(3)).find((c: any) => c.kind === 'StatefulSet') as any;
+    const pod = sts.spec.template.spec;
+    const members = {
+      'app.kubernetes.io/name': 'etcd',
+      'app.kubernetes.io/instance': 'kv',
+      'app.kubernetes.io/component': 'member',
+    };
+    expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
+      {
+        weight: 100,
+        podAffinityTerm: {
+          topologyKey: 'kubernetes.io/hostname',
+          labelSelector: { matchLabels: expect.objectContaining(members) },
+        },
+      },
+    ]);
+    // Preferred, never required: one node (or fewer nodes than members) still runs the cluster.
+    expect(pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
+    expect(pod.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: expect.objectContaining(members) },
+      },
+    ]);
+  });
+
   test('children at a membership step: the StatefulSet, ConfigMap, partition and image follow the topology, not the spec', () => {
     const topology = {
       replicas: 4,
