@@ -32,7 +32,7 @@ import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import { restoreJobName, snapshotSource } from './etcd-restore';
 import type * as Membership from './membership';
-import { type EtcdTopology, type MembershipReport, observedTopology, quorum } from './topology';
+import { type EtcdTopology, type MembershipReport, observedTopology, QUORUM_LOST, quorum } from './topology';
 
 /** What the membership step found, for the render (the topology) and the status (the report). */
 export interface EtcdFacts {
@@ -132,19 +132,23 @@ function setProgressing(list: ConditionList, p: EtcdProgress): void {
   list.set('Progressing', 'True', reason, `${p.current} members, ${p.ready} ready, ${p.want} requested`);
 }
 
-/** The phase: Failed on a refusal, Scaling or Upgrading during a step, then Scaling, Running or Creating. */
+/** Phases of a cluster that has formed: it does not go back to Creating when a member is down. */
+const FORMED_PHASES = new Set<EtcdClusterStatus['phase']>(['Running', 'Scaling', 'Upgrading']);
+
+/**
+ * The phase: Failed on a refusal, Scaling or Upgrading during a step, then Scaling; Running once
+ * complete, and from then on (a member down is for the conditions to say); else Creating.
+ */
 function etcdPhase(
   p: EtcdProgress,
-  refused: boolean,
-  hasStatefulSet: boolean,
-  restoring: boolean,
+  s: { refused: boolean; hasStatefulSet: boolean; restoring: boolean; before?: EtcdClusterStatus['phase'] },
 ): EtcdClusterStatus['phase'] {
-  if (refused) return 'Failed';
-  if (restoring) return 'Restoring';
+  if (s.refused) return 'Failed';
+  if (s.restoring) return 'Restoring';
   if (p.step && SCALING_STEPS.has(p.step.reason)) return 'Scaling';
   if (p.step?.reason === 'Upgrading') return 'Upgrading';
-  if (p.scaling && hasStatefulSet) return 'Scaling';
-  return p.complete ? 'Running' : 'Creating';
+  if (p.scaling && s.hasStatefulSet) return 'Scaling';
+  return p.complete || (s.hasStatefulSet && FORMED_PHASES.has(s.before)) ? 'Running' : 'Creating';
 }
 
 /** What etcd's API reports, each only when known. */
@@ -195,12 +199,12 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
   );
   setOddMembers(list, want);
   return {
-    phase: etcdPhase(
-      progress,
-      applyError !== undefined || restoreFailure !== undefined,
-      sts !== undefined,
-      findCondition(list.conditions, 'Restored')?.status === 'False',
-    ),
+    phase: etcdPhase(progress, {
+      refused: applyError !== undefined || restoreFailure !== undefined,
+      hasStatefulSet: sts !== undefined,
+      restoring: findCondition(list.conditions, 'Restored')?.status === 'False',
+      before: cluster.status?.phase,
+    }),
     members,
     ...membershipFields(membership),
     ...backupFields(cluster, input),
@@ -297,11 +301,20 @@ export function etcdEvents(
     });
   }
   events.push(...backupListEvents('snapshot', cluster.status, etcdBackupListing(cluster, observed)));
+  events.push(...quorumLostEvents(cluster.status, status));
   const now = findCondition(status?.conditions, 'OddMembers');
   if (now?.status === 'False' && findCondition(cluster.status?.conditions, 'OddMembers')?.status !== 'False') {
     events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
   }
   return events;
+}
+
+/** A Warning when the quorum is lost (`Available` turns `QuorumLost`), once. */
+function quorumLostEvents(before: EtcdCluster['status'], after: EtcdCluster['status']): EventSpec[] {
+  const available = findCondition(after?.conditions, 'Available');
+  const was = findCondition(before?.conditions, 'Available');
+  if (available?.reason !== QUORUM_LOST || was?.reason === QUORUM_LOST) return [];
+  return [{ type: 'Warning', reason: QUORUM_LOST, message: available.message }];
 }
 
 /** How the listing of the snapshots already on the backup claim stands (undefined: backups are off). */

@@ -2,7 +2,15 @@ import { stillToRestore } from '../core/restore-status';
 import { BuiltinTypes, type Children, type EventSpec } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
-import { type EtcdTopology, type MembershipReport, type MembershipResult, observedTopology, quorum } from './topology';
+import {
+  type EtcdTopology,
+  FOREIGN_MEMBER,
+  type MembershipReport,
+  type MembershipResult,
+  observedTopology,
+  quorum,
+} from './topology';
+import { hexMemberId, withoutMemberList } from './without-member-list';
 import type { EtcdCluster } from './api';
 import {
   addMember,
@@ -56,19 +64,45 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
   const probe = Array.from({ length: Math.max(current.replicas, want, 1) }, (_, i) => clientURL(name, namespace, i));
   const members = await firstAnswer(probe, listMembers);
   if (!members) {
-    const reason = current.clusterState === 'new' ? 'Bootstrapping' : 'MembersUnreachable';
-    const message = `no member answers with a quorum's member list (asked ${probe.join(', ')})`;
-    const report = { reachable: false, members: [], step: { reason, message } };
+    const step =
+      current.clusterState === 'new'
+        ? { reason: 'Bootstrapping', message: `no member answers with a quorum's member list yet` }
+        : await withoutMemberList(name, current.replicas, probe);
+    const report = { reachable: false, members: [], step };
     return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
   const view = await ClusterView.observe({ name, namespace, want, wantVersion, current, members, probe });
   return (
+    foreignMembers(view) ??
     (await finishUnstartedMember(view)) ??
     (await promoteLearner(view)) ??
     (await removeExtraMember(view)) ??
     (await addMissingMember(view)) ??
     rollVersion(view)
   );
+}
+
+/**
+ * 0. Members this operator did not add (a peer URL that is none of its members'): reported at once
+ * as `Degraded` (`ForeignMember`), never waited for and never removed — the operator touches no
+ * member it did not make. No membership change is made around it: it may vote, and counts in quorum.
+ */
+function foreignMembers(view: ClusterView): MembershipResult | undefined {
+  const foreign = view.members.filter((m) => view.ordinal(m) === undefined);
+  if (!foreign.length) return undefined;
+  const ours = view.members.filter((m) => !foreign.includes(m));
+  const described = foreign.map(
+    (m) =>
+      `${hexMemberId(m.id)} (${m.name ? `name ${m.name}, ` : 'not started, '}peer URLs ${m.peerURLs.join(' ')}${m.isLearner ? ', a learner' : ''})`,
+  );
+  const ids = foreign.map((m) => hexMemberId(m.id)).join(' ');
+  const message = `etcd lists member${foreign.length > 1 ? 's' : ''} this operator did not add: ${described.join('; ')}. No membership change is made while ${foreign.length > 1 ? 'they are' : 'it is'} there; remove ${foreign.length > 1 ? 'them' : 'it'} if unknown (etcdctl member remove ${ids})`;
+  return {
+    topology: view.formed(ours, view.settledReplicas),
+    report: view.report(undefined, { reason: FOREIGN_MEMBER, message }),
+    events: [],
+    requeueAfterMs: WAIT_POLL_MS,
+  };
 }
 
 interface ClusterFacts {
@@ -363,10 +397,16 @@ function rollVersion(view: ClusterView): MembershipResult {
     const topology = view.formed(members, settledReplicas);
     return { topology, report: view.report(undefined, refused), events: [], requeueAfterMs: SETTLED_POLL_MS };
   }
-  const behind = members.filter((m) => view.versionOf(m) !== wantVersion);
-  if (!behind.length && current.version === wantVersion) {
+  // Members known to run another version: one that does not answer (down, crash-looping) says
+  // nothing of a rollout, and a status naming one that is not under way would mislead.
+  const behind = members.filter((m) => {
+    const v = view.versionOf(m);
+    return !!v && v !== wantVersion;
+  });
+  if (!behind.length && current.version === wantVersion && current.partition === 0) {
     const topology = view.formed(members, settledReplicas, { partition: 0 });
-    return { topology, report: view.report(), events: [], requeueAfterMs: SETTLED_POLL_MS };
+    const settled = members.every(view.healthy);
+    return { topology, report: view.report(), events: [], requeueAfterMs: settled ? SETTLED_POLL_MS : WAIT_POLL_MS };
   }
   const nextToRoll = view.highest(behind);
   const allHealthy = members.every(view.healthy);
@@ -382,7 +422,7 @@ function rollVersion(view: ClusterView): MembershipResult {
         ? Math.min(current.partition, nextToRoll)
         : current.partition;
   const waitingFor = members.filter((m) => !view.healthy(m)).map(view.podName);
-  const done = members.length - behind.length;
+  const done = members.filter((m) => view.versionOf(m) === wantVersion).length;
   const step = allHealthy
     ? {
         reason: 'Upgrading',

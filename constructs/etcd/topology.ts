@@ -50,6 +50,12 @@ export interface MembershipResult {
   readonly requeueAfterMs: number;
 }
 
+/** The step (and `Available`'s reason) when too few members are up to form a quorum. */
+export const QUORUM_LOST = 'QuorumLost';
+
+/** The step (and `Degraded`'s reason) when etcd lists a member this operator did not add. */
+export const FOREIGN_MEMBER = 'ForeignMember';
+
 /** The ConfigMap members read their initial cluster from. */
 export function membersConfigMapName(cluster: string): string {
   return `${cluster}-members`;

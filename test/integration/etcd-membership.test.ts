@@ -461,6 +461,88 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
     },
   );
 
+  const condition = (type: string) => cluster()?.status?.conditions?.find((x: any) => x.type === type);
+  const warningsSince = (reason: string, since: number) =>
+    getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items.filter(
+      (e: any) =>
+        e.type === 'Warning' &&
+        e.reason === reason &&
+        e.regarding?.name === NAME &&
+        Date.parse(e.eventTime ?? e.deprecatedLastTimestamp) >= since - 1000,
+    );
+
+  testWithMembers(
+    'a member this operator did not add (etcd member add by hand) is Degraded ForeignMember at once, by the ID etcdctl shows; nothing waits for it; gone, the cluster is as before',
+    async () => {
+      const since = Date.now();
+      const lead = (await leader((await etcdMembers())!))!;
+      // What an intruder with access to the client port could do (the issue's reproduction).
+      // etcd refuses a member add until every voter has been connected for 5 s (just after the last test's replacement).
+      const foreign = await eventually(
+        'etcd to take a member add',
+        () => addMember(members.clientURL(ordinal(lead)), 'http://10.9.9.9:2380', true),
+        30_000,
+        500,
+      );
+      const hex = BigInt(foreign.id).toString(16);
+      const degraded = await eventually(
+        'Degraded ForeignMember',
+        () => {
+          const d = condition('Degraded');
+          return d?.status === 'True' && d.reason === 'ForeignMember' ? d : undefined;
+        },
+        30_000,
+        250,
+      );
+      expect(degraded.message).toContain(hex);
+      expect(degraded.message).toContain('http://10.9.9.9:2380');
+      expect(degraded.message).toContain(`etcdctl member remove ${hex}`);
+      // Reported, not waited for as a member still to start.
+      expect(cluster().status.step ?? '').not.toMatch(/WaitingForMember/);
+      await eventually('a Warning Event', () => (warningsSince('ForeignMember', since).length ? true : undefined));
+      // The operator removes nothing it did not add: still there.
+      expect((await etcdMembers())!.map((m) => m.id)).toContain(foreign.id);
+      await removeMember(members.clientURL(ordinal(lead)), foreign.id);
+      await eventually('Degraded cleared', () => (condition('Degraded')?.status === 'False' ? true : undefined));
+      await settled(3);
+    },
+  );
+
+  testWithMembers(
+    'two of three members down: Available=False QuorumLost naming them and one Warning Event, the survivor left alone; back when they return',
+    async () => {
+      const since = Date.now();
+      await members.kill(`${NAME}-1`);
+      await members.kill(`${NAME}-2`);
+      const available = await eventually(
+        'Available QuorumLost',
+        () => {
+          const a = condition('Available');
+          return a?.reason === 'QuorumLost' ? a : undefined;
+        },
+        60_000,
+        500,
+      );
+      expect(available.status).toBe('False');
+      expect(available.message).toContain(`only ${NAME}-0 of 3 members answers`);
+      expect(available.message).toContain(`${NAME}-1, ${NAME}-2 do not`);
+      await eventually('a Warning Event', () => (warningsSince('QuorumLost', since).length ? true : undefined));
+      // Not a step it takes: nothing changed while it lasts.
+      expect(members.runningPods()).toEqual([`${NAME}-0`]);
+      expect(sts().spec.replicas).toBe(3);
+      members.revive(`${NAME}-1`);
+      members.revive(`${NAME}-2`);
+      const back = await settled(3);
+      expect(back.status.conditions.find((x: any) => x.type === 'Available')).toMatchObject({
+        status: 'True',
+        reason: 'QuorumHealthy',
+      });
+      expect(await readKey(2, 'greeting')).toBe('hello');
+      // One Warning for the whole outage, not one per reconcile.
+      expect(warningsSince('QuorumLost', since)).toHaveLength(1);
+    },
+  );
+
   testWithMembers(
     `upgrading ${OLD} → ${NEW} rolls one member at a time, highest ordinal first, each once every member is healthy`,
     async () => {

@@ -4,7 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { structuralProblems } from '../../../constructs/core/structural';
 import { ChildMap } from '../../../constructs/contract';
-import { desiredEtcdStatus, etcdClusterController, finalEtcdSnapshot } from '../../../constructs/etcd/controller';
+import {
+  desiredEtcdStatus,
+  etcdClusterController,
+  etcdEvents,
+  finalEtcdSnapshot,
+} from '../../../constructs/etcd/controller';
 import { EtcdClusterResources, snapshotRotationScript } from '../../../constructs/etcd/etcd-cluster-resources';
 import { lowestVersion, unsupportedVersionChange } from '../../../constructs/etcd/versions';
 import { renderConstructs } from '../../../constructs/contract/render';
@@ -424,6 +429,69 @@ describe('EtcdCluster resources', () => {
         members: [],
       }).phase,
     ).toBe('Running');
+  });
+
+  test('a lost quorum is Available=False QuorumLost with a Warning Event once; a formed cluster that loses a member stays Running, not Creating', () => {
+    const sts = { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 1 } };
+    const quorumLost = {
+      reachable: false,
+      members: [],
+      step: {
+        reason: 'QuorumLost',
+        message: 'quorum lost: only kv-0 of 3 members answers (a quorum is 2); kv-1, kv-2 do not',
+      },
+    };
+    const running = { ...cluster(3), status: { phase: 'Running', conditions: [] } };
+    const lost = desiredEtcdStatus(running, { statefulSet: sts, members: [], membership: quorumLost });
+    const available = lost.conditions!.find((c) => c.type === 'Available')!;
+    expect(available).toMatchObject({ status: 'False', reason: 'QuorumLost' });
+    expect(available.message).toContain('kv-1, kv-2');
+    // Not a membership step: the phase stays what a formed cluster is.
+    expect(lost.phase).toBe('Running');
+    const observed = (status?: object) =>
+      ({
+        applyError: undefined,
+        before: new ChildMap(),
+        children: new ChildMap(),
+        read: () => [],
+        health: { children: [] },
+        changes: [],
+        status,
+      }) as any;
+    const warnings = (before: any, after: any) =>
+      etcdEvents(before, observed(), after).filter((e) => e.type === 'Warning' && e.reason === 'QuorumLost');
+    expect(warnings(running, lost)).toEqual([
+      { type: 'Warning', reason: 'QuorumLost', message: expect.stringContaining('kv-1, kv-2 do not') },
+    ]);
+    // Once, not at every reconcile while it lasts.
+    expect(warnings({ ...cluster(3), status: lost }, lost)).toEqual([]);
+    // A formed cluster with a member down and no step: Running, and the step says nothing of a rollout.
+    const oneDown = desiredEtcdStatus(running, {
+      statefulSet: { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 2 } },
+      members: [],
+    });
+    expect(oneDown.phase).toBe('Running');
+    expect(desiredEtcdStatus(cluster(3), { statefulSet: sts, members: [] }).phase).toBe('Creating');
+  });
+
+  test('a member this operator did not add is Degraded ForeignMember, as the membership step reports it', () => {
+    const s = desiredEtcdStatus(cluster(3), {
+      statefulSet: { metadata: { name: 'kv' }, status: { replicas: 3, readyReplicas: 3 } },
+      members: [],
+      membership: {
+        reachable: true,
+        members: [],
+        refused: {
+          reason: 'ForeignMember',
+          message: 'etcd lists a member this operator did not add: 42ff4e300072008d',
+        },
+      },
+    });
+    expect(s.conditions!.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ForeignMember',
+      message: expect.stringContaining('42ff4e300072008d'),
+    });
   });
 
   // Since Kubernetes 1.30 a StatefulSet deletes a failed member and makes it again at once with no
