@@ -105,6 +105,13 @@ export interface EtcdClusterSpec {
   readonly backup?: EtcdClusterSpecBackup;
 
   /**
+   * Who may reach the members over the network.
+   *
+   * @schema EtcdClusterSpec#network
+   */
+  readonly network?: EtcdClusterSpecNetwork;
+
+  /**
    * Number of etcd members, from 1 to 9. Odd numbers tolerate the most failures for their size; an even number is accepted but reported in status.
    *
    * @schema EtcdClusterSpec#replicas
@@ -155,6 +162,7 @@ export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record
   if (obj === undefined) { return undefined; }
   const result = {
     'backup': toJson_EtcdClusterSpecBackup(obj.backup),
+    'network': toJson_EtcdClusterSpecNetwork(obj.network),
     'replicas': obj.replicas,
     'resources': toJson_EtcdClusterSpecResources(obj.resources),
     'restore': toJson_EtcdClusterSpecRestore(obj.restore),
@@ -221,6 +229,42 @@ export function toJson_EtcdClusterSpecBackup(obj: EtcdClusterSpecBackup | undefi
     'schedule': obj.schedule,
     'storage': obj.storage,
     'storageClassName': obj.storageClassName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Who may reach the members over the network.
+ *
+ * @schema EtcdClusterSpecNetwork
+ */
+export interface EtcdClusterSpecNetwork {
+  /**
+   * Who may connect to the client port, as a NetworkPolicy's ingress peers. Omitted: every pod of the cluster's namespace.
+   *
+   * @schema EtcdClusterSpecNetwork#clients
+   */
+  readonly clients?: EtcdClusterSpecNetworkClients[];
+
+  /**
+   * Make a NetworkPolicy for the members (on clusters whose network enforces policies): the peer port from the cluster's members only; the client port from `clients`, the cluster's members and backup Jobs, and the kit's operators; the probe and metrics port from anywhere. false: none (one made before is deleted).
+   *
+   * @schema EtcdClusterSpecNetwork#policy
+   */
+  readonly policy?: boolean;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetwork' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetwork(obj: EtcdClusterSpecNetwork | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'clients': obj.clients?.map(y => toJson_EtcdClusterSpecNetworkClients(y)),
+    'policy': obj.policy,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -301,6 +345,40 @@ export function toJson_EtcdClusterSpecRestore(obj: EtcdClusterSpecRestore | unde
     'backup': obj.backup,
     'claim': obj.claim,
     'path': obj.path,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema EtcdClusterSpecNetworkClients
+ */
+export interface EtcdClusterSpecNetworkClients {
+  /**
+   * Namespaces whose pods may connect (with podSelector: those pods of them).
+   *
+   * @schema EtcdClusterSpecNetworkClients#namespaceSelector
+   */
+  readonly namespaceSelector?: EtcdClusterSpecNetworkClientsNamespaceSelector;
+
+  /**
+   * Pods that may connect; without namespaceSelector, of the cluster's namespace.
+   *
+   * @schema EtcdClusterSpecNetworkClients#podSelector
+   */
+  readonly podSelector?: EtcdClusterSpecNetworkClientsPodSelector;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetworkClients' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetworkClients(obj: EtcdClusterSpecNetworkClients | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'namespaceSelector': toJson_EtcdClusterSpecNetworkClientsNamespaceSelector(obj.namespaceSelector),
+    'podSelector': toJson_EtcdClusterSpecNetworkClientsPodSelector(obj.podSelector),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -394,4 +472,176 @@ export function toJson_EtcdClusterSpecResourcesRequests(obj: EtcdClusterSpecReso
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Namespaces whose pods may connect (with podSelector: those pods of them).
+ *
+ * @schema EtcdClusterSpecNetworkClientsNamespaceSelector
+ */
+export interface EtcdClusterSpecNetworkClientsNamespaceSelector {
+  /**
+   * Label requirements the objects must meet.
+   *
+   * @schema EtcdClusterSpecNetworkClientsNamespaceSelector#matchExpressions
+   */
+  readonly matchExpressions?: EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions[];
+
+  /**
+   * Labels the objects must have.
+   *
+   * @schema EtcdClusterSpecNetworkClientsNamespaceSelector#matchLabels
+   */
+  readonly matchLabels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetworkClientsNamespaceSelector' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetworkClientsNamespaceSelector(obj: EtcdClusterSpecNetworkClientsNamespaceSelector | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'matchExpressions': obj.matchExpressions?.map(y => toJson_EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions(y)),
+    'matchLabels': ((obj.matchLabels) === undefined) ? undefined : (Object.entries(obj.matchLabels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Pods that may connect; without namespaceSelector, of the cluster's namespace.
+ *
+ * @schema EtcdClusterSpecNetworkClientsPodSelector
+ */
+export interface EtcdClusterSpecNetworkClientsPodSelector {
+  /**
+   * Label requirements the objects must meet.
+   *
+   * @schema EtcdClusterSpecNetworkClientsPodSelector#matchExpressions
+   */
+  readonly matchExpressions?: EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions[];
+
+  /**
+   * Labels the objects must have.
+   *
+   * @schema EtcdClusterSpecNetworkClientsPodSelector#matchLabels
+   */
+  readonly matchLabels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetworkClientsPodSelector' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetworkClientsPodSelector(obj: EtcdClusterSpecNetworkClientsPodSelector | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'matchExpressions': obj.matchExpressions?.map(y => toJson_EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions(y)),
+    'matchLabels': ((obj.matchLabels) === undefined) ? undefined : (Object.entries(obj.matchLabels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions
+ */
+export interface EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions {
+  /**
+   * @schema EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions#key
+   */
+  readonly key: string;
+
+  /**
+   * @schema EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions#operator
+   */
+  readonly operator: EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressionsOperator;
+
+  /**
+   * @schema EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions#values
+   */
+  readonly values?: string[];
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions(obj: EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressions | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'operator': obj.operator,
+    'values': obj.values?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions
+ */
+export interface EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions {
+  /**
+   * @schema EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions#key
+   */
+  readonly key: string;
+
+  /**
+   * @schema EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions#operator
+   */
+  readonly operator: EtcdClusterSpecNetworkClientsPodSelectorMatchExpressionsOperator;
+
+  /**
+   * @schema EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions#values
+   */
+  readonly values?: string[];
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions(obj: EtcdClusterSpecNetworkClientsPodSelectorMatchExpressions | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'operator': obj.operator,
+    'values': obj.values?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressionsOperator
+ */
+export enum EtcdClusterSpecNetworkClientsNamespaceSelectorMatchExpressionsOperator {
+  /** In */
+  IN = "In",
+  /** NotIn */
+  NOT_IN = "NotIn",
+  /** Exists */
+  EXISTS = "Exists",
+  /** DoesNotExist */
+  DOES_NOT_EXIST = "DoesNotExist",
+}
+
+/**
+ * @schema EtcdClusterSpecNetworkClientsPodSelectorMatchExpressionsOperator
+ */
+export enum EtcdClusterSpecNetworkClientsPodSelectorMatchExpressionsOperator {
+  /** In */
+  IN = "In",
+  /** NotIn */
+  NOT_IN = "NotIn",
+  /** Exists */
+  EXISTS = "Exists",
+  /** DoesNotExist */
+  DOES_NOT_EXIST = "DoesNotExist",
+}
 

@@ -9,6 +9,24 @@ import { computeResourcesSchema, conditionsSchema, type Static, t } from '../cor
 import { backupRecordsSchema } from '../core/backup-records';
 import { backupsListedFromSchema } from '../core/backup-list';
 
+/** A Kubernetes label selector (matchLabels, matchExpressions). */
+function labelSelectorSchema(description: string) {
+  return t.object(
+    {
+      matchLabels: t.map(t.string({ maxLength: 63 }), { description: 'Labels the objects must have.' }),
+      matchExpressions: t.array(
+        t.object({
+          key: t.string({ required: true, minLength: 1, maxLength: 317 }),
+          operator: t.enum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, { required: true }),
+          values: t.array(t.string({ maxLength: 63 }), { maxItems: 64 }),
+        }),
+        { maxItems: 16, description: 'Label requirements the objects must meet.' },
+      ),
+    },
+    { description },
+  );
+}
+
 /** The largest data or backup volume a member may ask for. */
 const MAX_VOLUME = '64Ti';
 /** The etcd minor releases the operator runs (and can upgrade between, one minor at a time). */
@@ -88,6 +106,35 @@ export const etcdClusterSpecSchema = t.object(
         description:
           'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.',
       },
+    ),
+    network: t.object(
+      {
+        policy: t.boolean({
+          default: true,
+          description:
+            "Make a NetworkPolicy for the members (on clusters whose network enforces policies): the peer port from the cluster's members only; the client port from `clients`, the cluster's members and backup Jobs, and the kit's operators; the probe and metrics port from anywhere. false: none (one made before is deleted).",
+        }),
+        clients: t.array(
+          t.object(
+            {
+              namespaceSelector: labelSelectorSchema(
+                'Namespaces whose pods may connect (with podSelector: those pods of them).',
+              ),
+              podSelector: labelSelectorSchema(
+                "Pods that may connect; without namespaceSelector, of the cluster's namespace.",
+              ),
+            },
+            // An empty peer would let everyone in: give namespaceSelector, podSelector or both.
+            { minProperties: 1 },
+          ),
+          {
+            maxItems: 32,
+            description:
+              "Who may connect to the client port, as a NetworkPolicy's ingress peers. Omitted: every pod of the cluster's namespace.",
+          },
+        ),
+      },
+      { description: 'Who may reach the members over the network.' },
     ),
     resources: computeResourcesSchema(
       'Compute resources of each etcd member: requests (e.g. {cpu: 100m, memory: 256Mi}) and limits, never a request above its limit.',

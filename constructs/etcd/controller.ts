@@ -407,14 +407,16 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     BuiltinTypes.ConfigMap,
     BuiltinTypes.StatefulSet,
     BuiltinTypes.PodDisruptionBudget,
+    BuiltinTypes.NetworkPolicy,
     BuiltinTypes.CronJob,
     BuiltinTypes.PersistentVolumeClaim,
     // The final snapshot (see finalize).
     BuiltinTypes.Job,
   ],
-  // The backup CronJob goes when backups are unscheduled, the restore Jobs once Restored (no
-  // longer rendered); claims (the members' and the backups') are never deleted.
-  deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job],
+  // The backup CronJob goes when backups are unscheduled, the restore and listing Jobs once done,
+  // the NetworkPolicy when switched off (no longer rendered); claims (the members' and the
+  // backups') are never deleted.
+  deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
   external: async (cluster, children) => {
     const { reconcileMembership } = membershipModule();

@@ -5,7 +5,7 @@ import { BACKUP_LIST_COMPONENT, backupListJob, backupListJobName } from '../core
 import { reportBackupLine } from '../core/backup-records';
 import { stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
-import { selectorLabels, standardLabels } from '../core/labels';
+import { PART_OF, selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import { ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from './addresses';
 import type { EtcdClusterSpec } from './api';
@@ -98,6 +98,8 @@ export class EtcdClusterResources extends Construct {
   readonly podDisruptionBudget: k8s.KubePodDisruptionBudget;
   /** The snapshot CronJob, when `spec.backup` is set. */
   readonly backupCronJob?: k8s.KubeCronJob;
+  /** Who may reach the members, unless `spec.network.policy` is false. */
+  readonly networkPolicy?: k8s.KubeNetworkPolicy;
 
   constructor(scope: Construct, id: string, props: EtcdClusterResourcesProps) {
     super(scope, id);
@@ -155,6 +157,7 @@ export class EtcdClusterResources extends Construct {
         selector: { matchLabels: parts.selector },
       },
     });
+    if (spec.network?.policy !== false) this.networkPolicy = this.addNetworkPolicy(parts);
     if (spec.backup) {
       this.backupCronJob = this.addBackups(parts, spec.backup);
       if (props.listBackups) this.addBackupList(parts);
@@ -270,6 +273,38 @@ export class EtcdClusterResources extends Construct {
         },
       ],
       volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
+    });
+  }
+
+  /**
+   * Who may reach the members: the peer port the cluster's members only; the client port the
+   * clients the spec names (else the namespace's pods), the members, the backup Jobs and the kit's
+   * operators — their pods in namespaces labelled as the kit labels its operators' (a label only
+   * those who may change namespaces can set); probes and metrics from anywhere.
+   */
+  private addNetworkPolicy({ props, meta, selector }: EtcdParts): k8s.KubeNetworkPolicy {
+    const { name, spec } = props;
+    const tcp = (port: number) => [{ port: k8s.IntOrString.fromNumber(port), protocol: 'TCP' }];
+    const members = { podSelector: { matchLabels: selector } };
+    const backups = {
+      podSelector: {
+        matchLabels: selectorLabels({ name: 'etcd', instance: name, component: 'backup', managedBy: '' }),
+      },
+    };
+    const kitOperators = { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/component': 'controller' };
+    const operator = { namespaceSelector: { matchLabels: kitOperators }, podSelector: { matchLabels: kitOperators } };
+    const clients = spec.network?.clients ?? [{ podSelector: {} }];
+    return new k8s.KubeNetworkPolicy(this, 'NetworkPolicy', {
+      metadata: meta(name),
+      spec: {
+        podSelector: { matchLabels: selector },
+        policyTypes: ['Ingress'],
+        ingress: [
+          { from: [members], ports: tcp(ETCD_PEER_PORT) },
+          { from: [...(clients as k8s.NetworkPolicyPeer[]), members, backups, operator], ports: tcp(ETCD_CLIENT_PORT) },
+          { ports: tcp(ETCD_METRICS_PORT) },
+        ],
+      },
     });
   }
 

@@ -99,6 +99,18 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     // Each member's data on a claim the node's default StorageClass provisioned.
     const claims = getJson(['get', 'pvc', '-n', ns, '-l', 'app.kubernetes.io/instance=my-etcd-cluster']).items;
     expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
+    // Ready by etcd's own /readyz and alive by /livez on the plain metrics port: probes the kubelet
+    // really ran, no restart.
+    for (const i of [0, 1, 2]) {
+      const pod = getJson(['get', 'pod', `my-etcd-cluster-${i}`, '-n', ns]);
+      expect(pod.spec.containers[0].livenessProbe.httpGet).toMatchObject({ path: '/livez', port: 'metrics' });
+      expect(pod.status.containerStatuses[0]).toMatchObject({ ready: true, restartCount: 0 });
+    }
+    // Its NetworkPolicy: the peer port from its members only (this node's network enforces none; see docs/security.md).
+    const policy = getJson(['get', 'networkpolicy', 'my-etcd-cluster', '-n', ns]);
+    expect(policy.spec.ingress.find((r: any) => r.ports[0].port === 2380).from).toEqual([
+      { podSelector: { matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'member' }) } },
+    ]);
   });
 
   test('EtcdCluster: scaled 3 → 5 → 3 through membership, and a deleted member pod replaced, the key kept throughout', async () => {

@@ -26,6 +26,12 @@ export const invalidEtcdSpecs: [what: string, spec: unknown, field: string][] = 
   ['a resource named gpu', { resources: { limits: { gpu: '1' } } }, 'spec.resources.limits.gpu'],
   ['version 9.9.9, a release with no image', { version: '9.9.9' }, 'spec.version'],
   ['storage 1e100', { storage: '1e100' }, 'spec.storage'],
+  ['a client entry that selects nothing (everyone)', { network: { clients: [{}] } }, 'spec.network.clients'],
+  [
+    'a client selector with an unknown operator',
+    { network: { clients: [{ podSelector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } }] } },
+    'spec.network.clients',
+  ],
   ['a restore backup not named as snapshots are', { restore: { backup: 'latest' } }, 'spec.restore.backup'],
   ['a restore path climbing out of its claim', { restore: { claim: 'snaps', path: '../x.db' } }, 'spec.restore.path'],
   ['a restore path from the root', { restore: { claim: 'snaps', path: '/x.db' } }, 'spec.restore.path'],

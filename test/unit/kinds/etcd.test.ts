@@ -69,7 +69,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, the finished restore Jobs, a pod a rollout is stuck behind, and a StatefulSet made again with larger claims", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -92,17 +92,20 @@ describe('synthesized etcd operator', () => {
         'etcd.database.coreos.com/etcdclusters: get,list,watch,patch',
         'events.k8s.io/events: create,patch',
         'policy/poddisruptionbudgets: get,list,watch,create,update,patch',
+        'networking.k8s.io/networkpolicies: get,list,watch,create,update,patch,delete',
       ].sort(),
     );
     // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob
     // is, the restore Jobs once Restored (prunes: only what the cluster controls and no longer
     // renders), a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), and the
-    // StatefulSet itself, its pods kept, when its claims grow (storage-growth.ts).
+    // StatefulSet itself, its pods kept, when its claims grow (storage-growth.ts), and its
+    // NetworkPolicy when switched off.
     expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual([
       'pods',
       'statefulsets',
       'cronjobs',
       'jobs',
+      'networkpolicies',
     ]);
     expect(JSON.stringify(role.rules)).not.toMatch(/\*/);
   });
@@ -157,6 +160,7 @@ describe('EtcdCluster resources', () => {
       'ConfigMap/kv-members',
       'StatefulSet/kv',
       'PodDisruptionBudget/kv',
+      'NetworkPolicy/kv',
     ]);
     for (const c of children) {
       expect(c.metadata.ownerReferences).toEqual([
@@ -247,6 +251,81 @@ describe('EtcdCluster resources', () => {
         labelSelector: { matchLabels: expect.objectContaining(members) },
       },
     ]);
+  });
+
+  test("a NetworkPolicy by default: the peer port from the cluster's members only; the client port from its namespace's pods (or the clients the spec names), its backup Jobs and the operator; probes and metrics from anywhere", () => {
+    const policyOf = (extra: object = {}) =>
+      desiredEtcdChildren(cluster(3, extra)).find((c: any) => c.kind === 'NetworkPolicy') as any;
+    const policy = policyOf();
+    expect(() => {
+      validateBuiltin(policy);
+    }).not.toThrow();
+    expect(policy.metadata).toMatchObject({ name: 'kv', namespace: 'db' });
+    expect(policy.metadata.ownerReferences[0]).toMatchObject({ kind: 'EtcdCluster', name: 'kv', controller: true });
+    const members = {
+      'app.kubernetes.io/name': 'etcd',
+      'app.kubernetes.io/instance': 'kv',
+      'app.kubernetes.io/component': 'member',
+    };
+    expect(policy.spec.podSelector.matchLabels).toMatchObject(members);
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const rule = (port: number) => policy.spec.ingress.filter((r: any) => r.ports.some((p: any) => p.port === port));
+    // Peers: members of this cluster, nothing else.
+    expect(rule(2380)).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: expect.objectContaining(members) } }],
+        ports: [{ port: 2380, protocol: 'TCP' }],
+      },
+    ]);
+    const [clients] = rule(2379);
+    expect(clients.from).toEqual(
+      expect.arrayContaining([
+        // The namespace's pods (a podSelector alone: this namespace only).
+        { podSelector: {} },
+        // The operator: its pods in a namespace labelled as the kit's operators' are (a label only
+        // those who may change namespaces can set).
+        {
+          namespaceSelector: {
+            matchLabels: {
+              'app.kubernetes.io/part-of': 'cdk8s-operator-kit',
+              'app.kubernetes.io/component': 'controller',
+            },
+          },
+          podSelector: {
+            matchLabels: {
+              'app.kubernetes.io/part-of': 'cdk8s-operator-kit',
+              'app.kubernetes.io/component': 'controller',
+            },
+          },
+        },
+      ]),
+    );
+    expect(rule(2381)).toEqual([{ ports: [{ port: 2381, protocol: 'TCP' }] }]);
+    // Clients named: those instead of the whole namespace; the backups, members and operator still.
+    const named = policyOf({
+      network: {
+        clients: [
+          { namespaceSelector: { matchLabels: { team: 'payments' } }, podSelector: { matchLabels: { app: 'api' } } },
+        ],
+      },
+    });
+    const from = named.spec.ingress.find((r: any) => r.ports[0].port === 2379).from;
+    expect(from).toContainEqual({
+      namespaceSelector: { matchLabels: { team: 'payments' } },
+      podSelector: { matchLabels: { app: 'api' } },
+    });
+    expect(from).not.toContainEqual({ podSelector: {} });
+    expect(from).toContainEqual({
+      podSelector: {
+        matchLabels: expect.objectContaining({
+          'app.kubernetes.io/instance': 'kv',
+          'app.kubernetes.io/component': 'backup',
+        }),
+      },
+    });
+    expect(from).toContainEqual({ podSelector: { matchLabels: expect.objectContaining(members) } });
+    // Off when asked: no policy rendered (the operator then prunes the one it made).
+    expect(policyOf({ network: { policy: false } })).toBeUndefined();
   });
 
   test('children at a membership step: the StatefulSet, ConfigMap, partition and image follow the topology, not the spec', () => {
