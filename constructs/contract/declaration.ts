@@ -79,6 +79,30 @@ export interface ExternalStep<Facts extends object = object> {
   readonly requeueAfterMs?: number;
 }
 
+/** A write a kind's `external` step makes to the system outside Kubernetes, e.g. etcd's `member add`. */
+export interface ExternalWrite {
+  /** The outside system, e.g. `etcd`. */
+  readonly system: string;
+  /** What is done, e.g. `AddMember`. */
+  readonly action: string;
+  /** What it is done to, e.g. a member's name. */
+  readonly target: string;
+  /** Why, as the reconcile's writes record it. */
+  readonly reason: string;
+}
+
+/** What an `external` step is given to work with. */
+export interface ExternalContext {
+  /** Aborts on shutdown and when leadership is lost. */
+  readonly signal: AbortSignal;
+  /**
+   * The gate every write of the step goes through, as the children's writes do: it throws the
+   * stop signal's reason once it aborted (nothing is written after shutdown or a lost lease), else
+   * runs `run` and records `what` in the reconcile's writes and `opkit_reconcile_writes_total`.
+   */
+  write<T>(what: ExternalWrite, run: () => Promise<T>): Promise<T>;
+}
+
 /** An Event a kind asks for, about the resource it reconciles. */
 export interface EventSpec {
   readonly type: 'Normal' | 'Warning';
@@ -182,9 +206,10 @@ export interface ControllerDeclaration<
    * API: one safe step (add or remove a member), whose facts then size the StatefulSet.
    * `children` are the resource's owned children as cached. It must be idempotent and read its
    * state from the outside system and `children`, never from memory, so a crash at any point
-   * resumes. Throwing retries with backoff.
+   * resumes. Every write to the outside system goes through `context.write`. Throwing retries with
+   * backoff.
    */
-  external?(resource: R, children: Children, context: { readonly signal: AbortSignal }): Promise<ExternalStep<Facts>>;
+  external?(resource: R, children: Children, context: ExternalContext): Promise<ExternalStep<Facts>>;
   /**
    * The facts `external` would hand `render`, read only from the children as they are (no call to
    * the outside system, no step taken): what `plan`, `diff` and `render` render with, so what they

@@ -62,7 +62,9 @@ export { isNamespaceTerminating, TerminalError } from './errors';
 export type {
   ControllerDeclaration,
   EventSpec,
+  ExternalContext,
   ExternalStep,
+  ExternalWrite,
   AdmissionContext,
   CacheReads,
   FieldProblem,

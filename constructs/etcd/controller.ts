@@ -418,9 +418,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // backups') are never deleted.
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
-  external: async (cluster, children) => {
+  external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
-    const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children);
+    const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children, context);
     return { facts: { topology, report }, events, requeueAfterMs };
   },
   // What the membership step last left, as the StatefulSet and members' ConfigMap show it.

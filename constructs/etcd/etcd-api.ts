@@ -149,3 +149,18 @@ export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOU
     errors: r.errors ?? [],
   };
 }
+
+/** The first answer of `call` over `urls`, in order; undefined when none answers. */
+export async function firstAnswer<T>(
+  urls: readonly string[],
+  call: (url: string) => Promise<T>,
+): Promise<T | undefined> {
+  for (const url of urls) {
+    try {
+      return await call(url);
+    } catch {
+      // Down, a learner, or cut off from the quorum: ask the next.
+    }
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import { stillToRestore } from '../core/restore-status';
-import { BuiltinTypes, type Children, type EventSpec } from '../contract';
+import { BuiltinTypes, type Children, type EventSpec, type ExternalContext } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
 import {
@@ -15,6 +15,7 @@ import type { EtcdCluster } from './api';
 import {
   addMember,
   EtcdApiError,
+  firstAnswer,
   type EtcdMember,
   type EtcdMemberStatus,
   listMembers,
@@ -43,7 +44,11 @@ const SETTLED_POLL_MS = 30_000;
  * 5. settled: roll a new version member by member, highest ordinal first, each only once every
  *    member is healthy; downgrades across a minor and skipped minors are refused.
  */
-export async function reconcileMembership(cluster: EtcdCluster, children: Children): Promise<MembershipResult> {
+export async function reconcileMembership(
+  cluster: EtcdCluster,
+  children: Children,
+  context: ExternalContext,
+): Promise<MembershipResult> {
   const name = cluster.metadata.name;
   // A namespaced kind: the API server always sets it.
   const namespace = cluster.metadata.namespace ?? '';
@@ -71,7 +76,7 @@ export async function reconcileMembership(cluster: EtcdCluster, children: Childr
     const report = { reachable: false, members: [], step };
     return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
-  const view = await ClusterView.observe({ name, namespace, want, wantVersion, current, members, probe });
+  const view = await ClusterView.observe({ name, namespace, want, wantVersion, current, members, probe, context });
   return (
     foreignMembers(view) ??
     (await finishUnstartedMember(view)) ??
@@ -114,6 +119,8 @@ interface ClusterFacts {
   readonly members: readonly EtcdMember[];
   /** The client URLs the member list was asked at. */
   readonly probe: readonly string[];
+  /** The gate of every write to etcd (see `etcdWrite`). */
+  readonly context: ExternalContext;
 }
 
 /**
@@ -144,6 +151,20 @@ class ClusterView {
 
   get members(): readonly EtcdMember[] {
     return this.facts.members;
+  }
+
+  /**
+   * A write to etcd's member API through the reconcile's gate: not made once the reconcile must
+   * stop (shutdown, the lease lost), and recorded among its writes.
+   */
+  write<T>(action: string, target: EtcdMember | string, reason: string, run: () => Promise<T>): Promise<T> {
+    const name = typeof target === 'string' ? target : this.podName(target);
+    return this.facts.context.write({ system: 'etcd', action, target: name, reason }, run);
+  }
+
+  /** Whether the reconcile was told to stop: an error then is that, not etcd's answer. */
+  get stopping(): boolean {
+    return this.facts.context.signal.aborted;
   }
 
   ordinal(m: EtcdMember): number | undefined {
@@ -258,7 +279,9 @@ async function finishUnstartedMember(view: ClusterView): Promise<MembershipResul
   const i = view.ordinal(m);
   const { want, current } = view.facts;
   if (i !== undefined && i >= want && i === view.highest(members)) {
-    await removeMember(view.via, m.id);
+    await view.write('RemoveMember', m, `it never started, and the spec asks for ${want} members`, () =>
+      removeMember(view.via, m.id),
+    );
     const message = `Removed member ${view.podName(m)}, which never started: the spec asks for ${want} members`;
     return {
       topology: view.formed(
@@ -287,8 +310,11 @@ async function promoteLearner(view: ClusterView): Promise<MembershipResult | und
   if (!learner) return undefined;
   const name = view.podName(learner);
   try {
-    await promoteMember(view.via, learner.id);
+    await view.write('PromoteLearner', learner, 'a learner is promoted once it has caught up', () =>
+      promoteMember(view.via, learner.id),
+    );
   } catch (err) {
+    if (view.stopping) throw err;
     const message = err instanceof Error ? err.message : String(err);
     const reason = /in sync|not ready|too many/i.test(message) ? 'LearnerCatchingUp' : 'PromoteFailed';
     return view.unchanged({ reason, message: `learner ${name} is not promoted yet: ${message}` }, WAIT_POLL_MS);
@@ -314,7 +340,9 @@ async function removeExtraMember(view: ClusterView): Promise<MembershipResult | 
     return view.unchanged({ reason: 'WaitingForQuorum', message }, WAIT_POLL_MS);
   }
   if (victim.id === view.leaderId) {
-    await transferLeadership(view.urlOf(victim), target.id);
+    await view.write('TransferLeadership', victim, `moved to ${view.podName(target)} before ${name} is removed`, () =>
+      transferLeadership(view.urlOf(victim), target.id),
+    );
     const to = view.podName(target);
     return view.unchanged(
       { reason: 'TransferringLeadership', message: `moved leadership to ${to} before removing ${name}` },
@@ -328,7 +356,9 @@ async function removeExtraMember(view: ClusterView): Promise<MembershipResult | 
       ],
     );
   }
-  await removeMember(view.urlOf(target), victim.id);
+  await view.write('RemoveMember', victim, `the spec asks for ${view.facts.want} members`, () =>
+    removeMember(view.urlOf(target), victim.id),
+  );
   return {
     topology: view.formed(rest, view.highest(rest) + 1),
     report: view.report({ reason: 'RemovingMember', message: `removed ${name}; ${rest.length} members remain` }),
@@ -358,7 +388,9 @@ async function addMissingMember(view: ClusterView): Promise<MembershipResult | u
   let added: EtcdMember;
   try {
     const asLearner = supportsLearners(view.runningVersion ?? current.version);
-    added = await addMember(view.via, peerURL(name, namespace, next), asLearner);
+    added = await view.write('AddMember', newName, `the spec asks for ${want} members`, () =>
+      addMember(view.via, peerURL(name, namespace, next), asLearner),
+    );
   } catch (err) {
     // etcd's strict reconfiguration check: it adds a member only once every voting member has
     // been connected for 5 s (e.g. just after a promotion). A wait, not a failure.
@@ -446,16 +478,4 @@ function supportsLearners(version: string): boolean {
 
 function probeOrdinals(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
-}
-
-/** The first answer of `call` over `urls`, in order; undefined when none answers. */
-async function firstAnswer<T>(urls: readonly string[], call: (url: string) => Promise<T>): Promise<T | undefined> {
-  for (const url of urls) {
-    try {
-      return await call(url);
-    } catch {
-      // Down, a learner, or cut off from the quorum: ask the next.
-    }
-  }
-  return undefined;
 }

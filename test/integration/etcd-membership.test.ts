@@ -51,6 +51,18 @@ const claims = () =>
     .items.map((c: any) => c.metadata.name)
     .sort();
 
+/** The writes to etcd the reconciler logged, in order (`--log-level=debug`). */
+function etcdWrites(): { system: string; action: string; target: string; reason: string }[] {
+  return reconciler.logs.flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as { msg?: string; externalWrites?: [] };
+      return entry.msg === "the reconcile's writes" ? (entry.externalWrites ?? []) : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** The member list from the first member that answers with a quorum's view. */
 async function etcdMembers(): Promise<EtcdMember[] | undefined> {
   for (let i = 0; i < 6; i++) {
@@ -200,6 +212,8 @@ beforeAll(async () => {
     controllers: 'etcdcluster',
     crds: ['etcdclusters.etcd.database.coreos.com'],
     env: { OPKIT_ETCD_HOSTS_FILE: hostsFile },
+    // The reconcile's writes, etcd's among them, are a debug line.
+    args: ['--log-level=debug'],
   });
   reconciler = op.reconciler;
   members = new EtcdMembers(op.ns, NAME, hostsFile, 10 + Math.floor(Math.random() * 200));
@@ -269,6 +283,15 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       timings.push(`3 → 5 steps: ${steps.map((x: any) => `${at(x.t)} ${x.what}`).join(', ')}`);
       expect(watch.maxLearners).toBeLessThanOrEqual(1);
       expect(watch.maxUnstarted).toBeLessThanOrEqual(1);
+      // Each member API call went through the reconcile's gate and is among its writes.
+      expect(etcdWrites()).toEqual(
+        expect.arrayContaining([
+          { system: 'etcd', action: 'AddMember', target: `${NAME}-3`, reason: 'the spec asks for 5 members' },
+          expect.objectContaining({ action: 'PromoteLearner', target: `${NAME}-3` }),
+          expect.objectContaining({ action: 'AddMember', target: `${NAME}-4` }),
+          expect.objectContaining({ action: 'PromoteLearner', target: `${NAME}-4` }),
+        ]),
+      );
       const reasons = eventReasons();
       expect(reasons.filter((r: string) => r === 'MemberAdded')).toHaveLength(2);
       expect(reasons.filter((r: string) => r === 'MemberPromoted')).toHaveLength(2);

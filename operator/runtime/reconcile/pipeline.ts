@@ -182,7 +182,13 @@ export async function reconcile(
     }),
   );
   paced.end();
-  // The reconcile's writes together, as `plan -o json` lists them before they are made.
-  if (writes.actions.length > 0) ctx.logger.debug({ writes: writes.actions }, "the reconcile's writes");
+  // The reconcile's writes together, as `plan -o json` lists them before they are made (the
+  // external step's, to its outside system, beside them: plan does not list those yet).
+  const externalWrites = external.value?.written ?? [];
+  if (writes.actions.length > 0 || externalWrites.length > 0)
+    ctx.logger.debug(
+      { writes: writes.actions, ...(externalWrites.length ? { externalWrites } : {}) },
+      "the reconcile's writes",
+    );
   return result;
 }

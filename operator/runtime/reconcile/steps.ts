@@ -3,7 +3,7 @@
  * the resource it is about (`Target`) and the outputs of the steps before it, returning its own;
  * the order, and the one policy for terminal errors, are written once, in pipeline.ts.
  */
-import { type ExternalStep, type KubeObject, type ChildMap } from '../../../constructs/contract';
+import { type ExternalStep, type ExternalWrite, type KubeObject, type ChildMap } from '../../../constructs/contract';
 import { NOTHING_RENDERED, type ReadStatus, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
 import { cachedChildren, isChildRefusal } from '../plan';
@@ -32,12 +32,26 @@ export function observe(
 
 /** External: the declaration's work on a system outside Kubernetes, before rendering. */
 export async function runExternal(
-  parts: Pick<ControllerParts, 'decl' | 'owned'>,
+  parts: Pick<ControllerParts, 'decl' | 'owned' | 'metrics'>,
   t: Target,
-): Promise<ExternalStep | undefined> {
-  if (!parts.decl.external) return undefined;
-  return parts.decl.external(t.resource, cachedChildren(parts, t.uid), { signal: t.ctx.signal });
+): Promise<RanExternal | undefined> {
+  const { decl } = parts;
+  if (!decl.external) return undefined;
+  const written: ExternalWrite[] = [];
+  const { signal } = t.ctx;
+  const write = async <T>(what: ExternalWrite, run: () => Promise<T>): Promise<T> => {
+    signal.throwIfAborted();
+    const out = await run();
+    written.push(what);
+    parts.metrics.reconcileWrites.inc({ controller: decl.name, action: `External:${what.system}:${what.action}` });
+    return out;
+  };
+  const ran = await decl.external(t.resource, cachedChildren(parts, t.uid), { signal, write });
+  return { ...ran, written };
 }
+
+/** The external step's result, with the writes it made through the gate. */
+export type RanExternal = ExternalStep & { readonly written: readonly ExternalWrite[] };
 
 /**
  * The terminal error already reported for this very generation, if any: a query, changing

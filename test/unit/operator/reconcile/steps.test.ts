@@ -15,7 +15,13 @@ import { Blockers } from '../../../../operator/runtime/reconcile/blockers';
 import type { Resource, Target } from '../../../../operator/runtime/reconcile/controller-parts';
 import { StatusPacer } from '../../../../operator/runtime/reconcile/status-pacing';
 import { ApiError } from '../../../../operator/runtime/client';
-import { knownTerminal, observe, recordTerminal, renderDesired } from '../../../../operator/runtime/reconcile/steps';
+import {
+  knownTerminal,
+  observe,
+  recordTerminal,
+  renderDesired,
+  runExternal,
+} from '../../../../operator/runtime/reconcile/steps';
 import { WrittenChildren } from '../../../../operator/runtime/children';
 
 const type = customResourceType<Resource>(memcachedKind);
@@ -222,4 +228,47 @@ test('a render that names the status fields it reads sees those alone, and rende
   expect(seen).toEqual([{ done: undefined }, { done: true }]);
   expect(readsDone.parts.renders.statusChanged('ns/m', available(['m-1']), available(['m-2']))).toBe(false);
   expect(readsDone.parts.renders.statusChanged('ns/m', available(['m-1']), { done: false })).toBe(true);
+});
+
+describe('the external step', () => {
+  const addMember = { system: 'etcd', action: 'AddMember', target: 'm-3', reason: 'the spec asks for 4 members' };
+  const externalOf = (ran: string[]) => ({
+    name: 'memcached',
+    for: memcachedKind,
+    external: async (_r: unknown, _children: unknown, context: any) => {
+      await context.write(addMember, async () => {
+        ran.push('member add');
+        return 'm-3';
+      });
+      return { facts: { added: true } };
+    },
+  });
+  const target = (signal: AbortSignal) =>
+    ({
+      key: 'ns/m',
+      resource: memcached(),
+      uid: 'u1',
+      ctx: { signal, logger: pino({ level: 'silent' }) },
+    }) as unknown as Target;
+  const parts = (decl: object) => ({ decl, owned: [], metrics: new Metrics() }) as any;
+
+  test("writes through the gate: each recorded in the reconcile's writes and the writes metric", async () => {
+    const ran: string[] = [];
+    const p = parts(externalOf(ran));
+    const step = await runExternal(p, target(new AbortController().signal));
+    expect(ran).toEqual(['member add']);
+    expect(step?.facts).toEqual({ added: true });
+    expect(step?.written).toEqual([addMember]);
+    expect(await p.metrics.registry.getSingleMetricAsString('opkit_reconcile_writes_total')).toContain(
+      'opkit_reconcile_writes_total{controller="memcached",action="External:etcd:AddMember"} 1',
+    );
+  });
+
+  test('makes no write once the stop signal says stop (shutdown, or the lease lost)', async () => {
+    const ran: string[] = [];
+    const stop = new AbortController();
+    stop.abort(new Error('leadership lost'));
+    await expect(runExternal(parts(externalOf(ran)), target(stop.signal))).rejects.toThrow('leadership lost');
+    expect(ran).toEqual([]);
+  });
 });
