@@ -98,11 +98,25 @@ export function toJson_EtcdClusterProps(obj: EtcdClusterProps | undefined): Reco
  */
 export interface EtcdClusterSpec {
   /**
+   * How much history etcd keeps before compacting older revisions (etcd's --auto-compaction-retention, periodic mode), e.g. 1h, 30m or 72h; a number alone is hours. Compaction frees pages for a defragmentation to give back.
+   *
+   * @schema EtcdClusterSpec#autoCompactionRetention
+   */
+  readonly autoCompactionRetention?: string;
+
+  /**
    * Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.
    *
    * @schema EtcdClusterSpec#backup
    */
   readonly backup?: EtcdClusterSpecBackup;
+
+  /**
+   * When the operator defragments members: one at a time, the leader last, only while every member is healthy and no version rolls out. Omitted: at 50 % free pages, from 100Mi.
+   *
+   * @schema EtcdClusterSpec#defragmentation
+   */
+  readonly defragmentation?: EtcdClusterSpecDefragmentation;
 
   /**
    * Who may reach the members over the network.
@@ -161,7 +175,9 @@ export interface EtcdClusterSpec {
 export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'autoCompactionRetention': obj.autoCompactionRetention,
     'backup': toJson_EtcdClusterSpecBackup(obj.backup),
+    'defragmentation': toJson_EtcdClusterSpecDefragmentation(obj.defragmentation),
     'network': toJson_EtcdClusterSpecNetwork(obj.network),
     'replicas': obj.replicas,
     'resources': toJson_EtcdClusterSpecResources(obj.resources),
@@ -229,6 +245,42 @@ export function toJson_EtcdClusterSpecBackup(obj: EtcdClusterSpecBackup | undefi
     'schedule': obj.schedule,
     'storage': obj.storage,
     'storageClassName': obj.storageClassName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * When the operator defragments members: one at a time, the leader last, only while every member is healthy and no version rolls out. Omitted: at 50 % free pages, from 100Mi.
+ *
+ * @schema EtcdClusterSpecDefragmentation
+ */
+export interface EtcdClusterSpecDefragmentation {
+  /**
+   * Defragment a member once this share of its database file is free pages (status.etcdMembers[].dbSizeBytes against dbSizeInUseBytes).
+   *
+   * @schema EtcdClusterSpecDefragmentation#fragmentedPercent
+   */
+  readonly fragmentedPercent?: number;
+
+  /**
+   * Members whose database file is smaller than this are never defragmented.
+   *
+   * @schema EtcdClusterSpecDefragmentation#minimumSize
+   */
+  readonly minimumSize?: any;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecDefragmentation' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecDefragmentation(obj: EtcdClusterSpecDefragmentation | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'fragmentedPercent': obj.fragmentedPercent,
+    'minimumSize': obj.minimumSize,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

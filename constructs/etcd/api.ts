@@ -107,6 +107,33 @@ export const etcdClusterSpecSchema = t.object(
           'Scheduled snapshots (etcdctl snapshot save) into a volume of their own, <name>-backups, which is kept when the cluster is deleted. Removing this removes the CronJob; the volume stays.',
       },
     ),
+    defragmentation: t.object(
+      {
+        fragmentedPercent: t.integer({
+          default: 50,
+          minimum: 1,
+          maximum: 100,
+          description:
+            'Defragment a member once this share of its database file is free pages (status.etcdMembers[].dbSizeBytes against dbSizeInUseBytes).',
+        }),
+        minimumSize: t.quantity({
+          positive: true,
+          maximum: MAX_VOLUME,
+          default: '100Mi',
+          description: 'Members whose database file is smaller than this are never defragmented.',
+        }),
+      },
+      {
+        description:
+          'When the operator defragments members: one at a time, the leader last, only while every member is healthy and no version rolls out. Omitted: at 50 % free pages, from 100Mi.',
+      },
+    ),
+    autoCompactionRetention: t.string({
+      default: '1h',
+      pattern: '^[1-9][0-9]{0,3}(h|m)?$',
+      description:
+        "How much history etcd keeps before compacting older revisions (etcd's --auto-compaction-retention, periodic mode), e.g. 1h, 30m or 72h; a number alone is hours. Compaction frees pages for a defragmentation to give back.",
+    }),
     network: t.object(
       {
         policy: t.boolean({
@@ -212,6 +239,12 @@ export const etcdClusterStatusSchema = t.object(
         healthy: t.boolean({ description: 'Whether it answered the operator and knows a leader.' }),
         leader: t.boolean({ description: 'Whether it is the leader.' }),
         version: t.string({ description: 'The etcd version it runs.' }),
+        dbSizeBytes: t.integer({ minimum: 0, description: "Its database file's size, in bytes." }),
+        dbSizeInUseBytes: t.integer({
+          minimum: 0,
+          description:
+            'The part of its database file in use, in bytes; the rest is free pages a defragmentation gives back.',
+        }),
       }),
       { description: 'The member list as etcd reports it (through its members API), in ordinal order.' },
     ),

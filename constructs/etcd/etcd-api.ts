@@ -23,6 +23,10 @@ export interface EtcdMemberStatus {
   readonly version: string;
   readonly isLearner: boolean;
   readonly errors: readonly string[];
+  /** The size of its database file, in bytes. */
+  readonly dbSize: number;
+  /** The part of it in use; the rest is free pages a defragmentation gives back. */
+  readonly dbSizeInUse: number;
 }
 
 /** An answer etcd gave with an error (e.g. "can only promote a learner member which is in sync with leader"). */
@@ -100,6 +104,8 @@ interface StatusJson {
   version?: string;
   isLearner?: boolean;
   errors?: string[];
+  dbSize?: string;
+  dbSizeInUse?: string;
 }
 
 function member(m: MemberJson): EtcdMember {
@@ -147,7 +153,14 @@ export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOU
     version: r.version ?? '',
     isLearner: r.isLearner === true,
     errors: r.errors ?? [],
+    dbSize: Number(r.dbSize ?? 0),
+    dbSizeInUse: Number(r.dbSizeInUse ?? r.dbSize ?? 0),
   };
+}
+
+/** Defragments one member's database (it answers nothing else meanwhile); must be sent to that member. */
+export async function defragment(clientURL: string): Promise<void> {
+  await etcdCall(clientURL, '/v3/maintenance/defragment', {}, 120_000);
 }
 
 /** The first answer of `call` over `urls`, in order; undefined when none answers. */

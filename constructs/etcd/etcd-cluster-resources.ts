@@ -427,6 +427,9 @@ function etcdMemberContainer({ props, topology }: EtcdParts) {
       `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
       `--initial-cluster-token=${name}.${namespace}`,
       `--listen-metrics-urls=http://0.0.0.0:${ETCD_METRICS_PORT}`,
+      // Old revisions compacted away on a schedule, so the database does not grow without bound.
+      '--auto-compaction-mode=periodic',
+      `--auto-compaction-retention=${spec.autoCompactionRetention}`,
     ],
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     envFrom: [{ configMapRef: { name: membersConfigMapName(name) } }],

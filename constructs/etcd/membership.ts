@@ -4,13 +4,14 @@ import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
 import {
   type EtcdTopology,
-  FOREIGN_MEMBER,
   type MembershipReport,
   type MembershipResult,
   observedTopology,
   quorum,
 } from './topology';
-import { hexMemberId, withoutMemberList } from './without-member-list';
+import { defragmentOne } from './defragmentation';
+import { foreignMembers } from './foreign-members';
+import { withoutMemberList } from './without-member-list';
 import type { EtcdCluster } from './api';
 import {
   addMember,
@@ -83,31 +84,9 @@ export async function reconcileMembership(
     (await promoteLearner(view)) ??
     (await removeExtraMember(view)) ??
     (await addMissingMember(view)) ??
+    (await defragmentOne(view, cluster.spec.defragmentation)) ??
     rollVersion(view)
   );
-}
-
-/**
- * 0. Members this operator did not add (a peer URL that is none of its members'): reported at once
- * as `Degraded` (`ForeignMember`), never waited for and never removed — the operator touches no
- * member it did not make. No membership change is made around it: it may vote, and counts in quorum.
- */
-function foreignMembers(view: ClusterView): MembershipResult | undefined {
-  const foreign = view.members.filter((m) => view.ordinal(m) === undefined);
-  if (!foreign.length) return undefined;
-  const ours = view.members.filter((m) => !foreign.includes(m));
-  const described = foreign.map(
-    (m) =>
-      `${hexMemberId(m.id)} (${m.name ? `name ${m.name}, ` : 'not started, '}peer URLs ${m.peerURLs.join(' ')}${m.isLearner ? ', a learner' : ''})`,
-  );
-  const ids = foreign.map((m) => hexMemberId(m.id)).join(' ');
-  const message = `etcd lists member${foreign.length > 1 ? 's' : ''} this operator did not add: ${described.join('; ')}. No membership change is made while ${foreign.length > 1 ? 'they are' : 'it is'} there; remove ${foreign.length > 1 ? 'them' : 'it'} if unknown (etcdctl member remove ${ids})`;
-  return {
-    topology: view.formed(ours, view.settledReplicas),
-    report: view.report(undefined, { reason: FOREIGN_MEMBER, message }),
-    events: [],
-    requeueAfterMs: WAIT_POLL_MS,
-  };
 }
 
 interface ClusterFacts {
@@ -127,7 +106,7 @@ interface ClusterFacts {
  * The cluster as one reconcile sees it: the member list with each member's ordinal, health and
  * version, and the topology and report a step returns.
  */
-class ClusterView {
+export class ClusterView {
   /** Once per member: an unstarted one is found by its peer URL, which may read the hosts file. */
   private readonly ordinals = new Map<string, number | undefined>();
 
@@ -193,6 +172,12 @@ class ClusterView {
     return this.statuses.get(m.id)?.version;
   }
 
+  /** Its database file's size and the part in use, as it last said them. */
+  sizesOf(m: EtcdMember): { dbSizeBytes?: number; dbSizeInUseBytes?: number } {
+    const s = this.statuses.get(m.id);
+    return s?.dbSize ? { dbSizeBytes: s.dbSize, dbSizeInUseBytes: s.dbSizeInUse } : {};
+  }
+
   get leaderId(): string | undefined {
     return [...this.statuses.values()].find((s) => s && s.leader !== '0')?.leader;
   }
@@ -238,6 +223,7 @@ class ClusterView {
         leader: m.id === leaderId,
         // An empty version (a member that has not said) is no version.
         version: this.versionOf(m) === '' ? undefined : this.versionOf(m),
+        ...this.sizesOf(m),
       })),
       step,
       refused,

@@ -28,6 +28,9 @@ export interface MemberReport {
   readonly healthy: boolean;
   readonly leader: boolean;
   readonly version?: string;
+  /** Its database file's size and the part of it in use, in bytes, as it reported them. */
+  readonly dbSizeBytes?: number;
+  readonly dbSizeInUseBytes?: number;
 }
 
 /** What the membership step saw and did, for status and conditions. */

@@ -567,6 +567,86 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
   );
 
   testWithMembers(
+    'a fragmented database is defragmented one member at a time, the leader last, past the threshold only; the status shows the sizes',
+    async () => {
+      const since = Date.now();
+      // 3 MiB written, then deleted and compacted away: free pages in every member's file.
+      const value = b64('x'.repeat(10_000));
+      for (let i = 0; i < 300; i++)
+        await etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64(`bulk/${i}`), value });
+      const deleted = await etcdCall<{ header: { revision: string } }>(members.clientURL(0), '/v3/kv/deleterange', {
+        key: b64('bulk/'),
+        range_end: b64('bulk0'),
+      });
+      await etcdCall(members.clientURL(0), '/v3/kv/compaction', { revision: deleted.header.revision, physical: true });
+      // Each member frees the compacted pages at its next commit: a write after the compaction.
+      const touch = () =>
+        etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64('after-compaction'), value: b64('1') });
+      const fragmented = await eventually(
+        'the status to show the free pages',
+        () => {
+          void touch();
+          const m = cluster()?.status?.etcdMembers as any[] | undefined;
+          return m?.length === 3 && m.every((x) => x.dbSizeBytes > 2_000_000 && x.dbSizeInUseBytes < x.dbSizeBytes / 2)
+            ? m
+            : undefined;
+        },
+        60_000,
+        500,
+        () => JSON.stringify(cluster()?.status?.etcdMembers),
+      );
+      // Under the default threshold's minimum size (100Mi): nothing happens.
+      expect(eventReasons()).not.toContain('Defragmented');
+      const leaderName = fragmented.find((m: any) => m.leader).name as string;
+      kubectlOk([
+        'patch',
+        'etcdcluster',
+        NAME,
+        '-n',
+        op.ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { defragmentation: { fragmentedPercent: 40, minimumSize: '1Mi' } } }),
+      ]);
+      const done = await eventually(
+        'each member defragmented',
+        () => {
+          const notes = getJson(['get', 'events.events.k8s.io', '-n', op.ns])
+            .items.filter((e: any) => e.reason === 'Defragmented' && Date.parse(e.eventTime) >= since - 1000)
+            .sort((a: any, b: any) => Date.parse(a.eventTime) - Date.parse(b.eventTime))
+            .map((e: any) => e.note as string);
+          return notes.length === 3 ? notes : undefined;
+        },
+        90_000,
+        500,
+      );
+      // One each, the leader last.
+      expect(done.map((n: string) => /member (kv-\d)/.exec(n)?.[1]).sort()).toEqual([
+        `${NAME}-0`,
+        `${NAME}-1`,
+        `${NAME}-2`,
+      ]);
+      expect(done[2]).toContain(leaderName);
+      const after = await eventually(
+        'the sizes down',
+        () => {
+          const m = cluster()?.status?.etcdMembers as any[] | undefined;
+          return m?.every((x) => x.dbSizeBytes < 1_000_000) ? m : undefined;
+        },
+        30_000,
+        500,
+        () => JSON.stringify(cluster()?.status?.etcdMembers),
+      );
+      process.stdout.write(
+        `defragmented: ${fragmented.map((m: any) => m.dbSizeBytes).join(', ')} → ${after.map((m: any) => m.dbSizeBytes).join(', ')} bytes\n`,
+      );
+      expect(etcdWrites().filter((w) => w.action === 'Defragment')).toHaveLength(3);
+      expect(await readKey(1, 'greeting')).toBe('hello');
+      await settled(3);
+    },
+  );
+
+  testWithMembers(
     `upgrading ${OLD} → ${NEW} rolls one member at a time, highest ordinal first, each once every member is healthy`,
     async () => {
       const from = members.events.length;

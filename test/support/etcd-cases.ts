@@ -26,6 +26,13 @@ export const invalidEtcdSpecs: [what: string, spec: unknown, field: string][] = 
   ['a resource named gpu', { resources: { limits: { gpu: '1' } } }, 'spec.resources.limits.gpu'],
   ['version 9.9.9, a release with no image', { version: '9.9.9' }, 'spec.version'],
   ['storage 1e100', { storage: '1e100' }, 'spec.storage'],
+  ['a compaction retention of 0 (never)', { autoCompactionRetention: '0' }, 'spec.autoCompactionRetention'],
+  ['a compaction retention in days', { autoCompactionRetention: '3d' }, 'spec.autoCompactionRetention'],
+  [
+    'a defragmentation threshold of 0 %',
+    { defragmentation: { fragmentedPercent: 0 } },
+    'spec.defragmentation.fragmentedPercent',
+  ],
   ['a client entry that selects nothing (everyone)', { network: { clients: [{}] } }, 'spec.network.clients'],
   [
     'a client selector with an unknown operator',

@@ -213,6 +213,14 @@ describe('EtcdCluster resources', () => {
     };
     const current = member('3.5.21');
     expect(current.args).toContain('--listen-metrics-urls=http://0.0.0.0:2381');
+    // History compacted on a schedule (the CRD defaults it to 1h), so there are pages to give back.
+    const compacting = desiredEtcdChildren(cluster(3, { autoCompactionRetention: '30m' })).find(
+      (c: any) => c.kind === 'StatefulSet',
+    ) as any;
+    expect(compacting.spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining(['--auto-compaction-mode=periodic', '--auto-compaction-retention=30m']),
+    );
+    expect(validator.validate({ ...cluster(3), spec: {} }).length).toBe(0);
     expect(current.ports).toContainEqual({ name: 'metrics', containerPort: 2381, protocol: 'TCP' });
     // /livez answers 200 while the member's process serves, quorum or not (etcd >= 3.5.11).
     expect(current.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'metrics' });
