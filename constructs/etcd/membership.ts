@@ -2,13 +2,7 @@ import { stillToRestore } from '../core/restore-status';
 import { BuiltinTypes, type Children, type EventSpec, type ExternalContext } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
-import {
-  type EtcdTopology,
-  type MembershipReport,
-  type MembershipResult,
-  observedTopology,
-  quorum,
-} from './topology';
+import { type EtcdTopology, type MembershipReport, type MembershipResult, observedTopology, quorum } from './topology';
 import { defragmentOne } from './defragmentation';
 import { foreignMembers } from './foreign-members';
 import { withoutMemberList } from './without-member-list';
