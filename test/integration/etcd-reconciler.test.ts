@@ -76,7 +76,8 @@ describe('the etcdcluster controller against a real API server', () => {
   test("seed 000's EtcdCluster applies verbatim and gets its Services, StatefulSet and PDB, all owned", async () => {
     kubectlOk(['apply', '-n', ns, '-f', SEED]);
     const cluster = get('etcdcluster', NAME);
-    expect(cluster.spec).toEqual({ replicas: 3, storage: '10Gi', version: '3.5.21' });
+    // The seed's fields, and the compaction retention the CRD defaults.
+    expect(cluster.spec).toEqual({ replicas: 3, storage: '10Gi', version: '3.5.21', autoCompactionRetention: '1h' });
     for (const [kind, name] of [
       ['service', NAME],
       ['service', `${NAME}-client`],
