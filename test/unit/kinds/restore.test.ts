@@ -18,31 +18,10 @@ import { snapshotRotationScript } from '../../../constructs/etcd/etcd-cluster-re
 import { snapshotSource } from '../../../constructs/etcd/etcd-restore';
 import { renderChildrenWithWaits } from '../../../operator/runtime/children/render';
 import { validateBuiltin } from '../../support/builtin-validator';
+import { databaseResource, etcdResource } from '../../support/data-resources';
 
-const etcd = (spec: object, status?: object) =>
-  ({
-    apiVersion: 'etcd.database.coreos.com/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'kv', namespace: 'db', uid: 'u-kv', generation: 1 },
-    spec: { replicas: 3, version: '3.5.21', storage: '2Gi', ...spec },
-    ...(status ? { status } : {}),
-  }) as any;
-
-const database = (spec: object, status?: object) =>
-  ({
-    apiVersion: 'database.example.com/v1alpha1',
-    kind: 'Database',
-    metadata: { name: 'orders', namespace: 'shop', uid: 'u-orders', generation: 1 },
-    spec: {
-      type: 'postgresql',
-      version: '13',
-      storage: { size: '1Gi' },
-      backup: { enabled: false, schedule: '0 2 * * *', finalSnapshot: false },
-      deletionPolicy: 'Retain',
-      ...spec,
-    },
-    ...(status ? { status } : {}),
-  }) as any;
+const etcd = etcdResource;
+const database = databaseResource;
 
 const restoredTrue = { conditions: [condition('Restored', 'True', 'Restored', 'restored from x')] };
 
