@@ -51,11 +51,6 @@ export class RenderCache<T extends object> {
     return entry.value;
   }
 
-  /** Whether the kept render of `key` read the resource's status: then a change of the status may change it. */
-  readStatus(key: string): boolean {
-    return this.entries.get(key)?.statusRead !== undefined;
-  }
-
   /**
    * Whether a change of the resource's status from `before` to `after` may change the kept render
    * of `key`: it changed a field that render read.
@@ -82,13 +77,14 @@ export class RenderCache<T extends object> {
   }
 
   private rendered(digest: string, status: unknown, render: (readStatus: ReadStatus) => T): Entry<T> {
-    let read: StatusRead | undefined;
+    const seen = { all: false, fields: new Set<string>() };
     const value = deepFreeze(
       render((field) => {
-        if (field === undefined || read === 'all') read = 'all';
-        else read = new Set([...(read ?? []), field]);
+        if (field === undefined) seen.all = true;
+        else seen.fields.add(field);
       }),
     );
+    const read: StatusRead | undefined = seen.all ? 'all' : seen.fields.size ? seen.fields : undefined;
     // The digests are kept too.
     const kept = read && statusDigest(read, status);
     return {

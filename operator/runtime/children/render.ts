@@ -8,6 +8,7 @@ import {
 } from '../../../constructs/contract';
 import { type RenderedChildren, renderWithWaits, resourceAddress } from '../../../constructs/contract/render';
 import { controllerReference } from './apply';
+import type { ReadStatus } from './render-cache';
 
 /** The children a declaration renders for a resource, with the owner reference the runtime gives. */
 export function renderChildren(declaration: ControllerDeclaration, resource: CustomResourceObject): KubeObject[] {
@@ -40,11 +41,11 @@ export function renderDeclaration(
   declaration: ControllerDeclaration,
   resource: CustomResourceObject,
   external: object | undefined,
-  readStatusField: (field: string) => void = () => undefined,
+  readStatus: ReadStatus = () => undefined,
 ): RenderedChildren {
   if (!declaration.render) return NOTHING_RENDERED;
   const fields = declaration.renderReadsStatus;
-  const seen = fields ? withStatusFields(resource, fields, readStatusField) : resource;
+  const seen = fields ? withStatusFields(resource, fields, readStatus) : watchingStatus(resource, readStatus);
   return renderWithWaits((scope) => {
     declaration.render?.(scope, seen, {
       owner: controllerReference(resource, customResourceType(declaration.for)),
@@ -80,4 +81,27 @@ function withStatusFields<T extends CustomResourceObject>(
       enumerable: true,
     });
   return { ...resource, status: view };
+}
+
+/**
+ * The resource as a render that names no status fields sees it, telling `readStatus` when its
+ * status is read — directly, by a spread, JSON or a clone, all of which read the property — so
+ * that a render that never reads it is reused across our own status writes (see RenderCache). A
+ * copy: the cached object stays as it is.
+ */
+function watchingStatus<T extends CustomResourceObject>(resource: T, readStatus: ReadStatus): T {
+  const seen = { ...resource };
+  Object.defineProperty(seen, 'status', {
+    get: () => {
+      // All of it: the render may read any field (see `renderReadsStatus` for fewer).
+      readStatus();
+      return resource.status;
+    },
+    // Listed even where the resource has none yet, so that a spread or JSON of it counts as a
+    // read (a status that then appears must render again); its value is then undefined, which
+    // JSON leaves out as before.
+    enumerable: true,
+    configurable: true,
+  });
+  return seen;
 }

@@ -3,8 +3,8 @@
  * the resource it is about (`Target`) and the outputs of the steps before it, returning its own;
  * the order, and the one policy for terminal errors, are written once, in pipeline.ts.
  */
-import { type ExternalStep, type ExternalWrite, type KubeObject, type ChildMap } from '../../../constructs/contract';
-import { NOTHING_RENDERED, type ReadStatus, renderDeclaration } from '../children';
+import { type ExternalStep, type ExternalWrite, type ChildMap } from '../../../constructs/contract';
+import { NOTHING_RENDERED, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
 import { cachedChildren, isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
@@ -96,34 +96,9 @@ export function renderDesired(
   return parts.renders.get(
     t.key,
     JSON.stringify([rest, facts ?? null]),
-    (readStatus) =>
-      decl.renderReadsStatus
-        ? renderDeclaration(decl, t.resource, facts, readStatus)
-        : renderDeclaration(decl, watchingStatus(t.resource, readStatus), facts),
+    (readStatus) => renderDeclaration(decl, t.resource, facts, readStatus),
     status,
   );
-}
-
-/**
- * The resource as a render sees it, telling `readStatus` when its status is read — directly, by a
- * spread, JSON or a clone, all of which read the property — so that a render that never reads it
- * is reused across our own status writes (see RenderCache). A copy: the cached object stays as it is.
- */
-function watchingStatus<T extends KubeObject>(resource: T, readStatus: ReadStatus): T {
-  const seen = { ...resource };
-  Object.defineProperty(seen, 'status', {
-    get: () => {
-      // All of it: the render may read any field (see `renderReadsStatus` for fewer).
-      readStatus();
-      return resource.status;
-    },
-    // Listed even where the resource has none yet, so that a spread or JSON of it counts as a
-    // read (a status that then appears must render again); its value is then undefined, which
-    // JSON leaves out as before.
-    enumerable: true,
-    configurable: true,
-  });
-  return seen;
 }
 
 /** Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were applied. */
