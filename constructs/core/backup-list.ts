@@ -9,7 +9,8 @@
  */
 import { k8s } from 'cdk8s-plus-27';
 import { type Construct } from 'constructs';
-import { childHealth, type EventSpec, type Job, type Pod } from '../contract';
+import { BuiltinTypes, childHealth, type EventSpec, type Job, type Observed, type Pod } from '../contract';
+import { selectorLabels } from './labels';
 import { type BackupRecord, LISTED_BACKUPS, recordedBackups } from './backup-records';
 import { retriedOnDisruption, terminationReport } from './pods';
 import { t } from './schema';
@@ -165,6 +166,29 @@ export interface BackupListing {
  */
 export function backupListing(claim: string, job: Job | undefined, pods: readonly Pod[]): BackupListing {
   if (!job) return { records: [] };
+  return listingOfJob(claim, job, pods);
+}
+
+/**
+ * The listing of `claim` as a reconcile observed it: the Job `<app instance>-list-backups` and,
+ * only while there is one, its pods (by their labels).
+ */
+export function observedBackupListing(
+  observed: Pick<Observed, 'children' | 'read'>,
+  of: { readonly app: string; readonly instance: string; readonly claim: string },
+): BackupListing {
+  const job = observed.children.of(BuiltinTypes.Job, backupListJobName(of.instance));
+  if (!job) return { records: [] };
+  const labels = selectorLabels({
+    name: of.app,
+    instance: of.instance,
+    component: BACKUP_LIST_COMPONENT,
+    managedBy: '',
+  });
+  return listingOfJob(of.claim, job, observed.read(BuiltinTypes.Pod, labels));
+}
+
+function listingOfJob(claim: string, job: Job, pods: readonly Pod[]): BackupListing {
   const health = childHealth(job);
   if (health.readiness === 'Failed') {
     return { records: [], listedFrom: claim, failure: `Job ${job.metadata.name ?? ''}: ${health.message}` };

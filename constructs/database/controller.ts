@@ -23,8 +23,7 @@ import {
   BACKUP_LIST_COMPONENT,
   backupListEvents,
   type BackupListing,
-  backupListing,
-  backupListJobName,
+  observedBackupListing,
   backupStatusFields,
   backupsToList,
 } from '../core/backup-list';
@@ -247,11 +246,7 @@ function claimToList(db: Database): string | undefined {
 function databaseBackupListing(db: Database, observed: Observed<object, DatabasePrepared>): BackupListing | undefined {
   const claim = claimToList(db);
   if (!claim) return undefined;
-  const pods = observed.read(
-    BuiltinTypes.Pod,
-    selectorLabels({ name: db.spec.type, instance: db.metadata.name, component: BACKUP_LIST_COMPONENT, managedBy: '' }),
-  );
-  return backupListing(claim, observed.children.of(BuiltinTypes.Job, backupListJobName(db.metadata.name)), pods);
+  return observedBackupListing(observed, { app: db.spec.type, instance: db.metadata.name, claim });
 }
 
 /** Whether deleting a Database waits for a final dump. */

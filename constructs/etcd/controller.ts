@@ -20,8 +20,7 @@ import {
   BACKUP_LIST_COMPONENT,
   backupListEvents,
   type BackupListing,
-  backupListing,
-  backupListJobName,
+  observedBackupListing,
   backupStatusFields,
   backupsToList,
 } from '../core/backup-list';
@@ -321,15 +320,7 @@ function quorumLostEvents(before: EtcdCluster['status'], after: EtcdCluster['sta
 function etcdBackupListing(cluster: EtcdCluster, observed: Observed<EtcdFacts>): BackupListing | undefined {
   if (!cluster.spec.backup) return undefined;
   const name = cluster.metadata.name;
-  const pods = observed.read(
-    BuiltinTypes.Pod,
-    selectorLabels({ name: 'etcd', instance: name, component: BACKUP_LIST_COMPONENT, managedBy: '' }),
-  );
-  return backupListing(
-    etcdBackupNames(name).claim,
-    observed.children.of(BuiltinTypes.Job, backupListJobName(name)),
-    pods,
-  );
+  return observedBackupListing(observed, { app: 'etcd', instance: name, claim: etcdBackupNames(name).claim });
 }
 
 /** How the restore of `spec.restore` stands: its Jobs (one per member) and their pods. */
