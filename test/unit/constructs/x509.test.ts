@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import * as tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { issueCertificate } from '../../../constructs/core/x509';
+import { issueCertificate } from '../../../constructs/contract/x509';
 
 const DAY = 86_400_000;
 
@@ -59,15 +59,25 @@ test('a key kept: the certificate renewed for the same key pair', () => {
  */
 async function handshake(server: tls.SecureContextOptions, client: tls.ConnectionOptions): Promise<string> {
   const srv = tls.createServer({ ...server, requestCert: true, rejectUnauthorized: true }, (s) => s.end('hello'));
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) =>
+    srv.listen(0, '127.0.0.1', () => {
+      resolve();
+    }),
+  );
   try {
     const { port } = srv.address() as AddressInfo;
     return await new Promise<string>((resolve) => {
       const socket = tls.connect({ ...client, host: '127.0.0.1', port }, () => undefined);
       let text = '';
-      socket.on('data', (b: Buffer) => (text += b.toString()));
-      socket.on('end', () => resolve(text));
-      socket.on('error', (err: NodeJS.ErrnoException) => resolve(`error: ${err.code ?? err.message}`));
+      socket.on('data', (b: Buffer) => {
+        text += b.toString();
+      });
+      socket.on('end', () => {
+        resolve(text);
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => {
+        resolve(`error: ${err.code ?? err.message}`);
+      });
     });
   } finally {
     srv.close();

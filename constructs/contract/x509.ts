@@ -125,12 +125,14 @@ function extensions(request: CertificateRequest, spki: Buffer): Buffer[] {
 function subjectOf(certPem: string): Buffer {
   const der = Buffer.from(certPem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, ''), 'base64');
   // Certificate → tbsCertificate → [version, serial, signature algorithm, issuer, validity, subject].
-  const tbs = children(der)[0]!;
-  return children(tbs)[5]!;
+  const subject = children(children(der)[0])[5];
+  if (!subject) throw new Error('not a DER certificate: no subject');
+  return subject;
 }
 
 /** The DER elements inside a constructed element (each with its tag and length). */
-function children(element: Buffer): Buffer[] {
+function children(element: Buffer | undefined): Buffer[] {
+  if (!element) throw new Error('not a DER certificate');
   const { header, length } = lengthOf(element, 0);
   const out: Buffer[] = [];
   let at = header;
@@ -143,11 +145,11 @@ function children(element: Buffer): Buffer[] {
 }
 
 function lengthOf(buf: Buffer, at: number): { header: number; length: number } {
-  const first = buf[at + 1]!;
+  const first = buf.readUInt8(at + 1);
   if (first < 0x80) return { header: 2, length: first };
   const n = first & 0x7f;
   let length = 0;
-  for (let i = 0; i < n; i++) length = length * 256 + buf[at + 2 + i]!;
+  for (let i = 0; i < n; i++) length = length * 256 + buf.readUInt8(at + 2 + i);
   return { header: 2 + n, length };
 }
 
