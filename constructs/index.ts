@@ -75,6 +75,7 @@ export type {
   PersistentVolumeClaim,
   Pod,
   PrepareApi,
+  OwnLookup,
   Problem,
   ReplicaSet,
   ResourceType,

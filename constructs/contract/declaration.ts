@@ -101,7 +101,19 @@ export interface ExternalContext {
    * runs `run` and records `what` in the reconcile's writes and `opkit_reconcile_writes_total`.
    */
   write<T>(what: ExternalWrite, run: () => Promise<T>): Promise<T>;
+  /** Reads an object of a `keeps` type by name, in the resource's namespace (see `PrepareApi.getOwn`). */
+  getOwn<T extends KubeObject>(type: ResourceType<T>, name: string): Promise<OwnLookup<T>>;
 }
+
+/**
+ * An object of a `keeps` type looked up by name: absent, the resource's own (its controller owner
+ * reference names the resource), or one of that name the resource does not control — whose
+ * content is never handed to the kind, so a kind cannot read or change what it did not make.
+ */
+export type OwnLookup<T extends KubeObject = KubeObject> =
+  | { readonly state: 'absent' }
+  | { readonly state: 'own'; readonly object: T }
+  | { readonly state: 'foreign' };
 
 /** An Event a kind asks for, about the resource it reconciles. */
 export interface EventSpec {
@@ -114,6 +126,17 @@ export interface EventSpec {
 export interface PrepareApi {
   /** Creates an object unless it exists; true when it created it. Never reads or changes one. */
   createIfAbsent(type: ResourceType, object: KubeObject): Promise<boolean>;
+  /**
+   * Reads an object of a `keeps` type by name, in the resource's namespace: its content only when
+   * the resource is its controller owner.
+   */
+  getOwn<T extends KubeObject>(type: ResourceType<T>, name: string): Promise<OwnLookup<T>>;
+  /**
+   * Replaces an object of a `keeps` type that `getOwn` gave as own, at the resourceVersion it
+   * carries (a Conflict when it changed since: the next reconcile reads it again). Refused for an
+   * object the resource does not control.
+   */
+  replaceOwn<T extends KubeObject>(type: ResourceType<T>, object: T): Promise<T>;
 }
 
 /**
@@ -156,6 +179,14 @@ export interface ControllerDeclaration<
    * update or delete, so it cannot read any object of the type.
    */
   readonly creates?: readonly ResourceType[];
+  /**
+   * Objects it makes, reads back by name and replaces, but never lists, watches or deletes: e.g.
+   * certificates it issues and renews (get, create, update). `getOwn` hands a kind an object only
+   * when the resource is its controller owner, and `replaceOwn` changes only such an object, so
+   * though the grant covers the type, the kind reads and changes its own objects alone. Give them
+   * the resource as controller owner: they go with it.
+   */
+  readonly keeps?: readonly ResourceType[];
 
   /**
    * Renders the desired children of a resource into `scope` (a throwaway chart at run time):

@@ -73,6 +73,7 @@ export type {
   Observed,
   OwnerReferenceLike,
   PrepareApi,
+  OwnLookup,
   Problem,
   StatusOf,
 } from './declaration';

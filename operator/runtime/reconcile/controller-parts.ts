@@ -10,11 +10,12 @@ import type {
   KubeObject,
   PersistentVolumeClaim,
   Pod,
+  OwnLookup,
   PrepareApi,
   ResourceType,
 } from '../../../constructs/contract';
 import type { Blockers } from './blockers';
-import { isConflict, type KubeClient } from '../client';
+import { isConflict, isNotFound, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
 import type { ReconcileContext, TerminalError } from '../controller';
 import type { Informer } from '../cache';
@@ -104,17 +105,67 @@ export function forget(
   parts.blockers.set(key, []);
 }
 
+/** Whose `keeps` objects a step may read and replace: the resource's, in its namespace. */
+export interface KeptBy {
+  readonly uid: string;
+  readonly namespace: string | undefined;
+  /** The declaration's `keeps` types. */
+  readonly keeps: readonly ResourceType[];
+}
+
 /**
- * The create-once writes a `prepare` or `finalize` step may make, through the same gate as every
- * other write: none once `signal` says stop (shutdown, or leadership lost).
+ * The writes a `prepare` or `finalize` step may make, through the same gate as every other write:
+ * none once `signal` says stop (shutdown, or leadership lost). Reads and replacements of `keeps`
+ * objects reach only those the resource controls.
  */
-export function prepareApi(client: KubeClient, signal: AbortSignal): PrepareApi {
+export function prepareApi(client: KubeClient, signal: AbortSignal, keptBy?: KeptBy): PrepareApi {
   return {
     createIfAbsent: (t, o) => {
       signal.throwIfAborted();
       return createIfAbsent(client, t, o);
     },
+    getOwn: (type, name) => getOwn(client, type, name, keptBy),
+    replaceOwn: async (type, object) => {
+      const by = keptType(type, keptBy);
+      if (!controlledBy(object, by.uid) || object.metadata.namespace !== by.namespace)
+        throw new Error(`${type.kind} ${object.metadata.name} is not the resource's own: not replaced`);
+      signal.throwIfAborted();
+      return client.update(type, object);
+    },
   };
+}
+
+/** Reads an object of a `keeps` type by name, handing its content over only when `keptBy` controls it. */
+export async function getOwn<T extends KubeObject>(
+  client: KubeClient,
+  type: ResourceType<T>,
+  name: string,
+  keptBy: KeptBy | undefined,
+): Promise<OwnLookup<T>> {
+  const by = keptType(type, keptBy);
+  let object: T;
+  try {
+    object = await client.get(type, name, by.namespace);
+  } catch (err) {
+    if (isNotFound(err)) return { state: 'absent' };
+    throw err;
+  }
+  return controlledBy(object, by.uid) ? { state: 'own', object } : { state: 'foreign' };
+}
+
+function keptType(type: ResourceType, keptBy: KeptBy | undefined): KeptBy {
+  if (!keptBy?.keeps.some((k) => k.group === type.group && k.kind === type.kind))
+    throw new Error(`${type.kind} is not among the declaration's keeps: neither read nor replaced`);
+  return keptBy;
+}
+
+function controlledBy(object: KubeObject, uid: string): boolean {
+  return uid !== '' && (object.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid);
+}
+
+/** The `keeps` reach of a reconcile's target. */
+export function keptByTarget(parts: Pick<ControllerParts, 'decl'>, t: Target): KeptBy {
+  return { uid: t.uid, namespace: t.namespace, keeps: parts.decl.keeps ?? [] };
 }
 
 /** Creates an object unless one of its name exists (see PrepareApi). */

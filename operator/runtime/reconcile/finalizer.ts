@@ -8,7 +8,7 @@ import { applyStatus } from './status-pacing';
 import { type Condition, findCondition, setCondition } from '../../../constructs/contract/conditions';
 import { type Request, type Result, asTerminal } from '../controller';
 import { sameJson, objectKey } from '../client';
-import { type ControllerParts, forget, prepareApi, type Resource, type Target } from './controller-parts';
+import { type ControllerParts, forget, keptByTarget, prepareApi, type Resource, type Target } from './controller-parts';
 import { cachedChildren } from '../plan';
 
 /** The reason of `Degraded` when a finalize step throws an error that names none. */
@@ -68,7 +68,7 @@ export async function finalizeResource(
     outcome = await decl.finalize(t.resource, {
       children: cachedChildren(parts, t.uid),
       owner: controllerReference(t.resource, type),
-      api: prepareApi(t.ctx.client, t.ctx.signal),
+      api: prepareApi(t.ctx.client, t.ctx.signal, keptByTarget(parts, t)),
       existing: (type, name, namespace = t.namespace) =>
         (parts.owned.get(type.kind)?.informer ?? parts.reads.get(`${type.group}/${type.kind}`))?.get(
           objectKey({ namespace, name }),

@@ -8,7 +8,15 @@ import { NOTHING_RENDERED, renderDeclaration } from '../children';
 import { objectKey, withoutBookkeeping } from '../client';
 import { cachedChildren, isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
-import { type ControllerParts, forget, prepareApi, type Resource, type Target } from './controller-parts';
+import {
+  type ControllerParts,
+  forget,
+  getOwn,
+  keptByTarget,
+  prepareApi,
+  type Resource,
+  type Target,
+} from './controller-parts';
 import type { RenderedChildren } from '../../../constructs/contract/render';
 import type { Informer } from '../cache';
 
@@ -46,7 +54,12 @@ export async function runExternal(
     parts.metrics.reconcileWrites.inc({ controller: decl.name, action: `External:${what.system}:${what.action}` });
     return out;
   };
-  const ran = await decl.external(t.resource, cachedChildren(parts, t.uid), { signal, write });
+  const keptBy = keptByTarget(parts, t);
+  const ran = await decl.external(t.resource, cachedChildren(parts, t.uid), {
+    signal,
+    write,
+    getOwn: (type, name) => getOwn(t.ctx.client, type, name, keptBy),
+  });
   return { ...ran, written };
 }
 
@@ -109,5 +122,5 @@ export async function runPrepare(
   applied: boolean,
 ): Promise<object | undefined> {
   if (!parts.decl.prepare || !applied) return undefined;
-  return parts.decl.prepare(prepareApi(t.ctx.client, t.ctx.signal), t.resource, children);
+  return parts.decl.prepare(prepareApi(t.ctx.client, t.ctx.signal, keptByTarget(parts, t)), t.resource, children);
 }

@@ -266,6 +266,8 @@ describe('the final snapshot of a deleted Database', () => {
             created.push(o);
             return true;
           },
+          getOwn: () => Promise.reject(new Error('a Database keeps nothing')),
+          replaceOwn: () => Promise.reject(new Error('a Database keeps nothing')),
         },
         existing: (_t: unknown, name: string) => all.get(name),
         signal: new AbortController().signal,

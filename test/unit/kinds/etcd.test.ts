@@ -642,6 +642,8 @@ describe('the final snapshot of a deleted EtcdCluster', () => {
           created.push(o);
           return true;
         },
+        getOwn: () => Promise.reject(new Error('the final snapshot reads no Secret')),
+        replaceOwn: () => Promise.reject(new Error('the final snapshot changes no Secret')),
       },
       existing: () => undefined,
       signal: new AbortController().signal,
