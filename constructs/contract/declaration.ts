@@ -111,9 +111,7 @@ export interface ExternalContext {
  * content is never handed to the kind, so a kind cannot read or change what it did not make.
  */
 export type OwnLookup<T extends KubeObject = KubeObject> =
-  | { readonly state: 'absent' }
-  | { readonly state: 'own'; readonly object: T }
-  | { readonly state: 'foreign' };
+  { readonly state: 'absent' } | { readonly state: 'own'; readonly object: T } | { readonly state: 'foreign' };
 
 /** An Event a kind asks for, about the resource it reconciles. */
 export interface EventSpec {

@@ -23,7 +23,7 @@ function secret(name: string, controller?: string): KubeObject {
         : undefined,
     },
     data: { 'tls.key': Buffer.from('secret key').toString('base64') },
-  } as KubeObject;
+  };
 }
 
 const keptBy = { uid: 'uid-kv', namespace: 'prod', keeps: [BuiltinTypes.Secret] };
