@@ -161,6 +161,13 @@ export interface EtcdClusterSpec {
   readonly storageClassName?: string;
 
   /**
+   * Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.
+   *
+   * @schema EtcdClusterSpec#tls
+   */
+  readonly tls?: EtcdClusterSpecTls;
+
+  /**
    * etcd release as x.y.z, 3.5.x or 3.6.x, e.g. 3.5.21; the image is quay.io/coreos/etcd:v<version>.
    *
    * @schema EtcdClusterSpec#version
@@ -184,6 +191,7 @@ export function toJson_EtcdClusterSpec(obj: EtcdClusterSpec | undefined): Record
     'restore': toJson_EtcdClusterSpecRestore(obj.restore),
     'storage': obj.storage,
     'storageClassName': obj.storageClassName,
+    'tls': toJson_EtcdClusterSpecTls(obj.tls),
     'version': obj.version,
   };
   // filter undefined values
@@ -397,6 +405,34 @@ export function toJson_EtcdClusterSpecRestore(obj: EtcdClusterSpecRestore | unde
     'backup': obj.backup,
     'claim': obj.claim,
     'path': obj.path,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.
+ *
+ * @schema EtcdClusterSpecTls
+ */
+export interface EtcdClusterSpecTls {
+  /**
+   * Peer and client traffic over TLS, and only clients and members with a certificate of the cluster's own certificate authorities let in (etcd's --client-cert-auth and --peer-client-cert-auth). Omitted: on for a new cluster; a cluster made by an operator without TLS keeps plaintext. It cannot change once the cluster is made: a change is refused with Degraded=True (TLSChangeRefused).
+   *
+   * @schema EtcdClusterSpecTls#enabled
+   */
+  readonly enabled?: boolean;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecTls' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecTls(obj: EtcdClusterSpecTls | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

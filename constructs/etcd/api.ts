@@ -134,6 +134,18 @@ export const etcdClusterSpecSchema = t.object(
       description:
         "How much history etcd keeps before compacting older revisions (etcd's --auto-compaction-retention, periodic mode), e.g. 1h, 30m or 72h; a number alone is hours. Compaction frees pages for a defragmentation to give back.",
     }),
+    tls: t.object(
+      {
+        enabled: t.boolean({
+          description:
+            "Peer and client traffic over TLS, and only clients and members with a certificate of the cluster's own certificate authorities let in (etcd's --client-cert-auth and --peer-client-cert-auth). Omitted: on for a new cluster; a cluster made by an operator without TLS keeps plaintext. It cannot change once the cluster is made: a change is refused with Degraded=True (TLSChangeRefused).",
+        }),
+      },
+      {
+        description:
+          "Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.",
+      },
+    ),
     network: t.object(
       {
         policy: t.boolean({
@@ -252,6 +264,13 @@ export const etcdClusterStatusSchema = t.object(
       description: 'What the operator is doing to membership or versions, or waiting for; absent when settled.',
     }),
     version: t.string({ description: 'The oldest etcd version a member runs.' }),
+    transport: t.enum(['TLS', 'Plaintext'] as const, {
+      description: 'How the members talk, as the cluster was made: TLS with client certificates, or plaintext.',
+    }),
+    certificatesExpire: t.dateTime({
+      description:
+        "When the first of the members' and the client certificate expires; renewed a third of their life before.",
+    }),
     backupCronJob: t.string({ description: 'The CronJob taking snapshots, when backups are scheduled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled snapshot finished successfully.' }),
     backups: backupRecordsSchema('snapshot'),

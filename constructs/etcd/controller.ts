@@ -31,7 +31,18 @@ import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import { restoreJobName, snapshotSource } from './etcd-restore';
 import type * as Membership from './membership';
-import { type EtcdTopology, type MembershipReport, observedTopology, QUORUM_LOST, quorum } from './topology';
+import type * as Certificates from './certificates';
+import type { CertificatesOutcome } from './certificates';
+import { type EtcdTransport, etcdTransport } from './tls';
+import { certificateEvents, secretsNotOwned, tlsRefusal, transportFields } from './tls-status';
+import {
+  type EtcdTopology,
+  madeTransport,
+  type MembershipReport,
+  observedTopology,
+  QUORUM_LOST,
+  quorum,
+} from './topology';
 
 /** What the membership step found, for the render (the topology) and the status (the report). */
 export interface EtcdFacts {
@@ -39,8 +50,17 @@ export interface EtcdFacts {
   readonly report: MembershipReport;
 }
 
+/** What the prepare step did: the cluster's certificates, with TLS. */
+export interface EtcdPrepared {
+  readonly certificates?: CertificatesOutcome;
+}
+
 /** What an EtcdCluster's status is made from. */
 export interface EtcdStatusInput {
+  /** What this reconcile did to the cluster's certificates; absent without TLS or when rendered statically. */
+  readonly certificates?: CertificatesOutcome;
+  /** How the cluster was made, as its members' ConfigMap says; absent before there is one. */
+  readonly made?: EtcdTransport;
   readonly statefulSet?: StatefulSet;
   /**
    * The StatefulSet's verdict by the children's rules (`observed.health`): its rollout of the
@@ -190,6 +210,8 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
       applyError !== undefined && { reason: 'InvalidResources', message: applyError },
       restoreFailure,
       membership?.refused,
+      tlsRefusal(cluster, input.made),
+      secretsNotOwned(input.certificates),
       // Kubernetes accepted the StatefulSet but cannot make its members (only its Events say so),
       // or a member failed; a failed member is replaced at once, so its failure stands until ready.
       ready < want && (childFailure ?? list.reported('PodFailing')),
@@ -206,6 +228,7 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     }),
     members,
     ...membershipFields(membership),
+    ...transportFields(cluster, input.made, input.certificates),
     ...backupFields(cluster, input),
     replicas: current,
     readyReplicas: ready,
@@ -286,7 +309,7 @@ export function etcdClusterOfChild(involved: { kind?: string; name?: string }): 
  */
 export function etcdEvents(
   cluster: EtcdCluster,
-  observed: Observed<EtcdFacts>,
+  observed: Observed<EtcdFacts, EtcdPrepared>,
   status: EtcdCluster['status'],
 ): EventSpec[] {
   if (observed.applyError) return [];
@@ -301,6 +324,7 @@ export function etcdEvents(
   }
   events.push(...backupListEvents('snapshot', cluster.status, etcdBackupListing(cluster, observed)));
   events.push(...quorumLostEvents(cluster.status, status));
+  events.push(...certificateEvents(observed.prepared?.certificates));
   const now = findCondition(status?.conditions, 'OddMembers');
   if (now?.status === 'False' && findCondition(cluster.status?.conditions, 'OddMembers')?.status !== 'False') {
     events.push({ type: 'Warning', reason: 'EvenMemberCount', message: now.message });
@@ -336,6 +360,12 @@ function restoreProgress(cluster: EtcdCluster, observed: Observed<EtcdFacts>, po
     pods,
     failure: observed.health.failure,
   };
+}
+
+/** The certificates, loaded on first use at run time: they need node:crypto, which a synth never loads. */
+function certificatesModule(): typeof Certificates {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
+  return require('./certificates') as typeof Certificates;
 }
 
 /**
@@ -389,7 +419,7 @@ export async function finalEtcdSnapshot(cluster: EtcdCluster, context: FinalizeC
   );
 }
 
-export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts> = {
+export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts, EtcdPrepared> = {
   name: 'etcdcluster',
   image: DEFAULT_IMAGE,
   for: etcdClusterKind,
@@ -409,6 +439,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // backups') are never deleted.
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
+  // The CAs and certificates (with TLS): made, read back and renewed by name, never listed.
+  keeps: [BuiltinTypes.Secret],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
     const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children, context);
@@ -419,8 +451,15 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
     topology: observedTopology(cluster, children),
     report: { reachable: false, members: [] },
   }),
-  // Whether a restore is over (`conditions`, only with spec.restore) and the backup claim listed.
-  renderReadsStatus: ['conditions', 'backupsListedFrom'],
+  // Whether a restore is over (`conditions`, only with spec.restore), the backup claim listed, and
+  // the transport recorded (read only before the members' ConfigMap says how the cluster was made).
+  renderReadsStatus: ['conditions', 'backupsListedFrom', 'transport'],
+  // With TLS, the CAs and certificates are issued and renewed once the children are applied.
+  prepare: async (api, cluster, children) => {
+    if (etcdTransport(cluster, madeTransport(children, cluster.metadata.name)) !== 'TLS') return {};
+    const { ensureCertificates } = certificatesModule();
+    return { certificates: await ensureCertificates(api, cluster) };
+  },
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {
       name: cluster.metadata.name,
@@ -430,6 +469,7 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       topology: external?.topology,
       restoring: stillToRestore(cluster),
       listBackups: backupsToList(cluster, cluster.spec.backup && etcdBackupNames(cluster.metadata.name).claim),
+      transport: etcdTransport(cluster, external?.topology.made),
     }),
   status: (cluster, observed) => {
     const pods = observed.read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name));
@@ -454,6 +494,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
       backupPods: podsOf('backup'),
       backupListing: etcdBackupListing(cluster, observed),
       restore: cluster.spec.restore && restoreProgress(cluster, observed, podsOf('restore')),
+      certificates: observed.prepared?.certificates,
+      made: observed.external?.topology.made,
     });
   },
   events: etcdEvents,

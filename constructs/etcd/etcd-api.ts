@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import * as https from 'node:https';
 
 /**
  * The few calls of etcd's v3 API the operator makes, through the JSON gateway every etcd serves
@@ -42,18 +43,42 @@ export class EtcdApiError extends Error {
 
 const DEFAULT_TIMEOUT_MS = 2000;
 
+/** A client certificate, and the CA the members' serving certificates are checked against (PEM). */
+export interface EtcdClientTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** A member's client URL, with the client certificate an https URL needs (a plain URL alone for plaintext). */
+export type EtcdEndpoint = string | { readonly url: string; readonly tls?: EtcdClientTls };
+
+/** The URL of an endpoint, for messages. */
+export function endpointURL(endpoint: EtcdEndpoint): string {
+  return typeof endpoint === 'string' ? endpoint : endpoint.url;
+}
+
 /** POSTs a JSON body to one member's gateway; rejects on a transport error, a timeout or an error answer. */
-export function etcdCall<T>(clientURL: string, path: string, body: object, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<T> {
-  const url = new URL(path, clientURL);
+export function etcdCall<T>(
+  endpoint: EtcdEndpoint,
+  path: string,
+  body: object,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<T> {
+  const url = new URL(path, endpointURL(endpoint));
+  const tls = typeof endpoint === 'string' ? undefined : endpoint.tls;
   const payload = JSON.stringify(body);
+  const options = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    timeout: timeoutMs,
+  };
+  if (url.protocol === 'https:' && !tls) return Promise.reject(new Error(`${url.href}: no client certificate for TLS`));
   return new Promise((resolve, reject) => {
-    const req = http.request(
+    const req = (url.protocol === 'https:' ? https : http).request(
       url,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        timeout: timeoutMs,
-      },
+      // The member's certificate checked against the cluster's client CA, and ours presented.
+      tls ? { ...options, ca: tls.ca, cert: tls.cert, key: tls.key, agent: false } : options,
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -119,12 +144,12 @@ function member(m: MemberJson): EtcdMember {
 }
 
 /** The member list, as agreed by a quorum (linearizable): a member cut off from the others fails it. */
-export async function listMembers(clientURL: string): Promise<EtcdMember[]> {
+export async function listMembers(clientURL: EtcdEndpoint): Promise<EtcdMember[]> {
   const r = await etcdCall<{ members?: MemberJson[] }>(clientURL, '/v3/cluster/member/list', { linearizable: true });
   return (r.members ?? []).map(member);
 }
 
-export async function addMember(clientURL: string, peerURL: string, asLearner: boolean): Promise<EtcdMember> {
+export async function addMember(clientURL: EtcdEndpoint, peerURL: string, asLearner: boolean): Promise<EtcdMember> {
   const r = await etcdCall<{ member: MemberJson }>(clientURL, '/v3/cluster/member/add', {
     peerURLs: [peerURL],
     isLearner: asLearner,
@@ -132,20 +157,20 @@ export async function addMember(clientURL: string, peerURL: string, asLearner: b
   return member(r.member);
 }
 
-export async function removeMember(clientURL: string, id: string): Promise<void> {
+export async function removeMember(clientURL: EtcdEndpoint, id: string): Promise<void> {
   await etcdCall(clientURL, '/v3/cluster/member/remove', { ID: id });
 }
 
-export async function promoteMember(clientURL: string, id: string): Promise<void> {
+export async function promoteMember(clientURL: EtcdEndpoint, id: string): Promise<void> {
   await etcdCall(clientURL, '/v3/cluster/member/promote', { ID: id });
 }
 
 /** Moves leadership to `targetId`; must be sent to the current leader. */
-export async function transferLeadership(leaderClientURL: string, targetId: string): Promise<void> {
+export async function transferLeadership(leaderClientURL: EtcdEndpoint, targetId: string): Promise<void> {
   await etcdCall(leaderClientURL, '/v3/maintenance/transfer-leadership', { targetID: targetId }, 10_000);
 }
 
-export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<EtcdMemberStatus> {
+export async function memberStatus(clientURL: EtcdEndpoint, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<EtcdMemberStatus> {
   const r = await etcdCall<StatusJson>(clientURL, '/v3/maintenance/status', {}, timeoutMs);
   return {
     memberId: r.header?.member_id ?? '',
@@ -159,15 +184,12 @@ export async function memberStatus(clientURL: string, timeoutMs = DEFAULT_TIMEOU
 }
 
 /** Defragments one member's database (it answers nothing else meanwhile); must be sent to that member. */
-export async function defragment(clientURL: string): Promise<void> {
+export async function defragment(clientURL: EtcdEndpoint): Promise<void> {
   await etcdCall(clientURL, '/v3/maintenance/defragment', {}, 120_000);
 }
 
 /** The first answer of `call` over `urls`, in order; undefined when none answers. */
-export async function firstAnswer<T>(
-  urls: readonly string[],
-  call: (url: string) => Promise<T>,
-): Promise<T | undefined> {
+export async function firstAnswer<E, T>(urls: readonly E[], call: (url: E) => Promise<T>): Promise<T | undefined> {
   for (const url of urls) {
     try {
       return await call(url);

@@ -12,6 +12,17 @@ import type { EtcdClusterSpec } from './api';
 import { EtcdRestore, snapshotSource } from './etcd-restore';
 import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './topology';
 import { compareVersions } from './versions';
+import {
+  CLIENT_TLS_DIR,
+  etcdctlTlsArgs,
+  type EtcdTransport,
+  etcdTransport,
+  MEMBER_TLS_DIR,
+  memberTlsArgs,
+  memberTlsVolumes,
+  etcdTlsSecrets,
+  scheme,
+} from './tls';
 
 export { ETCD_CLIENT_PORT, ETCD_PEER_PORT, quorum };
 
@@ -45,6 +56,12 @@ export interface EtcdClusterResourcesProps {
    * until the status names the claim (`backupsListedFrom`). @default false
    */
   readonly listBackups?: boolean;
+  /**
+   * How the members talk (see tls.ts): with TLS, the members mount their certificates from the
+   * Secrets the operator issues, and the backup Job its client certificate.
+   * @default `spec.tls.enabled`, else TLS
+   */
+  readonly transport?: EtcdTransport;
 }
 
 /** The image of the backup Job's rotation step (a shell, date, ls, sort, rm): the etcd images have no shell. */
@@ -111,12 +128,14 @@ export class EtcdClusterResources extends Construct {
       managedBy: props.managedBy ?? 'etcd-operator',
     });
     const ownerReferences = props.owner ? [props.owner] : undefined;
+    const transport = props.transport ?? etcdTransport({ spec });
     const parts: EtcdParts = {
       props,
       labels,
       selector: etcdSelectorLabels(name),
       meta: (objectName) => ({ name: objectName, namespace, labels, ownerReferences }),
-      topology: props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version),
+      transport,
+      topology: props.topology ?? bootstrapTopology(name, namespace, spec.replicas, spec.version, transport),
     };
     const port = (portName: string, n: number) => ({
       name: portName,
@@ -188,6 +207,7 @@ export class EtcdClusterResources extends Construct {
             securityContext: restrictedPodSecurityContext(NON_ROOT_UID),
             ...memberPlacement(selector),
             containers: [member],
+            volumes: parts.transport === 'TLS' ? memberTlsVolumes(name) : undefined,
           },
         },
         volumeClaimTemplates: [{ metadata: { name: 'data', labels: selector }, spec: memberClaimSpec(spec) }],
@@ -216,7 +236,7 @@ export class EtcdClusterResources extends Construct {
 
   /** Snapshots on a schedule into a claim of their own, the newest `retention` kept. */
   private addBackups(
-    { props, meta, topology }: EtcdParts,
+    { props, meta, topology, transport }: EtcdParts,
     backup: NonNullable<EtcdClusterSpec['backup']>,
   ): k8s.KubeCronJob {
     const { name, namespace } = props;
@@ -237,6 +257,7 @@ export class EtcdClusterResources extends Construct {
       },
     });
     const volumeMounts = [{ name: 'backups', mountPath: '/backups' }];
+    const tls = transport === 'TLS';
     const small = stepResources('50m', '64Mi', '256Mi');
     return backupCronJob(this, 'Backup', {
       metadata: { ...meta(names.cronJob), labels: backupLabels },
@@ -245,21 +266,7 @@ export class EtcdClusterResources extends Construct {
       uid: NON_ROOT_UID,
       // The etcd image has etcdctl but no shell; the tools image has a shell but no etcdctl.
       initContainers: [
-        {
-          name: 'snapshot',
-          image: `quay.io/coreos/etcd:v${topology.version}`,
-          command: [
-            'etcdctl',
-            `--endpoints=http://${name}-client.${namespace}.svc:${ETCD_CLIENT_PORT}`,
-            '--dial-timeout=10s',
-            'snapshot',
-            'save',
-            `/backups/${SNAPSHOT_IN_PROGRESS}`,
-          ],
-          resources: small,
-          securityContext: restrictedContainerSecurityContext(),
-          volumeMounts,
-        },
+        snapshotStep({ name, namespace, version: topology.version, transport, volumeMounts, resources: small }),
       ],
       containers: [
         {
@@ -272,7 +279,12 @@ export class EtcdClusterResources extends Construct {
           volumeMounts,
         },
       ],
-      volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.claim } }],
+      volumes: [
+        { name: 'backups', persistentVolumeClaim: { claimName: names.claim } },
+        ...(tls
+          ? [{ name: 'client-tls', secret: { secretName: etcdTlsSecrets(name).client, defaultMode: 0o440 } }]
+          : []),
+      ],
     });
   }
 
@@ -329,6 +341,36 @@ export class EtcdClusterResources extends Construct {
   }
 }
 
+/** The backup Job's first step: etcdctl saves a snapshot through the client Service (with the client certificate under TLS). */
+function snapshotStep(p: {
+  name: string;
+  namespace: string;
+  version: string;
+  transport: EtcdTransport;
+  volumeMounts: k8s.VolumeMount[];
+  resources: k8s.ResourceRequirements;
+}): k8s.Container {
+  const tls = p.transport === 'TLS';
+  return {
+    name: 'snapshot',
+    image: `quay.io/coreos/etcd:v${p.version}`,
+    command: [
+      'etcdctl',
+      `--endpoints=${scheme(p.transport)}://${p.name}-client.${p.namespace}.svc:${ETCD_CLIENT_PORT}`,
+      ...(tls ? etcdctlTlsArgs() : []),
+      '--dial-timeout=10s',
+      'snapshot',
+      'save',
+      `/backups/${SNAPSHOT_IN_PROGRESS}`,
+    ],
+    resources: p.resources,
+    securityContext: restrictedContainerSecurityContext(),
+    volumeMounts: tls
+      ? [...p.volumeMounts, { name: 'client-tls', mountPath: CLIENT_TLS_DIR, readOnly: true }]
+      : p.volumeMounts,
+  };
+}
+
 /** Each member's data claim: the StatefulSet's claim template, and a restore's claims before it. */
 function memberClaimSpec(spec: EtcdClusterSpec): k8s.PersistentVolumeClaimSpec {
   return {
@@ -350,6 +392,7 @@ interface EtcdParts {
     ownerReferences: k8s.OwnerReference[] | undefined;
   };
   readonly topology: EtcdTopology;
+  readonly transport: EtcdTransport;
 }
 
 /** etcd's /livez and /readyz (since 3.5.11). */
@@ -409,9 +452,10 @@ function memberPlacement(selector: Record<string, string>) {
 }
 
 /** The etcd container of a member pod: its flags, its initial cluster from the ConfigMap, probes and resources. */
-function etcdMemberContainer({ props, topology }: EtcdParts) {
+function etcdMemberContainer({ props, topology, transport }: EtcdParts) {
   const { name, namespace, spec } = props;
   const peerDomain = `${name}.${namespace}.svc`;
+  const url = scheme(transport);
   const quantities = (m?: Record<string, string | number>) =>
     m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
   const member = {
@@ -421,11 +465,12 @@ function etcdMemberContainer({ props, topology }: EtcdParts) {
     args: [
       '--name=$(POD_NAME)',
       '--data-dir=/var/lib/etcd/data',
-      `--listen-client-urls=http://0.0.0.0:${ETCD_CLIENT_PORT}`,
-      `--advertise-client-urls=http://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
-      `--listen-peer-urls=http://0.0.0.0:${ETCD_PEER_PORT}`,
-      `--initial-advertise-peer-urls=http://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
+      `--listen-client-urls=${url}://0.0.0.0:${ETCD_CLIENT_PORT}`,
+      `--advertise-client-urls=${url}://$(POD_NAME).${peerDomain}:${ETCD_CLIENT_PORT}`,
+      `--listen-peer-urls=${url}://0.0.0.0:${ETCD_PEER_PORT}`,
+      `--initial-advertise-peer-urls=${url}://$(POD_NAME).${peerDomain}:${ETCD_PEER_PORT}`,
       `--initial-cluster-token=${name}.${namespace}`,
+      ...(transport === 'TLS' ? memberTlsArgs(name, topology.version) : []),
       `--listen-metrics-urls=http://0.0.0.0:${ETCD_METRICS_PORT}`,
       // Old revisions compacted away on a schedule, so the database does not grow without bound.
       '--auto-compaction-mode=periodic',
@@ -447,7 +492,15 @@ function etcdMemberContainer({ props, topology }: EtcdParts) {
       limits: quantities(spec.resources?.limits),
     },
     securityContext: restrictedContainerSecurityContext(),
-    volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+    volumeMounts: [
+      { name: 'data', mountPath: '/var/lib/etcd' },
+      ...(transport === 'TLS'
+        ? [
+            { name: 'peer-tls', mountPath: `${MEMBER_TLS_DIR}/peer`, readOnly: true },
+            { name: 'server-tls', mountPath: `${MEMBER_TLS_DIR}/server`, readOnly: true },
+          ]
+        : []),
+    ],
   };
   return member;
 }

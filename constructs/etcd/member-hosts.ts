@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from './addresses';
 import { parseJson, stringAt } from '../contract/json';
+import { type EtcdTransport, scheme } from './tls';
 
 /**
  * Set to a JSON file of `{ "<pod>.<cluster>.<namespace>.svc": "<host>" }` to reach members at
@@ -24,11 +25,20 @@ function memberHost(cluster: string, namespace: string, ordinal: number): string
 }
 
 /** The URL other members reach member `ordinal` at (its `--initial-advertise-peer-urls`). */
-export function peerURL(cluster: string, namespace: string, ordinal: number): string {
-  return `http://${memberHost(cluster, namespace, ordinal)}:${ETCD_PEER_PORT}`;
+export function peerURL(cluster: string, namespace: string, ordinal: number, transport: EtcdTransport): string {
+  return `${scheme(transport)}://${memberHost(cluster, namespace, ordinal)}:${ETCD_PEER_PORT}`;
 }
 
 /** The URL the operator calls member `ordinal`'s API at. */
-export function clientURL(cluster: string, namespace: string, ordinal: number): string {
-  return `http://${memberHost(cluster, namespace, ordinal)}:${ETCD_CLIENT_PORT}`;
+export function clientURL(cluster: string, namespace: string, ordinal: number, transport: EtcdTransport): string {
+  return `${scheme(transport)}://${memberHost(cluster, namespace, ordinal)}:${ETCD_CLIENT_PORT}`;
+}
+
+/**
+ * The addresses the hosts file maps members to (none without one): a member's certificate names
+ * them too, as the operator and the other members reach it there.
+ */
+export function mappedMemberHosts(cluster: string, namespace: string, members: number): string[] {
+  const mapped = Array.from({ length: members }, (_, i) => memberHost(cluster, namespace, i));
+  return mapped.filter((host, i) => host !== memberDnsName(cluster, namespace, i));
 }

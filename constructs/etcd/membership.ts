@@ -2,13 +2,24 @@ import { stillToRestore } from '../core/restore-status';
 import { BuiltinTypes, type Children, type EventSpec, type ExternalContext } from '../contract';
 import { memberName, ordinalOf } from './addresses';
 import { clientURL, peerURL } from './member-hosts';
-import { type EtcdTopology, type MembershipReport, type MembershipResult, observedTopology, quorum } from './topology';
+import {
+  type EtcdTopology,
+  madeTransport,
+  type MembershipReport,
+  type MembershipResult,
+  observedTopology,
+  quorum,
+} from './topology';
 import { defragmentOne } from './defragmentation';
 import { foreignMembers } from './foreign-members';
 import { withoutMemberList } from './without-member-list';
 import type { EtcdCluster } from './api';
+import { type EtcdTransport, etcdTransport } from './tls';
+import { memberEndpoints } from './member-endpoints';
 import {
   addMember,
+  type EtcdClientTls,
+  type EtcdEndpoint,
   EtcdApiError,
   firstAnswer,
   type EtcdMember,
@@ -48,7 +59,8 @@ export async function reconcileMembership(
   // A namespaced kind: the API server always sets it.
   const namespace = cluster.metadata.namespace ?? '';
   const { replicas: want, version: wantVersion } = cluster.spec;
-  const current = observedTopology(cluster, children, (i) => peerURL(name, namespace, i));
+  const transport = etcdTransport(cluster, madeTransport(children, name));
+  const current = observedTopology(cluster, children, (i) => peerURL(name, namespace, i, transport));
   if (!children.of(BuiltinTypes.StatefulSet, name)) {
     const step = stillToRestore(cluster)
       ? { reason: 'Restoring', message: `seeding ${want} members' volumes from the snapshot before any starts` }
@@ -61,7 +73,12 @@ export async function reconcileMembership(
     };
   }
 
-  const probe = Array.from({ length: Math.max(current.replicas, want, 1) }, (_, i) => clientURL(name, namespace, i));
+  const endpoints = await memberEndpoints(cluster, transport, context, Math.max(current.replicas, want, 1));
+  if ('waiting' in endpoints) {
+    const report = { reachable: false, members: [], step: endpoints.waiting };
+    return { topology: current, report, events: [], requeueAfterMs: STEP_POLL_MS };
+  }
+  const { probe, tls } = endpoints;
   const members = await firstAnswer(probe, listMembers);
   if (!members) {
     const step =
@@ -71,7 +88,8 @@ export async function reconcileMembership(
     const report = { reachable: false, members: [], step };
     return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
-  const view = await ClusterView.observe({ name, namespace, want, wantVersion, current, members, probe, context });
+  const facts = { name, namespace, want, wantVersion, current, members, context };
+  const view = await ClusterView.observe({ ...facts, probe, transport, tls });
   return (
     foreignMembers(view) ??
     (await finishUnstartedMember(view)) ??
@@ -90,8 +108,11 @@ interface ClusterFacts {
   readonly wantVersion: string;
   readonly current: EtcdTopology;
   readonly members: readonly EtcdMember[];
-  /** The client URLs the member list was asked at. */
-  readonly probe: readonly string[];
+  /** The client endpoints the member list was asked at. */
+  readonly probe: readonly EtcdEndpoint[];
+  readonly transport: EtcdTransport;
+  /** The operator's client certificate, with TLS. */
+  readonly tls?: EtcdClientTls;
   /** The gate of every write to etcd (see `etcdWrite`). */
   readonly context: ExternalContext;
 }
@@ -145,16 +166,17 @@ export class ClusterView {
     if (!this.ordinals.has(m.id)) {
       const byPeerURL = () =>
         probeOrdinals(Math.max(current.replicas, want, this.members.length) + 1).find((i) =>
-          m.peerURLs.includes(peerURL(name, namespace, i)),
+          m.peerURLs.includes(peerURL(name, namespace, i, this.facts.transport)),
         );
       this.ordinals.set(m.id, (m.name ? ordinalOf(name, m.name) : undefined) ?? byPeerURL());
     }
     return this.ordinals.get(m.id);
   }
 
-  urlOf(m: EtcdMember): string {
+  urlOf(m: EtcdMember): EtcdEndpoint {
     const i = this.ordinal(m);
-    return i !== undefined ? clientURL(this.facts.name, this.facts.namespace, i) : (m.clientURLs[0] ?? '');
+    const { name, namespace, transport, tls } = this.facts;
+    return { url: i !== undefined ? clientURL(name, namespace, i, transport) : (m.clientURLs[0] ?? ''), tls };
   }
 
   readonly healthy = (m: EtcdMember): boolean => {
@@ -194,7 +216,7 @@ export class ClusterView {
   }
 
   /** Where to send a membership change: a healthy voting member, else the first probed. */
-  get via(): string {
+  get via(): EtcdEndpoint {
     const healthyVoter = this.members.find((m) => !m.isLearner && this.healthy(m));
     return healthyVoter ? this.urlOf(healthyVoter) : (this.facts.probe[0] ?? '');
   }
@@ -369,7 +391,7 @@ async function addMissingMember(view: ClusterView): Promise<MembershipResult | u
   try {
     const asLearner = supportsLearners(view.runningVersion ?? current.version);
     added = await view.write('AddMember', newName, `the spec asks for ${want} members`, () =>
-      addMember(view.via, peerURL(name, namespace, next), asLearner),
+      addMember(view.via, peerURL(name, namespace, next, view.facts.transport), asLearner),
     );
   } catch (err) {
     // etcd's strict reconfiguration check: it adds a member only once every voting member has

@@ -1,6 +1,7 @@
 import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
 import { ETCD_PEER_PORT, memberDnsName, memberName } from './addresses';
 import type { EtcdCluster } from './api';
+import { type EtcdTransport, etcdTransport, scheme, transportOfInitialCluster } from './tls';
 
 /**
  * What the StatefulSet and the members' ConfigMap should say at this step of the cluster's life.
@@ -17,6 +18,8 @@ export interface EtcdTopology {
   readonly partition: number;
   /** The etcd version of the pod template. */
   readonly version: string;
+  /** How the cluster was made, as its members' ConfigMap says; absent before there is one. */
+  readonly made?: EtcdTransport;
 }
 
 /** One member as the status shows it. */
@@ -73,8 +76,13 @@ export function bootstrapTopology(
   namespace: string,
   replicas: number,
   version: string,
-  peerURL: (ordinal: number) => string = (i) => `http://${memberDnsName(cluster, namespace, i)}:${ETCD_PEER_PORT}`,
+  /** How members are reached: their DNS names with this transport's scheme, or these URLs. */
+  peers: EtcdTransport | ((ordinal: number) => string),
 ): EtcdTopology {
+  const peerURL =
+    typeof peers === 'function'
+      ? peers
+      : (i: number) => `${scheme(peers)}://${memberDnsName(cluster, namespace, i)}:${ETCD_PEER_PORT}`;
   const initialCluster = Array.from({ length: replicas }, (_, i) => `${memberName(cluster, i)}=${peerURL(i)}`).join(
     ',',
   );
@@ -96,16 +104,18 @@ export function observedTopology(
   // A namespaced kind: the API server always sets it.
   const namespace = cluster.metadata.namespace ?? '';
   const sts = children.of(BuiltinTypes.StatefulSet, name);
+  const made = madeTransport(children, name);
   const fallback = bootstrapTopology(
     name,
     namespace,
     sts?.spec?.replicas ?? cluster.spec.replicas,
     cluster.spec.version,
-    peerURL,
+    peerURL ?? etcdTransport(cluster, made),
   );
-  return sts
+  const topology = sts
     ? currentTopology(sts, children.of(BuiltinTypes.ConfigMap, membersConfigMapName(name)), fallback)
     : fallback;
+  return made ? { ...topology, made } : topology;
 }
 
 /** The topology the cluster's StatefulSet and ConfigMap have now. */
@@ -119,6 +129,13 @@ function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: 
     partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
     version: /:v(\d+\.\d+\.\d+)$/.exec(image)?.[1] ?? fallback.version,
   };
+}
+
+/** How the cluster was made, as its members' ConfigMap says (absent before there is one). */
+export function madeTransport(children: Children, cluster: string): EtcdTransport | undefined {
+  return transportOfInitialCluster(
+    children.of(BuiltinTypes.ConfigMap, membersConfigMapName(cluster))?.data?.ETCD_INITIAL_CLUSTER,
+  );
 }
 
 /** The votes an etcd cluster of `members` voting members needs for quorum. */

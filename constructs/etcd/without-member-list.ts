@@ -3,7 +3,7 @@
  * it names members to a user: pure but for the members' own status calls.
  */
 import { memberName } from './addresses';
-import { memberStatus } from './etcd-api';
+import { type EtcdEndpoint, endpointURL, memberStatus } from './etcd-api';
 import { QUORUM_LOST, quorum } from './topology';
 
 /**
@@ -14,7 +14,7 @@ import { QUORUM_LOST, quorum } from './topology';
 export async function withoutMemberList(
   cluster: string,
   replicas: number,
-  probe: readonly string[],
+  probe: readonly EtcdEndpoint[],
 ): Promise<{ reason: string; message: string }> {
   const answers = await Promise.all(probe.map((url) => memberStatus(url, 1500).catch(() => undefined)));
   const up = probe.flatMap((_, i) => (answers[i] ? [memberName(cluster, i)] : []));
@@ -30,7 +30,7 @@ export async function withoutMemberList(
     reason: 'MembersUnreachable',
     message: up.length
       ? `${up.join(', ')} answer but give no member list (a leader being elected?)`
-      : `no member answers (asked ${probe.join(', ')})`,
+      : `no member answers (asked ${probe.map(endpointURL).join(', ')})`,
   };
 }
 

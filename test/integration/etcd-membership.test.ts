@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
+import { connect as connectTls } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   addMember,
   etcdCall,
+  type EtcdEndpoint,
   type EtcdMember,
   listMembers,
   memberStatus,
@@ -67,7 +70,7 @@ function etcdWrites(): { system: string; action: string; target: string; reason:
 async function etcdMembers(): Promise<EtcdMember[] | undefined> {
   for (let i = 0; i < 6; i++) {
     try {
-      return await listMembers(members.clientURL(i));
+      return await listMembers(members.endpoint(i));
     } catch {
       // next
     }
@@ -77,7 +80,7 @@ async function etcdMembers(): Promise<EtcdMember[] | undefined> {
 
 async function leader(list: EtcdMember[]): Promise<EtcdMember | undefined> {
   for (const m of list.filter((x) => x.name)) {
-    const s = await memberStatus(members.clientURL(ordinal(m))).catch(() => undefined);
+    const s = await memberStatus(members.endpoint(ordinal(m))).catch(() => undefined);
     if (s && s.leader !== '0') return list.find((x) => x.id === s.leader);
   }
   return undefined;
@@ -128,7 +131,7 @@ let lastSeen = '';
 type VoterAnswer = 'healthy' | 'no leader' | 'down' | 'unknown';
 
 /** What one voting member says of itself: up with a leader, up without one, down, or no answer in time. */
-async function voterAnswer(clientURL: string): Promise<VoterAnswer> {
+async function voterAnswer(clientURL: EtcdEndpoint): Promise<VoterAnswer> {
   const ask = () =>
     memberStatus(clientURL, 5000).then(
       (s): VoterAnswer => (s.leader !== '0' ? 'healthy' : 'no leader'),
@@ -176,7 +179,7 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
         // own synchronous calls (kubectl, reads) hold its event loop, and on a loaded machine the
         // timers of every request then fire before their answers are read (a stress run saw 0 of
         // 5 "healthy"). A sample with such an unknown is left out, not read as members down.
-        const answers = await Promise.all(voters.map((m) => voterAnswer(members.clientURL(ordinal(m)))));
+        const answers = await Promise.all(voters.map((m) => voterAnswer(members.endpoint(ordinal(m)))));
         const healthy = answers.includes('unknown') ? Infinity : answers.filter((a) => a === 'healthy').length;
         if (healthy !== Infinity) healthSamples++;
         if (healthy < minHealthyVoters) {
@@ -196,8 +199,57 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
   }
 }
 
+/** A call over TLS that checks the member but presents no certificate of its own. */
+function httpsWithout(url: string, ca: string, body: object): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method: 'POST', ca, agent: false, timeout: 5000 }, (res) => {
+      let text = '';
+      res.on('data', (b: Buffer) => {
+        text += b.toString();
+      });
+      res.on('end', () => {
+        resolve(text);
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** The serial of the certificate a member serves on its client port now. */
+function servedSerial(host: string, tls: { ca: string; cert: string; key: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTls({ host, port: 2379, ...tls }, () => {
+      resolve(socket.getPeerCertificate().serialNumber);
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** Whether the peer port takes a TLS client presenting `tls` (a client certificate, not a peer's). */
+function peerHandshake(host: string, tls: { cert: string; key: string }): Promise<string> {
+  return new Promise((resolve) => {
+    // The peer CA is not the client's: the member is not checked here, only whether it takes us.
+    const socket = connectTls({ host, port: 2380, cert: tls.cert, key: tls.key, rejectUnauthorized: false }, () => {
+      socket.write('GET /members HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    let text = '';
+    socket.on('data', (b: Buffer) => {
+      text += b.toString();
+    });
+    socket.on('close', () => {
+      resolve(text.startsWith('HTTP/1.1 200') ? `taken: ${text.slice(0, 80)}` : `refused: ${text.slice(0, 80)}`);
+    });
+    socket.on('error', (err) => {
+      resolve(`refused: ${err.message}`);
+    });
+  });
+}
+
 async function readKey(ordinalToAsk: number, key: string): Promise<string | undefined> {
-  const r = await etcdCall<{ kvs?: { value: string }[] }>(members.clientURL(ordinalToAsk), '/v3/kv/range', {
+  const r = await etcdCall<{ kvs?: { value: string }[] }>(members.endpoint(ordinalToAsk), '/v3/kv/range', {
     key: b64(key),
     serializable: true,
   });
@@ -254,7 +306,62 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
         `${NAME}-1`,
         `${NAME}-2`,
       ]);
-      await etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64('greeting'), value: b64('hello') });
+      await etcdCall(members.endpoint(0), '/v3/kv/put', { key: b64('greeting'), value: b64('hello') });
+    },
+  );
+
+  testWithMembers(
+    "TLS by default: no client or peer without a certificate of the cluster's CAs gets in; certificates rotated with no member restarted and the keys kept",
+    async () => {
+      const c = cluster();
+      expect(c.status.transport).toBe('TLS');
+      expect(Date.parse(c.status.certificatesExpire)).toBeGreaterThan(Date.now() + 300 * 86_400_000);
+      expect(eventReasons()).toContain('CertificatesIssued');
+      const ip = members.address(0);
+      const ca = members.endpoint(0) as { tls: { ca: string; cert: string; key: string } };
+
+      // Reads, writes and `member add` alike: refused without a certificate, and over plain HTTP.
+      for (const [apiPath, body] of [
+        ['/v3/kv/range', { key: b64('greeting') }],
+        ['/v3/kv/put', { key: b64('greeting'), value: b64('PWNED') }],
+        ['/v3/cluster/member/add', { peerURLs: ['https://10.9.9.9:2380'], isLearner: true }],
+      ] as const) {
+        await expect(httpsWithout(`https://${ip}:2379${apiPath}`, ca.tls.ca, body)).rejects.toThrow();
+        await expect(etcdCall(`http://${ip}:2379`, apiPath, body)).rejects.toThrow();
+      }
+      expect(await readKey(0, 'greeting')).toBe('hello');
+      expect((await listMembers(members.endpoint(0))).map((m) => m.peerURLs[0])).not.toContain('https://10.9.9.9:2380');
+      // The peer port: no plaintext, and a client's certificate (of the other CA) is no member's.
+      await expect(etcdCall(`http://${ip}:2380`, '/members', {})).rejects.toThrow();
+      await expect(peerHandshake(ip, ca.tls)).resolves.toMatch(/^refused/);
+
+      // Rotation: the members' Secrets deleted, the operator issues them again (of the same CAs),
+      // the members take the new certificates at their next connections, none restarted.
+      const caBefore = op.get('secret', `${NAME}-ca`).data;
+      const serialBefore = await servedSerial(ip, ca.tls);
+      const stopsBefore = members.events.filter((e) => e.what === 'stopped').length;
+      kubectlOk(['delete', 'secret', '-n', op.ns, `${NAME}-server-tls`, `${NAME}-peer-tls`]);
+      await eventually(
+        'the certificates issued again',
+        () =>
+          op.get('secret', `${NAME}-server-tls`)?.data && op.get('secret', `${NAME}-peer-tls`)?.data ? true : undefined,
+        60_000,
+      );
+      const serialAfter = await eventually(
+        'member 0 to serve its new certificate',
+        async () => {
+          const now = await servedSerial(ip, ca.tls).catch(() => undefined);
+          return now && now !== serialBefore ? now : undefined;
+        },
+        30_000,
+      );
+      expect(serialAfter).not.toBe(serialBefore);
+      expect(op.get('secret', `${NAME}-ca`).data).toEqual(caBefore);
+      await etcdCall(members.endpoint(1), '/v3/kv/put', { key: b64('after-rotation'), value: b64('kept') });
+      expect(await readKey(2, 'greeting')).toBe('hello');
+      await settled(3);
+      expect(members.events.filter((e) => e.what === 'stopped')).toHaveLength(stopsBefore);
+      timings.push(`certificates rotated: member 0 served the new one ${serialAfter ? 'after' : 'never'}`);
     },
   );
 
@@ -322,7 +429,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       let list = (await etcdMembers())!;
       const lead = (await leader(list))!;
       const kv4 = list.find((m) => m.name === `${NAME}-4`)!;
-      if (lead.id !== kv4.id) await transferLeadership(members.clientURL(ordinal(lead)), kv4.id);
+      if (lead.id !== kv4.id) await transferLeadership(members.endpoint(ordinal(lead)), kv4.id);
       await eventually('kv-4 to lead', async () =>
         (await leader((await etcdMembers())!))?.name === `${NAME}-4` ? true : undefined,
       );
@@ -355,7 +462,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
     expect((await reconciler.stop()).code).toBe(0);
     scale(4);
     // What the operator did before it died: the member is added, nothing else is.
-    await addMember(members.clientURL(0), `http://${members.address(3)}:2380`, true);
+    await addMember(members.endpoint(0), `https://${members.address(3)}:2380`, true);
     expect(sts().spec.replicas).toBe(3);
     reconciler = await op.startAgain();
     await settled(4);
@@ -371,12 +478,12 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       const kv3 = list.find((m) => m.name === `${NAME}-3`)!;
       const lead = (await leader(list))!;
       if (lead.id === kv3.id) {
-        await transferLeadership(members.clientURL(3), list.find((m) => m.name === `${NAME}-0`)!.id);
+        await transferLeadership(members.endpoint(3), list.find((m) => m.name === `${NAME}-0`)!.id);
         await eventually('kv-0 to lead', async () =>
           (await leader((await etcdMembers())!))?.name === `${NAME}-0` ? true : undefined,
         );
       }
-      await removeMember(members.clientURL(0), kv3.id);
+      await removeMember(members.endpoint(0), kv3.id);
       expect(sts().spec.replicas).toBe(4);
       reconciler = await op.startAgain();
       await settled(3);
@@ -473,7 +580,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       await members.kill(lost);
       // What the README tells a user to do.
       const lead = (await leader((await etcdMembers())!))!;
-      await removeMember(members.clientURL(ordinal(lead)), before.id);
+      await removeMember(members.endpoint(ordinal(lead)), before.id);
       kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
       kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
       members.revive(lost);
@@ -503,7 +610,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       // etcd refuses a member add until every voter has been connected for 5 s (just after the last test's replacement).
       const foreign = await eventually(
         'etcd to take a member add',
-        () => addMember(members.clientURL(ordinal(lead)), 'http://10.9.9.9:2380', true),
+        () => addMember(members.endpoint(ordinal(lead)), 'http://10.9.9.9:2380', true),
         30_000,
         500,
       );
@@ -525,7 +632,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       await eventually('a Warning Event', () => (warningsSince('ForeignMember', since).length ? true : undefined));
       // The operator removes nothing it did not add: still there.
       expect((await etcdMembers())!.map((m) => m.id)).toContain(foreign.id);
-      await removeMember(members.clientURL(ordinal(lead)), foreign.id);
+      await removeMember(members.endpoint(ordinal(lead)), foreign.id);
       await eventually('Degraded cleared', () => (condition('Degraded')?.status === 'False' ? true : undefined));
       await settled(3);
     },
@@ -572,16 +679,15 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       const since = Date.now();
       // 3 MiB written, then deleted and compacted away: free pages in every member's file.
       const value = b64('x'.repeat(10_000));
-      for (let i = 0; i < 300; i++)
-        await etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64(`bulk/${i}`), value });
-      const deleted = await etcdCall<{ header: { revision: string } }>(members.clientURL(0), '/v3/kv/deleterange', {
+      for (let i = 0; i < 300; i++) await etcdCall(members.endpoint(0), '/v3/kv/put', { key: b64(`bulk/${i}`), value });
+      const deleted = await etcdCall<{ header: { revision: string } }>(members.endpoint(0), '/v3/kv/deleterange', {
         key: b64('bulk/'),
         range_end: b64('bulk0'),
       });
-      await etcdCall(members.clientURL(0), '/v3/kv/compaction', { revision: deleted.header.revision, physical: true });
+      await etcdCall(members.endpoint(0), '/v3/kv/compaction', { revision: deleted.header.revision, physical: true });
       // Each member frees the compacted pages at its next commit: a write after the compaction.
       const touch = () =>
-        etcdCall(members.clientURL(0), '/v3/kv/put', { key: b64('after-compaction'), value: b64('1') });
+        etcdCall(members.endpoint(0), '/v3/kv/put', { key: b64('after-compaction'), value: b64('1') });
       const fragmented = await eventually(
         'the status to show the free pages',
         () => {
@@ -748,8 +854,11 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
         if (run) await new Promise((r) => setTimeout(r, 1100)); // snapshots are named to the second
         const out = execFileSync(
           process.env.OPKIT_TEST_ETCDCTL!,
+          // The Job's client certificate from the cluster's Secret, where the harness keeps it.
           args.map((a: string) =>
-            a.startsWith('--endpoints=') ? `--endpoints=${members.clientURL(0)}` : a.replace('/backups', dir),
+            a.startsWith('--endpoints=')
+              ? `--endpoints=${members.clientURL(0)}`
+              : a.replace('/backups', dir).replace('/etc/etcd/client-tls', members.clientTlsDir),
           ),
           { encoding: 'utf8' },
         );

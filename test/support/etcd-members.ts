@@ -4,6 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, memberDnsName } from '../../constructs/etcd/addresses';
 import { membersConfigMapName } from '../../constructs/etcd/topology';
+import type { EtcdClientTls, EtcdEndpoint } from '../../constructs/etcd/etcd-api';
+import { etcdTlsSecrets, MEMBER_TLS_DIR } from '../../constructs/etcd/tls';
 import { testKubeconfig } from './kube';
 
 /** The etcd binaries the harness has, by version (none for a cluster from OPKIT_KUBECONFIG). */
@@ -58,6 +60,10 @@ export class EtcdMembers {
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
   private stopped = false;
+  /** With TLS: the cluster's client certificate (`<name>-client-tls`), as the tests' own client uses it. */
+  private clientTls?: EtcdClientTls;
+  /** Whether the members run with TLS, as their pods' flags say. */
+  private tls = false;
 
   /**
    * @param subnet 1–254, a loopback /24 of its own (127.77.<subnet>.0) so clusters never share addresses.
@@ -79,8 +85,19 @@ export class EtcdMembers {
     return `127.77.${this.subnet}.${ordinal + 1}`;
   }
 
+  /** Member `ordinal`'s client URL: https once its pods run with TLS. */
   clientURL(ordinal: number): string {
-    return `http://${this.address(ordinal)}:${ETCD_CLIENT_PORT}`;
+    return `${this.tls ? 'https' : 'http'}://${this.address(ordinal)}:${ETCD_CLIENT_PORT}`;
+  }
+
+  /** Member `ordinal`'s client endpoint, with the cluster's client certificate under TLS. */
+  endpoint(ordinal: number): EtcdEndpoint {
+    return { url: this.clientURL(ordinal), tls: this.clientTls };
+  }
+
+  /** Where the client certificate's files are (TLS only), for etcdctl. */
+  get clientTlsDir(): string {
+    return path.join(this.root, 'tls', 'client-tls');
   }
 
   /** Starts following the pods (through a `kubectl proxy` of its own: plain HTTP, no client library). */
@@ -163,6 +180,10 @@ export class EtcdMembers {
     for (const [name, m] of this.running) {
       if (live.get(name)?.metadata.uid !== m.uid) await this.stopMember(name, 'SIGTERM');
     }
+    if ([...live.values()].some((p) => p.spec.containers[0]?.args?.includes('--client-cert-auth'))) {
+      this.tls = true;
+      await this.refreshCertificates();
+    }
     // A volume is its claim's: a claim deleted and made again under the same name is a new, empty one.
     const claims = new Map(
       (await this.get<{ items: { metadata: { name: string; uid: string } }[] }>(
@@ -170,7 +191,7 @@ export class EtcdMembers {
       ))!.items.map((c) => [c.metadata.name, `${c.metadata.name}-${c.metadata.uid}`]),
     );
     const inUse = new Set([...this.running.values()].map((m) => m.dataDir));
-    for (const dir of fs.readdirSync(this.root).filter((d) => !d.endsWith('.log'))) {
+    for (const dir of fs.readdirSync(this.root).filter((d) => !d.endsWith('.log') && d !== 'tls')) {
       if (![...claims.values()].includes(dir) && !inUse.has(dir))
         fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
     }
@@ -179,6 +200,45 @@ export class EtcdMembers {
       const claim = claims.get(this.claimOf(pod) ?? '');
       if (claim) await this.startMember(pod, claim); // as a kubelet: no volume, no start
     }
+  }
+
+  /**
+   * As a kubelet updates a Secret volume: the members' certificate files written again whenever
+   * their Secrets change (etcd reads them at each new connection), and the client's kept for the tests.
+   */
+  private async refreshCertificates(): Promise<void> {
+    const secrets = etcdTlsSecrets(this.cluster);
+    for (const [dir, secret] of [
+      ['peer', secrets.peer],
+      ['server', secrets.server],
+      ['client-tls', secrets.client],
+    ] as const) {
+      const s = await this.get<{ data?: Record<string, string> }>(
+        `/api/v1/namespaces/${this.namespace}/secrets/${secret}`,
+      );
+      if (!s?.data) continue;
+      const target = path.join(this.root, 'tls', dir);
+      fs.mkdirSync(target, { recursive: true });
+      for (const [key, value] of Object.entries(s.data)) {
+        const file = path.join(target, key);
+        const content = Buffer.from(value, 'base64');
+        if (!fs.existsSync(file) || !fs.readFileSync(file).equals(content))
+          fs.writeFileSync(file, content, { mode: 0o600 });
+      }
+      if (dir === 'client-tls') {
+        const text = (k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString('utf8');
+        this.clientTls = { ca: text('ca.crt'), cert: text('tls.crt'), key: text('tls.key') };
+      }
+    }
+  }
+
+  /** The pod's TLS flags, its files where `refreshCertificates` keeps them (the pod's paths are the kubelet's). */
+  private tlsArgs(args: readonly string[]): string[] {
+    return args
+      .filter((a) =>
+        /^--(peer-)?(cert|key|trusted-ca|client-cert|skip|experimental-peer-skip)|^--peer-cert-allowed/.test(a),
+      )
+      .map((a) => a.replace(MEMBER_TLS_DIR, path.join(this.root, 'tls')));
   }
 
   private claimOf(pod: Pod | undefined): string | undefined {
@@ -198,6 +258,10 @@ export class EtcdMembers {
     );
     if (!cm?.data) return; // as a kubelet: the pod cannot start without its ConfigMap
     const token = container.args?.find((a) => a.startsWith('--initial-cluster-token='));
+    const tls = container.args?.includes('--client-cert-auth') === true;
+    // As a kubelet: no start before the pod's Secret volumes can be mounted.
+    if (tls && !['server', 'peer'].every((d) => fs.existsSync(path.join(this.root, 'tls', d, 'tls.crt')))) return;
+    const url = tls ? 'https' : 'http';
     const dataDir = path.join(this.root, volume);
     const ip = this.address(ordinal);
     const logFile = fs.openSync(path.join(this.root, `${name}.log`), 'a');
@@ -206,11 +270,12 @@ export class EtcdMembers {
       [
         `--name=${name}`,
         `--data-dir=${dataDir}`,
-        `--listen-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
-        `--advertise-client-urls=http://${ip}:${ETCD_CLIENT_PORT}`,
-        `--listen-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
-        `--initial-advertise-peer-urls=http://${ip}:${ETCD_PEER_PORT}`,
+        `--listen-client-urls=${url}://${ip}:${ETCD_CLIENT_PORT}`,
+        `--advertise-client-urls=${url}://${ip}:${ETCD_CLIENT_PORT}`,
+        `--listen-peer-urls=${url}://${ip}:${ETCD_PEER_PORT}`,
+        `--initial-advertise-peer-urls=${url}://${ip}:${ETCD_PEER_PORT}`,
         ...(token ? [token] : []),
+        ...(tls ? this.tlsArgs(container.args ?? []) : []),
         '--listen-metrics-urls=',
       ],
       {

@@ -69,7 +69,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; get, create and update Secrets by name (the certificates); delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -80,6 +80,8 @@ describe('synthesized etcd operator', () => {
         '/events: get,list,watch',
         '/persistentvolumeclaims: get,list,watch,create,update,patch',
         '/pods: get,list,watch,delete',
+        // The CAs and certificates: by name only, never listed or watched.
+        '/secrets: get,create,update',
         '/services: get,list,watch,create,update,patch',
         'apps/statefulsets: get,list,watch,create,update,patch,delete',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
@@ -182,7 +184,7 @@ describe('EtcdCluster resources', () => {
     // A new cluster: all members bootstrap together from the ConfigMap.
     expect(cm.data).toEqual({
       ETCD_INITIAL_CLUSTER:
-        'kv-0=http://kv-0.kv.db.svc:2380,kv-1=http://kv-1.kv.db.svc:2380,kv-2=http://kv-2.kv.db.svc:2380',
+        'kv-0=https://kv-0.kv.db.svc:2380,kv-1=https://kv-1.kv.db.svc:2380,kv-2=https://kv-2.kv.db.svc:2380',
       ETCD_INITIAL_CLUSTER_STATE: 'new',
     });
     expect(sts.spec).toMatchObject({
@@ -448,14 +450,21 @@ describe('EtcdCluster resources', () => {
     const pod = cronJob.spec.jobTemplate.spec.template.spec;
     expect(pod.initContainers[0].command).toEqual([
       'etcdctl',
-      '--endpoints=http://kv-client.db.svc:2379',
+      '--endpoints=https://kv-client.db.svc:2379',
+      // The client certificate the operator issues (kv-client-tls), mounted read-only.
+      '--cacert=/etc/etcd/client-tls/ca.crt',
+      '--cert=/etc/etcd/client-tls/tls.crt',
+      '--key=/etc/etcd/client-tls/tls.key',
       '--dial-timeout=10s',
       'snapshot',
       'save',
       '/backups/.in-progress.db',
     ]);
     expect(pod.initContainers[0].image).toBe('quay.io/coreos/etcd:v3.5.21');
-    expect(pod.volumes).toEqual([{ name: 'backups', persistentVolumeClaim: { claimName: 'kv-backups' } }]);
+    expect(pod.volumes).toEqual([
+      { name: 'backups', persistentVolumeClaim: { claimName: 'kv-backups' } },
+      { name: 'client-tls', secret: { secretName: 'kv-client-tls', defaultMode: 0o440 } },
+    ]);
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, fsGroup: expect.any(Number) });
     for (const c of children)
       expect(() => {
@@ -660,6 +669,7 @@ describe('the final snapshot of a deleted EtcdCluster', () => {
     expect(job.spec.template.spec.initContainers[0].command).toContain('snapshot');
     expect(job.spec.template.spec.volumes).toEqual([
       { name: 'backups', persistentVolumeClaim: { claimName: 'kv-backups' } },
+      { name: 'client-tls', secret: { secretName: 'kv-client-tls', defaultMode: 0o440 } },
     ]);
   });
 });

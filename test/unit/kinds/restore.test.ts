@@ -73,9 +73,9 @@ describe('EtcdCluster spec.restore', () => {
         '/snapshot/old-kv-20261129T020000Z.db',
         '--data-dir=/var/lib/etcd/.restoring',
         `--name=kv-${i}`,
-        '--initial-cluster=kv-0=http://kv-0.kv.db.svc:2380,kv-1=http://kv-1.kv.db.svc:2380,kv-2=http://kv-2.kv.db.svc:2380',
+        '--initial-cluster=kv-0=https://kv-0.kv.db.svc:2380,kv-1=https://kv-1.kv.db.svc:2380,kv-2=https://kv-2.kv.db.svc:2380',
         '--initial-cluster-token=kv.db',
-        `--initial-advertise-peer-urls=http://kv-${i}.kv.db.svc:2380`,
+        `--initial-advertise-peer-urls=https://kv-${i}.kv.db.svc:2380`,
       ]);
       // The same name, token and peer URL the member's own pod starts with.
       const member = find(objects, 'StatefulSet', 'kv').spec.template.spec.containers[0];
