@@ -1,5 +1,5 @@
 /**
- * Least privilege on Secrets, and /metrics served only to who may read it — checked against the
+ * Least privilege on Secrets (the database operator's create only, the etcd operator's by name), and /metrics served only to who may read it — checked against the
  * real API server's authorizer, with the RBAC from dist/.
  */
 import { createTestNamespace, eventually, installDist, kubectl, kubectlOk } from '../support/kube';
@@ -20,16 +20,24 @@ beforeAll(() => {
   installDist();
 });
 
-/** What the API server's authorizer answers for the database operator (a SubjectAccessReview). */
-function allowed(verb: string, resource: string, namespace?: string): boolean {
+const ETCD_SA = 'system:serviceaccount:etcd-system:etcd-operator';
+const ETCD_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:etcd-system', 'system:authenticated'];
+
+/** What the API server's authorizer answers for an operator (a SubjectAccessReview): the database operator's by default. */
+function allowed(
+  verb: string,
+  resource: string,
+  namespace?: string,
+  as = { user: DATABASE_SA, groups: DATABASE_GROUPS },
+): boolean {
   const review = JSON.parse(
     kubectlOk(['create', '-o', 'json', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
         spec: {
-          user: DATABASE_SA,
-          groups: DATABASE_GROUPS,
+          user: as.user,
+          groups: as.groups,
           resourceAttributes: { namespace, verb, group: '', resource },
         },
       }),
@@ -54,6 +62,16 @@ describe('the database operator cannot read any Secret', () => {
     expect(kubectl(['auth', 'can-i', 'create', 'secrets', '-n', 'default', `--as=${DATABASE_SA}`]).stdout.trim()).toBe(
       'yes',
     );
+  });
+});
+
+describe("the etcd operator reaches Secrets by name only (its clusters' certificates)", () => {
+  const etcd = { user: ETCD_SA, groups: ETCD_GROUPS };
+  test.each(['list', 'watch', 'patch', 'delete'])('may not %s secrets anywhere', (verb) => {
+    for (const ns of [undefined, 'default', 'kube-system']) expect(allowed(verb, 'secrets', ns, etcd)).toBe(false);
+  });
+  test('may get, create and update one by name (the runtime hands over only those its EtcdCluster controls)', () => {
+    for (const verb of ['get', 'create', 'update']) expect(allowed(verb, 'secrets', 'default', etcd)).toBe(true);
   });
 });
 
