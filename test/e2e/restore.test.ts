@@ -15,7 +15,7 @@ import {
   kubectl,
   kubectlOk,
 } from '../support/kube';
-import { commandInPod, psqlAs, runCronJobNow } from '../support/pod-script';
+import { commandInPod, etcdctlWithCertificate, psqlAs, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -87,15 +87,14 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       1000,
     );
 
-  /** etcdctl in a member's container, through its cluster's client Service. */
-  const etcdctl = (cluster: string, pod: string, ...args: string[]) =>
-    kubectlOk(['exec', '-n', ns, pod, '--', 'etcdctl', `--endpoints=http://${cluster}-client:2379`, ...args]);
+  /** etcdctl as a client holding the cluster's client certificate, through its client Service (TLS). */
+  const etcdctl = (cluster: string, ...args: string[]) => etcdctlWithCertificate(ns, cluster, '3.5.21', ...args);
   let snapshot: string;
 
   test('EtcdCluster: a key written, a snapshot by the backup Job, the cluster deleted; a new 3-member cluster restored from the snapshot reads the key', async () => {
     applied('EtcdCluster', 'source-etcd', { replicas: 1, backup: { schedule: '0 3 * * *', storage: '1Gi' } });
     await awaitCondition('EtcdCluster', 'source-etcd', 'Available');
-    etcdctl('source-etcd', 'source-etcd-0', 'put', 'restore-key', 'came back');
+    await etcdctl('source-etcd', 'put', 'restore-key', 'came back');
     await eventually(
       'the backup CronJob',
       () => getJsonIfExists(['get', 'cronjob', 'source-etcd-backup', '-n', ns]),
@@ -126,13 +125,12 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       () => kubectl(['get', 'pods', '-n', ns, '-o', 'wide']).stdout,
     );
     // One cluster of the restored members under their own names, the key in it.
-    const list = etcdctl('restored-etcd', 'restored-etcd-2', 'member', 'list');
+    const list = await etcdctl('restored-etcd', 'member', 'list');
     expect(list).toContain('restored-etcd-0');
-    expect(list).toContain('http://restored-etcd-2.restored-etcd.');
+    // Restored as a TLS cluster: its peer URLs https, as a new cluster's.
+    expect(list).toContain('https://restored-etcd-2.restored-etcd.');
     expect(list).not.toContain('source-etcd');
-    expect(etcdctl('restored-etcd', 'restored-etcd-2', 'get', 'restore-key', '--print-value-only').trim()).toBe(
-      'came back',
-    );
+    expect((await etcdctl('restored-etcd', 'get', 'restore-key', '--print-value-only')).trim()).toBe('came back');
     const cluster = resource('EtcdCluster', 'restored-etcd');
     expect(cluster.status.restoredFrom).toBe(`source-etcd-backups/${snapshot}`);
     expect(cluster.status.conditions.find((c: any) => c.type === 'Available')).toMatchObject({ status: 'True' });

@@ -4,8 +4,8 @@
  * promises, not only what kwok reports.
  */
 import * as path from 'node:path';
-import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod, runCronJobNow } from '../support/pod-script';
+import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
+import { commandInPod, etcdctlWithCertificate, nodeScriptInPod, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -28,9 +28,17 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
   });
 
-  /** etcdctl in a member's container, through the client Service by its name. */
-  const etcdctl = (pod: string, ...args: string[]) =>
-    kubectlOk(['exec', '-n', ns, pod, '--', 'etcdctl', '--endpoints=http://my-etcd-cluster-client:2379', ...args]);
+  /**
+   * etcdctl as a client holding the cluster's client certificate, in a pod of its own (the image of
+   * the version the cluster runs), through the client Service by its name.
+   */
+  const etcdctl = (...args: string[]) =>
+    etcdctlWithCertificate(
+      ns,
+      'my-etcd-cluster',
+      (getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]).status?.version as string | undefined) ?? '3.5.21',
+      ...args,
+    );
   /** A merge patch of the sample cluster's spec, as `kubectl patch` makes it. */
   const patchCluster = (spec: object) =>
     kubectlOk(['patch', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec })]);
@@ -91,11 +99,11 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       ['my-etcd-cluster-2', true],
     ]);
     expect(members.filter((m) => m.leader)).toHaveLength(1);
-    // etcd itself, from inside a member, through the client Service by its name.
-    const health = etcdctl('my-etcd-cluster-0', 'endpoint', 'health', '--cluster');
+    // etcd itself, to a client with the cluster's certificate, through the client Service by its name.
+    const health = await etcdctl('endpoint', 'health', '--cluster');
     expect(health.split('\n').filter((l) => l.includes(' is healthy'))).toHaveLength(3);
-    etcdctl('my-etcd-cluster-0', 'put', 'seed', 'kept by the cluster');
-    expect(etcdctl('my-etcd-cluster-2', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+    await etcdctl('put', 'seed', 'kept by the cluster');
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
     // Each member's data on a claim the node's default StorageClass provisioned.
     const claims = getJson(['get', 'pvc', '-n', ns, '-l', 'app.kubernetes.io/instance=my-etcd-cluster']).items;
     expect(claims.map((c: any) => c.status.phase)).toEqual(['Bound', 'Bound', 'Bound']);
@@ -123,14 +131,137 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     ]);
   });
 
+  /**
+   * What a pod with no certificate of the cluster's gets from each port, from namespace `from`: a
+   * Node.js script (the reconciler image) that reads, writes and adds a member over TLS without a
+   * client certificate, speaks plain HTTP to both ports, and prints one line per try.
+   */
+  const triesWithoutCertificate = (from: string) => {
+    const host = (i: number) => `my-etcd-cluster-${i}.my-etcd-cluster.${ns}.svc`;
+    const script = `
+      const https = require('node:https'), http = require('node:http');
+      const tries = [
+        ['read', 'https://my-etcd-cluster-client.${ns}.svc:2379/v3/kv/range', { key: 'c2VlZA==' }],
+        ['write', 'https://my-etcd-cluster-client.${ns}.svc:2379/v3/kv/put', { key: 'c2VlZA==', value: 'UFdORUQ=' }],
+        ['member add', 'https://${host(0)}:2379/v3/cluster/member/add', { peerURLs: ['https://10.9.9.9:2380'], isLearner: true }],
+        ['plaintext client', 'http://${host(0)}:2379/v3/kv/range', { key: 'c2VlZA==' }],
+        ['plaintext peer', 'http://${host(1)}:2380/members', {}],
+      ];
+      (async () => {
+        for (const [what, url, body] of tries) {
+          const line = await new Promise((resolve) => {
+            const lib = url.startsWith('https') ? https : http;
+            const req = lib.request(url, { method: 'POST', rejectUnauthorized: false, timeout: 8000 }, (res) => {
+              let text = '';
+              res.on('data', (b) => (text += b));
+              res.on('end', () => resolve(what + ': HTTP ' + res.statusCode + ' ' + text.slice(0, 120).replace(/\\s+/g, ' ')));
+            });
+            req.on('timeout', () => req.destroy(new Error('timeout')));
+            req.on('error', (e) => resolve(what + ': refused ' + (e.code || e.message)));
+            req.end(JSON.stringify(body));
+          });
+          console.log(line);
+        }
+      })();`;
+    return nodeScriptInPod(from, 'default', script);
+  };
+
+  test("EtcdCluster: TLS by default — a pod without the cluster's certificate can neither read, write nor add a member, in any namespace; plaintext is refused on both ports; a client with <name>-client-tls reads and writes", async () => {
+    const cluster = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+    expect(cluster.status.transport).toBe('TLS');
+    expect(Date.parse(cluster.status.certificatesExpire)).toBeGreaterThan(Date.now() + 300 * 86_400_000);
+    const args = getJson(['get', 'pod', 'my-etcd-cluster-0', '-n', ns]).spec.containers[0].args as string[];
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--client-cert-auth',
+        '--peer-client-cert-auth',
+        '--listen-peer-urls=https://0.0.0.0:2380',
+      ]),
+    );
+    const attacker = createTestNamespace('e2e-attacker');
+    try {
+      for (const from of [attacker, ns]) {
+        const lines = (await triesWithoutCertificate(from)).trim().split('\n');
+        process.stderr.write(
+          `[etcd tls] from ${from === ns ? 'its own namespace' : 'another namespace'}: ${lines.join('; ')}\n`,
+        );
+        expect(lines).toHaveLength(5);
+        // Refused in the TLS handshake (no certificate), or answered 400 for plain HTTP on a TLS port: never served.
+        for (const line of lines) expect(line).toMatch(/^[a-z ]+: (refused |HTTP 400 )/);
+      }
+    } finally {
+      kubectl(['delete', 'namespace', attacker, '--wait=false']);
+    }
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
+    expect((await etcdctl('member', 'list')).trim().split('\n')).toHaveLength(3);
+  });
+
+  test('EtcdCluster: certificates rotated (their Secrets deleted, issued again of the same CAs) with no member restarted, quorum kept, the key kept', async () => {
+    const secret = (name: string) => getJsonIfExists(['get', 'secret', name, '-n', ns]);
+    const servedSerial = async () =>
+      (
+        await commandInPod(ns, {
+          image: getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template.spec
+            .containers[0].image,
+          command: [
+            '/usr/local/bin/node',
+            '-e',
+            `const fs = require('node:fs'), t = (f) => fs.readFileSync('/tls/' + f);
+             const s = require('node:tls').connect({ host: 'my-etcd-cluster-0.my-etcd-cluster.${ns}.svc', port: 2379,
+               ca: t('ca.crt'), cert: t('tls.crt'), key: t('tls.key') }, () => { console.log(s.getPeerCertificate().serialNumber); s.end(); });`,
+          ],
+          secret: { name: 'my-etcd-cluster-client-tls', mountPath: '/tls' },
+        })
+      ).trim();
+    const ca = secret('my-etcd-cluster-ca').data;
+    const before = await servedSerial();
+    const restarts = () =>
+      [0, 1, 2].map(
+        (i) => getJson(['get', 'pod', `my-etcd-cluster-${i}`, '-n', ns]).status.containerStatuses[0].restartCount,
+      );
+    const restartsBefore = restarts();
+    kubectlOk(['delete', 'secret', '-n', ns, 'my-etcd-cluster-server-tls', 'my-etcd-cluster-peer-tls']);
+    await eventually(
+      'the certificates issued again',
+      () => (secret('my-etcd-cluster-server-tls') && secret('my-etcd-cluster-peer-tls') ? true : undefined),
+      90_000,
+      1000,
+    );
+    const after = await eventually(
+      'member 0 serving its new certificate (the kubelet updates Secret volumes within about a minute)',
+      async () => {
+        const now = await servedSerial().catch(() => undefined);
+        return now && now !== before ? now : undefined;
+      },
+      240_000,
+      5000,
+    );
+    expect(after).not.toBe(before);
+    expect(secret('my-etcd-cluster-ca').data).toEqual(ca);
+    const c = await settled(3);
+    expect(c.status.conditions.find((x: any) => x.type === 'Available').status).toBe('True');
+    expect(restarts()).toEqual(restartsBefore);
+    await etcdctl('put', 'rotated', 'yes');
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
+    const events = getJson([
+      'get',
+      'events',
+      '-n',
+      ns,
+      '--field-selector',
+      'involvedObject.name=my-etcd-cluster',
+    ]).items;
+    expect(events.map((e: any) => e.reason)).toContain('CertificatesIssued');
+  });
+
   test('EtcdCluster: scaled 3 → 5 → 3 through membership, and a deleted member pod replaced, the key kept throughout', async () => {
     kubectlOk(['scale', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--replicas=5']);
     await settled(5);
-    expect(etcdctl('my-etcd-cluster-4', 'member', 'list').trim().split('\n')).toHaveLength(5);
-    expect(etcdctl('my-etcd-cluster-4', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+    expect((await etcdctl('member', 'list')).trim().split('\n')).toHaveLength(5);
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
     kubectlOk(['scale', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--replicas=3']);
     await settled(3);
-    expect(etcdctl('my-etcd-cluster-0', 'member', 'list').trim().split('\n')).toHaveLength(3);
+    expect((await etcdctl('member', 'list')).trim().split('\n')).toHaveLength(3);
     // A member's pod lost: the StatefulSet makes it again on its claim, and it rejoins as itself.
     const before = getJson(['get', 'pod', 'my-etcd-cluster-1', '-n', ns]).metadata.uid as string;
     kubectlOk(['delete', 'pod', 'my-etcd-cluster-1', '-n', ns]);
@@ -146,11 +277,9 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     );
     await settled(3);
     expect(
-      etcdctl('my-etcd-cluster-1', 'endpoint', 'health', '--cluster')
-        .split('\n')
-        .filter((l) => l.includes(' is healthy')),
+      (await etcdctl('endpoint', 'health', '--cluster')).split('\n').filter((l) => l.includes(' is healthy')),
     ).toHaveLength(3);
-    expect(etcdctl('my-etcd-cluster-1', 'get', 'seed', '--print-value-only').trim()).toBe('kept by the cluster');
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
   });
 
   test('EtcdCluster: upgraded from 3.5 to 3.6 one member at a time, the key kept', async () => {
@@ -171,18 +300,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       1000,
     );
     expect(upgraded.status.version).toBe(next);
-    const out = kubectlOk([
-      'exec',
-      '-n',
-      ns,
-      'my-etcd-cluster-0',
-      '--',
-      'etcdctl',
-      '--endpoints=http://my-etcd-cluster-client:2379',
-      'get',
-      'seed',
-      '--print-value-only',
-    ]);
+    const out = await etcdctl('get', 'seed', '--print-value-only');
     expect(out.trim()).toBe('kept by the cluster');
   });
 

@@ -16,6 +16,8 @@ export interface PodCommand {
   readonly env?: Readonly<Record<string, string | { readonly secret: string; readonly key: string }>>;
   /** A claim mounted at `mountPath`. */
   readonly claim?: { readonly name: string; readonly mountPath: string };
+  /** A Secret mounted read-only at `mountPath`. */
+  readonly secret?: { readonly name: string; readonly mountPath: string };
   /** Resolve with the output of a command that failed too, rather than throw. @default false */
   readonly failureIsAnAnswer?: boolean;
 }
@@ -25,7 +27,7 @@ export interface PodCommand {
  * with that output when it failed (unless `failureIsAnAnswer`).
  */
 export async function commandInPod(namespace: string, run: PodCommand): Promise<string> {
-  const { claim } = run;
+  const { claim, secret } = run;
   const name = `run-${Math.random().toString(36).slice(2, 8)}`;
   const uid = run.uid ?? 65532;
   const env = Object.entries(run.env ?? {}).map(([key, value]) =>
@@ -48,7 +50,10 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
           fsGroup: uid,
           seccompProfile: { type: 'RuntimeDefault' },
         },
-        volumes: claim ? [{ name: 'data', persistentVolumeClaim: { claimName: claim.name } }] : [],
+        volumes: [
+          ...(claim ? [{ name: 'data', persistentVolumeClaim: { claimName: claim.name } }] : []),
+          ...(secret ? [{ name: 'secret', secret: { secretName: secret.name, defaultMode: 0o440 } }] : []),
+        ],
         containers: [
           {
             name: 'run',
@@ -56,7 +61,10 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
             imagePullPolicy: 'IfNotPresent',
             command: run.command,
             env,
-            volumeMounts: claim ? [{ name: 'data', mountPath: claim.mountPath }] : [],
+            volumeMounts: [
+              ...(claim ? [{ name: 'data', mountPath: claim.mountPath }] : []),
+              ...(secret ? [{ name: 'secret', mountPath: secret.mountPath, readOnly: true }] : []),
+            ],
             securityContext: {
               allowPrivilegeEscalation: false,
               capabilities: { drop: ['ALL'] },
@@ -136,5 +144,30 @@ export function psqlAs(namespace: string, db: string, ...sql: string[]): Promise
       PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
       PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
     },
+  });
+}
+
+/**
+ * etcdctl in a pod of its own (the etcd image of `version`), as a client of EtcdCluster `cluster`
+ * holding its client certificate (`<cluster>-client-tls`): through the client Service, over TLS.
+ */
+export function etcdctlWithCertificate(
+  namespace: string,
+  cluster: string,
+  version: string,
+  ...args: string[]
+): Promise<string> {
+  return commandInPod(namespace, {
+    image: `quay.io/coreos/etcd:v${version}`,
+    command: [
+      'etcdctl',
+      `--endpoints=https://${cluster}-client:2379`,
+      '--cacert=/tls/ca.crt',
+      '--cert=/tls/tls.crt',
+      '--key=/tls/tls.key',
+      '--dial-timeout=10s',
+      ...args,
+    ],
+    secret: { name: `${cluster}-client-tls`, mountPath: '/tls' },
   });
 }
