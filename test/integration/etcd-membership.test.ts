@@ -16,7 +16,7 @@ import {
 } from '../../constructs/etcd/etcd-api';
 import { runCommand } from '../support/controllers-module';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
-import { eventually, getJson, kubectlOk, nodesRun, testIf } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import type { ReconcilerProcess } from '../support/reconciler';
 
@@ -256,8 +256,11 @@ async function readKey(ordinalToAsk: number, key: string): Promise<string | unde
   return r.kvs?.[0] ? Buffer.from(r.kvs[0].value, 'base64').toString() : undefined;
 }
 
+let hostsFile: string;
+let subnet: number;
+
 beforeAll(async () => {
-  const hostsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-hosts-')), 'hosts.json');
+  hostsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-hosts-')), 'hosts.json');
   fs.writeFileSync(hostsFile, '{}');
   op = await startOperatorUnderTest({
     operator: 'etcd',
@@ -268,7 +271,8 @@ beforeAll(async () => {
     args: ['--log-level=debug'],
   });
   reconciler = op.reconciler;
-  members = new EtcdMembers(op.ns, NAME, hostsFile, 10 + Math.floor(Math.random() * 200));
+  subnet = 10 + Math.floor(Math.random() * 200);
+  members = new EtcdMembers(op.ns, NAME, hostsFile, subnet);
   if (canRun) await members.start();
 });
 
@@ -896,6 +900,72 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       kubectlOk(['delete', 'etcdcluster', NAME, '-n', op.ns]);
       await eventually('the StatefulSet to be collected', () => (sts() ? undefined : true), 90_000);
       expect(claims()).toEqual([...[0, 1, 2].map((i) => `data-${NAME}-${i}`), `${NAME}-backups`]);
+    },
+  );
+
+  testWithMembers(
+    'a plaintext cluster (spec.tls.enabled: false) forms over HTTP with no certificate; asked for TLS once made, it is refused (TLSChangeRefused) and its member keeps running',
+    async () => {
+      const PLAIN = 'plain';
+      const plain = new EtcdMembers(op.ns, PLAIN, hostsFile, subnet + 1);
+      await plain.start();
+      try {
+        const spec = { replicas: 1, version: OLD, tls: { enabled: false } };
+        kubectlOk(['apply', '-n', op.ns, '-f', '-'], {
+          input: JSON.stringify({
+            apiVersion: 'etcd.database.coreos.com/v1alpha1',
+            kind: 'EtcdCluster',
+            metadata: { name: PLAIN },
+            spec,
+          }),
+        });
+        const formed = await eventually(
+          'the plaintext cluster Available',
+          () => {
+            const c = op.get('etcdcluster', PLAIN);
+            return c?.status?.conditions?.some((x: any) => x.type === 'Available' && x.status === 'True')
+              ? c
+              : undefined;
+          },
+          90_000,
+        );
+        expect(formed.status.transport).toBe('Plaintext');
+        expect(formed.status.certificatesExpire).toBeUndefined();
+        // Plain HTTP, no certificate: etcd answers.
+        await etcdCall(plain.clientURL(0), '/v3/kv/put', { key: b64('plain'), value: b64('yes') });
+        expect(plain.clientURL(0)).toMatch(/^http:/);
+        expect(op.get('secret', `${PLAIN}-ca`)).toBeUndefined();
+
+        kubectlOk([
+          'patch',
+          'etcdcluster',
+          PLAIN,
+          '-n',
+          op.ns,
+          '--type=merge',
+          '-p',
+          '{"spec":{"tls":{"enabled":true}}}',
+        ]);
+        const refused = await eventually(
+          'Degraded TLSChangeRefused',
+          () => {
+            const c = op.get('etcdcluster', PLAIN);
+            const degraded = c?.status?.conditions?.find((x: any) => x.type === 'Degraded');
+            return degraded?.reason === 'TLSChangeRefused' ? degraded : undefined;
+          },
+          60_000,
+        );
+        expect(refused.message).toMatch(/^spec\.tls\.enabled: true cannot move a cluster made without TLS/);
+        const args = op.get('statefulset', PLAIN).spec.template.spec.containers[0].args as string[];
+        expect(args).toContain('--listen-client-urls=http://0.0.0.0:2379');
+        expect(args).not.toContain('--client-cert-auth');
+        await etcdCall(plain.clientURL(0), '/v3/kv/put', { key: b64('plain'), value: b64('still') });
+        expect(plain.events.filter((e) => e.what === 'stopped')).toEqual([]);
+        expect(op.get('etcdcluster', PLAIN).status.transport).toBe('Plaintext');
+      } finally {
+        kubectl(['delete', 'etcdcluster', PLAIN, '-n', op.ns, '--wait=false']);
+        await plain.stop();
+      }
     },
   );
 });
