@@ -91,8 +91,11 @@ export interface ExternalWrite {
   readonly reason: string;
 }
 
-/** What an `external` step is given to work with. */
-export interface ExternalContext {
+/**
+ * What an `external` step is given to work with: the caches of its `reads` types too (e.g. the
+ * claims its members run on), read-only.
+ */
+export interface ExternalContext extends CacheReads {
   /** Aborts on shutdown and when leadership is lost. */
   readonly signal: AbortSignal;
   /**

@@ -257,6 +257,10 @@ export const etcdClusterStatusSchema = t.object(
           description:
             'The part of its database file in use, in bytes; the rest is free pages a defragmentation gives back.',
         }),
+        claimUID: t.string({
+          description:
+            'The uid of the data claim it last ran on while healthy. A member not healthy on a claim of another uid has lost its data, and the operator replaces it.',
+        }),
       }),
       { description: 'The member list as etcd reports it (through its members API), in ordinal order.' },
     ),

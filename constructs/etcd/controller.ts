@@ -94,6 +94,7 @@ const SCALING_STEPS = new Set([
   'LearnerCatchingUp',
   'PromoteFailed',
   'RemovingMember',
+  'ReplacingLostMember',
   'TransferringLeadership',
   'WaitingForQuorum',
 ]);
@@ -438,7 +439,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // the NetworkPolicy when switched off (no longer rendered); claims (the members' and the
   // backups') are never deleted.
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
-  reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent],
+  // Claims: which one each member runs on (a new one means its data is gone).
+  reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent, BuiltinTypes.PersistentVolumeClaim],
   // The CAs and certificates (with TLS): made, read back and renewed by name, never listed.
   keeps: [BuiltinTypes.Secret],
   external: async (cluster, children, context) => {

@@ -11,14 +11,15 @@ import {
   quorum,
 } from './topology';
 import { defragmentOne } from './defragmentation';
+import type { ClusterFacts } from './cluster-facts';
 import { foreignMembers } from './foreign-members';
+import { claimRecord, memberClaims, replaceLostMember } from './lost-members';
 import { withoutMemberList } from './without-member-list';
 import type { EtcdCluster } from './api';
-import { type EtcdTransport, etcdTransport } from './tls';
+import { etcdTransport } from './tls';
 import { memberEndpoints } from './member-endpoints';
 import {
   addMember,
-  type EtcdClientTls,
   type EtcdEndpoint,
   EtcdApiError,
   firstAnswer,
@@ -88,33 +89,19 @@ export async function reconcileMembership(
     const report = { reachable: false, members: [], step };
     return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
   }
-  const facts = { name, namespace, want, wantVersion, current, members, context };
+  const claims = memberClaims(cluster, context);
+  const facts = { name, namespace, want, wantVersion, current, members, context, ...claims };
   const view = await ClusterView.observe({ ...facts, probe, transport, tls });
   return (
     foreignMembers(view) ??
     (await finishUnstartedMember(view)) ??
+    (await replaceLostMember(view)) ??
     (await promoteLearner(view)) ??
     (await removeExtraMember(view)) ??
     (await addMissingMember(view)) ??
     (await defragmentOne(view, cluster.spec.defragmentation)) ??
     rollVersion(view)
   );
-}
-
-interface ClusterFacts {
-  readonly name: string;
-  readonly namespace: string;
-  readonly want: number;
-  readonly wantVersion: string;
-  readonly current: EtcdTopology;
-  readonly members: readonly EtcdMember[];
-  /** The client endpoints the member list was asked at. */
-  readonly probe: readonly EtcdEndpoint[];
-  readonly transport: EtcdTransport;
-  /** The operator's client certificate, with TLS. */
-  readonly tls?: EtcdClientTls;
-  /** The gate of every write to etcd (see `etcdWrite`). */
-  readonly context: ExternalContext;
 }
 
 /**
@@ -240,6 +227,7 @@ export class ClusterView {
         // An empty version (a member that has not said) is no version.
         version: this.versionOf(m) === '' ? undefined : this.versionOf(m),
         ...this.sizesOf(m),
+        ...claimRecord(this, m),
       })),
       step,
       refused,

@@ -34,6 +34,8 @@ export interface MemberReport {
   /** Its database file's size and the part of it in use, in bytes, as it reported them. */
   readonly dbSizeBytes?: number;
   readonly dbSizeInUseBytes?: number;
+  /** The uid of the claim it last ran on healthy: a member on another claim has lost its data. */
+  readonly claimUID?: string;
 }
 
 /** What the membership step saw and did, for status and conditions. */

@@ -595,6 +595,43 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
     },
   );
 
+  testWithMembers(
+    'a member whose claim and pod are deleted (its data gone) is replaced by the operator alone: MemberDataLost, removed through etcd, added back empty as a learner and promoted; the keys kept, no other member restarted',
+    async () => {
+      await settled(3);
+      const lost = `${NAME}-2`;
+      const before = (await etcdMembers())!.find((m) => m.name === lost)!;
+      const othersStarted = members.events.filter((e) => e.what === 'started' && e.pod !== lost).length;
+      const writesBefore = etcdWrites().length;
+      // The issue's reproduction: a member's claim and pod deleted together.
+      kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
+      kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
+      await eventually(
+        'the member back under a new ID',
+        async () => {
+          const now = (await etcdMembers())?.find((m) => m.name === lost);
+          return now && now.id !== before.id && !now.isLearner ? now : undefined;
+        },
+        120_000,
+      );
+      const c = await settled(3);
+      // The claim each member runs on, recorded while healthy (the typed signal of lost data): now the new one.
+      expect(c.status.etcdMembers.find((m: any) => m.name === lost).claimUID).toBe(
+        op.get('pvc', `data-${lost}`).metadata.uid,
+      );
+      expect(eventReasons()).toEqual(
+        expect.arrayContaining(['MemberDataLost', 'MemberRemoved', 'MemberAdded', 'MemberPromoted']),
+      );
+      const writes = etcdWrites().slice(writesBefore);
+      expect(writes.map((w) => `${w.action} ${w.target}`)).toEqual(
+        expect.arrayContaining([`RemoveMember ${lost}`, `AddMember ${lost}`, `PromoteLearner ${lost}`]),
+      );
+      expect(writes.find((w) => w.action === 'RemoveMember')!.reason).toContain(`its claim data-${lost} is new`);
+      expect(await readKey(2, 'greeting')).toBe('hello');
+      expect(members.events.filter((e) => e.what === 'started' && e.pod !== lost)).toHaveLength(othersStarted);
+    },
+  );
+
   const condition = (type: string) => cluster()?.status?.conditions?.find((x: any) => x.type === type);
   const warningsSince = (reason: string, since: number) =>
     getJson(['get', 'events.events.k8s.io', '-n', op.ns]).items.filter(

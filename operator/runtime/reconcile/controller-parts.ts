@@ -5,6 +5,7 @@
  */
 import type { WrittenChildren, ChildFailures, RenderCache } from '../children';
 import type {
+  CacheReads,
   ControllerDeclaration,
   CustomResourceObject,
   KubeObject,
@@ -14,6 +15,7 @@ import type {
   PrepareApi,
   ResourceType,
 } from '../../../constructs/contract';
+import { isOfType } from '../../../constructs/contract';
 import type { Blockers } from './blockers';
 import { isConflict, isNotFound, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
@@ -161,6 +163,23 @@ function keptType(type: ResourceType, keptBy: KeptBy | undefined): KeptBy {
 
 function controlledBy(object: KubeObject, uid: string): boolean {
   return uid !== '' && (object.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid);
+}
+
+/** Reads of the caches of the declaration's `reads` types, in the target's namespace (or all). */
+export function cacheReads(parts: Pick<ControllerParts, 'decl' | 'reads'>, t: Pick<Target, 'namespace'>): CacheReads {
+  return {
+    read: <T extends KubeObject>(
+      type: ResourceType<T>,
+      labels?: Record<string, string>,
+      options?: { readonly allNamespaces?: boolean },
+    ): T[] => {
+      const inf = parts.reads.get(`${type.group}/${type.kind}`);
+      if (!inf) throw new Error(`controller ${parts.decl.name} reads ${type.kind} but does not declare it in reads`);
+      return inf
+        .list(options?.allNamespaces ? undefined : t.namespace, labels)
+        .filter((o): o is T => isOfType(type, o));
+    },
+  };
 }
 
 /** The `keeps` reach of a reconcile's target. */

@@ -10,10 +10,8 @@ import {
   type KubeObject,
   type Observed,
   type Pod,
-  type ResourceType,
   assessChildren,
   type ChildMap,
-  isOfType,
   madeBy,
 } from '../../../constructs/contract';
 import type { KindDescriptor } from '../../../constructs/contract/kind';
@@ -29,7 +27,7 @@ import {
   setCondition,
 } from '../../../constructs/contract/conditions';
 import type { TerminalError } from '../controller';
-import { type ControllerParts, type Resource, type Target } from './controller-parts';
+import { cacheReads, type ControllerParts, type Resource, type Target } from './controller-parts';
 import { cachedClaimsOf } from '../plan';
 import { isJsonObject } from '../../../constructs/contract/json';
 import type { PacedReconcile } from './status-pacing';
@@ -65,15 +63,7 @@ export function computeStatus(
     children: outcome.children,
     before: outcome.writes.before,
     changes: outcome.writes.changes,
-    read: <T extends KubeObject>(
-      type: ResourceType<T>,
-      labels?: Record<string, string>,
-      options?: { readonly allNamespaces?: boolean },
-    ): T[] => {
-      const inf = parts.reads.get(`${type.group}/${type.kind}`);
-      if (!inf) throw new Error(`controller ${decl.name} reads ${type.kind} but does not declare it in reads`);
-      return inf.list(options?.allNamespaces ? undefined : t.namespace, labels).filter((o) => isOfType(type, o));
-    },
+    ...cacheReads(parts, t),
     applyError: refusal,
     childFailure,
     health: assessChildren({

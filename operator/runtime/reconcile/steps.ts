@@ -9,6 +9,7 @@ import { objectKey, withoutBookkeeping } from '../client';
 import { cachedChildren, isChildRefusal } from '../plan';
 import { type Request, type TerminalError } from '../controller';
 import {
+  cacheReads,
   type ControllerParts,
   forget,
   getOwn,
@@ -40,7 +41,7 @@ export function observe(
 
 /** External: the declaration's work on a system outside Kubernetes, before rendering. */
 export async function runExternal(
-  parts: Pick<ControllerParts, 'decl' | 'owned' | 'metrics'>,
+  parts: Pick<ControllerParts, 'decl' | 'owned' | 'metrics' | 'reads'>,
   t: Target,
 ): Promise<RanExternal | undefined> {
   const { decl } = parts;
@@ -56,6 +57,7 @@ export async function runExternal(
   };
   const keptBy = keptByTarget(parts, t);
   const ran = await decl.external(t.resource, cachedChildren(parts, t.uid), {
+    ...cacheReads(parts, t),
     signal,
     write,
     getOwn: (type, name) => getOwn(t.ctx.client, type, name, keptBy),
