@@ -282,6 +282,48 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
   });
 
+  test("EtcdCluster: a member's claim and pod deleted together (its data gone) — replaced by the operator alone, the key kept", async () => {
+    const started = Date.now();
+    const idOf = () =>
+      (
+        getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]).status.etcdMembers as {
+          name: string;
+          id: string;
+        }[]
+      ).find((m) => m.name === 'my-etcd-cluster-2')?.id;
+    const before = idOf();
+    const claimBefore = getJson(['get', 'pvc', 'data-my-etcd-cluster-2', '-n', ns]).metadata.uid as string;
+    kubectlOk(['delete', 'pvc', 'data-my-etcd-cluster-2', '-n', ns, '--wait=false']);
+    kubectlOk(['delete', 'pod', 'my-etcd-cluster-2', '-n', ns, '--wait=false']);
+    await eventually(
+      'member 2 back under a new ID, on a new claim',
+      () => {
+        const id = idOf();
+        const claim = getJsonIfExists(['get', 'pvc', 'data-my-etcd-cluster-2', '-n', ns])?.metadata.uid;
+        return id && id !== before && claim && claim !== claimBefore ? true : undefined;
+      },
+      300_000,
+      2000,
+    );
+    const c = await settled(3);
+    process.stderr.write(
+      `[etcd lost member] replaced by the operator in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    const events = getJson([
+      'get',
+      'events',
+      '-n',
+      ns,
+      '--field-selector',
+      'involvedObject.name=my-etcd-cluster',
+    ]).items;
+    expect(events.map((e: any) => e.reason)).toEqual(
+      expect.arrayContaining(['MemberDataLost', 'MemberRemoved', 'MemberAdded']),
+    );
+    expect(c.status.etcdMembers.find((m: any) => m.name === 'my-etcd-cluster-2').claimUID).not.toBe(claimBefore);
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
+  });
+
   test('EtcdCluster: upgraded from 3.5 to 3.6 one member at a time, the key kept', async () => {
     const releases = Object.keys(JSON.parse(process.env.OPKIT_E2E_ETCD_RELEASES ?? '{}') as Record<string, string>);
     const next = releases.find((v) => v.startsWith('3.6.'));
