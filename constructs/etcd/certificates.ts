@@ -106,8 +106,9 @@ export async function ensureCertificates(
       foreign.push(spec.secret);
       continue;
     }
-    if (found.state === 'own' && !dueForRenewal(found.object, spec, ca, now)) {
-      expiries.push(expiryOf(found.object));
+    const keptUntil = found.state === 'own' ? validUntil(found.object, spec, ca, now) : undefined;
+    if (keptUntil !== undefined) {
+      expiries.push(keptUntil);
       continue;
     }
     const secret = leafSecret(cluster, spec, ca, now);
@@ -202,22 +203,25 @@ function newCa(commonName: string, now: Date): KeyPair {
   return issueCertificate({ commonName, ca: true, validForMs: CA_LIFETIME_MS, now });
 }
 
-/** Due: a third of its life or less left, not of this CA, or not for these names. */
-function dueForRenewal(secret: Secret, spec: LeafSpec, ca: KeyPair, now: Date): boolean {
+/**
+ * When a Secret's certificate expires, if it is kept: undefined when it is due for renewal — a
+ * third of its life or less left, not of this CA, or not for these names.
+ */
+function validUntil(secret: Secret, spec: LeafSpec, ca: KeyPair, now: Date): number | undefined {
   const data = secret.data ?? {};
-  if (!data['tls.crt'] || !data['tls.key'] || !data['ca.crt']) return true;
-  if (secret.metadata.annotations?.[HOSTS_ANNOTATION] !== spec.hosts.join(',')) return true;
-  if (Buffer.from(data['ca.crt'], 'base64').toString('utf8') !== ca.cert) return true;
+  if (!data['tls.crt'] || !data['tls.key'] || !data['ca.crt']) return undefined;
+  if (secret.metadata.annotations?.[HOSTS_ANNOTATION] !== spec.hosts.join(',')) return undefined;
+  if (Buffer.from(data['ca.crt'], 'base64').toString('utf8') !== ca.cert) return undefined;
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(Buffer.from(data['tls.crt'], 'base64'));
   } catch {
-    return true;
+    return undefined;
   }
-  if (!cert.checkIssued(new X509Certificate(ca.cert))) return true;
+  if (!cert.checkIssued(new X509Certificate(ca.cert))) return undefined;
   const from = new Date(cert.validFrom).getTime();
   const to = new Date(cert.validTo).getTime();
-  return to - now.getTime() < (to - from) / 3;
+  return to - now.getTime() < (to - from) / 3 ? undefined : to;
 }
 
 function expiryOf(secret: Secret): number {

@@ -5,7 +5,13 @@
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod, etcdctlWithCertificate, nodeScriptInPod, runCronJobNow } from '../support/pod-script';
+import {
+  commandInPod,
+  etcdctlWithCertificate,
+  nodeScriptInPod,
+  reconcilerImage,
+  runCronJobNow,
+} from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -38,6 +44,11 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       'my-etcd-cluster',
       (getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]).status?.version as string | undefined) ?? '3.5.21',
       ...args,
+    );
+  /** The reasons of the Events about the sample cluster. */
+  const clusterEventReasons = (): string[] =>
+    getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=my-etcd-cluster']).items.map(
+      (e: any) => e.reason,
     );
   /** A merge patch of the sample cluster's spec, as `kubectl patch` makes it. */
   const patchCluster = (spec: object) =>
@@ -201,8 +212,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     const servedSerial = async () =>
       (
         await commandInPod(ns, {
-          image: getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template.spec
-            .containers[0].image,
+          image: reconcilerImage(),
           command: [
             '/usr/local/bin/node',
             '-e',
@@ -243,15 +253,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     expect(restarts()).toEqual(restartsBefore);
     await etcdctl('put', 'rotated', 'yes');
     expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
-    const events = getJson([
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=my-etcd-cluster',
-    ]).items;
-    expect(events.map((e: any) => e.reason)).toContain('CertificatesIssued');
+    expect(clusterEventReasons()).toContain('CertificatesIssued');
   });
 
   test('EtcdCluster: scaled 3 → 5 → 3 through membership, and a deleted member pod replaced, the key kept throughout', async () => {
@@ -309,17 +311,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     process.stderr.write(
       `[etcd lost member] replaced by the operator in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
-    const events = getJson([
-      'get',
-      'events',
-      '-n',
-      ns,
-      '--field-selector',
-      'involvedObject.name=my-etcd-cluster',
-    ]).items;
-    expect(events.map((e: any) => e.reason)).toEqual(
-      expect.arrayContaining(['MemberDataLost', 'MemberRemoved', 'MemberAdded']),
-    );
+    expect(clusterEventReasons()).toEqual(expect.arrayContaining(['MemberDataLost', 'MemberRemoved', 'MemberAdded']));
     expect(c.status.etcdMembers.find((m: any) => m.name === 'my-etcd-cluster-2').claimUID).not.toBe(claimBefore);
     expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
   });

@@ -89,6 +89,12 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
   return output;
 }
 
+/** The reconciler image, as the memcached operator's Deployment runs it: the one image with Node.js. */
+export function reconcilerImage(): string {
+  return getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template.spec.containers[0]
+    .image as string;
+}
+
 /**
  * Runs a Node.js script in a pod of `namespace` as ServiceAccount `serviceAccount` (the reconciler
  * image has Node.js), and resolves with what it printed once it ended. With `claim`, that claim is
@@ -100,10 +106,8 @@ export async function nodeScriptInPod(
   script: string,
   options: { readonly claim?: { readonly name: string; readonly mountPath: string } } = {},
 ): Promise<string> {
-  const image: string = getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template
-    .spec.containers[0].image;
   return commandInPod(namespace, {
-    image,
+    image: reconcilerImage(),
     command: ['/usr/local/bin/node', '-e', script],
     serviceAccount,
     claim: options.claim,

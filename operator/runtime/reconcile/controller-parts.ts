@@ -17,7 +17,7 @@ import type {
 } from '../../../constructs/contract';
 import { isOfType } from '../../../constructs/contract';
 import type { Blockers } from './blockers';
-import { isConflict, isNotFound, type KubeClient } from '../client';
+import { controllerOf, isConflict, isNotFound, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
 import type { ReconcileContext, TerminalError } from '../controller';
 import type { Informer } from '../cache';
@@ -162,7 +162,7 @@ function keptType(type: ResourceType, keptBy: KeptBy | undefined): KeptBy {
 }
 
 function controlledBy(object: KubeObject, uid: string): boolean {
-  return uid !== '' && (object.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid);
+  return uid !== '' && controllerOf(object)?.uid === uid;
 }
 
 /** Reads of the caches of the declaration's `reads` types, in the target's namespace (or all). */
