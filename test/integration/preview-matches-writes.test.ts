@@ -173,6 +173,8 @@ const seeds: SeedCase[] = [
     plural: 'etcdclusters',
     name: 'my-etcd-cluster',
     manifest: seed('000-my-etcd-cluster.yaml'),
+    // Its TLS certificates, issued by prepare.
+    createdOnce: ['secrets'],
   },
   {
     operator: 'crontab',
@@ -243,6 +245,7 @@ const seeds: SeedCase[] = [
       metadata: { name: 'seeded' },
       spec: { replicas: 3, restore: { claim: 'snap-backups', path: 'snap-20261129T020000Z.db' } },
     }),
+    createdOnce: ['secrets'],
     restores: true,
   },
 ];
