@@ -93,7 +93,7 @@ export async function previewResource(
     ...children.flatMap((c) => c.writes),
     ...plan.prune.map(describedWrite),
     // As the executor: no stuck pod deleted while anything of the plan is refused.
-    ...(refused ? [] : plan.stuckPods.map(describedWrite)),
+    ...(refused ? [] : [...plan.stuckPods, ...plan.restartPods].map(describedWrite)),
   ];
   return { children, writes, dryRuns: counted.count() };
 }

@@ -54,6 +54,7 @@ export type {
   EventSpec,
   ExternalContext,
   ExternalStep,
+  PodRestart,
   ExternalWrite,
   AdmissionContext,
   CacheReads,

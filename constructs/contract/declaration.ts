@@ -77,6 +77,25 @@ export interface ExternalStep<Facts extends object = object> {
   readonly events?: readonly EventSpec[];
   /** Reconcile again after this long: the outside system's changes produce no watch events. */
   readonly requeueAfterMs?: number;
+  /**
+   * Pods of the resource's own StatefulSets to restart, so that their containers start again
+   * from what the children now say (e.g. a ConfigMap's environment, read only at a start). Each
+   * is a `RestartPod` action of the reconcile's plan: deleted by its uid after the children are
+   * written (its StatefulSet makes it again), through the same gate as every other write, and only
+   * when nothing of the plan was refused. A pod of another uid by now, or one no StatefulSet of
+   * the resource controls, is left alone. Ask only once the children already say what the new
+   * container must read: the kubelet reads them as cached, and the step's own writes come after it.
+   */
+  readonly restartPods?: readonly PodRestart[];
+}
+
+/** A pod an `external` step asks to be restarted (see `ExternalStep.restartPods`). */
+export interface PodRestart {
+  readonly name: string;
+  /** The pod that must go: one made again since under the name is not restarted again. */
+  readonly uid: string;
+  /** Why, as the reconcile's writes and the Event record it. */
+  readonly reason: string;
 }
 
 /** A write a kind's `external` step makes to the system outside Kubernetes, e.g. etcd's `member add`. */

@@ -64,6 +64,7 @@ export type {
   EventSpec,
   ExternalContext,
   ExternalStep,
+  PodRestart,
   ExternalWrite,
   AdmissionContext,
   CacheReads,

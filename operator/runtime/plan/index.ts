@@ -15,6 +15,7 @@ export {
   type ChildPlan,
   type Decided,
   type DeleteStuckPod,
+  type RestartPod,
   describedWrite,
   type ExecutedWrite,
   type GrowClaim,

@@ -11,6 +11,7 @@
  *                                          with the new templates) or applied as any other child
  *   PruneChild                        an owned child of a deletable kind no longer rendered
  *   DeleteStuckPod                    a pod an unchanged StatefulSet's rollout is stuck behind
+ *   RestartPod                        a pod the kind's external step asks to start again
  *
  * The status write comes after, from what the plan's execution did (status-pacing.ts).
  */
@@ -75,8 +76,20 @@ export interface DeleteStuckPod {
   readonly reason: string;
 }
 
+/**
+ * Deletes, by its uid, a pod of one of the resource's own StatefulSets that the kind's external
+ * step asks to start again (`ExternalStep.restartPods`): its StatefulSet makes it again.
+ */
+export interface RestartPod {
+  readonly type: 'RestartPod';
+  /** The pod, `Pod/name`. */
+  readonly key: string;
+  readonly pod: Pod;
+  readonly reason: string;
+}
+
 /** One write of a plan. */
-export type PlannedAction = ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod;
+export type PlannedAction = ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod | RestartPod;
 
 /** The kinds of write a plan has, for metrics and previews. */
 export type ActionType = PlannedAction['type'];
@@ -102,16 +115,17 @@ export interface ChildPlan {
   readonly restOfChange?: KubeObject;
 }
 
-/** A reconcile's plan: each child's part, then the prunes, then the stuck pods. */
+/** A reconcile's plan: each child's part, then the prunes, then the stuck pods and the pods to restart. */
 export interface ReconcilePlan {
   readonly children: readonly ChildPlan[];
   readonly prune: readonly PruneChild[];
   readonly stuckPods: readonly DeleteStuckPod[];
+  readonly restartPods: readonly RestartPod[];
 }
 
 /** Every action of a plan, in the order the executor takes them. */
 export function planActions(plan: ReconcilePlan): PlannedAction[] {
-  return [...plan.children.flatMap((c) => c.actions), ...plan.prune, ...plan.stuckPods];
+  return [...plan.children.flatMap((c) => c.actions), ...plan.prune, ...plan.stuckPods, ...plan.restartPods];
 }
 
 /** Whether a child's plan grows storage: claims patched, or the StatefulSet made again. */
@@ -131,6 +145,7 @@ export function actionObject(a: PlannedAction): { kind: string; name: string } {
     case 'PruneChild':
       return { kind: a.owned.kind, name: a.object.metadata.name ?? '' };
     case 'DeleteStuckPod':
+    case 'RestartPod':
       return { kind: 'Pod', name: a.pod.metadata.name ?? '' };
   }
 }

@@ -6,22 +6,32 @@
  * not ready is decided again as the executor goes, against what it has written by then; whether
  * the API server takes the change is the gate's dry run (executor.ts).
  */
-import { childKey } from '../../../constructs/contract';
+import { childKey, type PodRestart } from '../../../constructs/contract';
 import { needsApply } from '../client';
 import type { PlannedChild, PlanReads, PlanTarget } from './planned-child';
 import type { ApplyChild, ChildPlan, PruneChild, ReconcilePlan } from './plan';
 import { planGrowth } from './storage-growth';
 import { planStuckPods } from './stuck-rollouts';
+import { planPodRestarts } from './pod-restarts';
 
-/** The plan of one reconcile's writes, children in the order rendered. */
+/**
+ * The plan of one reconcile's writes, children in the order rendered; `restarts`, the pods the
+ * external step asks to start again.
+ */
 export async function planReconcile(
   parts: PlanReads,
   t: PlanTarget,
   planned: readonly PlannedChild[],
+  restarts: readonly PodRestart[] = [],
 ): Promise<ReconcilePlan> {
   const children: ChildPlan[] = [];
   for (const child of planned) children.push(await planChild(parts, t, child));
-  return { children, prune: planPrune(parts, t, children), stuckPods: planStuckPods(parts, children) };
+  return {
+    children,
+    prune: planPrune(parts, t, children),
+    stuckPods: planStuckPods(parts, children),
+    restartPods: planPodRestarts(parts, children, restarts),
+  };
 }
 
 /** One desired child's writes: its storage growth, an apply, or none (as rendered already). */

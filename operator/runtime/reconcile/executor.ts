@@ -13,7 +13,8 @@
  *   and `opkit_reconcile_writes_total`.
  *
  * Children first, in the order rendered, then the prunes — not after an error, which may leave
- * wanted children unwritten — then the stuck pods, only when nothing was refused or stopped.
+ * wanted children unwritten — then the stuck pods and the pods to restart, only when nothing was
+ * refused or stopped.
  */
 import { BuiltinTypes, type KubeObject, ChildMap, waitingOn } from '../../../constructs/contract';
 import { applyIfChanged } from '../children';
@@ -24,6 +25,7 @@ import type { ControllerParts, RefusedChildren, Target } from './controller-part
 import {
   blockedMessage,
   type ChildPlan,
+  type DeleteStuckPod,
   describedWrite,
   type GrowClaim,
   growClaim,
@@ -34,6 +36,7 @@ import {
   type ReconcilePlan,
   type Refusal,
   refusalOf,
+  type RestartPod,
   upFront,
 } from '../plan';
 import { refusedChange } from './dry-run-gate';
@@ -49,7 +52,7 @@ type Executing = ReturnType<typeof nothingApplied> & {
 };
 
 /**
- * One plan's execution, a phase at a time (`children`, `prune`, `stuckPods`: each a span of the
+ * One plan's execution, a phase at a time (`children`, `prune`, `podDeletions`: each a span of the
  * reconcile's trace), then `result`. A phase after an error does nothing.
  */
 export class PlanExecution {
@@ -101,23 +104,16 @@ export class PlanExecution {
     });
   }
 
-  /** The stuck pods, only when the rest of the plan went through: nothing refused, nothing stopped. */
-  async stuckPods(): Promise<void> {
+  /**
+   * The pods deleted last — those a rollout is stuck behind, then those the external step asks to
+   * restart — only when the rest of the plan went through: nothing refused, nothing stopped.
+   */
+  async podDeletions(): Promise<void> {
     if (this.done.refused.size > 0) return;
     await this.phase(async () => {
       for (const s of this.plan.stuckPods) {
+        if (!(await this.deletePod(s))) continue;
         const name = s.pod.metadata.name ?? '';
-        try {
-          await this.write(s, () =>
-            this.t.ctx.client.delete(BuiltinTypes.Pod, name, s.pod.metadata.namespace, { uid: s.pod.metadata.uid }),
-          );
-        } catch (err) {
-          if (isNotFound(err) || isConflict(err)) continue;
-          if (this.t.ctx.signal.aborted) throw err;
-          // No delete right on pods (a declaration owning no StatefulSet): the status still says the pod cannot run.
-          this.t.ctx.logger.warn({ err, pod: name }, 'could not delete a pod a rollout is stuck behind');
-          continue;
-        }
         const current = s.statefulSet.status?.updateRevision ?? '';
         this.t.ctx.logger.info(
           { pod: name, revision: s.revision, current },
@@ -130,7 +126,36 @@ export class PlanExecution {
           `Deleted pod ${name}, ${s.reason}`,
         );
       }
+      for (const r of this.plan.restartPods) {
+        if (!(await this.deletePod(r))) continue;
+        const name = r.pod.metadata.name ?? '';
+        this.t.ctx.logger.info({ pod: name, reason: r.reason }, 'restarted a pod');
+        await this.t.ctx.recorder.record(
+          this.t.resource,
+          'Normal',
+          'PodRestarted',
+          `Restarted pod ${name}: ${r.reason}`,
+        );
+      }
     });
+  }
+
+  /** One pod deleted by its uid through the gate; false when it is gone or made again already, or may not be deleted. */
+  private async deletePod(action: DeleteStuckPod | RestartPod): Promise<boolean> {
+    const { pod } = action;
+    const name = pod.metadata.name ?? '';
+    try {
+      await this.write(action, () =>
+        this.t.ctx.client.delete(BuiltinTypes.Pod, name, pod.metadata.namespace, { uid: pod.metadata.uid }),
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return false;
+      if (this.t.ctx.signal.aborted) throw err;
+      // No delete right on pods (a declaration owning no StatefulSet): the status still says why the pod matters.
+      this.t.ctx.logger.warn({ err, pod: name, action: action.type }, 'could not delete a pod');
+      return false;
+    }
   }
 
   /** What the execution did: the children's side (with every write) and the prunes' side, each with the error that stopped it. */

@@ -14,6 +14,7 @@ import {
   CustomResourceKind,
   type KubeObject,
   type PersistentVolumeClaim,
+  type PodRestart,
   type ResourceType,
   t,
   waitsFor,
@@ -57,10 +58,14 @@ interface StoreSpec {
   init?: boolean;
 }
 
+/** The pods the store's external step asks to start again, as a test sets them. */
+let restartAsked: PodRestart[] = [];
+
 const storeController: ControllerDeclaration = {
   name: 'store',
   for: storeKind,
   owns: [BuiltinTypes.StatefulSet, BuiltinTypes.ConfigMap, BuiltinTypes.Job],
+  external: () => Promise.resolve({ facts: {}, restartPods: restartAsked }),
   render: (scope, s, { owner }) => {
     const spec = s.spec as StoreSpec;
     const meta = (name: string) => ({ name, namespace: s.metadata.namespace, ownerReferences: [owner] });
@@ -329,6 +334,65 @@ async function withSetUp(run: (s: Awaited<ReturnType<typeof setUp>>) => Promise<
 
 const claimSize = (client: FakeKubeClient, ordinal: number) =>
   client.peek(BuiltinTypes.PersistentVolumeClaim, `data-kv-${ordinal}`, NS)?.spec?.resources?.requests?.storage;
+
+describe("pods the external step asks to restart are deleted through the gate, after the children's writes", () => {
+  afterEach(() => {
+    restartAsked = [];
+  });
+  const runningPod = (sts: KubeObject, ordinal: number, owner = sts.metadata.uid ?? ''): KubeObject => ({
+    ...stuckPod(sts, ordinal),
+    metadata: {
+      name: `kv-${ordinal}`,
+      namespace: NS,
+      labels: { app: 'kv', 'controller-revision-hash': UPDATE_REVISION },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'kv', uid: owner, controller: true }],
+    },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  const uidOf = (s: Awaited<ReturnType<typeof setUp>>, name: string) =>
+    s.client.peek(BuiltinTypes.Pod, name, NS)?.metadata.uid ?? '';
+
+  test('a pod of its StatefulSet at the uid asked: deleted after the ConfigMap it must read, counted, with an Event', () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      await s.store({ replicas: 2, size: '2Gi', config: 'b' });
+      restartAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), reason: 'to read config b' }];
+      const from = s.client.writes.length;
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual(['apply ConfigMap/kv-config', 'delete Pod/kv-0']);
+      expect(await s.writeCount('RestartPod')).toBe(1);
+      expect(s.events()).toContain('PodRestarted: Restarted pod kv-0: to read config b');
+    }));
+
+  test('never a pod made again since (another uid), nor one its StatefulSet does not control', () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 1, 'someone-elses-statefulset'));
+      restartAsked = [
+        { name: 'kv-0', uid: 'the-pod-before', reason: 'x' },
+        { name: 'kv-1', uid: uidOf(s, 'kv-1'), reason: 'x' },
+      ];
+      const from = s.client.writes.length;
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual([]);
+      expect(await s.writeCount('RestartPod')).toBe(0);
+    }));
+
+  test('not while a child the pod would read is refused', () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      await s.store({ replicas: 2, size: '2Gi', config: 'bad' });
+      restartAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), reason: 'to read config bad' }];
+      const from = s.client.writes.length;
+      await s.reconcile();
+      expect(s.status()?.applyError).toContain('data.config: Invalid value');
+      expect(s.writesSince(from)).toEqual([]);
+      expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)).toBeDefined();
+    }));
+});
 
 describe('stuck pods are deleted through the gate', () => {
   test('with nothing standing in the way: deleted, counted as a write of the reconcile, with an Event', () =>
