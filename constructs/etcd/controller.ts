@@ -34,6 +34,7 @@ import type * as Membership from './membership';
 import type * as Certificates from './certificates';
 import type { CertificatesOutcome } from './certificates';
 import { type EtcdTransport, etcdTransport } from './tls';
+import { membershipFields, setAvailable, votersOf } from './membership-status';
 import { certificateEvents, secretsNotOwned, tlsRefusal, transportFields } from './tls-status';
 import {
   type EtcdTopology,
@@ -97,6 +98,8 @@ const SCALING_STEPS = new Set([
   'ReplacingLostMember',
   'TransferringLeadership',
   'WaitingForQuorum',
+  'RecoveringQuorum',
+  'QuorumRecovered',
 ]);
 
 /** How far the cluster is from its spec: what Progressing and the phase are made of. */
@@ -171,16 +174,6 @@ function etcdPhase(
   return p.complete || (s.hasStatefulSet && FORMED_PHASES.has(s.before)) ? 'Running' : 'Creating';
 }
 
-/** What etcd's API reports, each only when known. */
-function membershipFields(membership?: MembershipReport): Partial<EtcdClusterStatus> {
-  const step = membership?.step;
-  return {
-    ...(membership?.reachable ? { etcdMembers: [...membership.members] } : {}),
-    ...(step ? { step: `${step.reason}: ${step.message}` } : {}),
-    ...(membership?.version ? { version: membership.version } : {}),
-  };
-}
-
 /** What the backup CronJob and its Jobs report, and where a restored cluster came from. */
 function backupFields(cluster: EtcdCluster, input: EtcdStatusInput): Partial<EtcdClusterStatus> {
   const backupJob = cluster.spec.backup ? input.backup : undefined;
@@ -228,7 +221,7 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
       before: cluster.status?.phase,
     }),
     members,
-    ...membershipFields(membership),
+    ...membershipFields(membership, cluster.status),
     ...transportFields(cluster, input.made, input.certificates),
     ...backupFields(cluster, input),
     replicas: current,
@@ -237,48 +230,6 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
     observedGeneration: generation,
     conditions: list.conditions,
   };
-}
-
-/** Started members that vote (not learners), as etcd reports them. */
-function votersOf(membership: MembershipReport | undefined): MembershipReport['members'] {
-  return membership?.members.filter((m) => !m.learner && m.started) ?? [];
-}
-
-/**
- * `Available`: a healthy voting quorum as etcd reports it; without etcd's word (a static
- * render), a quorum of ready pods.
- */
-function setAvailable(
-  list: ConditionList,
-  { want, ready, membership }: { want: number; ready: number; membership?: MembershipReport },
-): void {
-  const { set } = list;
-  if (membership?.reachable) {
-    const voters = votersOf(membership);
-    const healthyVoters = voters.filter((m) => m.healthy).length;
-    const q = quorum(voters.length);
-    set(
-      'Available',
-      healthyVoters >= q ? 'True' : 'False',
-      healthyVoters >= q ? 'QuorumHealthy' : 'NoQuorum',
-      `${healthyVoters}/${voters.length} voting members healthy; quorum is ${q}`,
-    );
-  } else if (membership) {
-    set(
-      'Available',
-      'False',
-      membership.step?.reason ?? 'MembersUnreachable',
-      membership.step?.message ?? 'no member answers',
-    );
-  } else {
-    const q = quorum(want);
-    set(
-      'Available',
-      ready >= q ? 'True' : 'False',
-      ready >= q ? 'QuorumReady' : 'NoQuorum',
-      `${ready}/${want} members ready; quorum is ${q}`,
-    );
-  }
 }
 
 /** `OddMembers`: an even member count tolerates no more failures than one member fewer. */
@@ -445,8 +396,12 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   keeps: [BuiltinTypes.Secret],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
-    const { topology, report, events, requeueAfterMs } = await reconcileMembership(cluster, children, context);
-    return { facts: { topology, report }, events, requeueAfterMs };
+    const { topology, report, events, requeueAfterMs, restartPods } = await reconcileMembership(
+      cluster,
+      children,
+      context,
+    );
+    return { facts: { topology, report }, events, requeueAfterMs, ...(restartPods ? { restartPods } : {}) };
   },
   // What the membership step last left, as the StatefulSet and members' ConfigMap show it.
   observeExternal: (cluster, children) => ({

@@ -11,6 +11,7 @@ import { ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from './addresses
 import type { EtcdClusterSpec } from './api';
 import { EtcdRestore, snapshotSource } from './etcd-restore';
 import { bootstrapTopology, type EtcdTopology, membersConfigMapName, quorum } from './topology';
+import { membersConfigMapProps } from './members-config-map';
 import { compareVersions } from './versions';
 import {
   CLIENT_TLS_DIR,
@@ -158,15 +159,11 @@ export class EtcdClusterResources extends Construct {
       metadata: parts.meta(`${name}-client`),
       spec: { type: 'ClusterIP', selector: parts.selector, ports: [port('client', ETCD_CLIENT_PORT)] },
     });
-    // Read by each member when it starts (etcd takes ETCD_* variables as flags): a member added
-    // to a running cluster starts with `existing` and the member list it was added to.
-    this.membersConfigMap = new k8s.KubeConfigMap(this, 'Members', {
-      metadata: parts.meta(membersConfigMapName(name)),
-      data: {
-        ETCD_INITIAL_CLUSTER: parts.topology.initialCluster,
-        ETCD_INITIAL_CLUSTER_STATE: parts.topology.clusterState,
-      },
-    });
+    this.membersConfigMap = new k8s.KubeConfigMap(
+      this,
+      'Members',
+      membersConfigMapProps(parts.meta(membersConfigMapName(name)), parts.topology),
+    );
     this.statefulSet = this.addStatefulSet(parts);
     if (spec.restore && props.restoring) this.addRestore(parts, spec.restore);
     this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'Pdb', {

@@ -14,7 +14,8 @@ import { defragmentOne } from './defragmentation';
 import type { ClusterFacts } from './cluster-facts';
 import { foreignMembers } from './foreign-members';
 import { claimRecord, memberClaims, replaceLostMember } from './lost-members';
-import { withoutMemberList } from './without-member-list';
+import { noMemberList } from './without-member-list';
+import { recoveredQuorum } from './quorum-recovery';
 import type { EtcdCluster } from './api';
 import { etcdTransport } from './tls';
 import { memberEndpoints } from './member-endpoints';
@@ -81,17 +82,12 @@ export async function reconcileMembership(
   }
   const { probe, tls } = endpoints;
   const members = await firstAnswer(probe, listMembers);
-  if (!members) {
-    const step =
-      current.clusterState === 'new'
-        ? { reason: 'Bootstrapping', message: `no member answers with a quorum's member list yet` }
-        : await withoutMemberList(name, current.replicas, probe);
-    const report = { reachable: false, members: [], step };
-    return { topology: current, report, events: [], requeueAfterMs: WAIT_POLL_MS };
-  }
+  if (!members) return noMemberList(cluster, current, probe, context);
   const claims = memberClaims(cluster, context);
   const facts = { name, namespace, want, wantVersion, current, members, context, ...claims };
   const view = await ClusterView.observe({ ...facts, probe, transport, tls });
+  // A recovery's flag goes as soon as a member list answers, before any other step (quorum-recovery.ts).
+  if (current.forcedStart) return recoveredQuorum(view, current.forcedStart);
   return (
     foreignMembers(view) ??
     (await finishUnstartedMember(view)) ??
@@ -237,8 +233,10 @@ export class ClusterView {
 
   /** The topology once the cluster has formed: every pod starts as `existing` with these members. */
   formed(list: readonly EtcdMember[], replicas: number, overrides: Partial<EtcdTopology> = {}): EtcdTopology {
+    // A recovery's flag never outlives the member list answering (see quorum-recovery.ts).
+    const { forcedStart: _forced, ...current } = this.facts.current;
     return {
-      ...this.facts.current,
+      ...current,
       replicas,
       clusterState: 'existing',
       // In ordinal order, so the ConfigMap does not change with the order etcd lists members in.

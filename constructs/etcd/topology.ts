@@ -1,7 +1,15 @@
-import { BuiltinTypes, type Children, type ConfigMap, type EventSpec, type StatefulSet } from '../contract';
+import {
+  BuiltinTypes,
+  type Children,
+  type ConfigMap,
+  type EventSpec,
+  type PodRestart,
+  type StatefulSet,
+} from '../contract';
 import { ETCD_PEER_PORT, memberDnsName, memberName } from './addresses';
 import type { EtcdCluster } from './api';
 import { type EtcdTransport, etcdTransport, scheme, transportOfInitialCluster } from './tls';
+import { FORCE_NEW_CLUSTER_ENV, FORCED_MEMBER_ANNOTATION, FORCED_POD_ANNOTATION } from './quorum-recovery-names';
 
 /**
  * What the StatefulSet and the members' ConfigMap should say at this step of the cluster's life.
@@ -20,6 +28,19 @@ export interface EtcdTopology {
   readonly version: string;
   /** How the cluster was made, as its members' ConfigMap says; absent before there is one. */
   readonly made?: EtcdTransport;
+  /**
+   * A quorum recovery under way: the members' ConfigMap tells etcd to force a new cluster, which
+   * only the surviving member (the one with a write-ahead log) acts on. Absent otherwise.
+   */
+  readonly forcedStart?: ForcedStart;
+}
+
+/** The survivor a quorum recovery forces a new cluster from, and its pod when the recovery began. */
+export interface ForcedStart {
+  /** The member's pod name, e.g. `kv-0`. */
+  readonly member: string;
+  /** The uid of its pod then: that pod is restarted to read the flag; one made since has read it. */
+  readonly podUID: string;
 }
 
 /** One member as the status shows it. */
@@ -56,6 +77,8 @@ export interface MembershipResult {
   readonly report: MembershipReport;
   readonly events: EventSpec[];
   readonly requeueAfterMs: number;
+  /** Member pods to start again once the children are written (see `ExternalStep.restartPods`). */
+  readonly restartPods?: readonly PodRestart[];
 }
 
 /** The step (and `Available`'s reason) when too few members are up to form a quorum. */
@@ -124,13 +147,22 @@ export function observedTopology(
 // eslint-disable-next-line complexity -- a flat read of optional fields with fallbacks; every `?.` and `??` counts as a branch
 function currentTopology(sts: StatefulSet, cm: ConfigMap | undefined, fallback: EtcdTopology): EtcdTopology {
   const image = sts.spec?.template?.spec?.containers?.[0]?.image ?? '';
+  const forcedStart = forcedStartOf(cm);
   return {
     replicas: sts.spec?.replicas ?? fallback.replicas,
     clusterState: cm?.data?.ETCD_INITIAL_CLUSTER_STATE === 'existing' ? 'existing' : 'new',
     initialCluster: cm?.data?.ETCD_INITIAL_CLUSTER ?? fallback.initialCluster,
     partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
     version: /:v(\d+\.\d+\.\d+)$/.exec(image)?.[1] ?? fallback.version,
+    ...(forcedStart ? { forcedStart } : {}),
   };
+}
+
+/** The recovery the members' ConfigMap is forcing, if any: its flag, with the member and pod it names. */
+function forcedStartOf(cm: ConfigMap | undefined): ForcedStart | undefined {
+  const member = cm?.metadata.annotations?.[FORCED_MEMBER_ANNOTATION];
+  const podUID = cm?.metadata.annotations?.[FORCED_POD_ANNOTATION];
+  return cm?.data?.[FORCE_NEW_CLUSTER_ENV] === 'true' && member && podUID ? { member, podUID } : undefined;
 }
 
 /** How the cluster was made, as its members' ConfigMap says (absent before there is one). */

@@ -715,6 +715,105 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
   );
 
   testWithMembers(
+    'two of three members lost for good (claims and pods deleted, their pods never start): QuorumLost; recovery from the survivor refused while another member keeps its claim, then forced from it — its pod restarted once with ETCD_FORCE_NEW_CLUSTER, the flag gone before any member is added, the others added back empty; every key kept',
+    async () => {
+      await settled(3);
+      const since = Date.now();
+      const survivor = `${NAME}-0`;
+      const [lostA, lostB] = [`${NAME}-1`, `${NAME}-2`];
+      await etcdCall(members.endpoint(0), '/v3/kv/put', { key: b64('before-loss'), value: b64('kept') });
+      const startsOf = (pod: string) => members.events.filter((e) => e.what === 'started' && e.pod === pod);
+      const survivorStarts = startsOf(survivor).length;
+      // Their etcd never starts again (as pods on a lost node, or whose volumes cannot be made).
+      await members.kill(lostA);
+      await members.kill(lostB);
+      await eventually(
+        'Available QuorumLost',
+        () => (condition('Available')?.reason === 'QuorumLost' ? true : undefined),
+        60_000,
+        500,
+      );
+      const claimUid = (claim: string) => op.get('pvc', claim)?.metadata.uid as string | undefined;
+      const loseData = async (pod: string) => {
+        const before = claimUid(`data-${pod}`);
+        kubectlOk(['delete', 'pvc', `data-${pod}`, '-n', op.ns, '--wait=false']);
+        kubectlOk(['delete', 'pod', pod, '-n', op.ns, '--wait=false']);
+        await eventually(
+          `a new claim data-${pod}`,
+          () => {
+            const now = claimUid(`data-${pod}`);
+            return now && now !== before ? now : undefined;
+          },
+          60_000,
+          500,
+        );
+      };
+      await loseData(lostA);
+      kubectlOk(['annotate', 'etcdcluster', NAME, '-n', op.ns, `etcd.database.coreos.com/recover-from=${survivor}`]);
+      // lostB still runs on its claim: its data may hold writes the survivor lacks.
+      const refused = await eventually(
+        'Degraded RecoveryRefused',
+        () => {
+          const d = condition('Degraded');
+          return d?.status === 'True' && d.reason === 'RecoveryRefused' ? d : undefined;
+        },
+        30_000,
+        250,
+      );
+      expect(refused.message).toContain(`${lostB} still runs on the claim it last ran on healthy`);
+      expect(refused.message).toContain(`delete claim data-${lostB} and its pod`);
+      await eventually('a Warning Event', () => (warningsSince('RecoveryRefused', since).length ? true : undefined));
+      expect(op.get('configmap', `${NAME}-members`).data.ETCD_FORCE_NEW_CLUSTER).toBeUndefined();
+      expect(startsOf(survivor)).toHaveLength(survivorStarts);
+
+      await loseData(lostB);
+      const forcing = Date.now();
+      const recovered = await eventually(
+        'a cluster of one from the survivor',
+        async () => {
+          const list = await listMembers(members.endpoint(0)).catch(() => undefined);
+          return list?.length === 1 && list[0]!.name === survivor ? list : undefined;
+        },
+        120_000,
+        500,
+        () => `${JSON.stringify(cluster()?.status)}\n${members.log(survivor)}`,
+      );
+      expect(recovered).toHaveLength(1);
+      // The survivor was restarted exactly once, and read the flag at that start.
+      const forcedStarts = startsOf(survivor).slice(survivorStarts);
+      expect(forcedStarts).toHaveLength(1);
+      expect(forcedStarts[0]!.env?.ETCD_FORCE_NEW_CLUSTER).toBe('true');
+      await eventually('Event QuorumRecovered', () => (eventReasons().includes('QuorumRecovered') ? true : undefined));
+      // Their pods may start again (a node back, a volume made).
+      members.revive(lostA);
+      members.revive(lostB);
+      const ofOne = Date.now();
+      const c = await settled(3, 180_000);
+      timings.push(
+        `quorum recovered from the survivor: ${((ofOne - forcing) / 1000).toFixed(1)} s to a cluster of one, ${((Date.now() - forcing) / 1000).toFixed(1)} s to 3 members`,
+      );
+      expect(c.status.conditions.find((x: any) => x.type === 'Degraded')).toMatchObject({ status: 'False' });
+      // The flag went before any member was added: no other member started with it, nor did the survivor again.
+      for (const pod of [lostA, lostB]) {
+        const starts = members.events.filter((e) => e.what === 'started' && e.pod === pod && e.at >= since);
+        expect(starts.length).toBeGreaterThan(0);
+        expect(starts.every((e) => e.env?.ETCD_FORCE_NEW_CLUSTER === undefined)).toBe(true);
+      }
+      expect(startsOf(survivor).slice(survivorStarts)).toHaveLength(1);
+      expect(op.get('configmap', `${NAME}-members`).data.ETCD_FORCE_NEW_CLUSTER).toBeUndefined();
+      for (const i of [0, 1, 2]) expect(await readKey(i, 'before-loss')).toBe('kept');
+      expect(await readKey(2, 'greeting')).toBe('hello');
+      expect(eventReasons()).toEqual(
+        expect.arrayContaining(['QuorumRecoveryStarted', 'PodRestarted', 'QuorumRecovered', 'MemberAdded']),
+      );
+      // The restart is a write of the reconcile's plan, recorded as every other.
+      const restarts = reconciler.logs.filter((l) => l.includes('"type":"RestartPod"'));
+      expect(restarts.length).toBe(1);
+      kubectlOk(['annotate', 'etcdcluster', NAME, '-n', op.ns, 'etcd.database.coreos.com/recover-from-']);
+    },
+  );
+
+  testWithMembers(
     'a fragmented database is defragmented one member at a time, the leader last, past the threshold only; the status shows the sizes',
     async () => {
       const since = Date.now();

@@ -26,6 +26,8 @@ interface Member {
   readonly pod: string;
   readonly uid: string;
   readonly version: string;
+  /** The ConfigMap's variables it started with. */
+  readonly env: Readonly<Record<string, string>>;
   /** The directory (under root) of its claim's volume. */
   readonly dataDir: string;
   readonly process: ChildProcess;
@@ -38,6 +40,8 @@ export interface MemberEvent {
   readonly what: 'started' | 'stopped';
   readonly pod: string;
   readonly version: string;
+  /** On a start: the ConfigMap's variables the member started with. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -279,11 +283,8 @@ export class EtcdMembers {
         '--listen-metrics-urls=',
       ],
       {
-        env: {
-          PATH: process.env.PATH,
-          ETCD_INITIAL_CLUSTER: cm.data.ETCD_INITIAL_CLUSTER,
-          ETCD_INITIAL_CLUSTER_STATE: cm.data.ETCD_INITIAL_CLUSTER_STATE,
-        },
+        // As the pod's envFrom: every variable of the members' ConfigMap as it is at the start.
+        env: { PATH: process.env.PATH, ...cm.data },
         stdio: ['ignore', logFile, logFile],
       },
     );
@@ -295,8 +296,16 @@ export class EtcdMembers {
         resolve();
       }),
     );
-    this.running.set(name, { pod: name, uid: pod.metadata.uid, version, dataDir: volume, process: child, exited });
-    this.events.push({ at: Date.now(), what: 'started', pod: name, version });
+    this.running.set(name, {
+      pod: name,
+      uid: pod.metadata.uid,
+      version,
+      env: cm.data,
+      dataDir: volume,
+      process: child,
+      exited,
+    });
+    this.events.push({ at: Date.now(), what: 'started', pod: name, version, env: cm.data });
   }
 
   private async stopMember(pod: string, signal: NodeJS.Signals): Promise<void> {
