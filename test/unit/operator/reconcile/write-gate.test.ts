@@ -351,14 +351,18 @@ describe("pods the external step asks to restart are deleted through the gate, a
   });
   const uidOf = (s: Awaited<ReturnType<typeof setUp>>, name: string) =>
     s.client.peek(BuiltinTypes.Pod, name, NS)?.metadata.uid ?? '';
+  /** The store settled with its pod kv-0 running, then its config changed to `config` and kv-0 asked to restart. */
+  const restartAskedWith = async (s: Awaited<ReturnType<typeof setUp>>, config: string) => {
+    const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+    s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+    await s.store({ replicas: 2, size: '2Gi', config });
+    restartAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), reason: `to read config ${config}` }];
+    return s.client.writes.length;
+  };
 
   test('a pod of its StatefulSet at the uid asked: deleted after the ConfigMap it must read, counted, with an Event', () =>
     withSetUp(async (s) => {
-      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
-      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
-      await s.store({ replicas: 2, size: '2Gi', config: 'b' });
-      restartAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), reason: 'to read config b' }];
-      const from = s.client.writes.length;
+      const from = await restartAskedWith(s, 'b');
       await s.reconcile();
       expect(s.writesSince(from)).toEqual(['apply ConfigMap/kv-config', 'delete Pod/kv-0']);
       expect(await s.writeCount('RestartPod')).toBe(1);
@@ -382,11 +386,7 @@ describe("pods the external step asks to restart are deleted through the gate, a
 
   test('not while a child the pod would read is refused', () =>
     withSetUp(async (s) => {
-      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
-      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
-      await s.store({ replicas: 2, size: '2Gi', config: 'bad' });
-      restartAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), reason: 'to read config bad' }];
-      const from = s.client.writes.length;
+      const from = await restartAskedWith(s, 'bad');
       await s.reconcile();
       expect(s.status()?.applyError).toContain('data.config: Invalid value');
       expect(s.writesSince(from)).toEqual([]);
