@@ -316,6 +316,89 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
   });
 
+  test("EtcdCluster: two of three members' data lost for good (claims and pods gone, no claim can be made) — QuorumLost with a Warning, the survivor not restarted by its liveness probe while it lasts; recovered from the survivor by the user's choice, the keys kept", async () => {
+    await settled(3);
+    const survivor = 'my-etcd-cluster-0';
+    await etcdctl('put', 'before-loss', 'kept');
+    const pod = (name: string) => getJson(['get', 'pod', name, '-n', ns]);
+    const restartsBefore = pod(survivor).status.containerStatuses[0].restartCount as number;
+    // As storage lost with a node: the lost members' volumes cannot be made again, so their pods never start.
+    const claimsNow = getJson(['get', 'pvc', '-n', ns]).items.length as number;
+    kubectlOk(['create', 'quota', 'no-new-claims', '-n', ns, `--hard=persistentvolumeclaims=${claimsNow - 2}`]);
+    let recoveredIn: number | undefined;
+    let chosen: number | undefined;
+    try {
+      for (const i of [1, 2]) {
+        kubectlOk(['delete', 'pvc', `data-my-etcd-cluster-${i}`, '-n', ns, '--wait=false']);
+        kubectlOk(['delete', 'pod', `my-etcd-cluster-${i}`, '-n', ns, '--wait=false']);
+      }
+      const lostAt = Date.now();
+      const available = await eventually(
+        'Available=False QuorumLost',
+        () => {
+          const a = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]).status?.conditions?.find(
+            (x: any) => x.type === 'Available',
+          );
+          return a?.reason === 'QuorumLost' ? a : undefined;
+        },
+        180_000,
+        1000,
+      );
+      expect(available.status).toBe('False');
+      expect(available.message).toContain(`only ${survivor} of 3 members answers`);
+      await eventually('a Warning Event QuorumLost', () =>
+        clusterEventReasons().includes('QuorumLost') ? true : undefined,
+      );
+      // The loss outlasts the window in which a liveness probe that waits on quorum would restart the survivor.
+      const probe = pod(survivor).spec.containers[0].livenessProbe as {
+        initialDelaySeconds?: number;
+        periodSeconds: number;
+        failureThreshold: number;
+      };
+      const window = ((probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold + 10) * 1000;
+      await eventually(
+        "the loss to outlast the liveness probe's window",
+        () => (Date.now() - lostAt > window ? true : undefined),
+        window + 60_000,
+        2000,
+      );
+      expect(pod(survivor).status.containerStatuses[0].restartCount).toBe(restartsBefore);
+      chosen = Date.now();
+      kubectlOk([
+        'annotate',
+        'etcdcluster',
+        'my-etcd-cluster',
+        '-n',
+        ns,
+        `etcd.database.coreos.com/recover-from=${survivor}`,
+      ]);
+      await eventually(
+        'the Event QuorumRecovered',
+        () => (clusterEventReasons().includes('QuorumRecovered') ? true : undefined),
+        180_000,
+        1000,
+      );
+      recoveredIn = (Date.now() - (chosen ?? 0)) / 1000;
+    } finally {
+      // Claims can be made again: the lost members come back empty, added by the operator one at a time.
+      kubectl(['delete', 'quota', 'no-new-claims', '-n', ns]);
+    }
+    await settled(3);
+    process.stderr.write(
+      `[etcd quorum recovery] a cluster of one from ${survivor} ${recoveredIn?.toFixed(1) ?? '?'} s after the annotation; 3 members healthy again ${((Date.now() - (chosen ?? 0)) / 1000).toFixed(1)} s after it\n`,
+    );
+    expect(clusterEventReasons()).toEqual(
+      expect.arrayContaining(['QuorumRecoveryStarted', 'PodRestarted', 'QuorumRecovered', 'MemberAdded']),
+    );
+    expect(
+      getJson(['get', 'configmap', 'my-etcd-cluster-members', '-n', ns]).data.ETCD_FORCE_NEW_CLUSTER,
+    ).toBeUndefined();
+    expect((await etcdctl('get', 'before-loss', '--print-value-only')).trim()).toBe('kept');
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
+    expect((await etcdctl('member', 'list')).trim().split('\n')).toHaveLength(3);
+    kubectlOk(['annotate', 'etcdcluster', 'my-etcd-cluster', '-n', ns, 'etcd.database.coreos.com/recover-from-']);
+  });
+
   test('EtcdCluster: upgraded from 3.5 to 3.6 one member at a time, the key kept', async () => {
     const releases = Object.keys(JSON.parse(process.env.OPKIT_E2E_ETCD_RELEASES ?? '{}') as Record<string, string>);
     const next = releases.find((v) => v.startsWith('3.6.'));
