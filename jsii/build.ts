@@ -1,12 +1,14 @@
 /**
  * Builds the kit's language packages with jsii: the facade in jsii/src, compiled by jsii against
- * the packed kit (bundled in it, so one implementation runs in every language), then packaged by
- * jsii-pacmak for each target. `npm run package:jsii` runs it; the languages test builds with it.
+ * the packed kit (bundled in it, so one implementation runs in every language, and cdk8s-plus-27
+ * with it: no language needs its own copy), then packaged by jsii-pacmak for each target — a
+ * Python wheel, and a Java jar in a Maven repository of its own (jsii-pacmak builds it with
+ * Maven). `npm run package:jsii` runs it; the languages test builds with it.
  *
  * Everything happens in a directory of its own (the facade's package.json with the packed kit as
  * its dependency, jsii and jsii-pacmak at the versions pinned here): nothing of it lands in the
- * repository. Go's package is generated too, but this machine's Go module proxy serves no cdk8s
- * Go module, so `go mod tidy` (which jsii-pacmak runs) cannot finish it here: see docs/languages.md.
+ * repository. Go's package is not built: this machine's Go module proxy serves no cdk8s Go module,
+ * so `go mod tidy` (which jsii-pacmak runs) cannot finish it here: see docs/languages.md.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,9 +20,14 @@ const JSII_DIR = __dirname;
 /** The toolchain, pinned: jsii 5.9 compiles with the project's TypeScript 5.9. */
 export const JSII_TOOLS = { jsii: '5.9.50', 'jsii-pacmak': '1.140.0' } as const;
 
+/** The targets built unless told otherwise. */
+export const JSII_TARGETS: readonly string[] = ['python', 'java'];
+
 export interface JsiiBuild {
   /** The Python wheel. */
   readonly wheel: string;
+  /** The Maven repository jsii-pacmak wrote the Java jar and its pom to (`dist/java`), when Java was built. */
+  readonly mavenRepository?: string;
   /** The directory jsii-pacmak wrote each target's package under. */
   readonly dist: string;
 }
@@ -43,25 +50,26 @@ export function buildJsiiPackages(options: {
   const manifest = JSON.parse(fs.readFileSync(path.join(JSII_DIR, 'package.json'), 'utf8')) as Manifest;
   const kitVersion = manifest.dependencies['cdk8s-operator-kit'] ?? '';
   // Installed from the packed kit, then named by its version, as jsii reads a dependency's version.
+  // The peers are compiled against at the versions the repository uses; the packages ask for the
+  // lowest the facade supports (its peerDependencies), e.g. what Maven Central serves.
   writeManifest(workDir, {
     ...manifest,
-    dependencies: { 'cdk8s-operator-kit': `file:${options.kitTarball}` },
+    dependencies: { ...manifest.dependencies, 'cdk8s-operator-kit': `file:${options.kitTarball}` },
     devDependencies: { ...peerVersions(manifest), ...JSII_TOOLS },
   });
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], workDir);
   writeManifest(workDir, {
     ...manifest,
-    dependencies: { 'cdk8s-operator-kit': kitVersion },
+    dependencies: { ...manifest.dependencies, 'cdk8s-operator-kit': kitVersion },
     devDependencies: { ...peerVersions(manifest), ...JSII_TOOLS },
   });
   // C# reserved words (`namespace`) are the TypeScript props' own names: jsii-pacmak escapes them.
   run('npx', ['jsii', '--fail-on-warnings', '--silence-warnings=reserved-word'], workDir);
-  const dist = path.join(workDir, 'dist');
-  run('npx', ['jsii-pacmak', '--targets', ...(options.targets ?? ['python'])], workDir);
-  const python = path.join(dist, 'python');
-  const wheel = fs.readdirSync(python).find((f) => f.endsWith('.whl'));
-  if (!wheel) throw new Error(`jsii-pacmak wrote no wheel in ${python}`);
-  return { wheel: path.join(python, wheel), dist };
+  const targets = options.targets ?? JSII_TARGETS;
+  run('npx', ['jsii-pacmak', '--targets', ...targets], workDir);
+  const built = builtIn(workDir, targets);
+  if (!built) throw new Error(`jsii-pacmak did not write every package of ${targets.join(', ')} in ${workDir}/dist`);
+  return built;
 }
 
 /**
@@ -75,9 +83,9 @@ export function cachedJsiiBuild(options: {
   readonly cacheDir: string;
   readonly targets?: readonly string[];
 }): JsiiBuild {
-  const targets = options.targets ?? ['python'];
+  const targets = options.targets ?? JSII_TARGETS;
   const dir = path.join(options.cacheDir, `jsii-${buildInputsDigest(options.kitTarball, targets)}`);
-  const found = builtIn(dir);
+  const found = builtIn(dir, targets);
   if (found) {
     const now = new Date();
     fs.utimesSync(dir, now, now);
@@ -95,16 +103,22 @@ export function cachedJsiiBuild(options: {
     fs.rmSync(work, { recursive: true, force: true });
   }
   pruneBuilds(options.cacheDir);
-  const kept = builtIn(dir);
-  if (!kept) throw new Error(`no wheel in ${dir} after building it`);
+  const kept = builtIn(dir, targets);
+  if (!kept) throw new Error(`the packages of ${targets.join(', ')} are not all in ${dir} after building them`);
   return kept;
 }
 
-/** The packages a cached build directory holds, if it is complete. */
-function builtIn(dir: string): JsiiBuild | undefined {
-  const python = path.join(dir, 'dist', 'python');
+/** The packages a build directory holds (its `dist/`), if every one of `targets` is there. */
+function builtIn(dir: string, targets: readonly string[]): JsiiBuild | undefined {
+  const dist = path.join(dir, 'dist');
+  const python = path.join(dist, 'python');
   const wheel = fs.existsSync(python) ? fs.readdirSync(python).find((f) => f.endsWith('.whl')) : undefined;
-  return wheel ? { wheel: path.join(python, wheel), dist: path.join(dir, 'dist') } : undefined;
+  const java = path.join(dist, 'java');
+  const jar =
+    fs.existsSync(java) &&
+    fs.readdirSync(java, { recursive: true, encoding: 'utf8' }).some((f) => /cdk8s-operator-kit-[\d.]+\.jar$/.test(f));
+  if (!wheel || (targets.includes('java') && !jar)) return undefined;
+  return { wheel: path.join(python, wheel), dist, ...(jar ? { mavenRepository: java } : {}) };
 }
 
 /** What a build is made from, as a digest (see `cachedJsiiBuild`). */

@@ -1,6 +1,6 @@
 /**
  * `npm run package:jsii`: the kit packed (as `npm pack` makes it), then its ready-made operators
- * compiled with jsii and packaged for Python (and Go's sources) in build/jsii (jsii/build.ts).
+ * compiled with jsii and packaged for Python and Java in build/jsii (jsii/build.ts).
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,3 +19,5 @@ const built = buildJsiiPackages({
   workDir: path.join(ROOT, 'build', 'jsii'),
 });
 process.stdout.write(`Python wheel: ${path.relative(ROOT, built.wheel)}\n`);
+if (built.mavenRepository)
+  process.stdout.write(`Java (a Maven repository): ${path.relative(ROOT, built.mavenRepository)}\n`);
