@@ -37,6 +37,8 @@ export interface Flags {
   logLevel: string;
   logFormat: 'json' | 'text';
   syncPeriodMs: number;
+  /** A watch with nothing from the API server this long fails /healthz (half as long: watched again). */
+  watchStallTimeoutMs: number;
   /** OTLP/HTTP endpoint (base URL) traces are sent to; none: tracing off. */
   otlpEndpoint?: string;
   help: boolean;
@@ -100,6 +102,9 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --priority-queue=true|false       reconcile created and changed objects before the initial list
                                     and resyncs (default true; false: first in, first out)
   --sync-period=DURATION            re-reconcile everything this often (default 10h)
+  --watch-stall-timeout=DURATION    /healthz fails when a watch has had nothing from the API server,
+                                    not even a bookmark (sent about every minute), this long; one
+                                    silent half as long is watched again first (default 3m)
   --otlp-endpoint=URL               send a trace of each reconcile (a span per step and per API request)
                                     over OTLP/HTTP to this base URL, e.g. http://otel-collector:4318
                                     (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: tracing off)
@@ -159,6 +164,7 @@ export const FLAG_OPTIONS = {
   'max-concurrent-reconciles': { type: 'string', default: '4' },
   'priority-queue': { type: 'string', default: 'true' },
   'sync-period': { type: 'string', default: '10h' },
+  'watch-stall-timeout': { type: 'string', default: '3m' },
   'otlp-endpoint': { type: 'string' },
   kubeconfig: { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
@@ -226,6 +232,10 @@ function checkCombinations(flags: Flags): void {
     throw new Error('--shards needs --leader-elect: each shard is held through a Lease');
   if (flags.renewDeadlineMs >= flags.leaseDurationMs)
     throw new Error('--leader-election-renew-deadline must be shorter than the lease duration');
+  if (flags.watchStallTimeoutMs < 10_000)
+    throw new Error(
+      '--watch-stall-timeout must be at least 10s: a quiet watch hears from the API server about once a minute',
+    );
   if (flags.retryPeriodMs >= flags.renewDeadlineMs)
     throw new Error('--leader-election-retry-period must be shorter than the renew deadline');
 }
@@ -265,6 +275,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     logLevel: values['log-level'],
     logFormat,
     syncPeriodMs: parseDuration(values['sync-period']),
+    watchStallTimeoutMs: parseDuration(values['watch-stall-timeout']),
     otlpEndpoint: values['otlp-endpoint'] === '' ? undefined : values['otlp-endpoint'],
     help: values.help,
   };

@@ -404,6 +404,7 @@ function newManager(
       ? { authorizer: new MetricsAuthorizer(client), certPath: flags.metricsCertPath }
       : undefined,
     healthProbeBindAddress: flags.healthProbeBindAddress,
+    watchStallTimeoutMs: flags.watchStallTimeoutMs,
     syncPeriodMs: flags.syncPeriodMs,
     shards: flags.shards,
     leaderElection: flags.leaderElect

@@ -28,6 +28,7 @@ export const RECONCILER_FLAGS = [
   'max-concurrent-reconciles',
   'priority-queue',
   'sync-period',
+  'watch-stall-timeout',
   'otlp-endpoint',
   'kubeconfig',
   'log-level',

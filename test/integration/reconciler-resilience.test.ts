@@ -10,7 +10,13 @@ import {
   kubectlOk,
   testKubeconfig,
 } from '../support/kube';
-import { linesRepeatingAKey, ReconcilerProcess, serviceAccountKubeconfig, TcpProxy } from '../support/reconciler';
+import {
+  httpGet,
+  linesRepeatingAKey,
+  ReconcilerProcess,
+  serviceAccountKubeconfig,
+  TcpProxy,
+} from '../support/reconciler';
 import { commandArgs } from '../support/command';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -125,6 +131,7 @@ describe('leader election between two reconcilers', () => {
 /** Installs the operator and starts a Memcached reconciler for a fresh namespace, reaching the API server through a TCP proxy. */
 async function startBehindProxy(
   name: string,
+  extraArgs: readonly string[] = [],
 ): Promise<{ ns: string; proxy: TcpProxy; start: () => Promise<ReconcilerProcess> }> {
   installOperator();
   const ns = createTestNamespace(`memcached-${name}`);
@@ -132,7 +139,7 @@ async function startBehindProxy(
   const start = async () => {
     const rec = await ReconcilerProcess.start({
       kubeconfig: serviceAccountKubeconfig({ server: `https://127.0.0.1:${proxy.port}` }),
-      args: ['--controllers=memcached', `--namespace=${ns}`],
+      args: ['--controllers=memcached', `--namespace=${ns}`, ...extraArgs],
       name,
     });
     started.push(rec);
@@ -196,6 +203,68 @@ describe('a reconciler whose connections are cut again and again', () => {
       );
       // Before the fix these grew to 28–35 s by the fifth cut.
       for (const ms of writeToChild) expect(ms).toBeLessThan(6_000);
+      expect((await rec.stop()).code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('a reconciler whose watches stay open but deliver nothing', () => {
+  test('/healthz fails within the stall window naming the silent watches, and recovers when answers flow again; quiet watches alone never fail it', async () => {
+    const WINDOW_S = 20;
+    const { ns, proxy, start } = await startBehindProxy('stall', [`--watch-stall-timeout=${WINDOW_S}s`]);
+    try {
+      const rec = await start();
+      kubectlOk(['apply', '-f', '-'], { input: memcached('before-stall', ns) });
+      await eventually('a Deployment before the stall', () => hasDeployment('before-stall', ns));
+      const healthz = () => httpGet(`http://127.0.0.1:${rec.healthPort}/healthz`);
+      // Longer than the window with no change to any watched type: quiet watches are watched
+      // again at half the window and stay healthy (the API server bookmarks only about every minute).
+      const quietFrom = Date.now();
+      const quiet: number[] = [];
+      await eventually(
+        'a window and a half of quiet watches',
+        async () => {
+          quiet.push((await healthz()).status);
+          return Date.now() - quietFrom > WINDOW_S * 1500 ? true : undefined;
+        },
+        WINDOW_S * 3000,
+        1000,
+      );
+      expect(new Set(quiet)).toEqual(new Set([200]));
+      const stalledAt = Date.now();
+      proxy.stall();
+      const failing = await eventually(
+        '/healthz failing',
+        async () => {
+          const r = await healthz();
+          return r.status === 503 ? r : undefined;
+        },
+        WINDOW_S * 4000,
+        1000,
+      );
+      const detectedS = (Date.now() - stalledAt) / 1000;
+      expect(failing.body).toContain('watches delivering nothing: ');
+      const named = /(\w+) in memcached-stall-\w+ for (\d+)s/.exec(failing.body);
+      expect(named).not.toBeNull();
+      expect(Number(named![2])).toBeGreaterThanOrEqual(WINDOW_S);
+      // The same silence, per resource, in the metrics.
+      expect(await rec.metric('opkit_watch_last_event_age_seconds', { resource: named![1]! })).toBeGreaterThan(
+        WINDOW_S,
+      );
+      proxy.unstall();
+      await eventually(
+        '/healthz passing again',
+        async () => ((await healthz()).status === 200 ? true : undefined),
+        90_000,
+        1000,
+      );
+      kubectlOk(['apply', '-f', '-'], { input: memcached('after-stall', ns) });
+      await eventually('a Deployment after the stall', () => hasDeployment('after-stall', ns), 60_000);
+      process.stderr.write(
+        `[watch stall] /healthz failing ${detectedS.toFixed(1)} s after every connection stopped answering (window ${WINDOW_S} s)\n`,
+      );
       expect((await rec.stop()).code).toBe(0);
     } finally {
       await proxy.close();

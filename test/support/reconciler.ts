@@ -256,10 +256,13 @@ export class ReconcilerProcess {
   }
 }
 
-/** A TCP proxy on loopback whose connections a test can cut, to break watches for real. */
+/** A TCP proxy on loopback whose connections a test can cut, or stall, to break watches for real. */
 export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
+  /** Each connection's answer direction, which `stall` holds back. */
+  private readonly answers = new Map<net.Socket, net.Socket>();
   private paused = false;
+  private stalled = false;
   private constructor(
     private readonly server: net.Server,
     readonly port: number,
@@ -286,7 +289,10 @@ export class TcpProxy {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
-      upstream.pipe(client);
+      proxy.answers.set(upstream, client);
+      upstream.once('close', () => proxy.answers.delete(upstream));
+      if (proxy.stalled) upstream.pause();
+      else upstream.pipe(client);
     });
     await new Promise<void>((r) =>
       server.listen(0, '127.0.0.1', () => {
@@ -305,6 +311,27 @@ export class TcpProxy {
   cutAll(): void {
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+  }
+
+  /**
+   * Every connection, open or new, stays open but carries no answer back: requests reach the API
+   * server, nothing it sends reaches the client (a middlebox that silently stops forwarding).
+   */
+  stall(): void {
+    this.stalled = true;
+    for (const [upstream, client] of this.answers) {
+      upstream.unpipe(client);
+      upstream.pause();
+    }
+  }
+
+  /** Answers flow again, what was held back first. */
+  unstall(): void {
+    this.stalled = false;
+    for (const [upstream, client] of this.answers) {
+      upstream.pipe(client);
+      upstream.resume();
+    }
   }
 
   /** While paused, new connections are refused (reset at once). */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../queue';
 import type { KubeClient, ObjectDecoder } from '../client';
 import { InformerDecoder } from './decoder';
-import { Reflector, type ReflectorSink } from './reflector';
+import { Reflector, type ReflectorSink, type StalledStream } from './reflector';
 import type { ShardScope } from './sharding';
 import { IndexedStore } from './store';
 
@@ -56,6 +56,11 @@ export interface InformerOptions {
   readonly retryBaseMs?: number;
   /** Where time comes from: the retry delays and how long a watch stayed up. @default the real clock */
   readonly clock?: Clock;
+  /**
+   * A watch silent for half this long is watched again; a stream with nothing from the server for
+   * this long is stalled (`stalledStreams`). @default 3 minutes (the server bookmarks about every minute)
+   */
+  readonly stallTimeoutMs?: number;
 }
 
 /**
@@ -95,6 +100,16 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** Its streams (one per namespace watched apart) that have had nothing from the server for longer than the stall window. */
+  stalledStreams(): StalledStream[] {
+    return this.reflector.stalledStreams();
+  }
+
+  /** How long its quietest stream has had nothing from the server (no list page, watch, event or bookmark), in milliseconds. */
+  silentMs(): number {
+    return this.reflector.silentMs();
   }
 
   /** Resolves once the first list has filled the cache. */

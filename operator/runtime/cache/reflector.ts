@@ -33,7 +33,16 @@ export interface ReflectorOptions {
   readonly retryBaseMs?: number;
   /** @default the real clock */
   readonly clock?: Clock;
+  /**
+   * A watch that delivers nothing for half this long — not even one of the bookmarks the API
+   * server sends about every minute — is ended and watched again; a stream with no delivery for
+   * this long is stalled (`stalledStreams`). @default 3 minutes
+   */
+  readonly stallTimeoutMs?: number;
 }
+
+/** The stall window unless told (three of the API server's bookmark periods of about a minute). */
+export const DEFAULT_WATCH_STALL_TIMEOUT_MS = 3 * 60_000;
 
 /** The list and watch of one namespace (or of all: `undefined`). */
 interface Stream {
@@ -42,6 +51,14 @@ interface Stream {
   resourceVersion: string;
   /** Whether its first list has filled the cache. */
   synced: boolean;
+  /** When it last got something from the server: a list page, a watch accepted, an event or a bookmark. */
+  deliveredAt: number;
+}
+
+/** A stream that has had nothing from the server for longer than the stall window. */
+export interface StalledStream {
+  readonly namespace: string | undefined;
+  readonly silentMs: number;
 }
 
 /**
@@ -55,7 +72,9 @@ interface Stream {
  *   (0.8 s doubling to 30 s; 2 s at most for a type not served yet, 404) and tries again; it never
  *   stops until its signal aborts. A watch that stayed up (see `healthyWatchMs`) resets the
  *   backoff, so only consecutive failures make it grow;
- * - a watch that goes silent past its server timeout plus a margin is treated as broken.
+ * - a watch that delivers nothing (not even a bookmark) for half the stall window is treated as
+ *   broken and watched again; a stream with nothing from the server for the whole window is
+ *   reported stalled (`stalledStreams`), for `/healthz`.
  * Given namespaces, it lists and watches each apart (each with its resourceVersion, its retries
  * and its relists).
  */
@@ -64,6 +83,8 @@ export class Reflector<T extends KubeObject> {
   private readonly clock: Clock;
   private shard?: ShardScope & { readonly selector: string };
   private servedBy?: 'server' | 'client';
+  /** Whether `run` is running: only then are the streams expected to hear from the server. */
+  private running = false;
 
   constructor(
     private readonly client: KubeClient,
@@ -73,11 +94,38 @@ export class Reflector<T extends KubeObject> {
     private readonly options: ReflectorOptions,
   ) {
     this.clock = options.clock ?? realClock;
+    const now = this.clock.now();
     this.streams = [...new Set(options.namespaces)].map((namespace) => ({
       namespace,
       resourceVersion: '',
       synced: false,
+      deliveredAt: now,
     }));
+  }
+
+  private get stallTimeoutMs(): number {
+    return this.options.stallTimeoutMs ?? DEFAULT_WATCH_STALL_TIMEOUT_MS;
+  }
+
+  /**
+   * The streams that have had nothing from the server for longer than the stall window: their
+   * watch delivers nothing though it should (a bookmark comes about every minute), or no list or
+   * watch has gone through since. What `/healthz` fails on.
+   */
+  stalledStreams(): StalledStream[] {
+    // Not running (a sharded standby caches nothing until it holds a shard): nothing is awaited.
+    if (!this.running) return [];
+    const now = this.clock.now();
+    return this.streams
+      .filter((s) => now - s.deliveredAt > this.stallTimeoutMs)
+      .map((s) => ({ namespace: s.namespace, silentMs: now - s.deliveredAt }));
+  }
+
+  /** How long the quietest stream has had nothing from the server, in milliseconds. */
+  silentMs(): number {
+    if (!this.running) return 0;
+    const now = this.clock.now();
+    return Math.max(0, ...this.streams.map((s) => now - s.deliveredAt));
   }
 
   /** Lists and watches only the namespaces whose hash falls in the shard's range. Call before `run`. */
@@ -93,7 +141,14 @@ export class Reflector<T extends KubeObject> {
 
   /** Runs every namespace's list and watch until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all(this.streams.map((s) => this.runStream(s, signal)));
+    const now = this.clock.now();
+    for (const s of this.streams) s.deliveredAt = now;
+    this.running = true;
+    try {
+      await Promise.all(this.streams.map((s) => this.runStream(s, signal)));
+    } finally {
+      this.running = false;
+    }
   }
 
   /** One namespace's (or every namespace's) list and watch, until `signal` aborts. */
@@ -161,19 +216,24 @@ export class Reflector<T extends KubeObject> {
     // The server ends a watch after timeoutSeconds; spread them so watches do not all
     // reconnect at once.
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    // Silent for half the stall window (the server sends a bookmark about every minute): the
+    // connection is dead though open — ended here and watched again, well before /healthz fails.
+    const idleTimeoutMs = Math.min((timeoutSeconds + 60) * 1000, Math.max(1000, this.stallTimeoutMs / 2));
     let openedAt: number | undefined;
     try {
       await this.client.watch(this.type, {
         namespace: stream.namespace,
         query: { resourceVersion: stream.resourceVersion, timeoutSeconds: String(timeoutSeconds), ...this.selector() },
         onEvent: (e) => {
+          stream.deliveredAt = this.clock.now();
           this.handleEvent(stream, e);
         },
         protobuf: this.decoder.protobuf,
         signal,
-        idleTimeoutMs: (timeoutSeconds + 60) * 1000,
+        idleTimeoutMs,
         onOpen: () => {
           openedAt = this.clock.now();
+          stream.deliveredAt = openedAt;
         },
       });
     } finally {
@@ -197,6 +257,7 @@ export class Reflector<T extends KubeObject> {
         },
         { protobuf: this.decoder.protobuf },
       );
+      stream.deliveredAt = this.clock.now();
       this.takePage(page, listed);
       continueToken = page.metadata.continue === '' ? undefined : page.metadata.continue;
       rv = page.metadata.resourceVersion;

@@ -46,6 +46,12 @@ export interface ManagerOptions {
   readonly shards?: number;
   /** Informer resync period. @default 10 hours */
   readonly syncPeriodMs?: number;
+  /**
+   * How long a watch may have nothing from the API server (the server bookmarks about every
+   * minute) before `/healthz` fails; a watch silent for half as long is watched again first.
+   * @default 3 minutes
+   */
+  readonly watchStallTimeoutMs?: number;
   /** Longest wait for in-flight reconciles on shutdown. @default 25000 */
   readonly gracefulShutdownTimeoutMs?: number;
 }
@@ -111,6 +117,7 @@ export class Manager {
         namespace: type.namespaced ? this.options.namespace : undefined,
         namespaces: type.namespaced ? this.options.namespaces : undefined,
         resyncPeriodMs: this.options.syncPeriodMs,
+        stallTimeoutMs: this.options.watchStallTimeoutMs,
         logger: this.options.logger.child({ component: 'informer' }),
         onWatchRestart: (reason) => {
           this.options.metrics.watchRestarts.inc({ resource: type.resource, reason });
@@ -122,7 +129,8 @@ export class Manager {
       this.informers.set(key, inf);
       // One asked for after the shard was taken caches that shard too.
       if (this.shardScope) this.restrict(inf, this.shardScope);
-      this.options.metrics.startWatch(type.resource);
+      const created = inf;
+      this.options.metrics.startWatch(type.resource, () => created.silentMs());
     }
     return inf as unknown as Informer<T>;
   }
@@ -141,6 +149,18 @@ export class Manager {
 
   get synced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** Each informer stream with nothing from the API server past the stall window, said for `/healthz`. */
+  stalledWatches(): string[] {
+    return [...this.informers.values()].flatMap((i) =>
+      i
+        .stalledStreams()
+        .map(
+          (s) =>
+            `${i.type.resource}${s.namespace === undefined ? '' : ` in ${s.namespace}`} for ${Math.round(s.silentMs / 1000)}s`,
+        ),
+    );
   }
 
   /** Whether a cached object is this replica's: always, unless sharded (then: in its shard's range). */
@@ -338,11 +358,17 @@ export class Manager {
     );
   }
 
-  /** Live while the process runs; ready once the caches have synced. */
+  /**
+   * Live while the process runs and its watches deliver: a watch with nothing from the API server
+   * (not even a bookmark) past the stall window fails it, so the kubelet restarts an operator that
+   * looks healthy but hears nothing. Ready once the caches have synced.
+   */
   private serveHealth(req: http.IncomingMessage, res: http.ServerResponse): void {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/healthz' || path === '/livez') {
-      reply(res, 200, 'ok');
+      const stalled = this.stalledWatches();
+      if (stalled.length) reply(res, 503, `watches delivering nothing: ${stalled.join('; ')}`);
+      else reply(res, 200, 'ok');
       return;
     }
     if (path === '/readyz') {

@@ -97,6 +97,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Per resource, how long its quietest watch has had nothing from the API server — no list page,
+   * watch accepted, event or bookmark — read when scraped. The server bookmarks a watch about every
+   * minute, so this stays under a minute or so while its watches deliver; `/healthz` fails past the
+   * stall window (`--watch-stall-timeout`).
+   */
+  readonly watchSilence = new Gauge({
+    name: 'opkit_watch_last_event_age_seconds',
+    help: 'Per resource, seconds since its quietest watch last had anything from the API server (a list page, the watch accepted, an event or a bookmark)',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.watchSilence.reset();
+      for (const [resource, silentMs] of this.watchSilenceSources)
+        this.watchSilence.set({ resource }, silentMs() / 1000);
+    },
+  });
+
+  private readonly watchSilenceSources = new Map<string, () => number>();
+
   readonly watchEvents = new Counter({
     name: 'opkit_watch_events_total',
     help: 'Objects received from the API server by resource: list items and watch events (what a shard receives; bookmarks aside)',
@@ -183,8 +203,15 @@ export class Metrics {
     this.conditionSources.set(`${kind.group}/${kind.kind}`, { kind: kind.kind, list });
   }
 
-  /** An informer of `resource` was made: its watch restarts count from 0, for every reason. */
-  startWatch(resource: string): void {
+  /**
+   * An informer of `resource` was made: its watch restarts count from 0, for every reason, and its
+   * watches' silence is read from `silentMs` at each scrape (the quietest of its informers).
+   */
+  startWatch(resource: string, silentMs?: () => number): void {
+    if (silentMs) {
+      const before = this.watchSilenceSources.get(resource);
+      this.watchSilenceSources.set(resource, before ? () => Math.max(before(), silentMs()) : silentMs);
+    }
     for (const reason of WATCH_RESTART_REASONS) this.watchRestarts.inc({ resource, reason }, 0);
     this.watchEvents.inc({ resource }, 0);
   }

@@ -191,6 +191,42 @@ describe('Informer', () => {
     for (const d of delays) expect(d).toBeLessThan(330);
   });
 
+  test('a stream with nothing from the server past the stall window is stalled; a bookmark is something; a silent watch is ended at half the window', async () => {
+    const clock = new VirtualClock();
+    const fake = new FakeListWatch();
+    fake.lists.push(list('10', []));
+    const inf = new Informer(fake.asClient(), BuiltinTypes.ConfigMap, { logger, clock, stallTimeoutMs: 180_000 });
+    const seen: { at: string; stalled: number; silentS: number }[] = [];
+    const look = (at: string) =>
+      seen.push({ at, stalled: inf.stalledStreams().length, silentS: inf.silentMs() / 1000 });
+    fake.watches.push(async (emit) => {
+      clock.advance(170_000);
+      look('170 s into a quiet watch');
+      emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '11' } } });
+      look('a bookmark');
+      clock.advance(181_000);
+      look('181 s after it');
+      return Promise.resolve();
+    });
+    fake.watches.push(() => {
+      look('the next watch accepted');
+      return Promise.resolve();
+    });
+    // Before it runs nothing is awaited (a sharded standby caches nothing).
+    clock.advance(600_000);
+    expect(inf.stalledStreams()).toEqual([]);
+    await runUntil(inf, fake, 3);
+    expect(seen).toEqual([
+      { at: '170 s into a quiet watch', stalled: 0, silentS: 170 },
+      { at: 'a bookmark', stalled: 0, silentS: 0 },
+      { at: '181 s after it', stalled: 1, silentS: 181 },
+      // The watch ended and a new one was accepted: something from the server again.
+      { at: 'the next watch accepted', stalled: 0, silentS: 0 },
+    ]);
+    // Each watch is ended by the client after half the window without a byte, before /healthz would fail.
+    expect(fake.watchIdleTimeouts).toEqual([90_000, 90_000, 90_000]);
+  });
+
   test('watches that fail before they stayed up back off exponentially', async () => {
     const clock = new VirtualClock();
     const fake = new FakeListWatch();

@@ -12,6 +12,8 @@ export class FakeListWatch {
   readonly lists: (KubeList | Error)[] = [];
   readonly watches: WatchScript[] = [];
   readonly watchQueries: Record<string, string>[] = [];
+  /** The idle timeout each watch was opened with: how long it may deliver nothing before it is ended. */
+  readonly watchIdleTimeouts: (number | undefined)[] = [];
   readonly listQueries: Record<string, string>[] = [];
   listCalls = 0;
 
@@ -25,8 +27,9 @@ export class FakeListWatch {
         if (next instanceof Error) throw next;
         return next;
       },
-      watch: async (_t: unknown, { query, onEvent, signal, onOpen }: WatchOptions) => {
+      watch: async (_t: unknown, { query, onEvent, signal, onOpen, idleTimeoutMs }: WatchOptions) => {
         this.watchQueries.push(query);
+        this.watchIdleTimeouts.push(idleTimeoutMs);
         // Every scripted watch is answered (the server accepted it) before its script runs.
         onOpen?.();
         const next = this.watches.shift();
