@@ -127,6 +127,7 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
   const client = new HttpKubeClient(cluster, {
     fieldManager,
     observer: metrics.observeRequest,
+    onRetry: metrics.observeRetry,
     userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
     tracer,
   });

@@ -5,7 +5,7 @@ import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
 import { resourcePath } from './resource';
 import { ApiError, retryAfterSeconds, toApiError } from './errors';
-import { sleep } from '../queue';
+import { jitter, sleep } from '../queue';
 import { decodeList, decodeWatchEvent, type ObjectDecoder, PROTOBUF, PROTOBUF_WATCH } from './protobuf';
 import { isProtobuf, readBody, readError, readFrames, readLines } from './responses';
 
@@ -44,6 +44,12 @@ export interface KubeClientOptions {
   readonly userAgent?: string;
   /** Traces each request made inside a traced reconcile (see request-tracing.ts). @default not traced */
   readonly tracer?: RequestTracer;
+  /**
+   * Told of each request sent again in place (see `HttpKubeClient.request`): its method and what
+   * it was answered — a status code, or `<error>` for a connection reset before any answer.
+   * @default none
+   */
+  readonly onRetry?: (method: string, code: string) => void;
 }
 
 /** What a request sends and how its answer is read (see `HttpKubeClient.request`). */
@@ -57,11 +63,43 @@ export interface RequestOptions {
   readonly protobuf?: (body: Buffer) => unknown;
 }
 
-/** How many times a request answered 429 with Retry-After is sent again before the 429 is the caller's (client-go's 10). */
-const MAX_RETRIES_AFTER_429 = 10;
+/** How many times a request is sent again in place before its failure is the caller's (client-go's 10). */
+const MAX_RETRIES = 10;
 
 /** The longest wait a Retry-After is honoured for, in seconds: a longer one is cut to it. */
 const MAX_RETRY_AFTER_SECONDS = 10;
+
+/** Errors of a request whose connection failed before any byte of an answer came. */
+const UNANSWERED = new WeakSet<object>();
+
+/**
+ * How long to wait before sending a request again in place, or undefined when its failure is the
+ * caller's: a 429 or 503 with Retry-After (API Priority and Fairness rejecting what its queues
+ * cannot hold, storage initializing, a server shutting down), after that wait, capped, with
+ * jitter so that rejected clients do not come back together; a connection reset before any byte
+ * of the answer (a kept-alive connection the server had closed) at once and then on a short
+ * doubling backoff — for every verb but POST, whose create may have been made (the others are
+ * idempotent here: server-side apply, updates at a resourceVersion, deletes by uid).
+ */
+function retryWait(method: string, err: unknown, retries: number): number | undefined {
+  if (retries >= MAX_RETRIES) return undefined;
+  if (err instanceof ApiError && (err.status === 429 || err.status === 503) && err.retryAfterSeconds !== undefined)
+    return jitter(Math.min(err.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000, 0.1);
+  // Not `instanceof Error`: Node's own errors may come from another realm (a test's sandbox).
+  if (method !== 'POST' && typeof err === 'object' && err !== null && UNANSWERED.has(err) && isReset(err))
+    return retries === 0 ? 0 : jitter(Math.min(50 * 2 ** retries, 2000));
+  return undefined;
+}
+
+function isReset(err: object): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** What a retried request was answered, as the retries metric labels it. */
+function retryCode(err: unknown): string {
+  return err instanceof ApiError ? String(err.status) : '<error>';
+}
 
 /** A watch: where, from when, and who is told of its events. */
 export interface WatchOptions {
@@ -313,11 +351,12 @@ export class HttpKubeClient implements KubeClient {
       try {
         return await this.send<T>(method, path, opts, payload);
       } catch (err) {
-        // 429 with Retry-After: the API server did not take the request (API Priority and Fairness,
-        // a kind's storage initializing) and says when to send it again — as client-go, in place.
-        const wait = err instanceof ApiError && err.status === 429 ? err.retryAfterSeconds : undefined;
-        if (wait === undefined || retries >= MAX_RETRIES_AFTER_429) throw err;
-        await sleep(Math.min(wait, MAX_RETRY_AFTER_SECONDS) * 1000);
+        // The API server said when to send it again, or never got it: sent again in place, as
+        // client-go does, so the caller sees only the answer that comes then (see `retryWait`).
+        const wait = retryWait(method, err, retries);
+        if (wait === undefined) throw err;
+        this.options.onRetry?.(method, retryCode(err));
+        await sleep(wait);
       }
     }
   }
@@ -341,7 +380,9 @@ export class HttpKubeClient implements KubeClient {
         : {}),
     });
     return new Promise<T>((resolve, reject) => {
+      let answered = false;
       const r = req.module.request(req.options, (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -365,6 +406,7 @@ export class HttpKubeClient implements KubeClient {
       r.on('error', (err) => {
         this.options.observer?.(method, path, 0, Number(process.hrtime.bigint() - started) / 1e9);
         span?.end(0, err);
+        if (!answered) UNANSWERED.add(err);
         reject(err);
       });
       if (payload) r.write(payload);
@@ -379,6 +421,29 @@ export class HttpKubeClient implements KubeClient {
    * server has accepted the watch (a 2xx answer).
    */
   async watch(type: ResourceType, options: WatchOptions): Promise<void> {
+    // A watch's start answered 429 or 503 with Retry-After is started again in place, as a request is.
+    for (let retries = 0; ; retries++) {
+      const start = { opened: false };
+      try {
+        await this.watchOnce(type, {
+          ...options,
+          onOpen: () => {
+            start.opened = true;
+            options.onOpen?.();
+          },
+        });
+        return;
+      } catch (err) {
+        // Only a start the server refused: a watch it took and that failed later is the caller's.
+        const wait = start.opened || options.signal.aborted ? undefined : retryWait('GET', err, retries);
+        if (wait === undefined || !(err instanceof ApiError)) throw err;
+        this.options.onRetry?.('WATCH', retryCode(err));
+        await sleep(wait, options.signal);
+      }
+    }
+  }
+
+  private async watchOnce(type: ResourceType, options: WatchOptions): Promise<void> {
     const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen, protobuf } = options;
     const path = resourcePath(type, namespace);
     const req = await this.prepare(

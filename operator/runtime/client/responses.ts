@@ -5,7 +5,7 @@
 import type * as http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { parseJson } from '../../../constructs/contract/json';
-import { toApiError, type ApiError } from './errors';
+import { retryAfterSeconds, toApiError, type ApiError } from './errors';
 import { decodeStatus, FrameReader, PROTOBUF } from './protobuf';
 
 /** The ApiError an error answer stands for, from its body (a metav1.Status, when it is JSON). */
@@ -20,7 +20,7 @@ export function readError(res: http.IncomingMessage, what: string): Promise<ApiE
       } catch {
         body = undefined;
       }
-      resolve(toApiError(res.statusCode ?? 0, body, what));
+      resolve(toApiError(res.statusCode ?? 0, body, what, retryAfterSeconds(res.headers['retry-after'])));
     });
   });
 }

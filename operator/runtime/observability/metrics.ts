@@ -130,6 +130,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly apiRetries = new Counter({
+    name: 'rest_client_request_retries_total',
+    help: 'Requests sent again in place, by what they were answered (429 or 503 with Retry-After; <error>: a connection reset before any answer) and verb',
+    labelNames: ['code', 'verb'] as const,
+    registers: [this.registry],
+  });
+
   readonly apiLatency = new Histogram({
     name: 'rest_client_request_duration_seconds',
     help: 'Request latency in seconds, by verb',
@@ -253,6 +260,11 @@ export class Metrics {
   }
 
   /** Observer for KubeClient, counting every API request. */
+  /** A request sent again in place (the client's `onRetry`). */
+  observeRetry = (verb: string, code: string): void => {
+    this.apiRetries.inc({ code, verb });
+  };
+
   observeRequest = (method: string, _path: string, status: number, seconds: number): void => {
     this.apiRequests.inc({ method, code: status === 0 ? '<error>' : String(status) });
     this.apiLatency.observe({ verb: method }, seconds);
