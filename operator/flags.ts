@@ -39,6 +39,10 @@ export interface Flags {
   syncPeriodMs: number;
   /** A watch with nothing from the API server this long fails /healthz (half as long: watched again). */
   watchStallTimeoutMs: number;
+  /** Requests a second to the API server, on average; 0: no client-side limit. */
+  kubeApiQps: number;
+  /** Requests at once after a quiet spell, with a QPS limit. */
+  kubeApiBurst: number;
   /** OTLP/HTTP endpoint (base URL) traces are sent to; none: tracing off. */
   otlpEndpoint?: string;
   help: boolean;
@@ -105,6 +109,10 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --watch-stall-timeout=DURATION    /healthz fails when a watch has had nothing from the API server,
                                     not even a bookmark (sent about every minute), this long; one
                                     silent half as long is watched again first (default 3m)
+  --kube-api-qps=N                  requests a second to the API server, on average (default 0: no
+                                    client-side limit; Lease renewals are never held by it)
+  --kube-api-burst=N                requests at once after a quiet spell, with --kube-api-qps
+                                    (default: 1.5 × the QPS)
   --otlp-endpoint=URL               send a trace of each reconcile (a span per step and per API request)
                                     over OTLP/HTTP to this base URL, e.g. http://otel-collector:4318
                                     (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: tracing off)
@@ -127,6 +135,18 @@ export function parseDuration(text: string): number {
   if (consumed !== text.length || consumed === 0)
     throw new Error(`invalid duration ${JSON.stringify(text)}; use forms like 500ms, 15s, 2m, 10h`);
   return total;
+}
+
+/** `--kube-api-qps` (a number, 0: none) and `--kube-api-burst` (a whole number; 1.5 × the QPS unless given). */
+function apiRateLimit(qpsText: string, burstText: string | undefined): { kubeApiQps: number; kubeApiBurst: number } {
+  const qps = Number(qpsText);
+  if (!/^\d+(\.\d+)?$/.test(qpsText) || !Number.isFinite(qps))
+    throw new Error(
+      `--kube-api-qps must be a number of requests a second (0: no limit), got ${JSON.stringify(qpsText)}`,
+    );
+  if (burstText !== undefined && qps === 0) throw new Error('--kube-api-burst needs --kube-api-qps');
+  const burst = burstText === undefined ? Math.max(1, Math.ceil(qps * 1.5)) : positiveInt('kube-api-burst', burstText);
+  return { kubeApiQps: qps, kubeApiBurst: qps === 0 ? 0 : burst };
 }
 
 function positiveInt(name: string, text: string): number {
@@ -165,6 +185,8 @@ export const FLAG_OPTIONS = {
   'priority-queue': { type: 'string', default: 'true' },
   'sync-period': { type: 'string', default: '10h' },
   'watch-stall-timeout': { type: 'string', default: '3m' },
+  'kube-api-qps': { type: 'string', default: '0' },
+  'kube-api-burst': { type: 'string' },
   'otlp-endpoint': { type: 'string' },
   kubeconfig: { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
@@ -276,6 +298,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     logFormat,
     syncPeriodMs: parseDuration(values['sync-period']),
     watchStallTimeoutMs: parseDuration(values['watch-stall-timeout']),
+    ...apiRateLimit(values['kube-api-qps'], values['kube-api-burst']),
     otlpEndpoint: values['otlp-endpoint'] === '' ? undefined : values['otlp-endpoint'],
     help: values.help,
   };

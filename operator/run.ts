@@ -12,7 +12,7 @@ import type { ControllerDeclaration } from '../constructs/contract';
 import { convertingKinds } from '../constructs/contract/webhook-paths';
 import { type Flags, parseFlags, usage } from './flags';
 import { buildController } from './runtime/reconcile';
-import { HttpKubeClient, type KubeClient, loadKubeConfig } from './runtime/client';
+import { HttpKubeClient, type KubeClient, loadKubeConfig, RateLimiter } from './runtime/client';
 import {
   EventRecorder,
   createLogger,
@@ -128,6 +128,9 @@ export async function runOperator(options: RunOperatorOptions): Promise<number> 
     fieldManager,
     observer: metrics.observeRequest,
     onRetry: metrics.observeRetry,
+    ...(flags.kubeApiQps > 0
+      ? { rateLimiter: new RateLimiter(flags.kubeApiQps, flags.kubeApiBurst), onThrottle: metrics.observeThrottle }
+      : {}),
     userAgent: `cdk8s-operator-kit-reconciler (${identity})`,
     tracer,
   });

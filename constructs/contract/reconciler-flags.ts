@@ -29,6 +29,8 @@ export const RECONCILER_FLAGS = [
   'priority-queue',
   'sync-period',
   'watch-stall-timeout',
+  'kube-api-qps',
+  'kube-api-burst',
   'otlp-endpoint',
   'kubeconfig',
   'log-level',

@@ -210,6 +210,48 @@ describe('a reconciler whose connections are cut again and again', () => {
   });
 });
 
+describe('a reconciler under a client-side rate limit', () => {
+  test('with --kube-api-qps it converges, spacing its requests, and renews its Lease throughout', async () => {
+    installOperator();
+    const ns = createTestNamespace('memcached-qps');
+    const lease = 'memcached-operator-qps-test';
+    const rec = await ReconcilerProcess.start({
+      kubeconfig: serviceAccountKubeconfig(),
+      args: [
+        '--controllers=memcached',
+        `--namespace=${ns}`,
+        '--leader-elect',
+        `--leader-election-id=${lease}`,
+        '--leader-election-namespace=memcached-system',
+        '--kube-api-qps=5',
+        '--kube-api-burst=5',
+      ],
+      name: 'qps',
+    });
+    started.push(rec);
+    for (let i = 0; i < 10; i++) kubectlOk(['apply', '-f', '-'], { input: memcached(`limited-${i}`, ns) });
+    const from = Date.now();
+    await eventually(
+      'every Deployment',
+      () => (Array.from({ length: 10 }, (_, i) => hasDeployment(`limited-${i}`, ns)).every(Boolean) ? true : undefined),
+      120_000,
+      500,
+    );
+    // Held back by the limit, and said so in the metrics.
+    const waited = await rec.metric('rest_client_rate_limiter_duration_seconds_count');
+    const waitedSeconds = await rec.metric('rest_client_rate_limiter_duration_seconds_sum');
+    expect(waited).toBeGreaterThan(10);
+    expect(waitedSeconds).toBeGreaterThan(1);
+    // Leadership was kept: the Lease renewed through the queue (never lost, never released).
+    expect(await rec.metric('leader_election_master_status')).toBe(1);
+    expect(rec.logs.some((l) => l.includes('leader lease lost'))).toBe(false);
+    process.stderr.write(
+      `[kube-api-qps] 10 Memcacheds at 5 requests a second: every Deployment in ${((Date.now() - from) / 1000).toFixed(1)} s; ${waited} requests waited ${waitedSeconds.toFixed(1)} s in all\n`,
+    );
+    expect((await rec.stop()).code).toBe(0);
+  });
+});
+
 describe('a reconciler whose watches stay open but deliver nothing', () => {
   test('/healthz fails within the stall window naming the silent watches, and recovers when answers flow again; quiet watches alone never fail it', async () => {
     const WINDOW_S = 20;

@@ -3,6 +3,7 @@ import type { KubeObject, ResourceType } from '../../../constructs/contract';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfigLike } from './kubeconfig';
+import type { RateLimiter } from './rate-limiter';
 import { resourcePath } from './resource';
 import { ApiError, retryAfterSeconds, toApiError } from './errors';
 import { jitter, sleep } from '../queue';
@@ -50,6 +51,13 @@ export interface KubeClientOptions {
    * @default none
    */
   readonly onRetry?: (method: string, code: string) => void;
+  /**
+   * A client-side limit on requests (`--kube-api-qps`, `--kube-api-burst`); Lease requests are
+   * never held by it, so leadership is renewed however busy the client is. @default none
+   */
+  readonly rateLimiter?: RateLimiter;
+  /** Told how long each request waited for the rate limiter, in seconds. @default none */
+  readonly onThrottle?: (method: string, seconds: number) => void;
 }
 
 /** What a request sends and how its answer is read (see `HttpKubeClient.request`). */
@@ -230,8 +238,8 @@ export class HttpKubeClient implements KubeClient {
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
     const Agent = this.server.protocol === 'https:' ? https.Agent : http.Agent;
-    // No client-side throttling (as controller-runtime): the API server's priority and fairness
-    // protects itself. Keep-alive avoids a TLS handshake per request.
+    // No client-side throttling unless asked (`rateLimiter`): the API server's priority and
+    // fairness protects itself. Keep-alive avoids a TLS handshake per request.
     this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
   }
 
@@ -361,8 +369,20 @@ export class HttpKubeClient implements KubeClient {
     }
   }
 
+  /**
+   * Waits for the client-side rate limit, if there is one: every request, each time it is sent,
+   * but a Lease's (leadership must be renewed however many requests queue).
+   */
+  private async throttle(method: string, path: string): Promise<void> {
+    const limiter = this.options.rateLimiter;
+    if (!limiter || path.startsWith('/apis/coordination.k8s.io/')) return;
+    const waitedMs = await limiter.acquire();
+    this.options.onThrottle?.(method, waitedMs / 1000);
+  }
+
   /** One request, as `request` sends it (each time, when it sends it again). */
   private async send<T>(method: string, path: string, opts: RequestOptions, payload: string | undefined): Promise<T> {
+    await this.throttle(method, path);
     const started = process.hrtime.bigint();
     const span = this.options.tracer?.clientSpan(method, {
       'http.request.method': method,
@@ -446,6 +466,7 @@ export class HttpKubeClient implements KubeClient {
   private async watchOnce(type: ResourceType, options: WatchOptions): Promise<void> {
     const { namespace, query, onEvent, signal, idleTimeoutMs = 10 * 60 * 1000, onOpen, protobuf } = options;
     const path = resourcePath(type, namespace);
+    await this.throttle('WATCH', path);
     const req = await this.prepare(
       'GET',
       path,

@@ -6,6 +6,7 @@
  */
 export { microTime } from './api-time';
 export { HttpKubeClient } from './client';
+export { RateLimiter } from './rate-limiter';
 export { ApiError, isConflict, isForbidden, isGone, isInvalid, isNotFound } from './errors';
 export type {
   JsonPatchOperation,

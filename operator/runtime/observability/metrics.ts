@@ -137,6 +137,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly apiThrottle = new Histogram({
+    name: 'rest_client_rate_limiter_duration_seconds',
+    help: 'How long requests waited for the client-side rate limit (--kube-api-qps), by verb',
+    labelNames: ['verb'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   readonly apiLatency = new Histogram({
     name: 'rest_client_request_duration_seconds',
     help: 'Request latency in seconds, by verb',
@@ -260,6 +268,11 @@ export class Metrics {
   }
 
   /** Observer for KubeClient, counting every API request. */
+  /** How long a request waited for the client-side rate limit (the client's `onThrottle`). */
+  observeThrottle = (verb: string, seconds: number): void => {
+    this.apiThrottle.observe({ verb }, seconds);
+  };
+
   /** A request sent again in place (the client's `onRetry`). */
   observeRetry = (verb: string, code: string): void => {
     this.apiRetries.inc({ code, verb });
