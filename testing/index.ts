@@ -24,4 +24,6 @@ export type { FakeWrite, FakeWriteVerb } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';
 export type { EgressDecision } from './egress-proxy';
 export { upgradeTest } from './upgrade';
+export { tightPriorityLevel } from './priority-level';
+export type { TightPriorityLevelOptions } from './priority-level';
 export type { UpgradeReport, UpgradeTestOptions } from './upgrade';
