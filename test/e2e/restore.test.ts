@@ -87,6 +87,23 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       1000,
     );
 
+  /**
+   * Until the cluster's client Service routes to a member: etcd may call a member healthy (and the
+   * status Available) a moment before the kubelet's readiness probe has run, and until then the
+   * Service has no ready endpoint (a CI run's etcdctl timed out dialling it).
+   */
+  const clientServiceReady = (cluster: string) =>
+    eventually(
+      `${cluster}-client to route to a ready member`,
+      () =>
+        getJson(['get', 'endpointslices', '-n', ns, '-l', `kubernetes.io/service-name=${cluster}-client`]).items.some(
+          (slice: any) => (slice.endpoints ?? []).some((e: any) => e.conditions?.ready === true),
+        )
+          ? true
+          : undefined,
+      120_000,
+      1000,
+    );
   /** etcdctl as a client holding the cluster's client certificate, through its client Service (TLS). */
   const etcdctl = (cluster: string, ...args: string[]) => etcdctlWithCertificate(ns, cluster, '3.5.21', ...args);
   let snapshot: string;
@@ -94,6 +111,7 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
   test('EtcdCluster: a key written, a snapshot by the backup Job, the cluster deleted; a new 3-member cluster restored from the snapshot reads the key', async () => {
     applied('EtcdCluster', 'source-etcd', { replicas: 1, backup: { schedule: '0 3 * * *', storage: '1Gi' } });
     await awaitCondition('EtcdCluster', 'source-etcd', 'Available');
+    await clientServiceReady('source-etcd');
     await etcdctl('source-etcd', 'put', 'restore-key', 'came back');
     await eventually(
       'the backup CronJob',
@@ -125,6 +143,7 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       () => kubectl(['get', 'pods', '-n', ns, '-o', 'wide']).stdout,
     );
     // One cluster of the restored members under their own names, the key in it.
+    await clientServiceReady('restored-etcd');
     const list = await etcdctl('restored-etcd', 'member', 'list');
     expect(list).toContain('restored-etcd-0');
     // Restored as a TLS cluster: its peer URLs https, as a new cluster's.
