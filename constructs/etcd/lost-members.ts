@@ -36,9 +36,14 @@ export function memberClaims(
   return { claims, recordedClaims };
 }
 
-/** The claim a member's data is on: `data-<pod>`, from the StatefulSet's claim template. */
+/** The claim member pod `pod`'s data is on: `data-<pod>`, from the StatefulSet's claim template. */
+export function memberClaimName(pod: string): string {
+  return `data-${pod}`;
+}
+
+/** The claim a listed member's data is on. */
 function claimName(view: ClusterView, m: EtcdMember): string {
-  return `data-${view.podName(m)}`;
+  return memberClaimName(view.podName(m));
 }
 
 /** What the status records of a member's claim: the one it runs on while healthy, else the one recorded. */

@@ -25,6 +25,7 @@ import { ordinalOf } from './addresses';
 import type { EtcdCluster } from './api';
 import { etcdSelectorLabels } from './etcd-cluster-resources';
 import type { ClusterView } from './membership';
+import { memberClaimName, memberClaims } from './lost-members';
 import { FORCE_NEW_CLUSTER_ENV, RECOVER_FROM_ANNOTATION } from './quorum-recovery-names';
 import {
   type EtcdTopology,
@@ -44,21 +45,6 @@ export const RECOVERING_QUORUM = 'RecoveringQuorum';
 export function recoverFrom(cluster: EtcdCluster): string | undefined {
   const named = cluster.metadata.annotations?.[RECOVER_FROM_ANNOTATION]?.trim();
   return named === '' ? undefined : named;
-}
-
-/** The claim a member's data is on: `data-<pod>`, from the StatefulSet's claim template. */
-function claimOf(member: string): string {
-  return `data-${member}`;
-}
-
-/** The live (not deleting) claims of the cluster's members, by name, with their uids. */
-function liveClaims(cluster: EtcdCluster, reads: CacheReads): ReadonlyMap<string, string> {
-  return new Map(
-    reads
-      .read(BuiltinTypes.PersistentVolumeClaim, etcdSelectorLabels(cluster.metadata.name))
-      .filter((c) => !c.metadata.deletionTimestamp)
-      .map((c): [string, string] => [c.metadata.name ?? '', c.metadata.uid ?? '']),
-  );
 }
 
 function livePod(cluster: EtcdCluster, reads: CacheReads, member: string): Pod | undefined {
@@ -86,10 +72,10 @@ export function recoveryObstacles(
     m.name ? [{ name: m.name, claimUID: m.claimUID }] : [],
   );
   const own = recorded.find((m) => m.name === survivor);
-  if (!own?.claimUID || claims.get(claimOf(survivor)) !== own.claimUID)
-    return `${survivor} does not run on the claim it last ran on healthy (${claimOf(survivor)}, uid ${own?.claimUID ?? 'not recorded'}): its data may not be the cluster's`;
+  if (!own?.claimUID || claims.get(memberClaimName(survivor)) !== own.claimUID)
+    return `${survivor} does not run on the claim it last ran on healthy (${memberClaimName(survivor)}, uid ${own?.claimUID ?? 'not recorded'}): its data may not be the cluster's`;
   const kept = recorded.filter(
-    (m) => m.name !== survivor && (!m.claimUID || claims.get(claimOf(m.name)) === m.claimUID),
+    (m) => m.name !== survivor && (!m.claimUID || claims.get(memberClaimName(m.name)) === m.claimUID),
   );
   return kept.length
     ? keptDataMessage(
@@ -102,7 +88,7 @@ export function recoveryObstacles(
 /** Why members that may keep their data stand in the way, and how a user clears them. */
 function keptDataMessage(survivor: string, kept: readonly string[]): string {
   const one = kept.length === 1;
-  const claimsToDelete = kept.map((m) => `claim ${claimOf(m)}`).join(' and ');
+  const claimsToDelete = kept.map((m) => `claim ${memberClaimName(m)}`).join(' and ');
   return `${kept.join(', ')} still ${one ? 'runs' : 'run'} on the claim ${one ? 'it' : 'they'} last ran on healthy, so ${one ? 'its' : 'their'} data may hold writes ${survivor} lacks and could form the quorum again; bring ${one ? 'it' : 'them'} back, or if that data is gone for good, delete ${claimsToDelete} and ${one ? 'its pod' : 'their pods'}`;
 }
 
@@ -126,7 +112,7 @@ export function beginRecovery(
     events: [],
     requeueAfterMs: STEP_POLL_MS * 3,
   });
-  const obstacle = recoveryObstacles(cluster, survivor, without.answering, liveClaims(cluster, reads));
+  const obstacle = recoveryObstacles(cluster, survivor, without.answering, memberClaims(cluster, reads).claims);
   if (obstacle) {
     return unchanged(without.step, {
       reason: 'RecoveryRefused',
