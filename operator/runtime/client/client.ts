@@ -454,9 +454,11 @@ export class HttpKubeClient implements KubeClient {
         });
         return;
       } catch (err) {
-        // Only a start the server refused: a watch it took and that failed later is the caller's.
-        const wait = start.opened || options.signal.aborted ? undefined : retryWait('GET', err, retries);
-        if (wait === undefined || !(err instanceof ApiError)) throw err;
+        // Only a start the server refused with Retry-After: a watch it took and that failed later,
+        // or a connection that broke, is the caller's (the reflector's backoff and relist).
+        const refusedStart = !start.opened && !options.signal.aborted && err instanceof ApiError;
+        const wait = refusedStart ? retryWait('GET', err, retries) : undefined;
+        if (wait === undefined) throw err;
         this.options.onRetry?.('WATCH', retryCode(err));
         await sleep(wait, options.signal);
       }
