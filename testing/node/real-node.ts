@@ -327,7 +327,8 @@ async function startKubelet(
         registerNode: true,
         nodeStatusUpdateFrequency: '4s',
         localStorageCapacityIsolation: false,
-        podLogsDir: path.join(dir, 'pod-logs'),
+        // With the plane's logs, so a failed run keeps every container's output (the operators' own).
+        podLogsDir: path.join(plane.logs, 'pods'),
       },
       null,
       2,
