@@ -121,6 +121,12 @@ export interface StartOptions {
    * ingress controller; `realNode.ingress.url` is where it serves Ingresses. @default none
    */
   readonly ingressController?: string;
+  /**
+   * With a real node: a kube-router binary (testing/build-kube-router.sh), run beside the node as
+   * its NetworkPolicy enforcer, so policies hold there as on a cluster whose network enforces them.
+   * @default none (policies are stored, not enforced)
+   */
+  readonly networkPolicyEnforcer?: string;
 }
 
 /** A control plane from OPKIT_KUBECONFIG, or a fresh one started from binaries. */
@@ -230,7 +236,11 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
     );
     const running = { ...plane, server, kubeconfig };
     const realNode = node
-      ? await startRealNodeOf(node, bins, tokens, { ...running, ingressController: options.ingressController })
+      ? await startRealNodeOf(node, bins, tokens, {
+          ...running,
+          ingressController: options.ingressController,
+          networkPolicyEnforcer: options.networkPolicyEnforcer,
+        })
       : undefined;
     const nodes = realNode ? true : await startControllers(bins, tokens, running);
     log(
@@ -389,7 +399,12 @@ async function startRealNodeOf(
   node: ClaimedNode,
   bins: ControlPlaneBinaries,
   tokens: PlaneTokens,
-  plane: Plane & { readonly server: string; readonly kubeconfig: string; readonly ingressController?: string },
+  plane: Plane & {
+    readonly server: string;
+    readonly kubeconfig: string;
+    readonly ingressController?: string;
+    readonly networkPolicyEnforcer?: string;
+  },
 ): Promise<RealNode> {
   const { kubeControllerManager: kcm, kubeScheduler: scheduler } = bins;
   if (!kcm || !scheduler) throw new Error('a real node needs kube-controller-manager and kube-scheduler');

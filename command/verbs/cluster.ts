@@ -3,11 +3,12 @@ import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
 import { ingressControllerBinary } from '../../testing/node/ingress';
+import { networkPolicyEnforcerBinary } from '../../testing/node/network-policies';
 import { loadSampleImages, type SampleImagesLoaded } from '../../testing/node/sample-images';
 import { type Verb, UsageError } from './verb';
 
 export const clusterVerb: Verb = {
-  help: `  cluster [--audit] [--real-node [--sample-images] [--ingress] [--load <oci-archive>]...]
+  help: `  cluster [--audit] [--real-node [--sample-images] [--ingress] [--network-policies] [--load <oci-archive>]...]
       Start a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
       kube-scheduler and kwok's simulated nodes; their release binaries fetched, SHA-256 checked
       and cached on first use, or built with Go where they cannot be fetched) and print its
@@ -18,7 +19,9 @@ export const clusterVerb: Verb = {
       (the image command's output) into it; --sample-images loads what the samples run
       (memcached, nginx:alpine, postgres:13 and busybox from Debian's packages, etcd from its
       build), so \`kubectl apply -f dist/samples/\` runs for real (docs/testing.md); --ingress
-      serves Ingresses through Traefik (built from its Go module and cached) on loopback.
+      serves Ingresses through Traefik (built from its Go module and cached) on loopback;
+      --network-policies enforces NetworkPolicies on the node through kube-router's policy
+      controller (built from its Go module and cached; needs ipset).
       Ctrl-C stops it, and takes back everything it made.
 `,
   run: clusterCommand,
@@ -33,9 +36,10 @@ async function clusterCommand(args: string[]): Promise<number> {
       load: { type: 'string', multiple: true, default: [] },
       'sample-images': { type: 'boolean', default: false },
       ingress: { type: 'boolean', default: false },
+      'network-policies': { type: 'boolean', default: false },
     },
   });
-  for (const needsNode of ['load', 'sample-images', 'ingress'] as const) {
+  for (const needsNode of ['load', 'sample-images', 'ingress', 'network-policies'] as const) {
     const given = values[needsNode];
     if ((Array.isArray(given) ? given.length > 0 : given) && !values['real-node'])
       throw new UsageError(`--${needsNode} needs --real-node`);
@@ -47,6 +51,7 @@ async function clusterCommand(args: string[]): Promise<number> {
     featureGates: { ShardedListAndWatch: true },
     nodes: values['real-node'] ? 'real' : 'simulated',
     ingressController: values.ingress ? ingressControllerBinary(true) : undefined,
+    networkPolicyEnforcer: values['network-policies'] ? networkPolicyEnforcerBinary(true) : undefined,
   });
   for (const archive of values.load) cp.realNode?.loadImage(archive);
   const samples =

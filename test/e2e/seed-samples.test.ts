@@ -6,6 +6,7 @@
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
 import {
+  admittedScript,
   commandInPod,
   etcdctlWithCertificate,
   nodeScriptInPod,
@@ -53,6 +54,24 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
   /** A merge patch of the sample cluster's spec, as `kubectl patch` makes it. */
   const patchCluster = (spec: object) =>
     kubectlOk(['patch', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec })]);
+  /**
+   * What an etcd wait saw when it gave up: the cluster's step and conditions, its members, the
+   * StatefulSet's size, the pods and claims, the cluster's Events and the operator's last log lines.
+   */
+  const explainEtcd = (): string => {
+    const c = getJsonIfExists(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+    const sts = getJsonIfExists(['get', 'statefulset', 'my-etcd-cluster', '-n', ns]);
+    const lines = [
+      `status.step: ${JSON.stringify(c?.status?.step)}`,
+      `conditions: ${JSON.stringify((c?.status?.conditions ?? []).map((x: any) => [x.type, x.status, x.reason, x.message]))}`,
+      `etcdMembers: ${JSON.stringify(c?.status?.etcdMembers)}`,
+      `statefulset replicas: ${String(sts?.spec?.replicas)} (ready ${String(sts?.status?.readyReplicas)})`,
+      kubectl(['get', 'pods,pvc', '-n', ns, '-o', 'wide']).stdout,
+      `events: ${clusterEventReasons().join(', ')}`,
+      kubectl(['logs', '-n', 'etcd-system', 'deployment/etcd-operator', '--tail=200']).stdout,
+    ];
+    return lines.join('\n');
+  };
   /** The cluster settled at n members: every one healthy, Available, no step under way. */
   const settled = (n: number) =>
     eventually(
@@ -65,6 +84,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       },
       240_000,
       1000,
+      explainEtcd,
     );
 
   test("CronTab: the seed's sample (busybox, every minute) runs a real Job to completion on the node", async () => {
@@ -135,7 +155,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       expect(pod.spec.containers[0].livenessProbe.httpGet).toMatchObject({ path: '/livez', port: 'metrics' });
       expect(pod.status.containerStatuses[0].restartCount).toBe(0);
     }
-    // Its NetworkPolicy: the peer port from its members only (this node's network enforces none; see docs/security.md).
+    // Its NetworkPolicy: the peer port from its members only (enforced on this node: see the TLS test).
     const policy = getJson(['get', 'networkpolicy', 'my-etcd-cluster', '-n', ns]);
     expect(policy.spec.ingress.find((r: any) => r.ports[0].port === 2380).from).toEqual([
       { podSelector: { matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'member' }) } },
@@ -145,39 +165,48 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
   /**
    * What a pod with no certificate of the cluster's gets from each port, from namespace `from`: a
    * Node.js script (the reconciler image) that reads, writes and adds a member over TLS without a
-   * client certificate, speaks plain HTTP to both ports, and prints one line per try.
+   * client certificate, speaks plain HTTP to both ports and asks the metrics port's /livez (open to
+   * any pod), all at once, and prints one line per try in that order. A connection the node's
+   * NetworkPolicy enforcer refuses ends `refused ECONNREFUSED` (rejected) or `refused timeout` (dropped).
    */
-  const triesWithoutCertificate = (from: string) => {
+  const triesWithoutCertificate = (from: string, options: { admitted?: boolean } = {}) => {
     const host = (i: number) => `my-etcd-cluster-${i}.my-etcd-cluster.${ns}.svc`;
+    // A pod the policy admits waits until the enforcer has seen it (admittedScript).
+    const waitAdmitted = options.admitted ? admittedScript(host(0), 2379) : 'const admitted = async () => {};';
     const script = `
       const https = require('node:https'), http = require('node:http');
+      ${waitAdmitted}
       const tries = [
         ['read', 'https://my-etcd-cluster-client.${ns}.svc:2379/v3/kv/range', { key: 'c2VlZA==' }],
         ['write', 'https://my-etcd-cluster-client.${ns}.svc:2379/v3/kv/put', { key: 'c2VlZA==', value: 'UFdORUQ=' }],
         ['member add', 'https://${host(0)}:2379/v3/cluster/member/add', { peerURLs: ['https://10.9.9.9:2380'], isLearner: true }],
         ['plaintext client', 'http://${host(0)}:2379/v3/kv/range', { key: 'c2VlZA==' }],
         ['plaintext peer', 'http://${host(1)}:2380/members', {}],
+        ['metrics', 'http://${host(0)}:2381/livez'],
       ];
-      (async () => {
-        for (const [what, url, body] of tries) {
-          const line = await new Promise((resolve) => {
-            const lib = url.startsWith('https') ? https : http;
-            const req = lib.request(url, { method: 'POST', rejectUnauthorized: false, timeout: 8000 }, (res) => {
-              let text = '';
-              res.on('data', (b) => (text += b));
-              res.on('end', () => resolve(what + ': HTTP ' + res.statusCode + ' ' + text.slice(0, 120).replace(/\\s+/g, ' ')));
-            });
-            req.on('timeout', () => req.destroy(new Error('timeout')));
-            req.on('error', (e) => resolve(what + ': refused ' + (e.code || e.message)));
-            req.end(JSON.stringify(body));
+      const attempt = ([what, url, body]) =>
+        new Promise((resolve) => {
+          const lib = url.startsWith('https') ? https : http;
+          const method = body ? 'POST' : 'GET';
+          const req = lib.request(url, { method, rejectUnauthorized: false, timeout: 8000 }, (res) => {
+            let text = '';
+            res.on('data', (b) => (text += b));
+            res.on('end', () => resolve(what + ': HTTP ' + res.statusCode + ' ' + text.slice(0, 120).replace(/\\s+/g, ' ')));
           });
-          console.log(line);
-        }
-      })();`;
+          req.on('timeout', () => req.destroy(new Error('timeout')));
+          req.on('error', (e) => resolve(what + ': refused ' + (e.code || e.message)));
+          req.end(body ? JSON.stringify(body) : undefined);
+        });
+      admitted()
+        .then(() => Promise.all(tries.map(attempt)))
+        .then((lines) => lines.forEach((line) => console.log(line)));`;
     return nodeScriptInPod(from, 'default', script);
   };
 
-  test("EtcdCluster: TLS by default — a pod without the cluster's certificate can neither read, write nor add a member, in any namespace; plaintext is refused on both ports; a client with <name>-client-tls reads and writes", async () => {
+  test("EtcdCluster: TLS and a NetworkPolicy by default — from another namespace only the metrics port answers (the node enforces the policy); in the cluster's own namespace a pod without the cluster's certificate can neither read, write nor add a member, plaintext is refused and the peer port stays closed to non-members; a client with <name>-client-tls reads and writes", async () => {
+    const unenforced = process.env.OPKIT_E2E_NETWORK_POLICIES_MISSING;
+    if (unenforced)
+      throw new Error(`the node enforces no NetworkPolicy, so the policy cannot be proven: ${unenforced}`);
     const cluster = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
     expect(cluster.status.transport).toBe('TLS');
     expect(Date.parse(cluster.status.certificatesExpire)).toBeGreaterThan(Date.now() + 300 * 86_400_000);
@@ -191,15 +220,30 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     );
     const attacker = createTestNamespace('e2e-attacker');
     try {
-      for (const from of [attacker, ns]) {
-        const lines = (await triesWithoutCertificate(from)).trim().split('\n');
+      const tried = async (from: string) => {
+        const lines = (await triesWithoutCertificate(from, { admitted: from === ns })).trim().split('\n');
         process.stderr.write(
           `[etcd tls] from ${from === ns ? 'its own namespace' : 'another namespace'}: ${lines.join('; ')}\n`,
         );
-        expect(lines).toHaveLength(5);
-        // Refused in the TLS handshake (no certificate), or answered 400 for plain HTTP on a TLS port: never served.
-        for (const line of lines) expect(line).toMatch(/^[a-z ]+: (refused |HTTP 400 )/);
-      }
+        return lines;
+      };
+      // Another namespace: dropped by the policy before any TLS, on every port but the probes' own.
+      // (Dropped, the connection times out; rejected, the enforcer answers for the pod. etcd itself
+      // listens on both ports, so neither is etcd's answer.)
+      const blocked = /^[a-z ]+: refused (timeout|ECONNREFUSED|EHOSTUNREACH)$/;
+      const outside = await tried(attacker);
+      expect(outside).toHaveLength(6);
+      for (const line of outside.slice(0, 5)) expect(line).toMatch(blocked);
+      expect(outside[5]).toMatch(/^metrics: HTTP 200 /);
+      // Its own namespace, a client by default: the client port answers, and refuses a client
+      // without a certificate in the handshake (or answers 400 to plain HTTP): never served. The
+      // peer port is for members only.
+      const inside = await tried(ns);
+      expect(inside).toHaveLength(6);
+      for (const line of inside.slice(0, 3)) expect(line).toMatch(/^[a-z ]+: refused ERR_SSL_/);
+      expect(inside[3]).toMatch(/^plaintext client: (refused ECONNRESET|HTTP 400 )/);
+      expect(inside[4]).toMatch(blocked);
+      expect(inside[5]).toMatch(/^metrics: HTTP 200 /);
     } finally {
       kubectl(['delete', 'namespace', attacker, '--wait=false']);
     }
@@ -216,9 +260,12 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
           command: [
             '/usr/local/bin/node',
             '-e',
-            `const fs = require('node:fs'), t = (f) => fs.readFileSync('/tls/' + f);
-             const s = require('node:tls').connect({ host: 'my-etcd-cluster-0.my-etcd-cluster.${ns}.svc', port: 2379,
-               ca: t('ca.crt'), cert: t('tls.crt'), key: t('tls.key') }, () => { console.log(s.getPeerCertificate().serialNumber); s.end(); });`,
+            `${admittedScript(`my-etcd-cluster-0.my-etcd-cluster.${ns}.svc`, 2379)}
+             const fs = require('node:fs'), t = (f) => fs.readFileSync('/tls/' + f);
+             admitted().then(() => {
+               const s = require('node:tls').connect({ host: 'my-etcd-cluster-0.my-etcd-cluster.${ns}.svc', port: 2379,
+                 ca: t('ca.crt'), cert: t('tls.crt'), key: t('tls.key') }, () => { console.log(s.getPeerCertificate().serialNumber); s.end(); });
+             });`,
           ],
           secret: { name: 'my-etcd-cluster-client-tls', mountPath: '/tls' },
         })
@@ -306,6 +353,7 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
       },
       300_000,
       2000,
+      explainEtcd,
     );
     const c = await settled(3);
     process.stderr.write(

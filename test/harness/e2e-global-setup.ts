@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../testing/control-plane';
+import { networkPolicyEnforcerUnavailable } from '../../testing/node/network-policies';
 import { realNodeUnavailable } from '../../testing/node/real-node';
 import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
@@ -38,7 +39,17 @@ export default async function globalSetup(): Promise<void> {
   provisionOlm();
   // Traefik, the node's ingress controller: without it the tier runs and the Ingress tests say why.
   const traefik = goTool({ script: 'testing/build-traefik.sh', env: 'OPKIT_E2E_TRAEFIK', what: 'traefik' }).binary();
-  const cp = await startControlPlane({ nodes: 'real', ingressController: traefik.bin });
+  // kube-router's policy controller, the node's NetworkPolicy enforcer: without it the tier runs
+  // and the tests that need policies enforced say why.
+  const enforcerMissing = networkPolicyEnforcerUnavailable();
+  const kubeRouter = enforcerMissing
+    ? { bin: undefined, missing: enforcerMissing }
+    : goTool({ script: 'testing/build-kube-router.sh', env: 'OPKIT_E2E_KUBE_ROUTER', what: 'kube-router' }).binary();
+  const cp = await startControlPlane({
+    nodes: 'real',
+    ingressController: traefik.bin,
+    networkPolicyEnforcer: kubeRouter.bin,
+  });
   (globalThis as Record<string, unknown>).__OPKIT_CONTROL_PLANE__ = cp;
   // Jest runs no teardown after a set-up that failed: a step failing here stops the plane itself.
   let node: NonNullable<typeof cp.realNode>;
@@ -48,6 +59,8 @@ export default async function globalSetup(): Promise<void> {
     await cp.stop();
     throw err;
   }
+  if (!kubeRouter.bin)
+    process.env.OPKIT_E2E_NETWORK_POLICIES_MISSING = kubeRouter.missing ?? 'no NetworkPolicy enforcer started';
   if (node.ingress) process.env.OPKIT_E2E_INGRESS_URL = node.ingress.url;
   else process.env.OPKIT_E2E_INGRESS_MISSING = traefik.missing ?? 'no ingress controller started';
   process.env.OPKIT_TEST_KUBECONFIG = cp.kubeconfig;

@@ -89,6 +89,26 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
   return output;
 }
 
+/**
+ * JavaScript for a Node.js script in a pod, defining `admitted()`: it resolves once a TCP connection
+ * to `host`:`port` goes through (at most after 60 s, then the script's own tries tell). On a node
+ * whose NetworkPolicy enforcer learns a new pod's address from the pod's status, after the pod has
+ * started (kube-router), a pod a policy admits is rejected as any unknown pod until then, so a
+ * script that must be admitted waits for that before its real work.
+ */
+export function admittedScript(host: string, port: number): string {
+  return `
+    const connects = () => new Promise((resolve) => {
+      const s = require('node:net').connect(${String(port)}, '${host}');
+      s.on('connect', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    const admitted = async () => {
+      for (const until = Date.now() + 60000; Date.now() < until; await new Promise((r) => setTimeout(r, 500)))
+        if (await connects()) return;
+    };`;
+}
+
 /** The reconciler image, as the memcached operator's Deployment runs it: the one image with Node.js. */
 export function reconcilerImage(): string {
   return getJson(['get', 'deployment', 'memcached-operator', '-n', 'memcached-system']).spec.template.spec.containers[0]

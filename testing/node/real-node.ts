@@ -19,6 +19,7 @@ import { startProcess, waitFor } from '../plane/process';
 import { absentDirs, claimRealNode, type NodeOwner, recordOwner } from './leftovers';
 import { CLUSTER_DNS, startClusterDns } from './cluster-dns';
 import { type IngressController, startIngressController } from './ingress';
+import { startNetworkPolicyEnforcer } from './network-policies';
 import { startLocalStorage } from './local-storage';
 import { registryLog, startNodeRegistry } from './registry';
 import { cniConfig, createNodeNetwork, NODE_NETWORK } from './network';
@@ -62,6 +63,8 @@ export interface PlaneForRealNode {
   readonly proxyKubeconfig: string;
   /** A Traefik binary: the node serves Ingresses through it (testing/node/ingress.ts). @default none */
   readonly ingressController?: string;
+  /** A kube-router binary: the node enforces NetworkPolicies through it (testing/node/network-policies.ts). @default none */
+  readonly networkPolicyEnforcer?: string;
 }
 
 /** What another process needs to use a running real node: `OPKIT_REAL_NODE`, as JSON. */
@@ -179,6 +182,8 @@ export async function startRealNode(bins: NodeBinaries, owner: NodeOwner, plane:
   procs.push(await startKubelet(bins, dir, containerdSocket, plane));
   procs.push(await startKubeProxy(bins, dir, plane));
   await waitFor(`node ${NODE_NAME} Ready`, () => nodeReady(plane.adminKubeconfig), plane.procs, 60_000, plane.logs);
+  // Policies enforced before the first pod of a test runs, as a cluster's network would.
+  if (plane.networkPolicyEnforcer) await startNetworkPolicyEnforcer(plane.networkPolicyEnforcer, NODE_NAME, plane);
   // A default StorageClass whose claims bind, once there is a node for its helper pods.
   await startLocalStorage(
     path.join(bins.dir, 'local-path-provisioner'),
