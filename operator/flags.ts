@@ -14,6 +14,8 @@ export interface Flags {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  /** A standby lists and watches before it leads (`--warm-standby`). */
+  warmStandby: boolean;
   metricsBindAddress: string;
   metricsSecure: boolean;
   metricsCertPath?: string;
@@ -86,6 +88,10 @@ const USAGE_FLAGS = `  --namespace=NS                    watch only this namespa
   --leader-election-lease-duration  (default 15s)
   --leader-election-renew-deadline  (default 10s)
   --leader-election-retry-period    (default 2s)
+  --warm-standby=true|false         with --leader-elect: a replica that does not lead lists and
+                                    watches as the leader does, so it takes over with synced caches
+                                    (default true; false: it caches nothing until it leads, for
+                                    memory, and a takeover waits for every list)
   --metrics-bind-address=ADDR       /metrics (default :8080; 0 disables)
   --metrics-secure=true|false       serve /metrics over HTTPS to callers whose token is allowed
                                     get on /metrics (TokenReview + SubjectAccessReview) (default true)
@@ -171,6 +177,7 @@ export const FLAG_OPTIONS = {
   'leader-election-lease-duration': { type: 'string', default: '15s' },
   'leader-election-renew-deadline': { type: 'string', default: '10s' },
   'leader-election-retry-period': { type: 'string', default: '2s' },
+  'warm-standby': { type: 'string', default: 'true' },
   'metrics-bind-address': { type: 'string', default: ':8080' },
   'metrics-secure': { type: 'string', default: 'true' },
   'metrics-cert-path': { type: 'string' },
@@ -236,7 +243,7 @@ function checkChoices(values: FlagValues): 'json' | 'text' {
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new Error(`--log-format must be json or text, got ${JSON.stringify(logFormat)}`);
-  for (const name of ['metrics-secure', 'priority-queue'] as const)
+  for (const name of ['metrics-secure', 'priority-queue', 'warm-standby'] as const)
     if (!['true', 'false'].includes(values[name]))
       throw new Error(`--${name} must be true or false, got ${JSON.stringify(values[name])}`);
   return logFormat;
@@ -276,6 +283,7 @@ export function parseFlags(argv: string[], known: string[]): Flags {
     leaseDurationMs: parseDuration(values['leader-election-lease-duration']),
     renewDeadlineMs: parseDuration(values['leader-election-renew-deadline']),
     retryPeriodMs: parseDuration(values['leader-election-retry-period']),
+    warmStandby: values['warm-standby'] === 'true',
     metricsBindAddress: values['metrics-bind-address'],
     metricsSecure: values['metrics-secure'] === 'true',
     metricsCertPath: values['metrics-cert-path'],

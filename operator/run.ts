@@ -411,6 +411,7 @@ function newManager(
     watchStallTimeoutMs: flags.watchStallTimeoutMs,
     syncPeriodMs: flags.syncPeriodMs,
     shards: flags.shards,
+    warmStandby: flags.warmStandby,
     leaderElection: flags.leaderElect
       ? {
           namespace: flags.leaderElectionNamespace ?? ownNamespace(),

@@ -15,6 +15,7 @@ export const RECONCILER_FLAGS = [
   'leader-election-lease-duration',
   'leader-election-renew-deadline',
   'leader-election-retry-period',
+  'warm-standby',
   'metrics-bind-address',
   'metrics-secure',
   'metrics-cert-path',

@@ -129,6 +129,56 @@ describe('leader election between two reconcilers', () => {
   });
 });
 
+describe('a standby replica', () => {
+  test('lists and watches before it leads (warm, the default); with --warm-standby=false it caches nothing while it stands by, is Ready meanwhile, and lists once it leads', async () => {
+    installOperator();
+    const ns = createTestNamespace('memcached-standby');
+    const lease = 'memcached-operator-standby-test';
+    const args = [
+      '--controllers=memcached',
+      `--namespace=${ns}`,
+      '--leader-elect',
+      `--leader-election-id=${lease}`,
+      '--leader-election-namespace=memcached-system',
+    ];
+    const holder = (): string =>
+      getJsonIfExists(['get', 'lease', lease, '-n', 'memcached-system'])?.spec?.holderIdentity ?? '';
+    // Something to list before any replica starts.
+    kubectlOk(['apply', '-f', '-'], { input: memcached('listed', ns) });
+    const leader = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'lead' });
+    started.push(leader);
+    await eventually('lead to lead', () => (holder().startsWith('lead_') ? true : undefined));
+    const received = (r: ReconcilerProcess) => r.metric('opkit_watch_events_total', { resource: 'memcacheds' });
+
+    // Ready once its caches have synced: by then it has listed what the leader lists.
+    const warm = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'warm' });
+    started.push(warm);
+    expect(await received(warm)).toBeGreaterThan(0);
+    expect(await warm.metric('leader_election_master_status')).toBe(0);
+    // Ready at once, having listed nothing: no cache to fill until it holds the lease.
+    const cold = await ReconcilerProcess.start({
+      kubeconfig: serviceAccountKubeconfig(),
+      args: [...args, '--warm-standby=false'],
+      name: 'cold',
+    });
+    started.push(cold);
+    expect(await received(cold)).toBe(0);
+
+    // The leader and the warm standby go (each gives the lease back): the cold one takes over,
+    // lists, and reconciles what was there and what comes.
+    expect((await leader.stop('SIGTERM')).code).toBe(0);
+    await eventually('a standby to lead', () => (holder() !== '' && !holder().startsWith('lead_') ? true : undefined));
+    if (holder().startsWith('warm_')) expect((await warm.stop('SIGTERM')).code).toBe(0);
+    await eventually('cold to lead', () => (holder().startsWith('cold_') ? true : undefined), 60_000);
+    kubectlOk(['apply', '-f', '-'], { input: memcached('after', ns) });
+    await eventually('the cold standby, leading, to reconcile', () => hasDeployment('after', ns));
+    expect(await received(cold)).toBeGreaterThan(0);
+    expect(cold.logs.some((l) => l.includes('a cold standby'))).toBe(true);
+    await cold.stop('SIGTERM');
+    await warm.stop('SIGTERM');
+  });
+});
+
 /** Installs the operator and starts a Memcached reconciler for a fresh namespace, reaching the API server through a TCP proxy. */
 async function startBehindProxy(
   name: string,

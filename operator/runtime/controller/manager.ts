@@ -54,6 +54,13 @@ export interface ManagerOptions {
   readonly watchStallTimeoutMs?: number;
   /** Longest wait for in-flight reconciles on shutdown. @default 25000 */
   readonly gracefulShutdownTimeoutMs?: number;
+  /**
+   * With leader election (unsharded): a replica that does not lead lists and watches as the
+   * leader does, so it takes over with its caches synced. False: it caches nothing until it holds
+   * the lease (its memory stays at the process's own), and a takeover waits for every list.
+   * @default true
+   */
+  readonly warmStandby?: boolean;
 }
 
 /** The longest wait between attempts of a failing leader task. */
@@ -150,6 +157,9 @@ export class Manager {
   get synced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
+
+  /** A cold standby (`warmStandby: false`) waiting for the lease, its informers not started. */
+  private waitingCold = false;
 
   /** Each informer stream with nothing from the API server past the stall window, said for `/healthz`. */
   stalledWatches(): string[] {
@@ -255,6 +265,8 @@ export class Manager {
       this.options.logger.info({ informers: this.informers.size, shard: shard.index }, 'caches synced');
       return { kept };
     }
+    if (this.elector && this.options.warmStandby === false)
+      return this.takeWorkCold(this.elector, signal, startInformers, synced);
     startInformers();
     await Promise.race([synced(), aborted(signal)]);
     if (signal.aborted) return undefined;
@@ -262,6 +274,34 @@ export class Manager {
     if (!this.elector) return { kept: aborted(signal).then(() => true) };
     if (!(await this.elector.acquire(signal))) return undefined;
     return { kept: this.elector.holdUntilLost(signal) };
+  }
+
+  /**
+   * A cold standby's way to work: the lease first, then the informers, renewing meanwhile (a
+   * large list can outlast the lease). Stopped while syncing, it gives the lease back as a holder does.
+   */
+  private async takeWorkCold(
+    elector: LeaderElector,
+    signal: AbortSignal,
+    startInformers: () => void,
+    synced: () => Promise<unknown>,
+  ): Promise<{ kept: Promise<boolean> } | 'lost' | undefined> {
+    this.waitingCold = true;
+    const acquired = await elector.acquire(signal).finally(() => {
+      this.waitingCold = false;
+    });
+    if (!acquired) return undefined;
+    const kept = elector.holdUntilLost(signal);
+    startInformers();
+    const ready = synced().then(() => true);
+    if (!(await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)]))) {
+      if (!signal.aborted) return 'lost';
+      await kept;
+      await elector.release();
+      return undefined;
+    }
+    this.options.logger.info({ informers: this.informers.size }, 'caches synced (listed once leading: a cold standby)');
+    return { kept };
   }
 
   /** A namespaced informer caches the shard's range only; a cluster-scoped one, everything (every shard may read it). */
@@ -372,8 +412,9 @@ export class Manager {
       return;
     }
     if (path === '/readyz') {
-      // A sharded standby holds no shard and caches nothing: waiting is its healthy state.
-      if (this.synced || (this.sharding && !this.sharding.shard)) reply(res, 200, 'ok');
+      // A sharded standby holds no shard and a cold standby no lease: neither caches anything,
+      // and waiting is their healthy state.
+      if (this.synced || (this.sharding && !this.sharding.shard) || this.waitingCold) reply(res, 200, 'ok');
       else reply(res, 503, 'informers not synced');
       return;
     }

@@ -191,6 +191,10 @@ describe('helpers', () => {
     );
     expect(() => parseFlags(['--max-concurrent-reconciles=0'], ['memcached'])).toThrow(/at least 1/);
     expect(parseDuration('1h30m')).toBe(5_400_000);
+    // A standby is warm unless told otherwise.
+    expect(f.warmStandby).toBe(true);
+    expect(parseFlags(['--warm-standby=false'], ['memcached']).warmStandby).toBe(false);
+    expect(() => parseFlags(['--warm-standby=cold'], ['memcached'])).toThrow(/--warm-standby must be true or false/);
   });
 
   test('flags: the namespaces watched, one or several, each once; none is every namespace', () => {
