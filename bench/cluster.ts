@@ -15,9 +15,14 @@ const ROOT = path.resolve(__dirname, '..');
  */
 export async function withBenchCluster(
   fn: (ctx: BenchContext, cluster: ControlPlane) => Promise<void>,
-  options: { featureGates?: Readonly<Record<string, boolean>> } = {},
+  options: { featureGates?: Readonly<Record<string, boolean>>; extraApiserverArgs?: readonly string[] } = {},
 ): Promise<void> {
-  const cp = await startControlPlane({ verbose: true, audit: true, featureGates: options.featureGates });
+  const cp = await startControlPlane({
+    verbose: true,
+    audit: true,
+    featureGates: options.featureGates,
+    extraApiserverArgs: options.extraApiserverArgs,
+  });
   try {
     const auditLog = cp.auditLog ?? process.env.OPKIT_AUDIT_LOG;
     if (!auditLog)

@@ -62,11 +62,22 @@ export function buildControllerRuntimePeer(): { dir: string; version: string } {
 export async function measureControllerRuntime(
   ctx: BenchContext,
   n: number,
-  options: { dir: string; idleSeconds: number; equalWork?: boolean },
+  options: {
+    dir: string;
+    idleSeconds: number;
+    equalWork?: boolean;
+    /** With a Lease in its namespace, as kubebuilder scaffolds it (`--leader-elect`). @default false */
+    leaderElect?: boolean;
+    /** Creations in flight at once. @default 2 */
+    createInFlight?: number;
+    /** Runs once its ServiceAccount exists, before it starts (e.g. to put it under a priority level). */
+    beforeStart?: (serviceAccount: { namespace: string; name: string }) => void;
+  },
 ): Promise<Measurement> {
   kubectl(ctx.admin, ['apply', '--server-side', '-f', path.join(options.dir, 'crd.yaml')]);
   kubectl(ctx.admin, ['wait', '--for', 'condition=established', 'crd/benchmemcacheds.cache.bench.example.com']);
   const { ns, kubeconfig, user, remove } = controllerNamespace(ctx, 'bench-cr', 'memcached-operator');
+  options.beforeStart?.({ namespace: ns, name: 'memcached-operator' });
   const health = await freePort();
   const equalWork: string[] = [];
   const templateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-peer-'));
@@ -82,6 +93,7 @@ export async function measureControllerRuntime(
     `--health-probe-bind-address=127.0.0.1:${health}`,
     '--zap-log-level=error',
     ...equalWork,
+    ...(options.leaderElect ? ['--leader-elect'] : []),
   ]);
   await waitReady(peer, health, 'the controller-runtime peer');
   const memcacheds = Array.from({ length: n }, (_, i) => ({
@@ -103,6 +115,7 @@ export async function measureControllerRuntime(
           !!m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
       : (m) => m.status?.observedGeneration === m.metadata.generation && m.status?.availableReplicas === 1,
     idleSeconds: options.idleSeconds,
+    createInFlight: options.createInFlight,
   });
   await stopProcess(peer);
   fs.rmSync(templateDir, { recursive: true, force: true });

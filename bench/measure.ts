@@ -67,6 +67,8 @@ export interface Measurement {
   readonly allocatedBytes?: number;
   /** All requests, where the process counts them (our reconciler's metrics). */
   readonly requests?: number;
+  /** Requests sent again in place after a 429 or 503 (our reconciler's `rest_client_request_retries_total`). */
+  readonly retries?: number;
   /** Write requests in the idle window after settling. */
   readonly idleWrites?: number;
   readonly idleSeconds?: number;
@@ -325,6 +327,8 @@ export async function converge<T extends KubeObject>(
     onSettled?: () => Promise<void>;
     /** Bytes the process has allocated so far, where it counts them. */
     allocatedBytes?: () => number;
+    /** Creations in flight at once: 2, as users create; N, all at once. @default 2 */
+    createInFlight?: number;
   },
 ): Promise<Measurement> {
   const n = run.objects.length;
@@ -334,7 +338,7 @@ export async function converge<T extends KubeObject>(
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
   const t0 = performance.now();
-  await pool(run.objects, 2, (o) => ctx.client.create(run.type, o, run.ns));
+  await pool(run.objects, run.createInFlight ?? 2, (o) => ctx.client.create(run.type, o, run.ns));
   const createdMs = performance.now() - t0;
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
@@ -475,6 +479,8 @@ export async function measureReconciler(
      * them) and a function that stops the reconciler (e.g. to restart one over them).
      */
     afterSettled?: (namespace: string, stopReconciler: () => Promise<void>) => Promise<void>;
+    /** Creations in flight at once. @default 2 */
+    createInFlight?: number;
   },
 ): Promise<Measurement> {
   const ns = `bench-${Math.random().toString(36).slice(2, 7)}`;
@@ -489,6 +495,7 @@ export async function measureReconciler(
     spec: { size: 1 },
   }));
   let requests = 0;
+  let retries = 0;
   let reconciles = 0;
   let watchEvents = 0;
   let settledMemoryMiB: Measurement['settledMemoryMiB'];
@@ -506,6 +513,7 @@ export async function measureReconciler(
       !!m.status.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
     idleSeconds: options.idleSeconds,
     allocatedBytes,
+    createInFlight: options.createInFlight,
     onSettled: async () => {
       if (process.env.BENCH_HEAP_SNAPSHOT === '1') {
         // With BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2: the settled heap, written to the cwd.
@@ -516,6 +524,7 @@ export async function measureReconciler(
       // httpGet's 2 s, and the figures read from a failed scrape were zeros and NaN.
       const exposition = (await scrape(metrics)).split('\n');
       requests = sumSamples(exposition, 'rest_client_requests_total');
+      retries = sumSamples(exposition, 'rest_client_request_retries_total');
       reconciles = sumSamples(exposition, 'controller_runtime_reconcile_total');
       watchEvents = sumSamples(exposition, 'opkit_watch_events_total');
       const gauge = (name: string) =>
@@ -544,7 +553,7 @@ export async function measureReconciler(
   });
   await stopProcess(rec);
   await deleteNamespace(ctx, ns);
-  return { ...measured, requests, reconciles, watchEvents, settledMemoryMiB, node: node.version };
+  return { ...measured, requests, retries, reconciles, watchEvents, settledMemoryMiB, node: node.version };
 }
 
 /**

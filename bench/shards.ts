@@ -9,6 +9,7 @@
  *   npm run bench:shards                          # N = 10000 over 16 namespaces; 1, 2 and 4 shards
  *   N=1000 SHARDS=1,2 npm run bench:shards
  *   N=1000 SHARDS=1 SCOPE=all npm run bench:shards  # one cluster-wide list and watch, not one per namespace
+ *   N=10000 SHARDS=1 STANDBY=cold npm run bench:shards  # standbys with --warm-standby=false
  *
  * The namespaces are chosen so that each quarter of the hash space holds as many (so 1, 2 and 4
  * shards get equal work): the API server's FNV-1a hash spreads names that differ in a short
@@ -47,6 +48,8 @@ const NAMESPACES = Number(process.env.NAMESPACES ?? 16);
  * operator does; `all`: one list and watch of every namespace, a cluster-wide cache.
  */
 const SCOPE = process.env.SCOPE === 'all' ? 'all' : 'namespaces';
+/** `warm`: standbys list and watch before they lead (the default); `cold`: `--warm-standby=false`. */
+const STANDBY = process.env.STANDBY === 'cold' ? 'cold' : 'warm';
 const LEASE_ID = 'memcached-bench';
 const LEASE_NAMESPACE = 'memcached-system';
 const OPERATOR_USER = 'system:serviceaccount:memcached-system:memcached-operator';
@@ -156,6 +159,7 @@ async function runShards(ctx: BenchContext, shards: number): Promise<ShardRun> {
     `--leader-election-id=${LEASE_ID}`,
     `--leader-election-namespace=${LEASE_NAMESPACE}`,
     ...(shards > 1 ? [`--shards=${shards}`] : []),
+    ...(STANDBY === 'cold' ? ['--warm-standby=false'] : []),
   ];
   // One replica per shard and one standby.
   const procs = await Promise.all(
@@ -251,12 +255,18 @@ function table(runs: ShardRun[]): string {
     const goal = (1.2 / r.shards).toFixed(2);
     return `| ${r.shards} | ${max(r, (x) => x.received)} (${ratio(r, (x) => x.received)}; goal ≤ ${goal}) | ${max(r, (x) => x.cpuSeconds)} (${ratio(r, (x) => x.cpuSeconds)}) | ${max(r, (x) => x.peakRssMiB)} MiB (${ratio(r, (x) => x.peakRssMiB)}) | ${r.settledSeconds} s | ${r.writtenByTwo} of ${r.writers} writers | ${r.takeoverSeconds} s (goal ≤ ${TAKEOVER_GOAL_S} s) |`;
   });
+  const standbys = runs.map((r) => {
+    const s = r.replicas.filter((x) => x.role === 'standby');
+    return `${r.shards} shard(s): ${s.map((x) => `${x.peakRssMiB} MiB peak, ${x.received} objects received`).join('; ')}`;
+  });
   return [
-    `N = ${runs[0]?.n}, ${runs[0]?.namespaces} namespaces (${SCOPE === 'all' ? 'one cluster-wide list and watch' : 'a list and watch per namespace'}); per active replica, the busiest (ratio to 1 shard):`,
+    `N = ${runs[0]?.n}, ${runs[0]?.namespaces} namespaces (${SCOPE === 'all' ? 'one cluster-wide list and watch' : 'a list and watch per namespace'}), ${STANDBY} standbys; per active replica, the busiest (ratio to 1 shard):`,
     '',
     '| shards | objects received | CPU-s | peak RSS | settled | resources written by two replicas | takeover after SIGKILL |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
+    '',
+    `The standby while the others converged (${STANDBY}): ${standbys.join('; ')}.`,
   ].join('\n');
 }
 

@@ -214,12 +214,13 @@ func (r *MemcachedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func main() {
 	var metricsAddr, probeAddr, namespace, deploymentTemplate string
-	var equalWork bool
+	var equalWork, leaderElect bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
 	flag.StringVar(&namespace, "namespace", "", "Watch only this namespace (all when empty).")
 	flag.BoolVar(&equalWork, "equal-work", false, "Do what the kit's Memcached reconciler does (equal_work.go), not kubebuilder's lean shape.")
 	flag.StringVar(&deploymentTemplate, "deployment-template", "", "With --equal-work: the Deployment to make for each Memcached, as JSON with __NAME__ and __NAMESPACE__.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect one active replica through a Lease in --namespace, as kubebuilder scaffolds it.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -241,10 +242,13 @@ func main() {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 s,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-		Cache:                  cacheOptions,
+		Scheme:                  s,
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		Cache:                   cacheOptions,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "memcached-peer.bench.example.com",
+		LeaderElectionNamespace: namespace,
 	})
 	if err != nil {
 		setupLog.Error(err, "unable to create the manager")
