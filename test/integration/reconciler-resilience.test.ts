@@ -65,20 +65,28 @@ afterAll(async () => {
   await Promise.all(started.map((r) => r.stop('SIGKILL')));
 });
 
+/**
+ * Memcached reconcilers of a fresh namespace that elect a leader through Lease `lease`: the
+ * namespace, their flags, and who holds the Lease now (its holder's identity, '' when free).
+ */
+function electingReconcilers(prefix: string, lease: string): { ns: string; args: string[]; holder: () => string } {
+  installOperator();
+  const ns = createTestNamespace(prefix);
+  const args = [
+    '--controllers=memcached',
+    `--namespace=${ns}`,
+    '--leader-elect',
+    `--leader-election-id=${lease}`,
+    '--leader-election-namespace=memcached-system',
+  ];
+  const holder = (): string =>
+    getJsonIfExists(['get', 'lease', lease, '-n', 'memcached-system'])?.spec?.holderIdentity ?? '';
+  return { ns, args, holder };
+}
+
 describe('leader election between two reconcilers', () => {
   test('only the leader reconciles; SIGKILL hands over within the lease duration; SIGTERM releases the lease', async () => {
-    installOperator();
-    const ns = createTestNamespace('memcached-le');
-    const lease = 'memcached-operator-leader-test';
-    const args = [
-      '--controllers=memcached',
-      `--namespace=${ns}`,
-      '--leader-elect',
-      `--leader-election-id=${lease}`,
-      '--leader-election-namespace=memcached-system',
-    ];
-    const holder = (): string =>
-      getJsonIfExists(['get', 'lease', lease, '-n', 'memcached-system'])?.spec?.holderIdentity ?? '';
+    const { ns, args, holder } = electingReconcilers('memcached-le', 'memcached-operator-leader-test');
 
     const a = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'leader-a' });
     started.push(a);
@@ -131,18 +139,7 @@ describe('leader election between two reconcilers', () => {
 
 describe('a standby replica', () => {
   test('lists and watches before it leads (warm, the default); with --warm-standby=false it caches nothing while it stands by, is Ready meanwhile, and lists once it leads', async () => {
-    installOperator();
-    const ns = createTestNamespace('memcached-standby');
-    const lease = 'memcached-operator-standby-test';
-    const args = [
-      '--controllers=memcached',
-      `--namespace=${ns}`,
-      '--leader-elect',
-      `--leader-election-id=${lease}`,
-      '--leader-election-namespace=memcached-system',
-    ];
-    const holder = (): string =>
-      getJsonIfExists(['get', 'lease', lease, '-n', 'memcached-system'])?.spec?.holderIdentity ?? '';
+    const { ns, args, holder } = electingReconcilers('memcached-standby', 'memcached-operator-standby-test');
     // Something to list before any replica starts.
     kubectlOk(['apply', '-f', '-'], { input: memcached('listed', ns) });
     const leader = await ReconcilerProcess.start({ kubeconfig: serviceAccountKubeconfig(), args, name: 'lead' });
