@@ -87,6 +87,8 @@ export class Controller {
   private inFlight = 0;
   private running?: Promise<void>;
   private readonly stopping = new AbortController();
+  /** The informer of the kind this controller reconciles (`for`). */
+  private primary?: Informer;
 
   constructor(private readonly options: ControllerOptions) {
     this.log = options.logger.child({ controller: options.name });
@@ -118,6 +120,7 @@ export class Controller {
     const enqueue = (o: KubeObject, priority: Priority) => {
       this.queue.add(objectKey(o.metadata), priority);
     };
+    this.primary = informer;
     informer.addHandler({
       onAdd: (o, initialList) => {
         enqueue(o, initialList && !awaitsReconcile(o) ? 'low' : 'normal');
@@ -222,9 +225,25 @@ export class Controller {
 
   /** Starts the workers; they run until `stop`. */
   start(): void {
+    this.prepareToLead();
     const workers = this.options.maxConcurrentReconciles ?? 1;
     this.log.info({ workers }, 'starting workers');
     this.running = Promise.all(Array.from({ length: workers }, () => this.worker())).then(() => undefined);
+  }
+
+  /**
+   * What the informers queued before the workers start is a re-check, but for a resource that
+   * still awaits its reconcile (see `awaitsReconcile`) or is gone: a warm standby queued its
+   * children's every change while another replica led and reconciled them (at N = 10,000, as many
+   * keys as resources). Demoted, a resource created or changed meanwhile goes first, as after a
+   * fresh start's initial list.
+   */
+  prepareToLead(): void {
+    const primary = this.primary;
+    this.queue.demote((key) => {
+      const o = primary?.get(key);
+      return !o || awaitsReconcile(o);
+    });
   }
 
   /** Stops taking work and waits for in-flight reconciles to finish. */

@@ -214,6 +214,19 @@ export class WorkQueue {
     return this.rateLimiter.numRequeues(key);
   }
 
+  /**
+   * Moves every queued normal key that `keep` does not keep to the low list, after the low keys
+   * already there, in their order. Added again at normal, such a key is promoted as any low key is.
+   */
+  demote(keep: (key: string) => boolean): void {
+    for (const [key, priority] of this.queued) {
+      if (priority !== 'normal' || keep(key)) continue;
+      this.queued.set(key, 'low');
+      this.dirty.set(key, 'low');
+      this.low.push(key);
+    }
+  }
+
   /** The priority `key` was taken at, while it is processed (for its retry or requeue-after). */
   priorityOf(key: string): Priority {
     return this.processing.get(key) ?? 'normal';

@@ -32,12 +32,16 @@ function idleController(
   });
 }
 
-/** An informer that only records the handlers a controller adds to it. */
-function recordingInformer(handlers: InformerHandler<KubeObject>[]): Informer {
+/** An informer that records the handlers a controller adds to it, and caches what `cached` holds. */
+function recordingInformer(
+  handlers: InformerHandler<KubeObject>[],
+  cached: ReadonlyMap<string, KubeObject> = new Map(),
+): Informer {
   return {
     addHandler: (h: InformerHandler<KubeObject>) => {
       handlers.push(h);
     },
+    get: (key: string) => cached.get(key),
   } as unknown as Informer;
 }
 
@@ -143,10 +147,10 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
   /** A controller for Memcacheds owning Deployments, the handlers its two informers got, and its queue's order. */
   function setup(priorityQueue?: boolean) {
     const handlers: InformerHandler<KubeObject>[] = [];
-    const informer = () => recordingInformer(handlers);
+    const cached = new Map<string, KubeObject>();
     const controller = idleController({ priorityQueue })
-      .for(informer())
-      .owns(informer(), { apiVersion: 'cache.example.com/v1', kind: 'Memcached' });
+      .for(recordingInformer(handlers, cached))
+      .owns(recordingInformer(handlers), { apiVersion: 'cache.example.com/v1', kind: 'Memcached' });
     const [primary, owned] = handlers as [InformerHandler<KubeObject>, InformerHandler<KubeObject>];
     const order = async () => {
       const keys: string[] = [];
@@ -158,7 +162,7 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
       }
       return keys;
     };
-    return { primary, owned, order };
+    return { primary, owned, controller, cached, order };
   }
 
   /** A Memcached whose status says it was reconciled at its generation. */
@@ -170,6 +174,25 @@ describe('priorities: the initial list and resyncs wait for changes', () => {
     owned.onAdd!(deploymentOf('old-2'), true);
     primary.onAdd!(settled('old-3'), true);
     primary.onAdd!(memcached('new'), false);
+    expect(await order()).toEqual(['ns/new', 'ns/old-1', 'ns/old-2', 'ns/old-3']);
+  });
+
+  test('a replica that stood by (its informers ran while another led): what its children did meanwhile waits, once it leads, behind a resource created meanwhile', async () => {
+    const { primary, owned, controller, cached, order } = setup();
+    // While it stood by: its cache listed settled resources, their Deployments kept changing
+    // (the leader converging them), and a resource was created after the leader died.
+    for (const name of ['old-1', 'old-2', 'old-3']) {
+      cached.set(`ns/${name}`, settled(name));
+      primary.onAdd!(settled(name), true);
+    }
+    for (const name of ['old-1', 'old-2', 'old-3'])
+      owned.onUpdate!(deploymentOf(name), {
+        ...deploymentOf(name),
+        metadata: { ...deploymentOf(name).metadata, resourceVersion: '2' },
+      });
+    cached.set('ns/new', memcached('new'));
+    primary.onAdd!(memcached('new'), false);
+    controller.prepareToLead();
     expect(await order()).toEqual(['ns/new', 'ns/old-1', 'ns/old-2', 'ns/old-3']);
   });
 

@@ -133,6 +133,23 @@ describe('WorkQueue priorities', () => {
     expect(await drain(q)).toEqual(['b', 'c', 'a']);
   });
 
+  test('demote: the normal keys it does not keep go low, after the low ones already there, in their order; the kept ones stay ahead', async () => {
+    const q = new WorkQueue();
+    q.add('list-1', 'low');
+    q.add('child-1');
+    q.add('new');
+    q.add('child-2');
+    q.demote((key) => key === 'new');
+    expect(q.length).toBe(4);
+    expect(await drain(q)).toEqual(['new', 'list-1', 'child-1', 'child-2']);
+    // A demoted key added again at normal is promoted as any low key is.
+    q.add('a');
+    q.add('b');
+    q.demote(() => false);
+    q.add('b');
+    expect(await drain(q)).toEqual(['b', 'a']);
+  });
+
   test('a low key added at normal while processed comes back at normal', async () => {
     const q = new WorkQueue();
     q.add('a', 'low');
