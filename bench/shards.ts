@@ -64,6 +64,8 @@ interface Replica {
   /** Objects received from the API server (list items and watch events). */
   readonly received: number;
   readonly reconciles: number;
+  /** Keys in its work queues once the others had settled (`workqueue_depth`). */
+  readonly queued: number;
   /** The same by result: success, error, requeue_after (a poll while waiting on children). */
   readonly reconcilesBy: Record<string, number>;
 }
@@ -204,6 +206,8 @@ async function runShards(ctx: BenchContext, shards: number): Promise<ShardRun> {
       ...usage[i]!,
       received: await scrapeTotal(p.metricsPort, 'opkit_watch_events_total'),
       reconciles: await scrapeTotal(p.metricsPort, 'controller_runtime_reconcile_total'),
+      // Keys waiting in its queues: a standby's are what it must work through once it leads.
+      queued: await scrapeTotal(p.metricsPort, 'workqueue_depth'),
       reconcilesBy: reconcileResults(await scrape(p.metricsPort)),
     })),
   );
@@ -257,7 +261,7 @@ function table(runs: ShardRun[]): string {
   });
   const standbys = runs.map((r) => {
     const s = r.replicas.filter((x) => x.role === 'standby');
-    return `${r.shards} shard(s): ${s.map((x) => `${x.peakRssMiB} MiB peak, ${x.received} objects received`).join('; ')}`;
+    return `${r.shards} shard(s): ${s.map((x) => `${x.peakRssMiB} MiB peak, ${x.received} objects received, ${x.queued} keys queued`).join('; ')}`;
   });
   return [
     `N = ${runs[0]?.n}, ${runs[0]?.namespaces} namespaces (${SCOPE === 'all' ? 'one cluster-wide list and watch' : 'a list and watch per namespace'}), ${STANDBY} standbys; per active replica, the busiest (ratio to 1 shard):`,
