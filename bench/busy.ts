@@ -16,6 +16,9 @@
  * place (`rest_client_request_retries_total`).
  */
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { tightPriorityLevel } from '../testing/priority-level';
 import { withBenchCluster } from './cluster';
 import { buildControllerRuntimePeer, measureControllerRuntime } from './controller-runtime-peer';
@@ -31,6 +34,11 @@ interface BusyRun {
   readonly settledSeconds: number;
   readonly rejected: number;
   readonly retries?: number;
+  /** Ours: the resources whose `Created` Event was recorded (N: none lost to a 429). */
+  readonly createdEvents?: number;
+  /** Ours: error-level lines in its log (none for a 429 sent again), and whether it lost the lease. */
+  readonly errorLines?: number;
+  readonly leaseLost?: boolean;
   readonly cpuSeconds?: number;
   readonly peakRssMiB?: number;
 }
@@ -70,10 +78,30 @@ function busyRun(controller: BusyRun['controller'], m: Measurement, rejected: nu
   };
 }
 
+/** The Memcacheds of namespace `ns` whose `Created` Event was recorded. */
+function createdEvents(ctx: BenchContext, ns: string): number {
+  const events = JSON.parse(
+    execFileSync('kubectl', ['--kubeconfig', ctx.admin, 'get', 'events', '-n', ns, '-o', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    }),
+  ) as { items: { reason?: string; involvedObject?: { kind?: string; name?: string } }[] };
+  return new Set(
+    events.items
+      .filter((e) => e.reason === 'Created' && e.involvedObject?.kind === 'Memcached')
+      .map((e) => e.involvedObject?.name),
+  ).size;
+}
+
 async function measureKit(ctx: BenchContext): Promise<BusyRun> {
   const level = 'opkit-tight-kit';
   squeeze(ctx, level, { namespace: 'memcached-system', name: 'memcached-operator' });
   const before = rejectedFor(ctx, level);
+  // Its log (warn and up), read for error lines and a lost lease.
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-busy-'));
+  const log = path.join(logDir, 'reconciler.log');
+  process.env.BENCH_RECONCILER_STDOUT = log;
+  let events = 0;
   const m = await measureReconciler(ctx, N, {
     idleSeconds: 0,
     createInFlight: N,
@@ -82,8 +110,20 @@ async function measureKit(ctx: BenchContext): Promise<BusyRun> {
       '--leader-election-id=memcached-bench-busy',
       '--leader-election-namespace=memcached-system',
     ],
+    afterSettled: (ns) => {
+      events = createdEvents(ctx, ns);
+      return Promise.resolve();
+    },
   });
-  return busyRun('kit', m, rejectedFor(ctx, level) - before);
+  delete process.env.BENCH_RECONCILER_STDOUT;
+  const lines = fs.readFileSync(log, 'utf8').split('\n');
+  fs.rmSync(logDir, { recursive: true, force: true });
+  return {
+    ...busyRun('kit', m, rejectedFor(ctx, level) - before),
+    createdEvents: events,
+    errorLines: lines.filter((l) => l.includes('"level":50')).length,
+    leaseLost: lines.some((l) => l.includes('leader lease lost')),
+  };
 }
 
 async function measurePeer(ctx: BenchContext, dir: string): Promise<BusyRun> {
@@ -115,13 +155,13 @@ function table(runs: BusyRun[]): string {
   const ratio = (f: (r: BusyRun) => number) => (median(kit.map(f)) / median(peer.map(f))).toFixed(2);
   const rows = runs.map(
     (r) =>
-      `| ${r.controller} | ${r.deploymentsSeconds} s | ${r.settledSeconds} s | ${r.rejected} | ${r.retries ?? '–'} | ${r.cpuSeconds ?? '–'} | ${r.peakRssMiB ?? '–'} MiB |`,
+      `| ${r.controller} | ${r.deploymentsSeconds} s | ${r.settledSeconds} s | ${r.rejected} | ${r.retries ?? '–'} | ${r.createdEvents ?? '–'} | ${r.errorLines === undefined ? '–' : `${r.errorLines}${r.leaseLost ? ', lease lost' : ''}`} | ${r.cpuSeconds ?? '–'} | ${r.peakRssMiB ?? '–'} MiB |`,
   );
   return [
     `N = ${N} created at once, a server of ${SMALL_SERVER.join(' ')}, each controller's ServiceAccount in a priority level of one share, no borrowing, a queue of one; leader election on:`,
     '',
-    '| controller | N Deployments | N statuses settled | requests rejected (429) | sent again in place | CPU-s | peak RSS |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| controller | N Deployments | N statuses settled | requests rejected (429) | sent again in place | Created Events | error lines | CPU-s | peak RSS |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
     `Medians, kit ÷ controller-runtime: Deployments ${ratio((r) => r.deploymentsSeconds)}×, settled ${ratio((r) => r.settledSeconds)}×.`,
