@@ -3,7 +3,7 @@
  * policy controller alone (built from its Go module by testing/build-kube-router.sh), beside the
  * node as a CNI's agent would run on it. It reads Pods, Namespaces and NetworkPolicies from the API
  * server and turns them into iptables rules and ipsets for the pods on the node's bridge, so a
- * connection a policy does not allow is dropped before it reaches the pod, as on a cluster whose
+ * connection a policy does not allow is rejected before it reaches the pod, as on a cluster whose
  * network enforces policies. It serves nothing (health and metrics ports off) and calls only the
  * API server.
  *

@@ -158,8 +158,10 @@ export class Manager {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
-  /** A cold standby (`warmStandby: false`) waiting for the lease, its informers not started. */
-  private waitingCold = false;
+  /** A cold standby (`warmStandby: false`) that does not lead: its informers are not started. */
+  private get waitingCold(): boolean {
+    return this.options.warmStandby === false && !this.sharding && !!this.elector && !this.elector.isLeader;
+  }
 
   /** Each informer stream with nothing from the API server past the stall window, said for `/healthz`. */
   stalledWatches(): string[] {
@@ -251,19 +253,14 @@ export class Manager {
         onServedBy: this.reportServedBy,
       };
       for (const informer of this.informers.values()) this.restrict(informer, this.shardScope);
-      // Renewing starts now: syncing a large range can outlast the lease.
-      const kept = this.sharding.holdUntilLost(signal);
-      startInformers();
-      const ready = Promise.all([synced(), this.sharding.waitForHandover(signal)]).then(() => true);
-      if (!(await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)]))) {
-        if (!signal.aborted) return 'lost';
-        // Stopped while syncing or waiting for the handover: give the shard back, as a holder does.
-        await kept;
-        await this.sharding.release();
-        return undefined;
-      }
-      this.options.logger.info({ informers: this.informers.size, shard: shard.index }, 'caches synced');
-      return { kept };
+      const sharding = this.sharding;
+      const held = await this.syncWhileHolding(sharding, signal, () => {
+        startInformers();
+        return Promise.all([synced(), sharding.waitForHandover(signal)]);
+      });
+      if (typeof held === 'object')
+        this.options.logger.info({ informers: this.informers.size, shard: shard.index }, 'caches synced');
+      return held;
     }
     if (this.elector && this.options.warmStandby === false)
       return this.takeWorkCold(this.elector, signal, startInformers, synced);
@@ -286,22 +283,36 @@ export class Manager {
     startInformers: () => void,
     synced: () => Promise<unknown>,
   ): Promise<{ kept: Promise<boolean> } | 'lost' | undefined> {
-    this.waitingCold = true;
-    const acquired = await elector.acquire(signal).finally(() => {
-      this.waitingCold = false;
+    if (!(await elector.acquire(signal))) return undefined;
+    const held = await this.syncWhileHolding(elector, signal, () => {
+      startInformers();
+      return synced();
     });
-    if (!acquired) return undefined;
-    const kept = elector.holdUntilLost(signal);
-    startInformers();
-    const ready = synced().then(() => true);
-    if (!(await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)]))) {
-      if (!signal.aborted) return 'lost';
-      await kept;
-      await elector.release();
-      return undefined;
-    }
-    this.options.logger.info({ informers: this.informers.size }, 'caches synced (listed once leading: a cold standby)');
-    return { kept };
+    if (typeof held === 'object')
+      this.options.logger.info(
+        { informers: this.informers.size },
+        'caches synced (listed once leading: a cold standby)',
+      );
+    return held;
+  }
+
+  /**
+   * Renews what `holder` holds (a shard, the lease) from now on, since filling the caches can
+   * outlast the lease, while `sync` runs: `{ kept }` once it is done; 'lost' when the lease went
+   * first; undefined when `signal` aborted first — then it is given back, as a holder does.
+   */
+  private async syncWhileHolding(
+    holder: { holdUntilLost(signal: AbortSignal): Promise<boolean>; release(): Promise<void> },
+    signal: AbortSignal,
+    sync: () => Promise<unknown>,
+  ): Promise<{ kept: Promise<boolean> } | 'lost' | undefined> {
+    const kept = holder.holdUntilLost(signal);
+    const ready = sync().then(() => true);
+    if (await Promise.race([ready, kept.then(() => false), aborted(signal).then(() => false)])) return { kept };
+    if (!signal.aborted) return 'lost';
+    await kept;
+    await holder.release();
+    return undefined;
   }
 
   /** A namespaced informer caches the shard's range only; a cluster-scoped one, everything (every shard may read it). */
