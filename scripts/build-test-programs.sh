@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every program the tests run, before any test: the control plane, the real node, the
-# bench's Go peers, kstatus, OLM's bundle validators and OLM itself, helm, Prometheus, Traefik and kube-router, each from its Go module with the one recipe of
+# bench's Go peers, kstatus, OLM's bundle validators and OLM itself, helm, Prometheus, Traefik, kube-router and cert-manager, each from its Go module with the one recipe of
 # testing/go-build.sh and cached by version outside the repository. Prints each build's time and
 # the total. .ci/run calls it; `npm test` alone builds the same through its set-ups when missing.
 #
@@ -22,6 +22,7 @@ builds=(
   testing/build-prometheus.sh
   testing/build-traefik.sh
   testing/build-kube-router.sh
+  testing/build-cert-manager.sh
 )
 total_start=$SECONDS
 summary=()

@@ -8,6 +8,7 @@ import { etcdTools } from '../../testing/etcd-tools';
 import { provisionBenchPeers } from '../support/bench-peers';
 import { bundledSource } from '../support/bundle-sources';
 import { COMMAND_SOURCE } from '../support/command';
+import { provisionCertManager } from '../support/cert-manager';
 import { provisionHelm } from '../support/helm';
 import { installDist } from '../support/kube';
 import { provisionKstatus } from '../support/kstatus';
@@ -71,6 +72,8 @@ function provisionTools(): void {
   provisionPrometheus();
   // The bench's Go peers, for the bench test: it runs them, it never builds them.
   provisionBenchPeers();
+  // cert-manager, for an EtcdCluster's certificates from an issuer: from the Go module proxy too.
+  provisionCertManager();
 }
 
 /** The bundles the tier's tests start, each made once before any test file runs. */
