@@ -76,6 +76,7 @@ export type {
   PersistentVolumeClaim,
   Pod,
   PrepareApi,
+  MadeFor,
   OwnLookup,
   Problem,
   ReplicaSet,

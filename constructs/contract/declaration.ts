@@ -125,6 +125,20 @@ export interface ExternalContext extends CacheReads {
   write<T>(what: ExternalWrite, run: () => Promise<T>): Promise<T>;
   /** Reads an object of a `keeps` type by name, in the resource's namespace (see `PrepareApi.getOwn`). */
   getOwn<T extends KubeObject>(type: ResourceType<T>, name: string): Promise<OwnLookup<T>>;
+  /** Reads what another controller made for one of the resource's own objects (see `PrepareApi.getMadeFor`). */
+  getMadeFor<T extends KubeObject>(type: ResourceType<T>, name: string, madeFor: MadeFor): Promise<OwnLookup<T>>;
+}
+
+/**
+ * One of the resource's own objects (of a `keeps` type) for which another controller makes an
+ * object of its own, and how that controller names it on what it made: cert-manager writes a
+ * Certificate's Secret and annotates it `cert-manager.io/certificate-name: <certificate>`.
+ */
+export interface MadeFor {
+  readonly type: ResourceType;
+  readonly name: string;
+  /** The annotation that names the object on what was made for it. */
+  readonly annotation: string;
 }
 
 /**
@@ -151,6 +165,15 @@ export interface PrepareApi {
    * the resource is its controller owner.
    */
   getOwn<T extends KubeObject>(type: ResourceType<T>, name: string): Promise<OwnLookup<T>>;
+  /**
+   * Reads, by name in the resource's namespace, an object of a `keeps` type that another
+   * controller made for one of the resource's own objects — the Secret cert-manager writes for a
+   * Certificate the resource controls. Its content is handed over only while `madeFor` is the
+   * resource's own and the object names it by `madeFor.annotation` (and, when it has a
+   * controller owner, is controlled by that very object); else it is 'foreign'. Read only: such
+   * an object is its maker's, so `replaceOwn` refuses it.
+   */
+  getMadeFor<T extends KubeObject>(type: ResourceType<T>, name: string, madeFor: MadeFor): Promise<OwnLookup<T>>;
   /**
    * Replaces an object of a `keeps` type that `getOwn` gave as own, at the resourceVersion it
    * carries (a Conflict when it changed since: the next reconcile reads it again). Refused for an

@@ -74,6 +74,7 @@ export type {
   Observed,
   OwnerReferenceLike,
   PrepareApi,
+  MadeFor,
   OwnLookup,
   Problem,
   StatusOf,

@@ -11,6 +11,7 @@ import type {
   KubeObject,
   PersistentVolumeClaim,
   Pod,
+  MadeFor,
   OwnLookup,
   PrepareApi,
   ResourceType,
@@ -127,6 +128,7 @@ export function prepareApi(client: KubeClient, signal: AbortSignal, keptBy?: Kep
       return createIfAbsent(client, t, o);
     },
     getOwn: (type, name) => getOwn(client, type, name, keptBy),
+    getMadeFor: (type, name, madeFor) => getMadeFor(client, type, name, madeFor, keptBy),
     replaceOwn: async (type, object) => {
       const by = keptType(type, keptBy);
       if (!controlledBy(object, by.uid) || object.metadata.namespace !== by.namespace)
@@ -145,14 +147,47 @@ export async function getOwn<T extends KubeObject>(
   keptBy: KeptBy | undefined,
 ): Promise<OwnLookup<T>> {
   const by = keptType(type, keptBy);
-  let object: T;
+  const object = await getAny(client, type, name, by.namespace);
+  if (!object) return { state: 'absent' };
+  return controlledBy(object, by.uid) ? { state: 'own', object } : { state: 'foreign' };
+}
+
+/**
+ * Reads an object of a `keeps` type that another controller made for `madeFor`, one of `keptBy`'s
+ * own objects: handed over only while `madeFor` is its own and the object names it (see
+ * `PrepareApi.getMadeFor`).
+ */
+export async function getMadeFor<T extends KubeObject>(
+  client: KubeClient,
+  type: ResourceType<T>,
+  name: string,
+  madeFor: MadeFor,
+  keptBy: KeptBy | undefined,
+): Promise<OwnLookup<T>> {
+  const by = keptType(type, keptBy);
+  const source = await getOwn(client, madeFor.type, madeFor.name, keptBy);
+  if (source.state !== 'own') return source;
+  const found = await getAny(client, type, name, by.namespace);
+  if (!found) return { state: 'absent' };
+  const owner = controllerOf(found);
+  const names = found.metadata.annotations?.[madeFor.annotation] === madeFor.name;
+  return names && (!owner || owner.uid === source.object.metadata.uid)
+    ? { state: 'own', object: found }
+    : { state: 'foreign' };
+}
+
+async function getAny<T extends KubeObject>(
+  client: KubeClient,
+  type: ResourceType<T>,
+  name: string,
+  namespace: string | undefined,
+): Promise<T | undefined> {
   try {
-    object = await client.get(type, name, by.namespace);
+    return await client.get(type, name, namespace);
   } catch (err) {
-    if (isNotFound(err)) return { state: 'absent' };
+    if (isNotFound(err)) return undefined;
     throw err;
   }
-  return controlledBy(object, by.uid) ? { state: 'own', object } : { state: 'foreign' };
 }
 
 function keptType(type: ResourceType, keptBy: KeptBy | undefined): KeptBy {

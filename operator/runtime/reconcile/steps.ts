@@ -12,6 +12,7 @@ import {
   cacheReads,
   type ControllerParts,
   forget,
+  getMadeFor,
   getOwn,
   keptByTarget,
   prepareApi,
@@ -61,6 +62,7 @@ export async function runExternal(
     signal,
     write,
     getOwn: (type, name) => getOwn(t.ctx.client, type, name, keptBy),
+    getMadeFor: (type, name, madeFor) => getMadeFor(t.ctx.client, type, name, madeFor, keptBy),
   });
   return { ...ran, written };
 }

@@ -267,6 +267,7 @@ describe('the final snapshot of a deleted Database', () => {
             return true;
           },
           getOwn: () => Promise.reject(new Error('a Database keeps nothing')),
+          getMadeFor: () => Promise.reject(new Error('a Database keeps nothing')),
           replaceOwn: () => Promise.reject(new Error('a Database keeps nothing')),
         },
         existing: (_t: unknown, name: string) => all.get(name),

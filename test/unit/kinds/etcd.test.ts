@@ -652,6 +652,7 @@ describe('the final snapshot of a deleted EtcdCluster', () => {
           return true;
         },
         getOwn: () => Promise.reject(new Error('the final snapshot reads no Secret')),
+        getMadeFor: () => Promise.reject(new Error('the final snapshot reads no Secret')),
         replaceOwn: () => Promise.reject(new Error('the final snapshot changes no Secret')),
       },
       existing: () => undefined,
