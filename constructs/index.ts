@@ -103,6 +103,14 @@ export { KIT_CONTROLLERS } from './kit-controllers';
 export { DEFAULT_IMAGE, DEFAULT_IMAGE_TAG } from './core/kit-image';
 export type { LogLevel, OperatorOptions, OperatorProps, OperatorResources } from './core/operator-props';
 export type { CertManagerCertificate, CertManagerIssuer } from './core/webhooks';
+export {
+  CERTIFICATE_NAME_ANNOTATION,
+  CertManagerTypes,
+  certificateReadiness,
+  issuerRefSchema,
+  secretOfCertificate,
+} from './core/cert-manager';
+export type { CertificateObject, IssuerRef } from './core/cert-manager';
 export type { MonitoringOptions, ServiceAccountReference } from './core/monitoring';
 export {
   addSample,

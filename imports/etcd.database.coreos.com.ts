@@ -161,7 +161,7 @@ export interface EtcdClusterSpec {
   readonly storageClassName?: string;
 
   /**
-   * Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.
+   * Transport security. By default the operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire; with issuerRef, cert-manager issues and renews the same Secrets.
    *
    * @schema EtcdClusterSpec#tls
    */
@@ -412,7 +412,7 @@ export function toJson_EtcdClusterSpecRestore(obj: EtcdClusterSpecRestore | unde
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.
+ * Transport security. By default the operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire; with issuerRef, cert-manager issues and renews the same Secrets.
  *
  * @schema EtcdClusterSpecTls
  */
@@ -423,6 +423,20 @@ export interface EtcdClusterSpecTls {
    * @schema EtcdClusterSpecTls#enabled
    */
   readonly enabled?: boolean;
+
+  /**
+   * Have cert-manager (installed in the cluster) issue the certificates instead of the operator's own CAs: the operator makes a Certificate per Secret (<name>-peer-tls, <name>-server-tls, <name>-client-tls) signed by this issuer, which must write ca.crt (CA, Vault and self-signed issuers do); cert-manager renews them. Set it when the cluster is made: a cluster whose certificates were issued keeps its issuer (a change is refused with Degraded=True, IssuerChangeRefused).
+   *
+   * @schema EtcdClusterSpecTls#issuerRef
+   */
+  readonly issuerRef?: EtcdClusterSpecTlsIssuerRef;
+
+  /**
+   * Another issuer for the members' peer certificate only, so that no client certificate of issuerRef's CA is ever accepted on the peer port. Omitted: issuerRef's (the peer port then also checks the certificate's common name, <name>-member).
+   *
+   * @schema EtcdClusterSpecTls#peerIssuerRef
+   */
+  readonly peerIssuerRef?: EtcdClusterSpecTlsPeerIssuerRef;
 }
 
 /**
@@ -433,6 +447,8 @@ export function toJson_EtcdClusterSpecTls(obj: EtcdClusterSpecTls | undefined): 
   if (obj === undefined) { return undefined; }
   const result = {
     'enabled': obj.enabled,
+    'issuerRef': toJson_EtcdClusterSpecTlsIssuerRef(obj.issuerRef),
+    'peerIssuerRef': toJson_EtcdClusterSpecTlsPeerIssuerRef(obj.peerIssuerRef),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -555,6 +571,94 @@ export function toJson_EtcdClusterSpecResourcesRequests(obj: EtcdClusterSpecReso
     'cpu': obj.cpu,
     'ephemeral-storage': obj.ephemeralStorage,
     'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Have cert-manager (installed in the cluster) issue the certificates instead of the operator's own CAs: the operator makes a Certificate per Secret (<name>-peer-tls, <name>-server-tls, <name>-client-tls) signed by this issuer, which must write ca.crt (CA, Vault and self-signed issuers do); cert-manager renews them. Set it when the cluster is made: a cluster whose certificates were issued keeps its issuer (a change is refused with Degraded=True, IssuerChangeRefused).
+ *
+ * @schema EtcdClusterSpecTlsIssuerRef
+ */
+export interface EtcdClusterSpecTlsIssuerRef {
+  /**
+   * The issuer's API group, for an external issuer. Omitted: cert-manager.io.
+   *
+   * @schema EtcdClusterSpecTlsIssuerRef#group
+   */
+  readonly group?: string;
+
+  /**
+   * Issuer (in the resource's namespace), ClusterIssuer, or an external issuer's kind. Omitted: Issuer.
+   *
+   * @schema EtcdClusterSpecTlsIssuerRef#kind
+   */
+  readonly kind?: string;
+
+  /**
+   * The issuer's name.
+   *
+   * @schema EtcdClusterSpecTlsIssuerRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecTlsIssuerRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecTlsIssuerRef(obj: EtcdClusterSpecTlsIssuerRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'group': obj.group,
+    'kind': obj.kind,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Another issuer for the members' peer certificate only, so that no client certificate of issuerRef's CA is ever accepted on the peer port. Omitted: issuerRef's (the peer port then also checks the certificate's common name, <name>-member).
+ *
+ * @schema EtcdClusterSpecTlsPeerIssuerRef
+ */
+export interface EtcdClusterSpecTlsPeerIssuerRef {
+  /**
+   * The issuer's API group, for an external issuer. Omitted: cert-manager.io.
+   *
+   * @schema EtcdClusterSpecTlsPeerIssuerRef#group
+   */
+  readonly group?: string;
+
+  /**
+   * Issuer (in the resource's namespace), ClusterIssuer, or an external issuer's kind. Omitted: Issuer.
+   *
+   * @schema EtcdClusterSpecTlsPeerIssuerRef#kind
+   */
+  readonly kind?: string;
+
+  /**
+   * The issuer's name.
+   *
+   * @schema EtcdClusterSpecTlsPeerIssuerRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'EtcdClusterSpecTlsPeerIssuerRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_EtcdClusterSpecTlsPeerIssuerRef(obj: EtcdClusterSpecTlsPeerIssuerRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'group': obj.group,
+    'kind': obj.kind,
+    'name': obj.name,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -8,6 +8,7 @@ import {
 import { computeResourcesSchema, conditionsSchema, type Static, t } from '../core/schema';
 import { backupRecordsSchema } from '../core/backup-records';
 import { backupsListedFromSchema } from '../core/backup-list';
+import { issuerRefSchema } from '../core/cert-manager';
 
 /** A Kubernetes label selector (matchLabels, matchExpressions). */
 function labelSelectorSchema(description: string) {
@@ -140,10 +141,28 @@ export const etcdClusterSpecSchema = t.object(
           description:
             "Peer and client traffic over TLS, and only clients and members with a certificate of the cluster's own certificate authorities let in (etcd's --client-cert-auth and --peer-client-cert-auth). Omitted: on for a new cluster; a cluster made by an operator without TLS keeps plaintext. It cannot change once the cluster is made: a change is refused with Degraded=True (TLSChangeRefused).",
         }),
+        issuerRef: issuerRefSchema(
+          "Have cert-manager (installed in the cluster) issue the certificates instead of the operator's own CAs: the operator makes a Certificate per Secret (<name>-peer-tls, <name>-server-tls, <name>-client-tls) signed by this issuer, which must write ca.crt (CA, Vault and self-signed issuers do); cert-manager renews them. Set it when the cluster is made: a cluster whose certificates were issued keeps its issuer (a change is refused with Degraded=True, IssuerChangeRefused).",
+        ),
+        peerIssuerRef: issuerRefSchema(
+          "Another issuer for the members' peer certificate only, so that no client certificate of issuerRef's CA is ever accepted on the peer port. Omitted: issuerRef's (the peer port then also checks the certificate's common name, <name>-member).",
+        ),
       },
       {
+        rules: [
+          {
+            rule: '!has(self.issuerRef) || !has(self.enabled) || self.enabled',
+            message: 'issuerRef issues TLS certificates: it needs TLS (enabled omitted or true)',
+            fieldPath: '.issuerRef',
+          },
+          {
+            rule: '!has(self.peerIssuerRef) || has(self.issuerRef)',
+            message: 'peerIssuerRef needs issuerRef: the members serve clients with a certificate of issuerRef',
+            fieldPath: '.peerIssuerRef',
+          },
+        ],
         description:
-          "Transport security. The operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire.",
+          "Transport security. By default the operator makes two CAs per cluster (Secret <name>-ca), the members' certificates (<name>-peer-tls, <name>-server-tls) and a client certificate for users and backups (<name>-client-tls), and renews them before they expire; with issuerRef, cert-manager issues and renews the same Secrets.",
       },
     ),
     network: t.object(

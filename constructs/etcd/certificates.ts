@@ -1,11 +1,11 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { BuiltinTypes, type ExternalContext, type PrepareApi, type Secret } from '../contract';
-import { type CertificateUsage, issueCertificate, type KeyPair } from '../contract/x509';
+import { issueCertificate, type KeyPair } from '../contract/x509';
 import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
 import type { EtcdClientTls } from './etcd-api';
-import { mappedMemberHosts } from './member-hosts';
-import { CA_KEYS, clientServiceHostNames, etcdTlsSecrets, memberHostNames, peerCommonName } from './tls';
+import { type LeafSpec, leafSpecs } from './certificate-specs';
+import { CA_KEYS, etcdTlsSecrets } from './tls';
 
 /**
  * The certificates of an etcd cluster, issued and renewed by the operator at run time (loaded
@@ -22,8 +22,6 @@ export const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
 export const LEAF_LIFETIME_MS = 365 * DAY_MS;
 /** The operator's own client certificate, made in memory. */
 const OPERATOR_LIFETIME_MS = 7 * DAY_MS;
-/** The most members a cluster has (the schema's maximum): the hosts file may map each. */
-const MAX_MEMBERS = 9;
 /** Records the names a certificate was issued for, so a change of them issues it again. */
 const HOSTS_ANNOTATION = 'etcd.database.coreos.com/certificate-hosts';
 
@@ -37,47 +35,17 @@ export interface CertificatesOutcome {
   readonly foreign: readonly string[];
   /** When the first of the certificates in the Secrets expires. */
   readonly expires?: string;
+  /** With cert-manager: the issuer that signs them (as messages name it). */
+  readonly issuer?: string;
+  /** With cert-manager: the Certificates not issued (Ready) yet, each with what cert-manager says. */
+  readonly pending?: readonly string[];
+  /** What keeps the certificates from being what the spec asks (Degraded). */
+  readonly problem?: { readonly reason: string; readonly message: string };
 }
 
 interface ClusterCas {
   readonly peer: KeyPair;
   readonly client: KeyPair;
-}
-
-/** One certificate Secret: what it is issued for, by which CA. */
-interface LeafSpec {
-  readonly secret: string;
-  readonly commonName: string;
-  readonly hosts: readonly string[];
-  readonly usages: readonly CertificateUsage[];
-  readonly issuer: 'peer' | 'client';
-}
-
-function leafSpecs(cluster: EtcdCluster): LeafSpec[] {
-  const name = cluster.metadata.name;
-  const namespace = cluster.metadata.namespace ?? '';
-  const secrets = etcdTlsSecrets(name);
-  // An operator or test that reaches members at other addresses (the hosts file) has them named too.
-  const members = [...memberHostNames(name, namespace), ...mappedMemberHosts(name, namespace, MAX_MEMBERS)];
-  return [
-    // Presented both ways: a member serves its peer port and dials the others with it.
-    {
-      secret: secrets.peer,
-      commonName: peerCommonName(name),
-      hosts: members,
-      usages: ['server', 'client'],
-      issuer: 'peer',
-    },
-    {
-      secret: secrets.server,
-      commonName: `${name}-server`,
-      hosts: [...members, ...clientServiceHostNames(name, namespace)],
-      // Client use too: etcd's own JSON gateway dials the member's gRPC port with it.
-      usages: ['server', 'client'],
-      issuer: 'client',
-    },
-    { secret: secrets.client, commonName: `${name}-client`, hosts: [], usages: ['client'], issuer: 'client' },
-  ];
 }
 
 /**

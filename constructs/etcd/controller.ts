@@ -26,12 +26,13 @@ import {
 } from '../core/backup-list';
 import { type RestoreProgress, setRestored, stillToRestore } from '../core/restore-status';
 import { selectorLabels } from '../core/labels';
+import { CertManagerTypes } from '../core/cert-manager';
 import type { EtcdCluster, EtcdClusterStatus } from './api';
 import { etcdClusterKind } from './api';
 import { ETCD_CLIENT_PORT, etcdBackupNames, EtcdClusterResources, etcdSelectorLabels } from './etcd-cluster-resources';
 import { restoreJobName, snapshotSource } from './etcd-restore';
 import type * as Membership from './membership';
-import type * as Certificates from './certificates';
+import type * as Certificates from './cluster-certificates';
 import type { CertificatesOutcome } from './certificates';
 import { type EtcdTransport, etcdTransport } from './tls';
 import { membershipFields, setAvailable, votersOf } from './membership-status';
@@ -206,6 +207,7 @@ export function desiredEtcdStatus(cluster: EtcdCluster, input: EtcdStatusInput):
       membership?.refused,
       tlsRefusal(cluster, input.made),
       secretsNotOwned(input.certificates),
+      input.certificates?.problem,
       // Kubernetes accepted the StatefulSet but cannot make its members (only its Events say so),
       // or a member failed; a failed member is replaced at once, so its failure stands until ready.
       ready < want && (childFailure ?? list.reported('PodFailing')),
@@ -317,7 +319,7 @@ function restoreProgress(cluster: EtcdCluster, observed: Observed<EtcdFacts>, po
 /** The certificates, loaded on first use at run time: they need node:crypto, which a synth never loads. */
 function certificatesModule(): typeof Certificates {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
-  return require('./certificates') as typeof Certificates;
+  return require('./cluster-certificates') as typeof Certificates;
 }
 
 /**
@@ -392,8 +394,9 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
   // Claims: which one each member runs on (a new one means its data is gone).
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent, BuiltinTypes.PersistentVolumeClaim],
-  // The CAs and certificates (with TLS): made, read back and renewed by name, never listed.
-  keeps: [BuiltinTypes.Secret],
+  // The CAs and certificates (with TLS): made, read back and renewed by name, never listed; or
+  // cert-manager's Certificates for them (spec.tls.issuerRef), whose Secrets are cert-manager's.
+  keeps: [BuiltinTypes.Secret, CertManagerTypes.Certificate],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
     const { topology, report, events, requeueAfterMs, restartPods } = await reconcileMembership(
@@ -414,8 +417,8 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // With TLS, the CAs and certificates are issued and renewed once the children are applied.
   prepare: async (api, cluster, children) => {
     if (etcdTransport(cluster, madeTransport(children, cluster.metadata.name)) !== 'TLS') return {};
-    const { ensureCertificates } = certificatesModule();
-    return { certificates: await ensureCertificates(api, cluster) };
+    const { ensureClusterCertificates } = certificatesModule();
+    return { certificates: await ensureClusterCertificates(api, cluster) };
   },
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {

@@ -1,6 +1,6 @@
 import type { ExternalContext } from '../contract';
 import type { EtcdCluster } from './api';
-import { operatorCertificate } from './certificates';
+import { operatorClientTls } from './cluster-certificates';
 import type { EtcdClientTls, EtcdEndpoint } from './etcd-api';
 import { clientURL } from './member-hosts';
 import { etcdTlsSecrets, type EtcdTransport } from './tls';
@@ -13,7 +13,7 @@ import { etcdTlsSecrets, type EtcdTransport } from './tls';
 export async function memberEndpoints(
   cluster: EtcdCluster,
   transport: EtcdTransport,
-  context: Pick<ExternalContext, 'getOwn'>,
+  context: Pick<ExternalContext, 'getOwn' | 'getMadeFor'>,
   count: number,
 ): Promise<
   | { readonly probe: EtcdEndpoint[]; readonly tls?: EtcdClientTls }
@@ -22,12 +22,14 @@ export async function memberEndpoints(
   const name = cluster.metadata.name;
   // A namespaced kind: the API server always sets it.
   const namespace = cluster.metadata.namespace ?? '';
-  const tls = transport === 'TLS' ? await operatorCertificate(cluster, context) : undefined;
+  const tls = transport === 'TLS' ? await operatorClientTls(cluster, context) : undefined;
   if (transport === 'TLS' && !tls) {
     return {
       waiting: {
         reason: 'WaitingForCertificates',
-        message: `the cluster's certificate authority (Secret ${etcdTlsSecrets(name).ca}) is not issued yet`,
+        message: cluster.spec.tls?.issuerRef
+          ? `cert-manager has not issued the cluster's client certificate (Secret ${etcdTlsSecrets(name).client}) yet`
+          : `the cluster's certificate authority (Secret ${etcdTlsSecrets(name).ca}) is not issued yet`,
       },
     };
   }

@@ -39,7 +39,9 @@ export function certificateEvents(certificates?: CertificatesOutcome): EventSpec
     events.push({
       type: 'Normal',
       reason: 'CertificatesIssued',
-      message: `issued the cluster's TLS certificates in Secret ${certificates.issued.join(', ')}`,
+      message: certificates.issuer
+        ? `asked cert-manager (${certificates.issuer}) for the cluster's TLS certificates: Certificate ${certificates.issued.join(', ')}`
+        : `issued the cluster's TLS certificates in Secret ${certificates.issued.join(', ')}`,
     });
   if (certificates?.renewed.length)
     events.push({

@@ -1,7 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as https from 'node:https';
-import { connect as connectTls } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
@@ -15,6 +13,7 @@ import {
   transferLeadership,
 } from '../../constructs/etcd/etcd-api';
 import { runCommand } from '../support/controllers-module';
+import { httpsWithout, peerHandshake, servedSerial } from '../support/etcd-tls-probes';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
@@ -197,55 +196,6 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
     done = true;
     await sampler;
   }
-}
-
-/** A call over TLS that checks the member but presents no certificate of its own. */
-function httpsWithout(url: string, ca: string, body: object): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: 'POST', ca, agent: false, timeout: 5000 }, (res) => {
-      let text = '';
-      res.on('data', (b: Buffer) => {
-        text += b.toString();
-      });
-      res.on('end', () => {
-        resolve(text);
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
-/** The serial of the certificate a member serves on its client port now. */
-function servedSerial(host: string, tls: { ca: string; cert: string; key: string }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connectTls({ host, port: 2379, ...tls }, () => {
-      resolve(socket.getPeerCertificate().serialNumber);
-      socket.end();
-    });
-    socket.on('error', reject);
-  });
-}
-
-/** Whether the peer port takes a TLS client presenting `tls` (a client certificate, not a peer's). */
-function peerHandshake(host: string, tls: { cert: string; key: string }): Promise<string> {
-  return new Promise((resolve) => {
-    // The peer CA is not the client's: the member is not checked here, only whether it takes us.
-    const socket = connectTls({ host, port: 2380, cert: tls.cert, key: tls.key, rejectUnauthorized: false }, () => {
-      socket.write('GET /members HTTP/1.1\r\nHost: x\r\n\r\n');
-    });
-    let text = '';
-    socket.on('data', (b: Buffer) => {
-      text += b.toString();
-    });
-    socket.on('close', () => {
-      resolve(text.startsWith('HTTP/1.1 200') ? `taken: ${text.slice(0, 80)}` : `refused: ${text.slice(0, 80)}`);
-    });
-    socket.on('error', (err) => {
-      resolve(`refused: ${err.message}`);
-    });
-  });
 }
 
 async function readKey(ordinalToAsk: number, key: string): Promise<string | undefined> {

@@ -69,7 +69,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; get, create and update Secrets by name (the certificates); delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; get, create and update Secrets and cert-manager Certificates by name (the certificates); delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -82,6 +82,8 @@ describe('synthesized etcd operator', () => {
         '/pods: get,list,watch,delete',
         // The CAs and certificates: by name only, never listed or watched.
         '/secrets: get,create,update',
+        // Or cert-manager's Certificates for them (spec.tls.issuerRef), likewise by name.
+        'cert-manager.io/certificates: get,create,update',
         '/services: get,list,watch,create,update,patch',
         'apps/statefulsets: get,list,watch,create,update,patch,delete',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
