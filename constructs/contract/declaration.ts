@@ -291,8 +291,11 @@ export interface ControllerDeclaration<
    * it, a declaration with `external` renders there with no facts, and they say so.
    */
   observeExternal?(resource: R, children: Children): Facts;
-  /** Writes made after the children are applied, e.g. a generated Secret (see `creates`). */
-  prepare?(api: PrepareApi, resource: R, children: Children): Promise<Prepared>;
+  /**
+   * Writes made after the children are applied, e.g. a generated Secret (see `creates`), with
+   * what this reconcile's `external` step found (undefined without one, or when it stopped).
+   */
+  prepare?(api: PrepareApi, resource: R, children: Children, facts: Facts | undefined): Promise<Prepared>;
   /**
    * Work that must be done before a deleted resource goes, e.g. a final backup or releasing
    * something outside Kubernetes. With this step the runtime puts the finalizer

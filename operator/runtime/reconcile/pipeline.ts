@@ -167,7 +167,7 @@ export async function reconcile(
 
   const children = currentChildren(parts, t, writes);
   const applied = !terminal && notOwned.length === 0;
-  const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied));
+  const prepared = await step(parts, 'prepare', () => runPrepare(parts, t, children, applied, external.value?.facts));
   const { observed, status } = step(parts, 'status', () =>
     computeStatus(parts, t, { writes, children, external: external.value, terminal, notOwned, prepared }),
   );

@@ -118,13 +118,18 @@ export function renderDesired(
   );
 }
 
-/** Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were applied. */
+/**
+ * Prepare: the declaration's writes after the children (e.g. a generated Secret), when they were
+ * applied, with the facts the external step found.
+ */
 export async function runPrepare(
   parts: Pick<ControllerParts, 'decl'>,
   t: Target,
   children: ChildMap,
   applied: boolean,
+  facts: object | undefined,
 ): Promise<object | undefined> {
   if (!parts.decl.prepare || !applied) return undefined;
-  return parts.decl.prepare(prepareApi(t.ctx.client, t.ctx.signal, keptByTarget(parts, t)), t.resource, children);
+  const api = prepareApi(t.ctx.client, t.ctx.signal, keptByTarget(parts, t));
+  return parts.decl.prepare(api, t.resource, children, facts);
 }
