@@ -13,8 +13,15 @@ export function etcdReleases(): Record<string, string> {
   return JSON.parse(process.env.OPKIT_TEST_ETCD_RELEASES ?? '{}') as Record<string, string>;
 }
 
+/**
+ * On a member pod while its etcd runs: as a kubelet does, the pod object goes only once its
+ * process has stopped, so its StatefulSet makes the pod again (and an operator sees a new pod)
+ * only after the old member is down — never beside it.
+ */
+const MEMBER_PROCESS_FINALIZER = 'opkit.test/etcd-member-process';
+
 interface Pod {
-  metadata: { name: string; uid: string; deletionTimestamp?: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string; finalizers?: string[]; resourceVersion?: string };
   spec: {
     containers: { image: string; args?: string[] }[];
     volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[];
@@ -132,6 +139,26 @@ export class EtcdMembers {
     return this;
   }
 
+  /** A merge patch of a pod, at the resourceVersion given (a Conflict throws: the next tick tries again). */
+  private async patchPod(pod: Pod, patch: object): Promise<void> {
+    const r = await fetch(`${this.proxy!.url}/api/v1/namespaces/${this.namespace}/pods/${pod.metadata.name}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify(patch),
+    });
+    if (!r.ok && r.status !== 404) throw new Error(`PATCH pod ${pod.metadata.name}: ${r.status} ${await r.text()}`);
+  }
+
+  private async withoutFinalizer(pod: Pod): Promise<void> {
+    if (!pod.metadata.finalizers?.includes(MEMBER_PROCESS_FINALIZER)) return;
+    await this.patchPod(pod, {
+      metadata: {
+        resourceVersion: pod.metadata.resourceVersion,
+        finalizers: pod.metadata.finalizers.filter((f) => f !== MEMBER_PROCESS_FINALIZER),
+      },
+    });
+  }
+
   private async get<T>(apiPath: string): Promise<T | undefined> {
     const r = await fetch(`${this.proxy!.url}${apiPath}`);
     if (r.status === 404) return undefined;
@@ -165,6 +192,12 @@ export class EtcdMembers {
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
     await Promise.all([...this.running.keys()].map((p) => this.stopMember(p, 'SIGTERM')));
+    // No member runs: none of their pods is held any more.
+    const selector = encodeURIComponent(`app.kubernetes.io/name=etcd,app.kubernetes.io/instance=${this.cluster}`);
+    const pods = await this.get<{ items: Pod[] }>(
+      `/api/v1/namespaces/${this.namespace}/pods?labelSelector=${selector}`,
+    );
+    await Promise.all((pods?.items ?? []).map((p) => this.withoutFinalizer(p).catch(() => undefined)));
     this.proxy?.process.kill();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
@@ -183,6 +216,10 @@ export class EtcdMembers {
     );
     for (const [name, m] of this.running) {
       if (live.get(name)?.metadata.uid !== m.uid) await this.stopMember(name, 'SIGTERM');
+    }
+    // Deleted pods whose process is down now: they may go.
+    for (const pod of pods.filter((p) => p.metadata.deletionTimestamp)) {
+      if (this.running.get(pod.metadata.name)?.uid !== pod.metadata.uid) await this.withoutFinalizer(pod);
     }
     if ([...live.values()].some((p) => p.spec.containers[0]?.args?.includes('--client-cert-auth'))) {
       this.tls = true;
@@ -268,6 +305,15 @@ export class EtcdMembers {
     const url = tls ? 'https' : 'http';
     const dataDir = path.join(this.root, volume);
     const ip = this.address(ordinal);
+    // Held until its process stops (see MEMBER_PROCESS_FINALIZER).
+    const finalizers = pod.metadata.finalizers ?? [];
+    if (!finalizers.includes(MEMBER_PROCESS_FINALIZER))
+      await this.patchPod(pod, {
+        metadata: {
+          resourceVersion: pod.metadata.resourceVersion,
+          finalizers: [...finalizers, MEMBER_PROCESS_FINALIZER],
+        },
+      });
     const logFile = fs.openSync(path.join(this.root, `${name}.log`), 'a');
     const child = spawn(
       bin,
