@@ -3,9 +3,22 @@ import { BuiltinTypes, type ExternalContext, type PrepareApi, type Secret } from
 import { issueCertificate, type KeyPair } from '../contract/x509';
 import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
+import type { CaRotationPhase } from './ca-rotation-names';
+import {
+  beginRotation,
+  type CaState,
+  caStateOf,
+  endRotation,
+  markPhaseWritten,
+  newCaSecret,
+  operatorTrustPem,
+  promoteNextCas,
+  rotationDue,
+  trustedPem,
+} from './ca-secret';
 import type { EtcdClientTls } from './etcd-api';
 import { type LeafSpec, leafSpecs } from './certificate-specs';
-import { CA_KEYS, etcdTlsSecrets } from './tls';
+import { etcdTlsSecrets } from './tls';
 
 /**
  * The certificates of an etcd cluster, issued and renewed by the operator at run time (loaded
@@ -16,8 +29,6 @@ import { CA_KEYS, etcdTlsSecrets } from './tls';
  */
 
 const DAY_MS = 86_400_000;
-/** A CA outlives many renewals of what it signs; renewing a CA in place is not done (see docs). */
-export const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
 /** The members' and the client certificate. */
 export const LEAF_LIFETIME_MS = 365 * DAY_MS;
 /** The operator's own client certificate, made in memory. */
@@ -41,79 +52,126 @@ export interface CertificatesOutcome {
   readonly pending?: readonly string[];
   /** What keeps the certificates from being what the spec asks (Degraded). */
   readonly problem?: { readonly reason: string; readonly message: string };
+  /** A rotation of the operator's CAs: its phase after this reconcile, and what this one began or ended. */
+  readonly rotation?: CaRotationOutcome;
 }
 
-interface ClusterCas {
-  readonly peer: KeyPair;
-  readonly client: KeyPair;
+/** Where a rotation of the CAs stands (see ca-secret.ts). */
+export interface CaRotationOutcome {
+  readonly phase?: CaRotationPhase;
+  /** Begun now (and why), every member trusting both now, or over now. */
+  readonly changed?: { readonly to: 'trust' | 'drop' | 'done'; readonly why?: string };
 }
 
 /**
  * Makes what is missing of the cluster's CAs and certificates, and renews a certificate a third
  * of its life before it expires, or once it is no longer of the cluster's CA or names. One
  * `replaceOwn` per Secret: a member reads the new files as the kubelet updates its volume, with
- * no restart, so quorum is never at stake.
+ * no restart, so quorum is never at stake. A rotation of the CAs themselves takes a step when due
+ * or when the membership step says its member restarts are done (`rolled`; see ca-secret.ts).
  */
 export async function ensureCertificates(
   api: PrepareApi,
   cluster: EtcdCluster,
   now = new Date(),
+  rolled?: CaRotationPhase,
 ): Promise<CertificatesOutcome> {
   const secrets = etcdTlsSecrets(cluster.metadata.name);
   const issued: string[] = [];
   const renewed: string[] = [];
-  const cas = await ensureCas(api, cluster, now);
-  if (cas === 'foreign') return { issued, renewed, foreign: [secrets.ca] };
-  if (cas.made) issued.push(secrets.ca);
+  const found = await ensureCas(api, cluster, now);
+  if (found === 'foreign') return { issued, renewed, foreign: [secrets.ca] };
+  if (found.made) issued.push(secrets.ca);
+  const { state: cas, changed } = await rotate(api, cluster, found.state, now, rolled);
+  const { foreign, expiries } = await ensureLeaves(api, cluster, cas, now, { issued, renewed });
+  // Every certificate Secret says the phase's trust now: a member pod made from here on mounts it.
+  const rotation = cas.phase && !cas.since && foreign.length === 0 ? await markPhaseWritten(api, cas, now) : cas;
+  const first = expiries.length > 0 ? Math.min(...expiries) : undefined;
+  return {
+    issued,
+    renewed,
+    foreign,
+    expires: first === undefined ? undefined : new Date(first).toISOString(),
+    ...(rotation.phase || changed ? { rotation: { phase: rotation.phase, ...(changed ? { changed } : {}) } } : {}),
+  };
+}
+
+/**
+ * The three certificate Secrets: each made when missing, renewed when due (see `validUntil`),
+ * signed by the signing CA with `ca.crt` what is trusted now. Records what it made and renewed.
+ */
+async function ensureLeaves(
+  api: PrepareApi,
+  cluster: EtcdCluster,
+  cas: CaState,
+  now: Date,
+  record: { issued: string[]; renewed: string[] },
+): Promise<{ foreign: string[]; expiries: number[] }> {
   const foreign: string[] = [];
   const expiries: number[] = [];
   for (const spec of leafSpecs(cluster)) {
-    const ca = cas.cas[spec.issuer];
+    const signer = cas.cas[spec.issuer];
+    const trusted = trustedPem(cas, spec.issuer);
     const found = await api.getOwn(BuiltinTypes.Secret, spec.secret);
     if (found.state === 'foreign') {
       foreign.push(spec.secret);
       continue;
     }
-    const keptUntil = found.state === 'own' ? validUntil(found.object, spec, ca, now) : undefined;
+    const keptUntil = found.state === 'own' ? validUntil(found.object, spec, signer, trusted, now) : undefined;
     if (keptUntil !== undefined) {
       expiries.push(keptUntil);
       continue;
     }
-    const secret = leafSecret(cluster, spec, ca, now);
+    const secret = leafSecret(cluster, spec, signer, trusted, now);
     if (found.state === 'absent') {
-      if (await api.createIfAbsent(BuiltinTypes.Secret, secret)) issued.push(spec.secret);
+      if (await api.createIfAbsent(BuiltinTypes.Secret, secret)) record.issued.push(spec.secret);
     } else {
       await api.replaceOwn(BuiltinTypes.Secret, {
         ...found.object,
         data: secret.data,
         metadata: { ...found.object.metadata, annotations: secret.metadata.annotations },
       });
-      renewed.push(spec.secret);
+      record.renewed.push(spec.secret);
     }
     expiries.push(expiryOf(secret));
   }
-  const first = expiries.length > 0 ? Math.min(...expiries) : undefined;
-  return { issued, renewed, foreign, expires: first === undefined ? undefined : new Date(first).toISOString() };
+  return { foreign, expiries };
 }
 
-/** The cluster's CAs: read, or made now (`made`); 'foreign' when a Secret of the name is not the cluster's. */
+/**
+ * One step of a rotation of the CAs, if one is due or under way: begun when the user asks or a CA
+ * has a third of its life left; moved on when the membership step found every member pod made
+ * after the phase's certificates were written, and healthy (`rolled`).
+ */
+async function rotate(
+  api: PrepareApi,
+  cluster: EtcdCluster,
+  state: CaState,
+  now: Date,
+  rolled: CaRotationPhase | undefined,
+): Promise<{ state: CaState; changed?: CaRotationOutcome['changed'] }> {
+  const why = rotationDue(cluster, state, now);
+  if (why) return { state: await beginRotation(api, cluster, state, now), changed: { to: 'trust', why } };
+  if (!state.since || rolled !== state.phase) return { state };
+  if (state.phase === 'trust') return { state: await promoteNextCas(api, state), changed: { to: 'drop' } };
+  if (state.phase === 'drop') return { state: await endRotation(api, state), changed: { to: 'done' } };
+  return { state };
+}
+
+/** The cluster's CA Secret: read, or made now (`made`); 'foreign' when a Secret of the name is not the cluster's. */
 async function ensureCas(
   api: PrepareApi,
   cluster: EtcdCluster,
   now: Date,
-): Promise<{ cas: ClusterCas; made: boolean } | 'foreign'> {
+): Promise<{ state: CaState; made: boolean } | 'foreign'> {
   const name = etcdTlsSecrets(cluster.metadata.name).ca;
   const found = await readCas(api, name);
-  if (found) return found === 'foreign' ? found : { cas: found, made: false };
-  const made = {
-    peer: newCa(`${cluster.metadata.name}-peer-ca`, now),
-    client: newCa(`${cluster.metadata.name}-client-ca`, now),
-  };
-  if (await api.createIfAbsent(BuiltinTypes.Secret, caSecret(cluster, made))) return { cas: made, made: true };
-  // Made meanwhile (another reconcile, or one before a crash): that one is the cluster's CA.
+  if (found) return found === 'foreign' ? found : { state: found, made: false };
+  const made = await api.createIfAbsent(BuiltinTypes.Secret, newCaSecret(cluster, now));
+  // Made now, or meanwhile (another reconcile, or one before a crash): read back either way.
   const again = await readCas(api, name);
   if (!again) throw new Error(`Secret ${name} was there to create, then gone: the next reconcile makes it`);
-  return again === 'foreign' ? again : { cas: again, made: false };
+  return again === 'foreign' ? again : { state: again, made };
 }
 
 /**
@@ -128,9 +186,11 @@ export async function operatorCertificate(
 ): Promise<EtcdClientTls | undefined> {
   const secret = await context.getOwn(BuiltinTypes.Secret, etcdTlsSecrets(cluster.metadata.name).ca);
   if (secret.state !== 'own') return undefined;
-  const ca = casOf(secret.object);
-  if (!ca) return undefined;
-  const key = `${cluster.metadata.uid ?? ''}/${fingerprint(ca.client.cert)}`;
+  const state = caStateOf(secret.object);
+  if (!state) return undefined;
+  const ca = state.cas;
+  const trust = operatorTrustPem(state);
+  const key = `${cluster.metadata.uid ?? ''}/${fingerprint(ca.client.cert)}/${fingerprint(trust)}`;
   const known = operatorCertificates.get(cluster.metadata.uid ?? '');
   if (known?.key === key && known.notAfter - now.getTime() > DAY_MS) return known.tls;
   const made = issueCertificate({
@@ -140,7 +200,7 @@ export async function operatorCertificate(
     validForMs: OPERATOR_LIFETIME_MS,
     now,
   });
-  const tls = { ca: ca.client.cert, cert: made.cert, key: made.key };
+  const tls = { ca: trust, cert: made.cert, key: made.key };
   operatorCertificates.set(cluster.metadata.uid ?? '', { key, tls, notAfter: now.getTime() + OPERATOR_LIFETIME_MS });
   return tls;
 }
@@ -148,38 +208,22 @@ export async function operatorCertificate(
 /** The operator's client certificate per cluster (by uid): one small entry per cluster it reaches. */
 const operatorCertificates = new Map<string, { key: string; tls: EtcdClientTls; notAfter: number }>();
 
-async function readCas(api: Pick<PrepareApi, 'getOwn'>, name: string): Promise<ClusterCas | 'foreign' | undefined> {
+async function readCas(api: Pick<PrepareApi, 'getOwn'>, name: string): Promise<CaState | 'foreign' | undefined> {
   const found = await api.getOwn(BuiltinTypes.Secret, name);
   if (found.state === 'foreign') return 'foreign';
-  return found.state === 'own' ? casOf(found.object) : undefined;
-}
-
-function casOf(secret: Secret): ClusterCas | undefined {
-  const data = secret.data ?? {};
-  const read = (k: string) => (data[k] ? Buffer.from(data[k], 'base64').toString('utf8') : undefined);
-  const [peerCert, peerKey, clientCert, clientKey] = [
-    read(CA_KEYS.peerCert),
-    read(CA_KEYS.peerKey),
-    read(CA_KEYS.clientCert),
-    read(CA_KEYS.clientKey),
-  ];
-  if (!peerCert || !peerKey || !clientCert || !clientKey) return undefined;
-  return { peer: { cert: peerCert, key: peerKey }, client: { cert: clientCert, key: clientKey } };
-}
-
-function newCa(commonName: string, now: Date): KeyPair {
-  return issueCertificate({ commonName, ca: true, validForMs: CA_LIFETIME_MS, now });
+  return found.state === 'own' ? caStateOf(found.object) : undefined;
 }
 
 /**
  * When a Secret's certificate expires, if it is kept: undefined when it is due for renewal — a
- * third of its life or less left, not of this CA, or not for these names.
+ * third of its life or less left, not of this CA, not for these names, or its `ca.crt` not what
+ * is trusted now.
  */
-function validUntil(secret: Secret, spec: LeafSpec, ca: KeyPair, now: Date): number | undefined {
+function validUntil(secret: Secret, spec: LeafSpec, ca: KeyPair, trusted: string, now: Date): number | undefined {
   const data = secret.data ?? {};
   if (!data['tls.crt'] || !data['tls.key'] || !data['ca.crt']) return undefined;
   if (secret.metadata.annotations?.[HOSTS_ANNOTATION] !== spec.hosts.join(',')) return undefined;
-  if (Buffer.from(data['ca.crt'], 'base64').toString('utf8') !== ca.cert) return undefined;
+  if (Buffer.from(data['ca.crt'], 'base64').toString('utf8') !== trusted) return undefined;
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(Buffer.from(data['tls.crt'], 'base64'));
@@ -228,22 +272,7 @@ function metadataOf(cluster: EtcdCluster, name: string, annotations?: Record<str
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
-function caSecret(cluster: EtcdCluster, cas: ClusterCas): Secret {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: metadataOf(cluster, etcdTlsSecrets(cluster.metadata.name).ca),
-    type: 'Opaque',
-    data: {
-      [CA_KEYS.peerCert]: b64(cas.peer.cert),
-      [CA_KEYS.peerKey]: b64(cas.peer.key),
-      [CA_KEYS.clientCert]: b64(cas.client.cert),
-      [CA_KEYS.clientKey]: b64(cas.client.key),
-    },
-  };
-}
-
-function leafSecret(cluster: EtcdCluster, spec: LeafSpec, ca: KeyPair, now: Date): Secret {
+function leafSecret(cluster: EtcdCluster, spec: LeafSpec, ca: KeyPair, trusted: string, now: Date): Secret {
   const made = issueCertificate({
     commonName: spec.commonName,
     hosts: spec.hosts,
@@ -257,6 +286,6 @@ function leafSecret(cluster: EtcdCluster, spec: LeafSpec, ca: KeyPair, now: Date
     kind: 'Secret',
     metadata: metadataOf(cluster, spec.secret, { [HOSTS_ANNOTATION]: spec.hosts.join(',') }),
     type: 'kubernetes.io/tls',
-    data: { 'tls.crt': b64(made.cert), 'tls.key': b64(made.key), 'ca.crt': b64(ca.cert) },
+    data: { 'tls.crt': b64(made.cert), 'tls.key': b64(made.key), 'ca.crt': b64(trusted) },
   };
 }

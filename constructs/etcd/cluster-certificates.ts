@@ -1,6 +1,7 @@
 import { BuiltinTypes, type ExternalContext, type PrepareApi } from '../contract';
 import { CertManagerTypes, describeIssuer, secretOfCertificate } from '../core/cert-manager';
 import type { EtcdCluster } from './api';
+import type { CaRotationPhase } from './ca-rotation-names';
 import { type CertificatesOutcome, ensureCertificates, operatorCertificate } from './certificates';
 import type { EtcdClientTls } from './etcd-api';
 import { type ClusterIssuers, ensureIssuedCertificates } from './issued-certificates';
@@ -18,11 +19,12 @@ export async function ensureClusterCertificates(
   api: PrepareApi,
   cluster: EtcdCluster,
   now = new Date(),
+  rolled?: CaRotationPhase,
 ): Promise<CertificatesOutcome> {
   const secrets = etcdTlsSecrets(cluster.metadata.name);
   const asked = cluster.spec.tls?.issuerRef;
   if ((await api.getOwn(BuiltinTypes.Secret, secrets.ca)).state === 'own') {
-    const outcome = await ensureCertificates(api, cluster, now);
+    const outcome = await ensureCertificates(api, cluster, now, rolled);
     if (!asked) return outcome;
     return {
       ...outcome,

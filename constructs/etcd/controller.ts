@@ -35,6 +35,7 @@ import type * as Membership from './membership';
 import type * as Certificates from './cluster-certificates';
 import type { CertificatesOutcome } from './certificates';
 import { type EtcdTransport, etcdTransport } from './tls';
+import type { CaRotationPhase } from './ca-rotation-names';
 import { membershipFields, setAvailable, votersOf } from './membership-status';
 import { certificateEvents, secretsNotOwned, tlsRefusal, transportFields } from './tls-status';
 import {
@@ -50,6 +51,8 @@ import {
 export interface EtcdFacts {
   readonly topology: EtcdTopology;
   readonly report: MembershipReport;
+  /** A CA rotation's phase whose member restarts are done: the prepare step moves it on. */
+  readonly caRolled?: CaRotationPhase;
 }
 
 /** What the prepare step did: the cluster's certificates, with TLS. */
@@ -399,12 +402,17 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   keeps: [BuiltinTypes.Secret, CertManagerTypes.Certificate],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
-    const { topology, report, events, requeueAfterMs, restartPods } = await reconcileMembership(
+    const { topology, report, events, requeueAfterMs, restartPods, caRolled } = await reconcileMembership(
       cluster,
       children,
       context,
     );
-    return { facts: { topology, report }, events, requeueAfterMs, ...(restartPods ? { restartPods } : {}) };
+    return {
+      facts: { topology, report, ...(caRolled ? { caRolled } : {}) },
+      events,
+      requeueAfterMs,
+      ...(restartPods ? { restartPods } : {}),
+    };
   },
   // What the membership step last left, as the StatefulSet and members' ConfigMap show it.
   observeExternal: (cluster, children) => ({
@@ -415,10 +423,10 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   // the transport recorded (read only before the members' ConfigMap says how the cluster was made).
   renderReadsStatus: ['conditions', 'backupsListedFrom', 'transport'],
   // With TLS, the CAs and certificates are issued and renewed once the children are applied.
-  prepare: async (api, cluster, children) => {
+  prepare: async (api, cluster, children, facts) => {
     if (etcdTransport(cluster, madeTransport(children, cluster.metadata.name)) !== 'TLS') return {};
     const { ensureClusterCertificates } = certificatesModule();
-    return { certificates: await ensureClusterCertificates(api, cluster) };
+    return { certificates: await ensureClusterCertificates(api, cluster, new Date(), facts?.caRolled) };
   },
   render: (scope, cluster, { owner, external }) =>
     new EtcdClusterResources(scope, 'etcd', {

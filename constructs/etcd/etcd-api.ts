@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { connect as connectTls } from 'node:tls';
 
 /**
  * The few calls of etcd's v3 API the operator makes, through the JSON gateway every etcd serves
@@ -198,4 +199,32 @@ export async function firstAnswer<E, T>(urls: readonly E[], call: (url: E) => Pr
     }
   }
   return undefined;
+}
+
+/**
+ * The certificate a member serves on its client port (DER), from a TLS handshake presenting the
+ * operator's certificate: which CA it is of says whether the kubelet has given the member its
+ * renewed Secret yet. The member is not checked here (its CA may be the one being replaced).
+ */
+export function servedCertificate(endpoint: EtcdEndpoint, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Buffer> {
+  const url = new URL(endpointURL(endpoint));
+  const tls = typeof endpoint === 'string' ? undefined : endpoint.tls;
+  if (url.protocol !== 'https:' || !tls) return Promise.reject(new Error(`${url.href}: not a TLS endpoint`));
+  return new Promise((resolve, reject) => {
+    const socket = connectTls({
+      host: url.hostname,
+      port: Number(url.port),
+      cert: tls.cert,
+      key: tls.key,
+      rejectUnauthorized: false,
+      timeout: timeoutMs,
+    });
+    socket.once('secureConnect', () => {
+      const raw = socket.getPeerCertificate().raw;
+      socket.end();
+      resolve(raw);
+    });
+    socket.once('timeout', () => socket.destroy(new Error(`${url.href}: no handshake in ${timeoutMs} ms`)));
+    socket.once('error', reject);
+  });
 }

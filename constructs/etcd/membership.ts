@@ -11,6 +11,7 @@ import {
   quorum,
 } from './topology';
 import { defragmentOne } from './defragmentation';
+import { rollCaTrust } from './ca-rotation';
 import type { ClusterFacts } from './cluster-facts';
 import { foreignMembers } from './foreign-members';
 import { claimRecord, memberClaims, replaceLostMember } from './lost-members';
@@ -49,8 +50,9 @@ const SETTLED_POLL_MS = 30_000;
  *    if the rest keep a healthy quorum; the StatefulSet shrinks after;
  * 4. fewer: add the next ordinal as a learner, only to a cluster whose members are all healthy;
  *    the StatefulSet grows after, and the new pod starts with `existing`;
- * 5. settled: roll a new version member by member, highest ordinal first, each only once every
- *    member is healthy; downgrades across a minor and skipped minors are refused.
+ * 5. settled: a rotation of the CAs under way restarts its members one at a time (ca-rotation.ts);
+ * 6. roll a new version member by member, highest ordinal first, each only once every member is
+ *    healthy; downgrades across a minor and skipped minors are refused.
  */
 export async function reconcileMembership(
   cluster: EtcdCluster,
@@ -96,6 +98,7 @@ export async function reconcileMembership(
     (await removeExtraMember(view)) ??
     (await addMissingMember(view)) ??
     (await defragmentOne(view, cluster.spec.defragmentation)) ??
+    (await rollCaTrust(view)) ??
     rollVersion(view)
   );
 }

@@ -43,11 +43,39 @@ export function certificateEvents(certificates?: CertificatesOutcome): EventSpec
         ? `asked cert-manager (${certificates.issuer}) for the cluster's TLS certificates: Certificate ${certificates.issued.join(', ')}`
         : `issued the cluster's TLS certificates in Secret ${certificates.issued.join(', ')}`,
     });
-  if (certificates?.renewed.length)
+  // A rotation's own Events say what its renewals are for (they need restarts: rotationEvents).
+  if (certificates?.renewed.length && !certificates.rotation?.changed)
     events.push({
       type: 'Normal',
       reason: 'CertificatesRenewed',
       message: `renewed the certificates in Secret ${certificates.renewed.join(', ')} (valid until ${certificates.expires ?? 'unknown'}); members read them without a restart`,
     });
+  events.push(...rotationEvents(certificates));
   return events;
+}
+
+/** Normal Events as a rotation of the CAs begins, moves on and ends. */
+function rotationEvents(certificates?: CertificatesOutcome): EventSpec[] {
+  const changed = certificates?.rotation?.changed;
+  if (!changed) return [];
+  if (changed.to === 'trust')
+    return [
+      {
+        type: 'Normal',
+        reason: 'CARotationStarted',
+        message: `made new CAs (${changed.why ?? 'asked'}): members restart one at a time to trust them beside the old ones, then again to drop the old`,
+      },
+    ];
+  if (changed.to === 'drop')
+    return [
+      {
+        type: 'Normal',
+        reason: 'CAsTrusted',
+        message:
+          'every member trusts the new CAs: the certificates are issued again from them, and members restart once more to drop the old CAs',
+      },
+    ];
+  return [
+    { type: 'Normal', reason: 'CAsRotated', message: 'every member trusts the new CAs alone: the old CAs are gone' },
+  ];
 }

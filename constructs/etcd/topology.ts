@@ -9,6 +9,7 @@ import {
 import { ETCD_PEER_PORT, memberDnsName, memberName } from './addresses';
 import type { EtcdCluster } from './api';
 import { type EtcdTransport, etcdTransport, scheme, transportOfInitialCluster } from './tls';
+import type { CaRotationPhase } from './ca-rotation-names';
 import { FORCE_NEW_CLUSTER_ENV, FORCED_MEMBER_ANNOTATION, FORCED_POD_ANNOTATION } from './quorum-recovery-names';
 
 /**
@@ -79,6 +80,8 @@ export interface MembershipResult {
   readonly requeueAfterMs: number;
   /** Member pods to start again once the children are written (see `ExternalStep.restartPods`). */
   readonly restartPods?: readonly PodRestart[];
+  /** A CA rotation's phase whose member restarts are done, every member healthy (ca-rotation.ts). */
+  readonly caRolled?: CaRotationPhase;
 }
 
 /** The step (and `Available`'s reason) when too few members are up to form a quorum. */

@@ -157,6 +157,8 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
   maxUnstarted: number;
   minHealthyVoters: number;
   votersAtMin: number;
+  /** What each voter said in the sample with the fewest healthy, and when. */
+  answersAtMin: string;
   /** Samples in which every voter answered (or refused): the ones the health figures come from. */
   healthSamples: number;
 }> {
@@ -165,6 +167,7 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
   let maxUnstarted = 0;
   let minHealthyVoters = Infinity;
   let votersAtMin = 0;
+  let answersAtMin = '';
   let healthSamples = 0;
   const sampler = (async () => {
     while (!done) {
@@ -184,6 +187,7 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
         if (healthy < minHealthyVoters) {
           minHealthyVoters = healthy;
           votersAtMin = voters.length;
+          answersAtMin = `${new Date().toISOString()} ${voters.map((m, i) => `${m.name || m.id}: ${answers[i]}`).join(', ')}`;
         }
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -191,7 +195,7 @@ async function watchMembership<T>(during: () => Promise<T>): Promise<{
   })();
   try {
     const result = await during();
-    return { result, maxLearners, maxUnstarted, minHealthyVoters, votersAtMin, healthSamples };
+    return { result, maxLearners, maxUnstarted, minHealthyVoters, votersAtMin, answersAtMin, healthSamples };
   } finally {
     done = true;
     await sampler;
@@ -316,6 +320,67 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       await settled(3);
       expect(members.events.filter((e) => e.what === 'stopped')).toHaveLength(stopsBefore);
       timings.push(`certificates rotated: member 0 served the new one ${serialAfter ? 'after' : 'never'}`);
+    },
+  );
+
+  testWithMembers(
+    "the CAs rotated when asked (a key feared leaked): each member restarted twice, one at a time, the quorum kept; the old CAs' certificates refused after, the keys kept",
+    async () => {
+      const before = op.get('secret', `${NAME}-ca`);
+      const oldClient = { ...(members.endpoint(0) as { tls: { ca: string; cert: string; key: string } }).tls };
+      const stopsBefore = members.events.filter((e) => e.what === 'stopped').length;
+      const started = Date.now();
+      const { minHealthyVoters, votersAtMin, answersAtMin, healthSamples } = await watchMembership(async () => {
+        kubectlOk(['annotate', 'etcdcluster', NAME, '-n', op.ns, 'etcd.database.coreos.com/rotate-ca=test-1']);
+        await eventually(
+          'the rotation to end',
+          () => (eventReasons().includes('CAsRotated') ? true : undefined),
+          180_000,
+          500,
+        ).catch((err: unknown) => {
+          throw new Error(
+            `${err instanceof Error ? err.message : String(err)}; status ${JSON.stringify(cluster()?.status)}; events ${eventReasons().join(', ')}; reconciler ${reconciler.logs.slice(-15).join('\n')}`,
+          );
+        });
+        return settled(3);
+      });
+      timings.push(
+        `CAs rotated: ${((Date.now() - started) / 1000).toFixed(1)} s, fewest healthy voters ${minHealthyVoters} (${answersAtMin})`,
+      );
+      expect(healthSamples).toBeGreaterThan(0);
+      // One member down at a time: never fewer healthy voters than a quorum of three (on failure,
+      // the sample with the fewest and the members' stops and starts say when).
+      expect({
+        quorumKept: minHealthyVoters >= 2,
+        votersAtMin,
+        answersAtMin,
+        timeline: members.events.slice(-12).map((e) => `${new Date(e.at).toISOString()} ${e.what} ${e.pod}`),
+      }).toEqual(expect.objectContaining({ quorumKept: true, votersAtMin: 3 }));
+      expect(eventReasons()).toEqual(expect.arrayContaining(['CARotationStarted', 'CAsTrusted', 'CAsRotated']));
+      const stops = members.events.filter((e) => e.what === 'stopped').slice(stopsBefore);
+      expect(stops.map((e) => e.pod).sort()).toEqual([
+        `${NAME}-0`,
+        `${NAME}-0`,
+        `${NAME}-1`,
+        `${NAME}-1`,
+        `${NAME}-2`,
+        `${NAME}-2`,
+      ]);
+
+      const after = op.get('secret', `${NAME}-ca`);
+      for (const key of ['peer-ca.crt', 'client-ca.crt']) expect(after.data[key]).not.toBe(before.data[key]);
+      expect(Object.keys(after.data).sort()).toEqual(['client-ca.crt', 'client-ca.key', 'peer-ca.crt', 'peer-ca.key']);
+      expect(await readKey(1, 'greeting')).toBe('hello');
+      await etcdCall(members.endpoint(2), '/v3/kv/put', { key: b64('after-ca-rotation'), value: b64('kept') });
+      expect(await readKey(0, 'after-ca-rotation')).toBe('kept');
+      // A client certificate of the old client CA is no longer let in; one of the new is.
+      const newCa = Buffer.from(after.data['client-ca.crt'], 'base64').toString('utf8');
+      await expect(
+        etcdCall({ url: members.clientURL(0), tls: { ...oldClient, ca: newCa } }, '/v3/kv/range', {
+          key: b64('greeting'),
+        }),
+      ).rejects.toThrow();
+      expect(reconciler.logs.filter((l) => /"level":(50|60|"error"|"fatal")/.test(l))).toEqual([]);
     },
   );
 
