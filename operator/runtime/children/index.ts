@@ -7,6 +7,7 @@
  */
 export { applyIfChanged, controllerReference, notOwnedReason } from './apply';
 export { ChildFailures } from './child-failures';
+export { controlledBy, getMadeFor, getOwn, type KeptBy, keptType } from './kept-objects';
 export { ownerByReferences, ownerOfClaim, ownerOfPod } from './owner-of-child';
 export {
   externalFactsUnknown,

@@ -4,6 +4,9 @@
  * step read the cluster through.
  */
 import type { WrittenChildren, ChildFailures, RenderCache } from '../children';
+import { controlledBy, getMadeFor, getOwn, type KeptBy, keptType } from '../children';
+
+export { getMadeFor, getOwn, type KeptBy };
 import type {
   CacheReads,
   ControllerDeclaration,
@@ -11,14 +14,12 @@ import type {
   KubeObject,
   PersistentVolumeClaim,
   Pod,
-  MadeFor,
-  OwnLookup,
   PrepareApi,
   ResourceType,
 } from '../../../constructs/contract';
 import { isOfType } from '../../../constructs/contract';
 import type { Blockers } from './blockers';
-import { controllerOf, isConflict, isNotFound, type KubeClient } from '../client';
+import { isConflict, type KubeClient } from '../client';
 import type { Condition } from '../../../constructs/contract/conditions';
 import type { ReconcileContext, TerminalError } from '../controller';
 import type { Informer } from '../cache';
@@ -108,14 +109,6 @@ export function forget(
   parts.blockers.set(key, []);
 }
 
-/** Whose `keeps` objects a step may read and replace: the resource's, in its namespace. */
-export interface KeptBy {
-  readonly uid: string;
-  readonly namespace: string | undefined;
-  /** The declaration's `keeps` types. */
-  readonly keeps: readonly ResourceType[];
-}
-
 /**
  * The writes a `prepare` or `finalize` step may make, through the same gate as every other write:
  * none once `signal` says stop (shutdown, or leadership lost). Reads and replacements of `keeps`
@@ -137,67 +130,6 @@ export function prepareApi(client: KubeClient, signal: AbortSignal, keptBy?: Kep
       return client.update(type, object);
     },
   };
-}
-
-/** Reads an object of a `keeps` type by name, handing its content over only when `keptBy` controls it. */
-export async function getOwn<T extends KubeObject>(
-  client: KubeClient,
-  type: ResourceType<T>,
-  name: string,
-  keptBy: KeptBy | undefined,
-): Promise<OwnLookup<T>> {
-  const by = keptType(type, keptBy);
-  const object = await getAny(client, type, name, by.namespace);
-  if (!object) return { state: 'absent' };
-  return controlledBy(object, by.uid) ? { state: 'own', object } : { state: 'foreign' };
-}
-
-/**
- * Reads an object of a `keeps` type that another controller made for `madeFor`, one of `keptBy`'s
- * own objects: handed over only while `madeFor` is its own and the object names it (see
- * `PrepareApi.getMadeFor`).
- */
-export async function getMadeFor<T extends KubeObject>(
-  client: KubeClient,
-  type: ResourceType<T>,
-  name: string,
-  madeFor: MadeFor,
-  keptBy: KeptBy | undefined,
-): Promise<OwnLookup<T>> {
-  const by = keptType(type, keptBy);
-  const source = await getOwn(client, madeFor.type, madeFor.name, keptBy);
-  if (source.state !== 'own') return source;
-  const found = await getAny(client, type, name, by.namespace);
-  if (!found) return { state: 'absent' };
-  const owner = controllerOf(found);
-  const names = found.metadata.annotations?.[madeFor.annotation] === madeFor.name;
-  return names && (!owner || owner.uid === source.object.metadata.uid)
-    ? { state: 'own', object: found }
-    : { state: 'foreign' };
-}
-
-async function getAny<T extends KubeObject>(
-  client: KubeClient,
-  type: ResourceType<T>,
-  name: string,
-  namespace: string | undefined,
-): Promise<T | undefined> {
-  try {
-    return await client.get(type, name, namespace);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-function keptType(type: ResourceType, keptBy: KeptBy | undefined): KeptBy {
-  if (!keptBy?.keeps.some((k) => k.group === type.group && k.kind === type.kind))
-    throw new Error(`${type.kind} is not among the declaration's keeps: neither read nor replaced`);
-  return keptBy;
-}
-
-function controlledBy(object: KubeObject, uid: string): boolean {
-  return uid !== '' && controllerOf(object)?.uid === uid;
 }
 
 /** Reads of the caches of the declaration's `reads` types, in the target's namespace (or all). */
