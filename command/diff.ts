@@ -11,14 +11,20 @@ import type { CustomResourceObject, KubeObject } from '../constructs/contract';
 import { ChildMap, childKey, growthNote } from '../constructs/contract';
 import { type KubeClient, changeableFields } from '../operator/runtime/client';
 import { type ChildPreview, previewResource } from './preview';
-import { listForPreview } from '../operator/runtime/plan';
+import { type ExternalPreview, listForPreview } from '../operator/runtime/plan';
 import { controllerNamed, controllerOf, RenderError } from './render';
 import { type ClusterCrds, getAsNewCode } from './served-version';
 
 /** One child's fate. */
 export interface ChildDiff {
-  /** `deleted`: a pod a StatefulSet's rollout is stuck behind, which the reconciler deletes. */
-  readonly verb: 'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused' | 'deleted';
+  /**
+   * `deleted`: a pod a StatefulSet's rollout is stuck behind (or one the external step restarts),
+   * which the reconciler deletes. `external`: the write the kind's external step would make to its
+   * outside system now (`kind` the system, `name` its target); `unknown`: that step could not be
+   * previewed from here (`note` says why).
+   */
+  readonly verb:
+    'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused' | 'deleted' | 'external' | 'unknown';
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
@@ -83,7 +89,22 @@ export async function diffResource(
       return [{ verb: 'deleted', kind: w.kind, namespace, name: w.name, note: w.reason }];
     return [];
   });
-  return [...preview.children.map(childDiff), ...others];
+  return [...preview.children.map(childDiff), ...others, ...externalDiffs(decl.name, preview.external)];
+}
+
+/** The external step's write, or why it could not be previewed. */
+function externalDiffs(controller: string, external: ExternalPreview | undefined): ChildDiff[] {
+  if (!external) return [];
+  const writes = external.writes.map((w): ChildDiff => ({
+    verb: 'external',
+    kind: w.system,
+    name: w.target,
+    note: `${w.action}: ${w.reason}`,
+  }));
+  const unknown: ChildDiff[] = external.unavailable
+    ? [{ verb: 'unknown', kind: 'external step', name: controller, note: `not previewed: ${external.unavailable}` }]
+    : [];
+  return [...writes, ...unknown];
 }
 
 /** One child's line of the report, from its fate in the reconciler's plan. */

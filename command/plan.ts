@@ -6,7 +6,7 @@
  * for a child the local change check (our field manager's managed fields) says would change.
  */
 import type { ControllerDeclaration } from '../constructs/core/controller-declaration';
-import type { CustomResourceObject, KubeObject, ResourceType } from '../constructs/contract';
+import type { CustomResourceObject, ExternalWrite, KubeObject, ResourceType } from '../constructs/contract';
 import { type KubeClient, appliedFieldChanges, type FieldChange, fieldChanges } from '../operator/runtime/client';
 import type { ExecutedWrite, PreviewReads } from '../operator/runtime/plan';
 import { type CrdChange, crdChange, crdChangeReport, crdChanges } from './crd-change';
@@ -72,6 +72,15 @@ export interface Plan {
    * records the writes it makes (`opkit_reconcile_writes_total`).
    */
   readonly writes: readonly PlannedWrite[];
+  /**
+   * The writes the kind's external step would make to its outside system now (one per resource at
+   * most: a step makes one change, then looks again), and the resources for which it could not be
+   * previewed from here, with why.
+   */
+  readonly external: {
+    readonly writes: readonly (ExternalWrite & { readonly resource: string })[];
+    readonly notPreviewed: readonly { readonly resource: string; readonly reason: string }[];
+  };
   /** Requests made: lists and dry runs. */
   readonly requests: { lists: number; dryRuns: number };
   /** The version the cluster gave the resources in; the new code converted them from it. */
@@ -133,6 +142,8 @@ class Planner {
   private readonly refused: { resource: string; child: string; message: string }[] = [];
   private readonly changes: ChildChange[] = [];
   private readonly writes: PlannedWrite[] = [];
+  private readonly externalWrites: (ExternalWrite & { resource: string })[] = [];
+  private readonly notPreviewed: { resource: string; reason: string }[] = [];
   private readonly client: KubeClient;
 
   constructor(
@@ -171,6 +182,8 @@ class Planner {
     }
     for (const c of preview.children) this.tally(name, c);
     this.writes.push(...preview.writes.map((w) => ({ resource: name, ...w })));
+    this.externalWrites.push(...(preview.external?.writes ?? []).map((w) => ({ resource: name, ...w })));
+    if (preview.external?.unavailable) this.notPreviewed.push({ resource: name, reason: preview.external.unavailable });
     for (const w of preview.writes.filter((p) => p.type === 'PruneChild')) {
       this.totals.pruned++;
       this.changes.push({ resource: name, child: `${w.kind}/${w.name}`, verb: 'pruned', fields: [] });
@@ -227,6 +240,10 @@ class Planner {
       refused: this.refused,
       changes: byResource(this.changes, (a, b) => a.child.localeCompare(b.child)),
       writes: byResource(this.writes, () => 0),
+      external: {
+        writes: byResource(this.externalWrites, () => 0),
+        notPreviewed: byResource(this.notPreviewed, () => 0),
+      },
       requests: this.requests,
     };
   }
@@ -235,7 +252,14 @@ class Planner {
 /** Whether the plan has anything to do (or to refuse): its exit code is 1 then. */
 export function planChanges(plan: Plan): boolean {
   const c = plan.children;
-  const counted = c.changed + c.created + c.pruned + c.refused + plan.invalid.length + plan.writes.length;
+  const counted =
+    c.changed +
+    c.created +
+    c.pruned +
+    c.refused +
+    plan.invalid.length +
+    plan.writes.length +
+    plan.external.writes.length;
   return counted > 0 || crdChanges(plan.crd);
 }
 
@@ -250,7 +274,7 @@ export function planReport(plan: Plan): string {
   if (plan.fieldChanges.length) lines.push('', 'Field changes:');
   for (const f of plan.fieldChanges)
     lines.push(`  ${f.field}: ${f.change} — ${f.count} ${f.kind}${f.count === 1 ? '' : 's'}`);
-  lines.push(...writesReport(plan.writes));
+  lines.push(...writesReport(plan.writes), ...externalReport(plan.external));
   if (plan.refused.length) lines.push('', 'Refused by the API server:');
   for (const r of plan.refused) lines.push(`  ${r.resource} ${r.child}: ${r.message}`);
   if (plan.invalid.length) lines.push('', `The new schema refuses (an update of each would be refused):`);
@@ -267,6 +291,16 @@ function writesReport(writes: readonly PlannedWrite[]): string[] {
   const lines = ['', `Writes the reconciler would make: ${[...counts].map(([type, n]) => `${n} ${type}`).join(', ')}`];
   for (const w of writes)
     if (w.type !== 'ApplyChild') lines.push(`  ${w.resource} ${w.type} ${w.kind}/${w.name}: ${w.reason}`);
+  return lines;
+}
+
+/** The external steps' writes, and where they could not be previewed. */
+function externalReport(external: Plan['external']): string[] {
+  const lines: string[] = [];
+  if (external.writes.length) lines.push('', 'Writes to outside systems (each step makes one, then looks again):');
+  for (const w of external.writes) lines.push(`  ${w.resource} ${w.system} ${w.action} ${w.target}: ${w.reason}`);
+  if (external.notPreviewed.length) lines.push('', 'External steps not previewed from here:');
+  for (const n of external.notPreviewed) lines.push(`  ${n.resource}: ${n.reason}`);
   return lines;
 }
 

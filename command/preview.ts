@@ -15,6 +15,8 @@ import {
   type DryRunAnswer,
   dryRunChange,
   type ExecutedWrite,
+  type ExternalPreview,
+  previewExternal,
   type PreviewReads,
   previewPlan,
 } from '../operator/runtime/plan';
@@ -50,6 +52,8 @@ export interface ResourcePreview {
   readonly notOwned?: readonly { readonly key: string; readonly reason: string }[];
   /** Dry-run requests made. */
   readonly dryRuns: number;
+  /** The kind's external step, previewed: its write to its outside system now, or why it could not be. */
+  readonly external?: ExternalPreview;
 }
 
 /** What the reconciler of `decl` would do for `resource` now (see the header). */
@@ -60,13 +64,17 @@ export async function previewResource(
   reads: PreviewReads,
 ): Promise<ResourcePreview> {
   const counted = countingDryRuns(client);
-  const previewed = await previewPlan(decl, counted.client, resource, reads);
+  // As the reconciler: the external step first; the pods it would restart are of the plan.
+  const external = await previewExternal(decl, client, resource, reads);
+  const previewed = await previewPlan(decl, counted.client, resource, reads, external?.restartPods);
+  const withExternal = external ? { external } : {};
   if (!previewed.plan)
     return {
       children: [],
       writes: [],
       notOwned: previewed.notOwned.map(({ key, reason }) => ({ key, reason })),
       dryRuns: 0,
+      ...withExternal,
     };
   const { plan, target } = previewed;
   const cached = new Map(plan.children.map((c) => [c.key, c.child.current]));
@@ -95,7 +103,7 @@ export async function previewResource(
     // As the executor: no stuck pod deleted while anything of the plan is refused.
     ...(refused ? [] : [...plan.stuckPods, ...plan.restartPods].map(describedWrite)),
   ];
-  return { children, writes, dryRuns: counted.count() };
+  return { children, writes, dryRuns: counted.count(), ...withExternal };
 }
 
 /** Whether the API server is asked about a child's change: one that exists and would be written. */

@@ -18,7 +18,9 @@ export const diffVerb: Verb = {
       server-side apply dry run, and its other writes: claims grown, made again), held (it waits
       for a child not ready yet, or another child of the change would be refused), refused (the
       API server's words and the way through), pruned or unchanged, and each pod a stuck rollout
-      waits on that it would delete (deleted). A resource is read at a version the cluster serves and
+      waits on (or the kind's external step restarts) that it would delete (deleted); the write
+      its external step would make to its outside system now (external: e.g. an etcd member
+      added), or why that cannot be previewed from here (unknown). A resource is read at a version the cluster serves and
       converted by the module's own conversion, so a new API version is previewed before its CRD
       is applied. Writes nothing. Exit 0: no differences, 1: differences, 2: an error.
 `,
@@ -55,7 +57,8 @@ async function diffCommand(args: string[]): Promise<number> {
           );
         }
         const children = await diffResource(client, controllers, resource);
-        differs ||= children.some((c) => c.verb !== 'unchanged');
+        // Not previewed is no difference: nothing is known of it.
+        differs ||= children.some((c) => c.verb !== 'unchanged' && c.verb !== 'unknown');
         process.stdout.write(diffReport(resource, children));
       }
     }

@@ -13,7 +13,9 @@ export const planVerb: Verb = {
       schema refuses, totals, each distinct field change with how many children it touches, and
       the children the API server would refuse, and every write the reconciler would make (each
       child's apply, claim grown, StatefulSet made again, prune, stuck pod deleted; -o json:
-      writes). Resources are read as diff reads them. Dry runs
+      writes), and the write each resource's external step would make to its outside system now
+      (an etcd member added, say), or why it cannot be previewed from here (-o json: external).
+      Resources are read as diff reads them. Dry runs
       only for children whose owned fields would change (at most --concurrency at once, default
       8). Writes nothing. Exit codes as diff.
 

@@ -87,6 +87,12 @@ export interface ExternalStep<Facts extends object = object> {
    * container must read: the kubelet reads them as cached, and the step's own writes come after it.
    */
   readonly restartPods?: readonly PodRestart[];
+  /**
+   * Set when the outside system did not answer (why): the step decided from what it last knew and
+   * took no step there. `plan` and `diff` then say its writes could not be previewed from where
+   * they ran (e.g. members reachable only inside the cluster).
+   */
+  readonly outOfReach?: string;
 }
 
 /** A pod an `external` step asks to be restarted (see `ExternalStep.restartPods`). */

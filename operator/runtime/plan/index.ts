@@ -52,3 +52,4 @@ export {
   upFront,
 } from './dry-run';
 export { listForPreview, previewPlan, type PreviewedPlan, type PreviewReads } from './preview';
+export { type ExternalPreview, previewExternal } from './external-preview';

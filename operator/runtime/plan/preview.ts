@@ -12,6 +12,7 @@ import {
   type CustomResourceObject,
   type PersistentVolumeClaim,
   type Pod,
+  type PodRestart,
   type ResourceType,
 } from '../../../constructs/contract';
 import { ListedObjects, type ObjectReads } from '../cache';
@@ -29,6 +30,8 @@ export interface PreviewReads {
   readonly claims?: ObjectReads<PersistentVolumeClaim>;
   /** The pods, when the controller owns StatefulSets (their stuck rollouts are planned from them). */
   readonly pods?: ObjectReads<Pod>;
+  /** With an external step: the objects of each of its `reads` types, by `group/kind` (its cache reads). */
+  readonly reads?: ReadonlyMap<string, ObjectReads>;
 }
 
 /** A resource's plan as the reconciler would make it now, or the names taken by others (then it plans nothing). */
@@ -49,22 +52,29 @@ export async function listForPreview(
 ): Promise<PreviewReads> {
   const types = [...(decl.owns ?? []), ...(decl.deletes ?? [])];
   const statefulSets = ownsStatefulSets(decl);
-  const reads = statefulSets ? [BuiltinTypes.PersistentVolumeClaim, BuiltinTypes.Pod] : [];
+  // An external step reads its declared types' caches: `plan` and `diff` preview it over them.
+  const declared = decl.external ? (decl.reads ?? []) : [];
+  const reads = [...(statefulSets ? [BuiltinTypes.PersistentVolumeClaim, BuiltinTypes.Pod] : []), ...declared];
   const listed = new Map<string, { type: ResourceType; informer: ListedObjects }>();
   for (const type of [...types, ...reads]) {
     const key = `${type.group}/${type.kind}`;
     if (!listed.has(key)) listed.set(key, { type, informer: new ListedObjects(type, await list(type)) });
   }
   const of = (type: ResourceType) => listed.get(`${type.group}/${type.kind}`);
-  const children = new Map<string, { type: ResourceType; informer: ListedObjects }>();
-  for (const type of types) {
-    const objects = of(type);
-    if (objects) children.set(type.kind, objects);
-  }
+  const byKey = <K>(list: readonly ResourceType[], key: (t: ResourceType) => K) =>
+    new Map(
+      list.flatMap((type) => {
+        const objects = of(type);
+        return objects ? [[key(type), objects] as const] : [];
+      }),
+    );
+  const children = byKey(types, (t) => t.kind);
+  const declaredReads = new Map([...byKey(declared, (t) => `${t.group}/${t.kind}`)].map(([k, v]) => [k, v.informer]));
   return {
     children,
     claims: statefulSets ? of(BuiltinTypes.PersistentVolumeClaim)?.informer : undefined,
     pods: statefulSets ? of(BuiltinTypes.Pod)?.informer : undefined,
+    ...(decl.external ? { reads: declaredReads } : {}),
   };
 }
 
@@ -74,6 +84,7 @@ export async function previewPlan(
   client: KubeClient,
   resource: CustomResourceObject,
   reads: PreviewReads,
+  restartPods?: readonly PodRestart[],
 ): Promise<PreviewedPlan> {
   const { uid = '', namespace } = resource.metadata;
   const target: PlanTarget = { uid, namespace, ctx: { client } };
@@ -89,6 +100,11 @@ export async function previewPlan(
     type,
     informer: reads.children.get(type.kind)?.informer ?? NONE,
   }));
-  const plan = await planReconcile({ claims: reads.claims, pods: reads.pods, deletable }, target, claim.planned);
+  const plan = await planReconcile(
+    { claims: reads.claims, pods: reads.pods, deletable },
+    target,
+    claim.planned,
+    restartPods,
+  );
   return { plan, target };
 }

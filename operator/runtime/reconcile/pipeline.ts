@@ -183,7 +183,7 @@ export async function reconcile(
   );
   paced.end();
   // The reconcile's writes together, as `plan -o json` lists them before they are made (the
-  // external step's, to its outside system, beside them: plan does not list those yet).
+  // external step's, to its outside system, beside them: plan lists the first it would make).
   const externalWrites = external.value?.written ?? [];
   if (writes.actions.length > 0 || externalWrites.length > 0)
     ctx.logger.debug(
