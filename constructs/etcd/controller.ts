@@ -402,16 +402,14 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   keeps: [BuiltinTypes.Secret, CertManagerTypes.Certificate],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
-    const { topology, report, events, requeueAfterMs, restartPods, caRolled } = await reconcileMembership(
-      cluster,
-      children,
-      context,
-    );
+    const { topology, report, events, requeueAfterMs, restartPods, caRolled, outOfReach } =
+      await reconcileMembership(cluster, children, context);
     return {
       facts: { topology, report, ...(caRolled ? { caRolled } : {}) },
       events,
       requeueAfterMs,
       ...(restartPods ? { restartPods } : {}),
+      ...(outOfReach ? { outOfReach } : {}),
     };
   },
   // What the membership step last left, as the StatefulSet and members' ConfigMap show it.

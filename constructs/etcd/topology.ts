@@ -82,6 +82,8 @@ export interface MembershipResult {
   readonly restartPods?: readonly PodRestart[];
   /** A CA rotation's phase whose member restarts are done, every member healthy (ca-rotation.ts). */
   readonly caRolled?: CaRotationPhase;
+  /** No member answered at all (see `ExternalStep.outOfReach`). */
+  readonly outOfReach?: string;
 }
 
 /** The step (and `Available`'s reason) when too few members are up to form a quorum. */

@@ -33,7 +33,9 @@ export async function noMemberList(
   if (current.clusterState === 'new')
     return unchanged({ reason: 'Bootstrapping', message: `no member answers with a quorum's member list yet` });
   const without = await withoutMemberList(cluster.metadata.name, current.replicas, probe);
-  return beginRecovery(cluster, current, without, context) ?? unchanged(without.step);
+  const result = beginRecovery(cluster, current, without, context) ?? unchanged(without.step);
+  // No member answers at all: from where the operator (or `plan`) runs, etcd is out of reach.
+  return without.answering.length === 0 ? { ...result, outOfReach: without.step.message } : result;
 }
 
 /** Why a formed cluster gives no member list, and which members still answer for themselves. */

@@ -387,6 +387,29 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
   testWithMembers(
     'scaling 3 → 5 adds one learner at a time, promotes it once caught up, and the data reaches the new members',
     async () => {
+      // Previewed first: diff of the cluster asking for 5 runs the membership step as the
+      // reconciler does, its first etcd write recorded and not made — where the members answer
+      // (the hosts file), and saying it cannot be previewed where they do not.
+      const asked = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-diff-')), 'kv.yaml');
+      const live = cluster();
+      fs.writeFileSync(
+        asked,
+        JSON.stringify({
+          apiVersion: live.apiVersion,
+          kind: live.kind,
+          metadata: { name: NAME },
+          spec: { ...live.spec, replicas: 5 },
+        }),
+      );
+      const reachable = runCommand(['diff', '-n', op.ns, asked], { OPKIT_ETCD_HOSTS_FILE: hostsFile });
+      expect({ code: reachable.status, stderr: reachable.stderr }).toEqual({ code: 1, stderr: '' });
+      expect(reachable.stdout).toMatch(/^external +etcd kv-3\n {2}AddMember: the spec asks for 5 members$/m);
+      const outOfReach = runCommand(['diff', '-n', op.ns, asked], { OPKIT_ETCD_HOSTS_FILE: '' });
+      expect(outOfReach.stdout).toMatch(/^unknown +external step etcdcluster\n {2}not previewed: no member answers/m);
+      expect(outOfReach.stdout).not.toContain('AddMember');
+      // Nothing was written: still 3 members.
+      expect((await etcdMembers())?.map((m) => m.name).sort()).toEqual([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
+
       const started = Date.now();
       const watch = await watchMembership(async () => {
         scale(5);

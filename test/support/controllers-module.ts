@@ -37,11 +37,11 @@ export const controllers = [{
 }
 
 /** The package's command (`command/cli.ts`) with these arguments, against the test cluster. */
-export function runCommand(args: readonly string[]): SpawnSyncReturns<string> {
+export function runCommand(args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [...commandArgs(), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, KUBECONFIG: testKubeconfig() },
+    env: { ...process.env, KUBECONFIG: testKubeconfig(), ...env },
     timeout: 120_000,
   });
 }
