@@ -303,6 +303,77 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
     expect(clusterEventReasons()).toContain('CertificatesIssued');
   });
 
+  test("EtcdCluster: its CAs rotated when asked — each member restarted twice by the operator, one at a time, the cluster Available throughout; the old CA's client certificate refused after, the key kept", async () => {
+    const secret = (name: string) => getJson(['get', 'secret', name, '-n', ns]);
+    const before = secret('my-etcd-cluster-ca').data;
+    const oldClient = secret('my-etcd-cluster-client-tls').data;
+    const uids = () =>
+      [0, 1, 2].map((i) => getJsonIfExists(['get', 'pod', `my-etcd-cluster-${i}`, '-n', ns])?.metadata.uid);
+    const seen = new Set<string>(uids().filter((u): u is string => !!u));
+    const started = Date.now();
+    kubectlOk(['annotate', 'etcdcluster', 'my-etcd-cluster', '-n', ns, 'etcd.database.coreos.com/rotate-ca=e2e-1']);
+    // Watched once a second until the operator says it is done: the cluster's availability (a
+    // healthy voting quorum, as etcd reports it) and every member pod that existed.
+    const unavailable: string[] = [];
+    await eventually(
+      'the CA rotation to end (CAsRotated)',
+      () => {
+        const c = getJson(['get', 'etcdcluster', 'my-etcd-cluster', '-n', ns]);
+        const available = c.status?.conditions?.find((x: any) => x.type === 'Available');
+        if (available?.status !== 'True') unavailable.push(`${available?.reason}: ${available?.message}`);
+        for (const u of uids()) if (u) seen.add(u);
+        return clusterEventReasons().includes('CAsRotated') ? true : undefined;
+      },
+      600_000,
+      1000,
+      explainEtcd,
+    );
+    const c = await settled(3);
+    process.stderr.write(`[seed-samples] CAs rotated in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    expect(unavailable).toEqual([]);
+    expect(clusterEventReasons()).toEqual(expect.arrayContaining(['CARotationStarted', 'CAsTrusted', 'CAsRotated']));
+    // Three pods at the start, each made again twice: nine.
+    expect(seen.size).toBe(9);
+    expect(c.status.conditions.find((x: any) => x.type === 'Degraded').status).toBe('False');
+    const after = secret('my-etcd-cluster-ca').data;
+    expect(after['client-ca.crt']).not.toBe(before['client-ca.crt']);
+    expect(after['peer-ca.crt']).not.toBe(before['peer-ca.crt']);
+    expect((await etcdctl('get', 'seed', '--print-value-only')).trim()).toBe('kept by the cluster');
+    // The old client certificate, checking the members with the new CA: refused.
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'old-client-tls' },
+        data: { 'tls.crt': oldClient['tls.crt'], 'tls.key': oldClient['tls.key'], 'ca.crt': after['client-ca.crt'] },
+      }),
+    });
+    const old = await commandInPod(ns, {
+      image: `quay.io/coreos/etcd:v${c.status.version as string}`,
+      command: [
+        'etcdctl',
+        '--endpoints=https://my-etcd-cluster-client:2379',
+        '--cacert=/tls/ca.crt',
+        '--cert=/tls/tls.crt',
+        '--key=/tls/tls.key',
+        '--dial-timeout=10s',
+        '--command-timeout=15s',
+        'get',
+        'seed',
+      ],
+      secret: { name: 'old-client-tls', mountPath: '/tls' },
+      failureIsAnAnswer: true,
+    });
+    // Refused by the members' TLS once connected — a TLS alert, or under TLS 1.3 the connection
+    // closed after the handshake (broken pipe, reset) — not by the network: the policy admits this
+    // namespace's pods, and a rejection there is `connection refused` before any connection.
+    expect(old).toMatch(
+      /tls: (bad certificate|unknown certificate authority|certificate required)|broken pipe|connection reset by peer/,
+    );
+    expect(old).not.toContain('connection refused');
+    expect(old).not.toContain('kept by the cluster');
+  });
+
   test('EtcdCluster: scaled 3 → 5 → 3 through membership, and a deleted member pod replaced, the key kept throughout', async () => {
     kubectlOk(['scale', 'etcdcluster', 'my-etcd-cluster', '-n', ns, '--replicas=5']);
     await settled(5);
