@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { BuiltinTypes, type PrepareApi, type Secret } from '../contract';
 import { issueCertificate, type KeyPair } from '../contract/x509';
-import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
+import { tlsObjectMetadata } from './certificate-specs';
 import {
   CA_ROTATED_FOR_ANNOTATION,
   CA_ROTATION_ANNOTATION,
@@ -124,28 +124,11 @@ export function newCaSecret(cluster: EtcdCluster, now: Date): Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {
-      name: etcdTlsSecrets(cluster.metadata.name).ca,
-      namespace: cluster.metadata.namespace,
-      labels: standardLabels({
-        name: 'etcd',
-        instance: cluster.metadata.name,
-        component: 'tls',
-        managedBy: 'etcd-operator',
-      }),
-      ...(asked !== undefined ? { annotations: { [CA_ROTATED_FOR_ANNOTATION]: asked } } : {}),
-      // The cluster's own: it goes with it (its members' data does not: claims have no owner).
-      ownerReferences: [
-        {
-          apiVersion: cluster.apiVersion,
-          kind: cluster.kind,
-          name: cluster.metadata.name,
-          uid: cluster.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
+    metadata: tlsObjectMetadata(
+      cluster,
+      etcdTlsSecrets(cluster.metadata.name).ca,
+      asked !== undefined ? { [CA_ROTATED_FOR_ANNOTATION]: asked } : undefined,
+    ),
     type: 'Opaque',
     data: {
       [CA_KEYS.peerCert]: b64(cas.peer.cert),

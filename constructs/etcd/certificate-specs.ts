@@ -1,4 +1,6 @@
+import type { ObjectMeta } from '../contract';
 import type { CertificateUsage } from '../contract/x509';
+import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
 import { mappedMemberHosts } from './member-hosts';
 import { clientServiceHostNames, etcdTlsSecrets, memberHostNames, peerCommonName } from './tls';
@@ -47,4 +49,41 @@ export function leafSpecs(cluster: EtcdCluster): LeafSpec[] {
     },
     { secret: secrets.client, commonName: `${name}-client`, hosts: [], usages: ['client'], issuer: 'client' },
   ];
+}
+
+/** The labels of the cluster's certificate objects (CA Secret, certificate Secrets, Certificates). */
+export function tlsLabels(cluster: EtcdCluster): Record<string, string> {
+  return standardLabels({
+    name: 'etcd',
+    instance: cluster.metadata.name,
+    component: 'tls',
+    managedBy: 'etcd-operator',
+  });
+}
+
+/**
+ * The metadata of one of the cluster's certificate objects: its labels, and the cluster as its
+ * controller owner — they go with it (its members' data does not: claims have no owner).
+ */
+export function tlsObjectMetadata(
+  cluster: EtcdCluster,
+  name: string,
+  annotations?: Record<string, string>,
+): ObjectMeta {
+  return {
+    name,
+    namespace: cluster.metadata.namespace,
+    labels: tlsLabels(cluster),
+    ...(annotations ? { annotations } : {}),
+    ownerReferences: [
+      {
+        apiVersion: cluster.apiVersion,
+        kind: cluster.kind,
+        name: cluster.metadata.name,
+        uid: cluster.metadata.uid ?? '',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+  };
 }

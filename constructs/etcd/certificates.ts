@@ -1,7 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { BuiltinTypes, type ExternalContext, type PrepareApi, type Secret } from '../contract';
 import { issueCertificate, type KeyPair } from '../contract/x509';
-import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
 import type { CaRotationPhase } from './ca-rotation-names';
 import {
@@ -17,7 +16,7 @@ import {
   trustedPem,
 } from './ca-secret';
 import type { EtcdClientTls } from './etcd-api';
-import { type LeafSpec, leafSpecs } from './certificate-specs';
+import { type LeafSpec, leafSpecs, tlsObjectMetadata } from './certificate-specs';
 import { etcdTlsSecrets } from './tls';
 
 /**
@@ -245,31 +244,6 @@ function fingerprint(pem: string): string {
   return createHash('sha256').update(pem).digest('hex').slice(0, 16);
 }
 
-function metadataOf(cluster: EtcdCluster, name: string, annotations?: Record<string, string>): Secret['metadata'] {
-  return {
-    name,
-    namespace: cluster.metadata.namespace,
-    labels: standardLabels({
-      name: 'etcd',
-      instance: cluster.metadata.name,
-      component: 'tls',
-      managedBy: 'etcd-operator',
-    }),
-    annotations,
-    // The cluster's own: they go with it (its members' data does not: claims have no owner).
-    ownerReferences: [
-      {
-        apiVersion: cluster.apiVersion,
-        kind: cluster.kind,
-        name: cluster.metadata.name,
-        uid: cluster.metadata.uid ?? '',
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ],
-  };
-}
-
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 function leafSecret(cluster: EtcdCluster, spec: LeafSpec, ca: KeyPair, trusted: string, now: Date): Secret {
@@ -284,7 +258,7 @@ function leafSecret(cluster: EtcdCluster, spec: LeafSpec, ca: KeyPair, trusted: 
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: metadataOf(cluster, spec.secret, { [HOSTS_ANNOTATION]: spec.hosts.join(',') }),
+    metadata: tlsObjectMetadata(cluster, spec.secret, { [HOSTS_ANNOTATION]: spec.hosts.join(',') }),
     type: 'kubernetes.io/tls',
     data: { 'tls.crt': b64(made.cert), 'tls.key': b64(made.key), 'ca.crt': b64(trusted) },
   };

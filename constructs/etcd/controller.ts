@@ -402,8 +402,11 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   keeps: [BuiltinTypes.Secret, CertManagerTypes.Certificate],
   external: async (cluster, children, context) => {
     const { reconcileMembership } = membershipModule();
-    const { topology, report, events, requeueAfterMs, restartPods, caRolled, outOfReach } =
-      await reconcileMembership(cluster, children, context);
+    const { topology, report, events, requeueAfterMs, restartPods, caRolled, outOfReach } = await reconcileMembership(
+      cluster,
+      children,
+      context,
+    );
     return {
       facts: { topology, report, ...(caRolled ? { caRolled } : {}) },
       events,

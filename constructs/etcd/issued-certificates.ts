@@ -7,10 +7,9 @@ import {
   fullIssuerRef,
   type IssuerRef,
 } from '../core/cert-manager';
-import { standardLabels } from '../core/labels';
 import type { EtcdCluster } from './api';
 import type { CertificatesOutcome } from './certificates';
-import { type LeafSpec, leafSpecs } from './certificate-specs';
+import { type LeafSpec, leafSpecs, tlsLabels, tlsObjectMetadata } from './certificate-specs';
 
 /**
  * An etcd cluster's certificates from cert-manager (`spec.tls.issuerRef`): one Certificate per
@@ -35,34 +34,15 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The Certificate cert-manager is asked for, for one of the cluster's Secrets. */
 export function desiredCertificate(cluster: EtcdCluster, spec: LeafSpec, issuer: IssuerRef): CertificateObject {
-  const labels = standardLabels({
-    name: 'etcd',
-    instance: cluster.metadata.name,
-    component: 'tls',
-    managedBy: 'etcd-operator',
-  });
+  const labels = tlsLabels(cluster);
   const dnsNames = spec.hosts.filter((h) => !IPV4.test(h) && !h.includes(':'));
   const ipAddresses = spec.hosts.filter((h) => IPV4.test(h) || h.includes(':'));
   return {
     apiVersion: 'cert-manager.io/v1',
     kind: 'Certificate',
-    metadata: {
-      name: spec.secret,
-      namespace: cluster.metadata.namespace,
-      labels,
-      // The cluster's own: it goes with it. The Secret is cert-manager's (see docs: its
-      // --enable-certificate-owner-ref has it go with the Certificate).
-      ownerReferences: [
-        {
-          apiVersion: cluster.apiVersion,
-          kind: cluster.kind,
-          name: cluster.metadata.name,
-          uid: cluster.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
+    // The cluster's own: it goes with it. The Secret is cert-manager's (see docs: its
+    // --enable-certificate-owner-ref has it go with the Certificate).
+    metadata: tlsObjectMetadata(cluster, spec.secret),
     spec: {
       secretName: spec.secret,
       commonName: spec.commonName,

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { etcdCall, listMembers } from '../../constructs/etcd/etcd-api';
 import { caIssuer, certManagerBuild, type RunningCertManager, startCertManager } from '../support/cert-manager';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
-import { httpsWithout, peerHandshake, servedSerial } from '../support/etcd-tls-probes';
+import { peerHandshake, renewedSerial, servedSerial, triesWithoutCertificate } from '../support/etcd-tls-probes';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 
@@ -33,6 +33,18 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const cluster = () => op.get('etcdcluster', NAME);
 const secret = (name: string) => op.get('secret', name);
 const pem = (s: any, key: string) => Buffer.from(s.data[key], 'base64').toString('utf8');
+/** The cluster's spec.tls.issuerRef set to the Issuer `name`. */
+const asIssuer = (name: string) =>
+  kubectlOk([
+    'patch',
+    'etcdcluster',
+    NAME,
+    '-n',
+    op.ns,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { tls: { issuerRef: { name } } } }),
+  ]);
 
 async function healthy(n: number): Promise<any> {
   return eventually(
@@ -159,13 +171,7 @@ describe('an EtcdCluster with spec.tls.issuerRef, against cert-manager and real 
         key: b64('greeting'),
       });
       expect(Buffer.from(read.kvs![0]!.value, 'base64').toString()).toBe('hello');
-      for (const [apiPath, body] of [
-        ['/v3/kv/range', { key: b64('greeting') }],
-        ['/v3/kv/put', { key: b64('greeting'), value: b64('PWNED') }],
-        ['/v3/cluster/member/add', { peerURLs: ['https://10.9.9.9:2380'], isLearner: true }],
-      ] as const) {
-        await expect(httpsWithout(`https://${ip}:2379${apiPath}`, endpoint.tls.ca, body)).rejects.toThrow();
-      }
+      for (const [, overTls] of triesWithoutCertificate(ip, endpoint.tls.ca)) await expect(overTls()).rejects.toThrow();
       await expect(peerHandshake(ip, endpoint.tls)).resolves.toMatch(/^refused/);
       // What the member serves is the certificate cert-manager wrote.
       const written = new X509Certificate(pem(secret(`${NAME}-server-tls`), 'tls.crt'));
@@ -206,14 +212,7 @@ describe('an EtcdCluster with spec.tls.issuerRef, against cert-manager and real 
           },
         }),
       ]);
-      const after = await eventually(
-        'member 1 to serve the renewed certificate',
-        async () => {
-          const now = await servedSerial(ip, endpoint.tls).catch(() => undefined);
-          return now && now !== before ? now : undefined;
-        },
-        90_000,
-      );
+      const after = await renewedSerial(ip, endpoint.tls, before, 90_000);
       expect(after).not.toBe(before);
       await etcdCall(members.endpoint(2), '/v3/kv/put', { key: b64('after-renewal'), value: b64('kept') });
       const read = await etcdCall<{ kvs?: { value: string }[] }>(members.endpoint(0), '/v3/kv/range', {
@@ -228,16 +227,7 @@ describe('an EtcdCluster with spec.tls.issuerRef, against cert-manager and real 
   testWithCertManager(
     'the issuer of a cluster whose certificates were issued is kept; a change is refused, naming it',
     async () => {
-      kubectlOk([
-        'patch',
-        'etcdcluster',
-        NAME,
-        '-n',
-        op.ns,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { tls: { issuerRef: { name: 'etcd-peer-ca' } } } }),
-      ]);
+      asIssuer('etcd-peer-ca');
       const degraded = await eventually(
         'IssuerChangeRefused',
         () => {
@@ -248,16 +238,7 @@ describe('an EtcdCluster with spec.tls.issuerRef, against cert-manager and real 
       );
       expect(degraded.message).toContain('Issuer etcd-ca');
       expect(op.get('certificate', `${NAME}-server-tls`).spec.issuerRef.name).toBe('etcd-ca');
-      kubectlOk([
-        'patch',
-        'etcdcluster',
-        NAME,
-        '-n',
-        op.ns,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { tls: { issuerRef: { name: 'etcd-ca' } } } }),
-      ]);
+      asIssuer('etcd-ca');
       await eventually(
         'Degraded to clear',
         () =>

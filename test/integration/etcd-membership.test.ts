@@ -13,7 +13,7 @@ import {
   transferLeadership,
 } from '../../constructs/etcd/etcd-api';
 import { runCommand } from '../support/controllers-module';
-import { httpsWithout, peerHandshake, servedSerial } from '../support/etcd-tls-probes';
+import { peerHandshake, renewedSerial, servedSerial, triesWithoutCertificate } from '../support/etcd-tls-probes';
 import { EtcdMembers, etcdReleases } from '../support/etcd-members';
 import { eventually, getJson, kubectl, kubectlOk, nodesRun, testIf } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
@@ -279,13 +279,9 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       const ca = members.endpoint(0) as { tls: { ca: string; cert: string; key: string } };
 
       // Reads, writes and `member add` alike: refused without a certificate, and over plain HTTP.
-      for (const [apiPath, body] of [
-        ['/v3/kv/range', { key: b64('greeting') }],
-        ['/v3/kv/put', { key: b64('greeting'), value: b64('PWNED') }],
-        ['/v3/cluster/member/add', { peerURLs: ['https://10.9.9.9:2380'], isLearner: true }],
-      ] as const) {
-        await expect(httpsWithout(`https://${ip}:2379${apiPath}`, ca.tls.ca, body)).rejects.toThrow();
-        await expect(etcdCall(`http://${ip}:2379`, apiPath, body)).rejects.toThrow();
+      for (const [, overTls, overHttp] of triesWithoutCertificate(ip, ca.tls.ca)) {
+        await expect(overTls()).rejects.toThrow();
+        await expect(overHttp()).rejects.toThrow();
       }
       expect(await readKey(0, 'greeting')).toBe('hello');
       expect((await listMembers(members.endpoint(0))).map((m) => m.peerURLs[0])).not.toContain('https://10.9.9.9:2380');
@@ -305,14 +301,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
           op.get('secret', `${NAME}-server-tls`)?.data && op.get('secret', `${NAME}-peer-tls`)?.data ? true : undefined,
         60_000,
       );
-      const serialAfter = await eventually(
-        'member 0 to serve its new certificate',
-        async () => {
-          const now = await servedSerial(ip, ca.tls).catch(() => undefined);
-          return now && now !== serialBefore ? now : undefined;
-        },
-        30_000,
-      );
+      const serialAfter = await renewedSerial(ip, ca.tls, serialBefore, 30_000);
       expect(serialAfter).not.toBe(serialBefore);
       expect(op.get('secret', `${NAME}-ca`).data).toEqual(caBefore);
       await etcdCall(members.endpoint(1), '/v3/kv/put', { key: b64('after-rotation'), value: b64('kept') });
