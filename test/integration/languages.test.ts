@@ -251,7 +251,24 @@ function javaApp(
 </project>
 `,
   );
-  run('mvn', ['-q', '-B', 'compile', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'], dir);
+  // A local repository of the tests' own (cached outside the repository, so Maven Central's
+  // artifacts are fetched once): Maven never fetches a release version again once it holds it, so
+  // the kit's artifact, the same version rebuilt from other code, is dropped from it first —
+  // else a run would compile against the kit an earlier run built (a CI run did).
+  const localRepository = path.join(cacheDirectory(releaseVersions()), '..', 'maven-local-repository');
+  fs.rmSync(path.join(localRepository, 'io', 'github', 'cdk8s-operator-kit'), { recursive: true, force: true });
+  run(
+    'mvn',
+    [
+      '-q',
+      '-B',
+      `-Dmaven.repo.local=${localRepository}`,
+      'compile',
+      'dependency:build-classpath',
+      '-Dmdep.outputFile=classpath.txt',
+    ],
+    dir,
+  );
   const classpath = [
     path.join(dir, 'target', 'classes'),
     fs.readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim(),
