@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { BuiltinTypes, type ExternalContext, type PrepareApi, type Secret } from '../contract';
+import { BuiltinTypes, type ExternalContext, type OwnLookup, type PrepareApi, type Secret } from '../contract';
 import { issueCertificate, type KeyPair } from '../contract/x509';
 import type { EtcdCluster } from './api';
 import type { CaRotationPhase } from './ca-rotation-names';
@@ -74,11 +74,12 @@ export async function ensureCertificates(
   cluster: EtcdCluster,
   now = new Date(),
   rolled?: CaRotationPhase,
+  caLookup?: OwnLookup<Secret>,
 ): Promise<CertificatesOutcome> {
   const secrets = etcdTlsSecrets(cluster.metadata.name);
   const issued: string[] = [];
   const renewed: string[] = [];
-  const found = await ensureCas(api, cluster, now);
+  const found = await ensureCas(api, cluster, now, caLookup);
   if (found === 'foreign') return { issued, renewed, foreign: [secrets.ca] };
   if (found.made) issued.push(secrets.ca);
   const { state: cas, changed } = await rotate(api, cluster, found.state, now, rolled);
@@ -157,14 +158,18 @@ async function rotate(
   return { state };
 }
 
-/** The cluster's CA Secret: read, or made now (`made`); 'foreign' when a Secret of the name is not the cluster's. */
+/**
+ * The cluster's CA Secret: read (or taken from `known`, a read of it this reconcile made), or made
+ * now (`made`); 'foreign' when a Secret of the name is not the cluster's.
+ */
 async function ensureCas(
   api: PrepareApi,
   cluster: EtcdCluster,
   now: Date,
+  known?: OwnLookup<Secret>,
 ): Promise<{ state: CaState; made: boolean } | 'foreign'> {
   const name = etcdTlsSecrets(cluster.metadata.name).ca;
-  const found = await readCas(api, name);
+  const found = known ? caStateOfLookup(known) : await readCas(api, name);
   if (found) return found === 'foreign' ? found : { state: found, made: false };
   const made = await api.createIfAbsent(BuiltinTypes.Secret, newCaSecret(cluster, now));
   // Made now, or meanwhile (another reconcile, or one before a crash): read back either way.
@@ -208,7 +213,10 @@ export async function operatorCertificate(
 const operatorCertificates = new Map<string, { key: string; tls: EtcdClientTls; notAfter: number }>();
 
 async function readCas(api: Pick<PrepareApi, 'getOwn'>, name: string): Promise<CaState | 'foreign' | undefined> {
-  const found = await api.getOwn(BuiltinTypes.Secret, name);
+  return caStateOfLookup(await api.getOwn(BuiltinTypes.Secret, name));
+}
+
+function caStateOfLookup(found: OwnLookup<Secret>): CaState | 'foreign' | undefined {
   if (found.state === 'foreign') return 'foreign';
   return found.state === 'own' ? caStateOf(found.object) : undefined;
 }

@@ -23,8 +23,10 @@ export async function ensureClusterCertificates(
 ): Promise<CertificatesOutcome> {
   const secrets = etcdTlsSecrets(cluster.metadata.name);
   const asked = cluster.spec.tls?.issuerRef;
-  if ((await api.getOwn(BuiltinTypes.Secret, secrets.ca)).state === 'own') {
-    const outcome = await ensureCertificates(api, cluster, now, rolled);
+  // Read once here; the operator's own CAs start from this very read.
+  const ca = await api.getOwn(BuiltinTypes.Secret, secrets.ca);
+  if (ca.state === 'own') {
+    const outcome = await ensureCertificates(api, cluster, now, rolled, ca);
     if (!asked) return outcome;
     return {
       ...outcome,
@@ -37,7 +39,7 @@ export async function ensureClusterCertificates(
   if (asked)
     return ensureIssuedCertificates(api, cluster, { client: asked, peer: cluster.spec.tls?.peerIssuerRef ?? asked });
   const made = await issuersOfCertificates(api, cluster);
-  if (!made) return ensureCertificates(api, cluster, now);
+  if (!made) return ensureCertificates(api, cluster, now, rolled, ca);
   const outcome = await ensureIssuedCertificates(api, cluster, made);
   return {
     ...outcome,
