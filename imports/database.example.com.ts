@@ -112,6 +112,13 @@ export interface DatabaseSpec {
   readonly deletionPolicy?: DatabaseSpecDeletionPolicy;
 
   /**
+   * Compute resources of the database server's container, as given (Kubernetes takes a limit alone as the request too). Omitted: requests of 100m CPU and 256Mi memory, a 1Gi memory limit.
+   *
+   * @schema DatabaseSpec#resources
+   */
+  readonly resources?: DatabaseSpecResources;
+
+  /**
    * Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.
    *
    * @schema DatabaseSpec#restore
@@ -149,6 +156,7 @@ export function toJson_DatabaseSpec(obj: DatabaseSpec | undefined): Record<strin
   const result = {
     'backup': toJson_DatabaseSpecBackup(obj.backup),
     'deletionPolicy': obj.deletionPolicy,
+    'resources': toJson_DatabaseSpecResources(obj.resources),
     'restore': toJson_DatabaseSpecRestore(obj.restore),
     'storage': toJson_DatabaseSpecStorage(obj.storage),
     'type': obj.type,
@@ -180,6 +188,13 @@ export interface DatabaseSpecBackup {
   readonly finalSnapshot?: boolean;
 
   /**
+   * How many scheduled dumps to keep: after each new one, the oldest beyond this many are deleted from the backup volume (final dumps are never deleted). Omitted: every dump is kept.
+   *
+   * @schema DatabaseSpecBackup#retention
+   */
+  readonly retention?: number;
+
+  /**
    * When to dump, as a 5-field cron expression (each field in its range) or a macro. Default: 02:00 daily.
    *
    * @schema DatabaseSpecBackup#schedule
@@ -203,6 +218,7 @@ export function toJson_DatabaseSpecBackup(obj: DatabaseSpecBackup | undefined): 
   const result = {
     'enabled': obj.enabled,
     'finalSnapshot': obj.finalSnapshot,
+    'retention': obj.retention,
     'schedule': obj.schedule,
     'storageSize': obj.storageSize,
   };
@@ -222,6 +238,42 @@ export enum DatabaseSpecDeletionPolicy {
   /** Delete */
   DELETE = "Delete",
 }
+
+/**
+ * Compute resources of the database server's container, as given (Kubernetes takes a limit alone as the request too). Omitted: requests of 100m CPU and 256Mi memory, a 1Gi memory limit.
+ *
+ * @schema DatabaseSpecResources
+ */
+export interface DatabaseSpecResources {
+  /**
+   * The limit of each container.
+   *
+   * @schema DatabaseSpecResources#limits
+   */
+  readonly limits?: DatabaseSpecResourcesLimits;
+
+  /**
+   * The requested of each container.
+   *
+   * @schema DatabaseSpecResources#requests
+   */
+  readonly requests?: DatabaseSpecResourcesRequests;
+}
+
+/**
+ * Converts an object of type 'DatabaseSpecResources' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_DatabaseSpecResources(obj: DatabaseSpecResources | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'limits': toJson_DatabaseSpecResourcesLimits(obj.limits),
+    'requests': toJson_DatabaseSpecResourcesRequests(obj.requests),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
  * Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.
@@ -314,4 +366,92 @@ export enum DatabaseSpecType {
   /** mysql */
   MYSQL = "mysql",
 }
+
+/**
+ * The limit of each container.
+ *
+ * @schema DatabaseSpecResourcesLimits
+ */
+export interface DatabaseSpecResourcesLimits {
+  /**
+   * CPU limit, e.g. 500m or 2.
+   *
+   * @schema DatabaseSpecResourcesLimits#cpu
+   */
+  readonly cpu?: any;
+
+  /**
+   * Local scratch space limit, e.g. 1Gi.
+   *
+   * @schema DatabaseSpecResourcesLimits#ephemeral-storage
+   */
+  readonly ephemeralStorage?: any;
+
+  /**
+   * Memory limit, e.g. 256Mi.
+   *
+   * @schema DatabaseSpecResourcesLimits#memory
+   */
+  readonly memory?: any;
+}
+
+/**
+ * Converts an object of type 'DatabaseSpecResourcesLimits' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_DatabaseSpecResourcesLimits(obj: DatabaseSpecResourcesLimits | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'ephemeral-storage': obj.ephemeralStorage,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The requested of each container.
+ *
+ * @schema DatabaseSpecResourcesRequests
+ */
+export interface DatabaseSpecResourcesRequests {
+  /**
+   * CPU requested, e.g. 500m or 2.
+   *
+   * @schema DatabaseSpecResourcesRequests#cpu
+   */
+  readonly cpu?: any;
+
+  /**
+   * Local scratch space requested, e.g. 1Gi.
+   *
+   * @schema DatabaseSpecResourcesRequests#ephemeral-storage
+   */
+  readonly ephemeralStorage?: any;
+
+  /**
+   * Memory requested, e.g. 256Mi.
+   *
+   * @schema DatabaseSpecResourcesRequests#memory
+   */
+  readonly memory?: any;
+}
+
+/**
+ * Converts an object of type 'DatabaseSpecResourcesRequests' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_DatabaseSpecResourcesRequests(obj: DatabaseSpecResourcesRequests | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'ephemeral-storage': obj.ephemeralStorage,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 

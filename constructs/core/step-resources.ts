@@ -10,3 +10,10 @@ export function stepResources(cpu: string, memory: string, memoryLimit: string):
     limits: { memory: k8s.Quantity.fromString(memoryLimit) },
   };
 }
+
+/** The amounts of a kind's `resources` field (`computeResourcesSchema`) as a container takes them. */
+export function quantityMap(amounts?: Record<string, string | number>): Record<string, k8s.Quantity> | undefined {
+  return amounts
+    ? Object.fromEntries(Object.entries(amounts).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))]))
+    : undefined;
+}

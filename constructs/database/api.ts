@@ -5,7 +5,7 @@ import {
   DNS_SUBDOMAIN_MAX_LENGTH,
   DNS_SUBDOMAIN_PATTERN,
 } from '../core/formats';
-import { conditionsSchema, type Static, t } from '../core/schema';
+import { computeResourcesSchema, conditionsSchema, type Static, t } from '../core/schema';
 import { backupRecordsSchema } from '../core/backup-records';
 import { backupsListedFromSchema } from '../core/backup-list';
 
@@ -67,6 +67,12 @@ export const databaseSpecSchema = t.object(
           maximum: MAX_VOLUME,
           description: 'Size of the backup volume. Default: the data volume size.',
         }),
+        retention: t.integer({
+          minimum: 1,
+          maximum: 1000,
+          description:
+            'How many scheduled dumps to keep: after each new one, the oldest beyond this many are deleted from the backup volume (final dumps are never deleted). Omitted: every dump is kept.',
+        }),
         finalSnapshot: t.boolean({
           default: false,
           description:
@@ -126,6 +132,9 @@ export const databaseSpecSchema = t.object(
           'Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.',
       },
     ),
+    resources: computeResourcesSchema(
+      "Compute resources of the database server's container, as given (Kubernetes takes a limit alone as the request too). Omitted: requests of 100m CPU and 256Mi memory, a 1Gi memory limit.",
+    ),
     deletionPolicy: t.enum(['Retain', 'Delete'] as const, {
       default: 'Retain',
       description:
@@ -168,8 +177,9 @@ export const databaseSpecSchema = t.object(
 
 export const databaseStatusSchema = t.object(
   {
-    phase: t.enum(['Creating', 'Restoring', 'Ready', 'Failed'] as const, {
-      description: "Summary of the database's state.",
+    phase: t.enum(['Creating', 'Restoring', 'Ready', 'Unavailable', 'Failed'] as const, {
+      description:
+        "Summary of the database's state: Unavailable when a server that was ready is not (a restart, a lost node).",
     }),
     readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
     endpoint: t.string({ description: 'Where clients connect, host:port.' }),

@@ -116,10 +116,16 @@ function backupFields(db: Database, cronJob: string, input: DatabaseStatusInput)
   return { backupCronJob: cronJob, ...(last ? { lastBackupTime: last } : {}), ...listed };
 }
 
-/** The phase: Failed on a refusal, Ready with a ready server, else Restoring or Creating. */
-function databasePhase(p: { refused: boolean; ready: number; restoring: boolean }): DatabaseStatus['phase'] {
+/** The phase: Failed on a refusal, Ready with a ready server, Unavailable once it was, else Restoring or Creating. */
+function databasePhase(p: {
+  refused: boolean;
+  ready: number;
+  restoring: boolean;
+  lost: boolean;
+}): DatabaseStatus['phase'] {
   if (p.refused) return 'Failed';
   if (p.ready > 0) return 'Ready';
+  if (p.lost) return 'Unavailable';
   return p.restoring ? 'Restoring' : 'Creating';
 }
 
@@ -142,6 +148,26 @@ function setProgressing(list: ConditionList, ready: number, health: Verdict | un
   else list.set('Progressing', 'True', 'Creating', 'the database server is starting');
 }
 
+/** `Available`'s reason while a server that was ready is not. */
+const SERVER_UNAVAILABLE = 'ServerUnavailable';
+
+/** Whether the Database's server had been ready before (and not come back since): a restart, a lost node. */
+function wasAvailable(db: Database): boolean {
+  const available = findCondition(db.status?.conditions, 'Available');
+  return available?.status === 'True' || available?.reason === SERVER_UNAVAILABLE;
+}
+
+/** A Warning when a server that was ready is not, and a Normal Event when it is back: once each. */
+function availabilityEvents(db: Database, status: DatabaseStatus | undefined): EventSpec[] {
+  const was = findCondition(db.status?.conditions, 'Available');
+  const now = findCondition(status?.conditions, 'Available');
+  if (now?.reason === SERVER_UNAVAILABLE && was?.reason !== SERVER_UNAVAILABLE)
+    return [{ type: 'Warning', reason: SERVER_UNAVAILABLE, message: now.message }];
+  if (now?.status === 'True' && was?.reason === SERVER_UNAVAILABLE)
+    return [{ type: 'Normal', reason: 'ServerAvailable', message: 'the database server is ready again' }];
+  return [];
+}
+
 /** The status a Database should show. Pure. */
 export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
   const { applyError, hasCredentials, childFailure } = input;
@@ -150,6 +176,13 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   const ready = input.statefulSet?.status?.readyReplicas ?? 0;
   const list = new ConditionList(db.status?.conditions, generation, input.now ?? new Date());
   if (ready > 0) list.set('Available', 'True', 'ServerReady', 'the database server is ready');
+  else if (wasAvailable(db))
+    list.set(
+      'Available',
+      'False',
+      SERVER_UNAVAILABLE,
+      'the database server was ready and is not ready now: clients are refused until it is back',
+    );
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
   setProgressing(list, ready, input.statefulSetHealth);
   const { restoreFailure, restoring } = restoreState(list, db, input.restore);
@@ -165,7 +198,12 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   );
   setBackupScheduled(list, db, names.backup);
   return {
-    phase: databasePhase({ refused: applyError !== undefined || restoreFailure !== undefined, ready, restoring }),
+    phase: databasePhase({
+      refused: applyError !== undefined || restoreFailure !== undefined,
+      ready,
+      restoring,
+      lost: findCondition(list.conditions, 'Available')?.reason === SERVER_UNAVAILABLE,
+    }),
     readyReplicas: ready,
     endpoint: `${names.service}.${db.metadata.namespace}.svc:${ENGINES[db.spec.type].port}`,
     ...(hasCredentials ? { credentialsSecret: names.credentials } : {}),
@@ -210,8 +248,15 @@ export function databaseOfChild(involved: { kind?: string; name?: string }): str
   return /^data-(.+)-\d+$/.exec(involved.name ?? '')?.[1] ?? /^(.+)-backup$/.exec(involved.name ?? '')?.[1];
 }
 
-/** One Event per changed child, plus the credentials generated and backups switched off. */
-export function databaseEvents(db: Database, observed: Observed<object, DatabasePrepared>): EventSpec[] {
+/**
+ * One Event per changed child, plus the credentials generated, backups switched off, and the
+ * server lost and back (`status`: the one this reconcile writes).
+ */
+export function databaseEvents(
+  db: Database,
+  observed: Observed<object, DatabasePrepared>,
+  status?: DatabaseStatus,
+): EventSpec[] {
   const names = databaseNames(db.metadata.name);
   const events: EventSpec[] = observed.changes.map((c) =>
     c.kind === 'CronJob' && c.verb === 'Deleted'
@@ -223,6 +268,7 @@ export function databaseEvents(db: Database, observed: Observed<object, Database
       : { type: 'Normal', reason: c.verb, message: `${c.verb} ${c.kind} ${c.name}` },
   );
   events.push(...backupListEvents('dump', db.status, databaseBackupListing(db, observed)));
+  events.push(...availabilityEvents(db, status));
   if (observed.prepared?.createdCredentials)
     events.push({
       type: 'Normal',

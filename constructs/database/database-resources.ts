@@ -2,13 +2,14 @@ import { k8s } from 'cdk8s-plus-27';
 import { backupCronJob, backupJobSpec } from '../core/backup-cron-job';
 import { BACKUP_LIST_COMPONENT, backupListJob, backupListJobName } from '../core/backup-list';
 import { reportBackupLine } from '../core/backup-records';
-import { stepResources } from '../core/step-resources';
+import { quantityMap, stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
 import { Construct } from 'constructs';
 import { selectorLabels, standardLabels, type StandardLabelsProps } from '../core/labels';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import type { DatabaseSpec } from './api';
 import { DatabaseRestore, dumpSource } from './database-restore';
+import { applicationRoleCommand, applicationRoleEnv, fromSecret } from './application-role';
 
 /** What differs between engines; everything else is shared. */
 interface Engine {
@@ -19,15 +20,16 @@ interface Engine {
   readonly scratchPaths: readonly string[];
   /** Environment of the server, from the credentials Secret's keys. */
   readonly env: (secret: string) => k8s.EnvVar[];
+  /**
+   * A script the image runs on its first start (from /docker-entrypoint-initdb.d), after it has
+   * made its data directory: the file's name and text. @default none
+   */
+  readonly init?: { readonly file: string; readonly script: string };
+  /** Exits 0 once the server accepts connections (the readiness probe). */
   readonly ready: string;
   /** Shell command writing a dump to stdout, given host. */
   readonly dump: (host: string) => string;
 }
-
-const fromSecret = (name: string, secret: string, key: string): k8s.EnvVar => ({
-  name,
-  valueFrom: { secretKeyRef: { name: secret, key } },
-});
 
 /** The engines a Database can run. Their images run as uid 999. */
 export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
@@ -37,13 +39,18 @@ export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
     dataPath: '/var/lib/postgresql/data',
     scratchPaths: ['/var/run/postgresql', '/tmp'],
     env: (s) => [
-      fromSecret('POSTGRES_USER', s, 'username'),
+      // The image's bootstrap superuser (postgres) needs a password to start a new data directory;
+      // the application role script takes it away again before anything listens on the network.
       fromSecret('POSTGRES_PASSWORD', s, 'password'),
-      fromSecret('POSTGRES_DB', s, 'database'),
+      ...applicationRoleEnv(s),
       // A subdirectory, so the volume's lost+found does not upset initdb.
       { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
     ],
-    ready: 'pg_isready -U "$POSTGRES_USER" -d "$POSTGRES_DB" -h 127.0.0.1',
+    init: {
+      file: '10-application-role.sh',
+      script: `# The application's role and database (see the Database operator's docs).\n${applicationRoleCommand('--username postgres --dbname postgres')}\n`,
+    },
+    ready: 'pg_isready -q -h 127.0.0.1',
     dump: (host) => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
   },
   mysql: {
@@ -98,6 +105,7 @@ export function databaseNames(name: string) {
     backup: `${name}-backup`,
     finalBackup: `${name}-final-backup`,
     retention: `${name}-retention`,
+    init: `${name}-init`,
   };
 }
 
@@ -143,6 +151,12 @@ export class DatabaseResources extends Construct {
       metadata: meta(names.service),
       spec: { type: 'ClusterIP', selector, ports: portSpec },
     });
+    if (engine.init) {
+      new k8s.KubeConfigMap(this, 'Init', {
+        metadata: meta(names.init),
+        data: { [engine.init.file]: engine.init.script },
+      });
+    }
     const server = this.addStatefulSet(parts);
     if (spec.restore && props.restoring) {
       const restore = new DatabaseRestore(this, 'Restore', {
@@ -194,25 +208,30 @@ export class DatabaseResources extends Construct {
                 image: engine.image(spec.version),
                 env: engine.env(names.credentials),
                 ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
+                // From the container's start and every 2 s: the Service sends clients to a server
+                // within about a second of its accepting connections, not up to 10 s later.
                 readinessProbe: {
                   exec: { command: ['sh', '-c', engine.ready] },
-                  initialDelaySeconds: 5,
-                  periodSeconds: 10,
+                  periodSeconds: 2,
                 },
                 livenessProbe: {
                   tcpSocket: { port: k8s.IntOrString.fromString('db') },
                   initialDelaySeconds: 30,
                   periodSeconds: 10,
                 },
-                resources: {
-                  requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
-                  limits: { memory: k8s.Quantity.fromString('1Gi') },
-                },
+                resources: serverResources(spec),
                 securityContext: restrictedContainerSecurityContext(),
-                volumeMounts: [{ name: 'data', mountPath: engine.dataPath }, ...scratch],
+                volumeMounts: [
+                  { name: 'data', mountPath: engine.dataPath },
+                  ...scratch,
+                  ...(engine.init ? [{ name: 'init', mountPath: INIT_SCRIPTS, readOnly: true }] : []),
+                ],
               },
             ],
-            volumes: scratch.map((s) => ({ name: s.name, emptyDir: {} })),
+            volumes: [
+              ...scratch.map((s) => ({ name: s.name, emptyDir: {} })),
+              ...(engine.init ? [{ name: 'init', configMap: { name: names.init } }] : []),
+            ],
           },
         },
         volumeClaimTemplates: [{ metadata: { name: 'data', labels: selector }, spec: dataClaimSpec(spec) }],
@@ -224,7 +243,7 @@ export class DatabaseResources extends Construct {
   private addBackups(parts: DatabaseParts): k8s.KubeCronJob {
     const { props, names, meta, owned, deleteData } = parts;
     const { spec } = props;
-    const dump = backupDump(parts, props.name);
+    const dump = backupDump(parts, props.name, spec.backup.retention);
     new k8s.KubePersistentVolumeClaim(this, 'BackupClaim', {
       // Backups are user data: owned (and so deleted with the Database) only under Delete.
       metadata: { ...meta(names.backup, dump.labels), ownerReferences: deleteData ? owned : undefined },
@@ -277,6 +296,19 @@ export class FinalBackupJob extends Construct {
   }
 }
 
+/** Where the engines' images look for scripts to run on their first start. */
+const INIT_SCRIPTS = '/docker-entrypoint-initdb.d';
+
+/** The server container's compute resources: `spec.resources` as given, else the defaults it documents. */
+function serverResources(spec: DatabaseSpec): k8s.ResourceRequirements {
+  if (spec.resources)
+    return { requests: quantityMap(spec.resources.requests), limits: quantityMap(spec.resources.limits) };
+  return {
+    requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') },
+    limits: { memory: k8s.Quantity.fromString('1Gi') },
+  };
+}
+
 /** The data claim: the StatefulSet's claim template, and a restore's claim before it. */
 function dataClaimSpec(spec: DatabaseSpec): k8s.PersistentVolumeClaimSpec {
   return {
@@ -315,8 +347,19 @@ function databaseParts(props: DatabaseResourcesProps): DatabaseParts {
   };
 }
 
-/** A backup Job's pod: one dump of the database to `/backup/<prefix>-<UTC time>.sql`, written whole or not at all. */
-function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix: string) {
+/**
+ * The shell line deleting all but the newest `retention` dumps named `<prefix>-<UTC time>.sql`
+ * from /backup (the times sort as text); other files, final dumps among them, are never touched.
+ */
+export function dumpRotationLine(prefix: string, retention: number): string {
+  return `ls -1 /backup/${prefix}-????????T??????Z.sql 2>/dev/null | sort -r | tail -n +${retention + 1} | while read -r old; do rm -f -- "$old"; done`;
+}
+
+/**
+ * A backup Job's pod: one dump of the database to `/backup/<prefix>-<UTC time>.sql`, written whole
+ * or not at all; with `retention`, the oldest dumps of that prefix beyond it deleted after.
+ */
+function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix: string, retention?: number) {
   const host = `${names.service}.${props.namespace}.svc`;
   const labels = standardLabels({ ...labelProps, component: 'backup' });
   return {
@@ -329,7 +372,14 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
         command: [
           'sh',
           '-c',
-          `set -e; f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql; ${engine.dump(host)} > "$f.partial"; mv "$f.partial" "$f"; ${reportBackupLine('"$f"', names.backup)}`,
+          [
+            'set -e',
+            `f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql`,
+            `${engine.dump(host)} > "$f.partial"`,
+            'mv "$f.partial" "$f"',
+            ...(retention ? [dumpRotationLine(prefix, retention)] : []),
+            reportBackupLine('"$f"', names.backup),
+          ].join('; '),
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
         env: [

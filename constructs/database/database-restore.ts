@@ -5,6 +5,7 @@ import { stepResources } from '../core/step-resources';
 import { retriedOnDisruption } from '../core/pods';
 import { reportRestoreLine } from '../core/restore-status';
 import type { DatabaseSpec } from './api';
+import { applicationRoleCommand } from './application-role';
 
 /** Where a restore reads its dump: the backup claim of a Database, and a dump by name or the newest. */
 export interface DumpSource {
@@ -46,7 +47,7 @@ export interface DatabaseRestoreProps {
   readonly source: DumpSource;
   /** The server's image: the Job runs the same PostgreSQL. */
   readonly image: string;
-  /** The server's environment (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB from the credentials Secret, PGDATA). */
+  /** The server's environment (the application role's DATABASE_USER, DATABASE_PASSWORD and DATABASE_NAME from the credentials Secret, PGDATA). */
   readonly env: k8s.EnvVar[];
   readonly uid: number;
   readonly labels: Record<string, string>;
@@ -68,8 +69,8 @@ export function restoreJobName(database: string): string {
 /**
  * The seeding of a new PostgreSQL Database from a dump, before its server first starts: the
  * data claim (as the StatefulSet's claim template names it, so the StatefulSet takes it up) and
- * a Job that builds the database in it as the postgres image's first start would — initdb with
- * the credentials Secret's user and password, the database, remote logins by password — then
+ * a Job that builds the database in it as the server's first start would — initdb, the
+ * application's role owning its database (`applicationRoleCommand`), remote logins by password — then
  * loads the dump in one transaction (a failing statement loads nothing), and only then moves the
  * result to where the server reads it. A failure leaves no database behind; a volume that already
  * holds one is refused. It runs once (a pod evicted or drained is made again,
@@ -152,18 +153,18 @@ export function postgresRestoreScript(source: DumpSource, dataClaim: string, dat
     `if [ -z "$dump" ] || [ ! -f "/backup/$dump" ]; then echo "${source.dump ? `dump ${source.dump} not found` : 'no dump'} in PVC ${source.claim}" >&2; exit 1; fi`,
     `if [ -s "$PGDATA/PG_VERSION" ]; then echo "PVC ${dataClaim} already holds a database: not restoring over it" >&2; exit 1; fi`,
     `rm -rf ${work}`,
-    'printf %s "$POSTGRES_PASSWORD" > /tmp/password',
     // --auth=trust: inside the pod, over its socket and loopback, as the image's own initdb leaves
     // it (its default), said aloud so initdb does not warn; other addresses need the password.
-    `initdb -D ${work} --username="$POSTGRES_USER" --pwfile=/tmp/password --auth=trust > /dev/null`,
-    'rm -f /tmp/password',
+    // The superuser gets none, as on the server's own first start.
+    `initdb -D ${work} --username=postgres --auth=trust > /dev/null`,
     // As the image's own first start: listening on every address, remote logins by password.
     `printf "\\nlisten_addresses = '*'\\n" >> ${work}/postgresql.conf`,
     `printf '\\nhost all all all scram-sha-256\\n' >> ${work}/pg_hba.conf`,
     `pg_ctl -D ${work} -l /tmp/server.log -o "-c listen_addresses='' -c unix_socket_directories=/tmp" -w start > /dev/null`,
-    `if [ "$POSTGRES_DB" != postgres ]; then createdb -h /tmp -U "$POSTGRES_USER" "$POSTGRES_DB"; fi`,
+    applicationRoleCommand('-h /tmp --username postgres --dbname postgres'),
     'echo "loading $dump"',
-    'psql -h /tmp -U "$POSTGRES_USER" -d "$POSTGRES_DB" -v ON_ERROR_STOP=1 --single-transaction -q -f "/backup/$dump" > /dev/null',
+    // As the application's role: the dump makes nothing it could not make itself.
+    'psql -h /tmp -U "$DATABASE_USER" -d "$DATABASE_NAME" -v ON_ERROR_STOP=1 --single-transaction -q -f "/backup/$dump" > /dev/null',
     `pg_ctl -D ${work} -m fast -w stop > /dev/null`,
     `mv ${work} "$PGDATA"`,
     reportRestoreLine('"$dump"', source.claim),

@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { backupCronJob } from '../core/backup-cron-job';
 import { BACKUP_LIST_COMPONENT, backupListJob, backupListJobName } from '../core/backup-list';
 import { reportBackupLine } from '../core/backup-records';
-import { stepResources } from '../core/step-resources';
+import { quantityMap, stepResources } from '../core/step-resources';
 import { waitsFor } from '../contract/render';
 import { PART_OF, selectorLabels, standardLabels } from '../core/labels';
 import { NON_ROOT_UID, restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
@@ -453,8 +453,6 @@ function etcdMemberContainer({ props, topology, transport }: EtcdParts) {
   const { name, namespace, spec } = props;
   const peerDomain = `${name}.${namespace}.svc`;
   const url = scheme(transport);
-  const quantities = (m?: Record<string, string | number>) =>
-    m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k8s.Quantity.fromString(String(v))])) : undefined;
   const member = {
     name: 'etcd',
     image: `quay.io/coreos/etcd:v${topology.version}`,
@@ -482,11 +480,11 @@ function etcdMemberContainer({ props, topology, transport }: EtcdParts) {
     ],
     ...memberProbes(topology.version),
     resources: {
-      requests: quantities(spec.resources?.requests) ?? {
+      requests: quantityMap(spec.resources?.requests) ?? {
         cpu: k8s.Quantity.fromString('100m'),
         memory: k8s.Quantity.fromString('128Mi'),
       },
-      limits: quantities(spec.resources?.limits),
+      limits: quantityMap(spec.resources?.limits),
     },
     securityContext: restrictedContainerSecurityContext(),
     volumeMounts: [

@@ -121,7 +121,91 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
   });
 
-  test('Database: a Job made from the backup CronJob writes a dump that loads into a scratch database', async () => {
+  test('Database: its application role owns its database and nothing more — no superuser, replication, role or database making; the superuser cannot log in over the network', async () => {
+    const rights = await psql(
+      'SELECT rolsuper, rolreplication, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user',
+      'SELECT pg_get_userbyid(datdba) = current_user FROM pg_database WHERE datname = current_database()',
+    );
+    expect(rights.trim().split('\n')).toEqual(['f|f|f|f', 't']);
+    // With the application's password or any other: postgres has none a network login can match.
+    const superuser = await commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      command: ['sh', '-c', 'psql -At -h my-db -U postgres -d postgres -c "SELECT 1" 2>&1'],
+      env: { PGPASSWORD: { secret: 'my-db-credentials', key: 'password' }, PGCONNECT_TIMEOUT: '10' },
+      failureIsAnAnswer: true,
+    });
+    expect(superuser).toContain('password authentication failed for user "postgres"');
+  });
+
+  test('Database: its server pod deleted, writes through its Service are refused for under 5 s, with a Warning Event when it goes and a Normal one when it is back', async () => {
+    await psql('CREATE TABLE beats (at timestamptz NOT NULL)');
+    // A writer: an insert every 0.2 s, each a new connection as a client after a failure makes,
+    // each line "ok|no <time>"; it ends 5 s of writes after its first refusal (or after 100 s).
+    const writer = commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      command: [
+        'sh',
+        '-c',
+        [
+          'start=$(date +%s); refused=; oks=0',
+          'while [ $(( $(date +%s) - start )) -lt 100 ]; do',
+          '  t=$(date +%s.%N)',
+          '  if psql -q -h my-db -U "$PGUSER" -d "$PGDATABASE" -c "INSERT INTO beats VALUES (now())" > /dev/null 2>&1; then',
+          '    echo "ok $t"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
+          '  else echo "no $t"; refused=1; oks=0; fi',
+          '  sleep 0.2',
+          'done',
+        ].join('\n'),
+      ],
+      env: {
+        PGUSER: { secret: 'my-db-credentials', key: 'username' },
+        PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
+        PGDATABASE: { secret: 'my-db-credentials', key: 'database' },
+        PGCONNECT_TIMEOUT: '2',
+      },
+    });
+    await eventually(
+      'the writer writing',
+      async () => (Number((await psql('SELECT count(*) FROM beats')).trim()) >= 3 ? true : undefined),
+      60_000,
+      500,
+    );
+    kubectlOk(['delete', 'pod', 'my-db-0', '-n', ns, '--wait=false']);
+    const beats = (await writer)
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [verdict, at] = line.split(' ');
+        return { ok: verdict === 'ok', at: Number(at) };
+      });
+    const firstRefused = beats.findIndex((b) => !b.ok);
+    const lastRefused = beats.length - 1 - [...beats].reverse().findIndex((b) => !b.ok);
+    expect(firstRefused).toBeGreaterThan(0);
+    expect(lastRefused).toBeLessThan(beats.length - 1);
+    // From the last write before the refusals to the first one after them.
+    const outage = beats[lastRefused + 1]!.at - beats[firstRefused - 1]!.at;
+    process.stdout.write(`[database restart] writes refused for ${outage.toFixed(1)} s\n`);
+    expect(outage).toBeLessThan(5);
+    const events = await eventually(
+      'ServerUnavailable and ServerAvailable Events',
+      () => {
+        const reasons = getJson(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=my-db'])
+          .items.filter((e: any) => e.involvedObject.kind === 'Database')
+          .map((e: any) => `${e.type as string} ${e.reason as string}`);
+        return reasons.includes('Warning ServerUnavailable') && reasons.includes('Normal ServerAvailable')
+          ? reasons
+          : undefined;
+      },
+      60_000,
+      1000,
+    );
+    expect(events).toEqual(expect.arrayContaining(['Warning ServerUnavailable', 'Normal ServerAvailable']));
+    expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
+  });
+
+  test('Database: a Job made from the backup CronJob writes a dump that loads into a new server', async () => {
     await runCronJobNow(ns, 'my-db-backup', 'backup-now');
     const database = kubectlOk(['get', 'secret', 'my-db-credentials', '-n', ns, '-o', 'jsonpath={.data.database}']);
     const name = Buffer.from(database, 'base64').toString();
@@ -130,6 +214,7 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
       image: 'postgres:13',
       uid: 999,
       claim: { name: 'my-db-backup', mountPath: '/backup' },
+      scratch: '/tmp',
       command: [
         'sh',
         '-c',
@@ -137,15 +222,15 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
           'set -e',
           'ls /backup',
           'dump=$(ls /backup/my-db-*.sql | tail -n 1)',
-          'createdb -h my-db -U "$PGUSER" scratch',
-          'psql -q -v ON_ERROR_STOP=1 -h my-db -U "$PGUSER" -d scratch -f "$dump" > /dev/null',
-          'echo "note: $(psql -At -h my-db -U "$PGUSER" -d scratch -c "SELECT note FROM seeds WHERE id = 1")"',
+          // A server of its own in the pod: the application role may make no database.
+          'initdb -D /tmp/scratch -U "$PGUSER" --auth=trust > /dev/null',
+          'pg_ctl -D /tmp/scratch -o "-c listen_addresses= -c unix_socket_directories=/tmp" -w start > /dev/null',
+          'createdb -h /tmp -U "$PGUSER" scratch',
+          'psql -q -v ON_ERROR_STOP=1 -h /tmp -U "$PGUSER" -d scratch -f "$dump" > /dev/null',
+          'echo "note: $(psql -At -h /tmp -U "$PGUSER" -d scratch -c "SELECT note FROM seeds WHERE id = 1")"',
         ].join('; '),
       ],
-      env: {
-        PGUSER: { secret: 'my-db-credentials', key: 'username' },
-        PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
-      },
+      env: { PGUSER: { secret: 'my-db-credentials', key: 'username' } },
     });
     expect(restored).toMatch(/^my-db-\d{8}T\d{6}Z\.sql$/m);
     expect(restored).toContain('note: kept');

@@ -29,6 +29,9 @@ export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][
     'spec.storage.storageClassName',
   ],
   ['a restore backup not named as dumps are', { ...ok, restore: { backup: 'latest.sql' } }, 'spec.restore.backup'],
+  ['a backup retention of 0', { ...ok, backup: { enabled: true, retention: 0 } }, 'spec.backup.retention'],
+  ['a gpu among the resources', { ...ok, resources: { limits: { gpu: '1' } } }, 'spec.resources.limits'],
+  ['a memory request in GB', { ...ok, resources: { requests: { memory: '2GB' } } }, 'spec.resources.requests.memory'],
   ['a restore fromDatabase not a name', { ...ok, restore: { fromDatabase: 'Old_DB' } }, 'spec.restore.fromDatabase'],
   [
     'a restore claim not a name',
@@ -40,6 +43,11 @@ export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][
 /** Refused by the CRD's CEL rules (the API server; the unit tier's offline validator has no CEL). */
 export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: string][] = [
   ['a storage size of 1000Pi', { ...ok, storage: { size: '1000Pi' } }, 'spec.storage.size'],
+  [
+    'a memory request above its limit',
+    { ...ok, resources: { requests: { memory: '2Gi' }, limits: { memory: '1Gi' } } },
+    'spec.resources.requests.memory',
+  ],
   ['a backup volume of 1000Pi', { ...ok, backup: { enabled: true, storageSize: '1000Pi' } }, 'spec.backup.storageSize'],
   ['a mysql version for postgresql', { ...ok, version: '8.4' }, 'spec.version'],
   ['a postgresql version for mysql', { ...ok, type: 'mysql', version: '16' }, 'spec.version'],

@@ -18,6 +18,8 @@ export interface PodCommand {
   readonly claim?: { readonly name: string; readonly mountPath: string };
   /** A Secret mounted read-only at `mountPath`. */
   readonly secret?: { readonly name: string; readonly mountPath: string };
+  /** An empty directory mounted at this path, writable under the read-only root (e.g. /tmp). */
+  readonly scratch?: string;
   /** Resolve with the output of a command that failed too, rather than throw. @default false */
   readonly failureIsAnAnswer?: boolean;
 }
@@ -53,6 +55,7 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
         volumes: [
           ...(claim ? [{ name: 'data', persistentVolumeClaim: { claimName: claim.name } }] : []),
           ...(secret ? [{ name: 'secret', secret: { secretName: secret.name, defaultMode: 0o440 } }] : []),
+          ...(run.scratch ? [{ name: 'scratch', emptyDir: {} }] : []),
         ],
         containers: [
           {
@@ -64,6 +67,7 @@ export async function commandInPod(namespace: string, run: PodCommand): Promise<
             volumeMounts: [
               ...(claim ? [{ name: 'data', mountPath: claim.mountPath }] : []),
               ...(secret ? [{ name: 'secret', mountPath: secret.mountPath, readOnly: true }] : []),
+              ...(run.scratch ? [{ name: 'scratch', mountPath: run.scratch }] : []),
             ],
             securityContext: {
               allowPrivilegeEscalation: false,

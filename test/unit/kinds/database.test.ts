@@ -4,11 +4,15 @@ import { structuralProblems } from '../../../constructs/core/structural';
 import { ChildMap, finalizerName } from '../../../constructs/contract';
 import {
   databaseController,
+  databaseEvents,
   desiredDatabaseStatus,
   finalSnapshot,
   newCredentials,
 } from '../../../constructs/database/controller';
 import { renderChildren } from '../../../operator/runtime/children/render';
+import { dumpRotationLine } from '../../../constructs/database/database-resources';
+import { execFileSync } from 'node:child_process';
+import * as os from 'node:os';
 
 const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
 import { validateBuiltin } from '../../support/builtin-validator';
@@ -109,6 +113,8 @@ describe('the children of a Database', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
+      // The application role's script, run on the server's first start.
+      'ConfigMap/my-db-init',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
       // Once: the dumps the claim holds (kept from a Database of this name before) into the status.
@@ -120,7 +126,7 @@ describe('the children of a Database', () => {
       expect(() => {
         validateBuiltin(c);
       }).not.toThrow();
-    const [retention, , svc, backupClaim, , sts, cron] = children;
+    const [retention, , svc, , backupClaim, , sts, cron] = children;
     // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
     expect(retention.metadata.ownerReferences).toBeUndefined();
     expect(retention.data.deletionPolicy).toBe('Retain');
@@ -228,6 +234,128 @@ describe('the children of a Database', () => {
     expect(off.conditions?.find((c) => c.type === 'BackupScheduled')).toMatchObject({
       status: 'False',
       reason: 'Disabled',
+    });
+  });
+});
+
+describe('a Database for production', () => {
+  const server = (spec: object = {}) =>
+    (desiredDatabaseChildren(db(spec)) as any[]).find((c) => c.kind === 'StatefulSet').spec.template.spec;
+
+  test("PostgreSQL's application role: made on the first start by a script from the <name>-init ConfigMap, from the Secret's keys, and no superuser login for it", () => {
+    const children = desiredDatabaseChildren(db()) as any[];
+    const init = children.find((c) => c.kind === 'ConfigMap' && c.metadata.name === 'my-db-init');
+    const script: string = init.data['10-application-role.sh'];
+    expect(script).toContain('CREATE ROLE :"user" LOGIN PASSWORD :\'password\';');
+    expect(script).toContain('ALTER DATABASE :"db" OWNER TO :"user";');
+    expect(script).toContain('ALTER ROLE postgres PASSWORD NULL;');
+    // No right beyond a login: none of the role options that grant one.
+    expect(script).not.toMatch(/SUPERUSER|REPLICATION|CREATEDB|CREATEROLE|BYPASSRLS/);
+    // The values are read by psql from the environment, never written into a command line.
+    expect(script).toContain('\\set password `printenv DATABASE_PASSWORD`');
+    const spec = server();
+    const container = spec.containers[0];
+    const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.valueFrom?.secretKeyRef?.key ?? e.value]));
+    expect(env).toMatchObject({ DATABASE_USER: 'username', DATABASE_PASSWORD: 'password', DATABASE_NAME: 'database' });
+    // The image's superuser is postgres, not the application's login; its database is made by the script.
+    expect(env.POSTGRES_USER).toBeUndefined();
+    expect(env.POSTGRES_DB).toBeUndefined();
+    expect(container.volumeMounts).toContainEqual({
+      name: 'init',
+      mountPath: '/docker-entrypoint-initdb.d',
+      readOnly: true,
+    });
+    expect(spec.volumes).toContainEqual({ name: 'init', configMap: { name: 'my-db-init' } });
+    // mysql's image makes its MYSQL_USER an ordinary user already: no script.
+    const mysql = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4' })) as any[];
+    expect(mysql.some((c) => c.metadata.name === 'my-db-init')).toBe(false);
+  });
+
+  test('readiness is probed from the start and every 2 s, so the Service has the server about a second after it accepts connections', () => {
+    const probe = server().containers[0].readinessProbe;
+    expect(probe.initialDelaySeconds ?? 0).toBe(0);
+    expect(probe.periodSeconds).toBeLessThanOrEqual(2);
+    expect(probe.exec.command.join(' ')).toContain('pg_isready');
+  });
+
+  test("spec.resources: the server's as given; omitted, the documented defaults (its refusals: test/support/database-cases)", () => {
+    expect(server().containers[0].resources).toEqual({
+      requests: { cpu: '100m', memory: '256Mi' },
+      limits: { memory: '1Gi' },
+    });
+    expect(
+      server({ resources: { requests: { cpu: '2', memory: '4Gi' }, limits: { memory: '8Gi' } } }).containers[0]
+        .resources,
+    ).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { memory: '8Gi' } });
+  });
+
+  test("backup.retention: after each scheduled dump, the oldest beyond it are deleted; final dumps, other files and other Databases' dumps stay", () => {
+    const command = (spec: object) =>
+      (desiredDatabaseChildren(db(spec)) as any[]).find((c) => c.kind === 'CronJob').spec.jobTemplate.spec.template.spec
+        .containers[0].command[2] as string;
+    expect(command({})).not.toContain('rm -f');
+    expect(command({ backup: { enabled: true, schedule: '0 2 * * *', retention: 2 } })).toContain(
+      dumpRotationLine('my-db', 2),
+    );
+    // The line itself, run by a shell over a directory standing for the backup volume.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-dumps-'));
+    const files = [
+      'my-db-20261201T020000Z.sql',
+      'my-db-20261202T020000Z.sql',
+      'my-db-20261203T020000Z.sql',
+      'my-db-20261204T020000Z.sql',
+      'final-my-db-20261130T020000Z.sql',
+      'my-db-x-20261101T020000Z.sql',
+      'notes.txt',
+    ];
+    for (const f of files) fs.writeFileSync(path.join(dir, f), 'x');
+    execFileSync('sh', ['-c', dumpRotationLine('my-db', 2).replaceAll('/backup/', `${dir}/`)]);
+    expect(fs.readdirSync(dir).sort()).toEqual([
+      'final-my-db-20261130T020000Z.sql',
+      'my-db-20261203T020000Z.sql',
+      'my-db-20261204T020000Z.sql',
+      'my-db-x-20261101T020000Z.sql',
+      'notes.txt',
+    ]);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('a server that was ready and is not: Available=False ServerUnavailable and a Warning Event, once; back, a Normal ServerAvailable Event', () => {
+    const sts = (ready: number) => ({ metadata: { name: 'my-db' }, status: { readyReplicas: ready } });
+    const observed = {
+      applyError: undefined,
+      changes: [],
+      read: () => [],
+      children: new ChildMap(),
+      health: { children: [] },
+    } as any;
+    const available = (s: any) => s.conditions.find((c: any) => c.type === 'Available');
+    const created = desiredDatabaseStatus(db(), { statefulSet: sts(0), hasCredentials: true });
+    expect(available(created)).toMatchObject({ status: 'False', reason: 'ServerNotReady' });
+    const ready = desiredDatabaseStatus({ ...db(), status: created }, { statefulSet: sts(1), hasCredentials: true });
+    // The first start is no comeback.
+    expect(databaseEvents({ ...db(), status: created }, observed, ready).map((e) => e.reason)).not.toContain(
+      'ServerAvailable',
+    );
+    const gone = desiredDatabaseStatus({ ...db(), status: ready }, { statefulSet: sts(0), hasCredentials: true });
+    expect(available(gone)).toMatchObject({ status: 'False', reason: 'ServerUnavailable' });
+    expect(gone.phase).toBe('Unavailable');
+    expect(databaseEvents({ ...db(), status: ready }, observed, gone)).toContainEqual({
+      type: 'Warning',
+      reason: 'ServerUnavailable',
+      message: expect.stringContaining('not ready'),
+    });
+    // Still gone: the reason stays, no second Warning.
+    const still = desiredDatabaseStatus({ ...db(), status: gone }, { statefulSet: sts(0), hasCredentials: true });
+    expect(available(still).reason).toBe('ServerUnavailable');
+    expect(databaseEvents({ ...db(), status: gone }, observed, still).map((e) => e.reason)).not.toContain(
+      'ServerUnavailable',
+    );
+    const back = desiredDatabaseStatus({ ...db(), status: still }, { statefulSet: sts(1), hasCredentials: true });
+    expect(databaseEvents({ ...db(), status: still }, observed, back)).toContainEqual({
+      type: 'Normal',
+      reason: 'ServerAvailable',
+      message: expect.stringContaining('ready again'),
     });
   });
 });
