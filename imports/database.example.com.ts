@@ -133,6 +133,13 @@ export interface DatabaseSpec {
   readonly storage: DatabaseSpecStorage;
 
   /**
+   * TLS between clients and the server (postgresql).
+   *
+   * @schema DatabaseSpec#tls
+   */
+  readonly tls?: DatabaseSpecTls;
+
+  /**
    * Database engine: postgresql or mysql. It cannot change once set.
    *
    * @schema DatabaseSpec#type
@@ -159,6 +166,7 @@ export function toJson_DatabaseSpec(obj: DatabaseSpec | undefined): Record<strin
     'resources': toJson_DatabaseSpecResources(obj.resources),
     'restore': toJson_DatabaseSpecRestore(obj.restore),
     'storage': toJson_DatabaseSpecStorage(obj.storage),
+    'tls': toJson_DatabaseSpecTls(obj.tls),
     'type': obj.type,
     'version': obj.version,
   };
@@ -349,6 +357,42 @@ export function toJson_DatabaseSpecStorage(obj: DatabaseSpecStorage | undefined)
   const result = {
     'size': obj.size,
     'storageClassName': obj.storageClassName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * TLS between clients and the server (postgresql).
+ *
+ * @schema DatabaseSpecTls
+ */
+export interface DatabaseSpecTls {
+  /**
+   * Serve TLS (PostgreSQL): the server presents a certificate for its Services' names from a CA the operator makes once, both in the Secret <name>-tls (ca.crt for clients: sslmode=verify-full).
+   *
+   * @schema DatabaseSpecTls#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * Refuse every network connection without TLS (hostssl); with false, a client that asks for none still gets in. Changing it restarts the server.
+   *
+   * @schema DatabaseSpecTls#required
+   */
+  readonly required?: boolean;
+}
+
+/**
+ * Converts an object of type 'DatabaseSpecTls' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_DatabaseSpecTls(obj: DatabaseSpecTls | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'required': obj.required,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

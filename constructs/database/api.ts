@@ -132,6 +132,31 @@ export const databaseSpecSchema = t.object(
           'Seed a new Database from a dump of its backups: the dump is loaded into a new data volume (in one transaction) before the server first starts, so nothing is served half-restored. A failed load is Degraded=True (RestoreFailed) naming the dump and the error; a data volume that already holds a database is never written over. postgresql only; it cannot change once the Database exists.',
       },
     ),
+    tls: t.object(
+      {
+        enabled: t.boolean({
+          default: true,
+          description:
+            "Serve TLS (PostgreSQL): the server presents a certificate for its Services' names from a CA the operator makes once, both in the Secret <name>-tls (ca.crt for clients: sslmode=verify-full).",
+        }),
+        required: t.boolean({
+          default: false,
+          description:
+            'Refuse every network connection without TLS (hostssl); with false, a client that asks for none still gets in. Changing it restarts the server.',
+        }),
+      },
+      {
+        default: {},
+        rules: [
+          {
+            rule: '!has(self.required) || !self.required || !has(self.enabled) || self.enabled',
+            message: 'required needs enabled: a server without TLS could accept no connection',
+            fieldPath: '.required',
+          },
+        ],
+        description: 'TLS between clients and the server (postgresql).',
+      },
+    ),
     resources: computeResourcesSchema(
       "Compute resources of the database server's container, as given (Kubernetes takes a limit alone as the request too). Omitted: requests of 100m CPU and 256Mi memory, a 1Gi memory limit.",
     ),
@@ -151,6 +176,11 @@ export const databaseSpecSchema = t.object(
           message:
             'version must be a release of the engine in type: 12 to 18 for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql',
           fieldPath: '.version',
+        },
+        {
+          rule: `self.type == 'postgresql' || !has(self.tls) || !has(self.tls.required) || !self.tls.required`,
+          message: 'tls.required is for postgresql: mysql serves the TLS of its own image',
+          fieldPath: '.tls.required',
         },
         {
           rule: `!has(self.restore) || self.type == 'postgresql'`,
@@ -184,6 +214,13 @@ export const databaseStatusSchema = t.object(
     readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
     endpoint: t.string({ description: 'Where clients connect, host:port.' }),
     credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
+    tlsSecret: t.string({
+      description:
+        "Secret with the server's certificate and key (tls.crt, tls.key) and the CA that signed it (ca.crt, for clients), generated once.",
+    }),
+    certificateExpires: t.dateTime({
+      description: "When the server's certificate in tlsSecret stops being valid (it is not renewed: see the docs).",
+    }),
     backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
     backups: backupRecordsSchema('dump'),

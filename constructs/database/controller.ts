@@ -7,6 +7,7 @@ import {
   type KubeObject,
   type Observed,
   type Pod,
+  type PrepareApi,
   type Problem,
   type Secret,
   type StatefulSet,
@@ -32,13 +33,19 @@ import { describeDumpSource, dumpSource, restoreJobName } from './database-resto
 import type { Database, DatabaseStatus } from './api';
 import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './database-resources';
+import type * as ServerCertificate from './server-certificate';
+import { servesTlsBySpec } from './postgres-server';
 
-/** What `prepare` found of the credentials Secret. */
+/** What `prepare` found of the credentials and TLS Secrets. */
 export interface DatabasePrepared {
   /** The Secret is known to exist. */
   readonly hasCredentials: boolean;
   /** This reconcile created it. */
   readonly createdCredentials?: boolean;
+  /** The TLS Secret is known to exist (a PostgreSQL Database serving TLS). */
+  readonly hasTls?: boolean;
+  /** This reconcile created the TLS Secret: when its certificate expires. */
+  readonly createdTls?: { readonly expires: string };
 }
 
 /**
@@ -86,6 +93,8 @@ export interface DatabaseStatusInput {
   readonly applyError?: string;
   /** Whether the credentials Secret is known to exist. */
   readonly hasCredentials: boolean;
+  /** Whether the TLS Secret is known to exist, and when its certificate expires if this reconcile made it. @default not known */
+  readonly tls?: { readonly exists: boolean; readonly createdExpiring?: string };
   /** A pod, claim or StatefulSet Kubernetes cannot make or run. */
   readonly childFailure?: Problem;
   /** The finished pods of backup Jobs, whose termination messages name the dumps. @default none */
@@ -148,6 +157,19 @@ function setProgressing(list: ConditionList, ready: number, health: Verdict | un
   else list.set('Progressing', 'True', 'Creating', 'the database server is starting');
 }
 
+/** `tlsSecret` while TLS is served and its Secret exists; `certificateExpires` once known, kept. */
+function tlsFields(db: Database, tls: DatabaseStatusInput['tls']): Partial<DatabaseStatus> {
+  const names = databaseNames(db.metadata.name);
+  const serving = servesTls(db) && (tls?.exists === true || db.status?.tlsSecret === names.tls);
+  const expires = tls?.createdExpiring ?? db.status?.certificateExpires;
+  return { ...(serving ? { tlsSecret: names.tls } : {}), ...(expires ? { certificateExpires: expires } : {}) };
+}
+
+/** Whether the Database's server serves TLS: PostgreSQL with `tls.enabled` (mysql's image serves its own). */
+export function servesTls(db: Database): boolean {
+  return db.spec.type === 'postgresql' && servesTlsBySpec(db.spec);
+}
+
 /** `Available`'s reason while a server that was ready is not. */
 const SERVER_UNAVAILABLE = 'ServerUnavailable';
 
@@ -207,6 +229,7 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
     readyReplicas: ready,
     endpoint: `${names.service}.${db.metadata.namespace}.svc:${ENGINES[db.spec.type].port}`,
     ...(hasCredentials ? { credentialsSecret: names.credentials } : {}),
+    ...tlsFields(db, input.tls),
     ...backupFields(db, names.backup, input),
     observedGeneration: generation,
     conditions: list.conditions,
@@ -275,6 +298,13 @@ export function databaseEvents(
       reason: 'CredentialsGenerated',
       message: `Generated Secret ${names.credentials} with a random password`,
     });
+  const tls = observed.prepared?.createdTls;
+  if (tls)
+    events.push({
+      type: 'Normal',
+      reason: 'CertificateIssued',
+      message: `Generated Secret ${names.tls}: a CA of this Database's own and the server's certificate it signed, valid until ${tls.expires}`,
+    });
   return events;
 }
 
@@ -329,6 +359,46 @@ export async function finalSnapshot(db: Database, context: FinalizeContext): Pro
 }
 
 /**
+ * The credentials Secret, made once the retention ConfigMap exists. Once the status names the
+ * Secret, it is known to exist and no request is made at all; before, a create answered
+ * AlreadyExists means it exists (kept as it is, so a password once given out stays valid — also
+ * for a Database recreated over retained data).
+ */
+async function prepareCredentials(
+  api: PrepareApi,
+  db: Database,
+  retention: KubeObject | undefined,
+): Promise<DatabasePrepared> {
+  if (db.status?.credentialsSecret === databaseNames(db.metadata.name).credentials) return { hasCredentials: true };
+  if (!retention) return { hasCredentials: false };
+  const createdCredentials = await api.createIfAbsent(BuiltinTypes.Secret, newCredentials(db, retention));
+  return { hasCredentials: true, createdCredentials };
+}
+
+/**
+ * The TLS Secret, made once as the credentials are: a certificate made now is kept only if this
+ * create makes the Secret; AlreadyExists keeps the one made before (its clients trust its CA).
+ */
+async function prepareTls(
+  api: PrepareApi,
+  db: Database,
+  retention: KubeObject | undefined,
+): Promise<Pick<DatabasePrepared, 'hasTls' | 'createdTls'>> {
+  if (!servesTls(db)) return {};
+  if (db.status?.tlsSecret === databaseNames(db.metadata.name).tls) return { hasTls: true };
+  if (!retention) return { hasTls: false };
+  const { secret, expires } = serverCertificateModule().newTlsSecret(db, retention);
+  const created = await api.createIfAbsent(BuiltinTypes.Secret, secret);
+  return { hasTls: true, ...(created ? { createdTls: { expires } } : {}) };
+}
+
+/** The server certificate's module, loaded on first use at run time: it needs node:crypto, which a synth never loads. */
+function serverCertificateModule(): typeof ServerCertificate {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
+  return require('./server-certificate') as typeof ServerCertificate;
+}
+
+/**
  * The database controller. It applies Services, the StatefulSet, the retention ConfigMap, the
  * backup claim and CronJob (and creates the final snapshot Job of a deleted Database that asks
  * for one); deletes only the backup CronJob (when backups are switched off) and its finished
@@ -366,17 +436,10 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       restoring: stillToRestore(db),
       listBackups: backupsToList(db, claimToList(db)),
     }),
-  // The Secret is owned by the retention ConfigMap, so it is made once that exists. Once the
-  // status names the Secret, it is known to exist and no request is made at all; before, a
-  // create answered AlreadyExists means it exists (kept as it is, so a password once given out
-  // stays valid — also for a Database recreated over retained data).
+  // The Secrets are owned by the retention ConfigMap, so they are made once that exists.
   prepare: async (api, db, children) => {
-    const names = databaseNames(db.metadata.name);
-    if (db.status?.credentialsSecret === names.credentials) return { hasCredentials: true };
-    const retention = children.of(BuiltinTypes.ConfigMap, names.retention);
-    if (!retention) return { hasCredentials: false };
-    const createdCredentials = await api.createIfAbsent(BuiltinTypes.Secret, newCredentials(db, retention));
-    return { hasCredentials: true, createdCredentials };
+    const retention = children.of(BuiltinTypes.ConfigMap, databaseNames(db.metadata.name).retention);
+    return { ...(await prepareCredentials(api, db, retention)), ...(await prepareTls(api, db, retention)) };
   },
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
@@ -392,6 +455,10 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
       applyError: observed.applyError,
       hasCredentials,
+      tls: {
+        exists: observed.prepared?.hasTls === true,
+        createdExpiring: observed.prepared?.createdTls?.expires,
+      },
       // Its server's pod that cannot run, a claim or pod Kubernetes cannot make: the children's health.
       childFailure: observed.health.failure,
       backupPods: podsOf('backup'),

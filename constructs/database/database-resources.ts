@@ -9,7 +9,8 @@ import { selectorLabels, standardLabels, type StandardLabelsProps } from '../cor
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from '../core/security';
 import type { DatabaseSpec } from './api';
 import { DatabaseRestore, dumpSource } from './database-restore';
-import { applicationRoleCommand, applicationRoleEnv, fromSecret } from './application-role';
+import { applicationRoleEnv, fromSecret } from './application-role';
+import { type PostgresSetup, postgresSetup } from './postgres-server';
 
 /** What differs between engines; everything else is shared. */
 interface Engine {
@@ -20,11 +21,8 @@ interface Engine {
   readonly scratchPaths: readonly string[];
   /** Environment of the server, from the credentials Secret's keys. */
   readonly env: (secret: string) => k8s.EnvVar[];
-  /**
-   * A script the image runs on its first start (from /docker-entrypoint-initdb.d), after it has
-   * made its data directory: the file's name and text. @default none
-   */
-  readonly init?: { readonly file: string; readonly script: string };
+  /** Files, arguments and volumes beyond the image's defaults. @default none */
+  readonly setup?: (spec: DatabaseSpec, names: DatabaseNames) => PostgresSetup;
   /** Exits 0 once the server accepts connections (the readiness probe). */
   readonly ready: string;
   /** Shell command writing a dump to stdout, given host. */
@@ -46,10 +44,7 @@ export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
       // A subdirectory, so the volume's lost+found does not upset initdb.
       { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
     ],
-    init: {
-      file: '10-application-role.sh',
-      script: `# The application's role and database (see the Database operator's docs).\n${applicationRoleCommand('--username postgres --dbname postgres')}\n`,
-    },
+    setup: postgresSetup,
     ready: 'pg_isready -q -h 127.0.0.1',
     dump: (host) => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
   },
@@ -95,6 +90,9 @@ export interface DatabaseResourcesProps {
   readonly listBackups?: boolean;
 }
 
+/** The names `databaseNames` gives. */
+export type DatabaseNames = ReturnType<typeof databaseNames>;
+
 /** Names of a Database's children. */
 export function databaseNames(name: string) {
   return {
@@ -105,7 +103,8 @@ export function databaseNames(name: string) {
     backup: `${name}-backup`,
     finalBackup: `${name}-final-backup`,
     retention: `${name}-retention`,
-    init: `${name}-init`,
+    config: `${name}-config`,
+    tls: `${name}-tls`,
   };
 }
 
@@ -151,13 +150,9 @@ export class DatabaseResources extends Construct {
       metadata: meta(names.service),
       spec: { type: 'ClusterIP', selector, ports: portSpec },
     });
-    if (engine.init) {
-      new k8s.KubeConfigMap(this, 'Init', {
-        metadata: meta(names.init),
-        data: { [engine.init.file]: engine.init.script },
-      });
-    }
-    const server = this.addStatefulSet(parts);
+    const setup = engine.setup?.(spec, names);
+    if (setup) new k8s.KubeConfigMap(this, 'Config', { metadata: meta(names.config), data: setup.config });
+    const server = this.addStatefulSet(parts, setup);
     if (spec.restore && props.restoring) {
       const restore = new DatabaseRestore(this, 'Restore', {
         name: props.name,
@@ -186,7 +181,7 @@ export class DatabaseResources extends Construct {
   }
 
   /** The server: one pod with its data on a claim, kept or deleted with the Database as its policy says. */
-  private addStatefulSet(parts: DatabaseParts): k8s.KubeStatefulSet {
+  private addStatefulSet(parts: DatabaseParts, setup: PostgresSetup | undefined): k8s.KubeStatefulSet {
     const { props, engine, names, labels, selector, meta, deleteData } = parts;
     const { spec } = props;
     const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
@@ -198,7 +193,7 @@ export class DatabaseResources extends Construct {
         selector: { matchLabels: selector },
         persistentVolumeClaimRetentionPolicy: { whenDeleted: deleteData ? 'Delete' : 'Retain', whenScaled: 'Retain' },
         template: {
-          metadata: { labels },
+          metadata: { labels, annotations: setup?.annotations },
           spec: {
             automountServiceAccountToken: false,
             securityContext: restrictedPodSecurityContext(DB_UID),
@@ -206,6 +201,7 @@ export class DatabaseResources extends Construct {
               {
                 name: spec.type,
                 image: engine.image(spec.version),
+                args: setup?.args,
                 env: engine.env(names.credentials),
                 ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
                 // From the container's start and every 2 s: the Service sends clients to a server
@@ -224,14 +220,11 @@ export class DatabaseResources extends Construct {
                 volumeMounts: [
                   { name: 'data', mountPath: engine.dataPath },
                   ...scratch,
-                  ...(engine.init ? [{ name: 'init', mountPath: INIT_SCRIPTS, readOnly: true }] : []),
+                  ...(setup?.volumeMounts ?? []),
                 ],
               },
             ],
-            volumes: [
-              ...scratch.map((s) => ({ name: s.name, emptyDir: {} })),
-              ...(engine.init ? [{ name: 'init', configMap: { name: names.init } }] : []),
-            ],
+            volumes: [...scratch.map((s) => ({ name: s.name, emptyDir: {} })), ...(setup?.volumes ?? [])],
           },
         },
         volumeClaimTemplates: [{ metadata: { name: 'data', labels: selector }, spec: dataClaimSpec(spec) }],
@@ -295,9 +288,6 @@ export class FinalBackupJob extends Construct {
     });
   }
 }
-
-/** Where the engines' images look for scripts to run on their first start. */
-const INIT_SCRIPTS = '/docker-entrypoint-initdb.d';
 
 /** The server container's compute resources: `spec.resources` as given, else the defaults it documents. */
 function serverResources(spec: DatabaseSpec): k8s.ResourceRequirements {

@@ -138,6 +138,64 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     expect(superuser).toContain('password authentication failed for user "postgres"');
   });
 
+  test('Database: TLS by default — psql verify-full through its Service by its names with the CA in <name>-tls, a name not in the certificate refused; tls.required refuses plaintext', async () => {
+    expect(getJson(['get', 'database', 'my-db', '-n', ns]).status.tlsSecret).toBe('my-db-tls');
+    /** psql as the application role to `host`, `sslmode`, trusting the CA of my-db-tls: whether TLS carried it, and which. */
+    const connect = (host: string, sslmode: string) =>
+      commandInPod(ns, {
+        image: 'postgres:13',
+        uid: 999,
+        command: [
+          'sh',
+          '-c',
+          `psql -At -h ${host} -U "$PGUSER" -d "$PGDATABASE" -c "SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()" 2>&1`,
+        ],
+        env: {
+          PGUSER: { secret: 'my-db-credentials', key: 'username' },
+          PGPASSWORD: { secret: 'my-db-credentials', key: 'password' },
+          PGDATABASE: { secret: 'my-db-credentials', key: 'database' },
+          PGSSLMODE: sslmode,
+          PGSSLROOTCERT: '/tls/ca.crt',
+          PGCONNECT_TIMEOUT: '10',
+        },
+        secret: { name: 'my-db-tls', mountPath: '/tls' },
+        failureIsAnAnswer: true,
+      });
+    for (const host of ['my-db', `my-db.${ns}.svc`])
+      expect(await connect(host, 'verify-full')).toMatch(/^t\|TLSv1\.[23]$/m);
+    // Verified, not merely encrypted: the Service's address is no name in the certificate.
+    const address = getJson(['get', 'service', 'my-db', '-n', ns]).spec.clusterIP as string;
+    expect(await connect(address, 'verify-full')).toContain('does not match host name');
+    // Not required yet: a client that asks for no TLS still gets in.
+    expect((await connect('my-db', 'disable')).trim()).toBe('f|');
+    const server = getJson(['get', 'pod', 'my-db-0', '-n', ns]).metadata.uid as string;
+    kubectlOk([
+      'patch',
+      'database',
+      'my-db',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { tls: { required: true } } }),
+    ]);
+    const refused = await eventually(
+      'plaintext refused once TLS is required',
+      async () => {
+        const pod = getJson(['get', 'pod', 'my-db-0', '-n', ns]);
+        if (pod.metadata.uid === server || !pod.status?.containerStatuses?.[0]?.ready) return undefined;
+        const answer = await connect('my-db', 'disable');
+        return answer.includes('no pg_hba.conf entry') ? answer : undefined;
+      },
+      120_000,
+      1000,
+    );
+    expect(refused).toContain('no encryption');
+    expect(await connect('my-db', 'verify-full')).toMatch(/^t\|TLSv1\.[23]$/m);
+    // The rows are where they were, read over TLS (psql's default sslmode prefers it).
+    expect((await psql('SELECT note FROM seeds WHERE id = 1')).trim()).toBe('kept');
+  });
+
   test('Database: its server pod deleted, writes through its Service are refused for under 5 s, with a Warning Event when it goes and a Normal one when it is back', async () => {
     await psql('CREATE TABLE beats (at timestamptz NOT NULL)');
     // A writer: an insert every 0.2 s, each a new connection as a client after a failure makes,

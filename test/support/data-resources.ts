@@ -24,6 +24,7 @@ export const databaseResource = (spec: object, status?: object, backupsEnabled =
       version: '13',
       storage: { size: '1Gi' },
       backup: { enabled: backupsEnabled, schedule: '0 2 * * *', finalSnapshot: false },
+      tls: { enabled: true, required: false },
       deletionPolicy: 'Retain',
       ...spec,
     },

@@ -36,7 +36,7 @@ describe('render: the children a resource becomes, offline', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
-      'ConfigMap/my-db-init',
+      'ConfigMap/my-db-config',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
       // Once: the dumps the claim holds (kept from a Database of this name before) into the status.

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { structuralProblems } from '../../../constructs/core/structural';
-import { ChildMap, finalizerName } from '../../../constructs/contract';
+import { ChildMap, childKey, finalizerName } from '../../../constructs/contract';
 import {
   databaseController,
   databaseEvents,
@@ -12,6 +12,8 @@ import {
 import { renderChildren } from '../../../operator/runtime/children/render';
 import { dumpRotationLine } from '../../../constructs/database/database-resources';
 import { execFileSync } from 'node:child_process';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { newTlsSecret } from '../../../constructs/database/server-certificate';
 import * as os from 'node:os';
 
 const desiredDatabaseChildren = (db: any) => renderChildren(databaseController, db);
@@ -42,6 +44,8 @@ const db = (spec: object = {}) =>
       version: '13',
       storage: { size: '10Gi' },
       backup: { enabled: true, schedule: '0 2 * * *' },
+      // As the API server stores it, with the schema's defaults.
+      tls: { enabled: true, required: false },
       deletionPolicy: 'Retain',
       ...spec,
     },
@@ -114,7 +118,7 @@ describe('the children of a Database', () => {
       'Service/my-db-headless',
       'Service/my-db',
       // The application role's script, run on the server's first start.
-      'ConfigMap/my-db-init',
+      'ConfigMap/my-db-config',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',
       // Once: the dumps the claim holds (kept from a Database of this name before) into the status.
@@ -242,9 +246,9 @@ describe('a Database for production', () => {
   const server = (spec: object = {}) =>
     (desiredDatabaseChildren(db(spec)) as any[]).find((c) => c.kind === 'StatefulSet').spec.template.spec;
 
-  test("PostgreSQL's application role: made on the first start by a script from the <name>-init ConfigMap, from the Secret's keys, and no superuser login for it", () => {
+  test("PostgreSQL's application role: made on the first start by a script from the <name>-config ConfigMap, from the Secret's keys, and no superuser login for it", () => {
     const children = desiredDatabaseChildren(db()) as any[];
-    const init = children.find((c) => c.kind === 'ConfigMap' && c.metadata.name === 'my-db-init');
+    const init = children.find((c) => c.kind === 'ConfigMap' && c.metadata.name === 'my-db-config');
     const script: string = init.data['10-application-role.sh'];
     expect(script).toContain('CREATE ROLE :"user" LOGIN PASSWORD :\'password\';');
     expect(script).toContain('ALTER DATABASE :"db" OWNER TO :"user";');
@@ -265,10 +269,13 @@ describe('a Database for production', () => {
       mountPath: '/docker-entrypoint-initdb.d',
       readOnly: true,
     });
-    expect(spec.volumes).toContainEqual({ name: 'init', configMap: { name: 'my-db-init' } });
+    expect(spec.volumes).toContainEqual({
+      name: 'init',
+      configMap: { name: 'my-db-config', items: [{ key: '10-application-role.sh', path: '10-application-role.sh' }] },
+    });
     // mysql's image makes its MYSQL_USER an ordinary user already: no script.
     const mysql = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4' })) as any[];
-    expect(mysql.some((c) => c.metadata.name === 'my-db-init')).toBe(false);
+    expect(mysql.some((c) => c.metadata.name === 'my-db-config')).toBe(false);
   });
 
   test('readiness is probed from the start and every 2 s, so the Service has the server about a second after it accepts connections', () => {
@@ -501,5 +508,138 @@ describe('the final snapshot of a deleted Database', () => {
     );
     expect(grants).toContain('database.example.com/databases: get,list,watch,patch');
     expect(grants).toContain('batch/jobs: get,list,watch,create,update,patch,delete');
+  });
+});
+
+describe('TLS of a PostgreSQL Database', () => {
+  const server = (spec: object = {}) =>
+    (desiredDatabaseChildren(db(spec)) as any[]).find((c) => c.kind === 'StatefulSet').spec.template;
+  const hba = (spec: object = {}) =>
+    (desiredDatabaseChildren(db(spec)) as any[]).find((c) => c.metadata.name === 'my-db-config').data['pg_hba.conf'];
+
+  test('on by default: the server takes its certificate and key from the Secret <name>-tls, readable by its group only, and its rules from <name>-config', () => {
+    const template = server();
+    const container = template.spec.containers[0];
+    expect(container.args).toEqual([
+      'postgres',
+      '-c',
+      'hba_file=/etc/postgresql/operator/pg_hba.conf',
+      '-c',
+      'password_encryption=scram-sha-256',
+      '-c',
+      'ssl=on',
+      '-c',
+      'ssl_cert_file=/etc/postgresql/tls/tls.crt',
+      '-c',
+      'ssl_key_file=/etc/postgresql/tls/tls.key',
+    ]);
+    expect(template.spec.volumes).toContainEqual({
+      name: 'tls',
+      secret: { secretName: 'my-db-tls', defaultMode: 0o640 },
+    });
+    expect(container.volumeMounts).toContainEqual({ name: 'tls', mountPath: '/etc/postgresql/tls', readOnly: true });
+    expect(template.metadata.annotations).toEqual({ 'database.example.com/client-access': 'tls-offered' });
+    // Plaintext is still let in, by password, from the network; the socket and loopback need none.
+    expect(hba()).toMatch(/^host all all all md5$/m);
+    expect(hba()).toMatch(/^local all all trust$/m);
+    expect(hba()).not.toMatch(/hostssl/);
+  });
+
+  test('required: only TLS from the network (hostssl), and the pod template changes, so the server restarts to read it', () => {
+    expect(hba({ tls: { enabled: true, required: true } })).toMatch(/^hostssl all all all md5$/m);
+    expect(hba({ tls: { enabled: true, required: true } })).not.toMatch(/^host all all all/m);
+    expect(server({ tls: { enabled: true, required: true } }).metadata.annotations).toEqual({
+      'database.example.com/client-access': 'tls-required',
+    });
+  });
+
+  test('off: no certificate, no Secret mounted; mysql has none of it', () => {
+    const off = server({ tls: { enabled: false, required: false } });
+    expect(off.spec.containers[0].args.join(' ')).not.toContain('ssl');
+    expect(off.spec.volumes.map((v: any) => v.name)).not.toContain('tls');
+    expect(off.metadata.annotations).toEqual({ 'database.example.com/client-access': 'plaintext' });
+    const mysql = server({ type: 'mysql', version: '8.4' });
+    expect(mysql.spec.containers[0].args).toBeUndefined();
+    expect(mysql.spec.volumes.map((v: any) => v.name)).not.toContain('tls');
+  });
+
+  test("the Secret: a CA of the Database's own that signed the server's certificate for its Services' and pods' names; no CA key kept", () => {
+    const now = new Date('2026-12-06T12:00:00Z');
+    const { secret, expires } = newTlsSecret(db(), { metadata: { name: 'my-db-retention', uid: 'cm-1' } }, now);
+    expect(secret.metadata).toMatchObject({
+      name: 'my-db-tls',
+      namespace: 'data',
+      ownerReferences: [{ kind: 'ConfigMap', name: 'my-db-retention', uid: 'cm-1' }],
+    });
+    expect(secret.type).toBe('kubernetes.io/tls');
+    const data = (secret as any).stringData as Record<string, string>;
+    expect(Object.keys(data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+    const ca = new X509Certificate(data['ca.crt']!);
+    const leaf = new X509Certificate(data['tls.crt']!);
+    expect(ca.ca).toBe(true);
+    expect(leaf.ca).toBe(false);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+    expect(leaf.checkPrivateKey(createPrivateKey(data['tls.key']!))).toBe(true);
+    for (const host of [
+      'my-db',
+      'my-db.data.svc',
+      'my-db.data.svc.cluster.local',
+      'my-db-rw.data.svc',
+      'my-db-0.my-db-headless.data.svc',
+    ])
+      expect(leaf.checkHost(host)).toBeDefined();
+    expect(leaf.checkHost('other.data.svc')).toBeUndefined();
+    expect(expires).toBe('2036-12-03T12:00:00Z');
+    expect(new Date(leaf.validTo).toISOString()).toBe('2036-12-03T12:00:00.000Z');
+    // Two Databases never share a CA.
+    const again = newTlsSecret(db(), { metadata: { name: 'my-db-retention', uid: 'cm-1' } }, now).secret as any;
+    expect(again.stringData['ca.crt']).not.toBe(data['ca.crt']);
+  });
+
+  test('prepare: the Secret made once, after the retention ConfigMap; status tlsSecret and certificateExpires; an Event; never again once the status names it', async () => {
+    const created: any[] = [];
+    const api = {
+      createIfAbsent: async (_t: unknown, o: any) => {
+        created.push(o);
+        return true;
+      },
+    } as any;
+    const retention = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'my-db-retention', namespace: 'data', uid: 'cm-1' },
+    };
+    const children = new ChildMap([[childKey('ConfigMap', 'my-db-retention'), retention]]);
+    const prepared: any = await databaseController.prepare!(api, db(), children, undefined);
+    expect(created.map((o) => o.metadata.name)).toEqual(['my-db-credentials', 'my-db-tls']);
+    expect(prepared).toMatchObject({ hasCredentials: true, hasTls: true, createdTls: { expires: expect.any(String) } });
+    const status = desiredDatabaseStatus(db(), {
+      hasCredentials: true,
+      tls: { exists: true, createdExpiring: prepared.createdTls.expires },
+    });
+    expect(status).toMatchObject({ tlsSecret: 'my-db-tls', certificateExpires: prepared.createdTls.expires });
+    const observed = {
+      applyError: undefined,
+      changes: [],
+      read: () => [],
+      children,
+      health: { children: [] },
+      prepared,
+    } as any;
+    expect(databaseEvents(db(), observed, status).map((e) => e.reason)).toContain('CertificateIssued');
+    created.length = 0;
+    const settled: any = await databaseController.prepare!(api, { ...db(), status }, children, undefined);
+    // Both known from the status: no request at all.
+    expect(created).toEqual([]);
+    expect(settled).toMatchObject({ hasCredentials: true, hasTls: true });
+    // AlreadyExists: the Secret made before is kept, and no expiry is claimed for a certificate not made.
+    const kept: any = await databaseController.prepare!(
+      { createIfAbsent: async () => false } as any,
+      db(),
+      children,
+      undefined,
+    );
+    expect(kept).toMatchObject({ hasTls: true });
+    expect(kept.createdTls).toBeUndefined();
   });
 });

@@ -43,6 +43,7 @@ const resources: Record<string, { spec: object }[]> = {
         version: '16',
         storage: { size: '1Gi' },
         backup: { enabled: true, schedule: '0 2 * * *' },
+        tls: { enabled: true, required: false },
         deletionPolicy: 'Delete',
       },
     },

@@ -38,6 +38,7 @@ describe('Progressing follows the StatefulSet’s rollout', () => {
       version: '16',
       storage: { size: '1Gi' },
       backup: { enabled: false, schedule: '0 2 * * *', finalSnapshot: false },
+      tls: { enabled: true, required: false },
       deletionPolicy: 'Retain',
     },
   } as any;
