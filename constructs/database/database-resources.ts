@@ -60,7 +60,10 @@ export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
       { name: 'MYSQL_RANDOM_ROOT_PASSWORD', value: 'yes' },
     ],
     ready: 'mysqladmin ping -h 127.0.0.1 -u"$MYSQL_USER" -p"$MYSQL_PASSWORD"',
-    dump: (host) => `mysqldump -h ${host} -u"$DB_USER" -p"$DB_PASSWORD" "$DB_NAME"`,
+    // --single-transaction: a consistent dump of InnoDB tables without locking them;
+    // --no-tablespaces: MySQL 8 refuses a user without the PROCESS right the tablespaces' dump.
+    dump: (host) =>
+      `mysqldump --single-transaction --no-tablespaces -h ${host} -u"$DB_USER" -p"$DB_PASSWORD" "$DB_NAME"`,
   },
 };
 

@@ -336,6 +336,82 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
     process.stdout.write(`stuck rollout: ${replaced[0].note as string}\n`);
   });
 
+  test('Database: type mysql runs for real (a MySQL-compatible server, as the sample images say): Available through its probes, a row written through its Service as the generated user, whose rights end at its database; a dump by the backup Job loads back', async () => {
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: 'shop-mysql' },
+        spec: {
+          type: 'mysql',
+          version: '8.4',
+          storage: { size: '1Gi' },
+          backup: { enabled: true, schedule: '0 3 * * *' },
+        },
+      }),
+    });
+    await eventually(
+      'the mysql Database available',
+      () =>
+        getJson(['get', 'database', 'shop-mysql', '-n', ns]).status?.conditions?.some(
+          (c: any) => c.type === 'Available' && c.status === 'True',
+        )
+          ? true
+          : undefined,
+      240_000,
+      1000,
+      () => kubectl(['get', 'pods,pvc', '-n', ns, '-o', 'wide']).stdout + podLogs(ns, 'shop-mysql'),
+    );
+    /** The mysql client in the server's image as the Database's user, through its Service, on its database. */
+    const mysql = (script: string, claim?: { name: string; mountPath: string }) =>
+      commandInPod(ns, {
+        image: 'mysql:8.4',
+        uid: 999,
+        command: ['sh', '-c', script],
+        env: {
+          MYSQL_USER: { secret: 'shop-mysql-credentials', key: 'username' },
+          MYSQL_PWD: { secret: 'shop-mysql-credentials', key: 'password' },
+          MYSQL_DATABASE: { secret: 'shop-mysql-credentials', key: 'database' },
+        },
+        claim,
+      });
+    const client = 'mysql -N -B -h shop-mysql -u"$MYSQL_USER" "$MYSQL_DATABASE"';
+    await mysql(
+      `${client} -e "CREATE TABLE seeds (id int PRIMARY KEY, note text); INSERT INTO seeds VALUES (1, 'kept')"`,
+    );
+    expect((await mysql(`${client} -e "SELECT note FROM seeds WHERE id = 1"`)).trim()).toBe('kept');
+    // Every right on its own database, none beyond it.
+    const grants = (await mysql(`${client} -e "SHOW GRANTS"`)).trim().split('\n');
+    expect(grants).toHaveLength(2);
+    expect(grants[0]).toMatch(/^GRANT USAGE ON \*\.\* TO [`']app[`']@[`']%[`']/);
+    expect(grants[1]).toMatch(/^GRANT ALL PRIVILEGES ON `shop_mysql`\.\* TO [`']app[`']@[`']%[`']$/);
+    await runCronJobNow(ns, 'shop-mysql-backup', 'mysql-dump-now');
+    // The table dropped, the newest dump loaded back into the database by its user, the row read.
+    const restored = await mysql(
+      [
+        'set -e',
+        `${client} -e "DROP TABLE seeds"`,
+        'dump=$(ls /backup/shop-mysql-*.sql | tail -n 1)',
+        'echo "$(basename "$dump")"',
+        `${client} < "$dump"`,
+        `${client} -e "SELECT note FROM seeds WHERE id = 1"`,
+      ].join('; '),
+      { name: 'shop-mysql-backup', mountPath: '/backup' },
+    );
+    expect(restored).toMatch(/^shop-mysql-\d{8}T\d{6}Z\.sql\nkept$/m);
+    const status = await eventually(
+      'the dump in status.backups',
+      () => {
+        const s = getJson(['get', 'database', 'shop-mysql', '-n', ns]).status;
+        return s?.backups?.length === 1 ? s : undefined;
+      },
+      60_000,
+      1000,
+    );
+    expect(status.backups[0].name).toMatch(/^shop-mysql-\d{8}T\d{6}Z\.sql$/);
+    expect(status.phase).toBe('Ready');
+  });
+
   test('a Database in a Helm release: `helm upgrade --wait` to an image that cannot be pulled fails; set back, `helm upgrade --wait` succeeds, the stuck pod replaced by the operator', () => {
     const { missing } = helmBinary();
     if (missing) throw new Error(`no helm to drive the release: ${missing}`);

@@ -133,8 +133,74 @@ export function postgresImage(version = '13'): DebianImage {
   };
 }
 
+const MYSQL_UID = 999;
+/** Debian bookworm's MariaDB: the server behind the `mysql:<version>` name. */
+export const DEBIAN_MARIADB_VERSION = '10.11';
+
+/**
+ * `mysql:<version>`, laid out as the official image from Debian's MariaDB (10.11), which speaks
+ * MySQL's protocol and SQL: user mysql (999), data in /var/lib/mysql, the socket and pid file in
+ * /var/run/mysqld, `mysqld`, `mysql`, `mysqladmin` and `mysqldump` on PATH, and an entrypoint
+ * that honours MYSQL_ROOT_PASSWORD, MYSQL_ALLOW_EMPTY_PASSWORD, MYSQL_RANDOM_ROOT_PASSWORD,
+ * MYSQL_DATABASE, MYSQL_USER, MYSQL_PASSWORD and /docker-entrypoint-initdb.d as the official one
+ * documents. MySQL itself is in no Debian release.
+ */
+export function mysqlImage(version = '8.4'): DebianImage {
+  return {
+    name: `mysql:${version}`,
+    packages: ['mariadb-server-core', 'mariadb-client', 'dash', 'coreutils', 'sed'],
+    // Client programs no one runs in it (5 MB each), and the Perl scripts' interpreter.
+    unused: [
+      ...[
+        'binlog',
+        'upgrade',
+        'slap',
+        'check',
+        'import',
+        'show',
+        'conv',
+        'plugin',
+        'tzinfo-to-sql',
+        'access',
+        'hotcopy',
+      ].map((tool) => `usr/bin/mariadb-${tool}`),
+      'usr/bin/perror',
+      'usr/bin/innochecksum',
+      'usr/bin/perl*',
+      'usr/bin/innotop',
+      'usr/bin/mytop',
+    ],
+    layOut: (root) => {
+      const files = path.join(IMAGE_FILES, 'mysql');
+      put(
+        root,
+        '/usr/local/bin/docker-entrypoint.sh',
+        fs.readFileSync(path.join(files, 'docker-entrypoint.sh')),
+        0o755,
+      );
+      put(root, '/etc/mysql/conf.d/docker.cnf', fs.readFileSync(path.join(files, 'docker.cnf')));
+      fs.mkdirSync(path.join(root, 'docker-entrypoint-initdb.d'), { recursive: true });
+      fs.mkdirSync(path.join(root, 'var/lib/mysql'), { recursive: true });
+      fs.mkdirSync(path.join(root, 'run/mysqld'), { recursive: true });
+      fs.chmodSync(path.join(root, 'var/lib/mysql'), 0o1777);
+      fs.chmodSync(path.join(root, 'run/mysqld'), 0o3777);
+      users(root, [['mysql', MYSQL_UID, '/var/lib/mysql', '/bin/false']]);
+    },
+    owners: { '/var/lib/mysql': MYSQL_UID, '/run/mysqld': MYSQL_UID },
+    entrypoint: ['docker-entrypoint.sh'],
+    cmd: ['mysqld'],
+    env: [`PATH=${STANDARD_PATH}`],
+    user: String(MYSQL_UID),
+  };
+}
+
 /** The images the seed samples run besides the kit's own and etcd's (made from the plane's build). */
-export const SAMPLE_IMAGES: readonly DebianImage[] = [MEMCACHED_IMAGE, NGINX_IMAGE, postgresImage('13')];
+export const SAMPLE_IMAGES: readonly DebianImage[] = [
+  MEMCACHED_IMAGE,
+  NGINX_IMAGE,
+  postgresImage('13'),
+  mysqlImage('8.4'),
+];
 
 /**
  * The image's archive, cached in `cacheDir` under a name that changes with the image's definition
