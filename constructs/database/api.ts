@@ -218,9 +218,6 @@ export const databaseStatusSchema = t.object(
       description:
         "Secret with the server's certificate and key (tls.crt, tls.key) and the CA that signed it (ca.crt, for clients), generated once.",
     }),
-    certificateExpires: t.dateTime({
-      description: "When the server's certificate in tlsSecret stops being valid (it is not renewed: see the docs).",
-    }),
     backupCronJob: t.string({ description: 'The backup CronJob, when backups are enabled.' }),
     lastBackupTime: t.dateTime({ description: 'When the last scheduled backup finished successfully.' }),
     backups: backupRecordsSchema('dump'),

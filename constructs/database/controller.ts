@@ -94,7 +94,7 @@ export interface DatabaseStatusInput {
   /** Whether the credentials Secret is known to exist. */
   readonly hasCredentials: boolean;
   /** Whether the TLS Secret is known to exist, and when its certificate expires if this reconcile made it. @default not known */
-  readonly tls?: { readonly exists: boolean; readonly createdExpiring?: string };
+  readonly tls?: { readonly exists: boolean };
   /** A pod, claim or StatefulSet Kubernetes cannot make or run. */
   readonly childFailure?: Problem;
   /** The finished pods of backup Jobs, whose termination messages name the dumps. @default none */
@@ -157,12 +157,11 @@ function setProgressing(list: ConditionList, ready: number, health: Verdict | un
   else list.set('Progressing', 'True', 'Creating', 'the database server is starting');
 }
 
-/** `tlsSecret` while TLS is served and its Secret exists; `certificateExpires` once known, kept. */
+/** `tlsSecret` while TLS is served and its Secret exists. */
 function tlsFields(db: Database, tls: DatabaseStatusInput['tls']): Partial<DatabaseStatus> {
   const names = databaseNames(db.metadata.name);
   const serving = servesTls(db) && (tls?.exists === true || db.status?.tlsSecret === names.tls);
-  const expires = tls?.createdExpiring ?? db.status?.certificateExpires;
-  return { ...(serving ? { tlsSecret: names.tls } : {}), ...(expires ? { certificateExpires: expires } : {}) };
+  return serving ? { tlsSecret: names.tls } : {};
 }
 
 /** Whether the Database's server serves TLS: PostgreSQL with `tls.enabled` (mysql's image serves its own). */
@@ -455,10 +454,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       backup: observed.children.of(BuiltinTypes.CronJob, names.backup),
       applyError: observed.applyError,
       hasCredentials,
-      tls: {
-        exists: observed.prepared?.hasTls === true,
-        createdExpiring: observed.prepared?.createdTls?.expires,
-      },
+      tls: { exists: observed.prepared?.hasTls === true },
       // Its server's pod that cannot run, a claim or pod Kubernetes cannot make: the children's health.
       childFailure: observed.health.failure,
       backupPods: podsOf('backup'),

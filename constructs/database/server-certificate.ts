@@ -5,7 +5,9 @@
  * another — and the server's certificate for every name its Services and pods answer to.
  *
  * The operator can only create Secrets, never read or change one, so the certificate is not
- * renewed: it is valid for ten years, and `status.certificateExpires` says until when.
+ * renewed: it is valid for ten years from the Secret's creation (the `CertificateIssued` Event
+ * says until when). A status field would have to be remembered from the one reconcile that made
+ * it, which a status written from a stale cache loses.
  */
 import type { KubeObject, Secret } from '../contract';
 import { issueCertificate } from '../contract/x509';
