@@ -7,7 +7,7 @@
  *
  * It reads the node's containerd (`ctr`): an image's manifest by its name, any content by digest.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +35,52 @@ export interface NodeRegistry {
 const MANIFEST = /^\/v2\/(.+)\/manifests\/([^/]+)$/;
 const BLOB = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/;
 
+/**
+ * Starts the registry in a process of its own: the process that starts a node (the e2e tier's
+ * tests, run in band) blocks for minutes in synchronous calls (kubectl, `helm upgrade --wait`),
+ * and a registry sharing its event loop would answer no pull meanwhile. The registry's process
+ * ends with its parent (its stdin closes) or on `close`.
+ */
 export async function startNodeRegistry(node: NodeContent): Promise<NodeRegistry> {
+  // From the compiled package the module is JavaScript; from this repository's sources, TypeScript.
+  const entry = __filename.endsWith('.ts') ? ['--import', 'tsx', __filename] : [__filename];
+  const child = spawn(process.execPath, [...entry, SERVE_FLAG], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, [NODE_CONTENT_ENV]: JSON.stringify(node) },
+  });
+  const address = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      const [line, rest] = out.split('\n', 2);
+      if (rest !== undefined && line) resolve(line.trim());
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`the node's registry exited (${String(code)}) before it listened`));
+    });
+  });
+  return {
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          resolve();
+          return;
+        }
+        child.once('exit', () => {
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+const SERVE_FLAG = '--serve-node-registry';
+const NODE_CONTENT_ENV = 'OPKIT_NODE_REGISTRY_CONTENT';
+
+/** The registry's process: serves until its parent goes (stdin closes) or it is told to stop; prints its address. */
+async function serveRegistry(node: NodeContent): Promise<void> {
   const server = http.createServer((req, res) => {
     serve(node, req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500);
@@ -44,16 +89,13 @@ export async function startNodeRegistry(node: NodeContent): Promise<NodeRegistry
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    address: `127.0.0.1:${String(port)}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
+  const stop = () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
   };
+  process.once('SIGTERM', stop);
+  process.stdin.on('end', stop).resume();
+  process.stdout.write(`127.0.0.1:${String(port)}\n`);
 }
 
 /** An answer to write: status, headers and body. */
@@ -163,4 +205,8 @@ function mediaTypeOf(content: Buffer): string {
     // Not JSON: served as what the client asked for.
   }
   return 'application/vnd.oci.image.manifest.v1+json';
+}
+
+if (require.main === module && process.argv[2] === SERVE_FLAG) {
+  void serveRegistry(JSON.parse(process.env[NODE_CONTENT_ENV] ?? '{}') as NodeContent);
 }

@@ -2,6 +2,7 @@
  * The real node's registry (testing/node/registry.ts) serves what the node's containerd holds and
  * nothing else, read through `ctr` — here a stand-in `ctr` with one image and its content.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -98,6 +99,17 @@ esac
     });
     expect((await get(registry.address, `/v2/x/blobs/sha256:${'c'.repeat(64)}`)).status).toBe(404);
     expect((await get(registry.address, '/v2/x/blobs/uploads/', 'POST')).status).toBe(405);
+  });
+
+  // The e2e tier's tests run in the process that started the node, and block it for minutes in
+  // synchronous calls (kubectl, `helm upgrade --wait`): a registry in that process answered no
+  // pull meanwhile, and containerd gave up after a minute (DeadlineExceeded, seen in CI).
+  test('answers while the process that started it is blocked in a synchronous call', () => {
+    const url = `http://${registry.address}/v2/not-loaded/manifests/1?ns=docker.io`;
+    const ask = `require('node:http').get('${url}', (res) => { console.log(res.statusCode); res.resume(); })`;
+    // The timeout only ends a deadlock: the answer comes at once or never.
+    const status = execFileSync(process.execPath, ['-e', ask], { encoding: 'utf8', timeout: 60_000 });
+    expect(status.trim()).toBe('404');
   });
 
   test('logs every request with the registry host it was for', () => {
