@@ -6,8 +6,9 @@
  *
  * The operator can only create Secrets, never read or change one, so the certificate is not
  * renewed: it is valid for ten years from the Secret's creation (the `CertificateIssued` Event
- * says until when). A status field would have to be remembered from the one reconcile that made
- * it, which a status written from a stale cache loses.
+ * says until when). A status field would have to be carried from the one reconcile that made it
+ * to the one that writes the status — a reconcile that also changes children defers its status
+ * write (the runtime's coalescing window), and the next one only learns the Secret exists.
  */
 import type { KubeObject, Secret } from '../contract';
 import { issueCertificate } from '../contract/x509';
