@@ -1,5 +1,6 @@
 /**
- * Images of the real programs the seed samples name (memcached, nginx:alpine, postgres:13), made
+ * Images of the real programs the seed samples name (memcached, nginx:alpine, postgres:13) and the
+ * Database kind's other engine (mysql:8.4), made
  * without a registry from Debian bookworm's packages (mmdebstrap) and laid out as the official
  * images are: their users, paths, entrypoints and the environment their documentation defines, so
  * a kind that would fail with the official image fails here too. docs/testing.md ("The sample
@@ -194,7 +195,7 @@ export function mysqlImage(version = '8.4'): DebianImage {
   };
 }
 
-/** The images the seed samples run besides the kit's own and etcd's (made from the plane's build). */
+/** The images the seed samples (and a mysql Database) run besides the kit's own and etcd's (made from the plane's build). */
 export const SAMPLE_IMAGES: readonly DebianImage[] = [
   MEMCACHED_IMAGE,
   NGINX_IMAGE,
