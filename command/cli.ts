@@ -11,6 +11,7 @@
  *   render   the children resources become, offline, through the code the reconciler runs
  *   diff     what the reconciler would change in a live cluster, by server-side dry runs
  *   plan     the same for every resource of a kind: what a new operator version would do
+ *   trace    a live resource, its children, their pods and claims, each with its verdict
  */
 import { ImageBuildError } from './image/tools';
 import { RenderError } from './errors';
@@ -27,6 +28,7 @@ import { olmBundleVerb } from './verbs/olm-bundle';
 import { renderVerb } from './verbs/render';
 import { diffVerb } from './verbs/diff';
 import { planVerb } from './verbs/plan';
+import { traceVerb } from './verbs/trace';
 
 /** The commands, a file each in verbs/, in the order the usage lists them. */
 const VERBS: Record<string, Verb> = {
@@ -41,6 +43,7 @@ const VERBS: Record<string, Verb> = {
   render: renderVerb,
   diff: diffVerb,
   plan: planVerb,
+  trace: traceVerb,
 };
 
 /** Each command's synopsis and what it does: its `--help`, and together the command's usage. */
