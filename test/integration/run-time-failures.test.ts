@@ -3,9 +3,10 @@
  * children run pods (Memcached has its own test): pods whose containers cannot run, and an
  * Ingress host and path that an older Ingress already routes.
  */
-import { eventually, getJson, kubectlOk, testWithNodes } from '../support/kube';
+import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
+import { applyUnprovisionedStorageClass, runTrace, UNPROVISIONED_STORAGE_CLASS } from '../support/trace';
 
 jest.setTimeout(240_000);
 
@@ -74,6 +75,8 @@ async function failingPods(
   name: string,
   workload: string,
   mode: PodFailureMode = CRASH_LOOP,
+  /** What the test checks while the pods fail, before the label goes. */
+  whileFailing?: () => void,
 ): Promise<void> {
   const patch = { spec: { template: { metadata: { labels: { [mode.label]: 'true' } } } } };
   kubectlOk(['patch', workload, name, '-n', o.ns, '--type=merge', '-p', JSON.stringify(patch)]);
@@ -93,6 +96,7 @@ async function failingPods(
   );
   // While the pods keep failing it stays so (it once came and went with each replacement).
   expect(degraded(o, kind, name)).toMatchObject({ status: 'True', reason: d.reason });
+  whileFailing?.();
   kubectlOk([
     'patch',
     workload,
@@ -167,8 +171,96 @@ describe('pods that cannot run', () => {
       }),
     });
     await eventually('ready', () => (o.get('database', 'db')?.status?.readyReplicas === 1 ? true : undefined), 90_000);
-    await failingPods(o, 'database', 'Database', 'db', 'statefulset');
+    await eventually('Available', () =>
+      o.get('database', 'db')?.status?.conditions?.some((c: any) => c.type === 'Available' && c.status === 'True')
+        ? true
+        : undefined,
+    );
+    // trace: the Database, its children, its server's pod and the claim the pod mounts, all as asked.
+    const healthy = runTrace('database/db', o.ns);
+    expect({ code: healthy.code, stderr: healthy.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(healthy.rows.map((r) => r.object)).toEqual(
+      expect.arrayContaining([
+        'Database/db',
+        'ConfigMap/db-config',
+        'Service/db',
+        'StatefulSet/db',
+        'Pod/db-0',
+        'PersistentVolumeClaim/data-db-0',
+      ]),
+    );
+    expect(healthy.rows.filter((r) => r.ready !== 'Current')).toEqual([]);
+    await failingPods(o, 'database', 'Database', 'db', 'statefulset', CRASH_LOOP, () => {
+      // trace while the server crash-loops: the pod named as the reason, as the status says.
+      const broken = runTrace('database/db', o.ns, ['-o', 'wide']);
+      process.stdout.write(
+        `[trace] a Database whose server crash-loops (-o wide), exit ${broken.code}:\n${broken.stdout}`,
+      );
+      expect(broken.code).toBe(1);
+      expect(broken.rows.find((r) => r.object === 'Database/db')).toMatchObject({
+        ready: 'Failed',
+        reason: 'PodFailing',
+      });
+      expect(broken.rows.find((r) => r.object === 'StatefulSet/db')).toMatchObject({ ready: 'InProgress' });
+      const pod = broken.rows.find((r) => r.object === 'Pod/db-0');
+      expect(pod).toMatchObject({ ready: 'Failed', reason: 'PodFailing' });
+      // -o wide: the pod's node, then the message whole.
+      expect(pod?.message).toMatch(/^kwok-node-\d+ +pod db-0: container postgresql exited with code 1/);
+      const json = JSON.parse(runTrace('database/db', o.ns, ['-o', 'json']).stdout);
+      expect(json.ready).toBe(false);
+      const sts = json.resource.children.find((c: any) => c.kind === 'StatefulSet');
+      expect(sts.children[0]).toMatchObject({ kind: 'Pod', name: 'db-0', readiness: 'Failed', reason: 'PodFailing' });
+      expect(runTrace('database/db', o.ns, ['-o', 'dot']).stdout).toMatch(/"Pod\/db-0" \[label=.*color=red\];/);
+    });
+    expect(runTrace('database/db', o.ns).code).toBe(0);
   });
+
+  testWithNodes(
+    'a Database whose volume is not provisioned yet: trace says what it waits for, and nothing failed',
+    async () => {
+      const o = await database;
+      applyUnprovisionedStorageClass();
+      kubectlOk(['apply', '-n', o.ns, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'database.example.com/v1alpha1',
+          kind: 'Database',
+          metadata: { name: 'waiting' },
+          spec: {
+            type: 'postgresql',
+            version: '16',
+            storage: { size: '1Gi', storageClassName: UNPROVISIONED_STORAGE_CLASS },
+          },
+        }),
+      });
+      try {
+        await eventually('its pod', () => o.get('pod', 'waiting-0'), 60_000);
+        // The reconciler's own verdict, not a status it has yet to write.
+        await eventually('its status', () =>
+          o.get('database', 'waiting')?.status?.observedGeneration === 1 ? true : undefined,
+        );
+        const waiting = runTrace('database/waiting', o.ns);
+        process.stdout.write(
+          `[trace] a Database whose claim is not provisioned, exit ${waiting.code}:\n${waiting.stdout}`,
+        );
+        expect(waiting.code).toBe(1);
+        const row = (object: string) => waiting.rows.find((r) => r.object === object);
+        // Its own verdict is its Ready condition's, as kstatus reads it.
+        const ready = o.get('database', 'waiting').status.conditions.find((c: any) => c.type === 'Ready');
+        expect(ready).toMatchObject({ status: 'False' });
+        expect(row('Database/waiting')).toMatchObject({ ready: 'InProgress', reason: ready.reason });
+        expect(row('StatefulSet/waiting')).toMatchObject({ ready: 'InProgress', reason: 'WaitingForPods' });
+        expect(row('Pod/waiting-0')).toMatchObject({ ready: 'InProgress', reason: 'WaitingForPods' });
+        expect(row('PersistentVolumeClaim/data-waiting-0')).toMatchObject({
+          ready: 'InProgress',
+          reason: 'ClaimPending',
+        });
+        expect(waiting.rows.filter((r) => r.ready === 'Failed')).toEqual([]);
+      } finally {
+        kubectlOk(['delete', 'database', 'waiting', '-n', o.ns, '--wait=false']);
+        kubectl(['delete', 'pvc', 'data-waiting-0', '-n', o.ns, '--wait=false']);
+      }
+    },
+  );
 
   testWithNodes('an Application whose pods cannot run is Degraded PodFailing, with a Warning Event', async () => {
     await servingApplicationThatFails('web', CRASH_LOOP);

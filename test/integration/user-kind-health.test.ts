@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { controllersModule, runCommand } from '../support/controllers-module';
 import { startExampleOperator } from '../support/example-operator';
 import type { ReconcilerProcess } from '../support/reconciler';
+import { applyUnprovisionedStorageClass, runTrace, UNPROVISIONED_STORAGE_CLASS } from '../support/trace';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -84,6 +85,16 @@ async function availableAgain(name: string): Promise<void> {
   );
 }
 
+/** The example's controller as a module of the user's (for diff, plan and trace), written once. */
+let exampleModule: string | undefined;
+function keyValueStoreModule(): string {
+  const example = JSON.stringify(path.join(ROOT, 'examples', 'key-value-store', 'key-value-store'));
+  exampleModule ??= controllersModule(
+    `import { keyValueStoreController } from ${example};\nexport const controllers = [keyValueStoreController];\n`,
+  );
+  return exampleModule;
+}
+
 /** Another manager puts a kwok failure label on a workload's pod template (not ours to revert), then takes it off. */
 function labelPods(kind: string, name: string, label: string, on: boolean): void {
   const patch = on
@@ -145,9 +156,33 @@ describe('a KeyValueStore, through constructController with no status code', () 
     async () => {
       store('crashing');
       await availableAgain('crashing');
+      // trace of the user's kind (cdk8s-plus objects): every object it made, its pods and claims, as asked.
+      const healthy = runTrace('keyvaluestore/crashing', ns, ['--controllers', keyValueStoreModule()]);
+      expect({ code: healthy.code, stderr: healthy.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(healthy.rows.map((r) => r.object)).toEqual(
+        expect.arrayContaining([
+          'KeyValueStore/crashing',
+          'StatefulSet/crashing',
+          'Pod/crashing-0',
+          'PersistentVolumeClaim/data-crashing-0',
+          'Deployment/crashing-gateway',
+        ]),
+      );
+      expect(healthy.rows.filter((r) => r.ready !== 'Current')).toEqual([]);
       labelPods('statefulset', 'crashing', CRASH_LOOP_LABEL, true);
       const degraded = await degradedWithOneWarning('crashing', 'PodFailing');
       expect(degraded.message).toMatch(/^StatefulSet crashing: pod crashing-0: container redis exited with code 1/);
+      const broken = runTrace('keyvaluestore/crashing', ns, ['--controllers', keyValueStoreModule()]);
+      expect(broken.code).toBe(1);
+      expect(broken.rows.find((r) => r.object === 'KeyValueStore/crashing')).toMatchObject({
+        ready: 'Failed',
+        reason: 'PodFailing',
+      });
+      expect(broken.rows.find((r) => r.object === 'Pod/crashing-0')).toMatchObject({
+        ready: 'Failed',
+        reason: 'PodFailing',
+        message: expect.stringMatching(/^pod crashing-0: container redis exited with code 1/),
+      });
       labelPods('statefulset', 'crashing', CRASH_LOOP_LABEL, false);
       // A StatefulSet waits for its broken pod to be Ready before it rolls it: deleted by hand.
       kubectl(['delete', 'pods', '-n', ns, '-l', `${CRASH_LOOP_LABEL}=true`, '--wait=false']);
@@ -193,10 +228,7 @@ describe('a KeyValueStore, through constructController with no status code', () 
       expect(after.spec.template.spec.nodeSelector).toBeUndefined();
 
       // diff and plan say the same as the reconciler does: held, and why.
-      const example = JSON.stringify(path.join(ROOT, 'examples', 'key-value-store', 'key-value-store'));
-      const module = controllersModule(
-        `import { keyValueStoreController } from ${example};\nexport const controllers = [keyValueStoreController];\n`,
-      );
+      const module = keyValueStoreModule();
       const diff = runCommand(['diff', 'keyvaluestore/nowhere', '-n', ns, '--controllers', module]);
       expect({ code: diff.status, stderr: diff.stderr }).toEqual({ code: 1, stderr: '' });
       expect(diff.stdout).toContain(
@@ -207,6 +239,24 @@ describe('a KeyValueStore, through constructController with no status code', () 
       expect(JSON.parse(plan.stdout).children.held).toBeGreaterThanOrEqual(2);
     },
   );
+
+  testWithNodes('a claim not provisioned yet: trace says what waits for it, and nothing failed', async () => {
+    applyUnprovisionedStorageClass();
+    store('pending', { storage: { storageClassName: UNPROVISIONED_STORAGE_CLASS } });
+    await eventually('its pod', () => get('pod', 'pending-0'), 60_000);
+    // The reconciler's own verdict, not a status it has yet to write.
+    await eventually('its status', () =>
+      get('keyvaluestore', 'pending')?.status?.observedGeneration === 1 ? true : undefined,
+    );
+    const waiting = runTrace('keyvaluestore/pending', ns, ['--controllers', keyValueStoreModule()]);
+    expect(waiting.code).toBe(1);
+    const row = (object: string) => waiting.rows.find((r) => r.object === object);
+    expect(row('KeyValueStore/pending')).toMatchObject({ ready: 'InProgress' });
+    expect(row('StatefulSet/pending')).toMatchObject({ ready: 'InProgress', reason: 'WaitingForPods' });
+    expect(row('Pod/pending-0')).toMatchObject({ ready: 'InProgress', reason: 'WaitingForPods' });
+    expect(row('PersistentVolumeClaim/data-pending-0')).toMatchObject({ ready: 'InProgress', reason: 'ClaimPending' });
+    expect(waiting.rows.filter((r) => r.ready === 'Failed')).toEqual([]);
+  });
 
   testWithNodes('a claim no volume can be provisioned for: Degraded ProvisioningFailed naming the claim', async () => {
     store('classless', { storage: { storageClassName: 'no-such-class' } });
