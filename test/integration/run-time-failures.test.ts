@@ -6,7 +6,12 @@
 import { eventually, getJson, kubectl, kubectlOk, testWithNodes } from '../support/kube';
 import { type OperatorUnderTest, startOperatorUnderTest } from '../support/operator-under-test';
 import { CRASH_LOOP_LABEL, IMAGE_PULL_FAILURE_LABEL } from '../../testing/control-plane';
-import { applyUnprovisionedStorageClass, runTrace, UNPROVISIONED_STORAGE_CLASS } from '../support/trace';
+import {
+  applyUnprovisionedStorageClass,
+  expectTracedReady,
+  runTrace,
+  UNPROVISIONED_STORAGE_CLASS,
+} from '../support/trace';
 
 jest.setTimeout(240_000);
 
@@ -177,19 +182,14 @@ describe('pods that cannot run', () => {
         : undefined,
     );
     // trace: the Database, its children, its server's pod and the claim the pod mounts, all as asked.
-    const healthy = runTrace('database/db', o.ns);
-    expect({ code: healthy.code, stderr: healthy.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(healthy.rows.map((r) => r.object)).toEqual(
-      expect.arrayContaining([
-        'Database/db',
-        'ConfigMap/db-config',
-        'Service/db',
-        'StatefulSet/db',
-        'Pod/db-0',
-        'PersistentVolumeClaim/data-db-0',
-      ]),
-    );
-    expect(healthy.rows.filter((r) => r.ready !== 'Current')).toEqual([]);
+    expectTracedReady(runTrace('database/db', o.ns), [
+      'Database/db',
+      'ConfigMap/db-config',
+      'Service/db',
+      'StatefulSet/db',
+      'Pod/db-0',
+      'PersistentVolumeClaim/data-db-0',
+    ]);
     await failingPods(o, 'database', 'Database', 'db', 'statefulset', CRASH_LOOP, () => {
       // trace while the server crash-loops: the pod named as the reason, as the status says.
       const broken = runTrace('database/db', o.ns, ['-o', 'wide']);

@@ -13,7 +13,12 @@ import * as path from 'node:path';
 import { controllersModule, runCommand } from '../support/controllers-module';
 import { startExampleOperator } from '../support/example-operator';
 import type { ReconcilerProcess } from '../support/reconciler';
-import { applyUnprovisionedStorageClass, runTrace, UNPROVISIONED_STORAGE_CLASS } from '../support/trace';
+import {
+  applyUnprovisionedStorageClass,
+  expectTracedReady,
+  runTrace,
+  UNPROVISIONED_STORAGE_CLASS,
+} from '../support/trace';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -157,18 +162,13 @@ describe('a KeyValueStore, through constructController with no status code', () 
       store('crashing');
       await availableAgain('crashing');
       // trace of the user's kind (cdk8s-plus objects): every object it made, its pods and claims, as asked.
-      const healthy = runTrace('keyvaluestore/crashing', ns, ['--controllers', keyValueStoreModule()]);
-      expect({ code: healthy.code, stderr: healthy.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(healthy.rows.map((r) => r.object)).toEqual(
-        expect.arrayContaining([
-          'KeyValueStore/crashing',
-          'StatefulSet/crashing',
-          'Pod/crashing-0',
-          'PersistentVolumeClaim/data-crashing-0',
-          'Deployment/crashing-gateway',
-        ]),
-      );
-      expect(healthy.rows.filter((r) => r.ready !== 'Current')).toEqual([]);
+      expectTracedReady(runTrace('keyvaluestore/crashing', ns, ['--controllers', keyValueStoreModule()]), [
+        'KeyValueStore/crashing',
+        'StatefulSet/crashing',
+        'Pod/crashing-0',
+        'PersistentVolumeClaim/data-crashing-0',
+        'Deployment/crashing-gateway',
+      ]);
       labelPods('statefulset', 'crashing', CRASH_LOOP_LABEL, true);
       const degraded = await degradedWithOneWarning('crashing', 'PodFailing');
       expect(degraded.message).toMatch(/^StatefulSet crashing: pod crashing-0: container redis exited with code 1/);

@@ -28,6 +28,13 @@ export function runTrace(
   return { code: run.status, stdout: run.stdout, stderr: run.stderr, rows };
 }
 
+/** A trace of a resource as asked: exit 0, nothing on standard error, these objects among its rows, every row Current. */
+export function expectTracedReady(trace: ReturnType<typeof runTrace>, objects: readonly string[]): void {
+  expect({ code: trace.code, stderr: trace.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(trace.rows.map((r) => r.object)).toEqual(expect.arrayContaining([...objects]));
+  expect(trace.rows.filter((r) => r.ready !== 'Current')).toEqual([]);
+}
+
 /**
  * A StorageClass no provisioner serves: a claim of it stays Pending without an error (no
  * ProvisioningFailed Event), so what mounts it waits — a resource on its way, not broken.
