@@ -24,6 +24,8 @@ export type { FakeWrite, FakeWriteVerb } from './fake-kube-client';
 export { addEgressRoute, egressDecisions, isLoopbackHost } from './egress-proxy';
 export type { EgressDecision } from './egress-proxy';
 export { upgradeTest } from './upgrade';
+export { CONFORMANCE_CHECKS, conformanceTest } from './conformance';
+export type { ConformanceCheckName, ConformanceOptions, ConformanceReport } from './conformance';
 export { tightPriorityLevel } from './priority-level';
 export type { TightPriorityLevelOptions } from './priority-level';
 export type { UpgradeReport, UpgradeTestOptions } from './upgrade';

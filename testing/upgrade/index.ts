@@ -30,6 +30,7 @@ import { compareWrites, type PlannedChange, roundTripProblems, snapshotChildren 
 import { applyCrd, declarationsIn, planWithCli, seed, settledResources, storedVersions } from './steps';
 import { VersionReconciler } from './reconciler-process';
 import { waitUntil } from './wait';
+import { auditLength } from '../conformance/audit-writes';
 
 export interface UpgradeTestOptions {
   /** A control plane started with `audit: true` (the writes are read from its audit log). */
@@ -132,8 +133,4 @@ async function runVersion(
   }
   const code = await reconciler.stop();
   if (code !== 0) throw new Error(`the ${name} reconciler exited ${String(code)}\n${reconciler.tail()}`);
-}
-
-function auditLength(log: string): number {
-  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
 }

@@ -4,4 +4,4 @@
  *
  * This file is the folder's face: code outside the folder imports it from here alone.
  */
-export { buildController } from './builder';
+export { buildController, DEFAULT_STATUS_COALESCE_MS } from './builder';

@@ -1,0 +1,148 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { conditionProblems, foreignStandIn } from '../../../testing/conformance/checks';
+import { auditLength, reconcilerWrites } from '../../../testing/conformance/audit-writes';
+import type { KubeObject } from '../../../constructs/contract';
+
+const at = '2026-12-06T12:00:00Z';
+const resource = (conditions: unknown[], extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'x.example.com/v1',
+  kind: 'Greeting',
+  metadata: { name: 'g', generation: 2 },
+  status: { observedGeneration: 2, conditions, ...extra },
+});
+const ready = {
+  type: 'Ready',
+  status: 'True',
+  reason: 'Ready',
+  message: 'ok',
+  lastTransitionTime: at,
+  observedGeneration: 2,
+};
+
+describe('conditionProblems: Ready at its generation, as kstatus reads it', () => {
+  test('none for a Ready resource of its generation', () => {
+    expect(conditionProblems(resource([ready]))).toEqual([]);
+    // Available stands for Ready where there is none.
+    expect(conditionProblems(resource([{ ...ready, type: 'Available' }]))).toEqual([]);
+  });
+
+  test('each way of not being so, said', () => {
+    expect(conditionProblems(undefined)).toEqual(['it does not exist']);
+    expect(conditionProblems(resource([]))).toEqual([
+      "no status.conditions: kstatus reads a resource's readiness from them",
+    ]);
+    expect(conditionProblems(resource([{ ...ready, status: 'False', reason: 'Waiting', message: 'pods' }]))).toEqual([
+      'Ready=False Waiting: pods',
+    ]);
+    expect(
+      conditionProblems(
+        resource([
+          ready,
+          { type: 'Degraded', status: 'True', reason: 'PodFailing', message: 'x', lastTransitionTime: at },
+        ]),
+      ),
+    ).toEqual(['Degraded=True PodFailing: x']);
+    expect(conditionProblems(resource([{ ...ready, observedGeneration: 1 }], { observedGeneration: 1 }))).toEqual([
+      'status.observedGeneration is 1, its generation 2',
+      "condition Ready is of generation 1, the resource's is 2",
+    ]);
+    expect(conditionProblems(resource([{ type: 'Ready', status: 'yes', reason: 'all good' }]))).toEqual([
+      'condition Ready: status "yes" is not True, False or Unknown',
+      'condition Ready: reason "all good" is not CamelCase',
+      'condition Ready: no lastTransitionTime',
+      'Ready=yes all good: undefined',
+    ]);
+    expect(conditionProblems(resource([{ ...ready, type: 'Synced' }]))).toEqual(['no Ready or Available condition']);
+  });
+});
+
+describe("foreignStandIn: someone else's object under a child's name", () => {
+  const child = (kind: string, name: string, rest: object = {}): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: { name, uid: 'u', ownerReferences: [{ apiVersion: 'x/v1', kind: 'Greeting', name: 'hello', uid: 'o' }] },
+    ...rest,
+  });
+
+  test("a ConfigMap first, named as the new resource's child would be, owned by nobody", () => {
+    const standIn = foreignStandIn(
+      [
+        child('Service', 'hello', {
+          spec: { ports: [{ name: 'web', port: 80, nodePort: 30001 }], clusterIP: '10.0.0.1' },
+        }),
+        child('ConfigMap', 'hello-greeting'),
+      ],
+      'hello',
+      'hello-x',
+    );
+    expect(standIn?.type.kind).toBe('ConfigMap');
+    expect(standIn?.object.metadata).toEqual({
+      name: 'hello-x-greeting',
+      labels: { 'conformance.cdk8s-operator-kit/foreign': 'true' },
+    });
+  });
+
+  test('a Service without its address or node ports, selecting nothing of the kind', () => {
+    const standIn = foreignStandIn(
+      [
+        child('Service', 'hello', {
+          spec: { ports: [{ name: 'web', port: 80, protocol: 'TCP', nodePort: 30001 }], clusterIP: '10.0.0.1' },
+        }),
+      ],
+      'hello',
+      'hello-x',
+    );
+    expect(standIn?.object).toEqual({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'hello-x', labels: { 'conformance.cdk8s-operator-kit/foreign': 'true' } },
+      spec: {
+        ports: [{ name: 'web', port: 80, protocol: 'TCP' }],
+        selector: { 'conformance.cdk8s-operator-kit/foreign': 'true' },
+      },
+    });
+  });
+
+  test('none where no child is of a kind it can stand in for, or none carries the name', () => {
+    expect(foreignStandIn([child('Deployment', 'hello')], 'hello', 'hello-x')).toBeUndefined();
+    expect(foreignStandIn([child('ConfigMap', 'shared-settings')], 'hello', 'hello-x')).toBeUndefined();
+  });
+});
+
+describe("reconcilerWrites: the reconciler's writes in a namespace, from the audit log", () => {
+  const entry = (o: Record<string, unknown>) =>
+    JSON.stringify({
+      verb: 'patch',
+      userAgent: 'cdk8s-operator-kit-reconciler/0.1.0',
+      requestURI: '/api/v1/namespaces/ns/configmaps/a',
+      objectRef: { resource: 'configmaps', namespace: 'ns', name: 'a' },
+      ...o,
+    });
+
+  test('after the mark; Events, Leases, dry runs, reads, other clients and namespaces aside; status writes named', () => {
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'audit.log');
+    fs.writeFileSync(log, `${entry({ objectRef: { resource: 'configmaps', namespace: 'ns', name: 'before' } })}\n`);
+    const mark = auditLength(log);
+    fs.appendFileSync(
+      log,
+      [
+        entry({}),
+        entry({ verb: 'get' }),
+        entry({ userAgent: 'kubectl/v1.36' }),
+        entry({ requestURI: '/api/v1/namespaces/ns/configmaps/a?dryRun=All' }),
+        entry({ objectRef: { resource: 'events', namespace: 'ns', name: 'e' } }),
+        entry({ objectRef: { resource: 'leases', namespace: 'ns', name: 'l' } }),
+        entry({ objectRef: { resource: 'configmaps', namespace: 'other', name: 'a' } }),
+        entry({
+          verb: 'update',
+          objectRef: { resource: 'greetings', subresource: 'status', namespace: 'ns', name: 'g' },
+        }),
+        '',
+      ].join('\n'),
+    );
+    expect(mark).toBe(1);
+    expect(reconcilerWrites(log, mark, 'ns')).toEqual(['patch configmaps a', 'update greetings/status g']);
+  });
+});

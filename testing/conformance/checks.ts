@@ -1,0 +1,91 @@
+/** What the conformance checks judge, as pure functions of objects. */
+import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
+import { isJsonObject } from '../../constructs/contract/json';
+
+/** A condition's reason as metav1.Condition constrains it: CamelCase, what kstatus and kubectl wait read. */
+const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+const STATUSES = ['True', 'False', 'Unknown'];
+
+/**
+ * Why a resource is not Ready at its generation in words kstatus reads — empty when it is: its
+ * conditions well-formed (type, status, a CamelCase reason, lastTransitionTime) and of its
+ * generation, none of Stalled or Degraded True, and Ready (else Available) True.
+ */
+export function conditionProblems(resource: KubeObject | undefined): string[] {
+  if (!resource) return ['it does not exist'];
+  const generation = resource.metadata.generation;
+  const status = isJsonObject(resource.status) ? resource.status : {};
+  const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isJsonObject) : [];
+  if (conditions.length === 0) return ["no status.conditions: kstatus reads a resource's readiness from them"];
+  const problems: string[] = [];
+  if (typeof status.observedGeneration === 'number' && status.observedGeneration !== generation)
+    problems.push(`status.observedGeneration is ${status.observedGeneration}, its generation ${String(generation)}`);
+  for (const c of conditions) problems.push(...conditionShapeProblems(c, generation));
+  for (const c of conditions)
+    if ((c.type === 'Stalled' || c.type === 'Degraded') && c.status === 'True') problems.push(said(c));
+  const ready = conditions.find((c) => c.type === 'Ready') ?? conditions.find((c) => c.type === 'Available');
+  if (!ready) problems.push('no Ready or Available condition');
+  else if (ready.status !== 'True') problems.push(said(ready));
+  return problems;
+}
+
+/** A condition as `Type=Status Reason: message`. */
+function said(c: Record<string, unknown>): string {
+  const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  return `${text(c.type)}=${text(c.status)} ${text(c.reason)}: ${text(c.message)}`;
+}
+
+/** What of metav1.Condition's shape a condition lacks, and whether it is of the resource's generation. */
+function conditionShapeProblems(c: Record<string, unknown>, generation: number | undefined): string[] {
+  const type = typeof c.type === 'string' ? c.type : '(no type)';
+  const problems: string[] = [];
+  if (typeof c.status !== 'string' || !STATUSES.includes(c.status))
+    problems.push(`condition ${type}: status ${JSON.stringify(c.status)} is not True, False or Unknown`);
+  if (typeof c.reason !== 'string' || !REASON.test(c.reason))
+    problems.push(`condition ${type}: reason ${JSON.stringify(c.reason)} is not CamelCase`);
+  if (typeof c.lastTransitionTime !== 'string') problems.push(`condition ${type}: no lastTransitionTime`);
+  if (typeof c.observedGeneration === 'number' && c.observedGeneration !== generation)
+    problems.push(
+      `condition ${type} is of generation ${c.observedGeneration}, the resource's is ${String(generation)}`,
+    );
+  return problems;
+}
+
+/** The kinds a stand-in of someone else's can be made of without side effects (no pods, no addresses taken). */
+const STAND_INS: readonly ResourceType[] = [BuiltinTypes.ConfigMap, BuiltinTypes.ServiceAccount, BuiltinTypes.Service];
+
+/**
+ * An object of someone else's (owned by nobody) of one of an example's children's kinds, named
+ * as that child of a resource named `newName` would be (the example's name `name` in it
+ * replaced), to be created before that resource: undefined when no child is of a kind it can
+ * stand in for or none carries the resource's name.
+ */
+export function foreignStandIn(
+  children: readonly KubeObject[],
+  name: string,
+  newName: string,
+): { type: ResourceType; object: KubeObject } | undefined {
+  for (const type of STAND_INS) {
+    const child = children.find((c) => c.kind === type.kind && (c.metadata.name ?? '').includes(name));
+    if (!child) continue;
+    const metadata = {
+      name: (child.metadata.name ?? '').replace(name, newName),
+      labels: { 'conformance.cdk8s-operator-kit/foreign': 'true' },
+    };
+    const spec = isJsonObject(child.spec) ? child.spec : {};
+    const ports = Array.isArray(spec.ports)
+      ? spec.ports.filter(isJsonObject).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol }))
+      : [];
+    const object: KubeObject = {
+      apiVersion: type.version,
+      kind: type.kind,
+      metadata,
+      ...(type.kind === 'ConfigMap' ? { data: { owner: 'someone else' } } : {}),
+      ...(type.kind === 'Service'
+        ? { spec: { ports, selector: { 'conformance.cdk8s-operator-kit/foreign': 'true' } } }
+        : {}),
+    };
+    return { type, object };
+  }
+  return undefined;
+}

@@ -1,0 +1,329 @@
+/**
+ * A conformance run: a kind's controller proven a good operator on a real API server, whatever
+ * its `render`, `status` or `external` do — the mistakes the runtime cannot guard against for it.
+ * Its examples are created in a namespace of the run's own under a reconciler of the module's
+ * controllers (as `upgradeTest` runs one), then each named check reports what the kind did:
+ *
+ * - `ready`: every example reaches Ready at its generation, with conditions kstatus reads;
+ * - `settled`: a reconcile of a settled resource (its metadata touched) writes nothing;
+ * - `restart`: a reconciler started again over settled resources writes nothing;
+ * - `never-adopts`: an object of someone else's holding the name of one of a new resource's
+ *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
+ * - `delete`: deleting an example removes it and every object it controls.
+ *
+ * @example
+ * const report = await conformanceTest({
+ *   controlPlane, // startControlPlane({ audit: true })
+ *   controllers: 'controllers.ts',
+ *   kind: 'Greeting',
+ *   examples: [{ apiVersion: 'platform.example.com/v1alpha1', kind: 'Greeting', metadata: { name: 'g' }, spec: { text: 'hi' } }],
+ * });
+ * expect(report.problems).toEqual([]);
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  BuiltinTypes,
+  type ControllerDeclaration,
+  type CustomResourceObject,
+  customResourceType,
+  type KubeObject,
+} from '../../constructs/contract';
+import { HttpKubeClient, type KubeClient, loadKubeConfig } from '../../operator/runtime/client';
+import { DEFAULT_STATUS_COALESCE_MS } from '../../operator/runtime/reconcile';
+import type { ControlPlane } from '../control-plane';
+import { applyCrd, declarationsIn } from '../upgrade/steps';
+import { VersionReconciler } from '../upgrade/reconciler-process';
+import { waitUntil } from '../upgrade/wait';
+import { auditLength, reconcilerWrites } from './audit-writes';
+import { conditionProblems, foreignStandIn } from './checks';
+
+export interface ConformanceOptions {
+  /** A control plane started with `audit: true`: the writes are read from its audit log. */
+  readonly controlPlane: Pick<ControlPlane, 'kubeconfig' | 'auditLog'>;
+  /** A module exporting the controllers (the kind's among them). */
+  readonly controllers: string;
+  /** The kind under test. */
+  readonly kind: string;
+  /** Its examples, each with its apiVersion: resources that should become Ready. */
+  readonly examples: readonly KubeObject[];
+  /** The namespace made for them. @default `conformance-<random>` */
+  readonly namespace?: string;
+}
+
+/** The checks a run makes, in order. */
+export const CONFORMANCE_CHECKS = ['ready', 'settled', 'restart', 'never-adopts', 'delete'] as const;
+export type ConformanceCheckName = (typeof CONFORMANCE_CHECKS)[number];
+
+export interface ConformanceReport {
+  /** Each check's problems: what the kind did, and where to look. Empty: it passed. */
+  readonly checks: Readonly<Record<ConformanceCheckName, readonly string[]>>;
+  /** Every problem, each prefixed with its check's name. */
+  readonly problems: readonly string[];
+}
+
+/** Runs the conformance checks of `options.kind`; see the module. */
+export async function conformanceTest(options: ConformanceOptions): Promise<ConformanceReport> {
+  const { kubeconfig, auditLog } = options.controlPlane;
+  if (!auditLog)
+    throw new Error('conformanceTest reads the writes from the audit log: start the control plane with audit: true');
+  const decl = kindIn(options.controllers, options.kind);
+  const namespace = options.namespace ?? `conformance-${Math.random().toString(36).slice(2, 8)}`;
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-conformance-'));
+  const client = new HttpKubeClient(loadKubeConfig({ path: kubeconfig }), {
+    fieldManager: 'conformance-test',
+    userAgent: 'cdk8s-operator-kit-conformance-test',
+  });
+  const checks: Record<ConformanceCheckName, string[]> = {
+    ready: [],
+    settled: [],
+    restart: [],
+    'never-adopts': [],
+    delete: [],
+  };
+  const start = (name: string) =>
+    VersionReconciler.start({ controllers: options.controllers, kind: options.kind, kubeconfig, name, workDir });
+  const run = new ConformanceRun(client, decl, namespace, auditLog, options.examples);
+  let reconciler: VersionReconciler | undefined;
+  try {
+    await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    await applyCrd(client, decl, namespace);
+    reconciler = await start('conformance');
+    checks.ready = await run.ready(reconciler);
+    if (checks.ready.length > 0) return report(checks);
+    checks.settled = await run.settled(reconciler);
+    const stopped = await reconciler.stop();
+    if (stopped !== 0) checks.restart.push(`the reconciler exited with ${String(stopped)} when stopped (SIGTERM)`);
+    const mark = auditLength(auditLog);
+    reconciler = await start('conformance-restarted');
+    checks.restart.push(...(await run.afterRestart(reconciler, mark)));
+    checks['never-adopts'] = await run.neverAdopts();
+    checks.delete = await run.deletes(reconciler);
+    return report(checks);
+  } finally {
+    await reconciler?.stop();
+    client.close();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function report(checks: Record<ConformanceCheckName, string[]>): ConformanceReport {
+  return { checks, problems: CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`)) };
+}
+
+/** The declaration of a kind in a module of controllers. */
+function kindIn(module: string, kind: string): ControllerDeclaration {
+  // Loaded as the test runner loads the test's own modules (ts-jest, tsx): a TypeScript module as it is.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the test runner's own loader, TypeScript included
+  const exports = require(path.resolve(module)) as Record<string, unknown>;
+  const decl = declarationsIn(exports).find((d) => d.for.kind === kind);
+  if (!decl) throw new Error(`${module} exports no controller of ${kind}`);
+  return decl;
+}
+
+/**
+ * How long without a reconcile makes a rest: three of the runtime's status coalescing windows
+ * (`DEFAULT_STATUS_COALESCE_MS`), by which a status write that waits is made and what it
+ * triggers has begun.
+ */
+const REST_SPAN_MS = 3 * DEFAULT_STATUS_COALESCE_MS;
+
+/** How often one object written since a mark makes a loop: more than a reconcile and its echo would. */
+const LOOP_WRITES = 4;
+
+/** The writes made `LOOP_WRITES` times or more, with their counts. */
+function repeatedWrites(writes: readonly string[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const w of writes) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return [...counts].filter(([, n]) => n >= LOOP_WRITES);
+}
+
+type Reconciled = CustomResourceObject<unknown, { conditions?: Record<string, unknown>[] }>;
+
+/** Waits for `what`, giving back a problem instead of throwing when it does not come. */
+async function waitFor(what: string, condition: () => Promise<boolean>, context: () => string): Promise<string[]> {
+  try {
+    await waitUntil(what, condition, context);
+    return [];
+  } catch (err) {
+    return [err instanceof Error ? err.message : String(err)];
+  }
+}
+
+/** The steps of one run, over the examples in their namespace. */
+class ConformanceRun {
+  private readonly type;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly decl: ControllerDeclaration,
+    private readonly namespace: string,
+    private readonly auditLog: string,
+    private readonly examples: readonly KubeObject[],
+  ) {
+    this.type = customResourceType<Reconciled>(decl.for);
+  }
+
+  private get(name: string): Promise<Reconciled | undefined> {
+    return this.client.get(this.type, name, this.namespace).catch(() => undefined);
+  }
+
+  /** Each example created and Ready at its generation, its conditions kstatus-readable. */
+  async ready(reconciler: VersionReconciler): Promise<string[]> {
+    for (const example of this.examples) await this.client.create(this.type, example, this.namespace);
+    const problems: string[] = [];
+    for (const example of this.examples) {
+      const name = example.metadata.name ?? '';
+      let last: Reconciled | undefined;
+      const waited = await waitFor(
+        `${this.decl.for.kind} ${name} Ready at its generation`,
+        async () => {
+          last = await this.get(name);
+          return conditionProblems(last).length === 0;
+        },
+        () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+      );
+      problems.push(...(waited.length > 0 ? conditionProblems(last).map((p) => `${name}: ${p}`) : []));
+    }
+    return problems;
+  }
+
+  /**
+   * Once Ready, the reconciler must come to rest without writing any object again and again; then
+   * a no-op touch of each resource (an annotation) is reconciled, and must write nothing.
+   */
+  async settled(reconciler: VersionReconciler): Promise<string[]> {
+    const loop = await this.restOrLoop(reconciler, auditLength(this.auditLog), 'once the examples were Ready');
+    if (loop.length > 0) return loop;
+    const before = (await reconciler.metrics())?.get('controller_runtime_reconcile_total') ?? 0;
+    const mark = auditLength(this.auditLog);
+    for (const example of this.examples) {
+      await this.client.mergePatch(this.type, example.metadata.name ?? '', this.namespace, {
+        metadata: { annotations: { 'conformance.cdk8s-operator-kit/touched': 'true' } },
+      });
+    }
+    await reconciler.settled(before + this.examples.length, 'a reconcile of each touched resource');
+    return reconcilerWrites(this.auditLog, mark, this.namespace).map(
+      (w) =>
+        `${w} when a settled resource was reconciled again with nothing changed: its render or status is not a function of its spec and children alone (a time, a random value, an order that varies?) — compare the object before and after, or run \`cdk8s-operator-kit diff\` twice`,
+    );
+  }
+
+  /** A new reconciler over settled resources: it must write nothing. */
+  async afterRestart(reconciler: VersionReconciler, mark: number): Promise<string[]> {
+    const loop = await this.restOrLoop(reconciler, mark, 'after a restart');
+    if (loop.length > 0) return loop;
+    await reconciler.settled(this.examples.length, 'the restarted reconciler over the settled examples');
+    return reconcilerWrites(this.auditLog, mark, this.namespace).map(
+      (w) =>
+        `${w} by a reconciler started again over settled resources: what it renders depends on the process (a value made at its start, a cache it lacks) — \`cdk8s-operator-kit diff\` of the resource shows the change`,
+    );
+  }
+
+  /**
+   * Until the reconciler rests — nothing queued or running, and no reconcile for `REST_SPAN_MS`,
+   * past the delay of a status write it coalesces — or has written one object `LOOP_WRITES` times
+   * since `mark`: the loop, as problems, or none. (A loop runs at the pace of that delay: a rest
+   * judged from one scrape to the next would be seen between two of its turns.)
+   */
+  private async restOrLoop(reconciler: VersionReconciler, mark: number, when: string): Promise<string[]> {
+    let last = { total: -1, since: Date.now() };
+    let repeated: [string, number][] = [];
+    await waitUntil(
+      `the reconciler at rest ${when}, or writing one object again and again`,
+      async () => {
+        repeated = repeatedWrites(reconcilerWrites(this.auditLog, mark, this.namespace));
+        if (repeated.length > 0) return true;
+        const m = await reconciler.metrics();
+        const total = m?.get('controller_runtime_reconcile_total') ?? -1;
+        const idle = m?.get('workqueue_depth') === 0 && m.get('controller_runtime_active_workers') === 0;
+        if (total !== last.total || !idle) last = { total, since: Date.now() };
+        return Date.now() - last.since >= REST_SPAN_MS;
+      },
+      () => reconciler.tail(),
+    );
+    return repeated.map(
+      ([w, n]) =>
+        `${w}: written ${n} times ${when} and not at rest — a write loop: each write changes what the next reconcile renders (a time, a counter, a random value, a quantity the API server spells otherwise?)`,
+    );
+  }
+
+  /**
+   * A copy of the first example under a new name, one of whose children's names is taken first by
+   * an object of someone else's (a stand-in of the example's child's kind, owned by nobody): the copy must say
+   * `Degraded` `ChildNotOwned`, and the object must stay as it was.
+   */
+  async neverAdopts(): Promise<string[]> {
+    const [example] = this.examples;
+    if (!example) return [];
+    const name = example.metadata.name ?? '';
+    const live = await this.get(name);
+    const children = await this.childrenOf(live?.metadata.uid);
+    const newName = `${name}-x`.slice(0, 63);
+    const foreign = foreignStandIn(children, name, newName);
+    if (!foreign) return [];
+    const created = await this.client.create(foreign.type, foreign.object, this.namespace);
+    const copy = { ...example, metadata: { ...example.metadata, name: newName } };
+    await this.client.create(this.type, copy, this.namespace);
+    let last: Reconciled | undefined;
+    const what = `${foreign.type.kind} ${foreign.object.metadata.name ?? ''}`;
+    const problems = await waitFor(
+      `${this.decl.for.kind} ${newName} Degraded ChildNotOwned (its ${what} is someone else's)`,
+      async () => {
+        last = await this.get(newName);
+        return (last?.status?.conditions ?? []).some(
+          (c) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'ChildNotOwned',
+        );
+      },
+      () => `its status: ${JSON.stringify(last?.status)}`,
+    );
+    const after = await this.client.get(foreign.type, foreign.object.metadata.name ?? '', this.namespace);
+    if (after.metadata.resourceVersion !== created.metadata.resourceVersion)
+      problems.push(`${what}, someone else's, was changed by the reconciler: it must never be written`);
+    await this.client.delete(this.type, newName, this.namespace);
+    await this.client.delete(foreign.type, foreign.object.metadata.name ?? '', this.namespace);
+    return problems;
+  }
+
+  /** Each example deleted: it goes (its finalizers done), and so does every object it controlled. */
+  async deletes(reconciler: VersionReconciler): Promise<string[]> {
+    const problems: string[] = [];
+    for (const example of this.examples) {
+      const name = example.metadata.name ?? '';
+      const uid = (await this.get(name))?.metadata.uid;
+      await this.client.delete(this.type, name, this.namespace);
+      let left: string[] = [];
+      problems.push(
+        ...(await waitFor(
+          `${this.decl.for.kind} ${name} and what it controls deleted`,
+          async () => {
+            const gone = (await this.get(name)) === undefined;
+            left = (await this.childrenOf(uid)).map((c) => `${c.kind ?? ''}/${c.metadata.name ?? ''}`);
+            return gone && left.length === 0;
+          },
+          () =>
+            `still there: ${left.join(', ') || `${this.decl.for.kind} ${name}`}\nthe reconciler's log:\n${reconciler.tail()}`,
+        )),
+      );
+    }
+    return problems;
+  }
+
+  /** The objects of the kind's owned types in the namespace that `uid` controls. */
+  private async childrenOf(uid: string | undefined): Promise<KubeObject[]> {
+    if (!uid) return [];
+    const found: KubeObject[] = [];
+    for (const type of this.decl.owns ?? []) {
+      if (!type.namespaced) continue;
+      for (const o of (await this.client.list(type, this.namespace)).items)
+        if (o.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller === true))
+          found.push({
+            ...o,
+            kind: type.kind,
+            apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
+          });
+    }
+    return found;
+  }
+}
