@@ -1,0 +1,82 @@
+/**
+ * `conformanceTest` (cdk8s-operator-kit/testing) on a control plane of its own (an audit log of
+ * its own): the kit's Memcached and a conforming user kind pass every check; a kind that writes
+ * after each restart and one whose status feeds its render in a loop fail the check that catches
+ * them, saying what they wrote and where to look.
+ */
+import * as path from 'node:path';
+import type { KubeObject } from '../../constructs/contract';
+import { type ConformanceReport, type ControlPlane, conformanceTest, startControlPlane } from '../../testing';
+import { nodesRun, testWithNodes } from '../support/kube';
+
+jest.setTimeout(600_000);
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'conformance');
+const GREETINGS = path.join(FIXTURES, 'greetings.ts');
+let cp: Promise<ControlPlane>;
+
+const greeting = (kind: string) => ({
+  apiVersion: 'conformance.example.com/v1alpha1',
+  kind,
+  metadata: { name: 'hello' },
+  spec: { text: 'hello' },
+});
+
+/** One kind's run, started at once: the runs mostly wait (for rest, for the garbage collector), so they go together. */
+function run(controllers: string, kind: string, example: KubeObject): Promise<ConformanceReport> {
+  return cp.then((controlPlane) => conformanceTest({ controlPlane, controllers, kind, examples: [example] }));
+}
+
+let greetingRun: Promise<ConformanceReport>;
+let memcachedRun: Promise<ConformanceReport> | undefined;
+let stampedRun: Promise<ConformanceReport>;
+let echoingRun: Promise<ConformanceReport>;
+
+beforeAll(() => {
+  cp = startControlPlane({ audit: true, own: true, verbose: false });
+  greetingRun = run(GREETINGS, 'Greeting', greeting('Greeting'));
+  stampedRun = run(GREETINGS, 'StampedGreeting', greeting('StampedGreeting'));
+  echoingRun = run(GREETINGS, 'EchoingGreeting', greeting('EchoingGreeting'));
+  // Its pods must run for it to be Ready.
+  if (nodesRun)
+    memcachedRun = run(path.join(FIXTURES, 'memcached.ts'), 'Memcached', {
+      apiVersion: 'conformance.example.com/v1',
+      kind: 'Memcached',
+      metadata: { name: 'cache' },
+      spec: { size: 2, memory: '64Mi' },
+    });
+});
+
+afterAll(async () => {
+  // Every run ends before the plane stops, whatever a test saw.
+  await Promise.allSettled([greetingRun, stampedRun, echoingRun, memcachedRun]);
+  await (await cp).stop();
+});
+
+test('a conforming kind of a user passes every check', async () => {
+  expect((await greetingRun).problems).toEqual([]);
+});
+
+testWithNodes("the kit's Memcached passes every check", async () => {
+  expect((await memcachedRun!).problems).toEqual([]);
+});
+
+test('a kind whose render holds a value of its process writes after every restart: the restart check says what', async () => {
+  const report = await stampedRun;
+  expect(report.checks).toMatchObject({ ready: [], settled: [], 'never-adopts': [], delete: [] });
+  expect(report.checks.restart).toEqual([
+    expect.stringMatching(/^patch configmaps hello-greeting by a reconciler started again over settled resources: /),
+  ]);
+});
+
+test('a kind whose status feeds its render writes in a loop: the settled check says which object', async () => {
+  const report = await echoingRun;
+  expect(report.checks.ready).toEqual([]);
+  expect(report.checks.settled).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(
+        /^patch configmaps hello-greeting: written \d+ times once the examples were Ready and not at rest — a write loop/,
+      ),
+    ]),
+  );
+});
