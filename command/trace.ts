@@ -23,6 +23,7 @@ import {
 import { POD_WORKLOAD_KINDS } from '../constructs/contract/health';
 import { compareText } from '../constructs/contract/compare';
 import type { KubeClient } from '../operator/runtime/client';
+import { withTypeMeta } from './served-version';
 
 /** One object of the tree and its verdict. */
 export interface TraceNode {
@@ -72,14 +73,10 @@ export async function traceResource(
     tracedTypes(decl).map(async (type) => {
       const { items } = await client.list(type, type.namespaced ? namespace : undefined);
       // A list's items carry no kind: the rules are chosen by it.
-      return items.map((o) => ({ ...o, apiVersion: apiVersionOf(type), kind: type.kind }));
+      return withTypeMeta(type, items);
     }),
   );
   return traceOf(resource, lists.flat());
-}
-
-function apiVersionOf(type: ResourceType): string {
-  return type.group ? `${type.group}/${type.version}` : type.version;
 }
 
 /** The tree of `resource` among `objects` (everything listed). Pure. */

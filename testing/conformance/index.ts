@@ -30,13 +30,13 @@ import {
   customResourceType,
   type KubeObject,
 } from '../../constructs/contract';
-import { HttpKubeClient, type KubeClient, loadKubeConfig } from '../../operator/runtime/client';
+import { apiVersionOf, HttpKubeClient, type KubeClient, loadKubeConfig } from '../../operator/runtime/client';
 import { DEFAULT_STATUS_COALESCE_MS } from '../../operator/runtime/reconcile';
 import type { ControlPlane } from '../control-plane';
-import { applyCrd, declarationsIn } from '../upgrade/steps';
+import { applyCrd, kindIn } from '../upgrade/steps';
 import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
-import { auditLength, reconcilerWrites } from './audit-writes';
+import { auditLength, reconcilerWrites } from '../audit-log';
 import { conditionProblems, foreignStandIn } from './checks';
 
 export interface ConformanceOptions {
@@ -121,16 +121,6 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
 
 function report(checks: Record<ConformanceCheckName, string[]>, notChecked: string[] = []): ConformanceReport {
   return { checks, problems: CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`)), notChecked };
-}
-
-/** The declaration of a kind in a module of controllers. */
-function kindIn(module: string, kind: string): ControllerDeclaration {
-  // Loaded as the test runner loads the test's own modules (ts-jest, tsx): a TypeScript module as it is.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the test runner's own loader, TypeScript included
-  const exports = require(path.resolve(module)) as Record<string, unknown>;
-  const decl = declarationsIn(exports).find((d) => d.for.kind === kind);
-  if (!decl) throw new Error(`${module} exports no controller of ${kind}`);
-  return decl;
 }
 
 /**
@@ -330,11 +320,7 @@ class ConformanceRun {
       if (!type.namespaced) continue;
       for (const o of (await this.client.list(type, this.namespace)).items)
         if (o.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller === true))
-          found.push({
-            ...o,
-            kind: type.kind,
-            apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
-          });
+          found.push({ ...o, kind: type.kind, apiVersion: apiVersionOf(type) });
     }
     return found;
   }

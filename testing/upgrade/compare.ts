@@ -1,8 +1,7 @@
 /** What an upgrade test compares: the children before and after, the audit log's writes, and conversion round trips. */
-import * as fs from 'node:fs';
 import { type ControllerDeclaration, customResourceType, type KubeObject } from '../../constructs/contract';
 import { type KubeClient, appliedFieldChanges, type FieldChange, sameJson } from '../../operator/runtime/client';
-import { isJsonObject, jsonAt, parseJson, stringAt } from '../../constructs/contract/json';
+import { reconcilerAuditWrites } from '../audit-log';
 
 /** One child the plan said the new version would write (`plan -o json`'s `changes`). */
 export interface PlannedChange {
@@ -29,20 +28,10 @@ export async function snapshotChildren(
 function childWrites(auditLog: string, mark: number, owned: readonly ControllerDeclaration[]): Set<string> {
   const kinds = new Map(owned.flatMap((d) => d.owns ?? []).map((t) => [`${t.group}/${t.resource}`, t.kind]));
   const written = new Set<string>();
-  const lines = fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).slice(mark);
-  for (const line of lines) {
-    const e = parseJson(line);
-    const ref = (field: string) => stringAt(e, 'objectRef', field);
-    if (!stringAt(e, 'userAgent')?.startsWith('cdk8s-operator-kit-reconciler') || !isJsonObject(jsonAt(e, 'objectRef')))
-      continue;
-    if (ref('subresource')) continue;
-    const verb = stringAt(e, 'verb') ?? '';
-    if (!['create', 'update', 'patch', 'delete'].includes(verb) || stringAt(e, 'requestURI')?.includes('dryRun'))
-      continue;
-    const kind = kinds.get(`${ref('apiGroup') ?? ''}/${ref('resource') ?? ''}`);
-    // A create names its object in the body, not the URI: the audit records it in objectRef.name.
-    const name = ref('name');
-    if (kind && name) written.add(`${kind}/${name}`);
+  for (const w of reconcilerAuditWrites(auditLog, mark)) {
+    if (w.subresource || w.verb === 'deletecollection') continue;
+    const kind = kinds.get(`${w.apiGroup}/${w.resource}`);
+    if (kind && w.name) written.add(`${kind}/${w.name}`);
   }
   return written;
 }

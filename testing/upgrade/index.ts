@@ -23,14 +23,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BuiltinTypes, type ControllerDeclaration, type KubeObject } from '../../constructs/contract';
+import { BuiltinTypes, type KubeObject } from '../../constructs/contract';
 import { HttpKubeClient, loadKubeConfig } from '../../operator/runtime/client';
 import type { ControlPlane } from '../control-plane';
 import { compareWrites, type PlannedChange, roundTripProblems, snapshotChildren } from './compare';
-import { applyCrd, declarationsIn, planWithCli, seed, settledResources, storedVersions } from './steps';
+import { applyCrd, kindIn, planWithCli, seed, settledResources, storedVersions } from './steps';
 import { VersionReconciler } from './reconciler-process';
 import { waitUntil } from './wait';
-import { auditLength } from '../conformance/audit-writes';
+import { auditLength } from '../audit-log';
 
 export interface UpgradeTestOptions {
   /** A control plane started with `audit: true` (the writes are read from its audit log). */
@@ -105,16 +105,6 @@ export async function upgradeTest(options: UpgradeTestOptions): Promise<UpgradeR
     client.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
-}
-
-/** The declaration of a kind in a module of controllers. */
-function kindIn(module: string, kind: string): ControllerDeclaration {
-  // Loaded as the test runner loads the test's own modules (ts-jest, tsx): a TypeScript module as it is.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the test runner's own loader, TypeScript included
-  const exports = require(path.resolve(module)) as Record<string, unknown>;
-  const decl = declarationsIn(exports).find((d) => d.for.kind === kind);
-  if (!decl) throw new Error(`${module} exports no controller of ${kind}`);
-  return decl;
 }
 
 /** Runs one version's reconciler while `during` runs, and stops it (it must stop cleanly). */

@@ -19,6 +19,16 @@ import { waitUntil } from './wait';
 
 export { declarationsIn };
 
+/** The declaration of a kind in a module of controllers. */
+export function kindIn(module: string, kind: string): ControllerDeclaration {
+  // Loaded as the test runner loads the test's own modules (ts-jest, tsx): a TypeScript module as it is.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the test runner's own loader, TypeScript included
+  const exports = require(path.resolve(module)) as Record<string, unknown>;
+  const decl = declarationsIn(exports).find((d) => d.for.kind === kind);
+  if (!decl) throw new Error(`${module} exports no controller of ${kind}`);
+  return decl;
+}
+
 /** The Service the CRD's conversion calls: routed to the running reconciler by the control plane. */
 export const WEBHOOK_SERVICE = 'upgrade-test-webhook';
 

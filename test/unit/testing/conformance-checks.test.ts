@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { conditionProblems, foreignStandIn } from '../../../testing/conformance/checks';
-import { auditLength, reconcilerWrites } from '../../../testing/conformance/audit-writes';
+import { auditLength, reconcilerWrites } from '../../../testing/audit-log';
 import type { KubeObject } from '../../../constructs/contract';
 
 const at = '2026-12-06T12:00:00Z';
