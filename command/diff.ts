@@ -85,7 +85,7 @@ export async function diffResource(
     }));
   const others = preview.writes.flatMap((w): ChildDiff[] => {
     if (w.type === 'PruneChild') return [{ verb: 'pruned', kind: w.kind, namespace, name: w.name }];
-    if (w.type === 'DeleteStuckPod' || w.type === 'RestartPod')
+    if (w.type === 'DeleteStuckPod' || w.type === 'RestartPod' || w.type === 'DeleteClaim')
       return [{ verb: 'deleted', kind: w.kind, namespace, name: w.name, note: w.reason }];
     return [];
   });

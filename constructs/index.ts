@@ -55,6 +55,7 @@ export type {
   ExternalContext,
   ExternalStep,
   PodRestart,
+  ClaimToDiscard,
   ExternalWrite,
   AdmissionContext,
   CacheReads,

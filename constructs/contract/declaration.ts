@@ -102,6 +102,22 @@ export interface PodRestart {
   readonly uid: string;
   /** Why, as the reconcile's writes and the Event record it. */
   readonly reason: string;
+  /**
+   * The pod's claims to delete with it, so that its StatefulSet makes them again, empty: only for
+   * a claim whose data exists in full elsewhere — e.g. the new claim of an etcd member that was
+   * just removed from its cluster, which holds nothing but that removed member's copy of the
+   * others' data, and on which etcd would only ever start as the removed member. Each is deleted
+   * by its uid just before the pod, and only when the pod mounts it and its StatefulSet made it
+   * from a claim template; the declaration must say `discardsClaims` (the grant to delete claims).
+   */
+  readonly discardClaims?: readonly ClaimToDiscard[];
+}
+
+/** A claim a `PodRestart` discards (see `PodRestart.discardClaims`). */
+export interface ClaimToDiscard {
+  readonly name: string;
+  /** The claim that must go: one made again since under the name is not deleted. */
+  readonly uid: string;
 }
 
 /** A write a kind's `external` step makes to the system outside Kubernetes, e.g. etcd's `member add`. */
@@ -236,6 +252,12 @@ export interface ControllerDeclaration<
    * the resource as controller owner: they go with it.
    */
   readonly keeps?: readonly ResourceType[];
+  /**
+   * Whether its `external` step may ask for a restarted pod's claims to be deleted with it
+   * (`PodRestart.discardClaims`): grants delete on PersistentVolumeClaims, which nothing else of
+   * the runtime uses. @default false: claims are never deleted
+   */
+  readonly discardsClaims?: boolean;
 
   /**
    * Renders the desired children of a resource into `scope` (a throwaway chart at run time):

@@ -14,6 +14,7 @@ export {
   type ApplyChild,
   type ChildPlan,
   type Decided,
+  type DeleteClaim,
   type DeleteStuckPod,
   type RestartPod,
   describedWrite,

@@ -11,7 +11,8 @@
  *                                          with the new templates) or applied as any other child
  *   PruneChild                        an owned child of a deletable kind no longer rendered
  *   DeleteStuckPod                    a pod an unchanged StatefulSet's rollout is stuck behind
- *   RestartPod                        a pod the kind's external step asks to start again
+ *   DeleteClaim… then RestartPod      a pod the kind's external step asks to start again, after
+ *                                     the claims it asks to discard with it
  *
  * The status write comes after, from what the plan's execution did (status-pacing.ts).
  */
@@ -78,7 +79,8 @@ export interface DeleteStuckPod {
 
 /**
  * Deletes, by its uid, a pod of one of the resource's own StatefulSets that the kind's external
- * step asks to start again (`ExternalStep.restartPods`): its StatefulSet makes it again.
+ * step asks to start again (`ExternalStep.restartPods`): its StatefulSet makes it again — with
+ * new, empty claims where it asks for some to be discarded, deleted just before it.
  */
 export interface RestartPod {
   readonly type: 'RestartPod';
@@ -86,10 +88,28 @@ export interface RestartPod {
   readonly key: string;
   readonly pod: Pod;
   readonly reason: string;
+  /** Its claims to delete first (`PodRestart.discardClaims`), each checked to be its own. */
+  readonly discard: readonly DeleteClaim[];
+}
+
+/**
+ * Deletes, by its uid, a claim a restarted pod mounts and its StatefulSet made from a claim
+ * template, which the kind's external step asks to discard (`PodRestart.discardClaims`): its
+ * StatefulSet makes it again, empty, for the pod made again.
+ */
+export interface DeleteClaim {
+  readonly type: 'DeleteClaim';
+  /** The claim, `PersistentVolumeClaim/name`. */
+  readonly key: string;
+  readonly claim: PersistentVolumeClaim;
+  /** The pod it is discarded with. */
+  readonly pod: string;
+  readonly reason: string;
 }
 
 /** One write of a plan. */
-export type PlannedAction = ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod | RestartPod;
+export type PlannedAction =
+  ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod | DeleteClaim | RestartPod;
 
 /** The kinds of write a plan has, for metrics and previews. */
 export type ActionType = PlannedAction['type'];
@@ -125,7 +145,12 @@ export interface ReconcilePlan {
 
 /** Every action of a plan, in the order the executor takes them. */
 export function planActions(plan: ReconcilePlan): PlannedAction[] {
-  return [...plan.children.flatMap((c) => c.actions), ...plan.prune, ...plan.stuckPods, ...plan.restartPods];
+  return [
+    ...plan.children.flatMap((c) => c.actions),
+    ...plan.prune,
+    ...plan.stuckPods,
+    ...plan.restartPods.flatMap((r) => [...r.discard, r]),
+  ];
 }
 
 /** Whether a child's plan grows storage: claims patched, or the StatefulSet made again. */
@@ -139,6 +164,7 @@ export function actionObject(a: PlannedAction): { kind: string; name: string } {
     case 'ApplyChild':
       return { kind: a.child.owned.type.kind, name: a.child.desired.metadata.name ?? '' };
     case 'GrowClaim':
+    case 'DeleteClaim':
       return { kind: 'PersistentVolumeClaim', name: a.claim.metadata.name ?? '' };
     case 'RecreateStatefulSet':
       return { kind: 'StatefulSet', name: a.current.metadata.name ?? '' };

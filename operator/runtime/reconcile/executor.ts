@@ -14,7 +14,7 @@
  *
  * Children first, in the order rendered, then the prunes — not after an error, which may leave
  * wanted children unwritten — then the stuck pods and the pods to restart, only when nothing was
- * refused or stopped.
+ * refused or stopped (a pod's claims to discard just before it).
  */
 import { BuiltinTypes, type KubeObject, ChildMap, waitingOn } from '../../../constructs/contract';
 import { applyIfChanged } from '../children';
@@ -25,6 +25,7 @@ import type { ControllerParts, RefusedChildren, Target } from './controller-part
 import {
   blockedMessage,
   type ChildPlan,
+  type DeleteClaim,
   type DeleteStuckPod,
   describedWrite,
   type GrowClaim,
@@ -127,6 +128,7 @@ export class PlanExecution {
         );
       }
       for (const r of this.plan.restartPods) {
+        for (const d of r.discard) await this.discardClaim(d);
         if (!(await this.deletePod(r))) continue;
         const name = r.pod.metadata.name ?? '';
         this.t.ctx.logger.info({ pod: name, reason: r.reason }, 'restarted a pod');
@@ -156,6 +158,35 @@ export class PlanExecution {
       this.t.ctx.logger.warn({ err, pod: name, action: action.type }, 'could not delete a pod');
       return false;
     }
+  }
+
+  /**
+   * A claim a restarted pod is to be made again with, empty: deleted by its uid through the gate
+   * (it goes once the pod is gone, the pod's StatefulSet then makes it again). A claim gone or made
+   * again already is left; no delete right on claims is logged, and the pod is restarted anyway.
+   */
+  private async discardClaim(action: DeleteClaim): Promise<void> {
+    const { claim } = action;
+    const name = claim.metadata.name ?? '';
+    try {
+      await this.write(action, () =>
+        this.t.ctx.client.delete(BuiltinTypes.PersistentVolumeClaim, name, claim.metadata.namespace, {
+          uid: claim.metadata.uid,
+        }),
+      );
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return;
+      if (this.t.ctx.signal.aborted) throw err;
+      this.t.ctx.logger.warn({ err, claim: name, pod: action.pod }, 'could not delete a claim');
+      return;
+    }
+    this.t.ctx.logger.info({ claim: name, pod: action.pod, reason: action.reason }, 'discarded a claim');
+    await this.t.ctx.recorder.record(
+      this.t.resource,
+      'Normal',
+      'ClaimDiscarded',
+      `Deleted claim ${name} of pod ${action.pod}, to be made again empty: ${action.reason}`,
+    );
   }
 
   /** What the execution did: the children's side (with every write) and the prunes' side, each with the error that stopped it. */

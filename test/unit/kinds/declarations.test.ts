@@ -78,7 +78,7 @@ describe.each(KIT_CONTROLLERS.map((c) => [c.name, c] as const))('controller %s',
     for (const o of rendered) expect(owned).toContain(`${o.apiVersion}/${o.kind}`);
   });
 
-  test('its RBAC lets it apply what it renders, and delete only what it prunes (and a StatefulSet made again with larger claims)', () => {
+  test('its RBAC lets it apply what it renders, and delete only what it prunes (and a StatefulSet made again with larger claims, a claim discarded with its pod where the kind says so)', () => {
     const rules = rulesForControllers([controller]).namespaced;
     const verbsOn = (group: string, resource: string) =>
       new Set(
@@ -88,8 +88,12 @@ describe.each(KIT_CONTROLLERS.map((c) => [c.name, c] as const))('controller %s',
       const verbs = verbsOn(t.group, t.resource);
       for (const v of ['get', 'list', 'watch', 'create', 'patch'])
         expect([t.kind, v, verbs.has(v)]).toEqual([t.kind, v, true]);
-      // A StatefulSet whose claims grow is deleted with its pods kept, and made again (storage-growth.ts).
-      const deletes = (controller.deletes ?? []).includes(t) || (t.kind === 'StatefulSet' && t.group === 'apps');
+      // A StatefulSet whose claims grow is deleted with its pods kept, and made again (storage-growth.ts);
+      // a claim only by a kind whose restarted pods may discard theirs (pod-restarts.ts).
+      const deletes =
+        (controller.deletes ?? []).includes(t) ||
+        (t.kind === 'StatefulSet' && t.group === 'apps') ||
+        (t.kind === 'PersistentVolumeClaim' && controller.discardsClaims === true);
       expect([t.kind, 'delete', verbs.has('delete')]).toEqual([t.kind, 'delete', deletes]);
     }
   });

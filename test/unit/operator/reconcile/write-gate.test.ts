@@ -384,6 +384,60 @@ describe("pods the external step asks to restart are deleted through the gate, a
       expect(await s.writeCount('RestartPod')).toBe(0);
     }));
 
+  const claimUid = (s: Awaited<ReturnType<typeof setUp>>, name: string) =>
+    s.client.peek(BuiltinTypes.PersistentVolumeClaim, name, NS)?.metadata.uid ?? '';
+
+  test("a claim to discard with the pod (its own, of its StatefulSet's template, at the uid asked): deleted by its uid just before the pod, counted, with an Event", () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      const from = s.client.writes.length;
+      restartAsked = [
+        {
+          name: 'kv-0',
+          uid: uidOf(s, 'kv-0'),
+          reason: 'to start empty',
+          discardClaims: [{ name: 'data-kv-0', uid: claimUid(s, 'data-kv-0') }],
+        },
+      ];
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual(['delete PersistentVolumeClaim/data-kv-0', 'delete Pod/kv-0']);
+      expect(s.client.peek(BuiltinTypes.PersistentVolumeClaim, 'data-kv-0', NS)).toBeUndefined();
+      expect(s.client.peek(BuiltinTypes.PersistentVolumeClaim, 'data-kv-1', NS)).toBeDefined();
+      expect(await s.writeCount('DeleteClaim')).toBe(1);
+      expect(await s.writeCount('RestartPod')).toBe(1);
+      expect(s.events()).toContain(
+        'ClaimDiscarded: Deleted claim data-kv-0 of pod kv-0, to be made again empty: to start empty',
+      );
+    }));
+
+  test("never a claim of another uid, another pod's, or one its StatefulSet did not make; the pod is still restarted", () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      // Named after the pod, but of no claim template of its StatefulSet (a user's own claim).
+      s.client.seed(BuiltinTypes.PersistentVolumeClaim, {
+        ...claim(0, '1Gi'),
+        metadata: { name: 'backups-kv-0', namespace: NS },
+      });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      const from = s.client.writes.length;
+      restartAsked = [
+        {
+          name: 'kv-0',
+          uid: uidOf(s, 'kv-0'),
+          reason: 'to start empty',
+          discardClaims: [
+            { name: 'data-kv-0', uid: 'the-claim-before' },
+            { name: 'data-kv-1', uid: claimUid(s, 'data-kv-1') },
+            { name: 'backups-kv-0', uid: claimUid(s, 'backups-kv-0') },
+          ],
+        },
+      ];
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual(['delete Pod/kv-0']);
+      expect(await s.writeCount('DeleteClaim')).toBe(0);
+    }));
+
   test('not while a child the pod would read is refused', () =>
     withSetUp(async (s) => {
       const from = await restartAskedWith(s, 'bad');
