@@ -337,8 +337,9 @@ function membershipModule(): typeof Membership {
 /**
  * The etcdcluster controller: an EtcdCluster becomes a headless peer Service, a client Service,
  * a StatefulSet and a PodDisruptionBudget. It reads Pods for status, and the Warning Events that
- * say a member's pod or claim cannot be made (for `Degraded`). It never deletes
- * PersistentVolumeClaims: member data outlives scale-downs and the EtcdCluster itself.
+ * say a member's pod or claim cannot be made (for `Degraded`). Member data outlives scale-downs
+ * and the EtcdCluster itself: the one claim it deletes is the new claim of a member whose data was
+ * lost, with its pod, once that member is removed from etcd (lost-members.ts).
  */
 /** Whether deleting an EtcdCluster waits for a last snapshot. */
 export function wantsFinalSnapshot(cluster: EtcdCluster): boolean {
@@ -393,8 +394,11 @@ export const etcdClusterController: ControllerDeclaration<EtcdCluster, EtcdFacts
   ],
   // The backup CronJob goes when backups are unscheduled, the restore and listing Jobs once done,
   // the NetworkPolicy when switched off (no longer rendered); claims (the members' and the
-  // backups') are never deleted.
+  // backups') are never pruned.
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job, BuiltinTypes.NetworkPolicy],
+  // But for one: the new claim a lost member's pod ran on, holding only the removed member's log,
+  // discarded with the pod so both are made again empty for the member added back (lost-members.ts).
+  discardsClaims: true,
   // Claims: which one each member runs on (a new one means its data is gone).
   reads: [BuiltinTypes.Pod, BuiltinTypes.CoreEvent, BuiltinTypes.PersistentVolumeClaim],
   // The CAs and certificates (with TLS): made, read back and renewed by name, never listed; or

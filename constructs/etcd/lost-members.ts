@@ -9,7 +9,7 @@
  * as itself (etcd refuses it: its log is gone, the cluster's is not). A crash loop alone says
  * nothing of the data (an OOM kill loops too), so it is never the reason.
  */
-import { BuiltinTypes, type ExternalContext } from '../contract';
+import { BuiltinTypes, type ExternalContext, type Pod } from '../contract';
 import type { EtcdCluster } from './api';
 import { type EtcdMember, removeMember } from './etcd-api';
 import { etcdSelectorLabels } from './etcd-cluster-resources';
@@ -63,8 +63,9 @@ function dataLost(view: ClusterView, m: EtcdMember): boolean {
 
 /**
  * 1b. A member whose data is gone, while every other member is healthy and the rest keep quorum:
- * removed through etcd's API (a Warning Event says why), so that the next step adds its ordinal
- * back as a learner, which the member's pod joins empty at its next start. One at a time; never
+ * removed through etcd's API (a Warning Event says why), its pod restarted with its new claim
+ * discarded, so that the next step adds its ordinal back as a learner, which the pod made again
+ * joins on a claim made again empty. One at a time; never
  * while another member is down, a step is under way or quorum would be at stake.
  */
 export async function replaceLostMember(view: ClusterView): Promise<MembershipResult | undefined> {
@@ -82,6 +83,17 @@ export async function replaceLostMember(view: ClusterView): Promise<MembershipRe
     const message = `${why}; it is replaced only while every other member is healthy (${healthyRest.length} of ${rest.length})`;
     return view.unchanged({ reason: 'WaitingForHealthyMembers', message }, STEP_POLL_MS * 3);
   }
+  // Its pod may have started etcd on the new claim before this step saw it (with the old member
+  // list, it joins as the member it replaces): that claim then holds the log of a member removed
+  // now, and etcd started on it again would run as that removed member forever, never as the one
+  // added back. So the pod goes with its new claim, and both are made again empty. Nothing is
+  // lost: the claim is new since the member last ran healthy, and every other member is healthy.
+  const pod = livePod(view, name);
+  const claimUID = view.facts.claims.get(claim);
+  if (!pod?.metadata.uid || !claimUID) {
+    const message = `${why}; it is replaced once its pod runs again on the new claim`;
+    return view.unchanged({ reason: 'WaitingForMemberPod', message }, STEP_POLL_MS);
+  }
   await view.write('RemoveMember', lost, `${why}: removed to be added back empty`, () =>
     removeMember(view.urlOf(via), lost.id),
   );
@@ -97,5 +109,20 @@ export async function replaceLostMember(view: ClusterView): Promise<MembershipRe
       },
     ],
     requeueAfterMs: STEP_POLL_MS,
+    restartPods: [
+      {
+        name,
+        uid: pod.metadata.uid,
+        reason: `${name} was removed from etcd (its data was lost): it starts again on a new, empty claim, as the member added back`,
+        discardClaims: [{ name: claim, uid: claimUID }],
+      },
+    ],
   };
+}
+
+/** The member's pod as cached, unless it is going. */
+function livePod(view: ClusterView, name: string): Pod | undefined {
+  return view.facts.context
+    .read(BuiltinTypes.Pod, etcdSelectorLabels(view.facts.name))
+    .find((p) => p.metadata.name === name && !p.metadata.deletionTimestamp);
 }

@@ -182,6 +182,15 @@ export class EtcdMembers {
     this.refused.delete(pod);
   }
 
+  /**
+   * Whether `pod`'s member has written its write-ahead log to the volume it runs on: from then on
+   * the volume holds that member's ID, and etcd starts on it as that member only.
+   */
+  hasWal(pod: string): boolean {
+    const m = this.running.get(pod);
+    return !!m && fs.existsSync(path.join(this.root, m.dataDir, 'member', 'wal'));
+  }
+
   /** The pods whose etcd runs now. */
   runningPods(): string[] {
     return [...this.running.keys()].sort();

@@ -69,7 +69,7 @@ describe('synthesized etcd operator', () => {
     expect(spec.properties.storage).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '1Gi' });
   });
 
-  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; get, create and update Secrets and cert-manager Certificates by name (the certificates); delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, and the NetworkPolicy when switched off", () => {
+  test("RBAC: apply Services, the members' ConfigMap, StatefulSets, PDBs, the NetworkPolicy, the backup CronJob and claim, the final snapshot Job; patch its clusters (the finalizer); read Pods, Events and StorageClasses; get, create and update Secrets and cert-manager Certificates by name (the certificates); delete only the CronJob, the finished restore and listing Jobs, a pod a rollout is stuck behind, a StatefulSet made again with larger claims, the NetworkPolicy when switched off, and a lost member's new claim with its pod", () => {
     const role = one(objects, 'ClusterRole', 'etcd-manager-role');
     const grants = role.rules
       .flatMap((r: any) => r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`))
@@ -78,7 +78,7 @@ describe('synthesized etcd operator', () => {
       [
         '/configmaps: get,list,watch,create,update,patch',
         '/events: get,list,watch',
-        '/persistentvolumeclaims: get,list,watch,create,update,patch',
+        '/persistentvolumeclaims: get,list,watch,create,update,patch,delete',
         '/pods: get,list,watch,delete',
         // The CAs and certificates: by name only, never listed or watched.
         '/secrets: get,create,update',
@@ -99,12 +99,14 @@ describe('synthesized etcd operator', () => {
         'networking.k8s.io/networkpolicies: get,list,watch,create,update,patch,delete',
       ].sort(),
     );
-    // Claims hold member data and snapshots: never deleted by the operator. Only the backup CronJob
-    // is, the restore Jobs once Restored (prunes: only what the cluster controls and no longer
-    // renders), a pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), and the
-    // StatefulSet itself, its pods kept, when its claims grow (storage-growth.ts), and its
-    // NetworkPolicy when switched off.
+    // Claims hold member data and snapshots: never pruned. Deleted are the backup CronJob, the
+    // restore Jobs once Restored (prunes: only what the cluster controls and no longer renders), a
+    // pod an owned StatefulSet's rollout is stuck behind (stuck-rollouts.ts), the StatefulSet
+    // itself, its pods kept, when its claims grow (storage-growth.ts), its NetworkPolicy when
+    // switched off, and the one claim that holds no data of its own: a lost member's new claim,
+    // discarded with its pod once the member is removed from etcd (lost-members.ts).
     expect(role.rules.filter((r: any) => r.verbs.includes('delete')).flatMap((r: any) => r.resources)).toEqual([
+      'persistentvolumeclaims',
       'pods',
       'statefulsets',
       'cronjobs',
