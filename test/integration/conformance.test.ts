@@ -31,6 +31,7 @@ let greetingRun: Promise<ConformanceReport>;
 let memcachedRun: Promise<ConformanceReport> | undefined;
 let stampedRun: Promise<ConformanceReport>;
 let echoingRun: Promise<ConformanceReport>;
+let scaledRun: Promise<ConformanceReport>;
 /** The kit's own kinds whose examples need no ingress controller or etcd members: by kind. */
 const kitRuns = new Map<string, Promise<ConformanceReport>>();
 const KIT_KINDS = path.join(FIXTURES, 'kit-kinds.ts');
@@ -40,6 +41,10 @@ beforeAll(() => {
   greetingRun = run(GREETINGS, 'Greeting', greeting('Greeting'));
   stampedRun = run(GREETINGS, 'StampedGreeting', greeting('StampedGreeting'));
   echoingRun = run(GREETINGS, 'EchoingGreeting', greeting('EchoingGreeting'));
+  scaledRun = run(GREETINGS, 'ScaledGreeting', {
+    ...greeting('ScaledGreeting'),
+    spec: { text: 'hello', memoryPerPod: '64Mi' },
+  });
   kitRuns.set(
     'CronTab',
     run(KIT_KINDS, 'CronTab', {
@@ -58,7 +63,12 @@ beforeAll(() => {
       apiVersion: 'database.example.com/v1alpha1',
       kind: 'Database',
       metadata: { name: 'db' },
-      spec: { type: 'postgresql', version: '16', storage: { size: '1Gi' } },
+      spec: {
+        type: 'postgresql',
+        version: '16',
+        storage: { size: '1Gi' },
+        resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+      },
     }),
   );
   kitRuns.set(
@@ -80,28 +90,42 @@ beforeAll(() => {
 
 afterAll(async () => {
   // Every run ends before the plane stops, whatever a test saw.
-  await Promise.allSettled([greetingRun, stampedRun, echoingRun, memcachedRun, ...kitRuns.values()]);
+  await Promise.allSettled([greetingRun, stampedRun, echoingRun, scaledRun, memcachedRun, ...kitRuns.values()]);
   await (await cp).stop();
 });
 
-test('a conforming kind of a user passes every check', async () => {
-  expect(await greetingRun).toMatchObject({ problems: [], notChecked: [] });
+const NO_QUANTITY = expect.stringMatching(/^quantities: the first example sets no quantity field/);
+
+test('a conforming kind of a user passes every check (its spec has no quantity to spell otherwise)', async () => {
+  expect(await greetingRun).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
 });
 
-testWithNodes("the kit's Memcached passes every check", async () => {
-  expect((await memcachedRun!).problems).toEqual([]);
-});
+testWithNodes(
+  "the kit's Memcached passes every check it can be put to, its memory spelled otherwise among them (its one child, a Deployment, has no stand-in)",
+  async () => {
+    expect(await memcachedRun!).toMatchObject({
+      problems: [],
+      notChecked: [expect.stringMatching(/^never-adopts: no child of the first example /)],
+    });
+  },
+);
 
-test("the kit's CronTab passes every check it can be put to (its one child, a CronJob, has no stand-in)", async () => {
+test("the kit's CronTab passes every check it can be put to (its one child, a CronJob, has no stand-in; it has no quantity)", async () => {
   const report = await kitRuns.get('CronTab')!;
   expect(report.problems).toEqual([]);
-  expect(report.notChecked).toEqual([expect.stringMatching(/^never-adopts: no child of the first example /)]);
+  expect(report.notChecked).toEqual([
+    expect.stringMatching(/^never-adopts: no child of the first example /),
+    NO_QUANTITY,
+  ]);
 });
 
-testWithNodes("the kit's Database and Application pass every check", async () => {
-  for (const kind of ['Database', 'Application'])
-    expect({ kind, ...(await kitRuns.get(kind)!) }).toMatchObject({ kind, problems: [], notChecked: [] });
-});
+testWithNodes(
+  "the kit's Database and Application pass every check (the Database's storage and its server's resources spelled otherwise too)",
+  async () => {
+    expect(await kitRuns.get('Database')!).toMatchObject({ problems: [], notChecked: [] });
+    expect(await kitRuns.get('Application')!).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
+  },
+);
 
 test('a kind whose render holds a value of its process writes after every restart: the restart check says what', async () => {
   const report = await stampedRun;
@@ -121,4 +145,9 @@ test('a kind whose status feeds its render writes in a loop: the settled check s
       ),
     ]),
   );
+});
+
+test("a kind with a quantity in a field of a built-in type the API server spells its own way (an autoscaler's target): no write when it is spelled otherwise", async () => {
+  const report = await scaledRun;
+  expect(report).toMatchObject({ problems: [], notChecked: [expect.stringMatching(/^never-adopts: /)] });
 });

@@ -1,6 +1,8 @@
 /** What the conformance checks judge, as pure functions of objects. */
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
+import { quantityNanos } from '../../constructs/contract/quantity';
+import type { JsonSchema } from '../../constructs';
 
 /** A condition's reason as metav1.Condition constrains it: CamelCase, what kstatus and kubectl wait read. */
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
@@ -88,4 +90,68 @@ export function foreignStandIn(
     return { type, object };
   }
   return undefined;
+}
+
+/** The decimal suffixes, smallest first, and the binary ones, each with its size in billionths. */
+const DECIMAL_UNITS: readonly (readonly [string, bigint])[] = ['n', 'u', 'm', '', 'k', 'M', 'G', 'T', 'P', 'E'].map(
+  (u, i) => [u, 10n ** BigInt(3 * i)] as const,
+);
+const BINARY_UNITS: readonly (readonly [string, bigint])[] = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'].map(
+  (u, i) => [u, 1_000_000_000n * 1024n ** BigInt(i + 1)] as const,
+);
+
+/**
+ * The same amount as `q`, spelled as the API server never writes it back: in the next smaller
+ * unit of its own kind, which the server turns back into the larger (`1Gi` as `1024Mi`, `2` as
+ * `2000m`, `100m` as `100000u`), else with a zero added to its digits (`1Ki` as `1.0Ki`).
+ * Undefined for what is no quantity, or is written with an exponent.
+ */
+export function respelledQuantity(q: string | number): string | undefined {
+  const nanos = quantityNanos(q);
+  if (nanos === undefined || nanos < 0n) return undefined;
+  const m = /^(\d*(?:\.\d*)?)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$/.exec(String(q).trim());
+  if (!m) return undefined;
+  const [, digits = '', suffix = ''] = m;
+  const units = suffix.endsWith('i') ? BINARY_UNITS : DECIMAL_UNITS;
+  const smaller = units[units.findIndex(([u]) => u === suffix) - 1];
+  if (smaller && nanos % smaller[1] === 0n) return `${nanos / smaller[1]}${smaller[0]}`;
+  return `${digits.includes('.') ? digits : `${digits}.`}0${suffix}`;
+}
+
+/** Whether a schema node is a quantity: an int-or-string with a pattern, as `t.quantity()` makes one. */
+function isQuantity(schema: JsonSchema): boolean {
+  return schema['x-kubernetes-int-or-string'] === true && typeof schema.pattern === 'string';
+}
+
+/**
+ * `spec` with every quantity it sets (a field its schema says is one, in objects and arrays)
+ * spelled otherwise (`respelledQuantity`), and the changes as `spec.<path>: <from> → <to>`.
+ */
+export function respelledQuantities(schema: JsonSchema, spec: unknown): { spec: unknown; changes: string[] } {
+  const changes: string[] = [];
+  const walk = (node: JsonSchema, value: unknown, at: string): unknown => {
+    if (isQuantity(node) && (typeof value === 'string' || typeof value === 'number')) {
+      const to = respelledQuantity(value);
+      if (to === undefined) return value;
+      changes.push(`${at}: ${String(value)} → ${to}`);
+      return to;
+    }
+    if (Array.isArray(value) && node.items) {
+      const items = node.items;
+      return value.map((v, i) => walk(items, v, `${at}[${i}]`));
+    }
+    if (isJsonObject(value)) {
+      const { properties = {}, additionalProperties } = node;
+      const of = (k: string) =>
+        properties[k] ?? (isJsonObject(additionalProperties) ? additionalProperties : undefined);
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => {
+          const child = of(k);
+          return [k, child ? walk(child, v, `${at}.${k}`) : v];
+        }),
+      );
+    }
+    return value;
+  };
+  return { spec: walk(schema, spec, 'spec'), changes };
 }

@@ -9,6 +9,8 @@
  * - `restart`: a reconciler started again over settled resources writes nothing;
  * - `never-adopts`: an object of someone else's holding the name of one of a new resource's
  *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
+ * - `quantities`: a copy of the first example with every quantity of its spec spelled otherwise
+ *   (`1Gi` as `1024Mi`) becomes Ready, comes to rest and, reconciled again, writes nothing;
  * - `delete`: deleting an example removes it and every object it controls.
  *
  * @example
@@ -37,7 +39,8 @@ import { applyCrd, kindIn } from '../upgrade/steps';
 import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
 import { auditLength, reconcilerWrites } from '../audit-log';
-import { conditionProblems, foreignStandIn } from './checks';
+import { CustomResourceKind } from '../../constructs';
+import { conditionProblems, foreignStandIn, respelledQuantities } from './checks';
 
 export interface ConformanceOptions {
   /** A control plane started with `audit: true`: the writes are read from its audit log. */
@@ -53,7 +56,7 @@ export interface ConformanceOptions {
 }
 
 /** The checks a run makes, in order. */
-export const CONFORMANCE_CHECKS = ['ready', 'settled', 'restart', 'never-adopts', 'delete'] as const;
+export const CONFORMANCE_CHECKS = ['ready', 'settled', 'restart', 'never-adopts', 'quantities', 'delete'] as const;
 export type ConformanceCheckName = (typeof CONFORMANCE_CHECKS)[number];
 
 export interface ConformanceReport {
@@ -77,13 +80,10 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     fieldManager: 'conformance-test',
     userAgent: 'cdk8s-operator-kit-conformance-test',
   });
-  const checks: Record<ConformanceCheckName, string[]> = {
-    ready: [],
-    settled: [],
-    restart: [],
-    'never-adopts': [],
-    delete: [],
-  };
+  const checks = Object.fromEntries(CONFORMANCE_CHECKS.map((c) => [c, [] as string[]])) as Record<
+    ConformanceCheckName,
+    string[]
+  >;
   const start = (name: string) =>
     VersionReconciler.start({ controllers: options.controllers, kind: options.kind, kubeconfig, name, workDir });
   const run = new ConformanceRun(client, decl, namespace, auditLog, options.examples);
@@ -94,29 +94,36 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     reconciler = await start('conformance');
     checks.ready = await run.ready(reconciler);
     if (checks.ready.length > 0)
-      return report(checks, ['settled, restart, never-adopts, delete: the examples never became Ready']);
+      return report(checks, ['settled, restart, never-adopts, quantities, delete: the examples never became Ready']);
     checks.settled = await run.settled(reconciler);
     const stopped = await reconciler.stop();
     if (stopped !== 0) checks.restart.push(`the reconciler exited with ${String(stopped)} when stopped (SIGTERM)`);
     const mark = auditLength(auditLog);
     reconciler = await start('conformance-restarted');
     checks.restart.push(...(await run.afterRestart(reconciler, mark)));
-    const adopts = await run.neverAdopts();
+    // In turn: each makes a copy of the first example of its own, and deletes it.
+    const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
     checks['never-adopts'] = adopts ?? [];
+    checks.quantities = quantities ?? [];
     checks.delete = await run.deletes(reconciler);
-    return report(
-      checks,
-      adopts
-        ? []
-        : [
-            `never-adopts: no child of the first example is a ConfigMap, ServiceAccount or Service named after it, which an object of someone else's could stand in for`,
-          ],
-    );
+    return report(checks, notChecked(adopts, quantities));
   } finally {
     await reconciler?.stop();
     client.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** The checks that found nothing to put the kind to (`undefined` from their step). */
+function notChecked(adopts: string[] | undefined, quantities: string[] | undefined): string[] {
+  return [
+    ...(adopts
+      ? []
+      : [
+          `never-adopts: no child of the first example is a ConfigMap, ServiceAccount or Service named after it, which an object of someone else's could stand in for`,
+        ]),
+    ...(quantities ? [] : ['quantities: the first example sets no quantity field (none its schema says is one)']),
+  ];
 }
 
 function report(checks: Record<ConformanceCheckName, string[]>, notChecked: string[] = []): ConformanceReport {
@@ -141,6 +148,14 @@ function repeatedWrites(writes: readonly string[]): [string, number][] {
 }
 
 type Reconciled = CustomResourceObject<unknown, { conditions?: Record<string, unknown>[] }>;
+
+/** A write loop's problems: each object written again and again, how often and when. */
+function loopProblems(repeated: readonly [string, number][], when: string): string[] {
+  return repeated.map(
+    ([w, n]) =>
+      `${w}: written ${n} times ${when} and not at rest — a write loop: each write changes what the next reconcile renders (a time, a counter, a random value, a quantity the API server spells otherwise?)`,
+  );
+}
 
 /** Waits for `what`, giving back a problem instead of throwing when it does not come. */
 async function waitFor(what: string, condition: () => Promise<boolean>, context: () => string): Promise<string[]> {
@@ -197,18 +212,28 @@ class ConformanceRun {
   async settled(reconciler: VersionReconciler): Promise<string[]> {
     const loop = await this.restOrLoop(reconciler, auditLength(this.auditLog), 'once the examples were Ready');
     if (loop.length > 0) return loop;
-    const before = (await reconciler.metrics())?.get('controller_runtime_reconcile_total') ?? 0;
-    const mark = auditLength(this.auditLog);
-    for (const example of this.examples) {
-      await this.client.mergePatch(this.type, example.metadata.name ?? '', this.namespace, {
-        metadata: { annotations: { 'conformance.cdk8s-operator-kit/touched': 'true' } },
-      });
-    }
-    await reconciler.settled(before + this.examples.length, 'a reconcile of each touched resource');
-    return reconcilerWrites(this.auditLog, mark, this.namespace).map(
+    return (
+      await this.touchedWrites(
+        reconciler,
+        this.examples.map((e) => e.metadata.name ?? ''),
+      )
+    ).map(
       (w) =>
         `${w} when a settled resource was reconciled again with nothing changed: its render or status is not a function of its spec and children alone (a time, a random value, an order that varies?) — compare the object before and after, or run \`cdk8s-operator-kit diff\` twice`,
     );
+  }
+
+  /** The writes made when each of `names`, settled, is touched (an annotation) and reconciled again. */
+  private async touchedWrites(reconciler: VersionReconciler, names: readonly string[]): Promise<string[]> {
+    const before = (await reconciler.metrics())?.get('controller_runtime_reconcile_total') ?? 0;
+    const mark = auditLength(this.auditLog);
+    for (const name of names) {
+      await this.client.mergePatch(this.type, name, this.namespace, {
+        metadata: { annotations: { 'conformance.cdk8s-operator-kit/touched': 'true' } },
+      });
+    }
+    await reconciler.settled(before + names.length, 'a reconcile of each touched resource');
+    return reconcilerWrites(this.auditLog, mark, this.namespace);
   }
 
   /** A new reconciler over settled resources: it must write nothing. */
@@ -244,10 +269,7 @@ class ConformanceRun {
       },
       () => reconciler.tail(),
     );
-    return repeated.map(
-      ([w, n]) =>
-        `${w}: written ${n} times ${when} and not at rest — a write loop: each write changes what the next reconcile renders (a time, a counter, a random value, a quantity the API server spells otherwise?)`,
-    );
+    return loopProblems(repeated, when);
   }
 
   /**
@@ -285,6 +307,61 @@ class ConformanceRun {
       problems.push(`${what}, someone else's, was changed by the reconciler: it must never be written`);
     await this.client.delete(this.type, newName, this.namespace);
     await this.client.delete(foreign.type, foreign.object.metadata.name ?? '', this.namespace);
+    return problems;
+  }
+
+  /**
+   * A copy of the first example under a new name with every quantity of its spec spelled
+   * otherwise (the same amount): it must become Ready and come to rest. A kind that compares a
+   * quantity as written with what the API server gives back (`1024Mi` against `1Gi`) applies
+   * it again and again. Undefined: the example sets no quantity, so not checked.
+   */
+  async quantities(reconciler: VersionReconciler): Promise<string[] | undefined> {
+    const [example] = this.examples;
+    const kind = this.decl.for;
+    if (!example || !(kind instanceof CustomResourceKind)) return undefined;
+    const { spec, changes } = respelledQuantities(kind.specSchema(), example.spec);
+    if (changes.length === 0) return undefined;
+    const name = `${example.metadata.name ?? ''}-q`.slice(0, 63);
+    const spelled = changes.join(', ');
+    const mark = auditLength(this.auditLog);
+    try {
+      await this.client.create(
+        this.type,
+        { ...example, metadata: { ...example.metadata, name }, spec },
+        this.namespace,
+      );
+    } catch (err) {
+      return [
+        `${name}, the example with ${spelled}, was refused: ${err instanceof Error ? err.message : String(err)} — the schema refuses a spelling of a quantity the API server takes in core types`,
+      ];
+    }
+    let last: Reconciled | undefined;
+    const problems = await waitFor(
+      `${kind.kind} ${name} (${spelled}) Ready at its generation`,
+      async () => {
+        last = await this.get(name);
+        return conditionProblems(last).length === 0;
+      },
+      () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+    );
+    // Never Ready for writing a child again and again: that is what to say.
+    const looping = repeatedWrites(reconcilerWrites(this.auditLog, mark, this.namespace));
+    if (looping.length > 0) problems.splice(0, problems.length, ...loopProblems(looping, `with ${spelled}`));
+    if (problems.length === 0) problems.push(...(await this.restOrLoop(reconciler, mark, `with ${spelled}`)));
+    if (problems.length === 0)
+      problems.push(
+        ...(await this.touchedWrites(reconciler, [name])).map(
+          (w) =>
+            `${w} at every reconcile of ${name} (${spelled}): a quantity compared as written with what the API server gives back (${changes[0]?.split(': ')[1] ?? ''} is one amount) — compare quantities by value`,
+        ),
+      );
+    await this.client.delete(this.type, name, this.namespace);
+    await waitFor(
+      `${kind.kind} ${name} deleted`,
+      async () => (await this.get(name)) === undefined,
+      () => '',
+    );
     return problems;
   }
 

@@ -1,7 +1,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { conditionProblems, foreignStandIn } from '../../../testing/conformance/checks';
+import {
+  conditionProblems,
+  foreignStandIn,
+  respelledQuantities,
+  respelledQuantity,
+} from '../../../testing/conformance/checks';
+import { sameQuantity } from '../../../constructs/contract/quantity';
+import { t } from '../../../constructs';
 import { auditLength, reconcilerWrites } from '../../../testing/audit-log';
 import type { KubeObject } from '../../../constructs/contract';
 
@@ -144,5 +151,67 @@ describe("reconcilerWrites: the reconciler's writes in a namespace, from the aud
     );
     expect(mark).toBe(1);
     expect(reconcilerWrites(log, mark, 'ns')).toEqual(['patch configmaps a', 'update greetings/status g']);
+  });
+});
+
+describe('respelledQuantity: the same amount in a smaller unit of its kind, which the API server writes back in the larger', () => {
+  test.each([
+    ['1Gi', '1024Mi'],
+    ['1.5Gi', '1536Mi'],
+    ['64Mi', '65536Ki'],
+    ['1Ki', '1.0Ki'],
+    ['2', '2000m'],
+    [2, '2000m'],
+    ['1k', '1000'],
+    ['1.5k', '1500'],
+    ['100m', '100000u'],
+    ['0.5', '500m'],
+    ['3n', '3.0n'],
+  ])('%s → %s', (from, to) => {
+    expect(respelledQuantity(from)).toBe(to);
+    expect(sameQuantity(from, to)).toBe(true);
+  });
+
+  test('none for what is no quantity, or is written with an exponent', () => {
+    expect(respelledQuantity('lots')).toBeUndefined();
+    expect(respelledQuantity(1.5)).toBeUndefined();
+    expect(respelledQuantity('1e3')).toBeUndefined();
+  });
+});
+
+describe('respelledQuantities: every quantity field a spec sets, by its schema', () => {
+  const schema = t.object({
+    memory: t.quantity(),
+    name: t.string(),
+    count: t.integer(),
+    volumes: t.array(t.object({ size: t.quantity(), label: t.string() })),
+    limits: t.object({ cpu: t.quantity() }),
+    extra: t.map(t.quantity()),
+  }).json;
+
+  test('objects, maps and arrays walked; other fields, and quantities not set, left as they are', () => {
+    const { spec, changes } = respelledQuantities(schema, {
+      memory: '64Mi',
+      name: '1Gi',
+      count: 3,
+      volumes: [{ size: '1Gi', label: 'a' }, { label: 'b' }],
+      extra: { scratch: '1k' },
+    });
+    expect(spec).toEqual({
+      memory: '65536Ki',
+      name: '1Gi',
+      count: 3,
+      volumes: [{ size: '1024Mi', label: 'a' }, { label: 'b' }],
+      extra: { scratch: '1000' },
+    });
+    expect(changes).toEqual([
+      'spec.memory: 64Mi → 65536Ki',
+      'spec.volumes[0].size: 1Gi → 1024Mi',
+      'spec.extra.scratch: 1k → 1000',
+    ]);
+  });
+
+  test('none set: no change', () => {
+    expect(respelledQuantities(schema, { name: 'x' })).toEqual({ spec: { name: 'x' }, changes: [] });
   });
 });
