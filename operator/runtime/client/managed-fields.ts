@@ -274,7 +274,7 @@ function isZeroValue(v: unknown): boolean {
 
 /**
  * Scalars are equal as JSON, except quantities (resource requests and limits, capacities,
- * hard quotas, overheads, `sizeLimit`): the API server stores those canonically ("2048Mi" as
+ * hard quotas, limit ranges, overheads, `sizeLimit`, an autoscaler's metric targets): the API server stores those canonically ("2048Mi" as
  * "2Gi", "0.5" as "500m", 1 as "1"), so they compare by value. Elsewhere a string that looks like
  * a quantity is kept as written, and compared as written.
  */
@@ -295,11 +295,17 @@ const QUANTITY_MAPS = new Set([
   'min',
   'default',
   'defaultRequest',
+  'maxLimitRequestRatio',
 ]);
 
 /** Whether the field `at` holds a quantity in the built-in types. */
 function isQuantityField({ name, parent }: FieldName): boolean {
-  return name === 'sizeLimit' || (parent !== undefined && QUANTITY_MAPS.has(parent));
+  return (
+    name === 'sizeLimit' ||
+    (parent !== undefined && QUANTITY_MAPS.has(parent)) ||
+    // A HorizontalPodAutoscaler's metric target (autoscaling/v2 MetricTarget).
+    (parent === 'target' && (name === 'averageValue' || name === 'value'))
+  );
 }
 
 /**

@@ -322,6 +322,40 @@ describe('needsApply: values the API server normalizes', () => {
     expect(needsApply({ ...d, spec: { volumeClaimTemplates: template('2Gi') } }, l, MANAGER)).toBe(true);
   });
 
+  test.each([['averageValue'], ['value']])(
+    "an autoscaler's metric target %s spelled otherwise than stored is unchanged (found by conformanceTest's quantities check: re-applied once a second)",
+    (field) => {
+      const hpa = (quantity: string): KubeObject => ({
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'h', namespace: 'ns' },
+        spec: {
+          metrics: [
+            { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', [field]: quantity } } },
+          ],
+        },
+      });
+      const l: KubeObject = {
+        ...hpa('64Mi'),
+        metadata: {
+          name: 'h',
+          namespace: 'ns',
+          managedFields: [
+            {
+              manager: MANAGER,
+              operation: 'Apply',
+              apiVersion: 'autoscaling/v2',
+              fieldsType: 'FieldsV1',
+              fieldsV1: { 'f:spec': { 'f:metrics': {} } },
+            },
+          ],
+        },
+      };
+      expect(needsApply(hpa('65536Ki'), l, MANAGER)).toBe(false);
+      expect(needsApply(hpa('65Mi'), l, MANAGER)).toBe(true);
+    },
+  );
+
   test('strings that only look like quantities outside resource fields still compare as written', () => {
     const d: any = desired();
     d.metadata.labels.tier = '1k';
