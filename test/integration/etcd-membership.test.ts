@@ -53,29 +53,24 @@ const claims = () =>
     .items.map((c: any) => c.metadata.name)
     .sort();
 
-/** The writes to etcd the reconciler logged, in order (`--log-level=debug`). */
-function etcdWrites(): { system: string; action: string; target: string; reason: string }[] {
+/** The reconciler's logged writes, in order (`--log-level=debug`): its plans' (`writes`) or etcd's (`externalWrites`). */
+function loggedWrites<T>(field: 'writes' | 'externalWrites'): T[] {
   return reconciler.logs.flatMap((line) => {
     try {
-      const entry = JSON.parse(line) as { msg?: string; externalWrites?: [] };
-      return entry.msg === "the reconcile's writes" ? (entry.externalWrites ?? []) : [];
+      const entry = JSON.parse(line) as { msg?: string } & Partial<Record<typeof field, T[]>>;
+      return entry.msg === "the reconcile's writes" ? (entry[field] ?? []) : [];
     } catch {
       return [];
     }
   });
 }
 
-/** The reconciler's own writes to Kubernetes (its plans' actions), in order (`--log-level=debug`). */
-function reconcilerWrites(): { type: string; kind: string; name: string; reason: string }[] {
-  return reconciler.logs.flatMap((line) => {
-    try {
-      const entry = JSON.parse(line) as { msg?: string; writes?: [] };
-      return entry.msg === "the reconcile's writes" ? (entry.writes ?? []) : [];
-    } catch {
-      return [];
-    }
-  });
-}
+/** The writes to etcd the reconciler logged, in order. */
+const etcdWrites = () =>
+  loggedWrites<{ system: string; action: string; target: string; reason: string }>('externalWrites');
+
+/** The reconciler's own writes to Kubernetes (its plans' actions), in order. */
+const reconcilerWrites = () => loggedWrites<{ type: string; kind: string; name: string; reason: string }>('writes');
 
 /** The member list from the first member that answers with a quorum's view. */
 async function etcdMembers(): Promise<EtcdMember[] | undefined> {
