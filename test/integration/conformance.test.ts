@@ -97,7 +97,12 @@ afterAll(async () => {
 const NO_QUANTITY = expect.stringMatching(/^quantities: the first example sets no quantity field/);
 
 test('a conforming kind of a user passes every check (its spec has no quantity to spell otherwise)', async () => {
-  expect(await greetingRun).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
+  const report = await greetingRun;
+  expect(report).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
+  // Every request its reconciler made is granted (rbac); of the grants, those it never used are listed.
+  expect(report.checks.rbac).toEqual([]);
+  expect(report.unusedGrants).toEqual(expect.arrayContaining(['create authentication.k8s.io/tokenreviews']));
+  expect(report.unusedGrants).not.toContain('patch configmaps');
 });
 
 testWithNodes(

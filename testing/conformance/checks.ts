@@ -2,7 +2,8 @@
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
 import { quantityNanos } from '../../constructs/contract/quantity';
-import type { JsonSchema } from '../../constructs';
+import type { JsonSchema, PolicyRule } from '../../constructs';
+import type { AuditedWrite } from '../audit-log';
 
 /** A condition's reason as metav1.Condition constrains it: CamelCase, what kstatus and kubectl wait read. */
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
@@ -154,4 +155,32 @@ export function respelledQuantities(schema: JsonSchema, spec: unknown): { spec: 
     return value;
   };
   return { spec: walk(schema, spec, 'spec'), changes };
+}
+
+/** A grant or a request as `verb group/resource[/subresource]` (`verb resource` in the core group). */
+function access(verb: string, group: string, resource: string): string {
+  return `${verb} ${group ? `${group}/` : ''}${resource}`;
+}
+
+/**
+ * The controller's rights against what it did: each request it made that `rules` do not grant
+ * (Forbidden in a cluster where it runs with them), and each grant it never used.
+ */
+export function rbacFindings(
+  requests: readonly Pick<AuditedWrite, 'verb' | 'apiGroup' | 'resource' | 'subresource'>[],
+  rules: readonly PolicyRule[],
+): { ungranted: string[]; unused: string[] } {
+  // A rule of non-resource URLs alone (e.g. /metrics) names no group or resource.
+  const granted = new Set(
+    rules.flatMap(({ apiGroups = [], resources = [], verbs }: Partial<PolicyRule>) =>
+      apiGroups.flatMap((g) => resources.flatMap((res) => (verbs ?? []).map((v) => access(v, g, res)))),
+    ),
+  );
+  const used = new Set(
+    requests.map((r) => access(r.verb, r.apiGroup, r.subresource ? `${r.resource}/${r.subresource}` : r.resource)),
+  );
+  return {
+    ungranted: [...used].filter((u) => !granted.has(u)).sort(),
+    unused: [...granted].filter((g) => !used.has(g)).sort(),
+  };
 }

@@ -11,7 +11,9 @@
  *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
  * - `quantities`: a copy of the first example with every quantity of its spec spelled otherwise
  *   (`1Gi` as `1024Mi`) becomes Ready, comes to rest and, reconciled again, writes nothing;
- * - `delete`: deleting an example removes it and every object it controls.
+ * - `delete`: deleting an example removes it and every object it controls;
+ * - `rbac`: every request the reconciler made is granted by the Roles the Operator construct makes
+ *   for the controller (the grants it never used are in `unusedGrants`).
  *
  * @example
  * const report = await conformanceTest({
@@ -27,6 +29,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   BuiltinTypes,
+  chartObjects,
   type ControllerDeclaration,
   type CustomResourceObject,
   customResourceType,
@@ -38,9 +41,10 @@ import type { ControlPlane } from '../control-plane';
 import { applyCrd, kindIn } from '../upgrade/steps';
 import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
-import { auditLength, reconcilerWrites } from '../audit-log';
-import { CustomResourceKind } from '../../constructs';
-import { conditionProblems, foreignStandIn, respelledQuantities } from './checks';
+import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../audit-log';
+import { App, Chart } from 'cdk8s';
+import { CustomResourceKind, Operator, type PolicyRule } from '../../constructs';
+import { conditionProblems, foreignStandIn, rbacFindings, respelledQuantities } from './checks';
 
 export interface ConformanceOptions {
   /** A control plane started with `audit: true`: the writes are read from its audit log. */
@@ -56,7 +60,15 @@ export interface ConformanceOptions {
 }
 
 /** The checks a run makes, in order. */
-export const CONFORMANCE_CHECKS = ['ready', 'settled', 'restart', 'never-adopts', 'quantities', 'delete'] as const;
+export const CONFORMANCE_CHECKS = [
+  'ready',
+  'settled',
+  'restart',
+  'never-adopts',
+  'quantities',
+  'delete',
+  'rbac',
+] as const;
 export type ConformanceCheckName = (typeof CONFORMANCE_CHECKS)[number];
 
 export interface ConformanceReport {
@@ -66,6 +78,12 @@ export interface ConformanceReport {
   readonly problems: readonly string[];
   /** The checks that could not be made for this kind, and why (a pass of theirs would prove nothing). */
   readonly notChecked: readonly string[];
+  /**
+   * What the Roles the Operator construct makes for the controller grant that the run never used,
+   * as `verb group/resource`: not a problem (a grant may serve what the examples never met, e.g.
+   * a prune), but each is one to question.
+   */
+  readonly unusedGrants: readonly string[];
 }
 
 /** Runs the conformance checks of `options.kind`; see the module. */
@@ -84,29 +102,38 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     ConformanceCheckName,
     string[]
   >;
+  // Named after the namespace: its requests are told from other runs' on the same plane by that name.
   const start = (name: string) =>
-    VersionReconciler.start({ controllers: options.controllers, kind: options.kind, kubeconfig, name, workDir });
+    VersionReconciler.start({
+      controllers: options.controllers,
+      kind: options.kind,
+      kubeconfig,
+      name: `${namespace}${name}`,
+      workDir,
+    });
   const run = new ConformanceRun(client, decl, namespace, auditLog, options.examples);
   let reconciler: VersionReconciler | undefined;
   try {
     await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await applyCrd(client, decl, namespace);
-    reconciler = await start('conformance');
+    reconciler = await start('');
     checks.ready = await run.ready(reconciler);
     if (checks.ready.length > 0)
-      return report(checks, ['settled, restart, never-adopts, quantities, delete: the examples never became Ready']);
+      return report(checks, [
+        'settled, restart, never-adopts, quantities, delete, rbac: the examples never became Ready',
+      ]);
     checks.settled = await run.settled(reconciler);
-    const stopped = await reconciler.stop();
-    if (stopped !== 0) checks.restart.push(`the reconciler exited with ${String(stopped)} when stopped (SIGTERM)`);
-    const mark = auditLength(auditLog);
-    reconciler = await start('conformance-restarted');
-    checks.restart.push(...(await run.afterRestart(reconciler, mark)));
+    const restarted = await restart(reconciler, () => start('-restarted'), run);
+    reconciler = restarted.reconciler;
+    checks.restart = restarted.problems;
     // In turn: each makes a copy of the first example of its own, and deletes it.
     const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
     checks['never-adopts'] = adopts ?? [];
     checks.quantities = quantities ?? [];
     checks.delete = await run.deletes(reconciler);
-    return report(checks, notChecked(adopts, quantities));
+    const rights = run.rights();
+    checks.rbac = rights.problems;
+    return report(checks, notChecked(adopts, quantities), rights.unused);
   } finally {
     await reconciler?.stop();
     client.close();
@@ -126,8 +153,49 @@ function notChecked(adopts: string[] | undefined, quantities: string[] | undefin
   ];
 }
 
-function report(checks: Record<ConformanceCheckName, string[]>, notChecked: string[] = []): ConformanceReport {
-  return { checks, problems: CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`)), notChecked };
+function report(
+  checks: Record<ConformanceCheckName, string[]>,
+  notChecked: string[] = [],
+  unusedGrants: string[] = [],
+): ConformanceReport {
+  const problems = CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`));
+  return { checks, problems, notChecked, unusedGrants };
+}
+
+/**
+ * Every rule of the Roles and ClusterRoles the Operator construct makes for `decl` alone (its
+ * /metrics served securely, its webhooks' trust kept): what the reconciler runs with in a cluster.
+ */
+function grantsOf(decl: ControllerDeclaration): PolicyRule[] {
+  const kind = decl.for;
+  // Not a CustomResourceKind: applyCrd refused it before any check.
+  if (!(kind instanceof CustomResourceKind)) return [];
+  const chart = new Chart(new App({ outdir: os.tmpdir() }), 'conformance-rbac');
+  new Operator(chart, 'operator', {
+    controllers: [{ ...decl, for: kind as CustomResourceKind }],
+    image: 'conformance',
+  });
+  return chartObjects(chart)
+    .filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')
+    .flatMap((o) => (Array.isArray(o.rules) ? (o.rules as PolicyRule[]) : []));
+}
+
+/**
+ * The reconciler stopped (it must exit 0) and started again over the settled examples, which
+ * must see no write: the new reconciler, and the restart check's problems.
+ */
+async function restart(
+  reconciler: VersionReconciler,
+  startAgain: () => Promise<VersionReconciler>,
+  run: ConformanceRun,
+): Promise<{ reconciler: VersionReconciler; problems: string[] }> {
+  const problems: string[] = [];
+  const stopped = await reconciler.stop();
+  if (stopped !== 0) problems.push(`the reconciler exited with ${String(stopped)} when stopped (SIGTERM)`);
+  const mark = auditLength(run.auditLog);
+  const again = await startAgain();
+  problems.push(...(await run.afterRestart(again, mark)));
+  return { reconciler: again, problems };
 }
 
 /**
@@ -175,10 +243,28 @@ class ConformanceRun {
     private readonly client: KubeClient,
     private readonly decl: ControllerDeclaration,
     private readonly namespace: string,
-    private readonly auditLog: string,
+    readonly auditLog: string,
     private readonly examples: readonly KubeObject[],
   ) {
     this.type = customResourceType<Reconciled>(decl.for);
+    this.begun = auditLength(auditLog);
+  }
+
+  /** Where the audit log stood when the run began: its reconcilers' requests come after. */
+  private readonly begun: number;
+
+  /**
+   * The rbac check: each request this run's reconcilers made (told apart by their names, which
+   * start with the namespace) that the Operator construct's Roles do not grant, and the grants unused.
+   */
+  rights(): { problems: string[]; unused: string[] } {
+    const requests = reconcilerAuditRequests(this.auditLog, this.begun, this.namespace);
+    const { ungranted, unused } = rbacFindings(requests, grantsOf(this.decl));
+    const problems = ungranted.map(
+      (a) =>
+        `${a}: made by the reconciler, but not granted by the Roles the Operator construct makes for it — Forbidden in a cluster; declare the type in the controller (owns, deletes, reads, creates or keeps)`,
+    );
+    return { problems, unused };
   }
 
   private get(name: string): Promise<Reconciled | undefined> {

@@ -4,12 +4,13 @@ import * as path from 'node:path';
 import {
   conditionProblems,
   foreignStandIn,
+  rbacFindings,
   respelledQuantities,
   respelledQuantity,
 } from '../../../testing/conformance/checks';
 import { sameQuantity } from '../../../constructs/contract/quantity';
 import { t } from '../../../constructs';
-import { auditLength, reconcilerWrites } from '../../../testing/audit-log';
+import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../../../testing/audit-log';
 import type { KubeObject } from '../../../constructs/contract';
 
 const at = '2026-12-06T12:00:00Z';
@@ -152,6 +153,31 @@ describe("reconcilerWrites: the reconciler's writes in a namespace, from the aud
     expect(mark).toBe(1);
     expect(reconcilerWrites(log, mark, 'ns')).toEqual(['patch configmaps a', 'update greetings/status g']);
   });
+
+  test('an entry the API server is still writing (no newline yet) is neither counted nor read, until it is whole', () => {
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'audit.log');
+    const whole = entry({ objectRef: { resource: 'configmaps', namespace: 'ns', name: 'b' } });
+    fs.writeFileSync(log, `${entry({})}\n${whole.slice(0, 40)}`);
+    expect(auditLength(log)).toBe(1);
+    expect(reconcilerWrites(log, 0, 'ns')).toEqual(['patch configmaps a']);
+    fs.appendFileSync(log, `${whole.slice(40)}\n`);
+    expect(auditLength(log)).toBe(2);
+    expect(reconcilerWrites(log, 1, 'ns')).toEqual(['patch configmaps b']);
+  });
+
+  test("one reconciler's requests, reads among them, by its identity", () => {
+    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'audit-')), 'audit.log');
+    fs.writeFileSync(
+      log,
+      [
+        entry({ verb: 'list', userAgent: 'cdk8s-operator-kit-reconciler (conformance-abc-x1)' }),
+        entry({ verb: 'watch', userAgent: 'cdk8s-operator-kit-reconciler (conformance-abc-restarted-x2)' }),
+        entry({ userAgent: 'cdk8s-operator-kit-reconciler (conformance-xyz-x3)' }),
+        '',
+      ].join('\n'),
+    );
+    expect(reconcilerAuditRequests(log, 0, 'conformance-abc').map((r) => r.verb)).toEqual(['list', 'watch']);
+  });
 });
 
 describe('respelledQuantity: the same amount in a smaller unit of its kind, which the API server writes back in the larger', () => {
@@ -213,5 +239,43 @@ describe('respelledQuantities: every quantity field a spec sets, by its schema',
 
   test('none set: no change', () => {
     expect(respelledQuantities(schema, { name: 'x' })).toEqual({ spec: { name: 'x' }, changes: [] });
+  });
+});
+
+describe("rbacFindings: the controller's rights against the requests it made", () => {
+  const rules = [
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: ['apps'], resources: ['deployments', 'deployments/status'], verbs: ['get', 'delete'] },
+  ];
+  const request = (verb: string, apiGroup: string, resource: string, subresource?: string) => ({
+    verb,
+    apiGroup,
+    resource,
+    ...(subresource ? { subresource } : {}),
+  });
+
+  test('a request no rule grants is ungranted (by verb, group, resource and subresource); the grants never used are listed', () => {
+    expect(
+      rbacFindings(
+        [
+          request('list', '', 'configmaps'),
+          request('watch', '', 'configmaps'),
+          request('patch', '', 'configmaps'),
+          request('patch', '', 'configmaps'),
+          request('get', 'apps', 'deployments', 'status'),
+          request('create', '', 'secrets'),
+          request('patch', 'apps', 'deployments'),
+          request('get', '', 'deployments'),
+        ],
+        rules,
+      ),
+    ).toEqual({
+      ungranted: ['create secrets', 'get deployments', 'patch apps/deployments'],
+      unused: ['delete apps/deployments', 'delete apps/deployments/status', 'get apps/deployments', 'get configmaps'],
+    });
+  });
+
+  test('nothing made: nothing ungranted, every grant unused', () => {
+    expect(rbacFindings([], rules).unused).toHaveLength(8);
   });
 });
