@@ -9,7 +9,7 @@
  * as itself (etcd refuses it: its log is gone, the cluster's is not). A crash loop alone says
  * nothing of the data (an OOM kill loops too), so it is never the reason.
  */
-import { BuiltinTypes, type ExternalContext, type Pod } from '../contract';
+import { BuiltinTypes, type CacheReads, type ExternalContext, type Pod } from '../contract';
 import type { EtcdCluster } from './api';
 import { type EtcdMember, removeMember } from './etcd-api';
 import { etcdSelectorLabels } from './etcd-cluster-resources';
@@ -39,6 +39,13 @@ export function memberClaims(
 /** The claim member pod `pod`'s data is on: `data-<pod>`, from the StatefulSet's claim template. */
 export function memberClaimName(pod: string): string {
   return `data-${pod}`;
+}
+
+/** Member `member`'s pod of cluster `cluster` as cached, unless it is going. */
+export function livePod(reads: CacheReads, cluster: string, member: string): Pod | undefined {
+  return reads
+    .read(BuiltinTypes.Pod, etcdSelectorLabels(cluster))
+    .find((p) => p.metadata.name === member && !p.metadata.deletionTimestamp);
 }
 
 /** The claim a listed member's data is on. */
@@ -88,7 +95,7 @@ export async function replaceLostMember(view: ClusterView): Promise<MembershipRe
   // now, and etcd started on it again would run as that removed member forever, never as the one
   // added back. So the pod goes with its new claim, and both are made again empty. Nothing is
   // lost: the claim is new since the member last ran healthy, and every other member is healthy.
-  const pod = livePod(view, name);
+  const pod = livePod(view.facts.context, view.facts.name, name);
   const claimUID = view.facts.claims.get(claim);
   if (!pod?.metadata.uid || !claimUID) {
     const message = `${why}; it is replaced once its pod runs again on the new claim`;
@@ -118,11 +125,4 @@ export async function replaceLostMember(view: ClusterView): Promise<MembershipRe
       },
     ],
   };
-}
-
-/** The member's pod as cached, unless it is going. */
-function livePod(view: ClusterView, name: string): Pod | undefined {
-  return view.facts.context
-    .read(BuiltinTypes.Pod, etcdSelectorLabels(view.facts.name))
-    .find((p) => p.metadata.name === name && !p.metadata.deletionTimestamp);
 }

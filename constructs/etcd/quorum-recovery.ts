@@ -20,12 +20,11 @@
  *    its own — a member added later must never start with it — and the usual steps add the others
  *    back empty, one at a time, as learners.
  */
-import { BuiltinTypes, type CacheReads, type Pod } from '../contract';
+import type { CacheReads } from '../contract';
 import { ordinalOf } from './addresses';
 import type { EtcdCluster } from './api';
-import { etcdSelectorLabels } from './etcd-cluster-resources';
 import type { ClusterView } from './membership';
-import { memberClaimName, memberClaims } from './lost-members';
+import { livePod, memberClaimName, memberClaims } from './lost-members';
 import { FORCE_NEW_CLUSTER_ENV, RECOVER_FROM_ANNOTATION } from './quorum-recovery-names';
 import {
   type EtcdTopology,
@@ -45,12 +44,6 @@ export const RECOVERING_QUORUM = 'RecoveringQuorum';
 export function recoverFrom(cluster: EtcdCluster): string | undefined {
   const named = cluster.metadata.annotations?.[RECOVER_FROM_ANNOTATION]?.trim();
   return named === '' ? undefined : named;
-}
-
-function livePod(cluster: EtcdCluster, reads: CacheReads, member: string): Pod | undefined {
-  return reads
-    .read(BuiltinTypes.Pod, etcdSelectorLabels(cluster.metadata.name))
-    .find((p) => p.metadata.name === member && !p.metadata.deletionTimestamp);
 }
 
 /**
@@ -119,7 +112,7 @@ export function beginRecovery(
       message: `not recovering the quorum from ${survivor} (${RECOVER_FROM_ANNOTATION}): ${obstacle}`,
     });
   }
-  const pod = livePod(cluster, reads, survivor);
+  const pod = livePod(reads, cluster.metadata.name, survivor);
   if (!pod?.metadata.uid)
     return unchanged({ reason: RECOVERING_QUORUM, message: `waiting for ${survivor}'s pod to recover from it` });
   const forcedStart: ForcedStart = { member: survivor, podUID: pod.metadata.uid };
@@ -145,7 +138,7 @@ export function forcingRecovery(
   reads: CacheReads,
 ): MembershipResult {
   const { member } = forced;
-  const pod = livePod(cluster, reads, member);
+  const pod = livePod(reads, cluster.metadata.name, member);
   const notRestarted = pod?.metadata.uid === forced.podUID;
   const report = (message: string) => ({
     reachable: false,
