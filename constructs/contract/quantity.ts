@@ -10,7 +10,8 @@ export function parseQuantity(q: string | number): number {
   return Number(nanos) / 1e9;
 }
 
-const BINARY_EXPONENT: Readonly<Record<string, bigint | undefined>> = {
+/** The binary suffixes, each with its power of two. */
+export const BINARY_EXPONENT: Readonly<Record<string, bigint | undefined>> = {
   Ki: 10n,
   Mi: 20n,
   Gi: 30n,
@@ -18,7 +19,8 @@ const BINARY_EXPONENT: Readonly<Record<string, bigint | undefined>> = {
   Pi: 50n,
   Ei: 60n,
 };
-const DECIMAL_EXPONENT: Readonly<Record<string, number | undefined>> = {
+/** The decimal suffixes (none for units), each with its power of ten. */
+export const DECIMAL_EXPONENT: Readonly<Record<string, number | undefined>> = {
   n: -9,
   u: -6,
   m: -3,

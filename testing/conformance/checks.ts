@@ -1,7 +1,7 @@
 /** What the conformance checks judge, as pure functions of objects. */
 import { BuiltinTypes, type KubeObject, type ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
-import { quantityNanos } from '../../constructs/contract/quantity';
+import { BINARY_EXPONENT, DECIMAL_EXPONENT, quantityNanos } from '../../constructs/contract/quantity';
 import type { JsonSchema, PolicyRule } from '../../constructs';
 import type { AuditedWrite } from '../audit-log';
 
@@ -93,13 +93,15 @@ export function foreignStandIn(
   return undefined;
 }
 
-/** The decimal suffixes, smallest first, and the binary ones, each with its size in billionths. */
-const DECIMAL_UNITS: readonly (readonly [string, bigint])[] = ['n', 'u', 'm', '', 'k', 'M', 'G', 'T', 'P', 'E'].map(
-  (u, i) => [u, 10n ** BigInt(3 * i)] as const,
-);
-const BINARY_UNITS: readonly (readonly [string, bigint])[] = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'].map(
-  (u, i) => [u, 1_000_000_000n * 1024n ** BigInt(i + 1)] as const,
-);
+/** Quantity suffixes of one kind, smallest first, each with its size in billionths (quantity.ts's tables). */
+const DECIMAL_UNITS = Object.entries(DECIMAL_EXPONENT)
+  .map(([u, e = 0]) => [u, e] as const)
+  .sort(([, a], [, b]) => a - b)
+  .map(([u, e]) => [u, 10n ** BigInt(e + 9)] as const);
+const BINARY_UNITS = Object.entries(BINARY_EXPONENT)
+  .map(([u, e = 0n]) => [u, e] as const)
+  .sort(([, a], [, b]) => Number(a - b))
+  .map(([u, e]) => [u, 1_000_000_000n << e] as const);
 
 /**
  * The same amount as `q`, spelled as the API server never writes it back: in the next smaller
@@ -125,7 +127,7 @@ function isQuantity(schema: JsonSchema): boolean {
 }
 
 /**
- * `spec` with every quantity it sets (a field its schema says is one, in objects and arrays)
+ * `spec` with every quantity it sets (a field its schema says is one, in objects, maps and arrays)
  * spelled otherwise (`respelledQuantity`), and the changes as `spec.<path>: <from> → <to>`.
  */
 export function respelledQuantities(schema: JsonSchema, spec: unknown): { spec: unknown; changes: string[] } {

@@ -274,8 +274,9 @@ function isZeroValue(v: unknown): boolean {
 
 /**
  * Scalars are equal as JSON, except quantities (resource requests and limits, capacities,
- * hard quotas, limit ranges, overheads, `sizeLimit`, an autoscaler's metric targets): the API server stores those canonically ("2048Mi" as
- * "2Gi", "0.5" as "500m", 1 as "1"), so they compare by value. Elsewhere a string that looks like
+ * hard quotas, limit ranges, overheads, `sizeLimit`, an autoscaler's metric targets): the API
+ * server stores those canonically ("2048Mi" as "2Gi", "0.5" as "500m", 1 as "1"), so they
+ * compare by value. Elsewhere a string that looks like
  * a quantity is kept as written, and compared as written.
  */
 function sameScalar(desired: unknown, applied: unknown, at: FieldName): boolean {
