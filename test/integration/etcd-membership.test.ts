@@ -84,6 +84,20 @@ async function etcdMembers(): Promise<EtcdMember[] | undefined> {
   return undefined;
 }
 
+/** Waits for member `name` to be a voting member again under an ID other than `oldId`; a failure shows its log. */
+function backUnderNewId(name: string, oldId: string): Promise<EtcdMember> {
+  return eventually(
+    'the member back under a new ID',
+    async () => {
+      const now = (await etcdMembers())?.find((m) => m.name === name);
+      return now && now.id !== oldId && !now.isLearner ? now : undefined;
+    },
+    120_000,
+  ).catch((err: unknown) => {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${name}'s log:\n${members.log(name)}`);
+  });
+}
+
 async function leader(list: EtcdMember[]): Promise<EtcdMember | undefined> {
   for (const m of list.filter((x) => x.name)) {
     const s = await memberStatus(members.endpoint(ordinal(m))).catch(() => undefined);
@@ -640,14 +654,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
       // The issue's reproduction: a member's claim and pod deleted together.
       kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', op.ns, '--wait=false']);
       kubectlOk(['delete', 'pod', lost, '-n', op.ns, '--wait=false']);
-      await eventually(
-        'the member back under a new ID',
-        async () => {
-          const now = (await etcdMembers())?.find((m) => m.name === lost);
-          return now && now.id !== before.id && !now.isLearner ? now : undefined;
-        },
-        120_000,
-      );
+      await backUnderNewId(lost, before.id);
       const c = await settled(3);
       // The claim each member runs on, recorded while healthy (the typed signal of lost data): now the new one.
       expect(c.status.etcdMembers.find((m: any) => m.name === lost).claimUID).toBe(
@@ -692,16 +699,7 @@ describe("EtcdCluster membership through etcd's own API, against real etcd membe
         etcdWrites().some((w) => w.action === 'RemoveMember' && w.target === lost) ? true : undefined,
       );
       members.revive(lost);
-      const after = await eventually(
-        'the member back under a new ID',
-        async () => {
-          const now = (await etcdMembers())?.find((m) => m.name === lost);
-          return now && now.id !== before.id && !now.isLearner ? now : undefined;
-        },
-        120_000,
-      ).catch((err: unknown) => {
-        throw new Error(`${err instanceof Error ? err.message : String(err)}\n${lost}'s log:\n${members.log(lost)}`);
-      });
+      const after = await backUnderNewId(lost, before.id);
       await settled(3);
       // The status may still be the one from before the restart (the generation is the same): wait for the new ID.
       const recorded = await eventually('the status to show the member under its new ID', () =>

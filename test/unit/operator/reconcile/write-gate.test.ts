@@ -386,20 +386,24 @@ describe("pods the external step asks to restart are deleted through the gate, a
 
   const claimUid = (s: Awaited<ReturnType<typeof setUp>>, name: string) =>
     s.client.peek(BuiltinTypes.PersistentVolumeClaim, name, NS)?.metadata.uid ?? '';
+  /** kv-0 asked to restart "to start empty", with `claims` (name → uid) to discard. */
+  const restartDiscarding = (s: Awaited<ReturnType<typeof setUp>>, claims: [string, string][]) => {
+    restartAsked = [
+      {
+        name: 'kv-0',
+        uid: uidOf(s, 'kv-0'),
+        reason: 'to start empty',
+        discardClaims: claims.map(([name, uid]) => ({ name, uid })),
+      },
+    ];
+  };
 
   test("a claim to discard with the pod (its own, of its StatefulSet's template, at the uid asked): deleted by its uid just before the pod, counted, with an Event", () =>
     withSetUp(async (s) => {
       const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
       s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
       const from = s.client.writes.length;
-      restartAsked = [
-        {
-          name: 'kv-0',
-          uid: uidOf(s, 'kv-0'),
-          reason: 'to start empty',
-          discardClaims: [{ name: 'data-kv-0', uid: claimUid(s, 'data-kv-0') }],
-        },
-      ];
+      restartDiscarding(s, [['data-kv-0', claimUid(s, 'data-kv-0')]]);
       await s.reconcile();
       expect(s.writesSince(from)).toEqual(['delete PersistentVolumeClaim/data-kv-0', 'delete Pod/kv-0']);
       expect(s.client.peek(BuiltinTypes.PersistentVolumeClaim, 'data-kv-0', NS)).toBeUndefined();
@@ -421,18 +425,11 @@ describe("pods the external step asks to restart are deleted through the gate, a
       });
       s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
       const from = s.client.writes.length;
-      restartAsked = [
-        {
-          name: 'kv-0',
-          uid: uidOf(s, 'kv-0'),
-          reason: 'to start empty',
-          discardClaims: [
-            { name: 'data-kv-0', uid: 'the-claim-before' },
-            { name: 'data-kv-1', uid: claimUid(s, 'data-kv-1') },
-            { name: 'backups-kv-0', uid: claimUid(s, 'backups-kv-0') },
-          ],
-        },
-      ];
+      restartDiscarding(s, [
+        ['data-kv-0', 'the-claim-before'],
+        ['data-kv-1', claimUid(s, 'data-kv-1')],
+        ['backups-kv-0', claimUid(s, 'backups-kv-0')],
+      ]);
       await s.reconcile();
       expect(s.writesSince(from)).toEqual(['delete Pod/kv-0']);
       expect(await s.writeCount('DeleteClaim')).toBe(0);
