@@ -542,9 +542,22 @@ if (skip) test.todo(`the seed samples on a real node — skipped: ${skip}`);
   });
 
   test("EtcdCluster: a member added by hand (etcdctl member add, with the cluster's client certificate) is Degraded ForeignMember within a reconcile, by the ID etcdctl shows; removed, the cluster is as before", async () => {
-    const hex = addedMemberId(
-      await etcdctl('member', 'add', 'intruder', '--learner', '--peer-urls=https://10.9.9.9:2380'),
+    // etcd takes a member add only once every voter has been connected for 5 s (its strict
+    // reconfiguration check): just after the upgrade's last restart it answers "unhealthy cluster".
+    const added = await eventually(
+      'etcd to take a member add',
+      async () => {
+        try {
+          return await etcdctl('member', 'add', 'intruder', '--learner', '--peer-urls=https://10.9.9.9:2380');
+        } catch (err) {
+          if (err instanceof Error && err.message.includes('etcdserver: unhealthy cluster')) return undefined;
+          throw err;
+        }
+      },
+      60_000,
+      1000,
     );
+    const hex = addedMemberId(added);
     // Removed whether or not it was reported: a foreign member left behind holds every later
     // membership step of this cluster (the operator waits for a person), so every later test here.
     try {
