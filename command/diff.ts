@@ -19,12 +19,21 @@ import { type ClusterCrds, getAsNewCode } from './served-version';
 export interface ChildDiff {
   /**
    * `deleted`: a pod a StatefulSet's rollout is stuck behind (or one the external step restarts),
-   * which the reconciler deletes. `external`: the write the kind's external step would make to its
+   * which the reconciler deletes. `labelled`: a pod whose labels the external step asks to change. `external`: the write the kind's external step would make to its
    * outside system now (`kind` the system, `name` its target); `unknown`: that step could not be
    * previewed from here (`note` says why).
    */
   readonly verb:
-    'created' | 'changed' | 'held' | 'pruned' | 'unchanged' | 'refused' | 'deleted' | 'external' | 'unknown';
+    | 'created'
+    | 'changed'
+    | 'held'
+    | 'pruned'
+    | 'unchanged'
+    | 'refused'
+    | 'deleted'
+    | 'labelled'
+    | 'external'
+    | 'unknown';
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
@@ -87,6 +96,7 @@ export async function diffResource(
     if (w.type === 'PruneChild') return [{ verb: 'pruned', kind: w.kind, namespace, name: w.name }];
     if (w.type === 'DeleteStuckPod' || w.type === 'RestartPod' || w.type === 'DeleteClaim')
       return [{ verb: 'deleted', kind: w.kind, namespace, name: w.name, note: w.reason }];
+    if (w.type === 'LabelPod') return [{ verb: 'labelled', kind: w.kind, namespace, name: w.name, note: w.reason }];
     return [];
   });
   return [...preview.children.map(childDiff), ...others, ...externalDiffs(decl.name, preview.external)];

@@ -12,6 +12,7 @@ import {
   changedTogether,
   type ChildPlan,
   describedWrite,
+  podActions,
   type DryRunAnswer,
   dryRunChange,
   type ExecutedWrite,
@@ -66,7 +67,7 @@ export async function previewResource(
   const counted = countingDryRuns(client);
   // As the reconciler: the external step first; the pods it would restart are of the plan.
   const external = await previewExternal(decl, client, resource, reads);
-  const previewed = await previewPlan(decl, counted.client, resource, reads, external?.restartPods);
+  const previewed = await previewPlan(decl, counted.client, resource, reads, external);
   const withExternal = external ? { external } : {};
   if (!previewed.plan)
     return {
@@ -100,8 +101,8 @@ export async function previewResource(
   const writes = [
     ...children.flatMap((c) => c.writes),
     ...plan.prune.map(describedWrite),
-    // As the executor: no stuck pod deleted while anything of the plan is refused.
-    ...(refused ? [] : [...plan.stuckPods, ...plan.restartPods].map(describedWrite)),
+    // As the executor: no pod labelled or deleted while anything of the plan is refused.
+    ...(refused ? [] : podActions(plan).map(describedWrite)),
   ];
   return { children, writes, dryRuns: counted.count(), ...withExternal };
 }

@@ -55,6 +55,7 @@ export type {
   ExternalContext,
   ExternalStep,
   PodRestart,
+  PodLabels,
   ClaimToDiscard,
   ExternalWrite,
   AdmissionContext,

@@ -88,6 +88,16 @@ export interface ExternalStep<Facts extends object = object> {
    */
   readonly restartPods?: readonly PodRestart[];
   /**
+   * Labels to set on pods of the resource's own StatefulSets, e.g. the role each database instance
+   * has now, which a Service selects on (the StatefulSet's one pod template cannot tell its pods
+   * apart). Each pod whose labels differ is a `LabelPod` action of the plan: one JSON patch that
+   * holds only while the pod has the uid asked, through the same gate as every other write, after
+   * the children are written and only when nothing of the plan was refused. Never a label the
+   * StatefulSet selects its pods by, nor one of Kubernetes' own (`*.kubernetes.io/`, `*.k8s.io/`);
+   * the declaration must say `labelsPods` (the grant to patch pods).
+   */
+  readonly labelPods?: readonly PodLabels[];
+  /**
    * Set when the outside system did not answer (why): the step decided from what it last knew and
    * took no step there. `plan` and `diff` then say its writes could not be previewed from where
    * they ran (e.g. members reachable only inside the cluster).
@@ -111,6 +121,17 @@ export interface PodRestart {
    * from a claim template; the declaration must say `discardsClaims` (the grant to delete claims).
    */
   readonly discardClaims?: readonly ClaimToDiscard[];
+}
+
+/** Labels an `external` step asks for on one pod (see `ExternalStep.labelPods`). */
+export interface PodLabels {
+  readonly name: string;
+  /** The pod they are for: one made again since under the name is labelled when asked again. */
+  readonly uid: string;
+  /** Each label's value; null takes the label off. */
+  readonly labels: Readonly<Record<string, string | null>>;
+  /** Why, as the reconcile's writes record it. */
+  readonly reason: string;
 }
 
 /** A claim a `PodRestart` discards (see `PodRestart.discardClaims`). */
@@ -258,6 +279,11 @@ export interface ControllerDeclaration<
    * the runtime uses. @default false: claims are never deleted
    */
   readonly discardsClaims?: boolean;
+  /**
+   * Whether its `external` step may ask for labels on its StatefulSets' pods
+   * (`ExternalStep.labelPods`): grants patch on pods. @default false: pods are never changed
+   */
+  readonly labelsPods?: boolean;
 
   /**
    * Renders the desired children of a resource into `scope` (a throwaway chart at run time):

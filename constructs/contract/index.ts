@@ -65,6 +65,7 @@ export type {
   ExternalContext,
   ExternalStep,
   PodRestart,
+  PodLabels,
   ClaimToDiscard,
   ExternalWrite,
   AdmissionContext,

@@ -97,6 +97,7 @@ export interface StatefulSet extends KubeObject {
   spec?: {
     replicas?: number;
     podManagementPolicy?: string;
+    selector?: { matchLabels?: Record<string, string> };
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: { image?: string }[] } };
   };

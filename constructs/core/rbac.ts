@@ -40,7 +40,7 @@ const STATEFUL_SET_UPKEEP: readonly (readonly [ResourceType, readonly string[]])
  * workloads they own: `healthReads`), and record Events.
  * No wildcard is ever produced.
  */
-// eslint-disable-next-line complexity -- one grant per declared relation (for, owns, deletes, reads, creates, keeps, finalize, conversion, discardsClaims): a flat list the rule counts as branches
+// eslint-disable-next-line complexity -- one grant per declared relation (for, owns, deletes, reads, creates, keeps, finalize, conversion, discardsClaims, labelsPods): a flat list the rule counts as branches
 export function rulesForControllers(controllers: readonly ControllerDeclaration[]): ControllerRules {
   const grants = new Map<string, { type: ResourceType; subresource?: string; verbs: Set<string> }>();
   const grant = (type: ResourceType, verbs: readonly string[], subresource?: string) => {
@@ -69,6 +69,8 @@ export function rulesForControllers(controllers: readonly ControllerDeclaration[
     if (ownsStatefulSets(c)) for (const [type, verbs] of STATEFUL_SET_UPKEEP) grant(type, verbs);
     // A restarted pod's claims, discarded at its kind's ask only (executor.ts checks each is the pod's own).
     if (c.discardsClaims) grant(BuiltinTypes.PersistentVolumeClaim, ['delete']);
+    // Labels on its StatefulSets' pods, at its kind's ask only (the planner keeps off selector labels).
+    if (c.labelsPods) grant(BuiltinTypes.Pod, ['patch']);
     for (const created of c.creates ?? []) grant(created, ['create']);
     // Read back by name and replaced, never listed or watched: the runtime hands over its own alone.
     for (const kept of c.keeps ?? []) grant(kept, ['get', 'create', 'update']);

@@ -34,7 +34,7 @@ export class Metrics {
 
   readonly reconcileWrites = new Counter({
     name: 'opkit_reconcile_writes_total',
-    help: "Writes the reconciles of a controller made, by the kind of action of their plan (ApplyChild, GrowClaim, RecreateStatefulSet, PruneChild, DeleteStuckPod, DeleteClaim, RestartPod; External:<system>:<action> for an external step's writes)",
+    help: "Writes the reconciles of a controller made, by the kind of action of their plan (ApplyChild, GrowClaim, RecreateStatefulSet, PruneChild, LabelPod, DeleteStuckPod, DeleteClaim, RestartPod; External:<system>:<action> for an external step's writes)",
     labelNames: ['controller', 'action'] as const,
     registers: [this.registry],
   });

@@ -13,6 +13,7 @@ import {
   type ExternalWrite,
   isOfType,
   type KubeObject,
+  type PodLabels,
   type PodRestart,
   type ResourceType,
 } from '../../../constructs/contract';
@@ -27,6 +28,8 @@ export interface ExternalPreview {
   readonly writes: readonly ExternalWrite[];
   /** The pods it would restart (in the plan as RestartPod actions). */
   readonly restartPods: readonly PodRestart[];
+  /** The labels it would ask on pods (in the plan as LabelPod actions where they differ). */
+  readonly labelPods: readonly PodLabels[];
   /** Why its writes could not be previewed from here: its outside system out of reach, or an error. */
   readonly unavailable?: string;
 }
@@ -76,15 +79,21 @@ export async function previewExternal(
   try {
     const step = await decl.external(resource, cachedChildren({ owned: reads.children }, uid), context);
     const write = previewed();
-    if (write) return { writes: [write], restartPods: [] };
+    if (write) return { writes: [write], restartPods: [], labelPods: [] };
     return {
       writes: [],
       restartPods: step.restartPods ?? [],
+      labelPods: step.labelPods ?? [],
       ...(step.outOfReach ? { unavailable: step.outOfReach } : {}),
     };
   } catch (err) {
     const write = previewed();
-    if (write) return { writes: [write], restartPods: [] };
-    return { writes: [], restartPods: [], unavailable: err instanceof Error ? err.message : String(err) };
+    if (write) return { writes: [write], restartPods: [], labelPods: [] };
+    return {
+      writes: [],
+      restartPods: [],
+      labelPods: [],
+      unavailable: err instanceof Error ? err.message : String(err),
+    };
   }
 }

@@ -16,6 +16,7 @@ export {
   type Decided,
   type DeleteClaim,
   type DeleteStuckPod,
+  type LabelPod,
   type RestartPod,
   describedWrite,
   type ExecutedWrite,
@@ -23,6 +24,7 @@ export {
   growsStorage,
   type PlannedAction,
   planActions,
+  podActions,
   type PruneChild,
   type ReconcilePlan,
   type RecreateStatefulSet,
@@ -39,7 +41,7 @@ export {
   type PlanTarget,
   type Refusal,
 } from './planned-child';
-export { planReconcile } from './planner';
+export { planReconcile, type PodsAsked } from './planner';
 export { STORAGE_CLASS_RECHECK_MS } from './storage-growth';
 export { stuckPods, type StuckPod } from './stuck-rollouts';
 export { ChildRefusedUpFront, isChildRefusal, isRefusedWrite } from './refusals';

@@ -11,6 +11,7 @@
  *                                          with the new templates) or applied as any other child
  *   PruneChild                        an owned child of a deletable kind no longer rendered
  *   DeleteStuckPod                    a pod an unchanged StatefulSet's rollout is stuck behind
+ *   LabelPod                          a pod whose labels the kind's external step asks to change
  *   DeleteClaim… then RestartPod      a pod the kind's external step asks to start again, after
  *                                     the claims it asks to discard with it
  *
@@ -107,9 +108,23 @@ export interface DeleteClaim {
   readonly reason: string;
 }
 
+/**
+ * Sets labels on a pod of one of the resource's own StatefulSets that the kind's external step
+ * asks for (`ExternalStep.labelPods`): a JSON patch that holds only while the pod has its uid.
+ */
+export interface LabelPod {
+  readonly type: 'LabelPod';
+  /** The pod, `Pod/name`. */
+  readonly key: string;
+  readonly pod: Pod;
+  /** The labels that change (null: taken off). */
+  readonly labels: Readonly<Record<string, string | null>>;
+  readonly reason: string;
+}
+
 /** One write of a plan. */
 export type PlannedAction =
-  ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | DeleteStuckPod | DeleteClaim | RestartPod;
+  ApplyChild | GrowClaim | RecreateStatefulSet | PruneChild | LabelPod | DeleteStuckPod | DeleteClaim | RestartPod;
 
 /** The kinds of write a plan has, for metrics and previews. */
 export type ActionType = PlannedAction['type'];
@@ -135,22 +150,26 @@ export interface ChildPlan {
   readonly restOfChange?: KubeObject;
 }
 
-/** A reconcile's plan: each child's part, then the prunes, then the stuck pods and the pods to restart. */
+/** A reconcile's plan: each child's part, then the prunes, then the pods labelled, the stuck pods and the pods to restart. */
 export interface ReconcilePlan {
   readonly children: readonly ChildPlan[];
   readonly prune: readonly PruneChild[];
+  readonly labelPods: readonly LabelPod[];
   readonly stuckPods: readonly DeleteStuckPod[];
   readonly restartPods: readonly RestartPod[];
 }
 
 /** Every action of a plan, in the order the executor takes them. */
 export function planActions(plan: ReconcilePlan): PlannedAction[] {
-  return [
-    ...plan.children.flatMap((c) => c.actions),
-    ...plan.prune,
-    ...plan.stuckPods,
-    ...plan.restartPods.flatMap((r) => [...r.discard, r]),
-  ];
+  return [...plan.children.flatMap((c) => c.actions), ...plan.prune, ...podActions(plan)];
+}
+
+/**
+ * The plan's writes to pods (and the claims discarded with them), in the order the executor takes
+ * them: made only when nothing of the plan was refused.
+ */
+export function podActions(plan: ReconcilePlan): (LabelPod | DeleteStuckPod | DeleteClaim | RestartPod)[] {
+  return [...plan.labelPods, ...plan.stuckPods, ...plan.restartPods.flatMap((r) => [...r.discard, r])];
 }
 
 /** Whether a child's plan grows storage: claims patched, or the StatefulSet made again. */
@@ -170,6 +189,7 @@ export function actionObject(a: PlannedAction): { kind: string; name: string } {
       return { kind: 'StatefulSet', name: a.current.metadata.name ?? '' };
     case 'PruneChild':
       return { kind: a.owned.kind, name: a.object.metadata.name ?? '' };
+    case 'LabelPod':
     case 'DeleteStuckPod':
     case 'RestartPod':
       return { kind: 'Pod', name: a.pod.metadata.name ?? '' };

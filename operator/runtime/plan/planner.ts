@@ -6,31 +6,36 @@
  * not ready is decided again as the executor goes, against what it has written by then; whether
  * the API server takes the change is the gate's dry run (executor.ts).
  */
-import { childKey, type PodRestart } from '../../../constructs/contract';
+import { childKey, type ExternalStep } from '../../../constructs/contract';
 import { needsApply } from '../client';
 import type { PlannedChild, PlanReads, PlanTarget } from './planned-child';
 import type { ApplyChild, ChildPlan, PruneChild, ReconcilePlan } from './plan';
 import { planGrowth } from './storage-growth';
 import { planStuckPods } from './stuck-rollouts';
 import { planPodRestarts } from './pod-restarts';
+import { planPodLabels } from './pod-labels';
+
+/** What the external step asks of the resource's pods: labels, restarts. */
+export type PodsAsked = Pick<ExternalStep, 'labelPods' | 'restartPods'>;
 
 /**
- * The plan of one reconcile's writes, children in the order rendered; `restarts`, the pods the
- * external step asks to start again.
+ * The plan of one reconcile's writes, children in the order rendered; `asked`, what the external
+ * step asks of the pods (labels, restarts).
  */
 export async function planReconcile(
   parts: PlanReads,
   t: PlanTarget,
   planned: readonly PlannedChild[],
-  restarts: readonly PodRestart[] = [],
+  asked: PodsAsked = {},
 ): Promise<ReconcilePlan> {
   const children: ChildPlan[] = [];
   for (const child of planned) children.push(await planChild(parts, t, child));
   return {
     children,
     prune: planPrune(parts, t, children),
+    labelPods: planPodLabels(parts, children, asked.labelPods ?? []),
     stuckPods: planStuckPods(parts, children),
-    restartPods: planPodRestarts(parts, children, restarts),
+    restartPods: planPodRestarts(parts, children, asked.restartPods ?? []),
   };
 }
 

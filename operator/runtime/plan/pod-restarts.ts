@@ -23,23 +23,43 @@ export function planPodRestarts(
   children: readonly ChildPlan[],
   asked: readonly PodRestart[],
 ): RestartPod[] {
-  const pods = parts.pods;
-  if (!pods || asked.length === 0) return [];
-  const ours = children.flatMap(({ child }) => {
-    const sts = child.current;
-    return sts && isOfType(BuiltinTypes.StatefulSet, sts) && sts.metadata.uid
-      ? pods.listControlledBy(sts.metadata.uid).map((pod) => ({ pod, sts }))
-      : [];
-  });
+  if (asked.length === 0) return [];
+  const ours = statefulSetPods(parts, children);
   return asked.flatMap((r) => {
-    const found = ours.find(
-      ({ pod: p }) => p.metadata.name === r.name && p.metadata.uid === r.uid && !p.metadata.deletionTimestamp,
-    );
+    const found = podAsked(ours, r);
     if (!found) return [];
     const { pod, sts } = found;
     const discard = claimsToDiscard(parts, r, pod, sts);
     return [{ type: 'RestartPod' as const, key: `Pod/${r.name}`, pod, reason: r.reason, discard }];
   });
+}
+
+/** A pod of one of the resource's own StatefulSets, with that StatefulSet. */
+export interface StatefulSetPod {
+  readonly pod: Pod;
+  readonly sts: StatefulSet;
+}
+
+/** The pods the resource's own StatefulSets (as cached) control. */
+export function statefulSetPods(parts: Pick<PlanReads, 'pods'>, children: readonly ChildPlan[]): StatefulSetPod[] {
+  const pods = parts.pods;
+  if (!pods) return [];
+  return children.flatMap(({ child }) => {
+    const sts = child.current;
+    return sts && isOfType(BuiltinTypes.StatefulSet, sts) && sts.metadata.uid
+      ? pods.listControlledBy(sts.metadata.uid).map((pod) => ({ pod, sts }))
+      : [];
+  });
+}
+
+/** The pod asked for, by name and uid, unless it is going already. */
+export function podAsked(
+  ours: readonly StatefulSetPod[],
+  asked: { readonly name: string; readonly uid: string },
+): StatefulSetPod | undefined {
+  return ours.find(
+    ({ pod }) => pod.metadata.name === asked.name && pod.metadata.uid === asked.uid && !pod.metadata.deletionTimestamp,
+  );
 }
 
 /**

@@ -12,7 +12,6 @@ import {
   type CustomResourceObject,
   type PersistentVolumeClaim,
   type Pod,
-  type PodRestart,
   type ResourceType,
 } from '../../../constructs/contract';
 import { ListedObjects, type ObjectReads } from '../cache';
@@ -20,7 +19,7 @@ import { renderChildrenWithWaits } from '../children';
 import { type KubeClient, objectKey } from '../client';
 import { cachedChildren, claimFrom, type NotOwned, type PlanTarget } from './planned-child';
 import type { ReconcilePlan } from './plan';
-import { planReconcile } from './planner';
+import { planReconcile, type PodsAsked } from './planner';
 
 /** The objects a preview listed, read as the reconciler reads its caches. */
 export interface PreviewReads {
@@ -84,7 +83,7 @@ export async function previewPlan(
   client: KubeClient,
   resource: CustomResourceObject,
   reads: PreviewReads,
-  restartPods?: readonly PodRestart[],
+  asked?: PodsAsked,
 ): Promise<PreviewedPlan> {
   const { uid = '', namespace } = resource.metadata;
   const target: PlanTarget = { uid, namespace, ctx: { client } };
@@ -100,11 +99,6 @@ export async function previewPlan(
     type,
     informer: reads.children.get(type.kind)?.informer ?? NONE,
   }));
-  const plan = await planReconcile(
-    { claims: reads.claims, pods: reads.pods, deletable },
-    target,
-    claim.planned,
-    restartPods,
-  );
+  const plan = await planReconcile({ claims: reads.claims, pods: reads.pods, deletable }, target, claim.planned, asked);
   return { plan, target };
 }

@@ -18,7 +18,7 @@
  */
 import { BuiltinTypes, type KubeObject, ChildMap, waitingOn } from '../../../constructs/contract';
 import { applyIfChanged } from '../children';
-import { isConflict, isNotFound } from '../client';
+import { isConflict, isInvalid, isNotFound, type JsonPatchOperation } from '../client';
 import { type TerminalError } from '../controller';
 import { type AppliedChildren, nothingApplied, type PrunedChildren } from './child-steps';
 import type { ControllerParts, RefusedChildren, Target } from './controller-parts';
@@ -27,6 +27,7 @@ import {
   type ChildPlan,
   type DeleteClaim,
   type DeleteStuckPod,
+  type LabelPod,
   describedWrite,
   type GrowClaim,
   growClaim,
@@ -106,12 +107,14 @@ export class PlanExecution {
   }
 
   /**
-   * The pods deleted last — those a rollout is stuck behind, then those the external step asks to
-   * restart — only when the rest of the plan went through: nothing refused, nothing stopped.
+   * The pods' writes last — the labels the external step asks for, the pods a rollout is stuck
+   * behind deleted, then those the external step asks to restart — only when the rest of the plan
+   * went through: nothing refused, nothing stopped.
    */
-  async podDeletions(): Promise<void> {
+  async podWrites(): Promise<void> {
     if (this.done.refused.size > 0) return;
     await this.phase(async () => {
+      for (const l of this.plan.labelPods) await this.labelPod(l);
       for (const s of this.plan.stuckPods) {
         if (!(await this.deletePod(s))) continue;
         const name = s.pod.metadata.name ?? '';
@@ -158,6 +161,37 @@ export class PlanExecution {
       this.t.ctx.logger.warn({ err, pod: name, action: action.type }, 'could not delete a pod');
       return false;
     }
+  }
+
+  /**
+   * A pod's labels set through the gate by one JSON patch whose first operation tests its uid: a
+   * pod made again under its name since is not touched (the API server answers 422, and the next
+   * reconcile asks for the new one). A pod gone is left; no patch right is logged.
+   */
+  private async labelPod(action: LabelPod): Promise<void> {
+    const { pod } = action;
+    const name = pod.metadata.name ?? '';
+    const operations: JsonPatchOperation[] = [
+      { op: 'test', path: '/metadata/uid', value: pod.metadata.uid ?? '' },
+      // A pod made by a StatefulSet always has labels (its selector's): no object to add first.
+      // `add` replaces a label there already; `remove` of one gone is refused, and asked again.
+      ...Object.entries(action.labels).map(([key, value]): JsonPatchOperation => {
+        const path = `/metadata/labels/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        return value === null ? { op: 'remove', path } : { op: 'add', path, value };
+      }),
+    ];
+    try {
+      await this.write(action, () =>
+        this.t.ctx.client.jsonPatch(BuiltinTypes.Pod, name, pod.metadata.namespace, operations),
+      );
+    } catch (err) {
+      // Gone, or another pod by now: its uid's test failed (422).
+      if (isNotFound(err) || isConflict(err) || isInvalid(err)) return;
+      if (this.t.ctx.signal.aborted) throw err;
+      this.t.ctx.logger.warn({ err, pod: name, action: action.type }, 'could not label a pod');
+      return;
+    }
+    this.t.ctx.logger.info({ pod: name, labels: action.labels, reason: action.reason }, 'labelled a pod');
   }
 
   /**

@@ -82,12 +82,12 @@ async function writeChildren(
   const claim = step(parts, 'claim', () => claimChildren(parts, t, desired));
   const planned = claim.planned;
   if (!planned) return { writes: new ChildWrites(), notOwned: claim.notOwned };
-  const plan = await step(parts, 'plan', () => planReconcile(parts, t, planned, external?.restartPods));
+  const plan = await step(parts, 'plan', () => planReconcile(parts, t, planned, external));
   const execution = new PlanExecution(parts, t, plan);
   await step(parts, 'apply', () => execution.children());
   // An execution stopped by an error prunes nothing: what it did not reach may still be wanted.
   await step(parts, 'prune', () => execution.prune());
-  await step(parts, 'recover', () => execution.podDeletions());
+  await step(parts, 'recover', () => execution.podWrites());
   const { applied, pruned } = execution.result();
   return { writes: new ChildWrites(applied, pruned), notOwned: [], error: pruned.error };
 }

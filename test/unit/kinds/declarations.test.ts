@@ -97,4 +97,12 @@ describe.each(KIT_CONTROLLERS.map((c) => [c.name, c] as const))('controller %s',
       expect([t.kind, 'delete', verbs.has('delete')]).toEqual([t.kind, 'delete', deletes]);
     }
   });
+
+  test('patches pods only where the kind labels its pods (pod-labels.ts)', () => {
+    const rules = rulesForControllers([controller]).namespaced;
+    const patchesPods = rules.some(
+      (r) => r.apiGroups.includes('') && r.resources.includes('pods') && r.verbs.includes('patch'),
+    );
+    expect(patchesPods).toBe(controller.labelsPods === true);
+  });
 });

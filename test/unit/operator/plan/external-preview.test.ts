@@ -53,6 +53,7 @@ test('the first write is recorded, not made; what the step does after it is not 
   await expect(preview(decl)).resolves.toEqual({
     writes: [{ system: 'store', action: 'AddNode', target: 'n-3', reason: 'asked for 4' }],
     restartPods: [],
+    labelPods: [],
   });
   expect(made).toEqual([]);
 });
@@ -79,10 +80,16 @@ test('a step whose system does not answer says so; an error is said too; none wr
   await expect(preview(away)).resolves.toEqual({
     writes: [],
     restartPods: [],
+    labelPods: [],
     unavailable: 'no node answers (asked n-0)',
   });
   const broken = declaration(() => Promise.reject(new Error('certificate expired')));
-  await expect(preview(broken)).resolves.toEqual({ writes: [], restartPods: [], unavailable: 'certificate expired' });
+  await expect(preview(broken)).resolves.toEqual({
+    writes: [],
+    restartPods: [],
+    labelPods: [],
+    unavailable: 'certificate expired',
+  });
 });
 
 test("the step's cache reads are the listed objects of its reads types, in the resource's namespace", async () => {
@@ -135,7 +142,7 @@ test('the pods it would restart are RestartPod actions of the plan, for pods of 
   }));
   const reads = await listForPreview(decl, async (type) => (await client.list(type, 'ns')).items);
   const external = await previewExternal(decl, client, resource, reads);
-  const planned = await previewPlan(decl, client, resource, reads, external?.restartPods);
+  const planned = await previewPlan(decl, client, resource, reads, external);
   expect(planned.plan?.restartPods.map((r) => [r.type, r.key, r.reason])).toEqual([
     ['RestartPod', 'Pod/t-0', 'to read its new configuration'],
   ]);

@@ -14,6 +14,7 @@ import {
   CustomResourceKind,
   type KubeObject,
   type PersistentVolumeClaim,
+  type PodLabels,
   type PodRestart,
   type ResourceType,
   t,
@@ -60,12 +61,14 @@ interface StoreSpec {
 
 /** The pods the store's external step asks to start again, as a test sets them. */
 let restartAsked: PodRestart[] = [];
+/** The labels the store's external step asks for on pods, as a test sets them. */
+let labelsAsked: PodLabels[] = [];
 
 const storeController: ControllerDeclaration = {
   name: 'store',
   for: storeKind,
   owns: [BuiltinTypes.StatefulSet, BuiltinTypes.ConfigMap, BuiltinTypes.Job],
-  external: () => Promise.resolve({ facts: {}, restartPods: restartAsked }),
+  external: () => Promise.resolve({ facts: {}, restartPods: restartAsked, labelPods: labelsAsked }),
   render: (scope, s, { owner }) => {
     const spec = s.spec as StoreSpec;
     const meta = (name: string) => ({ name, namespace: s.metadata.namespace, ownerReferences: [owner] });
@@ -338,6 +341,7 @@ const claimSize = (client: FakeKubeClient, ordinal: number) =>
 describe("pods the external step asks to restart are deleted through the gate, after the children's writes", () => {
   afterEach(() => {
     restartAsked = [];
+    labelsAsked = [];
   });
   const runningPod = (sts: KubeObject, ordinal: number, owner = sts.metadata.uid ?? ''): KubeObject => ({
     ...stuckPod(sts, ordinal),
@@ -433,6 +437,57 @@ describe("pods the external step asks to restart are deleted through the gate, a
       await s.reconcile();
       expect(s.writesSince(from)).toEqual(['delete Pod/kv-0']);
       expect(await s.writeCount('DeleteClaim')).toBe(0);
+    }));
+
+  test('labels asked on a pod of its StatefulSet at its uid: one patch after the children, counted; none once it has them', () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      labelsAsked = [
+        { name: 'kv-0', uid: uidOf(s, 'kv-0'), labels: { 'gate.example.com/role': 'primary' }, reason: 'x' },
+      ];
+      const from = s.client.writes.length;
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual(['patch Pod/kv-0']);
+      expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)?.metadata.labels).toEqual({
+        app: 'kv',
+        'controller-revision-hash': UPDATE_REVISION,
+        'gate.example.com/role': 'primary',
+      });
+      expect(await s.writeCount('LabelPod')).toBe(1);
+      const again = s.client.writes.length;
+      await s.reconcile();
+      expect(s.writesSince(again)).toEqual([]);
+      // Taken off again when asked with null.
+      labelsAsked = [{ name: 'kv-0', uid: uidOf(s, 'kv-0'), labels: { 'gate.example.com/role': null }, reason: 'x' }];
+      await s.reconcile();
+      expect(s.client.peek(BuiltinTypes.Pod, 'kv-0', NS)?.metadata.labels).not.toHaveProperty('gate.example.com/role');
+    }));
+
+  test("never a pod of another uid or StatefulSet, its StatefulSet's selector label, nor one of Kubernetes' own", () =>
+    withSetUp(async (s) => {
+      const sts = await s.settled({ replicas: 2, size: '2Gi', config: 'a' });
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 0));
+      s.client.seed(BuiltinTypes.Pod, runningPod(sts, 1, 'someone-elses-statefulset'));
+      labelsAsked = [
+        { name: 'kv-0', uid: 'the-pod-before', labels: { 'gate.example.com/role': 'primary' }, reason: 'x' },
+        { name: 'kv-1', uid: uidOf(s, 'kv-1'), labels: { 'gate.example.com/role': 'primary' }, reason: 'x' },
+        {
+          name: 'kv-0',
+          uid: uidOf(s, 'kv-0'),
+          labels: {
+            app: 'other',
+            'controller-revision-hash': 'x',
+            'statefulset.kubernetes.io/pod-name': 'kv-9',
+            'apps.kubernetes.io/pod-index': '9',
+          },
+          reason: 'x',
+        },
+      ];
+      const from = s.client.writes.length;
+      await s.reconcile();
+      expect(s.writesSince(from)).toEqual([]);
+      expect(await s.writeCount('LabelPod')).toBe(0);
     }));
 
   test('not while a child the pod would read is refused', () =>
