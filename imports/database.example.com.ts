@@ -112,6 +112,20 @@ export interface DatabaseSpec {
   readonly deletionPolicy?: DatabaseSpecDeletionPolicy;
 
   /**
+   * Seconds the primary may be not ready before a standby is promoted in its place (instances > 1). A restart of its pod usually takes a few.
+   *
+   * @schema DatabaseSpec#failoverDelay
+   */
+  readonly failoverDelay?: number;
+
+  /**
+   * How many PostgreSQL servers: one primary, which takes the writes (Services <name> and <name>-rw), and instances - 1 standbys streaming its changes, each cloned from it (Service <name>-ro). With standbys, a primary not ready for failoverDelay is replaced by the most advanced standby. mysql: 1.
+   *
+   * @schema DatabaseSpec#instances
+   */
+  readonly instances?: number;
+
+  /**
    * Compute resources of the database server's container, as given (Kubernetes takes a limit alone as the request too). Omitted: requests of 100m CPU and 256Mi memory, a 1Gi memory limit.
    *
    * @schema DatabaseSpec#resources
@@ -163,6 +177,8 @@ export function toJson_DatabaseSpec(obj: DatabaseSpec | undefined): Record<strin
   const result = {
     'backup': toJson_DatabaseSpecBackup(obj.backup),
     'deletionPolicy': obj.deletionPolicy,
+    'failoverDelay': obj.failoverDelay,
+    'instances': obj.instances,
     'resources': toJson_DatabaseSpecResources(obj.resources),
     'restore': toJson_DatabaseSpecRestore(obj.restore),
     'storage': toJson_DatabaseSpecStorage(obj.storage),

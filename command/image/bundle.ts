@@ -56,6 +56,8 @@ export async function bundleReconciler(options: BundleOptions): Promise<number> 
     sourcemap: 'linked',
     legalComments: 'linked',
     logLevel: 'warning',
+    // pg's native binding (libpq), which pg loads only when asked for by `pg.native`: never here.
+    external: ['pg-native'],
     ...(options.externalPackages ? { packages: 'external' as const } : {}),
   });
   return fs.statSync(path.resolve(cwd, options.outfile)).size;

@@ -13,6 +13,8 @@ import { backupsListedFromSchema } from '../core/backup-list';
 const POSTGRESQL_VERSION = '1[2-8](\\.[0-9]{1,3})?';
 const MYSQL_VERSION = '(5\\.7|8\\.[04]|9\\.[0-9])(\\.[0-9]{1,3})?';
 const MAX_VOLUME = '64Ti';
+/** A primary and up to eight standbys. */
+export const MAX_INSTANCES = 9;
 /** The backup CronJob is `<name>-backup` and its Jobs add 11 characters: 52 - 7. */
 export const MAX_DATABASE_NAME_WITH_BACKUP = 45;
 /** A dump the backup Jobs named: `<database>-<UTC time>.sql`, or `final-…` for the final one. */
@@ -31,6 +33,20 @@ export const databaseSpecSchema = t.object(
       pattern: `^(${POSTGRESQL_VERSION}|${MYSQL_VERSION})$`,
       description:
         'Engine version, the image tag: 12 to 18 (e.g. 13 or 16.4) for postgresql; 5.7, 8.0, 8.4 or 9.x for mysql.',
+    }),
+    instances: t.integer({
+      default: 1,
+      minimum: 1,
+      maximum: MAX_INSTANCES,
+      description:
+        'How many PostgreSQL servers: one primary, which takes the writes (Services <name> and <name>-rw), and instances - 1 standbys streaming its changes, each cloned from it (Service <name>-ro). With standbys, a primary not ready for failoverDelay is replaced by the most advanced standby. mysql: 1.',
+    }),
+    failoverDelay: t.integer({
+      default: 30,
+      minimum: 0,
+      maximum: 3600,
+      description:
+        'Seconds the primary may be not ready before a standby is promoted in its place (instances > 1). A restart of its pod usually takes a few.',
     }),
     storage: t.object(
       {
@@ -183,6 +199,11 @@ export const databaseSpecSchema = t.object(
           fieldPath: '.tls.required',
         },
         {
+          rule: `self.type == 'postgresql' || !has(self.instances) || self.instances == 1`,
+          message: 'instances above 1 are for postgresql: its standbys stream from the primary',
+          fieldPath: '.instances',
+        },
+        {
           rule: `!has(self.restore) || self.type == 'postgresql'`,
           message: 'restore loads a PostgreSQL dump: type must be postgresql',
           fieldPath: '.restore',
@@ -212,8 +233,37 @@ export const databaseStatusSchema = t.object(
         "Summary of the database's state: Unavailable when a server that was ready is not (a restart, a lost node).",
     }),
     readyReplicas: t.integer({ minimum: 0, description: 'Database pods ready.' }),
+    primary: t.string({
+      description: 'The instance (pod) that takes the writes: the Services <name> and <name>-rw send clients to it.',
+    }),
+    instances: t.array(
+      t.object({
+        name: t.string({ required: true, description: "The instance's pod." }),
+        role: t.enum(['primary', 'standby', 'unknown'] as const, {
+          required: true,
+          description: 'What the server says it is; unknown while it does not answer.',
+        }),
+        ready: t.boolean({ description: "Whether its pod is ready (in its Service's endpoints)." }),
+        lsn: t.string({
+          description: "Where its WAL is: the primary's write position, a standby's position received.",
+        }),
+        lagBytes: t.integer({
+          minimum: 0,
+          description: 'How far a standby has replayed behind the primary, in bytes.',
+        }),
+        timeline: t.integer({ minimum: 1, description: 'Its timeline: each promotion begins a new one.' }),
+      }),
+      {
+        maxItems: MAX_INSTANCES,
+        description: 'Each instance as the operator last asked it (a Database of more than one instance).',
+      },
+    ),
     endpoint: t.string({ description: 'Where clients connect, host:port.' }),
     credentialsSecret: t.string({ description: 'Secret with username, password and database name, generated once.' }),
+    replicationSecret: t.string({
+      description:
+        "Secret with the replication role's password (standbys stream as it; the operator asks the instances as it), generated once.",
+    }),
     tlsSecret: t.string({
       description:
         "Secret with the server's certificate and key (tls.crt, tls.key) and the CA that signed it (ca.crt, for clients), generated once.",
@@ -254,6 +304,8 @@ export const databaseKind = new CustomResourceKind({
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type' },
     { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+    { name: 'Instances', type: 'integer', jsonPath: '.spec.instances' },
+    { name: 'Primary', type: 'string', jsonPath: '.status.primary' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
   ],

@@ -35,6 +35,9 @@ import { databaseKind } from './api';
 import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './database-resources';
 import type * as ServerCertificate from './server-certificate';
 import { servesTlsBySpec } from './postgres-server';
+import { newReplicationSecret, replicationSecretName } from './replication';
+import { databaseInstancesStep, type DatabaseFacts, observedDatabaseFacts } from './instances';
+import { availabilityEvents, primaryState, replicationFields, SERVER_UNAVAILABLE, setAvailable } from './availability';
 
 /** What `prepare` found of the credentials and TLS Secrets. */
 export interface DatabasePrepared {
@@ -46,6 +49,8 @@ export interface DatabasePrepared {
   readonly hasTls?: boolean;
   /** This reconcile created the TLS Secret: when its certificate expires. */
   readonly createdTls?: { readonly expires: string };
+  /** The replication role's Secret is known to exist (PostgreSQL). */
+  readonly hasReplication?: boolean;
 }
 
 /**
@@ -103,6 +108,10 @@ export interface DatabaseStatusInput {
   readonly backupListing?: BackupListing;
   /** How the restore of `spec.restore` stands; absent without one. */
   readonly restore?: RestoreProgress;
+  /** The primary and the instances as the external step found them. @default the status's primary, judged by the ready pods */
+  readonly instances?: DatabaseFacts;
+  /** Whether the replication role's Secret is known to exist. @default not known */
+  readonly hasReplication?: boolean;
   /** Stamps conditions whose status changes. @default the current time */
   readonly now?: Date;
 }
@@ -169,43 +178,15 @@ export function servesTls(db: Database): boolean {
   return db.spec.type === 'postgresql' && servesTlsBySpec(db.spec);
 }
 
-/** `Available`'s reason while a server that was ready is not. */
-const SERVER_UNAVAILABLE = 'ServerUnavailable';
-
-/** Whether the Database's server had been ready before (and not come back since): a restart, a lost node. */
-function wasAvailable(db: Database): boolean {
-  const available = findCondition(db.status?.conditions, 'Available');
-  return available?.status === 'True' || available?.reason === SERVER_UNAVAILABLE;
-}
-
-/** A Warning when a server that was ready is not, and a Normal Event when it is back: once each. */
-function availabilityEvents(db: Database, status: DatabaseStatus | undefined): EventSpec[] {
-  const was = findCondition(db.status?.conditions, 'Available');
-  const now = findCondition(status?.conditions, 'Available');
-  if (now?.reason === SERVER_UNAVAILABLE && was?.reason !== SERVER_UNAVAILABLE)
-    return [{ type: 'Warning', reason: SERVER_UNAVAILABLE, message: now.message }];
-  if (now?.status === 'True' && was?.reason === SERVER_UNAVAILABLE)
-    return [{ type: 'Normal', reason: 'ServerAvailable', message: 'the database server is ready again' }];
-  return [];
-}
-
 /** The status a Database should show. Pure. */
 export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput): DatabaseStatus {
   const { applyError, hasCredentials, childFailure } = input;
   const generation = db.metadata.generation ?? 0;
   const names = databaseNames(db.metadata.name);
-  const ready = input.statefulSet?.status?.readyReplicas ?? 0;
+  const state = primaryState(db, input);
   const list = new ConditionList(db.status?.conditions, generation, input.now ?? new Date());
-  if (ready > 0) list.set('Available', 'True', 'ServerReady', 'the database server is ready');
-  else if (wasAvailable(db))
-    list.set(
-      'Available',
-      'False',
-      SERVER_UNAVAILABLE,
-      'the database server was ready and is not ready now: clients are refused until it is back',
-    );
-  else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
-  setProgressing(list, ready, input.statefulSetHealth);
+  setAvailable(list, db, state);
+  setProgressing(list, state.ready, input.statefulSetHealth);
   const { restoreFailure, restoring } = restoreState(list, db, input.restore);
   list.degraded(
     [
@@ -213,7 +194,7 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
       restoreFailure,
       // Kubernetes accepted the StatefulSet or claim but cannot make it (only its Events say so),
       // or the server failed; a failed pod is replaced at once, so its failure stands until ready.
-      ready < 1 && (childFailure ?? list.reported('PodFailing')),
+      !state.primaryReady && (childFailure ?? list.reported('PodFailing')),
     ],
     'the StatefulSet, Services and backups match the spec',
   );
@@ -221,11 +202,12 @@ export function desiredDatabaseStatus(db: Database, input: DatabaseStatusInput):
   return {
     phase: databasePhase({
       refused: applyError !== undefined || restoreFailure !== undefined,
-      ready,
+      ready: state.primaryReady ? 1 : 0,
       restoring,
       lost: findCondition(list.conditions, 'Available')?.reason === SERVER_UNAVAILABLE,
     }),
-    readyReplicas: ready,
+    readyReplicas: state.ready,
+    ...replicationFields(db, input, state),
     endpoint: `${names.service}.${db.metadata.namespace}.svc:${ENGINES[db.spec.type].port}`,
     ...(hasCredentials ? { credentialsSecret: names.credentials } : {}),
     ...tlsFields(db, input.tls),
@@ -250,7 +232,7 @@ function restoredFrom(db: Database, restorePods: readonly Pod[]): string {
 /** How the restore of `spec.restore` stands: its Job and that Job's pods. */
 function restoreProgress(
   db: Database,
-  observed: Observed<object, DatabasePrepared>,
+  observed: Observed<DatabaseFacts, DatabasePrepared>,
   pods: readonly Pod[],
 ): RestoreProgress {
   const source = dumpSource(db.spec.restore ?? {});
@@ -276,7 +258,7 @@ export function databaseOfChild(involved: { kind?: string; name?: string }): str
  */
 export function databaseEvents(
   db: Database,
-  observed: Observed<object, DatabasePrepared>,
+  observed: Observed<DatabaseFacts, DatabasePrepared>,
   status?: DatabaseStatus,
 ): EventSpec[] {
   const names = databaseNames(db.metadata.name);
@@ -318,7 +300,10 @@ function claimToList(db: Database): string | undefined {
 }
 
 /** How the listing of the backup claim's dumps stands (undefined: none to list). */
-function databaseBackupListing(db: Database, observed: Observed<object, DatabasePrepared>): BackupListing | undefined {
+function databaseBackupListing(
+  db: Database,
+  observed: Observed<DatabaseFacts, DatabasePrepared>,
+): BackupListing | undefined {
   const claim = claimToList(db);
   if (!claim) return undefined;
   return observedBackupListing(observed, { app: db.spec.type, instance: db.metadata.name, claim });
@@ -391,6 +376,18 @@ async function prepareTls(
   return { hasTls: true, ...(created ? { createdTls: { expires } } : {}) };
 }
 
+/**
+ * The replication role's Secret of a PostgreSQL Database, made once as the credentials are (the
+ * status names it once it exists) — controlled by the Database, which the operator reads it back
+ * through to ask the instances.
+ */
+async function prepareReplication(api: PrepareApi, db: Database): Promise<Pick<DatabasePrepared, 'hasReplication'>> {
+  if (db.spec.type !== 'postgresql') return {};
+  if (db.status?.replicationSecret === replicationSecretName(db.metadata.name)) return { hasReplication: true };
+  await api.createIfAbsent(BuiltinTypes.Secret, newReplicationSecret(db));
+  return { hasReplication: true };
+}
+
 /** The server certificate's module, loaded on first use at run time: it needs node:crypto, which a synth never loads. */
 function serverCertificateModule(): typeof ServerCertificate {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
@@ -406,7 +403,7 @@ function serverCertificateModule(): typeof ServerCertificate {
  * delete right on claims: data goes only through the StatefulSet's retention policy or owner
  * references.
  */
-export const databaseController: ControllerDeclaration<Database, object, DatabasePrepared> = {
+export const databaseController: ControllerDeclaration<Database, DatabaseFacts, DatabasePrepared> = {
   name: 'database',
   image: DEFAULT_IMAGE,
   for: databaseKind,
@@ -414,6 +411,7 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
     BuiltinTypes.ConfigMap,
     BuiltinTypes.Service,
     BuiltinTypes.StatefulSet,
+    BuiltinTypes.PodDisruptionBudget,
     BuiltinTypes.CronJob,
     BuiltinTypes.PersistentVolumeClaim,
     // The final snapshot (see finalize).
@@ -421,24 +419,35 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
   ],
   deletes: [BuiltinTypes.CronJob, BuiltinTypes.Job],
   creates: [BuiltinTypes.Secret],
+  // The replication role's Secret, read back to ask the instances (the runtime hands over its own alone).
+  keeps: [BuiltinTypes.Secret],
+  // Each standby labelled for <name>-ro.
+  labelsPods: true,
   // The Warning Events that say its pod or claims cannot be made, and its pod (whose container
   // may fail to run), for `Degraded`.
   reads: [BuiltinTypes.CoreEvent, BuiltinTypes.Pod],
   // Whether a restore is over (`conditions`, only with spec.restore) and the backup claim listed.
-  renderReadsStatus: ['conditions', 'backupsListedFrom'],
-  render: (scope, db, { owner }) =>
+  // And the primary, once recorded (the Database then holds data).
+  renderReadsStatus: ['conditions', 'backupsListedFrom', 'primary'],
+  render: (scope, db, { owner, external }) =>
     new DatabaseResources(scope, 'db', {
       name: db.metadata.name,
       namespace: db.metadata.namespace,
       spec: db.spec,
       owner,
+      primary: (external ?? observedDatabaseFacts(db)).primary,
+      initialize: db.status?.primary === undefined,
       restoring: stillToRestore(db),
       listBackups: backupsToList(db, claimToList(db)),
     }),
   // The Secrets are owned by the retention ConfigMap, so they are made once that exists.
   prepare: async (api, db, children) => {
     const retention = children.of(BuiltinTypes.ConfigMap, databaseNames(db.metadata.name).retention);
-    return { ...(await prepareCredentials(api, db, retention)), ...(await prepareTls(api, db, retention)) };
+    return {
+      ...(await prepareCredentials(api, db, retention)),
+      ...(await prepareTls(api, db, retention)),
+      ...(await prepareReplication(api, db)),
+    };
   },
   status: (db, observed) => {
     const names = databaseNames(db.metadata.name);
@@ -460,9 +469,13 @@ export const databaseController: ControllerDeclaration<Database, object, Databas
       backupPods: podsOf('backup'),
       backupListing: databaseBackupListing(db, observed),
       restore: db.spec.restore && restoreProgress(db, observed, podsOf('restore')),
+      ...(observed.external ? { instances: observed.external } : {}),
+      hasReplication: observed.prepared?.hasReplication === true,
       now: observed.now,
     });
   },
+  external: databaseInstancesStep,
+  observeExternal: observedDatabaseFacts,
   events: databaseEvents,
   // Only a Database asking for a final snapshot carries the finalizer: deleting any other is
   // never held up by the operator.

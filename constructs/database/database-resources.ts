@@ -10,7 +10,16 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 import type { DatabaseSpec } from './api';
 import { DatabaseRestore, dumpSource } from './database-restore';
 import { applicationRoleEnv, fromSecret } from './application-role';
-import { type PostgresSetup, postgresSetup } from './postgres-server';
+import { type Primary, type PostgresSetup, postgresSetup } from './postgres-server';
+import { replicationSecretName } from './replication';
+import {
+  instanceCount,
+  instanceOrdinal,
+  instancePod,
+  POD_NAME_LABEL,
+  ROLE_LABEL,
+  STANDBY_ROLE,
+} from './instance-names';
 
 /** What differs between engines; everything else is shared. */
 interface Engine {
@@ -22,7 +31,9 @@ interface Engine {
   /** Environment of the server, from the credentials Secret's keys. */
   readonly env: (secret: string) => k8s.EnvVar[];
   /** Files, arguments and volumes beyond the image's defaults. @default none */
-  readonly setup?: (spec: DatabaseSpec, names: DatabaseNames) => PostgresSetup;
+  readonly setup?: (spec: DatabaseSpec, names: DatabaseNames, primary: Primary) => PostgresSetup;
+  /** Environment of each instance beyond `env`, for its start. @default none */
+  readonly instanceEnv?: (names: DatabaseNames) => k8s.EnvVar[];
   /** Exits 0 once the server accepts connections (the readiness probe). */
   readonly ready: string;
   /** Shell command writing a dump to stdout, given host. */
@@ -45,6 +56,10 @@ export const ENGINES: Record<DatabaseSpec['type'], Engine> = {
       { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
     ],
     setup: postgresSetup,
+    instanceEnv: (names) => [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      fromSecret('REPLICATION_PASSWORD', names.replication, 'password'),
+    ],
     ready: 'pg_isready -q -h 127.0.0.1',
     dump: (host) => `PGPASSWORD="$DB_PASSWORD" pg_dump -h ${host} -U "$DB_USER" "$DB_NAME"`,
   },
@@ -91,6 +106,14 @@ export interface DatabaseResourcesProps {
    * until the status names the claim (`backupsListedFrom`). @default false
    */
   readonly listBackups?: boolean;
+  /** The primary's pod, as the operator last made it. @default `<name>-0` */
+  readonly primary?: string;
+  /**
+   * Whether the Database has never held data, so that its primary without any starts a new data
+   * directory; once it has (the operator says so), a primary found empty refuses to, and a standby
+   * is promoted. A Database of one instance always starts a new one. @default true
+   */
+  readonly initialize?: boolean;
 }
 
 /** The names `databaseNames` gives. */
@@ -100,6 +123,8 @@ export type DatabaseNames = ReturnType<typeof databaseNames>;
 export function databaseNames(name: string) {
   return {
     service: name,
+    readWrite: `${name}-rw`,
+    readOnly: `${name}-ro`,
     headless: `${name}-headless`,
     statefulSet: name,
     credentials: `${name}-credentials`,
@@ -108,6 +133,8 @@ export function databaseNames(name: string) {
     retention: `${name}-retention`,
     config: `${name}-config`,
     tls: `${name}-tls`,
+    replication: replicationSecretName(name),
+    disruptionBudget: name,
   };
 }
 
@@ -131,7 +158,6 @@ export class DatabaseResources extends Construct {
     const { spec } = props;
     const parts = databaseParts(props);
     const { engine, names, labelProps, owned, meta, selector, deleteData } = parts;
-    const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
 
     new k8s.KubeConfigMap(this, 'Retention', {
       metadata: {
@@ -145,15 +171,8 @@ export class DatabaseResources extends Construct {
           : 'Deleting the Database keeps this ConfigMap, the credentials Secret it owns, and the data and backup claims.',
       },
     });
-    new k8s.KubeService(this, 'Headless', {
-      metadata: meta(names.headless),
-      spec: { clusterIp: 'None', selector, ports: portSpec },
-    });
-    new k8s.KubeService(this, 'Service', {
-      metadata: meta(names.service),
-      spec: { type: 'ClusterIP', selector, ports: portSpec },
-    });
-    const setup = engine.setup?.(spec, names);
+    this.addServices(parts);
+    const setup = engine.setup?.(spec, names, parts.primary);
     if (setup) new k8s.KubeConfigMap(this, 'Config', { metadata: meta(names.config), data: setup.config });
     const server = this.addStatefulSet(parts, setup);
     if (spec.restore && props.restoring) {
@@ -183,6 +202,45 @@ export class DatabaseResources extends Construct {
     if (spec.backup.enabled) waitsFor(this.addBackups(parts), server);
   }
 
+  /**
+   * The Services: headless for the StatefulSet's pods; `<name>` and `<name>-rw` to the primary's
+   * pod alone (a standby never takes a write through them); `<name>-ro` to the standbys, as the
+   * operator labels them once each answers as one; and with standbys a PodDisruptionBudget.
+   */
+  private addServices(parts: DatabaseParts): void {
+    const { props, engine, names, meta, selector } = parts;
+    const { spec } = props;
+    const portSpec = [{ name: 'db', port: engine.port, targetPort: k8s.IntOrString.fromString('db'), protocol: 'TCP' }];
+    new k8s.KubeService(this, 'Headless', {
+      metadata: meta(names.headless),
+      // Every instance's name resolves, ready or not: the operator asks a standby still catching up.
+      spec: { clusterIp: 'None', publishNotReadyAddresses: true, selector, ports: portSpec },
+    });
+    const primarySelector = { ...selector, [POD_NAME_LABEL]: parts.primary.pod };
+    new k8s.KubeService(this, 'Service', {
+      metadata: meta(names.service),
+      spec: { type: 'ClusterIP', selector: primarySelector, ports: portSpec },
+    });
+    new k8s.KubeService(this, 'ReadWrite', {
+      metadata: meta(names.readWrite),
+      spec: { type: 'ClusterIP', selector: primarySelector, ports: portSpec },
+    });
+    if (spec.type === 'postgresql') {
+      // The standbys, as the operator labels them once each answers as one.
+      new k8s.KubeService(this, 'ReadOnly', {
+        metadata: meta(names.readOnly),
+        spec: { type: 'ClusterIP', selector: { ...selector, [ROLE_LABEL]: STANDBY_ROLE }, ports: portSpec },
+      });
+    }
+    if (instanceCount(spec) > 1) {
+      // A drain takes one instance at a time: the primary or one standby, never all.
+      new k8s.KubePodDisruptionBudget(this, 'DisruptionBudget', {
+        metadata: meta(names.disruptionBudget),
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+      });
+    }
+  }
+
   /** The server: one pod with its data on a claim, kept or deleted with the Database as its policy says. */
   private addStatefulSet(parts: DatabaseParts, setup: PostgresSetup | undefined): k8s.KubeStatefulSet {
     const { props, engine, names, labels, selector, meta, deleteData } = parts;
@@ -192,7 +250,8 @@ export class DatabaseResources extends Construct {
       metadata: meta(names.statefulSet),
       spec: {
         serviceName: names.headless,
-        replicas: 1,
+        // Never fewer than the primary's ordinal needs: a scale-down switches over first.
+        replicas: Math.max(instanceCount(spec), (instanceOrdinal(props.name, parts.primary.pod) ?? 0) + 1),
         selector: { matchLabels: selector },
         persistentVolumeClaimRetentionPolicy: { whenDeleted: deleteData ? 'Delete' : 'Retain', whenScaled: 'Retain' },
         template: {
@@ -204,8 +263,9 @@ export class DatabaseResources extends Construct {
               {
                 name: spec.type,
                 image: engine.image(spec.version),
+                command: setup?.command,
                 args: setup?.args,
-                env: engine.env(names.credentials),
+                env: [...engine.env(names.credentials), ...(engine.instanceEnv?.(names) ?? [])],
                 ports: [{ name: 'db', containerPort: engine.port, protocol: 'TCP' }],
                 // From the container's start and every 2 s: the Service sends clients to a server
                 // within about a second of its accepting connections, not up to 10 s later.
@@ -331,6 +391,10 @@ function databaseParts(props: DatabaseResourcesProps): DatabaseParts {
     selector: selectorLabels(labelProps),
     owned,
     deleteData: spec.deletionPolicy === 'Delete',
+    primary: {
+      pod: props.primary ?? instancePod(name, 0),
+      initialize: (props.initialize ?? true) || instanceCount(spec) === 1,
+    },
     meta: (objectName, l = labels) => ({
       name: objectName,
       namespace: props.namespace,
@@ -405,6 +469,7 @@ interface DatabaseParts {
   readonly selector: Record<string, string>;
   readonly owned: k8s.OwnerReference[] | undefined;
   readonly deleteData: boolean;
+  readonly primary: Primary;
   readonly meta: (
     objectName: string,
     labels?: Record<string, string>,

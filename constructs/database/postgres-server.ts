@@ -8,9 +8,18 @@
 import { type k8s } from 'cdk8s-plus-27';
 import type { DatabaseSpec } from './api';
 import { applicationRoleCommand } from './application-role';
+import {
+  INITIALIZE_KEY,
+  PRIMARY_KEY,
+  replicationHbaRules,
+  replicationRoleInitScript,
+  START_SCRIPT,
+  startScript,
+} from './replication';
 
 /** The ConfigMap's keys. */
 const APPLICATION_ROLE_SCRIPT = '10-application-role.sh';
+const REPLICATION_ROLE_SCRIPT = '20-replication-role.sh';
 const HBA_FILE = 'pg_hba.conf';
 /** Where the image runs scripts from on its first start, and where the server's files are mounted. */
 const INIT_SCRIPTS_DIR = '/docker-entrypoint-initdb.d';
@@ -24,6 +33,8 @@ export const CLIENT_ACCESS_ANNOTATION = 'database.example.com/client-access';
 export interface PostgresSetup {
   /** The data of the ConfigMap `config` names. */
   readonly config: Record<string, string>;
+  /** The container's command: the start script (see replication.ts), which runs the image's entrypoint. */
+  readonly command: string[];
   /** The server's arguments (the image's entrypoint passes them to postgres). */
   readonly args: string[];
   readonly volumes: k8s.Volume[];
@@ -61,19 +72,42 @@ export function hbaRules(spec: DatabaseSpec): string {
     'local all all trust',
     'host all all 127.0.0.1/32 trust',
     'host all all ::1/128 trust',
+    ...replicationHbaRules(network),
     `${network} all all all md5`,
     '',
   ].join('\n');
 }
 
-/** The setup of the server of a Database whose ConfigMap is `config` and TLS Secret `tls`. */
-export function postgresSetup(spec: DatabaseSpec, names: { config: string; tls: string }): PostgresSetup {
+/** Which instance is the primary, as the operator says, and whether a primary without data may start a new one. */
+export interface Primary {
+  /** The primary's pod. */
+  readonly pod: string;
+  /** Whether the Database has never held data: its primary then initializes a new data directory. */
+  readonly initialize: boolean;
+}
+
+/** The setup of the server of a Database whose ConfigMap is `config`, TLS Secret `tls` and primary `primary`. */
+export function postgresSetup(
+  spec: DatabaseSpec,
+  names: { config: string; tls: string; readWrite: string },
+  primary: Primary,
+): PostgresSetup {
   const tls = servesTlsBySpec(spec);
   return {
     config: {
       [APPLICATION_ROLE_SCRIPT]: `# The application's role and database (see the Database operator's docs).\n${applicationRoleCommand('--username postgres --dbname postgres')}\n`,
+      [REPLICATION_ROLE_SCRIPT]: replicationRoleInitScript(),
       [HBA_FILE]: hbaRules(spec),
+      [START_SCRIPT]: startScript({
+        primaryService: names.readWrite,
+        configDir: CONFIG_DIR,
+        // The primary's certificate names <name>-rw, signed by the Database's CA.
+        tls: tls ? `sslmode=verify-full sslrootcert=${TLS_DIR}/ca.crt` : 'sslmode=prefer',
+      }),
+      [PRIMARY_KEY]: primary.pod,
+      [INITIALIZE_KEY]: primary.initialize ? 'yes' : 'no',
     },
+    command: ['sh', `${CONFIG_DIR}/${START_SCRIPT}`],
     args: [
       'postgres',
       '-c',
@@ -88,9 +122,18 @@ export function postgresSetup(spec: DatabaseSpec, names: { config: string; tls: 
     volumes: [
       {
         name: 'init',
-        configMap: { name: names.config, items: [{ key: APPLICATION_ROLE_SCRIPT, path: APPLICATION_ROLE_SCRIPT }] },
+        configMap: {
+          name: names.config,
+          items: [APPLICATION_ROLE_SCRIPT, REPLICATION_ROLE_SCRIPT].map((key) => ({ key, path: key })),
+        },
       },
-      { name: 'config', configMap: { name: names.config, items: [{ key: HBA_FILE, path: HBA_FILE }] } },
+      {
+        name: 'config',
+        configMap: {
+          name: names.config,
+          items: [HBA_FILE, START_SCRIPT, PRIMARY_KEY, INITIALIZE_KEY].map((key) => ({ key, path: key })),
+        },
+      },
       // Readable by the server's group (its fsGroup) and owned by root: the modes PostgreSQL
       // accepts for a key it does not own.
       ...(tls ? [{ name: 'tls', secret: { secretName: names.tls, defaultMode: 0o640 } }] : []),

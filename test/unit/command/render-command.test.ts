@@ -36,6 +36,8 @@ describe('render: the children a resource becomes, offline', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
+      'Service/my-db-rw',
+      'Service/my-db-ro',
       'ConfigMap/my-db-config',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
       'PersistentVolumeClaim/my-db-backup',

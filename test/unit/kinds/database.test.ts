@@ -70,26 +70,27 @@ describe('synthesized Database operator', () => {
     }
   });
 
-  test('RBAC: Secrets create only (no read of any Secret); deletes only CronJobs, its finished restore Job, a pod a rollout is stuck behind and a StatefulSet made again with larger claims; claims never deleted', () => {
+  test('RBAC: Secrets created, and read or replaced only as its own (the runtime hands over none other: the replication Secret); pods patched (role labels); deletes only CronJobs, its finished restore Job, a pod a rollout is stuck behind and a StatefulSet made again with larger claims; claims never deleted', () => {
     const role = one(objects, 'ClusterRole', 'database-manager-role');
     const grants = role.rules.flatMap((r: any) =>
       r.resources.map((res: string) => `${r.apiGroups.join()}/${res}: ${r.verbs.join(',')}`),
     );
     expect(grants).toEqual(
       expect.arrayContaining([
-        '/secrets: create',
+        '/secrets: get,create,update',
         '/persistentvolumeclaims: get,list,watch,create,update,patch',
         'batch/cronjobs: get,list,watch,create,update,patch,delete',
       ]),
     );
     expect(grants.filter((g: string) => g.includes('delete'))).toEqual([
-      '/pods: get,list,watch,delete',
+      '/pods: get,list,watch,patch,delete',
       'apps/statefulsets: get,list,watch,create,update,patch,delete',
       'batch/cronjobs: get,list,watch,create,update,patch,delete',
       // Pruned: only a Job the Database controls and no longer renders (its restore, once Restored).
       'batch/jobs: get,list,watch,create,update,patch,delete',
     ]);
-    expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: create']);
+    // Never a list or watch of Secrets: each is read by the name the operator gave it.
+    expect(grants.filter((g: string) => g.includes('secrets'))).toEqual(['/secrets: get,create,update']);
     for (const o of objects)
       expect(() => {
         validateBuiltin(o);
@@ -117,6 +118,9 @@ describe('the children of a Database', () => {
       'ConfigMap/my-db-retention',
       'Service/my-db-headless',
       'Service/my-db',
+      // The primary's (as my-db), and the standbys'.
+      'Service/my-db-rw',
+      'Service/my-db-ro',
       // The application role's script, run on the server's first start.
       'ConfigMap/my-db-config',
       // In cdk8s's dependency order: the CronJob waits for the StatefulSet, listed after the claim.
@@ -130,7 +134,14 @@ describe('the children of a Database', () => {
       expect(() => {
         validateBuiltin(c);
       }).not.toThrow();
-    const [retention, , svc, , backupClaim, , sts, cron] = children;
+    const [retention, , svc, rw, ro, , backupClaim, , sts, cron] = children;
+    // The primary's pod alone behind my-db and my-db-rw; the standbys, as labelled, behind my-db-ro.
+    const instance = { 'app.kubernetes.io/instance': 'my-db', 'app.kubernetes.io/component': 'database' };
+    for (const primary of [svc, rw])
+      expect(primary.spec.selector).toMatchObject({ ...instance, 'statefulset.kubernetes.io/pod-name': 'my-db-0' });
+    expect(ro.spec.selector).toMatchObject({ ...instance, 'database.example.com/role': 'standby' });
+    // One instance by default: no disruption budget (it could only block a drain).
+    expect(sts.spec.replicas).toBe(1);
     // Under Retain the retention ConfigMap (owner of the credentials) is not owned: it stays.
     expect(retention.metadata.ownerReferences).toBeUndefined();
     expect(retention.data.deletionPolicy).toBe('Retain');
@@ -171,9 +182,10 @@ describe('the children of a Database', () => {
         backup: { enabled: false, schedule: '0 2 * * *' },
       }),
     ) as any[];
-    expect(children.map((c) => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'StatefulSet']);
+    // mysql has no standbys: no <name>-ro.
+    expect(children.map((c) => c.kind)).toEqual(['ConfigMap', 'Service', 'Service', 'Service', 'StatefulSet']);
     expect(children[0].metadata.ownerReferences[0]).toMatchObject({ kind: 'Database', uid: 'u-5', controller: true });
-    const sts = children[3];
+    const sts = children[4];
     expect(sts.spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe('Delete');
     expect(sts.spec.template.spec.containers[0]).toMatchObject({
       image: 'mysql:8.4',
@@ -271,7 +283,10 @@ describe('a Database for production', () => {
     });
     expect(spec.volumes).toContainEqual({
       name: 'init',
-      configMap: { name: 'my-db-config', items: [{ key: '10-application-role.sh', path: '10-application-role.sh' }] },
+      configMap: {
+        name: 'my-db-config',
+        items: ['10-application-role.sh', '20-replication-role.sh'].map((key) => ({ key, path: key })),
+      },
     });
     // mysql's image makes its MYSQL_USER an ordinary user already: no script.
     const mysql = desiredDatabaseChildren(db({ type: 'mysql', version: '8.4' })) as any[];
@@ -611,13 +626,14 @@ describe('TLS of a PostgreSQL Database', () => {
     };
     const children = new ChildMap([[childKey('ConfigMap', 'my-db-retention'), retention]]);
     const prepared: any = await databaseController.prepare!(api, db(), children, undefined);
-    expect(created.map((o) => o.metadata.name)).toEqual(['my-db-credentials', 'my-db-tls']);
+    expect(created.map((o) => o.metadata.name)).toEqual(['my-db-credentials', 'my-db-tls', 'my-db-replication']);
     expect(prepared).toMatchObject({ hasCredentials: true, hasTls: true, createdTls: { expires: expect.any(String) } });
     const status = desiredDatabaseStatus(db(), {
       hasCredentials: true,
       tls: { exists: true },
+      hasReplication: prepared.hasReplication,
     });
-    expect(status).toMatchObject({ tlsSecret: 'my-db-tls' });
+    expect(status).toMatchObject({ tlsSecret: 'my-db-tls', replicationSecret: 'my-db-replication' });
     const observed = {
       applyError: undefined,
       changes: [],

@@ -1,0 +1,317 @@
+/**
+ * A replicated Database's instances as the operator keeps them: which one is the primary, which
+ * stream as standbys (labelled for `<name>-ro`), and the failover — a primary not ready for
+ * `failoverDelay` replaced by the most advanced ready standby, promoted by `pg_promote()` (a new
+ * timeline), `<name>-rw` then sent to it; a former primary still running as one is restarted, to
+ * rejoin as a standby (its start script rewinds it). Decided here from what the instances answer
+ * (`decideInstances`, pure); asked and written by the external step (`databaseInstancesStep`).
+ */
+import {
+  BuiltinTypes,
+  type Children,
+  type EventSpec,
+  type ExternalContext,
+  type ExternalStep,
+  type Pod,
+  type PodLabels,
+  type PodRestart,
+} from '../contract';
+import { findCondition } from '../contract/conditions';
+import type { Database, DatabaseStatus } from './api';
+import { databaseNames } from './database-resources';
+import { instanceCount, instanceOrdinal, instancePod, ROLE_LABEL, STANDBY_ROLE } from './instance-names';
+import type * as InstanceQueries from './instance-queries';
+import type { InstanceAnswer } from './instance-queries';
+import { servesTlsBySpec } from './postgres-server';
+import { PRIMARY_KEY, replicationPassword } from './replication';
+
+/** One instance as the status shows it. */
+export type InstanceStatus = NonNullable<DatabaseStatus['instances']>[number];
+
+/** What the external step found, for the render and the status. */
+export interface DatabaseFacts {
+  /** The primary's pod, as this reconcile leaves it. */
+  readonly primary: string;
+  /** Each instance as asked (a Database of more than one). */
+  readonly instances?: readonly InstanceStatus[];
+}
+
+/** One instance as observed: its pod as cached, and what its server answered (undefined: nothing). */
+export interface InstanceObservation {
+  readonly name: string;
+  readonly pod?: Pod;
+  readonly ready: boolean;
+  readonly answer?: InstanceAnswer;
+}
+
+/** What to do about the instances. */
+export interface InstancesDecision {
+  readonly primary: string;
+  /** The standby to promote now, and why. */
+  readonly promote?: { readonly name: string; readonly reason: string };
+  /** Instances running as a primary that is not the primary: restarted, to rejoin as standbys. */
+  readonly fence: readonly PodRestart[];
+  readonly labels: readonly PodLabels[];
+  readonly instances: readonly InstanceStatus[];
+  /** When to look again: the failover delay's end, or the next refresh of the status. */
+  readonly requeueAfterMs: number;
+}
+
+export interface InstancesInput {
+  readonly database: string;
+  /** The primary as the status last recorded it (or the first instance). */
+  readonly designated: string;
+  /** The instances the spec asks for: a standby beyond them (being scaled away) is never promoted. */
+  readonly count: number;
+  readonly observations: readonly InstanceObservation[];
+  /** The primary the ConfigMap names now, which a restarted instance reads. */
+  readonly configuredPrimary?: string;
+  /** Since when the primary has been unavailable, as the status's `Available` condition says. */
+  readonly unavailableSince?: Date;
+  readonly failoverDelayMs: number;
+  readonly now: Date;
+}
+
+/** How often the instances are asked again while all is well: their positions in the status. */
+export const INSTANCES_REFRESH_MS = 30_000;
+
+/** An LSN (`X/Y`, hexadecimal) as a number of bytes. */
+export function lsnBytes(lsn: string): bigint {
+  const [high = '0', low = '0'] = lsn.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+/** Whether a pod is ready, as its Ready condition says. */
+const podIsReady = (pod: Pod) =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** The ordinal of an observation (a name not of the Database sorts last). */
+const ordinalOf = (database: string, name: string) => instanceOrdinal(database, name) ?? Number.MAX_SAFE_INTEGER;
+
+/**
+ * The primary: among the instances answering as one, that of the latest timeline (each promotion
+ * begins a new one: an older primary is a former one), the designated one first among equals.
+ * None answering as one: the designated one.
+ */
+function actualPrimary(input: InstancesInput): string {
+  const primaries = input.observations.filter((o) => o.answer && !o.answer.standby);
+  primaries.sort(
+    (a, b) =>
+      (b.answer?.timeline ?? 0) - (a.answer?.timeline ?? 0) ||
+      Number(b.name === input.designated) - Number(a.name === input.designated) ||
+      ordinalOf(input.database, a.name) - ordinalOf(input.database, b.name),
+  );
+  return primaries[0]?.name ?? input.designated;
+}
+
+/** The ready standby of the spec's instances that has received the most WAL (the lowest ordinal among equals). */
+function mostAdvancedStandby(input: InstancesInput): InstanceObservation | undefined {
+  const candidates = input.observations.filter(
+    (o) => o.ready && o.answer?.standby === true && ordinalOf(input.database, o.name) < input.count,
+  );
+  candidates.sort((a, b) => {
+    const ahead = lsnBytes(b.answer?.lsn ?? '0/0') - lsnBytes(a.answer?.lsn ?? '0/0');
+    return ahead !== 0n ? (ahead > 0n ? 1 : -1) : ordinalOf(input.database, a.name) - ordinalOf(input.database, b.name);
+  });
+  return candidates[0];
+}
+
+/** The failover, if its time has come: the standby to promote, or when to look again. */
+function failover(
+  input: InstancesInput,
+  primary: string,
+): { readonly promote?: InstancesDecision['promote']; readonly requeueAfterMs: number } {
+  const current = input.observations.find((o) => o.name === primary);
+  // A primary that answers as one is alive, only not ready: promoting another would make two.
+  if (current?.ready || current?.answer?.standby === false || !input.unavailableSince)
+    return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  const waited = input.now.getTime() - input.unavailableSince.getTime();
+  if (waited < input.failoverDelayMs)
+    return { requeueAfterMs: Math.min(INSTANCES_REFRESH_MS, input.failoverDelayMs - waited + 100) };
+  const standby = mostAdvancedStandby(input);
+  if (!standby) return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  const reason = `the primary ${primary} has not been ready for ${String(Math.round(waited / 1000))} s; ${standby.name} has received the most WAL (${standby.answer?.lsn ?? ''})`;
+  return { promote: { name: standby.name, reason }, requeueAfterMs: INSTANCES_REFRESH_MS };
+}
+
+/**
+ * The instances running as a primary that is not the primary: restarted, once the ConfigMap
+ * names the primary (which they read at their start, to rejoin as standbys).
+ */
+function fences(input: InstancesInput, primary: string): PodRestart[] {
+  if (input.configuredPrimary !== primary) return [];
+  return input.observations.flatMap((o): PodRestart[] => {
+    const uid = o.pod?.metadata.uid;
+    if (o.name === primary || o.answer?.standby !== false || !uid) return [];
+    const timeline = String(o.answer.timeline ?? '?');
+    return [
+      {
+        name: o.name,
+        uid,
+        reason: `it runs as a primary (timeline ${timeline}) while ${primary} is the primary: it rejoins as a standby`,
+      },
+    ];
+  });
+}
+
+/** Each pod's role label: on those streaming as standbys, off every other (`<name>-ro` selects it). */
+function roleLabels(input: InstancesInput, primary: string): PodLabels[] {
+  return input.observations.flatMap((o): PodLabels[] => {
+    const uid = o.pod?.metadata.uid;
+    if (!uid) return [];
+    const standby = o.name !== primary && o.answer?.standby === true;
+    return [
+      {
+        name: o.name,
+        uid,
+        labels: { [ROLE_LABEL]: standby ? STANDBY_ROLE : null },
+        reason: standby ? 'it streams as a standby' : 'it is not a standby now',
+      },
+    ];
+  });
+}
+
+/** One instance as the status shows it; a standby's lag behind the primary's position. */
+function instanceStatus(o: InstanceObservation, primary: string, primaryAnswer?: InstanceAnswer): InstanceStatus {
+  const { answer } = o;
+  if (!answer) return { name: o.name, role: 'unknown', ready: o.ready };
+  const role = o.name === primary || !answer.standby ? 'primary' : 'standby';
+  const lag =
+    role === 'standby' && primaryAnswer?.standby === false
+      ? lsnBytes(primaryAnswer.lsn) - lsnBytes(answer.replayed ?? answer.lsn)
+      : undefined;
+  return {
+    name: o.name,
+    role,
+    ready: o.ready,
+    lsn: answer.lsn,
+    ...(lag !== undefined ? { lagBytes: Number(lag > 0n ? lag : 0n) } : {}),
+    ...(answer.timeline ? { timeline: answer.timeline } : {}),
+  };
+}
+
+/** The decision over the instances as observed. Pure. */
+export function decideInstances(input: InstancesInput): InstancesDecision {
+  const { promote, requeueAfterMs } = failover(input, actualPrimary(input));
+  const primary = promote?.name ?? actualPrimary(input);
+  const primaryAnswer = input.observations.find((o) => o.name === primary)?.answer;
+  return {
+    primary,
+    ...(promote ? { promote } : {}),
+    fence: fences(input, primary),
+    labels: roleLabels(input, primary),
+    instances: input.observations.map((o) => instanceStatus(o, primary, primaryAnswer)),
+    requeueAfterMs,
+  };
+}
+
+/** The primary the status last recorded, or the first instance. */
+export function designatedPrimary(db: Database): string {
+  return db.status?.primary ?? instancePod(db.metadata.name, 0);
+}
+
+/** The facts as the children and status say, without asking the instances (for `plan`, `diff`, `render`). */
+export function observedDatabaseFacts(db: Database): DatabaseFacts {
+  return { primary: designatedPrimary(db), ...(db.status?.instances ? { instances: db.status.instances } : {}) };
+}
+
+/** Since when the primary has been unavailable, by the status's `Available` condition. */
+function unavailableSince(db: Database): Date | undefined {
+  const available = findCondition(db.status?.conditions, 'Available');
+  if (available?.status !== 'False' || available.reason !== 'ServerUnavailable') return undefined;
+  const since = Date.parse(available.lastTransitionTime);
+  return Number.isNaN(since) ? undefined : new Date(since);
+}
+
+/** Each pod's name under the headless Service, which publishes pods not ready too. */
+function instanceHost(db: Database): (pod: string) => string {
+  const { headless } = databaseNames(db.metadata.name);
+  return (pod) => `${pod}.${headless}.${db.metadata.namespace}.svc`;
+}
+
+/** Each of `members` instances: its pod as cached and, while it runs, what its server answers `ask`. */
+function observeInstances(
+  database: string,
+  members: number,
+  pods: readonly Pod[],
+  ask: (pod: string) => Promise<InstanceAnswer>,
+): Promise<InstanceObservation[]> {
+  return Promise.all(
+    Array.from({ length: members }, async (_, ordinal): Promise<InstanceObservation> => {
+      const name = instancePod(database, ordinal);
+      const pod = pods.find((p) => p.metadata.name === name);
+      if (!pod) return { name, ready: false };
+      const running = pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
+      const answer = running ? await ask(name).catch(() => undefined) : undefined;
+      return { name, pod, ready: podIsReady(pod), ...(answer ? { answer } : {}) };
+    }),
+  );
+}
+
+/** The queries' module, loaded on first use at run time: it needs `pg`, which a synth never loads. */
+function queries(): typeof InstanceQueries {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
+  return require('./instance-queries') as typeof InstanceQueries;
+}
+
+/**
+ * The external step of a Database: for one of more than one instance (or whose StatefulSet still
+ * has more), each instance asked, then the decision's promotion made through the gate; its
+ * labels and fences are the plan's. A Database of one instance asks nothing.
+ */
+export async function databaseInstancesStep(
+  db: Database,
+  children: Children,
+  context: ExternalContext,
+): Promise<ExternalStep<DatabaseFacts>> {
+  const { name } = db.metadata;
+  const names = databaseNames(name);
+  const designated = designatedPrimary(db);
+  const sts = children.of(BuiltinTypes.StatefulSet, names.statefulSet);
+  const members = Math.max(instanceCount(db.spec), sts?.spec?.replicas ?? 0);
+  if (db.spec.type !== 'postgresql' || members <= 1) return { facts: { primary: designated } };
+  const secret = await context.getOwn(BuiltinTypes.Secret, names.replication);
+  const password = secret.state === 'own' ? replicationPassword(secret.object) : undefined;
+  if (!password) return { facts: observedDatabaseFacts(db), requeueAfterMs: INSTANCES_REFRESH_MS };
+  const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
+  const host = instanceHost(db);
+  const uid = sts?.metadata.uid;
+  const pods = uid
+    ? context
+        .read(BuiltinTypes.Pod)
+        .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid))
+    : [];
+  const observations = await observeInstances(name, members, pods, (pod) =>
+    queries().askInstance(host(pod), connection),
+  );
+  const config = children.of(BuiltinTypes.ConfigMap, names.config);
+  const decision = decideInstances({
+    database: name,
+    designated,
+    count: instanceCount(db.spec),
+    observations,
+    configuredPrimary: config?.data?.[PRIMARY_KEY],
+    unavailableSince: unavailableSince(db),
+    failoverDelayMs: db.spec.failoverDelay * 1000,
+    now: new Date(),
+  });
+  const events: EventSpec[] = [];
+  const { promote } = decision;
+  if (promote) {
+    await context.write({ system: 'postgresql', action: 'Promote', target: promote.name, reason: promote.reason }, () =>
+      queries().promoteInstance(host(promote.name), connection),
+    );
+    events.push({
+      type: 'Warning',
+      reason: 'FailedOver',
+      message: `Promoted ${promote.name} to primary: ${promote.reason}`,
+    });
+  }
+  return {
+    facts: { primary: decision.primary, instances: decision.instances },
+    events,
+    restartPods: decision.fence,
+    labelPods: decision.labels,
+    requeueAfterMs: decision.requeueAfterMs,
+  };
+}

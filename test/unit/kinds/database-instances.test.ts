@@ -1,0 +1,229 @@
+import type { Pod } from '../../../constructs/contract';
+import { renderChildren, renderDeclaration } from '../../../operator/runtime/children';
+import { databaseController, desiredDatabaseStatus } from '../../../constructs/database/controller';
+import {
+  decideInstances,
+  type InstanceObservation,
+  type InstancesInput,
+  lsnBytes,
+} from '../../../constructs/database/instances';
+import type { InstanceAnswer } from '../../../constructs/database/instance-queries';
+import { databaseResource } from '../../support/data-resources';
+
+const pod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` } });
+const primaryAnswer = (lsn: string, timeline = 1): InstanceAnswer => ({ standby: false, lsn, timeline });
+const standbyAnswer = (lsn: string, replayed = lsn, timeline = 1): InstanceAnswer => ({
+  standby: true,
+  lsn,
+  replayed,
+  timeline,
+});
+const instance = (name: string, ready: boolean, answer?: InstanceAnswer): InstanceObservation => ({
+  name,
+  pod: pod(name),
+  ready,
+  ...(answer ? { answer } : {}),
+});
+
+const NOW = new Date('2026-12-06T12:00:00Z');
+const input = (observations: InstanceObservation[], over: Partial<InstancesInput> = {}): InstancesInput => ({
+  database: 'orders',
+  designated: 'orders-0',
+  count: 3,
+  observations,
+  configuredPrimary: 'orders-0',
+  failoverDelayMs: 30_000,
+  now: NOW,
+  ...over,
+});
+const secondsAgo = (s: number) => new Date(NOW.getTime() - s * 1000);
+const roleLabel = (d: ReturnType<typeof decideInstances>) =>
+  Object.fromEntries(d.labels.map((l) => [l.name, l.labels['database.example.com/role']]));
+
+describe('the instances of a replicated Database', () => {
+  test('LSNs as bytes: the high word counts 4 GiB', () => {
+    expect(lsnBytes('0/3000060')).toBe(0x3000060n);
+    expect(lsnBytes('1/0') - lsnBytes('0/FFFFFFFF')).toBe(1n);
+  });
+
+  test('all well: the primary stays, the standbys are labelled for <name>-ro (the primary not), each lag from the primary', () => {
+    const d = decideInstances(
+      input([
+        instance('orders-0', true, primaryAnswer('0/3000100')),
+        instance('orders-1', true, standbyAnswer('0/3000100', '0/3000000')),
+        instance('orders-2', false),
+      ]),
+    );
+    expect(d.primary).toBe('orders-0');
+    expect(d.promote).toBeUndefined();
+    expect(d.fence).toEqual([]);
+    expect(roleLabel(d)).toEqual({ 'orders-0': null, 'orders-1': 'standby', 'orders-2': null });
+    expect(d.instances).toEqual([
+      { name: 'orders-0', role: 'primary', ready: true, lsn: '0/3000100', timeline: 1 },
+      { name: 'orders-1', role: 'standby', ready: true, lsn: '0/3000100', lagBytes: 0x100, timeline: 1 },
+      { name: 'orders-2', role: 'unknown', ready: false },
+    ]);
+    expect(d.requeueAfterMs).toBe(30_000);
+  });
+
+  test('the primary gone for less than failoverDelay: no promotion, looked at again when the delay ends', () => {
+    const d = decideInstances(
+      input(
+        [
+          instance('orders-0', false),
+          instance('orders-1', true, standbyAnswer('0/3000100')),
+          instance('orders-2', true, standbyAnswer('0/3000200')),
+        ],
+        { unavailableSince: secondsAgo(20) },
+      ),
+    );
+    expect(d.promote).toBeUndefined();
+    expect(d.primary).toBe('orders-0');
+    expect(d.requeueAfterMs).toBe(10_100);
+  });
+
+  test('the primary gone for failoverDelay: the ready standby that received the most WAL is promoted (never one not ready, nor one being scaled away)', () => {
+    const d = decideInstances(
+      input(
+        [
+          instance('orders-0', false),
+          instance('orders-1', true, standbyAnswer('0/3000100')),
+          instance('orders-2', true, standbyAnswer('0/3000200')),
+          instance('orders-3', false, standbyAnswer('0/4000000')),
+          instance('orders-4', true, standbyAnswer('0/5000000')),
+        ],
+        { unavailableSince: secondsAgo(31), count: 4 },
+      ),
+    );
+    expect(d.promote).toEqual({
+      name: 'orders-2',
+      reason: 'the primary orders-0 has not been ready for 31 s; orders-2 has received the most WAL (0/3000200)',
+    });
+    expect(d.primary).toBe('orders-2');
+    // The promoted standby leaves <name>-ro at once.
+    expect(roleLabel(d)['orders-2']).toBeNull();
+    expect(d.instances.find((i) => i.name === 'orders-2')?.role).toBe('primary');
+  });
+
+  test('a primary that answers as one is alive, only not ready: never a second primary', () => {
+    const d = decideInstances(
+      input(
+        [
+          instance('orders-0', false, primaryAnswer('0/3000100')),
+          instance('orders-1', true, standbyAnswer('0/3000100')),
+        ],
+        {
+          unavailableSince: secondsAgo(300),
+        },
+      ),
+    );
+    expect(d.promote).toBeUndefined();
+    expect(d.primary).toBe('orders-0');
+  });
+
+  test('no standby ready to promote: the primary stays, nothing written', () => {
+    const d = decideInstances(
+      input([instance('orders-0', false), instance('orders-1', false, standbyAnswer('0/3000100'))], {
+        unavailableSince: secondsAgo(300),
+      }),
+    );
+    expect(d.promote).toBeUndefined();
+    expect(d.primary).toBe('orders-0');
+  });
+
+  test('two instances answer as primaries: the later timeline is the primary (a status not yet written after a promotion); the former one is restarted once the ConfigMap names the primary', () => {
+    const observations = [
+      instance('orders-0', false, primaryAnswer('0/3000100', 1)),
+      instance('orders-1', true, primaryAnswer('0/3000300', 2)),
+    ];
+    const before = decideInstances(input(observations));
+    expect(before.primary).toBe('orders-1');
+    // The ConfigMap still names orders-0: a restart now would start it as the primary again.
+    expect(before.fence).toEqual([]);
+    const after = decideInstances(input(observations, { configuredPrimary: 'orders-1' }));
+    expect(after.fence).toEqual([
+      {
+        name: 'orders-0',
+        uid: 'uid-orders-0',
+        reason: 'it runs as a primary (timeline 1) while orders-1 is the primary: it rejoins as a standby',
+      },
+    ]);
+  });
+});
+
+describe('a replicated Database rendered and judged', () => {
+  const three = (status?: object, spec: object = {}) =>
+    databaseResource({ instances: 3, failoverDelay: 30, ...spec }, status);
+  const objects = (db: object, external?: { primary: string }) =>
+    (external
+      ? renderDeclaration(databaseController, db as any, external).objects
+      : renderChildren(databaseController, db as any)) as any[];
+  const find = (list: any[], kind: string, name: string) =>
+    list.find((o) => o.kind === kind && o.metadata.name === name);
+
+  test('three instances: a StatefulSet of 3 started by the start script, a disruption budget of one, the first instance the primary', () => {
+    const list = objects(three());
+    const sts = find(list, 'StatefulSet', 'orders');
+    expect(sts.spec.replicas).toBe(3);
+    expect(sts.spec.template.spec.containers[0].command).toEqual(['sh', '/etc/postgresql/operator/start.sh']);
+    expect(find(list, 'PodDisruptionBudget', 'orders').spec.maxUnavailable).toBe(1);
+    const config = find(list, 'ConfigMap', 'orders-config');
+    expect(config.data.primary).toBe('orders-0');
+    // Never held data yet: its primary may initialize one.
+    expect(config.data.initialize).toBe('yes');
+    expect(find(list, 'Service', 'orders-rw').spec.selector['statefulset.kubernetes.io/pod-name']).toBe('orders-0');
+  });
+
+  test('after a failover to orders-2: the Services and the ConfigMap name it; a scale to 1 keeps its StatefulSet at 3 until a switchover', () => {
+    const list = objects(three({ primary: 'orders-0' }, { instances: 1 }), { primary: 'orders-2' });
+    expect(find(list, 'Service', 'orders').spec.selector['statefulset.kubernetes.io/pod-name']).toBe('orders-2');
+    expect(find(list, 'ConfigMap', 'orders-config').data).toMatchObject({ primary: 'orders-2' });
+    expect(find(list, 'StatefulSet', 'orders').spec.replicas).toBe(3);
+  });
+
+  test('once it has served, a primary found without data may not start an empty one (3 instances); one instance alone still may', () => {
+    expect(find(objects(three({ primary: 'orders-0' })), 'ConfigMap', 'orders-config').data.initialize).toBe('no');
+    const single = databaseResource({ instances: 1, failoverDelay: 30 }, { primary: 'orders-0' });
+    expect(
+      find(renderChildren(databaseController, single) as any[], 'ConfigMap', 'orders-config').data.initialize,
+    ).toBe('yes');
+  });
+
+  test('Available follows the primary: standbys ready while it is not is ServerUnavailable, with when a standby is promoted', () => {
+    const db = three({
+      primary: 'orders-0',
+      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
+    });
+    const status = desiredDatabaseStatus(db, {
+      hasCredentials: true,
+      statefulSet: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'orders' },
+        status: { readyReplicas: 2 },
+      },
+      instances: {
+        primary: 'orders-0',
+        instances: [
+          { name: 'orders-0', role: 'unknown', ready: false },
+          { name: 'orders-1', role: 'standby', ready: true },
+          { name: 'orders-2', role: 'standby', ready: true },
+        ],
+      },
+    });
+    expect(status.phase).toBe('Unavailable');
+    expect(status.conditions?.find((c) => c.type === 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'ServerUnavailable',
+      message:
+        'the primary orders-0 was ready and is not ready now: writes are refused until it is back or, after 30 s, a standby is promoted',
+    });
+    expect(status.primary).toBe('orders-0');
+    expect(status.instances).toHaveLength(3);
+  });
+
+  test('the primary is recorded only once it has been ready: until then a new primary may initialize', () => {
+    const status = desiredDatabaseStatus(three(), { hasCredentials: true });
+    expect(status.primary).toBeUndefined();
+  });
+});
