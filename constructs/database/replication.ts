@@ -23,7 +23,8 @@ export const replicationSecretName = (database: string) => `${database}-replicat
 
 /** The shell lines setting `keep_wal`: how much WAL to keep, in the setting of the server's version (12 counts segments). */
 const KEEP_WAL_LINES = [
-  `major=$(postgres -V | sed 's/^[^0-9]*\\([0-9]*\\).*$/\\1/')`,
+  // `postgres (PostgreSQL) 15.18 …` to 15, by the shell alone (an image may have no sed).
+  'version=$(postgres -V); version=${version#*) }; major=${version%%.*}',
   `if [ "$major" -ge 13 ]; then keep_wal="wal_keep_size = '512MB'"; else keep_wal='wal_keep_segments = 32'; fi`,
 ];
 

@@ -1,0 +1,183 @@
+/**
+ * A replicated Database on the real node, as `kubectl apply -f dist/` installs its operator: three
+ * PostgreSQL instances — a primary and two standbys cloned from it and streaming — rows written
+ * through `<name>-rw` read back through `<name>-ro`; then the primary's disk lost (its claim and pod
+ * deleted): the instance made again on an empty claim refuses to start an empty database, the
+ * most advanced standby is promoted after failoverDelay, `<name>-rw` takes writes again with every
+ * row kept, and the lost instance comes back as a standby cloned from the new primary.
+ */
+import * as path from 'node:path';
+import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
+import { commandInPod } from '../support/pod-script';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const skip = process.env.OPKIT_E2E_SKIP;
+
+jest.setTimeout(600_000);
+
+if (skip) test.todo(`a replicated Database on a real node — skipped: ${skip}`);
+
+interface Instance {
+  name: string;
+  role: string;
+  ready?: boolean;
+  lsn?: string;
+  lagBytes?: number;
+  timeline?: number;
+}
+
+(skip ? describe.skip : describe)('a replicated Database on a real node', () => {
+  let ns: string;
+  const db = 'orders';
+
+  beforeAll(() => {
+    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    kubectlOk(['rollout', 'status', 'deployment/database-operator', '-n', 'database-system', '--timeout=120s']);
+    ns = createTestNamespace('e2e-db-ha');
+  });
+
+  afterAll(() => {
+    if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  const database = () => getJson(['get', 'database', db, '-n', ns]);
+  const instances = (): Instance[] => database().status?.instances ?? [];
+  /** The operator's log and the instances' pods, for a failure's message. */
+  const explain = () =>
+    [
+      kubectl(['get', 'pods', '-n', ns, '-o', 'wide', '--show-labels']).stdout,
+      JSON.stringify(database().status, null, 1),
+      kubectl(['logs', '-n', 'database-system', 'deployment/database-operator', '--tail=40']).stdout,
+      ...[0, 1, 2].map((i) => kubectl(['logs', '-n', ns, `${db}-${String(i)}`, '--tail=15']).stdout),
+    ].join('\n');
+  /** psql as the application's role through `service`, over TLS with the Database's CA: its output. */
+  const psql = (service: string, sql: string, failureIsAnAnswer = false) =>
+    commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      command: [
+        'sh',
+        '-c',
+        `psql -v ON_ERROR_STOP=1 -At "host=${service} sslmode=verify-full sslrootcert=/tls/ca.crt connect_timeout=3" -c "${sql}"`,
+      ],
+      env: {
+        PGUSER: { secret: `${db}-credentials`, key: 'username' },
+        PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
+        PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
+      },
+      secret: { name: `${db}-tls`, mountPath: '/tls' },
+      failureIsAnAnswer,
+    });
+  /** The instances once one is the primary and the others standbys, each ready. */
+  const replicated = (what: string, primary?: string) =>
+    eventually(
+      what,
+      () => {
+        const list = instances();
+        const standbys = list.filter((i) => i.role === 'standby' && i.ready);
+        const first = list.find((i) => i.role === 'primary' && i.ready);
+        return first && (!primary || first.name === primary) && standbys.length === 2 ? list : undefined;
+      },
+      300_000,
+      2000,
+      explain,
+    );
+
+  test('three instances: a primary and two streaming standbys; rows written through <name>-rw are read through <name>-ro, which only standbys serve', async () => {
+    const started = Date.now();
+    kubectlOk(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'database.example.com/v1alpha1',
+        kind: 'Database',
+        metadata: { name: db },
+        spec: { type: 'postgresql', version: '13', storage: { size: '1Gi' }, instances: 3, failoverDelay: 10 },
+      }),
+    });
+    const list = await replicated('a primary and two ready standbys');
+    process.stdout.write(
+      `[database replication] 3 instances (${list.map((i) => `${i.name} ${i.role}`).join(', ')}) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    expect(database().status.primary).toBe(`${db}-0`);
+    expect(
+      kubectl(['get', 'pods', '-n', ns, '-l', 'database.example.com/role=standby', '-o', 'name'])
+        .stdout.trim()
+        .split('\n')
+        .sort(),
+    ).toEqual([`pod/${db}-1`, `pod/${db}-2`]);
+    await psql(
+      `${db}-rw`,
+      'CREATE TABLE orders (id int PRIMARY KEY, note text); INSERT INTO orders SELECT g, g::text FROM generate_series(1, 100) g',
+    );
+    const read = await eventually(
+      'the rows on a standby',
+      async () => {
+        const out = (await psql(`${db}-ro`, 'SELECT pg_is_in_recovery(), count(*) FROM orders', true)).trim();
+        return out === 't|100' ? out : undefined;
+      },
+      60_000,
+      1000,
+      explain,
+    );
+    expect(read).toBe('t|100');
+    // A write through <name>-ro is refused: a standby is read-only.
+    expect(await psql(`${db}-ro`, 'INSERT INTO orders VALUES (0, null)', true)).toContain('read-only transaction');
+  });
+
+  test("the primary's disk lost: its empty instance refuses to start empty, a standby is promoted after failoverDelay, <name>-rw takes writes with every row kept, and the lost one rejoins as a standby", async () => {
+    const lost = `${db}-0`;
+    // The claim goes once its pod does; the StatefulSet makes both again, the claim empty.
+    kubectlOk(['delete', 'pvc', `data-${lost}`, '-n', ns, '--wait=false']);
+    const deleted = Date.now();
+    kubectlOk(['delete', 'pod', lost, '-n', ns, '--wait=false']);
+    const promoted = await eventually(
+      'a standby promoted',
+      () => {
+        const primary = database().status?.primary;
+        return primary && primary !== lost ? primary : undefined;
+      },
+      120_000,
+      500,
+      explain,
+    );
+    const failedOverAfter = (Date.now() - deleted) / 1000;
+    const writable = await eventually(
+      'writes through <name>-rw again',
+      async () => {
+        const out = (await psql(`${db}-rw`, 'INSERT INTO orders VALUES (101, null) RETURNING id', true)).trim();
+        return out.startsWith('101') ? out : undefined;
+      },
+      60_000,
+      500,
+      explain,
+    );
+    const writesAfter = (Date.now() - deleted) / 1000;
+    process.stdout.write(
+      `[database failover] ${promoted} promoted ${failedOverAfter.toFixed(1)} s after the primary's claim and pod were deleted (failoverDelay 10 s); writes through ${db}-rw ${writesAfter.toFixed(1)} s after\n`,
+    );
+    expect(writable).toContain('101');
+    expect(failedOverAfter).toBeLessThan(10 + 30);
+    expect((await psql(`${db}-rw`, 'SELECT count(*) FROM orders')).trim()).toBe('101');
+    // The empty instance said why it would not start, and the promotion has its Event.
+    const events = getJson(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${db}`]).items.map(
+      (e: any) => `${e.reason as string}: ${e.message as string}`,
+    );
+    expect(events).toContainEqual(expect.stringMatching(new RegExp(`^FailedOver: Promoted ${promoted} to primary`)));
+    const list = await replicated('the lost instance back as a standby', promoted);
+    const back = list.find((i) => i.name === lost);
+    process.stdout.write(
+      `[database failover] ${lost} a standby again ${((Date.now() - deleted) / 1000).toFixed(1)} s after (timeline ${String(back?.timeline)})\n`,
+    );
+    expect(back).toMatchObject({ role: 'standby', ready: true });
+    const onTheLost = await eventually(
+      'the rows on every standby',
+      async () => {
+        const out = (await psql(`${db}-ro`, 'SELECT count(*) FROM orders', true)).trim();
+        return out === '101' ? out : undefined;
+      },
+      60_000,
+      1000,
+      explain,
+    );
+    expect(onTheLost).toBe('101');
+  });
+});
