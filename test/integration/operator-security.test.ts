@@ -1,5 +1,5 @@
 /**
- * Least privilege on Secrets (the database operator's create only, the etcd operator's by name), and /metrics served only to who may read it — checked against the
+ * Least privilege on Secrets (the database and etcd operators' by name only), and /metrics served only to who may read it — checked against the
  * real API server's authorizer, with the RBAC from dist/.
  */
 import { createTestNamespace, eventually, installDist, kubectl, kubectlOk } from '../support/kube';
@@ -46,19 +46,19 @@ function allowed(
   return review.status.allowed === true;
 }
 
-describe('the database operator cannot read any Secret', () => {
+describe("the database operator reaches Secrets by name only (its Databases' replication role)", () => {
   const namespaces = [undefined, 'default', 'kube-system', 'database-system'];
   test.each(
-    ['get', 'list', 'watch', 'update', 'patch', 'delete'].flatMap((verb) =>
+    ['list', 'watch', 'patch', 'delete'].flatMap((verb) =>
       namespaces.map((ns) => ({ verb, where: ns ?? 'all namespaces', ns })),
     ),
   )('may not $verb secrets in $where', ({ verb, ns }) => {
     expect(allowed(verb, 'secrets', ns)).toBe(false);
   });
 
-  test('may only create them (the generated credentials), and kubectl auth can-i agrees', () => {
-    expect(allowed('create', 'secrets', 'default')).toBe(true);
-    expect(kubectl(['auth', 'can-i', 'get', 'secrets', '-A', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('no');
+  test('may create them (the generated credentials) and get or update one by name (the runtime hands over only those its Database controls), and kubectl auth can-i agrees', () => {
+    for (const verb of ['get', 'create', 'update']) expect(allowed(verb, 'secrets', 'default')).toBe(true);
+    expect(kubectl(['auth', 'can-i', 'list', 'secrets', '-A', `--as=${DATABASE_SA}`]).stdout.trim()).toBe('no');
     expect(kubectl(['auth', 'can-i', 'create', 'secrets', '-n', 'default', `--as=${DATABASE_SA}`]).stdout.trim()).toBe(
       'yes',
     );
