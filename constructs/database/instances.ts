@@ -248,6 +248,17 @@ function observeInstances(
   );
 }
 
+/**
+ * Why nothing can be decided from here: instances run but none answered — the operator cannot
+ * reach them (or `plan` runs outside the cluster). Then no label or promotion is decided on
+ * silence: the status stays as it was.
+ */
+function outOfReach(observations: readonly InstanceObservation[]): string | undefined {
+  const running = observations.filter((o) => o.pod?.status?.phase === 'Running' && !o.pod.metadata.deletionTimestamp);
+  if (running.length === 0 || running.some((o) => o.answer)) return undefined;
+  return `no instance answered (asked ${running.map((o) => o.name).join(', ')})`;
+}
+
 /** The queries' module, loaded on first use at run time: it needs `pg`, which a synth never loads. */
 function queries(): typeof InstanceQueries {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
@@ -284,6 +295,9 @@ export async function databaseInstancesStep(
   const observations = await observeInstances(name, members, pods, (pod) =>
     queries().askInstance(host(pod), connection),
   );
+  const unanswered = outOfReach(observations);
+  if (unanswered)
+    return { facts: observedDatabaseFacts(db), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
   const config = children.of(BuiltinTypes.ConfigMap, names.config);
   const decision = decideInstances({
     database: name,

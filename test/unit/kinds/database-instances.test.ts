@@ -1,7 +1,8 @@
-import type { Pod } from '../../../constructs/contract';
+import { ChildMap, childKey, type Pod } from '../../../constructs/contract';
 import { renderChildren, renderDeclaration } from '../../../operator/runtime/children';
 import { databaseController, desiredDatabaseStatus } from '../../../constructs/database/controller';
 import {
+  databaseInstancesStep,
   decideInstances,
   type InstanceObservation,
   type InstancesInput,
@@ -225,5 +226,154 @@ describe('a replicated Database rendered and judged', () => {
   test('the primary is recorded only once it has been ready: until then a new primary may initialize', () => {
     const status = desiredDatabaseStatus(three(), { hasCredentials: true });
     expect(status.primary).toBeUndefined();
+  });
+});
+
+jest.mock('../../../constructs/database/instance-queries', () => ({
+  askInstance: jest.fn(),
+  promoteInstance: jest.fn(),
+}));
+
+describe('the external step over a replicated Database', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the mocked module, as the step loads it
+  const queries = require('../../../constructs/database/instance-queries') as {
+    askInstance: jest.Mock;
+    promoteInstance: jest.Mock;
+  };
+  const runningPod = (name: string, ready: boolean): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'shop',
+      uid: `uid-${name}`,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'orders', uid: 'sts-1', controller: true }],
+    },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  });
+  const children = (primary = 'orders-0') =>
+    new ChildMap([
+      [
+        childKey('StatefulSet', 'orders'),
+        {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          metadata: { name: 'orders', uid: 'sts-1' },
+          spec: { replicas: 3 },
+        },
+      ],
+      [
+        childKey('ConfigMap', 'orders-config'),
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orders-config' }, data: { primary } },
+      ],
+    ]);
+  const context = (pods: Pod[]) => {
+    const writes: string[] = [];
+    return {
+      writes,
+      context: {
+        signal: new AbortController().signal,
+        write: async (what: { action: string; target: string }, run: () => Promise<unknown>) => {
+          writes.push(`${what.action} ${what.target}`);
+          return run();
+        },
+        getOwn: async () => ({
+          state: 'own' as const,
+          object: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'orders-replication' },
+            data: { password: Buffer.from('pw').toString('base64') },
+          },
+        }),
+        getMadeFor: async () => ({ state: 'absent' as const }),
+        read: () => pods,
+      } as any,
+    };
+  };
+  const answers = (byHost: Record<string, InstanceAnswer | undefined>) => {
+    queries.askInstance.mockImplementation(async (host: string) => {
+      const answer = byHost[host.split('.')[0] ?? ''];
+      if (!answer) throw new Error('connection refused');
+      return answer;
+    });
+  };
+  beforeEach(() => {
+    queries.askInstance.mockReset();
+    queries.promoteInstance.mockReset();
+  });
+
+  test('one instance: nothing asked, the first instance the primary', async () => {
+    const { context: c } = context([]);
+    const step = await databaseInstancesStep(databaseResource({ instances: 1 }), new ChildMap(), c);
+    expect(step).toEqual({ facts: { primary: 'orders-0' } });
+    expect(queries.askInstance).not.toHaveBeenCalled();
+  });
+
+  test('three instances: each asked as the replication role by its name under the headless Service; standbys labelled', async () => {
+    answers({
+      'orders-0': primaryAnswer('0/3000100'),
+      'orders-1': standbyAnswer('0/3000100'),
+      'orders-2': standbyAnswer('0/3000000'),
+    });
+    const { context: c, writes } = context(['orders-0', 'orders-1', 'orders-2'].map((n) => runningPod(n, true)));
+    const step = await databaseInstancesStep(
+      databaseResource({ instances: 3, failoverDelay: 30 }, { primary: 'orders-0' }),
+      children(),
+      c,
+    );
+    expect(queries.askInstance).toHaveBeenCalledWith(
+      'orders-1.orders-headless.shop.svc',
+      expect.objectContaining({ password: 'pw', tls: true }),
+    );
+    expect(step.facts.primary).toBe('orders-0');
+    expect(step.labelPods?.map((l) => [l.name, l.labels['database.example.com/role']])).toEqual([
+      ['orders-0', null],
+      ['orders-1', 'standby'],
+      ['orders-2', 'standby'],
+    ]);
+    expect(writes).toEqual([]);
+  });
+
+  test('no instance answers (the operator cannot reach them, or plan runs outside the cluster): out of reach, nothing labelled or promoted', async () => {
+    answers({});
+    const { context: c } = context(['orders-0', 'orders-1'].map((n) => runningPod(n, true)));
+    const step = await databaseInstancesStep(
+      databaseResource({ instances: 3, failoverDelay: 30 }, { primary: 'orders-0' }),
+      children(),
+      c,
+    );
+    expect(step.outOfReach).toBe('no instance answered (asked orders-0, orders-1)');
+    expect(step.labelPods).toBeUndefined();
+  });
+
+  test('the primary gone past failoverDelay: the most advanced standby promoted through the gate, with its Event', async () => {
+    answers({ 'orders-1': standbyAnswer('0/3000100'), 'orders-2': standbyAnswer('0/3000200') });
+    const { context: c, writes } = context([
+      runningPod('orders-0', false),
+      runningPod('orders-1', true),
+      runningPod('orders-2', true),
+    ]);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const db = databaseResource(
+      { instances: 3, failoverDelay: 30 },
+      {
+        primary: 'orders-0',
+        conditions: [{ type: 'Available', status: 'False', reason: 'ServerUnavailable', lastTransitionTime: since }],
+      },
+    );
+    const step = await databaseInstancesStep(db, children(), c);
+    expect(writes).toEqual(['Promote orders-2']);
+    expect(queries.promoteInstance).toHaveBeenCalledWith('orders-2.orders-headless.shop.svc', expect.anything());
+    expect(step.facts.primary).toBe('orders-2');
+    expect(step.events).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'FailedOver',
+        message: expect.stringMatching(
+          /^Promoted orders-2 to primary: the primary orders-0 has not been ready for 6\d s/,
+        ),
+      }),
+    ]);
   });
 });
