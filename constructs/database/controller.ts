@@ -36,7 +36,8 @@ import { databaseNames, DatabaseResources, ENGINES, FinalBackupJob } from './dat
 import type * as ServerCertificate from './server-certificate';
 import { servesTlsBySpec } from './postgres-server';
 import { newReplicationSecret, replicationSecretName } from './replication';
-import { databaseInstancesStep, type DatabaseFacts, observedDatabaseFacts } from './instances';
+import { type DatabaseFacts, observedDatabaseFacts } from './instances';
+import { databaseInstancesStep } from './instances-step';
 import { availabilityEvents, primaryState, replicationFields, SERVER_UNAVAILABLE, setAvailable } from './availability';
 
 /** What `prepare` found of the credentials and TLS Secrets. */

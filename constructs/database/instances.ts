@@ -4,26 +4,12 @@
  * `failoverDelay` replaced by the most advanced ready standby, promoted by `pg_promote()` (a new
  * timeline), `<name>-rw` then sent to it; a former primary still running as one is restarted, to
  * rejoin as a standby (its start script rewinds it). Decided here from what the instances answer
- * (`decideInstances`, pure); asked and written by the external step (`databaseInstancesStep`).
+ * (`decideInstances`, pure); asked and written by the external step (instances-step.ts).
  */
-import {
-  BuiltinTypes,
-  type Children,
-  type EventSpec,
-  type ExternalContext,
-  type ExternalStep,
-  type Pod,
-  type PodLabels,
-  type PodRestart,
-} from '../contract';
-import { findCondition } from '../contract/conditions';
+import type { Pod, PodLabels, PodRestart } from '../contract';
 import type { Database, DatabaseStatus } from './api';
-import { databaseNames } from './database-resources';
-import { instanceCount, instanceOrdinal, instancePod, ROLE_LABEL, STANDBY_ROLE } from './instance-names';
-import type * as InstanceQueries from './instance-queries';
+import { instanceOrdinal, instancePod, ROLE_LABEL, STANDBY_ROLE } from './instance-names';
 import type { InstanceAnswer } from './instance-queries';
-import { servesTlsBySpec } from './postgres-server';
-import { PRIMARY_KEY, replicationPassword } from './replication';
 
 /** One instance as the status shows it. */
 export type InstanceStatus = NonNullable<DatabaseStatus['instances']>[number];
@@ -82,7 +68,7 @@ export function lsnBytes(lsn: string): bigint {
 }
 
 /** Whether a pod is ready, as its Ready condition says. */
-const podIsReady = (pod: Pod) =>
+export const podIsReady = (pod: Pod) =>
   pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** The ordinal of an observation (a name not of the Database sorts last). */
@@ -213,119 +199,4 @@ export function designatedPrimary(db: Database): string {
 /** The facts as the children and status say, without asking the instances (for `plan`, `diff`, `render`). */
 export function observedDatabaseFacts(db: Database): DatabaseFacts {
   return { primary: designatedPrimary(db), ...(db.status?.instances ? { instances: db.status.instances } : {}) };
-}
-
-/** Since when the primary has been unavailable, by the status's `Available` condition. */
-function unavailableSince(db: Database): Date | undefined {
-  const available = findCondition(db.status?.conditions, 'Available');
-  if (available?.status !== 'False' || available.reason !== 'ServerUnavailable') return undefined;
-  const since = Date.parse(available.lastTransitionTime);
-  return Number.isNaN(since) ? undefined : new Date(since);
-}
-
-/** Each pod's name under the headless Service, which publishes pods not ready too. */
-function instanceHost(db: Database): (pod: string) => string {
-  const { headless } = databaseNames(db.metadata.name);
-  return (pod) => `${pod}.${headless}.${db.metadata.namespace}.svc`;
-}
-
-/** Each of `members` instances: its pod as cached and, while it runs, what its server answers `ask`. */
-function observeInstances(
-  database: string,
-  members: number,
-  pods: readonly Pod[],
-  ask: (pod: string) => Promise<InstanceAnswer>,
-): Promise<InstanceObservation[]> {
-  return Promise.all(
-    Array.from({ length: members }, async (_, ordinal): Promise<InstanceObservation> => {
-      const name = instancePod(database, ordinal);
-      const pod = pods.find((p) => p.metadata.name === name);
-      if (!pod) return { name, ready: false };
-      const running = pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
-      const answer = running ? await ask(name).catch(() => undefined) : undefined;
-      return { name, pod, ready: podIsReady(pod), ...(answer ? { answer } : {}) };
-    }),
-  );
-}
-
-/**
- * Why nothing can be decided from here: instances run but none answered — the operator cannot
- * reach them (or `plan` runs outside the cluster). Then no label or promotion is decided on
- * silence: the status stays as it was.
- */
-function outOfReach(observations: readonly InstanceObservation[]): string | undefined {
-  const running = observations.filter((o) => o.pod?.status?.phase === 'Running' && !o.pod.metadata.deletionTimestamp);
-  if (running.length === 0 || running.some((o) => o.answer)) return undefined;
-  return `no instance answered (asked ${running.map((o) => o.name).join(', ')})`;
-}
-
-/** The queries' module, loaded on first use at run time: it needs `pg`, which a synth never loads. */
-function queries(): typeof InstanceQueries {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
-  return require('./instance-queries') as typeof InstanceQueries;
-}
-
-/**
- * The external step of a Database: for one of more than one instance (or whose StatefulSet still
- * has more), each instance asked, then the decision's promotion made through the gate; its
- * labels and fences are the plan's. A Database of one instance asks nothing.
- */
-export async function databaseInstancesStep(
-  db: Database,
-  children: Children,
-  context: ExternalContext,
-): Promise<ExternalStep<DatabaseFacts>> {
-  const { name } = db.metadata;
-  const names = databaseNames(name);
-  const designated = designatedPrimary(db);
-  const sts = children.of(BuiltinTypes.StatefulSet, names.statefulSet);
-  const members = Math.max(instanceCount(db.spec), sts?.spec?.replicas ?? 0);
-  if (db.spec.type !== 'postgresql' || members <= 1) return { facts: { primary: designated } };
-  const secret = await context.getOwn(BuiltinTypes.Secret, names.replication);
-  const password = secret.state === 'own' ? replicationPassword(secret.object) : undefined;
-  if (!password) return { facts: observedDatabaseFacts(db), requeueAfterMs: INSTANCES_REFRESH_MS };
-  const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
-  const host = instanceHost(db);
-  const uid = sts?.metadata.uid;
-  const pods = uid
-    ? context
-        .read(BuiltinTypes.Pod)
-        .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid))
-    : [];
-  const observations = await observeInstances(name, members, pods, (pod) =>
-    queries().askInstance(host(pod), connection),
-  );
-  const unanswered = outOfReach(observations);
-  if (unanswered)
-    return { facts: observedDatabaseFacts(db), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
-  const config = children.of(BuiltinTypes.ConfigMap, names.config);
-  const decision = decideInstances({
-    database: name,
-    designated,
-    count: instanceCount(db.spec),
-    observations,
-    configuredPrimary: config?.data?.[PRIMARY_KEY],
-    unavailableSince: unavailableSince(db),
-    failoverDelayMs: db.spec.failoverDelay * 1000,
-    now: new Date(),
-  });
-  const events: EventSpec[] = [];
-  const { promote } = decision;
-  if (promote) {
-    await context.write({ system: 'postgresql', action: 'Promote', target: promote.name, reason: promote.reason }, () =>
-      queries().promoteInstance(host(promote.name), connection),
-    );
-    events.push({
-      type: 'Warning',
-      reason: 'FailedOver',
-      message: `Promoted ${promote.name} to primary: ${promote.reason}`,
-    });
-  }
-  return {
-    facts: { primary: decision.primary, instances: decision.instances },
-    events,
-    restartPods: decision.fence,
-    labelPods: decision.labels,
-    requeueAfterMs: decision.requeueAfterMs,
-  };
 }

@@ -1,8 +1,8 @@
 import { ChildMap, childKey, type Pod } from '../../../constructs/contract';
 import { renderChildren, renderDeclaration } from '../../../operator/runtime/children';
 import { databaseController, desiredDatabaseStatus } from '../../../constructs/database/controller';
+import { databaseInstancesStep } from '../../../constructs/database/instances-step';
 import {
-  databaseInstancesStep,
   decideInstances,
   type InstanceObservation,
   type InstancesInput,

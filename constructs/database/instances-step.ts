@@ -1,0 +1,145 @@
+/**
+ * The external step of a replicated Database: each instance asked as the replication role, the
+ * decision (instances.ts) made from what they answer, its promotion written through the gate; its
+ * labels and fences are the plan's.
+ */
+import {
+  BuiltinTypes,
+  type Children,
+  type EventSpec,
+  type ExternalContext,
+  type ExternalStep,
+  type Pod,
+} from '../contract';
+import { findCondition } from '../contract/conditions';
+import type { Database } from './api';
+import { databaseNames } from './database-resources';
+import type * as InstanceQueries from './instance-queries';
+import type { InstanceAnswer } from './instance-queries';
+import { instanceCount, instancePod } from './instance-names';
+import {
+  type DatabaseFacts,
+  decideInstances,
+  designatedPrimary,
+  type InstanceObservation,
+  INSTANCES_REFRESH_MS,
+  observedDatabaseFacts,
+  podIsReady,
+} from './instances';
+import { servesTlsBySpec } from './postgres-server';
+import { PRIMARY_KEY, replicationPassword } from './replication';
+
+/** Since when the primary has been unavailable, by the status's `Available` condition. */
+function unavailableSince(db: Database): Date | undefined {
+  const available = findCondition(db.status?.conditions, 'Available');
+  if (available?.status !== 'False' || available.reason !== 'ServerUnavailable') return undefined;
+  const since = Date.parse(available.lastTransitionTime);
+  return Number.isNaN(since) ? undefined : new Date(since);
+}
+
+/** Each pod's name under the headless Service, which publishes pods not ready too. */
+function instanceHost(db: Database): (pod: string) => string {
+  const { headless } = databaseNames(db.metadata.name);
+  return (pod) => `${pod}.${headless}.${db.metadata.namespace}.svc`;
+}
+
+/** Each of `members` instances: its pod as cached and, while it runs, what its server answers `ask`. */
+function observeInstances(
+  database: string,
+  members: number,
+  pods: readonly Pod[],
+  ask: (pod: string) => Promise<InstanceAnswer>,
+): Promise<InstanceObservation[]> {
+  return Promise.all(
+    Array.from({ length: members }, async (_, ordinal): Promise<InstanceObservation> => {
+      const name = instancePod(database, ordinal);
+      const pod = pods.find((p) => p.metadata.name === name);
+      if (!pod) return { name, ready: false };
+      const running = pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
+      const answer = running ? await ask(name).catch(() => undefined) : undefined;
+      return { name, pod, ready: podIsReady(pod), ...(answer ? { answer } : {}) };
+    }),
+  );
+}
+
+/**
+ * Why nothing can be decided from here: instances run but none answered — the operator cannot
+ * reach them (or `plan` runs outside the cluster). Then no label or promotion is decided on
+ * silence: the status stays as it was.
+ */
+function outOfReach(observations: readonly InstanceObservation[]): string | undefined {
+  const running = observations.filter((o) => o.pod?.status?.phase === 'Running' && !o.pod.metadata.deletionTimestamp);
+  if (running.length === 0 || running.some((o) => o.answer)) return undefined;
+  return `no instance answered (asked ${running.map((o) => o.name).join(', ')})`;
+}
+
+/** The queries' module, loaded on first use at run time: it needs `pg`, which a synth never loads. */
+function queries(): typeof InstanceQueries {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load; the package is CommonJS
+  return require('./instance-queries') as typeof InstanceQueries;
+}
+
+/**
+ * The external step of a Database: for one of more than one instance (or whose StatefulSet still
+ * has more), each instance asked, then the decision's promotion made through the gate; its
+ * labels and fences are the plan's. A Database of one instance asks nothing.
+ */
+export async function databaseInstancesStep(
+  db: Database,
+  children: Children,
+  context: ExternalContext,
+): Promise<ExternalStep<DatabaseFacts>> {
+  const { name } = db.metadata;
+  const names = databaseNames(name);
+  const designated = designatedPrimary(db);
+  const sts = children.of(BuiltinTypes.StatefulSet, names.statefulSet);
+  const members = Math.max(instanceCount(db.spec), sts?.spec?.replicas ?? 0);
+  if (db.spec.type !== 'postgresql' || members <= 1) return { facts: { primary: designated } };
+  const secret = await context.getOwn(BuiltinTypes.Secret, names.replication);
+  const password = secret.state === 'own' ? replicationPassword(secret.object) : undefined;
+  if (!password) return { facts: observedDatabaseFacts(db), requeueAfterMs: INSTANCES_REFRESH_MS };
+  const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
+  const host = instanceHost(db);
+  const uid = sts?.metadata.uid;
+  const pods = uid
+    ? context
+        .read(BuiltinTypes.Pod)
+        .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid))
+    : [];
+  const observations = await observeInstances(name, members, pods, (pod) =>
+    queries().askInstance(host(pod), connection),
+  );
+  const unanswered = outOfReach(observations);
+  if (unanswered)
+    return { facts: observedDatabaseFacts(db), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
+  const config = children.of(BuiltinTypes.ConfigMap, names.config);
+  const decision = decideInstances({
+    database: name,
+    designated,
+    count: instanceCount(db.spec),
+    observations,
+    configuredPrimary: config?.data?.[PRIMARY_KEY],
+    unavailableSince: unavailableSince(db),
+    failoverDelayMs: db.spec.failoverDelay * 1000,
+    now: new Date(),
+  });
+  const events: EventSpec[] = [];
+  const { promote } = decision;
+  if (promote) {
+    await context.write({ system: 'postgresql', action: 'Promote', target: promote.name, reason: promote.reason }, () =>
+      queries().promoteInstance(host(promote.name), connection),
+    );
+    events.push({
+      type: 'Warning',
+      reason: 'FailedOver',
+      message: `Promoted ${promote.name} to primary: ${promote.reason}`,
+    });
+  }
+  return {
+    facts: { primary: decision.primary, instances: decision.instances },
+    events,
+    restartPods: decision.fence,
+    labelPods: decision.labels,
+    requeueAfterMs: decision.requeueAfterMs,
+  };
+}
