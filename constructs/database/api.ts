@@ -236,6 +236,10 @@ export const databaseStatusSchema = t.object(
     primary: t.string({
       description: 'The instance (pod) that takes the writes: the Services <name> and <name>-rw send clients to it.',
     }),
+    lastSwitchover: t.string({
+      description:
+        'The instance the annotation database.example.com/switchover-to named when its switchover began: that annotation is not acted on again (name another, or remove it first).',
+    }),
     instances: t.array(
       t.object({
         name: t.string({ required: true, description: "The instance's pod." }),

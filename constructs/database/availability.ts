@@ -7,7 +7,7 @@ import { type ConditionList, findCondition } from '../contract/conditions';
 import type { Database, DatabaseStatus } from './api';
 import type { DatabaseStatusInput } from './controller';
 import { databaseNames } from './database-resources';
-import { designatedPrimary } from './instances';
+import { designatedPrimary, SWITCHOVER_ANNOTATION } from './instances';
 
 /** `Available`'s reason while a server that was ready is not. */
 export const SERVER_UNAVAILABLE = 'ServerUnavailable';
@@ -53,6 +53,13 @@ export function setAvailable(list: ConditionList, db: Database, state: ReturnTyp
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
 }
 
+/** The switchover the annotation asked that has begun, while the annotation still asks it. */
+function lastSwitchover(db: Database, input: DatabaseStatusInput): Partial<DatabaseStatus> {
+  const asked = db.metadata.annotations?.[SWITCHOVER_ANNOTATION];
+  const begun = input.instances?.switchedOverTo ?? db.status?.lastSwitchover;
+  return asked && begun === asked ? { lastSwitchover: asked } : {};
+}
+
 /**
  * The primary (recorded once it has served: from then on, a primary found without data never
  * starts an empty one), the instances and the replication Secret.
@@ -66,6 +73,7 @@ export function replicationFields(
   return {
     ...(state.primaryReady || db.status?.primary ? { primary: state.primary } : {}),
     ...(state.replicated ? { instances: [...state.replicated] } : {}),
+    ...lastSwitchover(db, input),
     ...(input.hasReplication || db.status?.replicationSecret ? { replicationSecret: names.replication } : {}),
   };
 }

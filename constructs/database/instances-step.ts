@@ -9,6 +9,7 @@ import {
   type EventSpec,
   type ExternalContext,
   type ExternalStep,
+  type KubeObject,
   type Pod,
 } from '../contract';
 import { findCondition } from '../contract/conditions';
@@ -22,9 +23,11 @@ import {
   decideInstances,
   designatedPrimary,
   type InstanceObservation,
+  type InstancesDecision,
   INSTANCES_REFRESH_MS,
   observedDatabaseFacts,
   podIsReady,
+  SWITCHOVER_ANNOTATION,
 } from './instances';
 import { servesTlsBySpec } from './postgres-server';
 import { PRIMARY_KEY, replicationPassword } from './replication';
@@ -35,6 +38,44 @@ function unavailableSince(db: Database): Date | undefined {
   if (available?.status !== 'False' || available.reason !== 'ServerUnavailable') return undefined;
   const since = Date.parse(available.lastTransitionTime);
   return Number.isNaN(since) ? undefined : new Date(since);
+}
+
+/** The Events of a decision's steps: a promotion (a failover's Warning, a switchover's Normal) and a switchover begun. */
+function decisionEvents({ promote, switchover }: InstancesDecision): EventSpec[] {
+  const events: EventSpec[] = [];
+  if (promote) {
+    const message = `Promoted ${promote.name} to primary: ${promote.reason}`;
+    events.push(
+      promote.by === 'failover'
+        ? { type: 'Warning', reason: 'FailedOver', message }
+        : { type: 'Normal', reason: 'SwitchedOver', message },
+    );
+  }
+  if (switchover)
+    events.push({
+      type: 'Normal',
+      reason: 'SwitchoverStarted',
+      message: `Moving the primary from ${switchover.from} to ${switchover.to} (${switchover.reason}): writes are refused until ${switchover.from} has stopped and ${switchover.to} is promoted`,
+    });
+  return events;
+}
+
+/**
+ * The instance the switchover annotation names, unless the status records that switchover as
+ * begun already (so a later failover is not undone by it).
+ */
+function switchoverAsked(db: Database): string | undefined {
+  const asked = db.metadata.annotations?.[SWITCHOVER_ANNOTATION];
+  return asked && asked !== db.status?.lastSwitchover ? asked : undefined;
+}
+
+/** The pods `sts` controls, as cached. */
+function podsOf(context: ExternalContext, sts: KubeObject | undefined): Pod[] {
+  const uid = sts?.metadata.uid;
+  if (!uid) return [];
+  return context
+    .read(BuiltinTypes.Pod)
+    .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid));
 }
 
 /** Each pod's name under the headless Service, which publishes pods not ready too. */
@@ -55,9 +96,16 @@ function observeInstances(
       const name = instancePod(database, ordinal);
       const pod = pods.find((p) => p.metadata.name === name);
       if (!pod) return { name, ready: false };
-      const running = pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
+      const terminating = pod.metadata.deletionTimestamp !== undefined;
+      const running = pod.status?.phase === 'Running' && !terminating;
       const answer = running ? await ask(name).catch(() => undefined) : undefined;
-      return { name, pod, ready: podIsReady(pod), ...(answer ? { answer } : {}) };
+      return {
+        name,
+        pod,
+        ready: podIsReady(pod),
+        ...(answer ? { answer } : {}),
+        ...(terminating ? { terminating } : {}),
+      };
     }),
   );
 }
@@ -100,13 +148,7 @@ export async function databaseInstancesStep(
   if (!password) return { facts: observedDatabaseFacts(db), requeueAfterMs: INSTANCES_REFRESH_MS };
   const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
   const host = instanceHost(db);
-  const uid = sts?.metadata.uid;
-  const pods = uid
-    ? context
-        .read(BuiltinTypes.Pod)
-        .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid))
-    : [];
-  const observations = await observeInstances(name, members, pods, (pod) =>
+  const observations = await observeInstances(name, members, podsOf(context, sts), (pod) =>
     queries().askInstance(host(pod), connection),
   );
   const unanswered = outOfReach(observations);
@@ -120,24 +162,23 @@ export async function databaseInstancesStep(
     observations,
     configuredPrimary: config?.data?.[PRIMARY_KEY],
     unavailableSince: unavailableSince(db),
+    switchoverTo: switchoverAsked(db),
     failoverDelayMs: db.spec.failoverDelay * 1000,
     now: new Date(),
   });
-  const events: EventSpec[] = [];
-  const { promote } = decision;
-  if (promote) {
+  const { promote, switchover } = decision;
+  if (promote)
     await context.write({ system: 'postgresql', action: 'Promote', target: promote.name, reason: promote.reason }, () =>
       queries().promoteInstance(host(promote.name), connection),
     );
-    events.push({
-      type: 'Warning',
-      reason: 'FailedOver',
-      message: `Promoted ${promote.name} to primary: ${promote.reason}`,
-    });
-  }
+  const asked = switchoverAsked(db);
   return {
-    facts: { primary: decision.primary, instances: decision.instances },
-    events,
+    facts: {
+      primary: decision.primary,
+      instances: decision.instances,
+      ...(switchover && switchover.to === asked ? { switchedOverTo: asked } : {}),
+    },
+    events: decisionEvents(decision),
     restartPods: decision.fence,
     labelPods: decision.labels,
     requeueAfterMs: decision.requeueAfterMs,

@@ -20,7 +20,12 @@ export interface DatabaseFacts {
   readonly primary: string;
   /** Each instance as asked (a Database of more than one). */
   readonly instances?: readonly InstanceStatus[];
+  /** The instance a switchover asked by the annotation began to move the primary to, in this reconcile. */
+  readonly switchedOverTo?: string;
 }
+
+/** The annotation asking for a planned switchover: its value names the instance to be the primary. */
+export const SWITCHOVER_ANNOTATION = 'database.example.com/switchover-to';
 
 /** One instance as observed: its pod as cached, and what its server answered (undefined: nothing). */
 export interface InstanceObservation {
@@ -28,13 +33,17 @@ export interface InstanceObservation {
   readonly pod?: Pod;
   readonly ready: boolean;
   readonly answer?: InstanceAnswer;
+  /** Its pod is being deleted: a former primary shutting down still sends its last WAL. */
+  readonly terminating?: boolean;
 }
 
 /** What to do about the instances. */
 export interface InstancesDecision {
   readonly primary: string;
-  /** The standby to promote now, and why. */
-  readonly promote?: { readonly name: string; readonly reason: string };
+  /** The standby to promote now, and why: the primary lost, or a switchover's last step. */
+  readonly promote?: { readonly name: string; readonly reason: string; readonly by: 'failover' | 'switchover' };
+  /** A switchover begun now: the primary named `to` (a standby still), the former one restarted next. */
+  readonly switchover?: { readonly from: string; readonly to: string; readonly reason: string };
   /** Instances running as a primary that is not the primary: restarted, to rejoin as standbys. */
   readonly fence: readonly PodRestart[];
   readonly labels: readonly PodLabels[];
@@ -54,6 +63,8 @@ export interface InstancesInput {
   readonly configuredPrimary?: string;
   /** Since when the primary has been unavailable, as the status's `Available` condition says. */
   readonly unavailableSince?: Date;
+  /** The instance a switchover is asked to (the annotation, not yet acted on). */
+  readonly switchoverTo?: string;
   readonly failoverDelayMs: number;
   readonly now: Date;
 }
@@ -75,9 +86,10 @@ export const podIsReady = (pod: Pod) =>
 const ordinalOf = (database: string, name: string) => instanceOrdinal(database, name) ?? Number.MAX_SAFE_INTEGER;
 
 /**
- * The primary: among the instances answering as one, that of the latest timeline (each promotion
- * begins a new one: an older primary is a former one), the designated one first among equals.
- * None answering as one: the designated one.
+ * The primary: the designated one, unless another answers as a primary on a later timeline than
+ * the designated one answers on (each promotion begins a new one: a promotion whose status was
+ * not written yet) or the designated one does not answer at all. A switchover's target, named
+ * but a standby still while the former primary runs on the same timeline, stays the primary.
  */
 function actualPrimary(input: InstancesInput): string {
   const primaries = input.observations.filter((o) => o.answer && !o.answer.standby);
@@ -87,7 +99,63 @@ function actualPrimary(input: InstancesInput): string {
       Number(b.name === input.designated) - Number(a.name === input.designated) ||
       ordinalOf(input.database, a.name) - ordinalOf(input.database, b.name),
   );
-  return primaries[0]?.name ?? input.designated;
+  const top = primaries[0];
+  const designated = input.observations.find((o) => o.name === input.designated)?.answer;
+  if (!top || top.name === input.designated) return input.designated;
+  return !designated || (top.answer?.timeline ?? 0) > (designated.timeline ?? 0) ? top.name : input.designated;
+}
+
+/** How soon a running switchover is looked at again. */
+const SWITCHOVER_RECHECK_MS = 2000;
+
+/** How far behind the primary a switchover's target may be when it begins (it catches up while the former primary stops). */
+const SWITCHOVER_MAX_LAG = 16n * 1024n * 1024n;
+
+/**
+ * A switchover begun: asked by the annotation, or needed by a scale-down below the primary's
+ * ordinal (to the most advanced standby that stays) — only from a ready primary answering as
+ * one, to a ready standby of the spec's instances close behind it. The primary is named the
+ * target first (the Services send writes nowhere writable for the few seconds that follow); the
+ * former primary is restarted once the ConfigMap names the target, and the target promoted once
+ * no primary runs (`finishSwitchover`).
+ */
+function startSwitchover(input: InstancesInput, primary: string): InstancesDecision['switchover'] {
+  const current = input.observations.find((o) => o.name === primary);
+  const scaledAway = ordinalOf(input.database, primary) >= input.count;
+  const to = input.switchoverTo ?? (scaledAway ? mostAdvancedStandby(input)?.name : undefined);
+  const target = input.observations.find((o) => o.name === to && o.name !== primary);
+  if (
+    !target ||
+    !current?.ready ||
+    current.answer?.standby !== false ||
+    !isCaughtUpStandby(input, target, current.answer)
+  )
+    return undefined;
+  const why = input.switchoverTo
+    ? `asked by ${SWITCHOVER_ANNOTATION}`
+    : `${primary} is beyond the ${String(input.count)} instances asked`;
+  return { from: primary, to: target.name, reason: why };
+}
+
+/** A ready standby of the spec's instances, at most `SWITCHOVER_MAX_LAG` behind the primary's `at`. */
+function isCaughtUpStandby(input: InstancesInput, o: InstanceObservation, at: InstanceAnswer): boolean {
+  if (!o.ready || o.answer?.standby !== true || ordinalOf(input.database, o.name) >= input.count) return false;
+  return lsnBytes(at.lsn) - lsnBytes(o.answer.replayed ?? o.answer.lsn) <= SWITCHOVER_MAX_LAG;
+}
+
+/**
+ * A switchover's last step: the primary named is a standby still, no instance runs as a primary
+ * and none is shutting down (a former primary sends its last WAL as it stops): it is promoted.
+ */
+function finishSwitchover(input: InstancesInput, primary: string): InstancesDecision['promote'] {
+  const named = input.observations.find((o) => o.name === primary);
+  if (named?.answer?.standby !== true || !named.ready) return undefined;
+  if (input.observations.some((o) => o.terminating === true || o.answer?.standby === false)) return undefined;
+  return {
+    name: primary,
+    reason: `the switchover to ${primary}: the former primary has stopped, and ${primary} has received its WAL (${named.answer.lsn})`,
+    by: 'switchover',
+  };
 }
 
 /** The ready standby of the spec's instances that has received the most WAL (the lowest ordinal among equals). */
@@ -117,7 +185,7 @@ function failover(
   const standby = mostAdvancedStandby(input);
   if (!standby) return { requeueAfterMs: INSTANCES_REFRESH_MS };
   const reason = `the primary ${primary} has not been ready for ${String(Math.round(waited / 1000))} s; ${standby.name} has received the most WAL (${standby.answer?.lsn ?? ''})`;
-  return { promote: { name: standby.name, reason }, requeueAfterMs: INSTANCES_REFRESH_MS };
+  return { promote: { name: standby.name, reason, by: 'failover' }, requeueAfterMs: INSTANCES_REFRESH_MS };
 }
 
 /**
@@ -157,11 +225,15 @@ function roleLabels(input: InstancesInput, primary: string): PodLabels[] {
   });
 }
 
-/** One instance as the status shows it; a standby's lag behind the primary's position. */
-function instanceStatus(o: InstanceObservation, primary: string, primaryAnswer?: InstanceAnswer): InstanceStatus {
+/** One instance as the status shows it (what it answered; `promoted`, a primary now); a standby's lag behind the primary's position. */
+function instanceStatus(
+  o: InstanceObservation,
+  promoted: string | undefined,
+  primaryAnswer?: InstanceAnswer,
+): InstanceStatus {
   const { answer } = o;
   if (!answer) return { name: o.name, role: 'unknown', ready: o.ready };
-  const role = o.name === primary || !answer.standby ? 'primary' : 'standby';
+  const role = o.name === promoted || !answer.standby ? 'primary' : 'standby';
   const lag =
     role === 'standby' && primaryAnswer?.standby === false
       ? lsnBytes(primaryAnswer.lsn) - lsnBytes(answer.replayed ?? answer.lsn)
@@ -178,15 +250,23 @@ function instanceStatus(o: InstanceObservation, primary: string, primaryAnswer?:
 
 /** The decision over the instances as observed. Pure. */
 export function decideInstances(input: InstancesInput): InstancesDecision {
-  const { promote, requeueAfterMs } = failover(input, actualPrimary(input));
-  const primary = promote?.name ?? actualPrimary(input);
+  const current = actualPrimary(input);
+  const failed = failover(input, current);
+  const promote = failed.promote ?? finishSwitchover(input, current);
+  const switchover = promote ? undefined : startSwitchover(input, current);
+  const primary = promote?.name ?? switchover?.to ?? current;
   const primaryAnswer = input.observations.find((o) => o.name === primary)?.answer;
+  // While a switchover runs (begun now, or its primary named and a standby still), looked at
+  // again soon: its steps wait on pods and servers whose changes may come with no event.
+  const midway = input.observations.find((o) => o.name === primary)?.answer?.standby === true && !promote;
+  const requeueAfterMs = switchover !== undefined || midway ? SWITCHOVER_RECHECK_MS : failed.requeueAfterMs;
   return {
     primary,
     ...(promote ? { promote } : {}),
+    ...(switchover ? { switchover } : {}),
     fence: fences(input, primary),
     labels: roleLabels(input, primary),
-    instances: input.observations.map((o) => instanceStatus(o, primary, primaryAnswer)),
+    instances: input.observations.map((o) => instanceStatus(o, promote?.name, primaryAnswer)),
     requeueAfterMs,
   };
 }

@@ -4,7 +4,8 @@
  * through `<name>-rw` read back through `<name>-ro`; then the primary's disk lost (its claim and pod
  * deleted): the instance made again on an empty claim refuses to start an empty database, the
  * most advanced standby is promoted after failoverDelay, `<name>-rw` takes writes again with every
- * row kept, and the lost instance comes back as a standby cloned from the new primary.
+ * row kept, and the lost instance comes back as a standby cloned from the new primary; then a
+ * switchover by the annotation, under a writer.
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
@@ -179,5 +180,70 @@ interface Instance {
       explain,
     );
     expect(onTheLost).toBe('101');
+  });
+
+  test('a switchover by the annotation: <name>-rw refuses writes for under 10 s, every acknowledged write is kept, and the former primary rejoins as a standby', async () => {
+    const from = database().status.primary as string;
+    const to = instances().find((i) => i.role === 'standby' && i.ready)?.name ?? '';
+    await psql(`${db}-rw`, 'CREATE TABLE beats (at timestamptz NOT NULL)');
+    // A writer: an insert every 0.2 s through <name>-rw, each a new connection, each line
+    // "ok|no <time>"; it ends 5 s of writes after its first refusal (or after 100 s).
+    const writer = commandInPod(ns, {
+      image: 'postgres:13',
+      uid: 999,
+      command: [
+        'sh',
+        '-c',
+        [
+          'start=$(date +%s); refused=; oks=0',
+          'while [ $(( $(date +%s) - start )) -lt 100 ]; do',
+          '  t=$(date +%s.%N)',
+          `  if psql -q "host=${db}-rw sslmode=require" -c "INSERT INTO beats VALUES (now())" > /dev/null 2>&1; then`,
+          '    echo "ok $t"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
+          '  else echo "no $t"; refused=1; oks=0; fi',
+          '  sleep 0.2',
+          'done',
+        ].join('\n'),
+      ],
+      env: {
+        PGUSER: { secret: `${db}-credentials`, key: 'username' },
+        PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
+        PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
+        PGCONNECT_TIMEOUT: '2',
+      },
+    });
+    await eventually(
+      'the writer writing',
+      async () => (Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats', true)).trim()) >= 3 ? true : undefined),
+      60_000,
+      500,
+    );
+    kubectlOk(['annotate', 'database', db, '-n', ns, `database.example.com/switchover-to=${to}`]);
+    const beats = (await writer)
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [verdict, at] = line.split(' ');
+        return { ok: verdict === 'ok', at: Number(at) };
+      });
+    const firstRefused = beats.findIndex((b) => !b.ok);
+    const lastRefused = beats.length - 1 - [...beats].reverse().findIndex((b) => !b.ok);
+    expect(firstRefused).toBeGreaterThan(0);
+    expect(lastRefused).toBeLessThan(beats.length - 1);
+    const outage = beats[lastRefused + 1]!.at - beats[firstRefused - 1]!.at;
+    process.stdout.write(
+      `[database switchover] ${from} to ${to}: writes through ${db}-rw refused for ${outage.toFixed(1)} s\n`,
+    );
+    expect(outage).toBeLessThan(10);
+    expect(database().status).toMatchObject({ primary: to, lastSwitchover: to });
+    // Every write the writer saw acknowledged is there.
+    const acknowledged = beats.filter((b) => b.ok).length;
+    expect(Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats')).trim())).toBe(acknowledged);
+    const list = await replicated('the former primary back as a standby', to);
+    expect(list.find((i) => i.name === from)).toMatchObject({ role: 'standby', ready: true });
+    const reasons = getJson(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${db}`]).items.map(
+      (e: any) => e.reason as string,
+    );
+    expect(reasons).toEqual(expect.arrayContaining(['SwitchoverStarted', 'SwitchedOver']));
   });
 });

@@ -99,6 +99,7 @@ describe('the instances of a replicated Database', () => {
     expect(d.promote).toEqual({
       name: 'orders-2',
       reason: 'the primary orders-0 has not been ready for 31 s; orders-2 has received the most WAL (0/3000200)',
+      by: 'failover',
     });
     expect(d.primary).toBe('orders-2');
     // The promoted standby leaves <name>-ro at once.
@@ -149,6 +150,79 @@ describe('the instances of a replicated Database', () => {
         reason: 'it runs as a primary (timeline 1) while orders-1 is the primary: it rejoins as a standby',
       },
     ]);
+  });
+});
+
+describe('a planned switchover, a step per reconcile', () => {
+  const healthy = () => [
+    instance('orders-0', true, primaryAnswer('0/3000100')),
+    instance('orders-1', true, standbyAnswer('0/3000100', '0/3000080')),
+    instance('orders-2', true, standbyAnswer('0/3000100')),
+  ];
+
+  test('asked (the annotation): the target named primary at once — a standby still, out of <name>-ro — and nothing promoted or restarted yet', () => {
+    const d = decideInstances(input(healthy(), { switchoverTo: 'orders-1' }));
+    expect(d.primary).toBe('orders-1');
+    expect(d.switchover).toEqual({
+      from: 'orders-0',
+      to: 'orders-1',
+      reason: 'asked by database.example.com/switchover-to',
+    });
+    expect(d.promote).toBeUndefined();
+    // The ConfigMap still names orders-0: restarted now, it would start as the primary again.
+    expect(d.fence).toEqual([]);
+    expect(roleLabel(d)['orders-1']).toBeNull();
+    expect(d.requeueAfterMs).toBe(2000);
+  });
+
+  test('the ConfigMap names the target: the former primary (same timeline) is restarted, the target stays the primary', () => {
+    const d = decideInstances(input(healthy(), { designated: 'orders-1', configuredPrimary: 'orders-1' }));
+    expect(d.primary).toBe('orders-1');
+    expect(d.fence.map((f) => f.name)).toEqual(['orders-0']);
+    expect(d.promote).toBeUndefined();
+  });
+
+  test('promoted only once the former primary has stopped: not while its pod is shutting down (it sends its last WAL)', () => {
+    const [, one, two] = healthy();
+    const stopping = { ...instance('orders-0', false), terminating: true };
+    const waiting = decideInstances(
+      input([stopping, one!, two!], { designated: 'orders-1', configuredPrimary: 'orders-1' }),
+    );
+    expect(waiting.promote).toBeUndefined();
+    expect(waiting.requeueAfterMs).toBe(2000);
+    const gone = decideInstances(
+      input([instance('orders-0', false), one!, two!], { designated: 'orders-1', configuredPrimary: 'orders-1' }),
+    );
+    expect(gone.promote).toEqual({
+      name: 'orders-1',
+      reason:
+        'the switchover to orders-1: the former primary has stopped, and orders-1 has received its WAL (0/3000100)',
+      by: 'switchover',
+    });
+  });
+
+  test('never to a standby more than 16 MiB behind, one not ready, or one beyond the instances asked', () => {
+    const behind = healthy();
+    behind[1] = instance('orders-1', true, standbyAnswer('0/3000100', '0/0'));
+    expect(decideInstances(input(behind, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
+    const notReady = healthy();
+    notReady[1] = instance('orders-1', false, standbyAnswer('0/3000100'));
+    expect(decideInstances(input(notReady, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
+    expect(decideInstances(input(healthy(), { switchoverTo: 'orders-2', count: 2 })).switchover).toBeUndefined();
+  });
+
+  test('a scale-down below the primary: switched over to the most advanced standby that stays', () => {
+    const list = [
+      instance('orders-0', true, standbyAnswer('0/3000100', '0/3000000')),
+      instance('orders-1', true, standbyAnswer('0/3000100')),
+      instance('orders-2', true, primaryAnswer('0/3000100')),
+    ];
+    const d = decideInstances(input(list, { designated: 'orders-2', configuredPrimary: 'orders-2', count: 2 }));
+    expect(d.switchover).toEqual({
+      from: 'orders-2',
+      to: 'orders-0',
+      reason: 'orders-2 is beyond the 2 instances asked',
+    });
   });
 });
 
