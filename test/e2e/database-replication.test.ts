@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
-import { commandInPod } from '../support/pod-script';
+import { commandInPod, databaseWriter, refusedFor } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -186,32 +186,8 @@ interface Instance {
     const from = database().status.primary as string;
     const to = instances().find((i) => i.role === 'standby' && i.ready)?.name ?? '';
     await psql(`${db}-rw`, 'CREATE TABLE beats (at timestamptz NOT NULL)');
-    // A writer: an insert every 0.2 s through <name>-rw, each a new connection, each line
-    // "ok|no <time>"; it ends 5 s of writes after its first refusal (or after 100 s).
-    const writer = commandInPod(ns, {
-      image: 'postgres:13',
-      uid: 999,
-      command: [
-        'sh',
-        '-c',
-        [
-          'start=$(date +%s); refused=; oks=0',
-          'while [ $(( $(date +%s) - start )) -lt 100 ]; do',
-          '  t=$(date +%s.%N)',
-          `  if psql -q "host=${db}-rw sslmode=require" -c "INSERT INTO beats VALUES (now())" > /dev/null 2>&1; then`,
-          '    echo "ok $t"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
-          '  else echo "no $t"; refused=1; oks=0; fi',
-          '  sleep 0.2',
-          'done',
-        ].join('\n'),
-      ],
-      env: {
-        PGUSER: { secret: `${db}-credentials`, key: 'username' },
-        PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
-        PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
-        PGCONNECT_TIMEOUT: '2',
-      },
-    });
+    // Each insert a new connection through <name>-rw, as a client after a failure makes.
+    const writer = databaseWriter(ns, db, `host=${db}-rw sslmode=require`);
     await eventually(
       'the writer writing',
       async () => (Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats', true)).trim()) >= 3 ? true : undefined),
@@ -219,18 +195,9 @@ interface Instance {
       500,
     );
     kubectlOk(['annotate', 'database', db, '-n', ns, `database.example.com/switchover-to=${to}`]);
-    const beats = (await writer)
-      .trim()
-      .split('\n')
-      .map((line) => {
-        const [verdict, at] = line.split(' ');
-        return { ok: verdict === 'ok', at: Number(at) };
-      });
-    const firstRefused = beats.findIndex((b) => !b.ok);
-    const lastRefused = beats.length - 1 - [...beats].reverse().findIndex((b) => !b.ok);
-    expect(firstRefused).toBeGreaterThan(0);
-    expect(lastRefused).toBeLessThan(beats.length - 1);
-    const outage = beats[lastRefused + 1]!.at - beats[firstRefused - 1]!.at;
+    const beats = await writer;
+    const outage = refusedFor(beats);
+    if (outage === undefined) throw new Error('the writer saw no refusal with writes around it');
     process.stdout.write(
       `[database switchover] ${from} to ${to}: writes through ${db}-rw refused for ${outage.toFixed(1)} s\n`,
     );

@@ -199,3 +199,61 @@ export function etcdctlWithCertificate(
     secret: { name: `${cluster}-client-tls`, mountPath: '/tls' },
   });
 }
+
+/** One insert of `databaseWriter`: acknowledged or refused, and when it began (seconds). */
+export interface Beat {
+  readonly ok: boolean;
+  readonly at: number;
+}
+
+/**
+ * A writer into Database `db`'s table `beats` (made by the caller) through `conninfo` as its
+ * application role: an insert every 0.2 s, each a new connection as a client after a failure
+ * makes; it ends 5 s of writes after its first refusal (or after 100 s). Resolves with each
+ * insert's outcome.
+ */
+export async function databaseWriter(namespace: string, db: string, conninfo: string): Promise<Beat[]> {
+  const out = await commandInPod(namespace, {
+    image: 'postgres:13',
+    uid: 999,
+    command: [
+      'sh',
+      '-c',
+      [
+        'start=$(date +%s); refused=; oks=0',
+        'while [ $(( $(date +%s) - start )) -lt 100 ]; do',
+        '  t=$(date +%s.%N)',
+        `  if psql -q "${conninfo}" -c "INSERT INTO beats VALUES (now())" > /dev/null 2>&1; then`,
+        '    echo "ok $t"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
+        '  else echo "no $t"; refused=1; oks=0; fi',
+        '  sleep 0.2',
+        'done',
+      ].join('\n'),
+    ],
+    env: {
+      PGUSER: { secret: `${db}-credentials`, key: 'username' },
+      PGPASSWORD: { secret: `${db}-credentials`, key: 'password' },
+      PGDATABASE: { secret: `${db}-credentials`, key: 'database' },
+      PGCONNECT_TIMEOUT: '2',
+    },
+  });
+  return out
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [verdict, at] = line.split(' ');
+      return { ok: verdict === 'ok', at: Number(at) };
+    });
+}
+
+/**
+ * How long writes were refused: from the last acknowledged before the first refusal to the first
+ * acknowledged after the last one (undefined when the beats hold no refusal with writes around it).
+ */
+export function refusedFor(beats: readonly Beat[]): number | undefined {
+  const firstRefused = beats.findIndex((b) => !b.ok);
+  const lastRefused = beats.length - 1 - [...beats].reverse().findIndex((b) => !b.ok);
+  const before = beats[firstRefused - 1];
+  const after = beats[lastRefused + 1];
+  return firstRefused > 0 && before && after ? after.at - before.at : undefined;
+}
