@@ -139,13 +139,13 @@ export async function databaseInstancesStep(
 ): Promise<ExternalStep<DatabaseFacts>> {
   const { name } = db.metadata;
   const names = databaseNames(name);
-  const designated = designatedPrimary(db);
+  const designated = designatedPrimary(db, children);
   const sts = children.of(BuiltinTypes.StatefulSet, names.statefulSet);
   const members = Math.max(instanceCount(db.spec), sts?.spec?.replicas ?? 0);
   if (db.spec.type !== 'postgresql' || members <= 1) return { facts: { primary: designated } };
   const secret = await context.getOwn(BuiltinTypes.Secret, names.replication);
   const password = secret.state === 'own' ? replicationPassword(secret.object) : undefined;
-  if (!password) return { facts: observedDatabaseFacts(db), requeueAfterMs: INSTANCES_REFRESH_MS };
+  if (!password) return { facts: observedDatabaseFacts(db, children), requeueAfterMs: INSTANCES_REFRESH_MS };
   const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
   const host = instanceHost(db);
   const observations = await observeInstances(name, members, podsOf(context, sts), (pod) =>
@@ -153,7 +153,7 @@ export async function databaseInstancesStep(
   );
   const unanswered = outOfReach(observations);
   if (unanswered)
-    return { facts: observedDatabaseFacts(db), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
+    return { facts: observedDatabaseFacts(db, children), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
   const config = children.of(BuiltinTypes.ConfigMap, names.config);
   const decision = decideInstances({
     database: name,

@@ -6,8 +6,10 @@
  * rejoin as a standby (its start script rewinds it). Decided here from what the instances answer
  * (`decideInstances`, pure); asked and written by the external step (instances-step.ts).
  */
-import type { Pod, PodLabels, PodRestart } from '../contract';
+import { BuiltinTypes, type Children, type Pod, type PodLabels, type PodRestart } from '../contract';
 import type { Database, DatabaseStatus } from './api';
+import { databaseNames } from './database-resources';
+import { PRIMARY_KEY } from './replication';
 import { instanceOrdinal, instancePod, ROLE_LABEL, STANDBY_ROLE } from './instance-names';
 import type { InstanceAnswer } from './instance-queries';
 
@@ -271,12 +273,20 @@ export function decideInstances(input: InstancesInput): InstancesDecision {
   };
 }
 
-/** The primary the status last recorded, or the first instance. */
-export function designatedPrimary(db: Database): string {
-  return db.status?.primary ?? instancePod(db.metadata.name, 0);
+/**
+ * The primary as the operator last named it: in the ConfigMap its instances read (written with
+ * the Services in the reconcile that named it — the status may be written later, paced), else as
+ * the status recorded it, else the first instance.
+ */
+export function designatedPrimary(db: Database, children?: Children): string {
+  const config = children?.of(BuiltinTypes.ConfigMap, databaseNames(db.metadata.name).config);
+  return config?.data?.[PRIMARY_KEY] ?? db.status?.primary ?? instancePod(db.metadata.name, 0);
 }
 
 /** The facts as the children and status say, without asking the instances (for `plan`, `diff`, `render`). */
-export function observedDatabaseFacts(db: Database): DatabaseFacts {
-  return { primary: designatedPrimary(db), ...(db.status?.instances ? { instances: db.status.instances } : {}) };
+export function observedDatabaseFacts(db: Database, children?: Children): DatabaseFacts {
+  return {
+    primary: designatedPrimary(db, children),
+    ...(db.status?.instances ? { instances: db.status.instances } : {}),
+  };
 }

@@ -421,6 +421,24 @@ describe('the external step over a replicated Database', () => {
     expect(step.labelPods).toBeUndefined();
   });
 
+  test('mid-switchover, the ConfigMap naming the target while the status (written later, paced) still names the former primary: the target stays the primary, and is promoted once the former one is gone', async () => {
+    answers({ 'orders-0': standbyAnswer('0/3000100'), 'orders-2': standbyAnswer('0/3000100') });
+    const stopping = {
+      ...runningPod('orders-1', false),
+      metadata: { ...runningPod('orders-1', false).metadata, deletionTimestamp: '2026-12-06T12:00:00Z' },
+    };
+    const db = databaseResource({ instances: 3, failoverDelay: 30 }, { primary: 'orders-1' });
+    const during = context([runningPod('orders-0', true), stopping, runningPod('orders-2', true)]);
+    const step = await databaseInstancesStep(db, children('orders-0'), during.context);
+    expect(step.facts.primary).toBe('orders-0');
+    expect(during.writes).toEqual([]);
+    const after = context([runningPod('orders-0', true), runningPod('orders-2', true)]);
+    const done = await databaseInstancesStep(db, children('orders-0'), after.context);
+    expect(after.writes).toEqual(['Promote orders-0']);
+    expect(done.facts.primary).toBe('orders-0');
+    expect(done.events).toEqual([expect.objectContaining({ type: 'Normal', reason: 'SwitchedOver' })]);
+  });
+
   test('the primary gone past failoverDelay: the most advanced standby promoted through the gate, with its Event', async () => {
     answers({ 'orders-1': standbyAnswer('0/3000100'), 'orders-2': standbyAnswer('0/3000200') });
     const { context: c, writes } = context([
