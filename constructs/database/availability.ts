@@ -53,11 +53,14 @@ export function setAvailable(list: ConditionList, db: Database, state: ReturnTyp
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');
 }
 
-/** The switchover the annotation asked that has begun, while the annotation still asks it. */
+/**
+ * The switchover the annotation asks, once it has begun — the primary is the instance it names
+ * (every reconcile from then on says so: the ConfigMap names it) — while the annotation asks it.
+ */
 function lastSwitchover(db: Database, input: DatabaseStatusInput): Partial<DatabaseStatus> {
   const asked = db.metadata.annotations?.[SWITCHOVER_ANNOTATION];
-  const begun = input.instances?.switchedOverTo ?? db.status?.lastSwitchover;
-  return asked && begun === asked ? { lastSwitchover: asked } : {};
+  if (!asked) return {};
+  return db.status?.lastSwitchover === asked || input.instances?.primary === asked ? { lastSwitchover: asked } : {};
 }
 
 /**

@@ -166,18 +166,13 @@ export async function databaseInstancesStep(
     failoverDelayMs: db.spec.failoverDelay * 1000,
     now: new Date(),
   });
-  const { promote, switchover } = decision;
+  const { promote } = decision;
   if (promote)
     await context.write({ system: 'postgresql', action: 'Promote', target: promote.name, reason: promote.reason }, () =>
       queries().promoteInstance(host(promote.name), connection),
     );
-  const asked = switchoverAsked(db);
   return {
-    facts: {
-      primary: decision.primary,
-      instances: decision.instances,
-      ...(switchover && switchover.to === asked ? { switchedOverTo: asked } : {}),
-    },
+    facts: { primary: decision.primary, instances: decision.instances },
     events: decisionEvents(decision),
     restartPods: decision.fence,
     labelPods: decision.labels,

@@ -22,8 +22,6 @@ export interface DatabaseFacts {
   readonly primary: string;
   /** Each instance as asked (a Database of more than one). */
   readonly instances?: readonly InstanceStatus[];
-  /** The instance a switchover asked by the annotation began to move the primary to, in this reconcile. */
-  readonly switchedOverTo?: string;
 }
 
 /** The annotation asking for a planned switchover: its value names the instance to be the primary. */

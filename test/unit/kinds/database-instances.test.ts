@@ -297,6 +297,24 @@ describe('a replicated Database rendered and judged', () => {
     expect(status.instances).toHaveLength(3);
   });
 
+  test('status.lastSwitchover: the annotation once the primary is the instance it names (every reconcile after says so), kept while it asks, dropped with it', () => {
+    const annotated = (status: object) => ({
+      ...three(status),
+      metadata: { ...three().metadata, annotations: { 'database.example.com/switchover-to': 'orders-1' } },
+    });
+    const judged = (db: object, primary: string) =>
+      desiredDatabaseStatus(db as any, { hasCredentials: true, instances: { primary, instances: [] } });
+    expect(judged(annotated({ primary: 'orders-0' }), 'orders-0').lastSwitchover).toBeUndefined();
+    expect(judged(annotated({ primary: 'orders-0' }), 'orders-1').lastSwitchover).toBe('orders-1');
+    // A failover later moves the primary elsewhere: the switchover stays recorded, not asked again.
+    expect(judged(annotated({ primary: 'orders-1', lastSwitchover: 'orders-1' }), 'orders-2').lastSwitchover).toBe(
+      'orders-1',
+    );
+    expect(
+      judged(three({ primary: 'orders-1', lastSwitchover: 'orders-1' }), 'orders-2').lastSwitchover,
+    ).toBeUndefined();
+  });
+
   test('the primary is recorded only once it has been ready: until then a new primary may initialize', () => {
     const status = desiredDatabaseStatus(three(), { hasCredentials: true });
     expect(status.primary).toBeUndefined();
