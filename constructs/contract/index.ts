@@ -55,7 +55,7 @@ export {
 } from './claim-sizes';
 export type { ClaimSizeChange, ClaimTemplateChanges, TemplateClaim } from './claim-sizes';
 export { assessChildren, childHealth, waitingOn } from './health';
-export { madeBy, podProblem, podWorkloads } from './pod-problems';
+export { madeBy, podIsReady, podProblem, podWorkloads } from './pod-problems';
 export type { ChildHealth, ChildrenHealth, ChildrenInput, Readiness, Verdict } from './health';
 export { applyIndependently, chartObjects, waitsFor } from './render';
 export { isNamespaceTerminating, TerminalError } from './errors';

@@ -111,3 +111,8 @@ export function madeBy(pod: Pod, workload: KubeObject): boolean {
     podWorkloads(pod).some((w) => w.kind === workload.kind && w.name === workload.metadata.name)
   );
 }
+
+/** Whether a pod is ready, as its Ready condition says (it is in its Services' endpoints). */
+export function podIsReady(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}

@@ -11,8 +11,10 @@ import {
   type ExternalStep,
   type KubeObject,
   type Pod,
+  podIsReady,
 } from '../contract';
 import { findCondition } from '../contract/conditions';
+import { SERVER_UNAVAILABLE } from './availability';
 import type { Database } from './api';
 import { databaseNames } from './database-resources';
 import type * as InstanceQueries from './instance-queries';
@@ -26,7 +28,6 @@ import {
   type InstancesDecision,
   INSTANCES_REFRESH_MS,
   observedDatabaseFacts,
-  podIsReady,
   SWITCHOVER_ANNOTATION,
 } from './instances';
 import { servesTlsBySpec } from './postgres-server';
@@ -35,7 +36,7 @@ import { PRIMARY_KEY, replicationPassword } from './replication';
 /** Since when the primary has been unavailable, by the status's `Available` condition. */
 function unavailableSince(db: Database): Date | undefined {
   const available = findCondition(db.status?.conditions, 'Available');
-  if (available?.status !== 'False' || available.reason !== 'ServerUnavailable') return undefined;
+  if (available?.status !== 'False' || available.reason !== SERVER_UNAVAILABLE) return undefined;
   const since = Date.parse(available.lastTransitionTime);
   return Number.isNaN(since) ? undefined : new Date(since);
 }

@@ -78,10 +78,6 @@ export function lsnBytes(lsn: string): bigint {
   return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
 }
 
-/** Whether a pod is ready, as its Ready condition says. */
-export const podIsReady = (pod: Pod) =>
-  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-
 /** The ordinal of an observation (a name not of the Database sorts last). */
 const ordinalOf = (database: string, name: string) => instanceOrdinal(database, name) ?? Number.MAX_SAFE_INTEGER;
 

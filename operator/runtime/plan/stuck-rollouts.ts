@@ -10,7 +10,14 @@
  * A pod that is starting, Ready, below the rollout's partition, or of the current revision is
  * never touched.
  */
-import { BuiltinTypes, isOfType, type Pod, podProblem, type StatefulSet } from '../../../constructs/contract';
+import {
+  BuiltinTypes,
+  isOfType,
+  type Pod,
+  podIsReady,
+  podProblem,
+  type StatefulSet,
+} from '../../../constructs/contract';
 import type { PlanReads } from './planned-child';
 import type { ChildPlan, DeleteStuckPod } from './plan';
 
@@ -41,14 +48,10 @@ export function stuckPods(sts: StatefulSet, pods: readonly Pod[]): StuckPod[] {
     const revision = pod.metadata.labels?.[REVISION];
     const ordinal = Number(/-(\d+)$/.exec(pod.metadata.name ?? '')?.[1] ?? Number.NaN);
     if (!revision || revision === updateRevision || !(ordinal >= partition)) return [];
-    if (!(pod.metadata.name ?? '').startsWith(`${name}-`) || isReady(pod)) return [];
+    if (!(pod.metadata.name ?? '').startsWith(`${name}-`) || podIsReady(pod)) return [];
     const problem = podProblem(pod);
     return problem ? [{ pod, revision, why: problem.message }] : [];
   });
-}
-
-function isReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
 /**
