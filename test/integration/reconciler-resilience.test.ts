@@ -263,6 +263,15 @@ describe('a reconciler under a client-side rate limit', () => {
     installOperator();
     const ns = createTestNamespace('memcached-qps');
     const lease = 'memcached-operator-qps-test';
+    // All ten exist before the reconciler starts, so their first reconciles ask together and the
+    // limit is what spaces them (created one kubectl at a time on a loaded machine, they arrived
+    // slower than 5 a second and hardly waited: a CI run read 0.2 s waited in all).
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: Array.from({ length: 10 }, (_, i) => JSON.parse(memcached(`limited-${i}`, ns))),
+    };
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(list) });
     const rec = await ReconcilerProcess.start({
       kubeconfig: serviceAccountKubeconfig(),
       args: [
@@ -277,7 +286,6 @@ describe('a reconciler under a client-side rate limit', () => {
       name: 'qps',
     });
     started.push(rec);
-    for (let i = 0; i < 10; i++) kubectlOk(['apply', '-f', '-'], { input: memcached(`limited-${i}`, ns) });
     const from = Date.now();
     await eventually(
       'every Deployment',
