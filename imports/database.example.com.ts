@@ -147,6 +147,13 @@ export interface DatabaseSpec {
   readonly storage: DatabaseSpecStorage;
 
   /**
+   * How many standbys must have written a transaction to disk before the primary acknowledges its commit (any of them). 0, the default: the primary alone, so a failover may lose the last acknowledged writes. With n, a failover loses none, and writes wait while fewer than n standbys stream. Below instances; a change restarts the instances.
+   *
+   * @schema DatabaseSpec#synchronousStandbys
+   */
+  readonly synchronousStandbys?: number;
+
+  /**
    * TLS between clients and the server (postgresql).
    *
    * @schema DatabaseSpec#tls
@@ -182,6 +189,7 @@ export function toJson_DatabaseSpec(obj: DatabaseSpec | undefined): Record<strin
     'resources': toJson_DatabaseSpecResources(obj.resources),
     'restore': toJson_DatabaseSpecRestore(obj.restore),
     'storage': toJson_DatabaseSpecStorage(obj.storage),
+    'synchronousStandbys': obj.synchronousStandbys,
     'tls': toJson_DatabaseSpecTls(obj.tls),
     'type': obj.type,
     'version': obj.version,

@@ -48,6 +48,13 @@ export const databaseSpecSchema = t.object(
       description:
         'Seconds the primary may be not ready before a standby is promoted in its place (instances > 1). A restart of its pod usually takes a few.',
     }),
+    synchronousStandbys: t.integer({
+      default: 0,
+      minimum: 0,
+      maximum: MAX_INSTANCES - 1,
+      description:
+        'How many standbys must have written a transaction to disk before the primary acknowledges its commit (any of them). 0, the default: the primary alone, so a failover may lose the last acknowledged writes. With n, a failover loses none, and writes wait while fewer than n standbys stream. Below instances; a change restarts the instances.',
+    }),
     storage: t.object(
       {
         size: t.quantity({
@@ -202,6 +209,11 @@ export const databaseSpecSchema = t.object(
           rule: `self.type == 'postgresql' || !has(self.instances) || self.instances == 1`,
           message: 'instances above 1 are for postgresql: its standbys stream from the primary',
           fieldPath: '.instances',
+        },
+        {
+          rule: '!has(self.synchronousStandbys) || self.synchronousStandbys == 0 || (has(self.instances) && self.synchronousStandbys < self.instances)',
+          message: 'synchronousStandbys must be below instances: it counts standbys, and a Database has instances - 1',
+          fieldPath: '.synchronousStandbys',
         },
         {
           rule: `!has(self.restore) || self.type == 'postgresql'`,

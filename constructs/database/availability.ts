@@ -35,7 +35,7 @@ export function primaryState(db: Database, input: DatabaseStatusInput) {
   const primary = input.instances?.primary ?? designatedPrimary(db);
   const replicated = input.instances?.instances;
   const primaryReady = replicated ? replicated.some((i) => i.name === primary && i.ready) : ready > 0;
-  return { ready, primary, replicated, primaryReady };
+  return { ready, primary, replicated, primaryReady, failoverHeld: input.instances?.failoverHeld };
 }
 
 /** `Available`: the primary ready; not ready once it was (a restart, a lost node: a failover to come with standbys); or not yet. */
@@ -47,7 +47,7 @@ export function setAvailable(list: ConditionList, db: Database, state: ReturnTyp
       'False',
       SERVER_UNAVAILABLE,
       state.replicated
-        ? `the primary ${state.primary} was ready and is not ready now: writes are refused until it is back or, after ${String(db.spec.failoverDelay)} s, a standby is promoted`
+        ? `the primary ${state.primary} was ready and is not ready now: writes are refused until it is back or, after ${String(db.spec.failoverDelay)} s, a standby is promoted${state.failoverHeld ? `; the failover waits: ${state.failoverHeld}` : ''}`
         : 'the database server was ready and is not ready now: clients are refused until it is back',
     );
   else list.set('Available', 'False', 'ServerNotReady', 'the database server is not ready yet');

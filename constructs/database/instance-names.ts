@@ -21,3 +21,8 @@ export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export function instanceCount(spec: DatabaseSpec): number {
   return (spec as Partial<DatabaseSpec>).instances ?? 1;
 }
+
+/** How many standbys must have a commit before it is acknowledged: 0 unless the spec says. */
+export function synchronousCount(spec: DatabaseSpec): number {
+  return (spec as Partial<DatabaseSpec>).synchronousStandbys ?? 0;
+}

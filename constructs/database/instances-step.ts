@@ -19,7 +19,7 @@ import type { Database } from './api';
 import { databaseNames } from './database-resources';
 import type * as InstanceQueries from './instance-queries';
 import type { InstanceAnswer } from './instance-queries';
-import { instanceCount, instancePod } from './instance-names';
+import { instanceCount, instancePod, synchronousCount } from './instance-names';
 import {
   type DatabaseFacts,
   decideInstances,
@@ -165,6 +165,7 @@ export async function databaseInstancesStep(
     unavailableSince: unavailableSince(db),
     switchoverTo: switchoverAsked(db),
     failoverDelayMs: db.spec.failoverDelay * 1000,
+    synchronous: synchronousCount(db.spec),
     now: new Date(),
   });
   const { promote } = decision;
@@ -173,7 +174,11 @@ export async function databaseInstancesStep(
       queries().promoteInstance(host(promote.name), connection),
     );
   return {
-    facts: { primary: decision.primary, instances: decision.instances },
+    facts: {
+      primary: decision.primary,
+      instances: decision.instances,
+      ...(decision.failoverHeld ? { failoverHeld: decision.failoverHeld } : {}),
+    },
     events: decisionEvents(decision),
     restartPods: decision.fence,
     labelPods: decision.labels,

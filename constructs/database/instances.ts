@@ -22,6 +22,8 @@ export interface DatabaseFacts {
   readonly primary: string;
   /** Each instance as asked (a Database of more than one). */
   readonly instances?: readonly InstanceStatus[];
+  /** Why a failover due is not made yet (synchronous standbys: one that may hold acknowledged writes is not ready or not heard). */
+  readonly failoverHeld?: string;
 }
 
 /** The annotation asking for a planned switchover: its value names the instance to be the primary. */
@@ -48,6 +50,8 @@ export interface InstancesDecision {
   readonly fence: readonly PodRestart[];
   readonly labels: readonly PodLabels[];
   readonly instances: readonly InstanceStatus[];
+  /** Why a failover due is not made yet. */
+  readonly failoverHeld?: string;
   /** When to look again: the failover delay's end, or the next refresh of the status. */
   readonly requeueAfterMs: number;
 }
@@ -66,6 +70,8 @@ export interface InstancesInput {
   /** The instance a switchover is asked to (the annotation, not yet acted on). */
   readonly switchoverTo?: string;
   readonly failoverDelayMs: number;
+  /** How many standbys acknowledge each commit (`synchronousStandbys`): a failover then never loses one. @default 0 */
+  readonly synchronous?: number;
   readonly now: Date;
 }
 
@@ -166,11 +172,37 @@ function mostAdvancedStandby(input: InstancesInput): InstanceObservation | undef
   return candidates[0];
 }
 
+/** How soon a failover held for a synchronous standby is looked at again: its readiness may change with no event of ours. */
+const FAILOVER_HELD_RECHECK_MS = 5000;
+
+/**
+ * Why promoting `standby` could lose an acknowledged commit, with `synchronous` standbys: each
+ * acknowledged commit is on that many of them, so the standbys heard from must be enough that one
+ * of any such set is among them (all but synchronous - 1), and none heard from may have received
+ * more than `standby`. Undefined when it cannot (or without synchronous standbys).
+ */
+function acknowledgedWritesUnsure(
+  input: InstancesInput,
+  primary: string,
+  standby: InstanceObservation,
+): string | undefined {
+  const synchronous = input.synchronous ?? 0;
+  if (synchronous === 0) return undefined;
+  const heard = input.observations.filter((o) => o.name !== primary && o.answer?.standby === true);
+  const needed = input.count - synchronous;
+  if (heard.length < needed)
+    return `each acknowledged commit is on ${String(synchronous)} standby(s), and only ${String(heard.length)} of the ${String(input.count - 1)} answer (${String(needed)} needed to be sure to promote one holding them all)`;
+  const ahead = heard.find((o) => lsnBytes(o.answer?.lsn ?? '0/0') > lsnBytes(standby.answer?.lsn ?? '0/0'));
+  if (ahead)
+    return `${ahead.name} has received more WAL (${ahead.answer?.lsn ?? ''}) than ${standby.name}, the most advanced ready standby, and is not ready: promoting ${standby.name} could lose acknowledged commits`;
+  return undefined;
+}
+
 /** The failover, if its time has come: the standby to promote, or when to look again. */
 function failover(
   input: InstancesInput,
   primary: string,
-): { readonly promote?: InstancesDecision['promote']; readonly requeueAfterMs: number } {
+): { readonly promote?: InstancesDecision['promote']; readonly held?: string; readonly requeueAfterMs: number } {
   const current = input.observations.find((o) => o.name === primary);
   // A primary that answers as one is alive, only not ready: promoting another would make two.
   if (current?.ready || current?.answer?.standby === false || !input.unavailableSince)
@@ -180,6 +212,8 @@ function failover(
     return { requeueAfterMs: Math.min(INSTANCES_REFRESH_MS, input.failoverDelayMs - waited + 100) };
   const standby = mostAdvancedStandby(input);
   if (!standby) return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  const held = acknowledgedWritesUnsure(input, primary, standby);
+  if (held) return { held, requeueAfterMs: FAILOVER_HELD_RECHECK_MS };
   const reason = `the primary ${primary} has not been ready for ${String(Math.round(waited / 1000))} s; ${standby.name} has received the most WAL (${standby.answer?.lsn ?? ''})`;
   return { promote: { name: standby.name, reason, by: 'failover' }, requeueAfterMs: INSTANCES_REFRESH_MS };
 }
@@ -254,12 +288,13 @@ export function decideInstances(input: InstancesInput): InstancesDecision {
   const primaryAnswer = input.observations.find((o) => o.name === primary)?.answer;
   // While a switchover runs (begun now, or its primary named and a standby still), looked at
   // again soon: its steps wait on pods and servers whose changes may come with no event.
-  const midway = input.observations.find((o) => o.name === primary)?.answer?.standby === true && !promote;
-  const requeueAfterMs = switchover !== undefined || midway ? SWITCHOVER_RECHECK_MS : failed.requeueAfterMs;
+  const midway = switchover !== undefined || (primaryAnswer?.standby === true && !promote);
+  const requeueAfterMs = midway ? SWITCHOVER_RECHECK_MS : failed.requeueAfterMs;
   return {
     primary,
     ...(promote ? { promote } : {}),
     ...(switchover ? { switchover } : {}),
+    ...(failed.held ? { failoverHeld: failed.held } : {}),
     fence: fences(input, primary),
     labels: roleLabels(input, primary),
     instances: input.observations.map((o) => instanceStatus(o, promote?.name, primaryAnswer)),

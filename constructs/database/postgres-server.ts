@@ -6,8 +6,9 @@
  * directory's own pg_hba.conf is no longer read).
  */
 import { type k8s } from 'cdk8s-plus-27';
-import type { DatabaseSpec } from './api';
+import { type DatabaseSpec, MAX_INSTANCES } from './api';
 import { applicationRoleCommand } from './application-role';
+import { instancePod, synchronousCount } from './instance-names';
 import {
   INITIALIZE_KEY,
   PRIMARY_KEY,
@@ -86,13 +87,26 @@ export interface Primary {
   readonly initialize: boolean;
 }
 
+/**
+ * The setting that makes a primary acknowledge a commit only once `count` standbys have flushed it:
+ * any of every name an instance may have (a standby streams as its pod's name), so it holds
+ * whichever instance is the primary and stays the same as the instances are scaled — only a
+ * change of `count` changes the pod template. A name with no instance never answers; the
+ * primary's own never streams from it.
+ */
+export function synchronousStandbyNames(statefulSet: string, count: number): string {
+  const names = Array.from({ length: MAX_INSTANCES }, (_, i) => `"${instancePod(statefulSet, i)}"`);
+  return `synchronous_standby_names=ANY ${String(count)} (${names.join(', ')})`;
+}
+
 /** The setup of the server of a Database whose ConfigMap is `config`, TLS Secret `tls` and primary `primary`. */
 export function postgresSetup(
   spec: DatabaseSpec,
-  names: { config: string; tls: string; readWrite: string },
+  names: { config: string; tls: string; readWrite: string; statefulSet: string },
   primary: Primary,
 ): PostgresSetup {
   const tls = servesTlsBySpec(spec);
+  const synchronous = synchronousCount(spec);
   return {
     config: {
       [APPLICATION_ROLE_SCRIPT]: `# The application's role and database (see the Database operator's docs).\n${applicationRoleCommand('--username postgres --dbname postgres')}\n`,
@@ -118,6 +132,7 @@ export function postgresSetup(
       ...(tls
         ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${TLS_DIR}/tls.crt`, '-c', `ssl_key_file=${TLS_DIR}/tls.key`]
         : []),
+      ...(synchronous > 0 ? ['-c', synchronousStandbyNames(names.statefulSet, synchronous)] : []),
     ],
     volumes: [
       {

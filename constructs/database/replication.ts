@@ -18,6 +18,12 @@ export const INITIALIZE_KEY = 'initialize';
 /** Where the passfile of the replication role is written at each start (an emptyDir). */
 const PASSFILE = '/tmp/replication.pgpass';
 
+/**
+ * How long a standby waits on a silent primary before connecting again (PostgreSQL's default,
+ * 60 s, would hold a synchronous primary's commits that long after a failover).
+ */
+const WAL_RECEIVER_TIMEOUT = '5s';
+
 /** The Secret of the replication role: `<name>-replication`. */
 export const replicationSecretName = (database: string) => `${database}-replication`;
 
@@ -197,7 +203,9 @@ elif [ ! -f "$PGDATA/standby.signal" ]; then
   fi
   touch "$PGDATA/standby.signal"
 fi
-exec docker-entrypoint.sh "$@" -c "primary_conninfo=$source application_name=$me"
+# A standby whose primary stops answering (a hung node, a frozen container) leaves it after
+# wal_receiver_timeout and connects through ${p.primaryService} again, to the primary now there.
+exec docker-entrypoint.sh "$@" -c "primary_conninfo=$source application_name=$me" -c wal_receiver_timeout=${WAL_RECEIVER_TIMEOUT}
 `;
 }
 

@@ -4,9 +4,11 @@
  * through `<name>-rw` read back through `<name>-ro`; then the primary's disk lost (its claim and pod
  * deleted): the instance made again on an empty claim refuses to start an empty database, the
  * most advanced standby is promoted after failoverDelay, `<name>-rw` takes writes again with every
- * row kept, and the lost instance comes back as a standby cloned from the new primary; then a
- * switchover by the annotation, under a writer.
+ * row kept, and the lost instance comes back as a standby cloned from the new primary; then the
+ * primary's container frozen under a writer — with a synchronous standby, no acknowledged write
+ * lost — and rejoining once it runs again; then a switchover by the annotation, under a writer.
  */
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { commandInPod, databaseWriter, refusedFor } from '../support/pod-script';
@@ -91,7 +93,14 @@ interface Instance {
         apiVersion: 'database.example.com/v1alpha1',
         kind: 'Database',
         metadata: { name: db },
-        spec: { type: 'postgresql', version: '13', storage: { size: '1Gi' }, instances: 3, failoverDelay: 10 },
+        spec: {
+          type: 'postgresql',
+          version: '13',
+          storage: { size: '1Gi' },
+          instances: 3,
+          failoverDelay: 10,
+          synchronousStandbys: 1,
+        },
       }),
     });
     const list = await replicated('a primary and two ready standbys');
@@ -182,10 +191,74 @@ interface Instance {
     expect(onTheLost).toBe('101');
   });
 
+  test("the primary's container hung (frozen): a standby promoted after failoverDelay, no acknowledged write lost (a synchronous standby), and the hung one, running again, rejoins as a standby", async () => {
+    const { ctr, containerdSocket } = JSON.parse(process.env.OPKIT_TEST_REAL_NODE ?? '{}') as {
+      containerdSocket?: string;
+      ctr?: string;
+    };
+    if (!ctr || !containerdSocket)
+      throw new Error('OPKIT_TEST_REAL_NODE names no containerd to freeze a container with');
+    const hung = database().status.primary as string;
+    const container = String(getJson(['get', 'pod', hung, '-n', ns]).status.containerStatuses[0].containerID).replace(
+      /^containerd:\/\//,
+      '',
+    );
+    // The container's processes frozen (its cgroup's freezer), as a hung node or a stalled disk
+    // leaves a server: its port still accepts connections, nothing answers.
+    const task = (verb: 'pause' | 'resume') =>
+      execFileSync(ctr, ['--address', containerdSocket, '-n', 'k8s.io', 'task', verb, container]);
+    await psql(`${db}-rw`, 'DROP TABLE IF EXISTS beats; CREATE TABLE beats (at timestamptz NOT NULL, n int)');
+    const writer = databaseWriter(ns, db, `host=${db}-rw sslmode=require`);
+    await eventually(
+      'the writer writing',
+      async () => (Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats', true)).trim()) >= 3 ? true : undefined),
+      60_000,
+      500,
+    );
+    task('pause');
+    const frozen = Date.now();
+    let beats: Awaited<typeof writer>;
+    let promoted: string;
+    try {
+      promoted = await eventually(
+        'a standby promoted',
+        () => {
+          const primary = database().status?.primary;
+          return primary && primary !== hung ? primary : undefined;
+        },
+        120_000,
+        500,
+        explain,
+      );
+      const failedOverAfter = (Date.now() - frozen) / 1000;
+      beats = await writer;
+      const outage = refusedFor(beats);
+      process.stdout.write(
+        `[database failover] ${hung} frozen: ${promoted} promoted ${failedOverAfter.toFixed(1)} s after (failoverDelay 10 s); writes through ${db}-rw refused for ${String(outage?.toFixed(1))} s\n`,
+      );
+      expect(failedOverAfter).toBeLessThan(10 + 30);
+      expect(outage).toBeDefined();
+    } finally {
+      task('resume');
+    }
+    const resumed = Date.now();
+    // Every write the writer saw acknowledged is on the new primary.
+    const rows = new Set((await psql(`${db}-rw`, 'SELECT n FROM beats')).trim().split('\n').map(Number));
+    const acknowledged = beats.filter((b) => b.ok);
+    expect(acknowledged.length).toBeGreaterThan(25);
+    expect(acknowledged.filter((b) => !rows.has(b.n)).map((b) => b.n)).toEqual([]);
+    // Running again as a primary on the former timeline, it is restarted and rewound onto the new one.
+    const list = await replicated('the hung instance back as a standby', promoted);
+    process.stdout.write(
+      `[database failover] ${hung} a standby again ${((Date.now() - resumed) / 1000).toFixed(1)} s after it ran again (timeline ${String(list.find((i) => i.name === hung)?.timeline)})\n`,
+    );
+    expect(list.find((i) => i.name === hung)).toMatchObject({ role: 'standby', ready: true });
+  });
+
   test('a switchover by the annotation: <name>-rw refuses writes for under 10 s, every acknowledged write is kept, and the former primary rejoins as a standby', async () => {
     const from = database().status.primary as string;
     const to = instances().find((i) => i.role === 'standby' && i.ready)?.name ?? '';
-    await psql(`${db}-rw`, 'CREATE TABLE beats (at timestamptz NOT NULL)');
+    await psql(`${db}-rw`, 'DROP TABLE IF EXISTS beats; CREATE TABLE beats (at timestamptz NOT NULL, n int)');
     // Each insert a new connection through <name>-rw, as a client after a failure makes.
     const writer = databaseWriter(ns, db, `host=${db}-rw sslmode=require`);
     await eventually(

@@ -197,7 +197,7 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
   });
 
   test('Database: its server pod deleted, writes through its Service are refused for under 5 s, with a Warning Event when it goes and a Normal one when it is back', async () => {
-    await psql('CREATE TABLE beats (at timestamptz NOT NULL)');
+    await psql('CREATE TABLE beats (at timestamptz NOT NULL, n int)');
     const writer = databaseWriter(ns, 'my-db', 'host=my-db');
     await eventually(
       'the writer writing',

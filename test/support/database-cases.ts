@@ -32,6 +32,8 @@ export const invalidDatabaseSpecs: [what: string, spec: unknown, field: string][
   ['a backup retention of 0', { ...ok, backup: { enabled: true, retention: 0 } }, 'spec.backup.retention'],
   ['a gpu among the resources', { ...ok, resources: { limits: { gpu: '1' } } }, 'spec.resources.limits'],
   ['a memory request in GB', { ...ok, resources: { requests: { memory: '2GB' } } }, 'spec.resources.requests.memory'],
+  ['10 instances', { ...ok, instances: 10 }, 'spec.instances'],
+  ['9 synchronous standbys', { ...ok, instances: 9, synchronousStandbys: 9 }, 'spec.synchronousStandbys'],
   ['a restore fromDatabase not a name', { ...ok, restore: { fromDatabase: 'Old_DB' } }, 'spec.restore.fromDatabase'],
   [
     'a restore claim not a name',
@@ -69,4 +71,11 @@ export const databaseSpecsRefusedByRules: [what: string, spec: unknown, field: s
     'spec.restore.claim',
   ],
   ['a restore into mysql', { ...ok, type: 'mysql', version: '8.4', restore: { fromDatabase: 'a' } }, 'spec.restore'],
+  ['3 instances of mysql', { ...ok, type: 'mysql', version: '8.4', instances: 3 }, 'spec.instances'],
+  ['a synchronous standby of a Database of one', { ...ok, synchronousStandbys: 1 }, 'spec.synchronousStandbys'],
+  [
+    '3 synchronous standbys of 3 instances (2 standbys)',
+    { ...ok, instances: 3, synchronousStandbys: 3 },
+    'spec.synchronousStandbys',
+  ],
 ];

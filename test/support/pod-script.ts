@@ -200,17 +200,19 @@ export function etcdctlWithCertificate(
   });
 }
 
-/** One insert of `databaseWriter`: acknowledged or refused, and when it began (seconds). */
+/** One insert of `databaseWriter`: its number, acknowledged or refused, and when it began (seconds). */
 export interface Beat {
+  readonly n: number;
   readonly ok: boolean;
   readonly at: number;
 }
 
 /**
- * A writer into Database `db`'s table `beats` (made by the caller) through `conninfo` as its
- * application role: an insert every 0.2 s, each a new connection as a client after a failure
- * makes; it ends 5 s of writes after its first refusal (or after 100 s). Resolves with each
- * insert's outcome.
+ * A writer into Database `db`'s table `beats (at timestamptz, n int)` (made by the caller) through
+ * `conninfo` as its application role: an insert numbered n every 0.2 s, each a new connection as
+ * a client after a failure makes, given up after 6 s (a server that hangs holds it no longer);
+ * it ends 5 s of writes after its first refusal (or after 100 s). Resolves with each insert's
+ * outcome.
  */
 export async function databaseWriter(namespace: string, db: string, conninfo: string): Promise<Beat[]> {
   const out = await commandInPod(namespace, {
@@ -220,12 +222,12 @@ export async function databaseWriter(namespace: string, db: string, conninfo: st
       'sh',
       '-c',
       [
-        'start=$(date +%s); refused=; oks=0',
+        'start=$(date +%s); refused=; oks=0; n=0',
         'while [ $(( $(date +%s) - start )) -lt 100 ]; do',
-        '  t=$(date +%s.%N)',
-        `  if psql -q "${conninfo}" -c "INSERT INTO beats VALUES (now())" > /dev/null 2>&1; then`,
-        '    echo "ok $t"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
-        '  else echo "no $t"; refused=1; oks=0; fi',
+        '  t=$(date +%s.%N); n=$((n + 1))',
+        `  if timeout 6 psql -q "${conninfo}" -c "INSERT INTO beats VALUES (now(), $n)" > /dev/null 2>&1; then`,
+        '    echo "ok $t $n"; if [ -n "$refused" ]; then oks=$((oks + 1)); [ $oks -lt 25 ] || break; fi',
+        '  else echo "no $t $n"; refused=1; oks=0; fi',
         '  sleep 0.2',
         'done',
       ].join('\n'),
@@ -241,8 +243,8 @@ export async function databaseWriter(namespace: string, db: string, conninfo: st
     .trim()
     .split('\n')
     .map((line) => {
-      const [verdict, at] = line.split(' ');
-      return { ok: verdict === 'ok', at: Number(at) };
+      const [verdict, at, n] = line.split(' ');
+      return { n: Number(n), ok: verdict === 'ok', at: Number(at) };
     });
 }
 

@@ -153,6 +153,58 @@ describe('the instances of a replicated Database', () => {
   });
 });
 
+describe('a failover with synchronous standbys loses no acknowledged commit', () => {
+  const lost = (standbys: InstanceObservation[], synchronous = 1) =>
+    decideInstances(
+      input([instance('orders-0', false), ...standbys], { unavailableSince: secondsAgo(31), synchronous }),
+    );
+
+  test('every standby heard: the most advanced ready one is promoted, as without', () => {
+    const d = lost([
+      instance('orders-1', true, standbyAnswer('0/3000100')),
+      instance('orders-2', true, standbyAnswer('0/3000200')),
+    ]);
+    expect(d.promote?.name).toBe('orders-2');
+    expect(d.failoverHeld).toBeUndefined();
+  });
+
+  test('a standby not ready that received more WAL than every ready one: held, saying which, and looked at again soon', () => {
+    const d = lost([
+      instance('orders-1', true, standbyAnswer('0/3000100')),
+      instance('orders-2', false, standbyAnswer('0/3000200')),
+    ]);
+    expect(d.promote).toBeUndefined();
+    expect(d.primary).toBe('orders-0');
+    expect(d.failoverHeld).toBe(
+      'orders-2 has received more WAL (0/3000200) than orders-1, the most advanced ready standby, and is not ready: promoting orders-1 could lose acknowledged commits',
+    );
+    expect(d.requeueAfterMs).toBe(5000);
+    // Without synchronous standbys the ready one is promoted: the last writes may be lost, as documented.
+    expect(
+      lost(
+        [
+          instance('orders-1', true, standbyAnswer('0/3000100')),
+          instance('orders-2', false, standbyAnswer('0/3000200')),
+        ],
+        0,
+      ).promote?.name,
+    ).toBe('orders-1');
+  });
+
+  test('too few standbys heard to be sure one holds every acknowledged commit: held; enough heard: promoted', () => {
+    // 1 synchronous of 2 standbys: the one not heard may be the only one holding the last commit.
+    const d = lost([instance('orders-1', true, standbyAnswer('0/3000100')), instance('orders-2', false)]);
+    expect(d.promote).toBeUndefined();
+    expect(d.failoverHeld).toBe(
+      'each acknowledged commit is on 1 standby(s), and only 1 of the 2 answer (2 needed to be sure to promote one holding them all)',
+    );
+    // 2 synchronous of 2: every commit is on both, so either one heard is enough.
+    expect(
+      lost([instance('orders-1', true, standbyAnswer('0/3000100')), instance('orders-2', false)], 2).promote?.name,
+    ).toBe('orders-1');
+  });
+});
+
 describe('a planned switchover, a step per reconcile', () => {
   const healthy = () => [
     instance('orders-0', true, primaryAnswer('0/3000100')),
@@ -262,6 +314,47 @@ describe('a replicated Database rendered and judged', () => {
     expect(
       find(renderChildren(databaseController, single) as any[], 'ConfigMap', 'orders-config').data.initialize,
     ).toBe('yes');
+  });
+
+  test('synchronous standbys: every instance started with the setting naming any instance the Database may have; none without', () => {
+    const args = (spec: object) =>
+      find(objects(three(undefined, spec)), 'StatefulSet', 'orders').spec.template.spec.containers[0].args as string[];
+    const names = Array.from({ length: 9 }, (_, i) => `"orders-${String(i)}"`).join(', ');
+    expect(args({ synchronousStandbys: 1 })).toEqual(
+      expect.arrayContaining([`synchronous_standby_names=ANY 1 (${names})`]),
+    );
+    expect(args({}).join(' ')).not.toContain('synchronous_standby_names');
+    // The list is the same at any scale: a scale changes no pod template.
+    expect(args({ synchronousStandbys: 1, instances: 5 })).toEqual(args({ synchronousStandbys: 1 }));
+  });
+
+  test('a standby leaves a silent primary after 5 s (not 60), to stream from the primary <name>-rw names now', () => {
+    const start = find(objects(three()), 'ConfigMap', 'orders-config').data['start.sh'] as string;
+    expect(start).toMatch(/exec docker-entrypoint\.sh .* -c wal_receiver_timeout=5s\n/);
+  });
+
+  test('a failover held for a synchronous standby says why in Available', () => {
+    const db = three({
+      primary: 'orders-0',
+      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
+    });
+    const status = desiredDatabaseStatus(db, {
+      hasCredentials: true,
+      statefulSet: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'orders' },
+        status: { readyReplicas: 1 },
+      },
+      instances: {
+        primary: 'orders-0',
+        instances: [{ name: 'orders-0', role: 'unknown', ready: false }],
+        failoverHeld: 'orders-2 has received more WAL',
+      },
+    });
+    expect(status.conditions?.find((c) => c.type === 'Available')?.message).toBe(
+      'the primary orders-0 was ready and is not ready now: writes are refused until it is back or, after 30 s, a standby is promoted; the failover waits: orders-2 has received more WAL',
+    );
   });
 
   test('Available follows the primary: standbys ready while it is not is ServerUnavailable, with when a standby is promoted', () => {
