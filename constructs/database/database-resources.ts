@@ -246,12 +246,17 @@ export class DatabaseResources extends Construct {
     const { props, engine, names, labels, selector, meta, deleteData } = parts;
     const { spec } = props;
     const scratch = engine.scratchPaths.map((p, i) => ({ name: `scratch-${i}`, mountPath: p }));
+    // Never fewer than the primary's ordinal needs: a scale-down switches over first.
+    const replicas = Math.max(instanceCount(spec), (instanceOrdinal(props.name, parts.primary.pod) ?? 0) + 1);
     return new k8s.KubeStatefulSet(this, 'StatefulSet', {
       metadata: meta(names.statefulSet),
       spec: {
         serviceName: names.headless,
-        // Never fewer than the primary's ordinal needs: a scale-down switches over first.
-        replicas: Math.max(instanceCount(spec), (instanceOrdinal(props.name, parts.primary.pod) ?? 0) + 1),
+        replicas,
+        // With standbys the operator rolls a template change itself — the standbys first, then a
+        // switchover (instances.ts) — where the StatefulSet's own order could restart the primary
+        // while a standby is down.
+        ...(replicas > 1 ? { updateStrategy: { type: 'OnDelete' } } : {}),
         selector: { matchLabels: selector },
         persistentVolumeClaimRetentionPolicy: { whenDeleted: deleteData ? 'Delete' : 'Retain', whenScaled: 'Retain' },
         template: {

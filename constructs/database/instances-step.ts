@@ -79,6 +79,12 @@ function podsOf(context: ExternalContext, sts: KubeObject | undefined): Pod[] {
     .filter((p) => p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid));
 }
 
+/** The StatefulSet's template revision, once its controller has seen its latest spec (before, it may name the one before). */
+function settledRevision(sts: KubeObject | undefined): string | undefined {
+  const status = (sts as { status?: { observedGeneration?: number; updateRevision?: string } } | undefined)?.status;
+  return status?.observedGeneration === sts?.metadata.generation ? status?.updateRevision : undefined;
+}
+
 /** Each pod's name under the headless Service, which publishes pods not ready too. */
 function instanceHost(db: Database): (pod: string) => string {
   const { headless } = databaseNames(db.metadata.name);
@@ -166,6 +172,7 @@ export async function databaseInstancesStep(
     switchoverTo: switchoverAsked(db),
     failoverDelayMs: db.spec.failoverDelay * 1000,
     synchronous: synchronousCount(db.spec),
+    updateRevision: settledRevision(sts),
     now: new Date(),
   });
   const { promote } = decision;

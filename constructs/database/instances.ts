@@ -70,6 +70,8 @@ export interface InstancesInput {
   /** The instance a switchover is asked to (the annotation, not yet acted on). */
   readonly switchoverTo?: string;
   readonly failoverDelayMs: number;
+  /** The StatefulSet's pod template revision (its `updateRevision`): instances on another are rolled to it. */
+  readonly updateRevision?: string;
   /** How many standbys acknowledge each commit (`synchronousStandbys`): a failover then never loses one. @default 0 */
   readonly synchronous?: number;
   readonly now: Date;
@@ -278,27 +280,79 @@ function instanceStatus(
   };
 }
 
+/** The pod template revision an instance's pod runs (the StatefulSet controller's label). */
+const revisionOf = (o: InstanceObservation) => o.pod?.metadata.labels?.['controller-revision-hash'];
+
+/**
+ * A change of the pod template (a version, resources, settings) rolled so that writes stop only
+ * for a switchover: the StatefulSet updates a pod only once it is deleted, and the operator
+ * restarts the outdated standbys first, one at a time and only while every instance is ready,
+ * then switches over to an updated standby — the former primary's restart updates it. Nothing
+ * while a failover is due or a switchover runs.
+ */
+function rollout(
+  input: InstancesInput,
+  primary: string,
+): { readonly restart?: PodRestart; readonly switchover?: InstancesDecision['switchover'] } {
+  const { updateRevision } = input;
+  const instances = input.observations.filter((o) => ordinalOf(input.database, o.name) < input.count);
+  const outdated = instances.filter((o) => o.pod && revisionOf(o) !== updateRevision);
+  if (!updateRevision || outdated.length === 0) return {};
+  if (instances.some((o) => !o.ready || o.terminating === true || !o.answer)) return {};
+  const standby = outdated.find((o) => o.name !== primary && o.answer?.standby === true);
+  const uid = standby?.pod?.metadata.uid;
+  if (standby && uid)
+    return {
+      restart: {
+        name: standby.name,
+        uid,
+        reason: `its pod runs revision ${revisionOf(standby) ?? '(none)'} of the StatefulSet's template, which is at ${updateRevision}: the standbys are updated first, one at a time`,
+      },
+    };
+  const current = instances.find((o) => o.name === primary);
+  const target = mostAdvancedStandby({ ...input, observations: instances.filter((o) => !outdated.includes(o)) });
+  if (!current || !outdated.includes(current) || current.answer?.standby !== false || !target) return {};
+  if (!isCaughtUpStandby(input, target, current.answer)) return {};
+  return {
+    switchover: {
+      from: primary,
+      to: target.name,
+      reason: `the pod template changed (revision ${updateRevision}); every standby runs it, so the primary moves to ${target.name} and ${primary} restarts on it`,
+    },
+  };
+}
+
+/** The steps of this reconcile over the primary `current`: a promotion, else a switchover or a rollout's restart. */
+function steps(input: InstancesInput, current: string) {
+  const failed = failover(input, current);
+  const promote = failed.promote ?? finishSwitchover(input, current);
+  if (promote) return { failed, promote };
+  const running = input.observations.find((o) => o.name === current)?.answer?.standby === false;
+  // Rolled only while nothing else runs: no failover due, no switchover midway.
+  const rolled = failed.held || !running ? {} : rollout(input, current);
+  const switchover = startSwitchover(input, current) ?? rolled.switchover;
+  return { failed, switchover, restart: switchover ? undefined : rolled.restart };
+}
+
 /** The decision over the instances as observed. Pure. */
 export function decideInstances(input: InstancesInput): InstancesDecision {
   const current = actualPrimary(input);
-  const failed = failover(input, current);
-  const promote = failed.promote ?? finishSwitchover(input, current);
-  const switchover = promote ? undefined : startSwitchover(input, current);
+  const { failed, promote, switchover, restart } = steps(input, current);
   const primary = promote?.name ?? switchover?.to ?? current;
   const primaryAnswer = input.observations.find((o) => o.name === primary)?.answer;
-  // While a switchover runs (begun now, or its primary named and a standby still), looked at
-  // again soon: its steps wait on pods and servers whose changes may come with no event.
-  const midway = switchover !== undefined || (primaryAnswer?.standby === true && !promote);
-  const requeueAfterMs = midway ? SWITCHOVER_RECHECK_MS : failed.requeueAfterMs;
+  // While a switchover or a rollout runs (a step begun now, or its primary named and a standby
+  // still), looked at again soon: its steps wait on pods and servers whose changes may come with
+  // no event of ours.
+  const midway = switchover !== undefined || restart !== undefined || (primaryAnswer?.standby === true && !promote);
   return {
     primary,
     ...(promote ? { promote } : {}),
     ...(switchover ? { switchover } : {}),
     ...(failed.held ? { failoverHeld: failed.held } : {}),
-    fence: fences(input, primary),
+    fence: [...fences(input, primary), ...(restart ? [restart] : [])],
     labels: roleLabels(input, primary),
     instances: input.observations.map((o) => instanceStatus(o, promote?.name, primaryAnswer)),
-    requeueAfterMs,
+    requeueAfterMs: midway ? SWITCHOVER_RECHECK_MS : failed.requeueAfterMs,
   };
 }
 

@@ -286,4 +286,67 @@ interface Instance {
     );
     expect(reasons).toEqual(expect.arrayContaining(['SwitchoverStarted', 'SwitchedOver']));
   });
+
+  test('a change of the pod template rolled standbys first, one at a time, then a switchover: <name>-rw refuses writes for under 10 s, every acknowledged write kept, each instance on the new template', async () => {
+    const revisions = () =>
+      getJson(['get', 'pods', '-n', ns, '-l', 'statefulset.kubernetes.io/pod-name']).items.map(
+        (p: any) => `${p.metadata.name as string} ${p.metadata.labels['controller-revision-hash'] as string}`,
+      );
+    const before = new Set(revisions());
+    const from = database().status.primary as string;
+    await psql(`${db}-rw`, 'DROP TABLE IF EXISTS beats; CREATE TABLE beats (at timestamptz NOT NULL, n int)');
+    const writer = databaseWriter(ns, db, `host=${db}-rw sslmode=require`);
+    await eventually(
+      'the writer writing',
+      async () => (Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats', true)).trim()) >= 3 ? true : undefined),
+      60_000,
+      500,
+    );
+    const started = Date.now();
+    kubectlOk([
+      'patch',
+      'database',
+      db,
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: { resources: { requests: { cpu: '150m', memory: '256Mi' }, limits: { memory: '1Gi' } } },
+      }),
+    ]);
+    const beats = await writer;
+    const outage = refusedFor(beats);
+    const sts = await eventually(
+      'every instance on the new template, a primary and two standbys',
+      () => {
+        const status = getJson(['get', 'statefulset', db, '-n', ns]).status;
+        const list = instances();
+        const settled =
+          status.updateRevision !== status.currentRevision ||
+          list.filter((i) => i.role === 'standby' && i.ready).length !== 2 ||
+          !list.some((i) => i.role === 'primary' && i.ready);
+        return revisions().every((r: string) => r.endsWith(status.updateRevision)) && !settled ? status : undefined;
+      },
+      300_000,
+      2000,
+      explain,
+    );
+    const to = database().status.primary as string;
+    process.stdout.write(
+      `[database rollout] 3 instances on revision ${String(sts.updateRevision)} in ${((Date.now() - started) / 1000).toFixed(1)} s, the primary moved ${from} to ${to}; writes through ${db}-rw refused for ${String(outage?.toFixed(1))} s\n`,
+    );
+    expect(revisions().some((r: string) => before.has(r))).toBe(false);
+    expect(to).not.toBe(from);
+    expect(outage).toBeDefined();
+    expect(outage).toBeLessThan(10);
+    const acknowledged = beats.filter((b) => b.ok);
+    const rows = new Set((await psql(`${db}-rw`, 'SELECT n FROM beats')).trim().split('\n').map(Number));
+    expect(acknowledged.filter((b) => !rows.has(b.n)).map((b) => b.n)).toEqual([]);
+    // The standbys restarted first: the former primary's pod is the newest.
+    const made = getJson(['get', 'pods', '-n', ns, '-l', 'statefulset.kubernetes.io/pod-name'])
+      .items.map((p: any) => [p.metadata.name as string, Date.parse(p.metadata.creationTimestamp as string)] as const)
+      .sort((a: readonly [string, number], b: readonly [string, number]) => b[1] - a[1]);
+    expect(made[0]?.[0]).toBe(from);
+  });
 });

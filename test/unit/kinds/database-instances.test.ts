@@ -205,6 +205,78 @@ describe('a failover with synchronous standbys loses no acknowledged commit', ()
   });
 });
 
+describe('a pod template change rolled: the standbys first, one at a time, then a switchover', () => {
+  const at = (o: InstanceObservation, revision: string): InstanceObservation => ({
+    ...o,
+    pod: {
+      ...pod(o.name),
+      metadata: { ...pod(o.name).metadata, labels: { 'controller-revision-hash': revision } },
+    },
+  });
+  const roll = (observations: InstanceObservation[], over: Partial<InstancesInput> = {}) =>
+    decideInstances(input(observations, { updateRevision: 'new', ...over }));
+
+  test('every instance ready: one outdated standby restarted (the first), the primary kept, looked at again soon', () => {
+    const d = roll([
+      at(instance('orders-0', true, primaryAnswer('0/3000100')), 'old'),
+      at(instance('orders-1', true, standbyAnswer('0/3000100')), 'old'),
+      at(instance('orders-2', true, standbyAnswer('0/3000100')), 'old'),
+    ]);
+    expect(d.fence).toEqual([
+      {
+        name: 'orders-1',
+        uid: 'uid-orders-1',
+        reason:
+          "its pod runs revision old of the StatefulSet's template, which is at new: the standbys are updated first, one at a time",
+      },
+    ]);
+    expect(d.primary).toBe('orders-0');
+    expect(d.switchover).toBeUndefined();
+    expect(d.requeueAfterMs).toBe(2000);
+  });
+
+  test('an instance not ready (a standby restarting): nothing more restarted until it is back', () => {
+    const d = roll([
+      at(instance('orders-0', true, primaryAnswer('0/3000100')), 'old'),
+      at(instance('orders-1', false, standbyAnswer('0/3000100')), 'new'),
+      at(instance('orders-2', true, standbyAnswer('0/3000100')), 'old'),
+    ]);
+    expect(d.fence).toEqual([]);
+    expect(d.switchover).toBeUndefined();
+  });
+
+  test('every standby updated: a switchover to the most advanced, whose step restarts the former primary on the new template', () => {
+    const d = roll([
+      at(instance('orders-0', true, primaryAnswer('0/3000300')), 'old'),
+      at(instance('orders-1', true, standbyAnswer('0/3000100')), 'new'),
+      at(instance('orders-2', true, standbyAnswer('0/3000200')), 'new'),
+    ]);
+    expect(d.switchover).toEqual({
+      from: 'orders-0',
+      to: 'orders-2',
+      reason:
+        'the pod template changed (revision new); every standby runs it, so the primary moves to orders-2 and orders-0 restarts on it',
+    });
+    expect(d.primary).toBe('orders-2');
+    expect(d.fence).toEqual([]);
+  });
+
+  test('all updated, an unknown revision (the StatefulSet not settled), or a failover due: nothing rolled', () => {
+    const updated = [
+      at(instance('orders-0', true, primaryAnswer('0/3000100')), 'new'),
+      at(instance('orders-1', true, standbyAnswer('0/3000100')), 'new'),
+      at(instance('orders-2', true, standbyAnswer('0/3000100')), 'new'),
+    ];
+    expect(roll(updated)).toMatchObject({ fence: [], requeueAfterMs: 30_000 });
+    const outdated = updated.map((o) => at(o, 'old'));
+    expect(roll(outdated, { updateRevision: undefined })).toMatchObject({ fence: [], requeueAfterMs: 30_000 });
+    const lost = [at(instance('orders-0', false), 'old'), ...outdated.slice(1)];
+    const d = roll(lost, { unavailableSince: secondsAgo(31) });
+    expect(d.promote?.name).toBe('orders-1');
+    expect(d.fence).toEqual([]);
+  });
+});
+
 describe('a planned switchover, a step per reconcile', () => {
   const healthy = () => [
     instance('orders-0', true, primaryAnswer('0/3000100')),
@@ -288,10 +360,15 @@ describe('a replicated Database rendered and judged', () => {
   const find = (list: any[], kind: string, name: string) =>
     list.find((o) => o.kind === kind && o.metadata.name === name);
 
-  test('three instances: a StatefulSet of 3 started by the start script, a disruption budget of one, the first instance the primary', () => {
+  test('three instances: a StatefulSet of 3 started by the start script, updated only as the operator restarts its pods, a disruption budget of one, the first instance the primary', () => {
     const list = objects(three());
     const sts = find(list, 'StatefulSet', 'orders');
     expect(sts.spec.replicas).toBe(3);
+    expect(sts.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    // One instance: the StatefulSet's own rolling update, as before.
+    expect(
+      find(objects(three(undefined, { instances: 1 })), 'StatefulSet', 'orders').spec.updateStrategy,
+    ).toBeUndefined();
     expect(sts.spec.template.spec.containers[0].command).toEqual(['sh', '/etc/postgresql/operator/start.sh']);
     expect(find(list, 'PodDisruptionBudget', 'orders').spec.maxUnavailable).toBe(1);
     const config = find(list, 'ConfigMap', 'orders-config');
@@ -436,15 +513,16 @@ describe('the external step over a replicated Database', () => {
     },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   });
-  const children = (primary = 'orders-0') =>
+  const children = (primary = 'orders-0', stsStatus?: object, generation = 1) =>
     new ChildMap([
       [
         childKey('StatefulSet', 'orders'),
         {
           apiVersion: 'apps/v1',
           kind: 'StatefulSet',
-          metadata: { name: 'orders', uid: 'sts-1' },
+          metadata: { name: 'orders', uid: 'sts-1', generation },
           spec: { replicas: 3 },
+          ...(stsStatus ? { status: stsStatus } : {}),
         },
       ],
       [
@@ -578,5 +656,32 @@ describe('the external step over a replicated Database', () => {
         ),
       }),
     ]);
+  });
+
+  test("a template change: the StatefulSet's settled revision compared with each pod's, an outdated standby restarted; none while the StatefulSet has not seen its spec", async () => {
+    answers({
+      'orders-0': primaryAnswer('0/3000100'),
+      'orders-1': standbyAnswer('0/3000100'),
+      'orders-2': standbyAnswer('0/3000100'),
+    });
+    const pods = ['orders-0', 'orders-1', 'orders-2'].map((n) => {
+      const p = runningPod(n, true);
+      return { ...p, metadata: { ...p.metadata, labels: { 'controller-revision-hash': 'orders-old' } } };
+    });
+    const { context: c } = context(pods);
+    const db = databaseResource({ instances: 3, failoverDelay: 30 }, { primary: 'orders-0' });
+    const settled = await databaseInstancesStep(
+      db,
+      children('orders-0', { observedGeneration: 2, updateRevision: 'orders-new' }, 2),
+      c,
+    );
+    expect(settled.restartPods?.map((r) => r.name)).toEqual(['orders-1']);
+    const unsettled = await databaseInstancesStep(
+      db,
+      // A status of the generation before: its revision is not the template's now.
+      children('orders-0', { observedGeneration: 1, updateRevision: 'orders-new' }, 2),
+      c,
+    );
+    expect(unsettled.restartPods).toEqual([]);
   });
 });
