@@ -422,7 +422,13 @@ export function dumpRotationLine(prefix: string, retention: number): string {
  * or not at all; with `retention`, the oldest dumps of that prefix beyond it deleted after.
  */
 function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix: string, retention?: number) {
-  const host = `${names.service}.${props.namespace}.svc`;
+  const host = (service: string) => `${service}.${props.namespace}.svc`;
+  // With standbys, dumped from one (<name>-ro), sparing the primary the dump's reads; from the
+  // primary when none serves (or the standby cancels the dump, replaying a change it conflicts with).
+  const fromStandby = props.spec.type === 'postgresql' && instanceCount(props.spec) > 1;
+  const dump = fromStandby
+    ? `{ ${engine.dump(host(names.readOnly))} > "$f.partial" || { echo "no standby dumped it: dumping the primary" >&2; ${engine.dump(host(names.service))} > "$f.partial"; }; }`
+    : `${engine.dump(host(names.service))} > "$f.partial"`;
   const labels = standardLabels({ ...labelProps, component: 'backup' });
   return {
     labels,
@@ -437,7 +443,7 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
           [
             'set -e',
             `f=/backup/${prefix}-$(date -u +%Y%m%dT%H%M%SZ).sql`,
-            `${engine.dump(host)} > "$f.partial"`,
+            dump,
             'mv "$f.partial" "$f"',
             ...(retention ? [dumpRotationLine(prefix, retention)] : []),
             reportBackupLine('"$f"', names.backup),

@@ -205,7 +205,8 @@ elif [ ! -f "$PGDATA/standby.signal" ]; then
 fi
 # A standby whose primary stops answering (a hung node, a frozen container) leaves it after
 # wal_receiver_timeout and connects through ${p.primaryService} again, to the primary now there.
-exec docker-entrypoint.sh "$@" -c "primary_conninfo=$source application_name=$me" -c wal_receiver_timeout=${WAL_RECEIVER_TIMEOUT}
+# hot_standby_feedback: the primary keeps the rows a standby's queries (a backup's dump) still read.
+exec docker-entrypoint.sh "$@" -c "primary_conninfo=$source application_name=$me" -c wal_receiver_timeout=${WAL_RECEIVER_TIMEOUT} -c hot_standby_feedback=on
 `;
 }
 

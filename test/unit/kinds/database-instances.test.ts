@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { ChildMap, childKey, type Pod } from '../../../constructs/contract';
 import { renderChildren, renderDeclaration } from '../../../operator/runtime/children';
 import { databaseController, desiredDatabaseStatus } from '../../../constructs/database/controller';
@@ -405,9 +409,55 @@ describe('a replicated Database rendered and judged', () => {
     expect(args({ synchronousStandbys: 1, instances: 5 })).toEqual(args({ synchronousStandbys: 1 }));
   });
 
-  test('a standby leaves a silent primary after 5 s (not 60), to stream from the primary <name>-rw names now', () => {
+  test("backups dumped from a standby (<name>-ro), from the primary when none dumps it; one instance's from its server", () => {
+    const dumpCommand = (spec: object = {}) =>
+      find(objects(three(undefined, { backup: { enabled: true }, ...spec })), 'CronJob', 'orders-backup').spec
+        .jobTemplate.spec.template.spec.containers[0].command[2] as string;
+    expect(dumpCommand({ instances: 1 })).not.toContain('orders-ro');
+    // Run by a shell, a pg_dump standing for the server each host names: the standby refuses first.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-dump-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'bin'));
+      fs.writeFileSync(
+        path.join(dir, 'bin', 'pg_dump'),
+        `#!/bin/sh\necho "$2" >> ${dir}/asked\ncase "$2" in orders-ro.*) [ -f ${dir}/standby-up ] || exit 1 ;; esac\necho "-- dump of $2"\n`,
+        { mode: 0o755 },
+      );
+      const run = () =>
+        execFileSync(
+          'sh',
+          [
+            '-c',
+            dumpCommand()
+              .replaceAll('/backup/', `${dir}/`)
+              .replaceAll('/dev/termination-log', `${dir}/termination-log`),
+          ],
+          {
+            env: { ...process.env, PATH: `${dir}/bin:${process.env.PATH ?? ''}` },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+      run();
+      const dumps = () => fs.readdirSync(dir).filter((f) => f.endsWith('.sql'));
+      expect(dumps()).toHaveLength(1);
+      expect(fs.readFileSync(path.join(dir, dumps()[0] ?? ''), 'utf8')).toBe('-- dump of orders.shop.svc\n');
+      fs.writeFileSync(path.join(dir, 'standby-up'), '');
+      for (const f of dumps()) fs.rmSync(path.join(dir, f));
+      run();
+      expect(fs.readFileSync(path.join(dir, dumps()[0] ?? ''), 'utf8')).toBe('-- dump of orders-ro.shop.svc\n');
+      expect(fs.readFileSync(path.join(dir, 'asked'), 'utf8').trim().split('\n')).toEqual([
+        'orders-ro.shop.svc',
+        'orders.shop.svc',
+        'orders-ro.shop.svc',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a standby leaves a silent primary after 5 s (not 60), to stream from the primary <name>-rw names now; its queries (a dump) hold back the rows they read (hot_standby_feedback)', () => {
     const start = find(objects(three()), 'ConfigMap', 'orders-config').data['start.sh'] as string;
-    expect(start).toMatch(/exec docker-entrypoint\.sh .* -c wal_receiver_timeout=5s\n/);
+    expect(start).toMatch(/exec docker-entrypoint\.sh .* -c wal_receiver_timeout=5s -c hot_standby_feedback=on\n/);
   });
 
   test('a failover held for a synchronous standby says why in Available', () => {
