@@ -34,7 +34,11 @@ export function primaryState(db: Database, input: DatabaseStatusInput) {
   const ready = input.statefulSet?.status?.readyReplicas ?? 0;
   const primary = input.instances?.primary ?? designatedPrimary(db);
   const replicated = input.instances?.instances;
-  const primaryReady = replicated ? replicated.some((i) => i.name === primary && i.ready) : ready > 0;
+  // With standbys, ready as its pod says and answering the operator: a server that hangs (a frozen
+  // container, a stalled disk) can leave its pod Ready — the kubelet's probe hangs with it.
+  const primaryReady = replicated
+    ? replicated.some((i) => i.name === primary && i.ready && i.role !== 'unknown')
+    : ready > 0;
   return { ready, primary, replicated, primaryReady, failoverHeld: input.instances?.failoverHeld };
 }
 

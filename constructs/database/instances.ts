@@ -206,9 +206,10 @@ function failover(
   primary: string,
 ): { readonly promote?: InstancesDecision['promote']; readonly held?: string; readonly requeueAfterMs: number } {
   const current = input.observations.find((o) => o.name === primary);
-  // A primary that answers as one is alive, only not ready: promoting another would make two.
-  if (current?.ready || current?.answer?.standby === false || !input.unavailableSince)
-    return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  // A primary that answers as one is alive, only not ready: promoting another would make two. One
+  // whose pod is ready but that answers nothing while standbys do has hung (its probe with it).
+  const alive = current?.answer?.standby === false || (current?.ready === true && current.answer !== undefined);
+  if (alive || !input.unavailableSince) return { requeueAfterMs: INSTANCES_REFRESH_MS };
   const waited = input.now.getTime() - input.unavailableSince.getTime();
   if (waited < input.failoverDelayMs)
     return { requeueAfterMs: Math.min(INSTANCES_REFRESH_MS, input.failoverDelayMs - waited + 100) };

@@ -320,13 +320,15 @@ interface Instance {
     const sts = await eventually(
       'every instance on the new template, a primary and two standbys',
       () => {
+        // (Under OnDelete the StatefulSet never moves its currentRevision: each pod's label is what tells.)
         const status = getJson(['get', 'statefulset', db, '-n', ns]).status;
         const list = instances();
-        const settled =
-          status.updateRevision !== status.currentRevision ||
-          list.filter((i) => i.role === 'standby' && i.ready).length !== 2 ||
-          !list.some((i) => i.role === 'primary' && i.ready);
-        return revisions().every((r: string) => r.endsWith(status.updateRevision)) && !settled ? status : undefined;
+        const replicated =
+          list.filter((i) => i.role === 'standby' && i.ready).length === 2 &&
+          list.some((i) => i.role === 'primary' && i.ready);
+        return revisions().every((r: string) => r.endsWith(` ${String(status.updateRevision)}`)) && replicated
+          ? status
+          : undefined;
       },
       300_000,
       2000,

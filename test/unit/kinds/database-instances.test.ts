@@ -111,6 +111,20 @@ describe('the instances of a replicated Database', () => {
     expect(d.instances.find((i) => i.name === 'orders-2')?.role).toBe('primary');
   });
 
+  test('a primary whose pod is ready but that answers nothing while its standbys do has hung (a frozen container: the kubelet probe hangs with it): replaced after failoverDelay', () => {
+    const d = decideInstances(
+      input(
+        [
+          instance('orders-0', true),
+          instance('orders-1', true, standbyAnswer('0/3000100')),
+          instance('orders-2', true, standbyAnswer('0/3000200')),
+        ],
+        { unavailableSince: secondsAgo(31) },
+      ),
+    );
+    expect(d.promote?.name).toBe('orders-2');
+  });
+
   test('a primary that answers as one is alive, only not ready: never a second primary', () => {
     const d = decideInstances(
       input(
@@ -458,6 +472,34 @@ describe('a replicated Database rendered and judged', () => {
   test('a standby leaves a silent primary after 5 s (not 60), to stream from the primary <name>-rw names now; its queries (a dump) hold back the rows they read (hot_standby_feedback)', () => {
     const start = find(objects(three()), 'ConfigMap', 'orders-config').data['start.sh'] as string;
     expect(start).toMatch(/exec docker-entrypoint\.sh .* -c wal_receiver_timeout=5s -c hot_standby_feedback=on\n/);
+  });
+
+  test('Available: a primary whose pod is ready but that did not answer the operator is not available (a hung server keeps its pod Ready)', () => {
+    const db = three({
+      primary: 'orders-0',
+      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
+    });
+    const status = desiredDatabaseStatus(db, {
+      hasCredentials: true,
+      statefulSet: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'orders' },
+        status: { readyReplicas: 3 },
+      },
+      instances: {
+        primary: 'orders-0',
+        instances: [
+          { name: 'orders-0', role: 'unknown', ready: true },
+          { name: 'orders-1', role: 'standby', ready: true },
+          { name: 'orders-2', role: 'standby', ready: true },
+        ],
+      },
+    });
+    expect(status.conditions?.find((c) => c.type === 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'ServerUnavailable',
+    });
   });
 
   test('a failover held for a synchronous standby says why in Available', () => {
