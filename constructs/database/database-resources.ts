@@ -427,7 +427,7 @@ function backupDump({ props, engine, names, labelProps }: DatabaseParts, prefix:
   // primary when none serves (or the standby cancels the dump, replaying a change it conflicts with).
   const fromStandby = props.spec.type === 'postgresql' && instanceCount(props.spec) > 1;
   const dump = fromStandby
-    ? `{ ${engine.dump(host(names.readOnly))} > "$f.partial" || { echo "no standby dumped it: dumping the primary" >&2; ${engine.dump(host(names.service))} > "$f.partial"; }; }`
+    ? `if ${engine.dump(host(names.readOnly))} > "$f.partial"; then echo "dumped from a standby through ${names.readOnly}" >&2; else echo "no standby dumped it: dumping the primary through ${names.service}" >&2; ${engine.dump(host(names.service))} > "$f.partial"; fi`
     : `${engine.dump(host(names.service))} > "$f.partial"`;
   const labels = standardLabels({ ...labelProps, component: 'backup' });
   return {

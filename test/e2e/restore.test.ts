@@ -15,7 +15,7 @@ import {
   kubectl,
   kubectlOk,
 } from '../support/kube';
-import { commandInPod, etcdctlWithCertificate, psqlAs, runCronJobNow } from '../support/pod-script';
+import { commandInPod, etcdctlWithCertificate, psqlAs, psqlThrough, runCronJobNow } from '../support/pod-script';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
@@ -234,8 +234,13 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
   const psql = (db: string, ...sql: string[]) => psqlAs(ns, db, ...sql);
   const postgres = { type: 'postgresql', version: '13', storage: { size: '1Gi' } };
 
-  test('Database: a row written, a dump by the backup Job, the Database deleted; a new Database restored from its newest dump reads the row', async () => {
-    applied('Database', 'source-db', { ...postgres, backup: { enabled: true, schedule: '0 3 * * *' } });
+  test('Database: a row written, a dump by the backup Job (from the standby), the Database deleted; a new Database with a standby restored from its newest dump reads the row on both', async () => {
+    // Each with a standby: the backup dumps it, and the restored primary's standby is cloned from it.
+    applied('Database', 'source-db', {
+      ...postgres,
+      instances: 2,
+      backup: { enabled: true, schedule: '0 3 * * *' },
+    });
     await awaitCondition('Database', 'source-db', 'Available');
     await psql(
       'source-db',
@@ -243,11 +248,24 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
       "INSERT INTO orders VALUES (7, 'came back')",
     );
     await eventually(
+      'the row on the standby',
+      async () =>
+        (
+          await psqlThrough(ns, 'source-db', 'source-db-ro', 'SELECT note FROM orders WHERE id = 7').catch(() => '')
+        ).trim() === 'came back'
+          ? true
+          : undefined,
+      120_000,
+      1000,
+    );
+    await eventually(
       'the backup CronJob',
       () => getJsonIfExists(['get', 'cronjob', 'source-db-backup', '-n', ns]),
       60_000,
     );
     await runCronJobNow(ns, 'source-db-backup', 'dump-now');
+    // Dumped from the standby, as the Job's log says.
+    expect(kubectl(['logs', 'job/dump-now', '-n', ns]).stdout).toContain('dumped from a standby through source-db-ro');
     const [dump] = await listedBackups('Database', 'source-db');
     expect(dump!.name).toMatch(/^source-db-\d{8}T\d{6}Z\.sql$/);
     // Which claim it is on, as the backup reported it: a restore can name it.
@@ -256,14 +274,31 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
     kubectlOk(['delete', 'database', 'source-db', '-n', ns]);
     await gone('Database', 'source-db');
 
-    applied('Database', 'restored-db', { ...postgres, restore: { fromDatabase: 'source-db' } });
+    applied('Database', 'restored-db', { ...postgres, instances: 2, restore: { fromDatabase: 'source-db' } });
     const restored = await awaitCondition('Database', 'restored-db', 'Restored');
     expect(restored.message).toBe('restored from the newest dump in PVC source-db-backup');
     // The dump itself, as the restore Job reported it loaded it.
     expect(resource('Database', 'restored-db').status.restoredFrom).toBe(`source-db-backup/${dump!.name}`);
     await awaitCondition('Database', 'restored-db', 'Available');
-    // Its own credentials (a new password, its own database name), the row in it.
+    // Its own credentials (a new password, its own database name), the row in it — on its standby too.
     expect((await psql('restored-db', 'SELECT note FROM orders WHERE id = 7')).trim()).toBe('came back');
+    const onStandby = await eventually(
+      'the restored row on the standby',
+      async () => {
+        const out = (
+          await psqlThrough(
+            ns,
+            'restored-db',
+            'restored-db-ro',
+            'SELECT pg_is_in_recovery(), note FROM orders WHERE id = 7',
+          ).catch(() => '')
+        ).trim();
+        return out ? out : undefined;
+      },
+      180_000,
+      1000,
+    );
+    expect(onStandby).toBe('t|came back');
     // Its finished restore Job pruned once Restored; the Job controller's Event says when it completed.
     await eventually('the restore Job pruned', () => (resource('job', 'restored-db-restore') ? undefined : true));
     const server = getJson(['get', 'pod', 'restored-db-0', '-n', ns]);

@@ -159,13 +159,18 @@ export async function runCronJobNow(namespace: string, cronJob: string, job: str
  * Service, on its database: the output of `sql`, each statement run in turn, unaligned.
  */
 export function psqlAs(namespace: string, db: string, ...sql: string[]): Promise<string> {
+  return psqlThrough(namespace, db, db, ...sql);
+}
+
+/** `psqlAs` through another of the Database's Services, e.g. `<db>-ro`. */
+export function psqlThrough(namespace: string, db: string, service: string, ...sql: string[]): Promise<string> {
   return commandInPod(namespace, {
     image: 'postgres:13',
     uid: 999,
     command: [
       'sh',
       '-c',
-      `psql -v ON_ERROR_STOP=1 -At -h ${db} -U "$PGUSER" -d "$PGDATABASE" ${sql.map((s) => `-c "${s}"`).join(' ')}`,
+      `psql -v ON_ERROR_STOP=1 -At -h ${service} -U "$PGUSER" -d "$PGDATABASE" ${sql.map((s) => `-c "${s}"`).join(' ')}`,
     ],
     env: {
       PGUSER: { secret: `${db}-credentials`, key: 'username' },

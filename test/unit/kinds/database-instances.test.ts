@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -437,8 +437,9 @@ describe('a replicated Database rendered and judged', () => {
         `#!/bin/sh\necho "$2" >> ${dir}/asked\ncase "$2" in orders-ro.*) [ -f ${dir}/standby-up ] || exit 1 ;; esac\necho "-- dump of $2"\n`,
         { mode: 0o755 },
       );
-      const run = () =>
-        execFileSync(
+      // The Job's log (its stderr), the script having succeeded.
+      const run = () => {
+        const r = spawnSync(
           'sh',
           [
             '-c',
@@ -446,18 +447,18 @@ describe('a replicated Database rendered and judged', () => {
               .replaceAll('/backup/', `${dir}/`)
               .replaceAll('/dev/termination-log', `${dir}/termination-log`),
           ],
-          {
-            env: { ...process.env, PATH: `${dir}/bin:${process.env.PATH ?? ''}` },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          },
+          { env: { ...process.env, PATH: `${dir}/bin:${process.env.PATH ?? ''}` }, encoding: 'utf8' },
         );
-      run();
+        expect(r.status).toBe(0);
+        return r.stderr;
+      };
+      expect(run()).toBe('no standby dumped it: dumping the primary through orders\n');
       const dumps = () => fs.readdirSync(dir).filter((f) => f.endsWith('.sql'));
       expect(dumps()).toHaveLength(1);
       expect(fs.readFileSync(path.join(dir, dumps()[0] ?? ''), 'utf8')).toBe('-- dump of orders.shop.svc\n');
       fs.writeFileSync(path.join(dir, 'standby-up'), '');
       for (const f of dumps()) fs.rmSync(path.join(dir, f));
-      run();
+      expect(run()).toBe('dumped from a standby through orders-ro\n');
       expect(fs.readFileSync(path.join(dir, dumps()[0] ?? ''), 'utf8')).toBe('-- dump of orders-ro.shop.svc\n');
       expect(fs.readFileSync(path.join(dir, 'asked'), 'utf8').trim().split('\n')).toEqual([
         'orders-ro.shop.svc',
