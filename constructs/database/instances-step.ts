@@ -26,7 +26,7 @@ import {
   designatedPrimary,
   type InstanceObservation,
   type InstancesDecision,
-  INSTANCES_REFRESH_MS,
+  refreshMs,
   observedDatabaseFacts,
   SWITCHOVER_ANNOTATION,
 } from './instances';
@@ -152,7 +152,8 @@ export async function databaseInstancesStep(
   if (db.spec.type !== 'postgresql' || members <= 1) return { facts: { primary: designated } };
   const secret = await context.getOwn(BuiltinTypes.Secret, names.replication);
   const password = secret.state === 'own' ? replicationPassword(secret.object) : undefined;
-  if (!password) return { facts: observedDatabaseFacts(db, children), requeueAfterMs: INSTANCES_REFRESH_MS };
+  if (!password)
+    return { facts: observedDatabaseFacts(db, children), requeueAfterMs: refreshMs(db.spec.failoverDelay * 1000) };
   const connection = { password, tls: servesTlsBySpec(db.spec), signal: context.signal };
   const host = instanceHost(db);
   const observations = await observeInstances(name, members, podsOf(context, sts), (pod) =>
@@ -160,7 +161,11 @@ export async function databaseInstancesStep(
   );
   const unanswered = outOfReach(observations);
   if (unanswered)
-    return { facts: observedDatabaseFacts(db, children), outOfReach: unanswered, requeueAfterMs: INSTANCES_REFRESH_MS };
+    return {
+      facts: observedDatabaseFacts(db, children),
+      outOfReach: unanswered,
+      requeueAfterMs: refreshMs(db.spec.failoverDelay * 1000),
+    };
   const config = children.of(BuiltinTypes.ConfigMap, names.config);
   const decision = decideInstances({
     database: name,

@@ -77,8 +77,17 @@ export interface InstancesInput {
   readonly now: Date;
 }
 
-/** How often the instances are asked again while all is well: their positions in the status. */
+/** How often the instances are asked again while all is well, at most: their positions in the status. */
 export const INSTANCES_REFRESH_MS = 30_000;
+
+/**
+ * How often the instances are asked while all is well: half the failover delay, between 2 and 30
+ * s. A server that hangs changes nothing the operator watches (its pod may even stay Ready), so
+ * asking is how it is seen: a failover comes within about 1.5 failover delays of the hang.
+ */
+export function refreshMs(failoverDelayMs: number): number {
+  return Math.min(INSTANCES_REFRESH_MS, Math.max(2000, Math.round(failoverDelayMs / 2)));
+}
 
 /** An LSN (`X/Y`, hexadecimal) as a number of bytes. */
 export function lsnBytes(lsn: string): bigint {
@@ -144,6 +153,9 @@ function startSwitchover(input: InstancesInput, primary: string): InstancesDecis
 /** A ready standby of the spec's instances, at most `SWITCHOVER_MAX_LAG` behind the primary's `at`. */
 function isCaughtUpStandby(input: InstancesInput, o: InstanceObservation, at: InstanceAnswer): boolean {
   if (!o.ready || o.answer?.standby !== true || ordinalOf(input.database, o.name) >= input.count) return false;
+  // On another timeline it does not follow this primary (it forked before, or has not switched yet):
+  // promoted, it would fork a timeline the others cannot follow.
+  if ((o.answer.timeline ?? 0) !== (at.timeline ?? 0)) return false;
   return lsnBytes(at.lsn) - lsnBytes(o.answer.replayed ?? o.answer.lsn) <= SWITCHOVER_MAX_LAG;
 }
 
@@ -162,12 +174,16 @@ function finishSwitchover(input: InstancesInput, primary: string): InstancesDeci
   };
 }
 
-/** The ready standby of the spec's instances that has received the most WAL (the lowest ordinal among equals). */
+/** The ready standby of the spec's instances on the latest timeline that has received the most WAL (the lowest ordinal among equals). */
 function mostAdvancedStandby(input: InstancesInput): InstanceObservation | undefined {
   const candidates = input.observations.filter(
     (o) => o.ready && o.answer?.standby === true && ordinalOf(input.database, o.name) < input.count,
   );
+  // The latest timeline first (one still on an earlier one has not followed the last promotion),
+  // then the most WAL received.
   candidates.sort((a, b) => {
+    const later = (b.answer?.timeline ?? 0) - (a.answer?.timeline ?? 0);
+    if (later !== 0) return later;
     const ahead = lsnBytes(b.answer?.lsn ?? '0/0') - lsnBytes(a.answer?.lsn ?? '0/0');
     return ahead !== 0n ? (ahead > 0n ? 1 : -1) : ordinalOf(input.database, a.name) - ordinalOf(input.database, b.name);
   });
@@ -205,20 +221,21 @@ function failover(
   input: InstancesInput,
   primary: string,
 ): { readonly promote?: InstancesDecision['promote']; readonly held?: string; readonly requeueAfterMs: number } {
+  const refresh = refreshMs(input.failoverDelayMs);
   const current = input.observations.find((o) => o.name === primary);
   // A primary that answers as one is alive, only not ready: promoting another would make two. One
   // whose pod is ready but that answers nothing while standbys do has hung (its probe with it).
   const alive = current?.answer?.standby === false || (current?.ready === true && current.answer !== undefined);
-  if (alive || !input.unavailableSince) return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  if (alive || !input.unavailableSince) return { requeueAfterMs: refresh };
   const waited = input.now.getTime() - input.unavailableSince.getTime();
   if (waited < input.failoverDelayMs)
-    return { requeueAfterMs: Math.min(INSTANCES_REFRESH_MS, input.failoverDelayMs - waited + 100) };
+    return { requeueAfterMs: Math.min(refresh, input.failoverDelayMs - waited + 100) };
   const standby = mostAdvancedStandby(input);
-  if (!standby) return { requeueAfterMs: INSTANCES_REFRESH_MS };
+  if (!standby) return { requeueAfterMs: refresh };
   const held = acknowledgedWritesUnsure(input, primary, standby);
   if (held) return { held, requeueAfterMs: FAILOVER_HELD_RECHECK_MS };
   const reason = `the primary ${primary} has not been ready for ${String(Math.round(waited / 1000))} s; ${standby.name} has received the most WAL (${standby.answer?.lsn ?? ''})`;
-  return { promote: { name: standby.name, reason, by: 'failover' }, requeueAfterMs: INSTANCES_REFRESH_MS };
+  return { promote: { name: standby.name, reason, by: 'failover' }, requeueAfterMs: refresh };
 }
 
 /**

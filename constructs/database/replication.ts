@@ -153,7 +153,9 @@ export interface StartScriptProps {
  * cannot be rewound stops the start, saying so.
  */
 export function startScript(p: StartScriptProps): string {
-  const source = `host=${p.primaryService} port=5432 user=${REPLICATION_USER} passfile=${PASSFILE} ${p.tls}`;
+  // connect_timeout: a primary that hangs accepts the connection and answers nothing; a standby
+  // gives up on it and tries <name>-rw again, which names the new primary after a failover.
+  const source = `host=${p.primaryService} port=5432 user=${REPLICATION_USER} passfile=${PASSFILE} connect_timeout=5 ${p.tls}`;
   const sql = replicationRoleSql('$password').join('\n\n');
   return `# Written by the Database operator (ConfigMap <name>-config): how this instance starts.
 set -eu

@@ -237,7 +237,9 @@ interface Instance {
         `[database failover] ${hung} frozen: ${promoted} promoted ${failedOverAfter.toFixed(1)} s after (failoverDelay 10 s); writes through ${db}-rw refused for ${String(outage?.toFixed(1))} s\n`,
       );
       expect(failedOverAfter).toBeLessThan(10 + 30);
-      expect(outage).toBeDefined();
+      // Writes came back before the writer gave up (if not: its last beats, and the cluster).
+      if (outage === undefined)
+        throw new Error(`no write acknowledged after the refusals: ${JSON.stringify(beats.slice(-5))}\n${explain()}`);
     } finally {
       task('resume');
     }
@@ -276,9 +278,12 @@ interface Instance {
     );
     expect(outage).toBeLessThan(10);
     expect(database().status).toMatchObject({ primary: to, lastSwitchover: to });
-    // Every write the writer saw acknowledged is there.
-    const acknowledged = beats.filter((b) => b.ok).length;
-    expect(Number((await psql(`${db}-rw`, 'SELECT count(*) FROM beats')).trim())).toBe(acknowledged);
+    // Every write the writer saw acknowledged is there. (Not only those: a commit waiting on its
+    // synchronous standby when the former primary stopped is kept without its client hearing so.)
+    const kept = new Set((await psql(`${db}-rw`, 'SELECT n FROM beats')).trim().split('\n').map(Number));
+    const acknowledged = beats.filter((b) => b.ok);
+    expect(acknowledged.length).toBeGreaterThan(25);
+    expect(acknowledged.filter((b) => !kept.has(b.n)).map((b) => b.n)).toEqual([]);
     const list = await replicated('the former primary back as a standby', to);
     expect(list.find((i) => i.name === from)).toMatchObject({ role: 'standby', ready: true });
     const reasons = getJson(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${db}`]).items.map(

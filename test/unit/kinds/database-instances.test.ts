@@ -11,6 +11,7 @@ import {
   type InstanceObservation,
   type InstancesInput,
   lsnBytes,
+  refreshMs,
 } from '../../../constructs/database/instances';
 import type { InstanceAnswer } from '../../../constructs/database/instance-queries';
 import { databaseResource } from '../../support/data-resources';
@@ -68,7 +69,7 @@ describe('the instances of a replicated Database', () => {
       { name: 'orders-1', role: 'standby', ready: true, lsn: '0/3000100', lagBytes: 0x100, timeline: 1 },
       { name: 'orders-2', role: 'unknown', ready: false },
     ]);
-    expect(d.requeueAfterMs).toBe(30_000);
+    expect(d.requeueAfterMs).toBe(15_000);
   });
 
   test('the primary gone for less than failoverDelay: no promotion, looked at again when the delay ends', () => {
@@ -123,6 +124,26 @@ describe('the instances of a replicated Database', () => {
       ),
     );
     expect(d.promote?.name).toBe('orders-2');
+  });
+
+  test('asked again at half the failover delay while all is well (between 2 and 30 s): a hung server changes nothing watched', () => {
+    expect([0, 3_000, 10_000, 30_000, 60_000, 3_600_000].map(refreshMs)).toEqual([
+      2000, 2000, 5000, 15_000, 30_000, 30_000,
+    ]);
+  });
+
+  test('a standby still on an earlier timeline (it has not followed the last promotion) is promoted only when none on the latest is ready, whatever WAL it holds', () => {
+    const d = decideInstances(
+      input(
+        [
+          instance('orders-0', false),
+          instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 3)),
+          instance('orders-2', true, standbyAnswer('0/3000200', '0/3000200', 2)),
+        ],
+        { unavailableSince: secondsAgo(31) },
+      ),
+    );
+    expect(d.promote?.name).toBe('orders-1');
   });
 
   test('a primary that answers as one is alive, only not ready: never a second primary', () => {
@@ -285,9 +306,9 @@ describe('a pod template change rolled: the standbys first, one at a time, then 
       at(instance('orders-1', true, standbyAnswer('0/3000100')), 'new'),
       at(instance('orders-2', true, standbyAnswer('0/3000100')), 'new'),
     ];
-    expect(roll(updated)).toMatchObject({ fence: [], requeueAfterMs: 30_000 });
+    expect(roll(updated)).toMatchObject({ fence: [], requeueAfterMs: 15_000 });
     const outdated = updated.map((o) => at(o, 'old'));
-    expect(roll(outdated, { updateRevision: undefined })).toMatchObject({ fence: [], requeueAfterMs: 30_000 });
+    expect(roll(outdated, { updateRevision: undefined })).toMatchObject({ fence: [], requeueAfterMs: 15_000 });
     const lost = [at(instance('orders-0', false), 'old'), ...outdated.slice(1)];
     const d = roll(lost, { unavailableSince: secondsAgo(31) });
     expect(d.promote?.name).toBe('orders-1');
@@ -343,7 +364,7 @@ describe('a planned switchover, a step per reconcile', () => {
     });
   });
 
-  test('never to a standby more than 16 MiB behind, one not ready, or one beyond the instances asked', () => {
+  test('never to a standby more than 16 MiB behind, one not ready, one on another timeline than the primary, or one beyond the instances asked', () => {
     const behind = healthy();
     behind[1] = instance('orders-1', true, standbyAnswer('0/3000100', '0/0'));
     expect(decideInstances(input(behind, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
@@ -351,6 +372,14 @@ describe('a planned switchover, a step per reconcile', () => {
     notReady[1] = instance('orders-1', false, standbyAnswer('0/3000100'));
     expect(decideInstances(input(notReady, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
     expect(decideInstances(input(healthy(), { switchoverTo: 'orders-2', count: 2 })).switchover).toBeUndefined();
+    // Level with the primary, but on the timeline before its promotion: it does not follow it.
+    const forked = [
+      instance('orders-0', true, primaryAnswer('0/3000100', 2)),
+      instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 1)),
+      instance('orders-2', true, standbyAnswer('0/3000100', '0/3000100', 2)),
+    ];
+    expect(decideInstances(input(forked, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
+    expect(decideInstances(input(forked, { switchoverTo: 'orders-2' })).switchover?.to).toBe('orders-2');
   });
 
   test('a scale-down below the primary: switched over to the most advanced standby that stays', () => {
