@@ -231,6 +231,10 @@ describe('EtcdCluster resources', () => {
     // /livez answers 200 while the member's process serves, quorum or not (etcd >= 3.5.11).
     expect(current.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'metrics' });
     expect(current.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    // Asked from the start and every 2 s: a member restarted one at a time (a rotation, an
+    // upgrade) takes traffic, and lets the next one go, within about a second of being ready.
+    expect(current.readinessProbe).toMatchObject({ periodSeconds: 2 });
+    expect(current.readinessProbe.initialDelaySeconds ?? 0).toBe(0);
     expect(member('3.6.16').livenessProbe.httpGet.path).toBe('/livez');
     // Before /livez: the member's own health, not the quorum's (serializable: no consensus read).
     const older = member('3.5.9');
