@@ -15,8 +15,13 @@ export interface InstanceAnswer {
   readonly lsn: string;
   /** A standby's position replayed. */
   readonly replayed?: string;
-  /** The timeline it writes (a primary) or receives (a standby). */
+  /**
+   * The timeline it writes (a primary) or receives (a standby); a standby not streaming reports its
+   * last restartpoint's, which may be an earlier one than the WAL it holds.
+   */
   readonly timeline?: number;
+  /** A standby's WAL receiver is streaming from a primary now (its timeline is then the one it receives). */
+  readonly streaming?: boolean;
 }
 
 /** How the operator reaches the instances. */
@@ -37,7 +42,8 @@ SELECT pg_is_in_recovery() AS standby,
   pg_last_wal_replay_lsn()::text AS replayed,
   CASE WHEN pg_is_in_recovery()
     THEN coalesce((SELECT received_tli FROM pg_stat_wal_receiver), (SELECT timeline_id FROM pg_control_checkpoint()))
-    ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline`;
+    ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline,
+  pg_is_in_recovery() AND EXISTS (SELECT FROM pg_stat_wal_receiver WHERE status = 'streaming') AS streaming`;
 
 /** Runs `work` over a connection to `host`, closed after (and on the stop signal). */
 async function withClient<T>(host: string, c: InstanceConnection, work: (client: Client) => Promise<T>): Promise<T> {
@@ -75,6 +81,7 @@ export function askInstance(host: string, c: InstanceConnection): Promise<Instan
       lsn: string;
       replayed: string | null;
       timeline: number | null;
+      streaming: boolean;
     }>(ASK_INSTANCE);
     const row = rows[0];
     if (!row) throw new Error(`${host} answered no row`);
@@ -83,6 +90,7 @@ export function askInstance(host: string, c: InstanceConnection): Promise<Instan
       lsn: row.lsn,
       ...(row.replayed ? { replayed: row.replayed } : {}),
       ...(row.timeline ? { timeline: row.timeline } : {}),
+      ...(row.standby ? { streaming: row.streaming } : {}),
     };
   });
 }

@@ -153,9 +153,10 @@ function startSwitchover(input: InstancesInput, primary: string): InstancesDecis
 /** A ready standby of the spec's instances, at most `SWITCHOVER_MAX_LAG` behind the primary's `at`. */
 function isCaughtUpStandby(input: InstancesInput, o: InstanceObservation, at: InstanceAnswer): boolean {
   if (!o.ready || o.answer?.standby !== true || ordinalOf(input.database, o.name) >= input.count) return false;
-  // On another timeline it does not follow this primary (it forked before, or has not switched yet):
-  // promoted, it would fork a timeline the others cannot follow.
-  if ((o.answer.timeline ?? 0) !== (at.timeline ?? 0)) return false;
+  // Streaming from this primary, on its timeline: one that is not (cut off, or left on an earlier
+  // timeline it cannot leave) may hold WAL the primary never had, and promoted it would fork a
+  // timeline the others cannot follow.
+  if (o.answer.streaming !== true || (o.answer.timeline ?? 0) !== (at.timeline ?? 0)) return false;
   return lsnBytes(at.lsn) - lsnBytes(o.answer.replayed ?? o.answer.lsn) <= SWITCHOVER_MAX_LAG;
 }
 
@@ -174,16 +175,14 @@ function finishSwitchover(input: InstancesInput, primary: string): InstancesDeci
   };
 }
 
-/** The ready standby of the spec's instances on the latest timeline that has received the most WAL (the lowest ordinal among equals). */
+/** The ready standby of the spec's instances that has received the most WAL (the lowest ordinal among equals). */
 function mostAdvancedStandby(input: InstancesInput): InstanceObservation | undefined {
   const candidates = input.observations.filter(
     (o) => o.ready && o.answer?.standby === true && ordinalOf(input.database, o.name) < input.count,
   );
-  // The latest timeline first (one still on an earlier one has not followed the last promotion),
-  // then the most WAL received.
+  // By WAL received alone: cut off from a primary that hangs, standbys report the timeline of
+  // their last restartpoint, which says nothing of the WAL they hold.
   candidates.sort((a, b) => {
-    const later = (b.answer?.timeline ?? 0) - (a.answer?.timeline ?? 0);
-    if (later !== 0) return later;
     const ahead = lsnBytes(b.answer?.lsn ?? '0/0') - lsnBytes(a.answer?.lsn ?? '0/0');
     return ahead !== 0n ? (ahead > 0n ? 1 : -1) : ordinalOf(input.database, a.name) - ordinalOf(input.database, b.name);
   });

@@ -18,11 +18,12 @@ import { databaseResource } from '../../support/data-resources';
 
 const pod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` } });
 const primaryAnswer = (lsn: string, timeline = 1): InstanceAnswer => ({ standby: false, lsn, timeline });
-const standbyAnswer = (lsn: string, replayed = lsn, timeline = 1): InstanceAnswer => ({
+const standbyAnswer = (lsn: string, replayed = lsn, timeline = 1, streaming = true): InstanceAnswer => ({
   standby: true,
   lsn,
   replayed,
   timeline,
+  streaming,
 });
 const instance = (name: string, ready: boolean, answer?: InstanceAnswer): InstanceObservation => ({
   name,
@@ -132,18 +133,18 @@ describe('the instances of a replicated Database', () => {
     ]);
   });
 
-  test('a standby still on an earlier timeline (it has not followed the last promotion) is promoted only when none on the latest is ready, whatever WAL it holds', () => {
+  test("the standby with the most WAL is promoted whatever timeline it reports: cut off from a primary that hung, a standby reports its last restartpoint's", () => {
     const d = decideInstances(
       input(
         [
           instance('orders-0', false),
-          instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 3)),
-          instance('orders-2', true, standbyAnswer('0/3000200', '0/3000200', 2)),
+          instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 2, false)),
+          instance('orders-2', true, standbyAnswer('0/3000200', '0/3000200', 1, false)),
         ],
         { unavailableSince: secondsAgo(31) },
       ),
     );
-    expect(d.promote?.name).toBe('orders-1');
+    expect(d.promote?.name).toBe('orders-2');
   });
 
   test('a primary that answers as one is alive, only not ready: never a second primary', () => {
@@ -364,7 +365,7 @@ describe('a planned switchover, a step per reconcile', () => {
     });
   });
 
-  test('never to a standby more than 16 MiB behind, one not ready, one on another timeline than the primary, or one beyond the instances asked', () => {
+  test('never to a standby more than 16 MiB behind, one not ready, one not streaming from the primary on its timeline, or one beyond the instances asked', () => {
     const behind = healthy();
     behind[1] = instance('orders-1', true, standbyAnswer('0/3000100', '0/0'));
     expect(decideInstances(input(behind, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
@@ -380,6 +381,10 @@ describe('a planned switchover, a step per reconcile', () => {
     ];
     expect(decideInstances(input(forked, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
     expect(decideInstances(input(forked, { switchoverTo: 'orders-2' })).switchover?.to).toBe('orders-2');
+    // Not streaming now (restarted, or cut off): not until it streams from the primary again.
+    const cutOff = healthy();
+    cutOff[1] = instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 1, false));
+    expect(decideInstances(input(cutOff, { switchoverTo: 'orders-1' })).switchover).toBeUndefined();
   });
 
   test('a scale-down below the primary: switched over to the most advanced standby that stays', () => {
