@@ -32,6 +32,36 @@ import {
 } from './instances';
 import { servesTlsBySpec } from './postgres-server';
 import { PRIMARY_KEY, replicationPassword } from './replication';
+import { NotStreamingClock } from './stuck-standbys';
+
+/** Since when the primary has served, by the status's `Available` condition. */
+function servingSince(db: Database): Date | undefined {
+  const available = findCondition(db.status?.conditions, 'Available');
+  if (available?.status !== 'True') return undefined;
+  const since = Date.parse(available.lastTransitionTime);
+  return Number.isNaN(since) ? undefined : new Date(since);
+}
+
+/** When each standby was first seen not streaming, by this operator process. */
+const notStreaming = new NotStreamingClock();
+
+/** The observations with, for each standby not streaming, since when the operator has seen it so. */
+function withNotStreamingSince(
+  database: string,
+  observations: readonly InstanceObservation[],
+  now: Date,
+): InstanceObservation[] {
+  const standbys = observations.flatMap((o) =>
+    o.answer?.standby === true && o.pod?.metadata.uid
+      ? [{ uid: o.pod.metadata.uid, streaming: o.answer.streaming !== false }]
+      : [],
+  );
+  const since = notStreaming.observe(database, standbys, now);
+  return observations.map((o) => {
+    const at = o.pod?.metadata.uid ? since(o.pod.metadata.uid) : undefined;
+    return at ? { ...o, notStreamingSince: at } : o;
+  });
+}
 
 /** Since when the primary has been unavailable, by the status's `Available` condition. */
 function unavailableSince(db: Database): Date | undefined {
@@ -167,18 +197,20 @@ export async function databaseInstancesStep(
       requeueAfterMs: refreshMs(db.spec.failoverDelay * 1000),
     };
   const config = children.of(BuiltinTypes.ConfigMap, names.config);
+  const now = new Date();
   const decision = decideInstances({
     database: name,
     designated,
     count: instanceCount(db.spec),
-    observations,
+    observations: withNotStreamingSince(`${db.metadata.namespace ?? ''}/${name}`, observations, now),
     configuredPrimary: config?.data?.[PRIMARY_KEY],
     unavailableSince: unavailableSince(db),
     switchoverTo: switchoverAsked(db),
     failoverDelayMs: db.spec.failoverDelay * 1000,
     synchronous: synchronousCount(db.spec),
     updateRevision: settledRevision(sts),
-    now: new Date(),
+    servingSince: servingSince(db),
+    now,
   });
   const { promote } = decision;
   if (promote)

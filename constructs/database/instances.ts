@@ -12,6 +12,7 @@ import { databaseNames } from './database-resources';
 import { PRIMARY_KEY } from './replication';
 import { instanceOrdinal, instancePod, ROLE_LABEL, STANDBY_ROLE } from './instance-names';
 import type { InstanceAnswer } from './instance-queries';
+import { stuckStandby } from './stuck-standbys';
 
 /** One instance as the status shows it. */
 export type InstanceStatus = NonNullable<DatabaseStatus['instances']>[number];
@@ -37,6 +38,8 @@ export interface InstanceObservation {
   readonly answer?: InstanceAnswer;
   /** Its pod is being deleted: a former primary shutting down still sends its last WAL. */
   readonly terminating?: boolean;
+  /** A standby not streaming: since when the operator has seen it so. */
+  readonly notStreamingSince?: Date;
 }
 
 /** What to do about the instances. */
@@ -70,6 +73,8 @@ export interface InstancesInput {
   /** The instance a switchover is asked to (the annotation, not yet acted on). */
   readonly switchoverTo?: string;
   readonly failoverDelayMs: number;
+  /** Since when the primary has served (`Available` true): a standby made before it and not streaming since is restarted. */
+  readonly servingSince?: Date;
   /** The StatefulSet's pod template revision (its `updateRevision`): instances on another are rolled to it. */
   readonly updateRevision?: string;
   /** How many standbys acknowledge each commit (`synchronousStandbys`): a failover then never loses one. @default 0 */
@@ -348,7 +353,9 @@ function steps(input: InstancesInput, current: string) {
   // Rolled only while nothing else runs: no failover due, no switchover midway.
   const rolled = failed.held || !running ? {} : rollout(input, current);
   const switchover = startSwitchover(input, current) ?? rolled.switchover;
-  return { failed, switchover, restart: switchover ? undefined : rolled.restart };
+  if (switchover) return { failed, switchover };
+  const stuck = running ? stuckStandby({ ...input, primary: current }) : undefined;
+  return { failed, restart: rolled.restart ?? stuck };
 }
 
 /** The decision over the instances as observed. Pure. */

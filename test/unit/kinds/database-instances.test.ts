@@ -14,6 +14,7 @@ import {
   refreshMs,
 } from '../../../constructs/database/instances';
 import type { InstanceAnswer } from '../../../constructs/database/instance-queries';
+import { NotStreamingClock } from '../../../constructs/database/stuck-standbys';
 import { databaseResource } from '../../support/data-resources';
 
 const pod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` } });
@@ -242,6 +243,55 @@ describe('a failover with synchronous standbys loses no acknowledged commit', ()
     expect(
       lost([instance('orders-1', true, standbyAnswer('0/3000100')), instance('orders-2', false)], 2).promote?.name,
     ).toBe('orders-1');
+  });
+});
+
+describe('a standby left behind by a failover (its WAL receiver hanging on the former primary) is restarted, once', () => {
+  const madeAt = (o: InstanceObservation, iso: string, notStreamingSince?: Date): InstanceObservation => ({
+    ...o,
+    pod: { ...pod(o.name), metadata: { ...pod(o.name).metadata, creationTimestamp: iso } },
+    ...(notStreamingSince ? { notStreamingSince } : {}),
+  });
+  const servingSince = secondsAgo(60);
+  const before = new Date(NOW.getTime() - 600_000).toISOString();
+  const primary = madeAt(instance('orders-0', true, primaryAnswer('0/3000100', 3)), before);
+  const stuck = (made: string, since: Date) =>
+    madeAt(instance('orders-2', true, standbyAnswer('0/3000000', '0/3000000', 2, false)), made, since);
+  const streaming = madeAt(instance('orders-1', true, standbyAnswer('0/3000100', '0/3000100', 3)), before);
+
+  test('not streaming for 20 s from a primary that serves, its pod made before the primary began serving: restarted', () => {
+    const d = decideInstances(input([primary, streaming, stuck(before, secondsAgo(25))], { servingSince }));
+    expect(d.fence).toEqual([
+      {
+        name: 'orders-2',
+        uid: 'uid-orders-2',
+        reason:
+          'it has not streamed from the primary orders-0 for 25 s (its WAL receiver may hang on a former primary): restarted, to connect to the primary again',
+      },
+    ]);
+  });
+
+  test('not for a shorter while, nor a pod made since the primary began serving (restarted already), nor with no primary serving', () => {
+    expect(decideInstances(input([primary, streaming, stuck(before, secondsAgo(10))], { servingSince })).fence).toEqual(
+      [],
+    );
+    const since = new Date(NOW.getTime() - 30_000).toISOString();
+    expect(decideInstances(input([primary, streaming, stuck(since, secondsAgo(25))], { servingSince })).fence).toEqual(
+      [],
+    );
+    expect(decideInstances(input([primary, streaming, stuck(before, secondsAgo(25))])).fence).toEqual([]);
+  });
+
+  test("the operator's clock: a standby's first moment not streaming is kept until it streams or goes", () => {
+    const clock = new NotStreamingClock();
+    const t0 = new Date('2026-12-06T12:00:00Z');
+    const t1 = new Date('2026-12-06T12:00:10Z');
+    expect(clock.observe('shop/orders', [{ uid: 'a', streaming: false }], t0)('a')).toEqual(t0);
+    expect(clock.observe('shop/orders', [{ uid: 'a', streaming: false }], t1)('a')).toEqual(t0);
+    expect(clock.observe('shop/orders', [{ uid: 'a', streaming: true }], t1)('a')).toBeUndefined();
+    expect(clock.observe('shop/orders', [{ uid: 'a', streaming: false }], t1)('a')).toEqual(t1);
+    // Another Database's standbys are its own.
+    expect(clock.observe('shop/other', [{ uid: 'a', streaming: false }], t1)('a')).toEqual(t1);
   });
 });
 
