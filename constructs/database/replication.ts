@@ -153,8 +153,10 @@ export interface StartScriptProps {
  * cannot be rewound stops the start, saying so.
  */
 export function startScript(p: StartScriptProps): string {
-  // connect_timeout: a primary that hangs accepts the connection and answers nothing; a standby
-  // gives up on it and tries <name>-rw again, which names the new primary after a failover.
+  // connect_timeout: a primary that hangs accepts a connection and answers nothing — the clone,
+  // the rewind and its checkpoint wait give up on it and fail (the start is tried again). The WAL
+  // receiver applies no connect timeout of its own: a standby whose receiver hangs so is restarted
+  // by the operator (stuck-standbys.ts).
   const source = `host=${p.primaryService} port=5432 user=${REPLICATION_USER} passfile=${PASSFILE} connect_timeout=5 ${p.tls}`;
   const sql = replicationRoleSql('$password').join('\n\n');
   return `# Written by the Database operator (ConfigMap <name>-config): how this instance starts.
