@@ -8,6 +8,7 @@ import { databaseController, desiredDatabaseStatus } from '../../../constructs/d
 import { databaseInstancesStep } from '../../../constructs/database/instances-step';
 import {
   decideInstances,
+  type DatabaseFacts,
   type InstanceObservation,
   type InstancesInput,
   lsnBytes,
@@ -462,6 +463,22 @@ describe('a replicated Database rendered and judged', () => {
   const find = (list: any[], kind: string, name: string) =>
     list.find((o) => o.kind === kind && o.metadata.name === name);
 
+  /** The status a Database that was Available gets, its StatefulSet with `readyReplicas` and its instances as found. */
+  const statusOnceAvailable = (readyReplicas: number, instances: DatabaseFacts) =>
+    desiredDatabaseStatus(
+      three({ primary: 'orders-0', conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }] }),
+      {
+        hasCredentials: true,
+        statefulSet: {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          metadata: { name: 'orders' },
+          status: { readyReplicas },
+        },
+        instances,
+      },
+    );
+
   test('three instances: a StatefulSet of 3 started by the start script, updated only as the operator restarts its pods, a disruption budget of one, the first instance the primary', () => {
     const list = objects(three());
     const sts = find(list, 'StatefulSet', 'orders');
@@ -560,26 +577,13 @@ describe('a replicated Database rendered and judged', () => {
   });
 
   test('Available: a primary whose pod is ready but that did not answer the operator is not available (a hung server keeps its pod Ready)', () => {
-    const db = three({
+    const status = statusOnceAvailable(3, {
       primary: 'orders-0',
-      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
-    });
-    const status = desiredDatabaseStatus(db, {
-      hasCredentials: true,
-      statefulSet: {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: 'orders' },
-        status: { readyReplicas: 3 },
-      },
-      instances: {
-        primary: 'orders-0',
-        instances: [
-          { name: 'orders-0', role: 'unknown', ready: true },
-          { name: 'orders-1', role: 'standby', ready: true },
-          { name: 'orders-2', role: 'standby', ready: true },
-        ],
-      },
+      instances: [
+        { name: 'orders-0', role: 'unknown', ready: true },
+        { name: 'orders-1', role: 'standby', ready: true },
+        { name: 'orders-2', role: 'standby', ready: true },
+      ],
     });
     expect(status.conditions?.find((c) => c.type === 'Available')).toMatchObject({
       status: 'False',
@@ -588,23 +592,10 @@ describe('a replicated Database rendered and judged', () => {
   });
 
   test('a failover held for a synchronous standby says why in Available', () => {
-    const db = three({
+    const status = statusOnceAvailable(1, {
       primary: 'orders-0',
-      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
-    });
-    const status = desiredDatabaseStatus(db, {
-      hasCredentials: true,
-      statefulSet: {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: 'orders' },
-        status: { readyReplicas: 1 },
-      },
-      instances: {
-        primary: 'orders-0',
-        instances: [{ name: 'orders-0', role: 'unknown', ready: false }],
-        failoverHeld: 'orders-2 has received more WAL',
-      },
+      instances: [{ name: 'orders-0', role: 'unknown', ready: false }],
+      failoverHeld: 'orders-2 has received more WAL',
     });
     expect(status.conditions?.find((c) => c.type === 'Available')?.message).toBe(
       'the primary orders-0 was ready and is not ready now: writes are refused until it is back or, after 30 s, a standby is promoted; the failover waits: orders-2 has received more WAL',
@@ -612,26 +603,13 @@ describe('a replicated Database rendered and judged', () => {
   });
 
   test('Available follows the primary: standbys ready while it is not is ServerUnavailable, with when a standby is promoted', () => {
-    const db = three({
+    const status = statusOnceAvailable(2, {
       primary: 'orders-0',
-      conditions: [{ type: 'Available', status: 'True', reason: 'ServerReady' }],
-    });
-    const status = desiredDatabaseStatus(db, {
-      hasCredentials: true,
-      statefulSet: {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: 'orders' },
-        status: { readyReplicas: 2 },
-      },
-      instances: {
-        primary: 'orders-0',
-        instances: [
-          { name: 'orders-0', role: 'unknown', ready: false },
-          { name: 'orders-1', role: 'standby', ready: true },
-          { name: 'orders-2', role: 'standby', ready: true },
-        ],
-      },
+      instances: [
+        { name: 'orders-0', role: 'unknown', ready: false },
+        { name: 'orders-1', role: 'standby', ready: true },
+        { name: 'orders-2', role: 'standby', ready: true },
+      ],
     });
     expect(status.phase).toBe('Unavailable');
     expect(status.conditions?.find((c) => c.type === 'Available')).toMatchObject({
