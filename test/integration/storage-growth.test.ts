@@ -85,7 +85,11 @@ function claims(name: string): Record<string, { asks: string; has?: string; uid:
 function podUids(name: string): Record<string, string> {
   const pods = getJson(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${name}`]).items;
   return Object.fromEntries(
-    pods.filter((p: any) => /-\d+$/.test(p.metadata.name)).map((p: any) => [p.metadata.name, p.metadata.uid]),
+    // The StatefulSet's pods, by their owner: a name ending in digits is no test — a ReplicaSet's
+    // pod's random suffix can be all digits (a CI run's gateway pod was grows-gateway-bdfddf49b-74994).
+    pods
+      .filter((p: any) => p.metadata.ownerReferences?.some((r: any) => r.kind === 'StatefulSet' && r.controller))
+      .map((p: any) => [p.metadata.name, p.metadata.uid]),
   );
 }
 
