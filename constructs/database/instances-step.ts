@@ -34,13 +34,16 @@ import { servesTlsBySpec } from './postgres-server';
 import { PRIMARY_KEY, replicationPassword } from './replication';
 import { NotStreamingClock } from './stuck-standbys';
 
-/** Since when the primary has served, by the status's `Available` condition. */
-function servingSince(db: Database): Date | undefined {
+/** When `Available` last changed, if it is now as `now` says. */
+function availableSince(db: Database, now: (c: { status: string; reason?: string }) => boolean): Date | undefined {
   const available = findCondition(db.status?.conditions, 'Available');
-  if (available?.status !== 'True') return undefined;
+  if (!available || !now(available)) return undefined;
   const since = Date.parse(available.lastTransitionTime);
   return Number.isNaN(since) ? undefined : new Date(since);
 }
+
+/** Since when the primary has served, by the status's `Available` condition. */
+const servingSince = (db: Database) => availableSince(db, (c) => c.status === 'True');
 
 /** When each standby was first seen not streaming, by this operator process. */
 const notStreaming = new NotStreamingClock();
@@ -64,12 +67,8 @@ function withNotStreamingSince(
 }
 
 /** Since when the primary has been unavailable, by the status's `Available` condition. */
-function unavailableSince(db: Database): Date | undefined {
-  const available = findCondition(db.status?.conditions, 'Available');
-  if (available?.status !== 'False' || available.reason !== SERVER_UNAVAILABLE) return undefined;
-  const since = Date.parse(available.lastTransitionTime);
-  return Number.isNaN(since) ? undefined : new Date(since);
-}
+const unavailableSince = (db: Database) =>
+  availableSince(db, (c) => c.status === 'False' && c.reason === SERVER_UNAVAILABLE);
 
 /** The Events of a decision's steps: a promotion (a failover's Warning, a switchover's Normal) and a switchover begun. */
 function decisionEvents({ promote, switchover }: InstancesDecision): EventSpec[] {
