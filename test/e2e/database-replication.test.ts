@@ -9,11 +9,9 @@
  * lost — and rejoining once it runs again; then a switchover by the annotation, under a writer.
  */
 import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { commandInPod, databaseWriter, refusedFor } from '../support/pod-script';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
 
 jest.setTimeout(600_000);
@@ -34,7 +32,6 @@ interface Instance {
   const db = 'orders';
 
   beforeAll(() => {
-    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     kubectlOk(['rollout', 'status', 'deployment/database-operator', '-n', 'database-system', '--timeout=120s']);
     ns = createTestNamespace('e2e-db-ha');
   });

@@ -22,7 +22,6 @@ import {
   testKubeconfig,
 } from '../support/kube';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const SYSTEM = 'memcached-system';
 const skip = process.env.OPKIT_E2E_SKIP;
 
@@ -82,7 +81,6 @@ https.get(${JSON.stringify(url)}, { rejectUnauthorized: false, headers: { Author
   let ns: string;
 
   beforeAll(async () => {
-    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     ns = createTestNamespace('e2e-memcached');
     await eventually('the operator pod Ready', () => (operatorPods().some(ready) ? true : undefined), 120_000);
   });

@@ -4,7 +4,7 @@
  * registry on loopback, which holds what the node holds and nothing else; the cluster DNS answers the cluster's names and refuses the rest; the API server's calls go only to loopback and the node's network;
  * and with kube-proxy stopped (its rules gone), a Service IP is dropped here rather than routed
  * out towards whatever has that address on the real network. It stops kube-proxy, so it runs last
- * (test/harness/by-name-sequencer.js puts it there).
+ * and alone (test/harness/e2e-sequencer.js puts it there; it waits for the rest, run-coordination.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,6 +18,7 @@ import { registryLog } from '../../testing/node/registry';
 import { processesNaming } from '../../testing/processes';
 import { createTestNamespace, eventually, getJson, kubectl, kubectlOk } from '../support/kube';
 import { nodeScriptInPod } from '../support/pod-script';
+import { afterEveryOtherFile } from './run-coordination';
 
 const skip = process.env.OPKIT_E2E_SKIP;
 
@@ -111,6 +112,10 @@ function hostDial(host: string, port: number): Promise<string> {
 
 (skip ? describe.skip : describe)("a real node's network stays on this machine", () => {
   let ns: string;
+
+  // Stopping kube-proxy changes the node for every file after this one: it waits until the files
+  // running beside it (two at a time) have all finished — the tier's length at most.
+  beforeAll(() => afterEveryOtherFile(__filename), 40 * 60_000);
 
   beforeAll(() => {
     ns = createTestNamespace('e2e-network');

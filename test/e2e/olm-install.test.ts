@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { realNodeOf } from '../../testing/node/real-node';
 import { runCommand } from '../support/controllers-module';
+import { DIST_CRONTAB_OPERATOR, takeRunLock } from './run-coordination';
 import { createTestNamespace, eventually, getJson, getJsonIfExists, kubectl, kubectlOk } from '../support/kube';
 import {
   OLM_NAMESPACE,
@@ -55,8 +56,9 @@ if (skip) test.todo(`OLM installing the kit's bundles on a real node — skipped
   let nodeName: string;
   /** The replicas of the CronTab operator `kubectl apply -f dist/` installed, set back after. */
   let distReplicas: number | undefined;
+  let releaseDistOperator: (() => void) | undefined;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const { dir: programs, missing } = olmPrograms();
     if (!programs) throw new Error(`OLM's programs: ${missing}`);
     const node = realNodeOf(JSON.parse(process.env.OPKIT_TEST_REAL_NODE ?? '{}'));
@@ -90,7 +92,9 @@ if (skip) test.todo(`OLM installing the kit's bundles on a real node — skipped
       kubectlOk(['rollout', 'status', `deployment/${name}`, '-n', OLM_NAMESPACE, '--timeout=180s']);
 
     // The CronTab operator `kubectl apply -f dist/` installed watches every namespace: it stands
-    // aside, so that what reconciles the sample here is the one OLM installed.
+    // aside, so that what reconciles the sample here is the one OLM installed — once no file
+    // running beside this one needs it (seed-samples' CronTab).
+    releaseDistOperator = await takeRunLock(DIST_CRONTAB_OPERATOR);
     distReplicas = getJsonIfExists(['get', 'deployment', 'crontab-operator', '-n', 'crontab-system'])?.spec?.replicas;
     if (distReplicas !== undefined)
       kubectlOk(['scale', 'deployment', 'crontab-operator', '-n', 'crontab-system', '--replicas=0']);
@@ -111,6 +115,7 @@ if (skip) test.todo(`OLM installing the kit's bundles on a real node — skipped
         'crontab-system',
         `--replicas=${String(distReplicas)}`,
       ]);
+    releaseDistOperator?.();
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 

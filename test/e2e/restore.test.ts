@@ -5,7 +5,6 @@
  * again; a corrupt snapshot and a dump that does not load refused with the reason, nothing
  * started; and the schema refusing a malformed restore source.
  */
-import * as path from 'node:path';
 import {
   createTestNamespace,
   eventually,
@@ -17,7 +16,6 @@ import {
 } from '../support/kube';
 import { commandInPod, etcdctlWithCertificate, psqlAs, psqlThrough, runCronJobNow } from '../support/pod-script';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const skip = process.env.OPKIT_E2E_SKIP;
 
 jest.setTimeout(420_000);
@@ -28,7 +26,6 @@ if (skip) test.todo(`restoring backups on a real node — skipped: ${skip}`);
   let ns: string;
 
   beforeAll(() => {
-    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     ns = createTestNamespace('e2e-restore');
     kubectlOk(['rollout', 'status', 'deployment/etcd-operator', '-n', 'etcd-system', '--timeout=120s']);
     kubectlOk(['rollout', 'status', 'deployment/database-operator', '-n', 'database-system', '--timeout=120s']);

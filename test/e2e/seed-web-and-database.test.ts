@@ -23,7 +23,6 @@ if (skip) test.todo(`the web and database seed samples on a real node — skippe
   let ns: string;
 
   beforeAll(() => {
-    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
     ns = createTestNamespace('e2e-web-db');
   });
 

@@ -7,6 +7,7 @@ import { realNodeUnavailable } from '../../testing/node/real-node';
 import { loadSampleImages } from '../../testing/node/sample-images';
 import { buildImage, deploymentIn, missingContainerTools } from '../support/container';
 import { goTool } from '../support/go-tool';
+import { kubectlOk } from '../support/kube';
 import { provisionHelm } from '../support/helm';
 import { provisionOlm } from '../support/olm-cluster';
 import { killARealNodeRun } from './killed-run';
@@ -31,6 +32,9 @@ export default async function globalSetup(): Promise<void> {
   // kubectl's caches in a directory of the tier's own, removed by the teardown (run-temp-dir.ts).
   process.env.OPKIT_E2E_KUBECTL_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-kubectl-'));
   keepKubectlCacheIn(process.env.OPKIT_E2E_KUBECTL_DIR);
+  // Where the tier's files, two at a time, tell each other what has finished and what is held
+  // (test/e2e/run-coordination.ts); removed by the teardown.
+  process.env.OPKIT_E2E_RUN_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'opkit-e2e-run-'));
   // A run killed outright first: the tier's own start must take back all it left.
   process.env.OPKIT_E2E_KILLED_RUN = JSON.stringify(await killARealNodeRun());
   // Helm, for a release's `upgrade --wait` on the node's workloads (cached: the tiers before built it).
@@ -70,6 +74,15 @@ export default async function globalSetup(): Promise<void> {
   if (cp.workDir) process.env.OPKIT_E2E_WORK_DIR = cp.workDir;
   // For a project's own e2e test run inside this tier: it uses this node (one per machine).
   process.env.OPKIT_TEST_REAL_NODE = JSON.stringify(node.access);
+  // The operators `kubectl apply -f dist/` installs, once for the tier: its files run two at a
+  // time, and one applying them again while another has scaled an operator would fight it. Each
+  // file waits for the rollouts it needs.
+  try {
+    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
   process.stderr.write(
     `[e2e] a real node and its images ready after ${((Date.now() - started) / 1000).toFixed(1)}s (${cp.server})\n`,
   );
