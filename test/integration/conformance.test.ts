@@ -1,8 +1,8 @@
 /**
  * `conformanceTest` (cdk8s-operator-kit/testing) on a control plane of its own (an audit log of
  * its own): the kit's Memcached and a conforming user kind pass every check; a kind that writes
- * after each restart and one whose status feeds its render in a loop fail the check that catches
- * them, saying what they wrote and where to look.
+ * after each restart, one whose status feeds its render in a loop and one whose schema keeps
+ * unknown fields fail the check that catches them, saying what they did and where to look.
  */
 import * as path from 'node:path';
 import type { KubeObject } from '../../constructs/contract';
@@ -32,6 +32,7 @@ let memcachedRun: Promise<ConformanceReport> | undefined;
 let stampedRun: Promise<ConformanceReport>;
 let echoingRun: Promise<ConformanceReport>;
 let scaledRun: Promise<ConformanceReport>;
+let laxRun: Promise<ConformanceReport>;
 /** The kit's own kinds whose examples need no ingress controller or etcd members: by kind. */
 const kitRuns = new Map<string, Promise<ConformanceReport>>();
 const KIT_KINDS = path.join(FIXTURES, 'kit-kinds.ts');
@@ -45,6 +46,7 @@ beforeAll(() => {
     ...greeting('ScaledGreeting'),
     spec: { text: 'hello', memoryPerPod: '64Mi' },
   });
+  laxRun = run(GREETINGS, 'LaxGreeting', { ...greeting('LaxGreeting'), spec: { text: 'hello', volume: 5 } });
   kitRuns.set(
     'CronTab',
     run(KIT_KINDS, 'CronTab', {
@@ -90,7 +92,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   // Every run ends before the plane stops, whatever a test saw.
-  await Promise.allSettled([greetingRun, stampedRun, echoingRun, scaledRun, memcachedRun, ...kitRuns.values()]);
+  await Promise.allSettled([greetingRun, stampedRun, echoingRun, scaledRun, laxRun, memcachedRun, ...kitRuns.values()]);
   await (await cp).stop();
 });
 
@@ -155,4 +157,15 @@ test('a kind whose status feeds its render writes in a loop: the settled check s
 test("a kind with a quantity in a field of a built-in type the API server spells its own way (an autoscaler's target): no write when it is spelled otherwise", async () => {
   const report = await scaledRun;
   expect(report).toMatchObject({ problems: [], notChecked: [expect.stringMatching(/^never-adopts: /)] });
+});
+
+test('a kind whose schema keeps unknown fields takes a misspelt one: the invalid-specs check says which, and every refusal of a value its schema bounds names the field', async () => {
+  const report = await laxRun;
+  expect(report.checks).toMatchObject({ ready: [], settled: [], restart: [], delete: [] });
+  // Of its variants (each field's wrong type, volume out of range, the unknown field), only the unknown field is taken.
+  expect(report.checks['invalid-specs']).toEqual([
+    expect.stringMatching(
+      /^spec\.conformanceUnknownField: a field its schema does not have \(a misspelt one\) was taken \(a dry run of a new LaxGreeting\) — .*x-kubernetes-preserve-unknown-fields/,
+    ),
+  ]);
 });

@@ -11,6 +11,9 @@
  *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
  * - `quantities`: a copy of the first example with every quantity of its spec spelled otherwise
  *   (`1Gi` as `1024Mi`) becomes Ready, comes to rest and, reconciled again, writes nothing;
+ * - `invalid-specs`: invalid specs made from the schema — a value of the wrong type, out of range,
+ *   a pattern's miss, a choice not in an enum, an unknown field, an immutable field changed — each
+ *   sent as a dry run and refused by the API server naming its field;
  * - `delete`: deleting an example removes it and every object it controls;
  * - `rbac`: every request the reconciler made is granted by the Roles the Operator construct makes
  *   for the controller (the grants it never used are in `unusedGrants`).
@@ -35,7 +38,7 @@ import {
   customResourceType,
   type KubeObject,
 } from '../../constructs/contract';
-import { apiVersionOf, HttpKubeClient, type KubeClient, loadKubeConfig } from '../../operator/runtime/client';
+import { apiVersionOf, HttpKubeClient, loadKubeConfig } from '../../operator/runtime/client';
 import { DEFAULT_STATUS_COALESCE_MS } from '../../operator/runtime/reconcile';
 import type { ControlPlane } from '../control-plane';
 import { applyCrd, kindIn } from '../upgrade/steps';
@@ -45,6 +48,7 @@ import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../audit
 import { App, Chart } from 'cdk8s';
 import { CustomResourceKind, Operator, type PolicyRule } from '../../constructs';
 import { conditionProblems, foreignStandIn, rbacFindings, respelledQuantities } from './checks';
+import { invalidSpecProblems } from './invalid-specs';
 
 export interface ConformanceOptions {
   /** A control plane started with `audit: true`: the writes are read from its audit log. */
@@ -66,6 +70,7 @@ export const CONFORMANCE_CHECKS = [
   'restart',
   'never-adopts',
   'quantities',
+  'invalid-specs',
   'delete',
   'rbac',
 ] as const;
@@ -120,16 +125,19 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     checks.ready = await run.ready(reconciler);
     if (checks.ready.length > 0)
       return report(checks, [
-        'settled, restart, never-adopts, quantities, delete, rbac: the examples never became Ready',
+        'settled, restart, never-adopts, quantities, invalid-specs, delete, rbac: the examples never became Ready',
       ]);
     checks.settled = await run.settled(reconciler);
     const restarted = await restart(reconciler, () => start('-restarted'), run);
     reconciler = restarted.reconciler;
     checks.restart = restarted.problems;
-    // In turn: each makes a copy of the first example of its own, and deletes it.
+    // In turn: each makes a copy of the first example of its own, and deletes it (or dry runs one).
     const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
-    checks['never-adopts'] = adopts ?? [];
-    checks.quantities = quantities ?? [];
+    Object.assign(checks, {
+      'never-adopts': adopts ?? [],
+      quantities: quantities ?? [],
+      'invalid-specs': await run.invalidSpecs(),
+    });
     checks.delete = await run.deletes(reconciler);
     const rights = run.rights();
     checks.rbac = rights.problems;
@@ -240,7 +248,7 @@ class ConformanceRun {
   private readonly type;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: HttpKubeClient,
     private readonly decl: ControllerDeclaration,
     private readonly namespace: string,
     readonly auditLog: string,
@@ -449,6 +457,15 @@ class ConformanceRun {
       () => '',
     );
     return problems;
+  }
+
+  /** The invalid specs made from the schema and the first example, each refused naming its field. */
+  async invalidSpecs(): Promise<string[]> {
+    const [example] = this.examples;
+    const kind = this.decl.for;
+    const live = example && (await this.get(example.metadata.name ?? ''));
+    if (!example || !live || !(kind instanceof CustomResourceKind)) return [];
+    return invalidSpecProblems(this.client, this.type, example, live, kind.specSchema());
   }
 
   /** Each example deleted: it goes (its finalizers done), and so does every object it controlled. */

@@ -1,0 +1,82 @@
+import { t } from '../../../constructs';
+import { invalidSpecs, UNKNOWN_FIELD, wrongValues } from '../../../testing/conformance/invalid-specs';
+
+const schema = t.object({
+  engine: t.enum(['postgresql', 'mysql'], { required: true, immutable: true, description: 'The engine.' }),
+  instances: t.integer({ minimum: 1, maximum: 9, default: 1, description: 'How many.' }),
+  name: t.string({ pattern: '^[a-z]+$', maxLength: 8, description: 'A name.' }),
+  storage: t.object(
+    { size: t.quantity({ required: true, description: 'How much.' }) },
+    { required: true, description: 'Where.' },
+  ),
+  tls: t.object({ required: t.boolean({ description: 'Only TLS.' }) }, { description: 'Not in the example.' }),
+}).json;
+const example = { engine: 'postgresql', name: 'orders', storage: { size: '1Gi' } };
+const live = { ...example, instances: 1 };
+
+/** The one field (by dotted path) in which `variant` differs from `base`, as the variants claim. */
+function changedPaths(base: unknown, variant: unknown, at = 'spec'): string[] {
+  if (JSON.stringify(base) === JSON.stringify(variant)) return [];
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(base) || !isObject(variant)) return [at];
+  const keys = new Set([...Object.keys(base), ...Object.keys(variant)]);
+  return [...keys].flatMap((k) => changedPaths(base[k], variant[k], `${at}.${k}`));
+}
+
+describe('invalidSpecs', () => {
+  const variants = invalidSpecs(schema, example, live);
+
+  test('each variant changes exactly the field it names, from the example (or the live object, for an update)', () => {
+    expect(variants.length).toBeGreaterThan(10);
+    for (const v of variants) expect(changedPaths(v.update ? live : example, v.spec)).toEqual([v.field]);
+  });
+
+  test('a field unknown to the schema, each field of the wrong type, and the bounds, pattern and enum each missed', () => {
+    const by = (field: string) => variants.filter((v) => v.field === field && !v.update).map((v) => v.what);
+    expect(by(`spec.${UNKNOWN_FIELD}`)).toEqual(['a field its schema does not have (a misspelt one)']);
+    expect(by('spec.instances')).toEqual([
+      'a string where an integer is',
+      '0, below its minimum 1',
+      '10, above its maximum 9',
+    ]);
+    expect(by('spec.engine')).toEqual([
+      'a number where a string is',
+      expect.stringMatching(/^"not-one-of-them", not one of \["postgresql","mysql"\]$/),
+    ]);
+    expect(by('spec.name')).toEqual([
+      'a number where a string is',
+      'longer than its 8 characters at most',
+      expect.stringMatching(/^"", which its pattern \^\[a-z\]\+\$ misses$/),
+    ]);
+    // A quantity: an int-or-string with a pattern and a length.
+    expect(by('spec.storage.size')).toEqual([
+      'a boolean where an integer or a string is',
+      'longer than its 64 characters at most',
+      expect.stringMatching(/^"", which its pattern .* misses$/),
+    ]);
+    // An object the example has no value for is not walked into (its fields stay out of it).
+    expect(by('spec.tls')).toEqual(['a string where an object is']);
+    expect(variants.some((v) => v.field === 'spec.tls.required')).toBe(false);
+  });
+
+  test('an immutable field is changed, as an update, to another value its schema takes', () => {
+    expect(variants.filter((v) => v.update)).toEqual([
+      {
+        field: 'spec.engine',
+        what: 'an immutable field changed ("postgresql" → "mysql")',
+        spec: { ...live, engine: 'mysql' },
+        update: true,
+      },
+    ]);
+  });
+
+  test('the values refused are refused by the schema they are made from', () => {
+    const pattern = schema.properties!.name!.pattern!;
+    for (const { value } of wrongValues(schema.properties!.name!))
+      expect(typeof value !== 'string' || value.length > 8 || !new RegExp(pattern).test(value)).toBe(true);
+    const bounds = schema.properties!.instances!;
+    for (const { value } of wrongValues(bounds))
+      expect(typeof value !== 'number' || value < bounds.minimum! || value > bounds.maximum!).toBe(true);
+  });
+});
