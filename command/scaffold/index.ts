@@ -16,6 +16,7 @@ import {
   operatorE2eTestTs,
   releasedControllersTs,
   upgradeTestTs,
+  conformanceTestTs,
   kindNames,
   type KindNames,
   kindTs,
@@ -173,6 +174,7 @@ export function initProject(dir: string, o: InitOptions = {}): string[] {
     ...controlPlaneSetupFiles(),
     [path.join('test', 'released', 'controllers.ts'), releasedControllersTs()],
     [path.join('test', 'upgrade.integration.test.ts'), upgradeTestTs(k)],
+    [path.join('test', 'conformance.integration.test.ts'), conformanceTestTs()],
     [path.join('test', 'e2e', 'operator.test.ts'), operatorE2eTestTs(project)],
     ['README.md', readme(project, k)],
   ];

@@ -201,6 +201,15 @@ export function upgradeTestTs(k: KindNames): string {
   return fromSample(path.join('test', 'upgrade.integration.test.ts'), k);
 }
 
+/**
+ * test/conformance.integration.test.ts: every kind of controllers.ts through the kit's
+ * conformance checks, its samples the examples, on a control plane of its own — a kind that
+ * `create kind` adds included (files/test/conformance.integration.test.ts, names none).
+ */
+export function conformanceTestTs(): string {
+  return sampleFile(path.join('test', 'conformance.integration.test.ts'));
+}
+
 /** README.md: files/README.md.template with the project's and the kind's names in its blanks. */
 export function readme(p: ProjectNames, k: KindNames): string {
   const blanks: Record<string, string> = { name: p.name, ...k };

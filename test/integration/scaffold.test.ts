@@ -76,7 +76,7 @@ test('init makes a project offline whose tests pass, against a real API server, 
   run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
   run('npx', ['tsc', '-p', '.'], project);
   const tested = run('npm', ['test'], project, { OPKIT_KUBECONFIG: testKubeconfig() });
-  expect(tested).toMatch(/Tests:\s+6 passed, 6 total/);
+  expect(tested).toMatch(/Tests:\s+7 passed, 7 total/);
 });
 
 test('create kind adds a second kind, wired into the operator, with tests that pass', () => {
@@ -98,7 +98,7 @@ test('create kind adds a second kind, wired into the operator, with tests that p
   });
   expect(bad.stderr).toContain('UpperCamelCase');
   run('npx', ['tsc', '-p', '.'], project);
-  expect(run('npm', ['test'], project, { OPKIT_KUBECONFIG: testKubeconfig() })).toMatch(/Tests:\s+11 passed, 11 total/);
+  expect(run('npm', ['test'], project, { OPKIT_KUBECONFIG: testKubeconfig() })).toMatch(/Tests:\s+13 passed, 13 total/);
   run('npm', ['run', 'synth'], project);
   const cluster = fs.readFileSync(path.join(project, 'dist', '0000-cluster.k8s.yaml'), 'utf8');
   expect(cluster).toContain('name: websites.website.example.com');

@@ -32,7 +32,13 @@ test('init: a project named for its directory, its kind from the name, the packa
   const dir = path.join(tmp(), 'shop-operator');
   const files = initProject(dir);
   expect(files).toEqual(
-    expect.arrayContaining(['package.json', 'reconciler.ts', 'kinds/shop.ts', 'test/shop.integration.test.ts']),
+    expect.arrayContaining([
+      'package.json',
+      'reconciler.ts',
+      'kinds/shop.ts',
+      'test/shop.integration.test.ts',
+      'test/conformance.integration.test.ts',
+    ]),
   );
   expect(new Set(files).size).toBe(files.length);
   const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
