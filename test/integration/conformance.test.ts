@@ -1,8 +1,9 @@
 /**
  * `conformanceTest` (cdk8s-operator-kit/testing) on a control plane of its own (an audit log of
  * its own): the kit's Memcached and a conforming user kind pass every check; a kind that writes
- * after each restart, one whose status feeds its render in a loop and one whose schema keeps
- * unknown fields fail the check that catches them, saying what they did and where to look.
+ * after each restart, one whose status feeds its render in a loop, one whose external step writes
+ * an object by name (adopting someone else's) and one whose schema keeps unknown fields fail the
+ * check that catches them, saying what they did and where to look.
  */
 import * as path from 'node:path';
 import type { KubeObject } from '../../constructs/contract';
@@ -33,6 +34,7 @@ let stampedRun: Promise<ConformanceReport>;
 let echoingRun: Promise<ConformanceReport>;
 let scaledRun: Promise<ConformanceReport>;
 let laxRun: Promise<ConformanceReport>;
+let adoptingRun: Promise<ConformanceReport>;
 /** The kit's own kinds whose examples need no ingress controller or etcd members: by kind. */
 const kitRuns = new Map<string, Promise<ConformanceReport>>();
 const KIT_KINDS = path.join(FIXTURES, 'kit-kinds.ts');
@@ -46,6 +48,7 @@ beforeAll(() => {
     ...greeting('ScaledGreeting'),
     spec: { text: 'hello', memoryPerPod: '64Mi' },
   });
+  adoptingRun = run(GREETINGS, 'AdoptingGreeting', greeting('AdoptingGreeting'));
   laxRun = run(GREETINGS, 'LaxGreeting', { ...greeting('LaxGreeting'), spec: { text: 'hello', volume: 5 } });
   kitRuns.set(
     'CronTab',
@@ -167,5 +170,13 @@ test('a kind whose schema keeps unknown fields takes a misspelt one: the invalid
     expect.stringMatching(
       /^spec\.conformanceUnknownField: a field its schema does not have \(a misspelt one\) was taken \(a dry run of a new LaxGreeting\) — .*x-kubernetes-preserve-unknown-fields/,
     ),
+  ]);
+});
+
+test('a kind whose external step writes its ConfigMap by name, outside the runtime: the never-adopts check says whose object it changed', async () => {
+  const report = await adoptingRun;
+  expect(report.checks).toMatchObject({ ready: [], settled: [], restart: [], delete: [] });
+  expect(report.checks['never-adopts']).toEqual([
+    "ConfigMap hello-x-greeting, someone else's, was changed by the reconciler: it must never be written",
   ]);
 });
