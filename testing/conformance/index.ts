@@ -7,6 +7,9 @@
  * - `ready`: every example reaches Ready at its generation, with conditions kstatus reads;
  * - `settled`: a reconcile of a settled resource (its metadata touched) writes nothing;
  * - `restart`: a reconciler started again over settled resources writes nothing;
+ * - `watch-cut`: under a reconciler whose every connection to the API server is cut (a proxy
+ *   between them) as a copy of the first example is created, and again as it is deleted, the copy
+ *   becomes Ready and then goes with all it controlled: no update lost to a broken watch;
  * - `never-adopts`: an object of someone else's holding the name of one of a new resource's
  *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
  * - `quantities`: a copy of the first example with every quantity of its spec spelled otherwise
@@ -32,7 +35,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   BuiltinTypes,
-  chartObjects,
   type ControllerDeclaration,
   type CustomResourceObject,
   customResourceType,
@@ -45,10 +47,11 @@ import { applyCrd, kindIn } from '../upgrade/steps';
 import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
 import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../audit-log';
-import { App, Chart } from 'cdk8s';
-import { CustomResourceKind, Operator, type PolicyRule } from '../../constructs';
+import { CustomResourceKind } from '../../constructs';
 import { conditionProblems, foreignStandIn, rbacFindings, respelledQuantities } from './checks';
 import { invalidSpecProblems } from './invalid-specs';
+import { withCutConnections } from './cut-connections';
+import { grantsOf } from './grants';
 
 export interface ConformanceOptions {
   /** A control plane started with `audit: true`: the writes are read from its audit log. */
@@ -68,6 +71,7 @@ export const CONFORMANCE_CHECKS = [
   'ready',
   'settled',
   'restart',
+  'watch-cut',
   'never-adopts',
   'quantities',
   'invalid-specs',
@@ -108,11 +112,11 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     string[]
   >;
   // Named after the namespace: its requests are told from other runs' on the same plane by that name.
-  const start = (name: string) =>
+  const start = (name: string, through = kubeconfig) =>
     VersionReconciler.start({
       controllers: options.controllers,
       kind: options.kind,
-      kubeconfig,
+      kubeconfig: through,
       name: `${namespace}${name}`,
       workDir,
     });
@@ -125,12 +129,17 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     checks.ready = await run.ready(reconciler);
     if (checks.ready.length > 0)
       return report(checks, [
-        'settled, restart, never-adopts, quantities, invalid-specs, delete, rbac: the examples never became Ready',
+        'settled, restart, watch-cut, never-adopts, quantities, invalid-specs, delete, rbac: the examples never became Ready',
       ]);
     checks.settled = await run.settled(reconciler);
     const restarted = await restart(reconciler, () => start('-restarted'), run);
-    reconciler = restarted.reconciler;
-    checks.restart = restarted.problems;
+    const cuts = await withCutConnections({
+      ...{ reconciler: restarted.reconciler, kubeconfig, workDir, examples: options.examples.length },
+      start: (through) => start('-cut', through),
+      check: (behind, cut) => run.acrossCuts(behind, cut),
+    });
+    reconciler = await start('-after-cut');
+    Object.assign(checks, { restart: restarted.problems, 'watch-cut': cuts });
     // In turn: each makes a copy of the first example of its own, and deletes it (or dry runs one).
     const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
     Object.assign(checks, {
@@ -168,24 +177,6 @@ function report(
 ): ConformanceReport {
   const problems = CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`));
   return { checks, problems, notChecked, unusedGrants };
-}
-
-/**
- * Every rule of the Roles and ClusterRoles the Operator construct makes for `decl` alone (its
- * /metrics served securely, its webhooks' trust kept): what the reconciler runs with in a cluster.
- */
-function grantsOf(decl: ControllerDeclaration): PolicyRule[] {
-  const kind = decl.for;
-  // Not a CustomResourceKind: applyCrd refused it before any check.
-  if (!(kind instanceof CustomResourceKind)) return [];
-  const chart = new Chart(new App({ outdir: os.tmpdir() }), 'conformance-rbac');
-  new Operator(chart, 'operator', {
-    controllers: [{ ...decl, for: kind as CustomResourceKind }],
-    image: 'conformance',
-  });
-  return chartObjects(chart)
-    .filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')
-    .flatMap((o) => (Array.isArray(o.rules) ? (o.rules as PolicyRule[]) : []));
 }
 
 /**
@@ -475,21 +466,52 @@ class ConformanceRun {
       const name = example.metadata.name ?? '';
       const uid = (await this.get(name))?.metadata.uid;
       await this.client.delete(this.type, name, this.namespace);
-      let left: string[] = [];
-      problems.push(
-        ...(await waitFor(
-          `${this.decl.for.kind} ${name} and what it controls deleted`,
-          async () => {
-            const gone = (await this.get(name)) === undefined;
-            left = (await this.childrenOf(uid)).map((c) => `${c.kind ?? ''}/${c.metadata.name ?? ''}`);
-            return gone && left.length === 0;
-          },
-          () =>
-            `still there: ${left.join(', ') || `${this.decl.for.kind} ${name}`}\nthe reconciler's log:\n${reconciler.tail()}`,
-        )),
-      );
+      problems.push(...(await this.goneWithChildren(name, uid, reconciler)));
     }
     return problems;
+  }
+
+  /** Waits until `name` (of `uid`) and every object it controlled are gone: a problem if they stay. */
+  private async goneWithChildren(name: string, uid: string | undefined, reconciler: VersionReconciler) {
+    let left: string[] = [];
+    return waitFor(
+      `${this.decl.for.kind} ${name} and what it controls deleted`,
+      async () => {
+        const gone = (await this.get(name)) === undefined;
+        left = (await this.childrenOf(uid)).map((c) => `${c.kind ?? ''}/${c.metadata.name ?? ''}`);
+        return gone && left.length === 0;
+      },
+      () =>
+        `still there: ${left.join(', ') || `${this.decl.for.kind} ${name}`}\nthe reconciler's log:\n${reconciler.tail()}`,
+    );
+  }
+
+  /**
+   * The watch-cut check, under a reconciler whose connections `cut` resets: a copy of the first
+   * example created, every connection cut at once, must become Ready; deleted, and cut again, it
+   * must go with all it controlled. A reconcile lost to a cut watch (an event never seen again,
+   * nothing requeued) leaves it waiting.
+   */
+  async acrossCuts(reconciler: VersionReconciler, cut: () => number): Promise<string[]> {
+    const [example] = this.examples;
+    if (!example) return [];
+    const name = `${example.metadata.name ?? ''}-w`.slice(0, 63);
+    await this.client.create(this.type, { ...example, metadata: { ...example.metadata, name } }, this.namespace);
+    // Its watches are open once it has settled: none to cut would mean it reached the API server otherwise.
+    if (cut() === 0) return ['the reconciler had no connection through the proxy to cut: nothing was checked'];
+    let last: Reconciled | undefined;
+    const ready = await waitFor(
+      `${this.decl.for.kind} ${name} Ready though its reconciler's connections were cut as it was created`,
+      async () => {
+        last = await this.get(name);
+        return conditionProblems(last).length === 0;
+      },
+      () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+    );
+    if (ready.length > 0) return ready;
+    await this.client.delete(this.type, name, this.namespace);
+    cut();
+    return this.goneWithChildren(name, last?.metadata.uid, reconciler);
   }
 
   /** The objects of the kind's owned types in the namespace that `uid` controls. */
