@@ -270,20 +270,37 @@ class ConformanceRun {
     return this.client.get(this.type, name, this.namespace).catch(() => undefined);
   }
 
+  /**
+   * Until `name` is Ready at its generation (`what` the wait says): the wait's problem if it never
+   * is, with its status and the reconciler's log, and the resource as last read.
+   */
+  private async untilReady(
+    name: string,
+    what: string,
+    reconciler: VersionReconciler,
+  ): Promise<{ waited: string[]; last: Reconciled | undefined }> {
+    let last: Reconciled | undefined;
+    const waited = await waitFor(
+      what,
+      async () => {
+        last = await this.get(name);
+        return conditionProblems(last).length === 0;
+      },
+      () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+    );
+    return { waited, last };
+  }
+
   /** Each example created and Ready at its generation, its conditions kstatus-readable. */
   async ready(reconciler: VersionReconciler): Promise<string[]> {
     for (const example of this.examples) await this.client.create(this.type, example, this.namespace);
     const problems: string[] = [];
     for (const example of this.examples) {
       const name = example.metadata.name ?? '';
-      let last: Reconciled | undefined;
-      const waited = await waitFor(
+      const { waited, last } = await this.untilReady(
+        name,
         `${this.decl.for.kind} ${name} Ready at its generation`,
-        async () => {
-          last = await this.get(name);
-          return conditionProblems(last).length === 0;
-        },
-        () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+        reconciler,
       );
       problems.push(...(waited.length > 0 ? conditionProblems(last).map((p) => `${name}: ${p}`) : []));
     }
@@ -421,15 +438,9 @@ class ConformanceRun {
         `${name}, the example with ${spelled}, was refused: ${err instanceof Error ? err.message : String(err)} — the schema refuses a spelling of a quantity the API server takes in core types`,
       ];
     }
-    let last: Reconciled | undefined;
-    const problems = await waitFor(
-      `${kind.kind} ${name} (${spelled}) Ready at its generation`,
-      async () => {
-        last = await this.get(name);
-        return conditionProblems(last).length === 0;
-      },
-      () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
-    );
+    const problems = (
+      await this.untilReady(name, `${kind.kind} ${name} (${spelled}) Ready at its generation`, reconciler)
+    ).waited;
     // Never Ready for writing a child again and again: that is what to say.
     const looping = repeatedWrites(reconcilerWrites(this.auditLog, mark, this.namespace));
     if (looping.length > 0) problems.splice(0, problems.length, ...loopProblems(looping, `with ${spelled}`));
@@ -499,16 +510,12 @@ class ConformanceRun {
     await this.client.create(this.type, { ...example, metadata: { ...example.metadata, name } }, this.namespace);
     // Its watches are open once it has settled: none to cut would mean it reached the API server otherwise.
     if (cut() === 0) return ['the reconciler had no connection through the proxy to cut: nothing was checked'];
-    let last: Reconciled | undefined;
-    const ready = await waitFor(
+    const { waited, last } = await this.untilReady(
+      name,
       `${this.decl.for.kind} ${name} Ready though its reconciler's connections were cut as it was created`,
-      async () => {
-        last = await this.get(name);
-        return conditionProblems(last).length === 0;
-      },
-      () => `its status: ${JSON.stringify(last?.status)}\nthe reconciler's log:\n${reconciler.tail()}`,
+      reconciler,
     );
-    if (ready.length > 0) return ready;
+    if (waited.length > 0) return waited;
     await this.client.delete(this.type, name, this.namespace);
     cut();
     return this.goneWithChildren(name, last?.metadata.uid, reconciler);

@@ -7,7 +7,7 @@
  */
 import type { KubeObject, ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
-import type { JsonSchema } from '../../constructs';
+import { type JsonSchema, t } from '../../constructs';
 import { ApiError, type HttpKubeClient, resourcePath } from '../../operator/runtime/client';
 
 /** One invalid spec: the example's with one change. */
@@ -25,11 +25,11 @@ export interface InvalidSpec {
 /** A field's name no schema of a kind has: the unknown-field variant sets it. */
 export const UNKNOWN_FIELD = 'conformanceUnknownField';
 
+/** The rule `t.…({ immutable: true })` gives a field, read from `t` itself (`self == oldSelf`). */
+const IMMUTABLE_RULE = t.string({ immutable: true }).json['x-kubernetes-validations']?.[0]?.rule;
+
 /** Strings a pattern may miss, tried in turn; the first it misses is the variant's. */
 const PATTERN_MISSES = ['', '-', ' x ', 'UPPER_CASE!', '0'.repeat(300), 'ü'];
-
-/** The rule `t.…({ immutable: true })` gives a field. */
-const IMMUTABLE_RULE = 'self == oldSelf';
 
 /**
  * The invalid variants of `spec` under `schema` (the kind's spec schema). The live example (its
@@ -51,8 +51,8 @@ export function invalidSpecs(schema: JsonSchema, spec: unknown, live: unknown = 
       for (const { value, what } of wrongValues(child))
         variants.push({ field, what, spec: withValue(base, at, value) });
       const current = isJsonObject(liveValue) ? liveValue[key] : undefined;
-      const changed = current === undefined ? undefined : otherValidValue(child, current);
-      if (isImmutable(child) && changed !== undefined)
+      const changed = isImmutable(child) && current !== undefined ? otherValidValue(child, current) : undefined;
+      if (changed !== undefined)
         variants.push({
           field,
           what: `an immutable field changed (${JSON.stringify(current)} → ${JSON.stringify(changed)})`,
@@ -213,7 +213,7 @@ export async function invalidSpecProblems(
     const refusal = await client
       .request(method, path, {
         body,
-        query: { dryRun: 'All', fieldValidation: 'Strict', fieldManager: 'conformance-test' },
+        query: { dryRun: 'All', fieldValidation: 'Strict', fieldManager: client.fieldManager },
       })
       .then(
         () => undefined,
