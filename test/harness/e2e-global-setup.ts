@@ -59,6 +59,10 @@ export default async function globalSetup(): Promise<void> {
   let node: NonNullable<typeof cp.realNode>;
   try {
     node = loadImages(cp);
+    // The operators `kubectl apply -f dist/` installs, once for the tier: its files run two at a
+    // time, and one applying them again while another has scaled an operator would fight it. Each
+    // file waits for the rollouts it needs.
+    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')], { kubeconfig: cp.kubeconfig });
   } catch (err) {
     await cp.stop();
     throw err;
@@ -74,15 +78,6 @@ export default async function globalSetup(): Promise<void> {
   if (cp.workDir) process.env.OPKIT_E2E_WORK_DIR = cp.workDir;
   // For a project's own e2e test run inside this tier: it uses this node (one per machine).
   process.env.OPKIT_TEST_REAL_NODE = JSON.stringify(node.access);
-  // The operators `kubectl apply -f dist/` installs, once for the tier: its files run two at a
-  // time, and one applying them again while another has scaled an operator would fight it. Each
-  // file waits for the rollouts it needs.
-  try {
-    kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
-  } catch (err) {
-    await cp.stop();
-    throw err;
-  }
   process.stderr.write(
     `[e2e] a real node and its images ready after ${((Date.now() - started) / 1000).toFixed(1)}s (${cp.server})\n`,
   );
