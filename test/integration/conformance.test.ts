@@ -148,13 +148,13 @@ test('a kind whose render holds a value of its process writes after every restar
 test('a kind whose status feeds its render writes in a loop: the settled check says which object', async () => {
   const report = await echoingRun;
   expect(report.checks.ready).toEqual([]);
-  expect(report.checks.settled).toEqual(
-    expect.arrayContaining([
-      expect.stringMatching(
-        /^patch configmaps hello-greeting: written \d+ times once the examples were Ready and not at rest — a write loop/,
-      ),
-    ]),
-  );
+  // The loop writes its ConfigMap and its status in turn: whichever is written the fourth time
+  // first is named (the status, in one warm npm test), and nothing outside the loop is.
+  expect(report.checks.settled.length).toBeGreaterThan(0);
+  for (const problem of report.checks.settled)
+    expect(problem).toMatch(
+      /^patch (configmaps hello-greeting|echoinggreetings\/status hello): written \d+ times once the examples were Ready and not at rest — a write loop/,
+    );
 });
 
 test("a kind with a quantity in a field of a built-in type the API server spells its own way (an autoscaler's target): no write when it is spelled otherwise", async () => {
