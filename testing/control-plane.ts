@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import { type EgressProxy, startEgressProxy } from './egress-proxy';
 import { freePort } from './free-port';
 import { startApiserver, waitForApiserver } from './plane/apiserver';
+import { type SpareApiserver, startSpareApiserver } from './plane/spare-apiserver';
 import { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
 import { startControllerManager } from './plane/controller-manager';
 import { startEtcd } from './plane/etcd';
@@ -48,6 +49,7 @@ import { parseJson, stringAt } from '../constructs/contract/json';
 
 export { freePort };
 export { type ControlPlaneBinaries, downloadBinaries, resolveBinaries } from './plane/binaries';
+export type { SpareApiserver } from './plane/spare-apiserver';
 export {
   CRASH_LOOP_LABEL,
   EXPANDABLE_STORAGE_CLASS,
@@ -86,6 +88,12 @@ export interface ControlPlane {
    * Undefined for a borrowed cluster.
    */
   readonly egress?: Pick<EgressProxy, 'log' | 'route'>;
+  /**
+   * Starts a spare API server: another kube-apiserver on the plane's etcd, on a port of its own,
+   * which a test can restart while the plane's own serves the rest (testing/plane/spare-apiserver.ts).
+   * Each call starts one; the plane's stop stops any still running. Undefined for a borrowed cluster.
+   */
+  readonly startSpareApiserver?: () => Promise<SpareApiserver>;
   /** Stops what the harness started; keeps the work dir (logs) when `keepLogs`. */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -221,7 +229,7 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
   try {
     const node = options.nodes === 'real' ? claimRealNodeFor(plane, options.verbose ?? true) : undefined;
     const { address, tokens } = credentials(plane, node !== undefined);
-    const { server, caFile, egress, etcd, apiserver } = await startApiserverOf(bins, plane, options, {
+    const { server, caFile, egress, etcd, apiserver, apiserverOptions } = await startApiserverOf(bins, plane, options, {
       address,
       tokens,
       realNode: node !== undefined,
@@ -259,6 +267,8 @@ async function startFromBinaries(bins: ControlPlaneBinaries, options: StartOptio
       nodes,
       ...(realNode ? { realNode } : {}),
       egress: { log: egress.log, route: egress.route },
+      startSpareApiserver: () =>
+        startSpareApiserver({ ...plane, apiserver: apiserverOptions, caFile, adminToken: tokens.admin, kubeconfig }),
       stop,
     };
   } catch (err) {
@@ -335,10 +345,9 @@ async function startApiserverOf(
   plane.procs.push(egress.process);
   const etcd = await startEtcd(bins.etcd, plane.workDir, plane.logs);
   plane.procs.push(etcd.process);
-  const apiserver = startApiserver({
+  const apiserverOptions = {
     bin: bins.kubeApiserver,
     address,
-    port: apiPort,
     etcdUrl: etcd.url,
     certs: plane.certs,
     logs: plane.logs,
@@ -349,9 +358,10 @@ async function startApiserverOf(
       ...featureGateArgs(options.featureGates),
       ...(options.extraApiserverArgs ?? []),
     ],
-  });
+  };
+  const apiserver = startApiserver({ ...apiserverOptions, port: apiPort });
   plane.procs.push(apiserver.process);
-  return { server, caFile, egress, etcd, apiserver };
+  return { server, caFile, egress, etcd, apiserver, apiserverOptions };
 }
 
 /**

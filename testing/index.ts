@@ -15,7 +15,7 @@ export {
   resolveBinaries,
   startControlPlane,
 } from './control-plane';
-export type { ControlPlane, ControlPlaneBinaries, StartOptions } from './control-plane';
+export type { ControlPlane, ControlPlaneBinaries, SpareApiserver, StartOptions } from './control-plane';
 export { realNodeUnavailable } from './node/real-node';
 export type { RealNode, RealNodeAccess } from './node/real-node';
 export type { IngressController } from './node/ingress';

@@ -5,6 +5,7 @@
  * an object by name (adopting someone else's) and one whose schema keeps unknown fields fail the
  * check that catches them, saying what they did and where to look.
  */
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../constructs/contract';
 import { type ConformanceReport, type ControlPlane, conformanceTest, startControlPlane } from '../../testing';
@@ -103,6 +104,7 @@ const NO_QUANTITY = expect.stringMatching(/^quantities: the first example sets n
 
 test('a conforming kind of a user passes every check (its spec has no quantity to spell otherwise)', async () => {
   const report = await greetingRun;
+  // apiserver-restart among them: this plane is the test kit's own, with spare API servers to restart.
   expect(report).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
   // Every request its reconciler made is granted (rbac); of the grants, those it never used are listed.
   expect(report.checks.rbac).toEqual([]);
@@ -179,4 +181,37 @@ test('a kind whose external step writes its ConfigMap by name, outside the runti
   expect(report.checks['never-adopts']).toEqual([
     "ConfigMap hello-x-greeting, someone else's, was changed by the reconciler: it must never be written",
   ]);
+});
+
+test("the apiserver-restart check's ground: a spare API server restarted refuses a watch resumed from before its restart (410 Expired), so a reconciler must list again", async () => {
+  const plane = await cp;
+  const spare = await plane.startSpareApiserver!();
+  const kubectl = (kubeconfig: string, ...args: string[]) =>
+    execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+  try {
+    const namespace = `spare-${Math.random().toString(36).slice(2, 8)}`;
+    kubectl(plane.kubeconfig, 'create', 'namespace', namespace);
+    kubectl(plane.kubeconfig, 'create', 'configmap', 'before', '-n', namespace);
+    // Read through the spare: it serves what the plane's own API server wrote, from the same etcd.
+    const list = JSON.parse(
+      kubectl(spare.kubeconfig, 'get', '--raw', `/api/v1/namespaces/${namespace}/configmaps`),
+    ) as {
+      metadata: { resourceVersion: string };
+      items: { metadata: { name: string } }[];
+    };
+    expect(list.items.map((c) => c.metadata.name)).toContain('before');
+    // A write since the list: the restarted server's watch cache begins after it.
+    kubectl(plane.kubeconfig, 'create', 'configmap', 'since', '-n', namespace);
+    await spare.restart();
+    const watch = kubectl(
+      spare.kubeconfig,
+      'get',
+      '--raw',
+      `/api/v1/namespaces/${namespace}/configmaps?watch=1&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=2`,
+    );
+    expect(watch).toMatch(/"type":"ERROR".*"reason":"Expired"/);
+    kubectl(plane.kubeconfig, 'delete', 'namespace', namespace, '--wait=false');
+  } finally {
+    await spare.stop();
+  }
 });

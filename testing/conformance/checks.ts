@@ -186,3 +186,24 @@ export function rbacFindings(
     unused: [...granted].filter((g) => !used.has(g)).sort(),
   };
 }
+
+/** The checks that found nothing to put the kind to (`undefined` from their step). */
+export function notChecked(
+  adopts: string[] | undefined,
+  quantities: string[] | undefined,
+  restarts: string[] | undefined,
+): string[] {
+  return [
+    ...(restarts
+      ? []
+      : [
+          'apiserver-restart: the control plane is not one the test kit started (OPKIT_KUBECONFIG?): it has no spare API server to restart',
+        ]),
+    ...(adopts
+      ? []
+      : [
+          `never-adopts: no child of the first example is a ConfigMap, ServiceAccount or Service named after it, which an object of someone else's could stand in for`,
+        ]),
+    ...(quantities ? [] : ['quantities: the first example sets no quantity field (none its schema says is one)']),
+  ];
+}

@@ -10,6 +10,10 @@
  * - `watch-cut`: under a reconciler whose every connection to the API server is cut (a proxy
  *   between them) as a copy of the first example is created, and again as it is deleted, the copy
  *   becomes Ready and then goes with all it controlled: no update lost to a broken watch;
+ * - `apiserver-restart`: under the same reconciler, whose API server is a spare of the run's own
+ *   (another kube-apiserver on the plane's etcd), restarted as a copy of the first example is created and again as
+ *   it is deleted, the copy becomes Ready and then goes with all it controlled: no update lost to
+ *   a restart, a watch the restarted server refuses to resume (410 Gone) listed again;
  * - `never-adopts`: an object of someone else's holding the name of one of a new resource's
  *   children is left as it is, and the resource says `Degraded` `ChildNotOwned`;
  * - `quantities`: a copy of the first example with every quantity of its spec spelled otherwise
@@ -48,14 +52,18 @@ import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
 import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../audit-log';
 import { CustomResourceKind } from '../../constructs';
-import { conditionProblems, foreignStandIn, rbacFindings, respelledQuantities } from './checks';
+import { conditionProblems, foreignStandIn, notChecked, rbacFindings, respelledQuantities } from './checks';
 import { invalidSpecProblems } from './invalid-specs';
-import { withCutConnections } from './cut-connections';
+import { restartsAndInterruptions, spareApiserverOf } from './interruptions';
+import type { SpareApiserver } from '../plane/spare-apiserver';
 import { grantsOf } from './grants';
 
 export interface ConformanceOptions {
-  /** A control plane started with `audit: true`: the writes are read from its audit log. */
-  readonly controlPlane: Pick<ControlPlane, 'kubeconfig' | 'auditLog'>;
+  /**
+   * A control plane started with `audit: true`: the writes are read from its audit log. One the
+   * test kit started has a spare API server to restart (`apiserver-restart`); a borrowed one not.
+   */
+  readonly controlPlane: Pick<ControlPlane, 'kubeconfig' | 'auditLog' | 'startSpareApiserver'>;
   /** A module exporting the controllers (the kind's among them). */
   readonly controllers: string;
   /** The kind under test. */
@@ -72,6 +80,7 @@ export const CONFORMANCE_CHECKS = [
   'settled',
   'restart',
   'watch-cut',
+  'apiserver-restart',
   'never-adopts',
   'quantities',
   'invalid-specs',
@@ -107,10 +116,6 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
     fieldManager: 'conformance-test',
     userAgent: 'cdk8s-operator-kit-conformance-test',
   });
-  const checks = Object.fromEntries(CONFORMANCE_CHECKS.map((c) => [c, [] as string[]])) as Record<
-    ConformanceCheckName,
-    string[]
-  >;
   // Named after the namespace: its requests are told from other runs' on the same plane by that name.
   const start = (name: string, through = kubeconfig) =>
     VersionReconciler.start({
@@ -121,53 +126,65 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
       workDir,
     });
   const run = new ConformanceRun(client, decl, namespace, auditLog, options.examples);
-  let reconciler: VersionReconciler | undefined;
+  // Started at once, beside the first checks; stopped with the run.
+  const spare = spareApiserverOf(options.controlPlane);
+  const running: { reconciler?: VersionReconciler } = {};
   try {
     await client.create(BuiltinTypes.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await applyCrd(client, decl, namespace);
-    reconciler = await start('');
-    checks.ready = await run.ready(reconciler);
-    if (checks.ready.length > 0)
-      return report(checks, [
-        'settled, restart, watch-cut, never-adopts, quantities, invalid-specs, delete, rbac: the examples never became Ready',
-      ]);
-    checks.settled = await run.settled(reconciler);
-    const restarted = await restart(reconciler, () => start('-restarted'), run);
-    const cuts = await withCutConnections({
-      ...{ reconciler: restarted.reconciler, kubeconfig, workDir, examples: options.examples.length },
-      start: (through) => start('-cut', through),
-      check: (behind, cut) => run.acrossCuts(behind, cut),
-    });
-    reconciler = await start('-after-cut');
-    Object.assign(checks, { restart: restarted.problems, 'watch-cut': cuts });
-    // In turn: each makes a copy of the first example of its own, and deletes it (or dry runs one).
-    const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
-    Object.assign(checks, {
-      'never-adopts': adopts ?? [],
-      quantities: quantities ?? [],
-      'invalid-specs': await run.invalidSpecs(),
-    });
-    checks.delete = await run.deletes(reconciler);
-    const rights = run.rights();
-    checks.rbac = rights.problems;
-    return report(checks, notChecked(adopts, quantities), rights.unused);
+    return await checksInTurn(run, running, { start, spare, kubeconfig, workDir, examples: options.examples.length });
   } finally {
-    await reconciler?.stop();
+    await running.reconciler?.stop();
+    const spareApiserver = await spare;
+    if (spareApiserver && !(spareApiserver instanceof Error)) await spareApiserver.stop();
     client.close();
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-/** The checks that found nothing to put the kind to (`undefined` from their step). */
-function notChecked(adopts: string[] | undefined, quantities: string[] | undefined): string[] {
-  return [
-    ...(adopts
-      ? []
-      : [
-          `never-adopts: no child of the first example is a ConfigMap, ServiceAccount or Service named after it, which an object of someone else's could stand in for`,
-        ]),
-    ...(quantities ? [] : ['quantities: the first example sets no quantity field (none its schema says is one)']),
-  ];
+/** The checks in the order of CONFORMANCE_CHECKS; the reconciler they run now in `running`. */
+async function checksInTurn(
+  run: ConformanceRun,
+  running: { reconciler?: VersionReconciler },
+  o: {
+    readonly start: (name: string, kubeconfig?: string) => Promise<VersionReconciler>;
+    readonly spare: Promise<SpareApiserver | Error> | undefined;
+    readonly kubeconfig: string;
+    readonly workDir: string;
+    readonly examples: number;
+  },
+): Promise<ConformanceReport> {
+  const checks = Object.fromEntries(CONFORMANCE_CHECKS.map((c) => [c, [] as string[]])) as Record<
+    ConformanceCheckName,
+    string[]
+  >;
+  let reconciler = (running.reconciler = await o.start(''));
+  checks.ready = await run.ready(reconciler);
+  if (checks.ready.length > 0)
+    return report(checks, [
+      `${CONFORMANCE_CHECKS.filter((c) => c !== 'ready').join(', ')}: the examples never became Ready`,
+    ]);
+  checks.settled = await run.settled(reconciler);
+  // Each starts and stops reconcilers of its own, the first of them stopping this one.
+  running.reconciler = undefined;
+  const restarts = await restartsAndInterruptions({ ...o, run, reconciler, spare: await o.spare });
+  reconciler = running.reconciler = await o.start('-after-cut');
+  Object.assign(checks, {
+    restart: restarts.restart,
+    'watch-cut': restarts['watch-cut'],
+    'apiserver-restart': restarts['apiserver-restart'] ?? [],
+  });
+  // In turn: each makes a copy of the first example of its own, and deletes it (or dry runs one).
+  const [adopts, quantities] = [await run.neverAdopts(), await run.quantities(reconciler)];
+  Object.assign(checks, {
+    'never-adopts': adopts ?? [],
+    quantities: quantities ?? [],
+    'invalid-specs': await run.invalidSpecs(),
+  });
+  checks.delete = await run.deletes(reconciler);
+  const rights = run.rights();
+  checks.rbac = rights.problems;
+  return report(checks, notChecked(adopts, quantities, restarts['apiserver-restart']), rights.unused);
 }
 
 function report(
@@ -177,24 +194,6 @@ function report(
 ): ConformanceReport {
   const problems = CONFORMANCE_CHECKS.flatMap((c) => checks[c].map((p) => `${c}: ${p}`));
   return { checks, problems, notChecked, unusedGrants };
-}
-
-/**
- * The reconciler stopped (it must exit 0) and started again over the settled examples, which
- * must see no write: the new reconciler, and the restart check's problems.
- */
-async function restart(
-  reconciler: VersionReconciler,
-  startAgain: () => Promise<VersionReconciler>,
-  run: ConformanceRun,
-): Promise<{ reconciler: VersionReconciler; problems: string[] }> {
-  const problems: string[] = [];
-  const stopped = await reconciler.stop();
-  if (stopped !== 0) problems.push(`the reconciler exited with ${String(stopped)} when stopped (SIGTERM)`);
-  const mark = auditLength(run.auditLog);
-  const again = await startAgain();
-  problems.push(...(await run.afterRestart(again, mark)));
-  return { reconciler: again, problems };
 }
 
 /**
@@ -252,12 +251,23 @@ class ConformanceRun {
   /** Where the audit log stood when the run began: its reconcilers' requests come after. */
   private readonly begun: number;
 
+  /** The audit logs of the run's own spare API servers, read whole. */
+  private readonly otherAuditLogs: string[] = [];
+
+  /** The rbac check reads the requests in `log` too: a spare API server's, begun by this run. */
+  alsoAudited(log: string | undefined): void {
+    if (log) this.otherAuditLogs.push(log);
+  }
+
   /**
    * The rbac check: each request this run's reconcilers made (told apart by their names, which
    * start with the namespace) that the Operator construct's Roles do not grant, and the grants unused.
    */
   rights(): { problems: string[]; unused: string[] } {
-    const requests = reconcilerAuditRequests(this.auditLog, this.begun, this.namespace);
+    const requests = [
+      ...reconcilerAuditRequests(this.auditLog, this.begun, this.namespace),
+      ...this.otherAuditLogs.flatMap((log) => reconcilerAuditRequests(log, 0, this.namespace)),
+    ];
     const { ungranted, unused } = rbacFindings(requests, grantsOf(this.decl));
     const problems = ungranted.map(
       (a) =>
@@ -274,7 +284,7 @@ class ConformanceRun {
    * Until `name` is Ready at its generation (`what` the wait says): the wait's problem if it never
    * is, with its status and the reconciler's log, and the resource as last read.
    */
-  private async untilReady(
+  async untilReady(
     name: string,
     what: string,
     reconciler: VersionReconciler,
@@ -483,10 +493,15 @@ class ConformanceRun {
   }
 
   /** Waits until `name` (of `uid`) and every object it controlled are gone: a problem if they stay. */
-  private async goneWithChildren(name: string, uid: string | undefined, reconciler: VersionReconciler) {
+  async goneWithChildren(
+    name: string,
+    uid: string | undefined,
+    reconciler: VersionReconciler,
+    though = '',
+  ): Promise<string[]> {
     let left: string[] = [];
     return waitFor(
-      `${this.decl.for.kind} ${name} and what it controls deleted`,
+      `${this.decl.for.kind} ${name} and what it controls deleted${though}`,
       async () => {
         const gone = (await this.get(name)) === undefined;
         left = (await this.childrenOf(uid)).map((c) => `${c.kind ?? ''}/${c.metadata.name ?? ''}`);
@@ -497,28 +512,22 @@ class ConformanceRun {
     );
   }
 
-  /**
-   * The watch-cut check, under a reconciler whose connections `cut` resets: a copy of the first
-   * example created, every connection cut at once, must become Ready; deleted, and cut again, it
-   * must go with all it controlled. A reconcile lost to a cut watch (an event never seen again,
-   * nothing requeued) leaves it waiting.
-   */
-  async acrossCuts(reconciler: VersionReconciler, cut: () => number): Promise<string[]> {
+  /** A copy of the first example named with `suffix`, created: its name, or undefined when there is no example. */
+  async createCopy(suffix: string): Promise<string | undefined> {
     const [example] = this.examples;
-    if (!example) return [];
-    const name = `${example.metadata.name ?? ''}-w`.slice(0, 63);
+    if (!example) return undefined;
+    const name = `${example.metadata.name ?? ''}${suffix}`.slice(0, 63);
     await this.client.create(this.type, { ...example, metadata: { ...example.metadata, name } }, this.namespace);
-    // Its watches are open once it has settled: none to cut would mean it reached the API server otherwise.
-    if (cut() === 0) return ['the reconciler had no connection through the proxy to cut: nothing was checked'];
-    const { waited, last } = await this.untilReady(
-      name,
-      `${this.decl.for.kind} ${name} Ready though its reconciler's connections were cut as it was created`,
-      reconciler,
-    );
-    if (waited.length > 0) return waited;
+    return name;
+  }
+
+  /** Deletes the resource `name` (it goes once its finalizers are done). */
+  async remove(name: string): Promise<void> {
     await this.client.delete(this.type, name, this.namespace);
-    cut();
-    return this.goneWithChildren(name, last?.metadata.uid, reconciler);
+  }
+
+  get kind(): string {
+    return this.decl.for.kind;
   }
 
   /** The objects of the kind's owned types in the namespace that `uid` controls. */

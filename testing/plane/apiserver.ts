@@ -15,14 +15,22 @@ export interface ApiserverOptions {
   readonly logs: string;
   /** The egress selector configuration that sends webhook and Service calls to the proxy. */
   readonly egressConfigFile: string;
-  /** Record write requests in `<logs>/audit.log`. */
+  /** Record write requests in `<logs>/<name's audit>.log`. */
   readonly audit: boolean;
   readonly extraArgs: readonly string[];
+  /**
+   * Names its log, `<logs>/<name>.log`, and its audit log: `kube-apiserver` (the audit log
+   * `audit.log`) for the plane's own, another for a spare beside it. @default 'kube-apiserver'
+   */
+  readonly name?: string;
 }
 
 /** Starts kube-apiserver, with its audit log when asked for; `waitForApiserver` waits until it serves. */
 export function startApiserver(o: ApiserverOptions): { process: ChildProcess; auditLog?: string } {
-  const auditLog = o.audit ? path.join(o.logs, 'audit.log') : undefined;
+  const name = o.name ?? 'kube-apiserver';
+  const auditLog = o.audit
+    ? path.join(o.logs, name === 'kube-apiserver' ? 'audit.log' : `${name}-audit.log`)
+    : undefined;
   const args = [
     `--etcd-servers=${o.etcdUrl}`,
     `--bind-address=${o.address}`,
@@ -45,7 +53,7 @@ export function startApiserver(o: ApiserverOptions): { process: ChildProcess; au
     '--v=1',
     ...o.extraArgs,
   ];
-  return { process: startProcess(o.bin, args, path.join(o.logs, 'kube-apiserver.log')), auditLog };
+  return { process: startProcess(o.bin, args, path.join(o.logs, `${name}.log`)), auditLog };
 }
 
 /** Waits until `/readyz` answers 200 to the admin. */

@@ -1,7 +1,8 @@
 /**
  * Every kind of the operator proven a good operator by the kit's conformance checks
  * (`conformanceTest`, cdk8s-operator-kit/testing), its sample the example: Ready at its generation,
- * no write once settled nor after a restart, no object of someone else's taken over, quantities
+ * no write once settled nor after a restart, no update lost when its connections are cut or its
+ * API server restarts, no object of someone else's taken over, quantities
  * spelled otherwise and invalid specs refused naming the field, its children gone with it, every
  * request granted by the RBAC the Operator construct makes. On a control plane of its own, whose
  * audit log shows what the reconciler did; a kind `create kind` adds is checked with the rest.
