@@ -72,6 +72,13 @@ export interface ConformanceOptions {
   readonly examples: readonly KubeObject[];
   /** The namespace made for them. @default `conformance-<random>` */
   readonly namespace?: string;
+  /**
+   * A copy of the first example under a new name, to live beside it: the checks that create one
+   * (watch-cut, apiserver-restart, never-adopts, quantities) make it with this. A kind whose
+   * resources each claim what only one may hold — a host, a port — gives each copy its own.
+   * @default the example under the new name
+   */
+  readonly copy?: (example: KubeObject, name: string) => KubeObject;
 }
 
 /** The checks a run makes, in order. */
@@ -125,7 +132,7 @@ export async function conformanceTest(options: ConformanceOptions): Promise<Conf
       name: `${namespace}${name}`,
       workDir,
     });
-  const run = new ConformanceRun(client, decl, namespace, auditLog, options.examples);
+  const run = new ConformanceRun(client, decl, namespace, auditLog, options);
   // Started at once, beside the first checks; stopped with the run.
   const spare = spareApiserverOf(options.controlPlane);
   const running: { reconciler?: VersionReconciler } = {};
@@ -236,14 +243,18 @@ async function waitFor(what: string, condition: () => Promise<boolean>, context:
 /** The steps of one run, over the examples in their namespace. */
 class ConformanceRun {
   private readonly type;
+  private readonly examples: readonly KubeObject[];
+  private readonly copy: (example: KubeObject, name: string) => KubeObject;
 
   constructor(
     private readonly client: HttpKubeClient,
     private readonly decl: ControllerDeclaration,
     private readonly namespace: string,
     readonly auditLog: string,
-    private readonly examples: readonly KubeObject[],
+    options: Pick<ConformanceOptions, 'examples' | 'copy'>,
   ) {
+    this.examples = options.examples;
+    this.copy = options.copy ?? ((example, name) => ({ ...example, metadata: { ...example.metadata, name } }));
     this.type = customResourceType<Reconciled>(decl.for);
     this.begun = auditLength(auditLog);
   }
@@ -400,8 +411,7 @@ class ConformanceRun {
     const foreign = foreignStandIn(children, name, newName);
     if (!foreign) return undefined;
     const created = await this.client.create(foreign.type, foreign.object, this.namespace);
-    const copy = { ...example, metadata: { ...example.metadata, name: newName } };
-    await this.client.create(this.type, copy, this.namespace);
+    await this.client.create(this.type, this.copy(example, newName), this.namespace);
     let last: Reconciled | undefined;
     const what = `${foreign.type.kind} ${foreign.object.metadata.name ?? ''}`;
     const problems = await waitFor(
@@ -432,17 +442,14 @@ class ConformanceRun {
     const [example] = this.examples;
     const kind = this.decl.for;
     if (!example || !(kind instanceof CustomResourceKind)) return undefined;
-    const { spec, changes } = respelledQuantities(kind.specSchema(), example.spec);
-    if (changes.length === 0) return undefined;
     const name = `${example.metadata.name ?? ''}-q`.slice(0, 63);
+    const copy = this.copy(example, name);
+    const { spec, changes } = respelledQuantities(kind.specSchema(), copy.spec);
+    if (changes.length === 0) return undefined;
     const spelled = changes.join(', ');
     const mark = auditLength(this.auditLog);
     try {
-      await this.client.create(
-        this.type,
-        { ...example, metadata: { ...example.metadata, name }, spec },
-        this.namespace,
-      );
+      await this.client.create(this.type, { ...copy, spec }, this.namespace);
     } catch (err) {
       return [
         `${name}, the example with ${spelled}, was refused: ${err instanceof Error ? err.message : String(err)} — the schema refuses a spelling of a quantity the API server takes in core types`,
@@ -517,7 +524,7 @@ class ConformanceRun {
     const [example] = this.examples;
     if (!example) return undefined;
     const name = `${example.metadata.name ?? ''}${suffix}`.slice(0, 63);
-    await this.client.create(this.type, { ...example, metadata: { ...example.metadata, name } }, this.namespace);
+    await this.client.create(this.type, this.copy(example, name), this.namespace);
     return name;
   }
 
