@@ -1,8 +1,9 @@
 /**
  * Invalid specs made from a kind's schema, for the conformance check that the API server refuses
  * each naming its field: one change to an example's spec per variant — a value of the wrong type,
- * one out of range, a string its pattern misses, a choice not in the enum, a field the schema does
- * not know, and an immutable field changed on update — made by pure functions of the schema and
+ * one out of range, a string its pattern misses, a choice not in the enum, a list longer or shorter
+ * than its bounds, a field the schema does not know, and an immutable field changed on update, in
+ * the objects the example sets and the first item of each list it sets — made by pure functions of the schema and
  * the example, and sent as dry runs by `invalidSpecProblems`.
  */
 import type { KubeObject, ResourceType } from '../../constructs/contract';
@@ -44,26 +45,75 @@ export function invalidSpecs(schema: JsonSchema, spec: unknown, live: unknown = 
     what: 'a field its schema does not have (a misspelt one)',
     spec: { ...base, [UNKNOWN_FIELD]: 'x' },
   });
-  const walk = (node: JsonSchema, path: readonly string[], liveValue: unknown): void => {
+  const walk = (node: JsonSchema, path: readonly Step[], liveValue: unknown): void => {
     for (const [key, child] of Object.entries(node.properties ?? {})) {
       const at = [...path, key];
-      const field = `spec.${at.join('.')}`;
-      for (const { value, what } of wrongValues(child))
-        variants.push({ field, what, spec: withValue(base, at, value) });
       const current = isJsonObject(liveValue) ? liveValue[key] : undefined;
-      const changed = isImmutable(child) && current !== undefined ? otherValidValue(child, current) : undefined;
-      if (changed !== undefined)
-        variants.push({
-          field,
-          what: `an immutable field changed (${JSON.stringify(current)} → ${JSON.stringify(changed)})`,
-          spec: withValue(isJsonObject(live) ? live : {}, at, changed),
-          update: true,
-        });
+      variants.push(...fieldVariants(child, at, base));
+      variants.push(...immutableChange(child, at, current, live));
       // Into objects the example has, so the variant changes that one field and no required one is missing.
-      if (child.type === 'object' && child.properties && isJsonObject(valueAt(base, at))) walk(child, at, current);
+      const value = valueAt(base, at);
+      if (child.type === 'object' && child.properties && isJsonObject(value)) walk(child, at, current);
+      // Into the first item of a list the example has: its fields, as the API server names them (`spec.members[0].name`).
+      const first = Array.isArray(value) ? (value[0] as unknown) : undefined;
+      const items = child.items;
+      if (items && first !== undefined) {
+        variants.push(...fieldVariants(items, [...at, 0], base));
+        if (items.type === 'object' && items.properties && isJsonObject(first))
+          walk(items, [...at, 0], Array.isArray(current) ? (current[0] as unknown) : undefined);
+      }
     }
   };
   walk(schema, [], live);
+  return variants;
+}
+
+/** An immutable field's value (`current`, in the live example) changed, as an update of it; none when not immutable. */
+function immutableChange(node: JsonSchema, at: readonly Step[], current: unknown, live: unknown): InvalidSpec[] {
+  const changed = isImmutable(node) && current !== undefined ? otherValidValue(node, current) : undefined;
+  if (changed === undefined) return [];
+  return [
+    {
+      field: fieldName(at),
+      what: `an immutable field changed (${JSON.stringify(current)} → ${JSON.stringify(changed)})`,
+      spec: withValue(isJsonObject(live) ? live : {}, at, changed),
+      update: true,
+    },
+  ];
+}
+
+/** One step of a path into a spec: a field's name, or a list item's index. */
+type Step = string | number;
+
+/** A path as the API server names its field in a refusal: `spec.members[0].name`. */
+function fieldName(at: readonly Step[]): string {
+  return at.reduce<string>((name, step) => (typeof step === 'number' ? `${name}[${step}]` : `${name}.${step}`), 'spec');
+}
+
+/** The variants of one field at `at` in `base`: each wrong value its schema refuses, and a list's count past its bounds. */
+function fieldVariants(node: JsonSchema, at: readonly Step[], base: Record<string, unknown>): InvalidSpec[] {
+  const field = fieldName(at);
+  const variants = wrongValues(node).map(({ value, what }) => ({ field, what, spec: withValue(base, at, value) }));
+  const list = valueAt(base, at);
+  if (node.type === 'array' && Array.isArray(list) && list.length > 0) {
+    const first: unknown = list[0];
+    if (node.maxItems !== undefined)
+      variants.push({
+        field,
+        what: `${node.maxItems + 1} items, more than its ${node.maxItems} at most`,
+        spec: withValue(
+          base,
+          at,
+          Array.from({ length: node.maxItems + 1 }, () => first),
+        ),
+      });
+    if (node.minItems !== undefined && node.minItems > 0)
+      variants.push({
+        field,
+        what: `${node.minItems - 1} items, fewer than its ${node.minItems} at least`,
+        spec: withValue(base, at, list.slice(0, node.minItems - 1)),
+      });
+  }
   return variants;
 }
 
@@ -164,16 +214,28 @@ function otherString(node: JsonSchema, current: string): string | undefined {
   return changed;
 }
 
-function valueAt(obj: unknown, at: readonly string[]): unknown {
-  return at.reduce<unknown>((o, k) => (isJsonObject(o) ? o[k] : undefined), obj);
+function valueAt(obj: unknown, at: readonly Step[]): unknown {
+  return at.reduce<unknown>((o, k) => {
+    if (typeof k === 'number') return Array.isArray(o) ? (o[k] as unknown) : undefined;
+    return isJsonObject(o) ? o[k] : undefined;
+  }, obj);
 }
 
-/** `obj` with the value at `at` set to `value` (the objects on the way copied, or made). */
-function withValue(obj: Record<string, unknown>, at: readonly string[], value: unknown): Record<string, unknown> {
-  const [key, ...rest] = at;
-  if (key === undefined) return obj;
-  const inner = isJsonObject(obj[key]) ? obj[key] : {};
-  return { ...obj, [key]: rest.length === 0 ? value : withValue(inner, rest, value) };
+/** `obj` with the value at `at` set to `value` (the objects and lists on the way copied, or made). */
+function withValue(obj: Record<string, unknown>, at: readonly Step[], value: unknown): Record<string, unknown> {
+  return setAt(obj, at, value) as Record<string, unknown>;
+}
+
+function setAt(container: unknown, at: readonly Step[], value: unknown): unknown {
+  const [step, ...rest] = at;
+  if (step === undefined) return value;
+  if (typeof step === 'number') {
+    const list: unknown[] = Array.isArray(container) ? [...(container as unknown[])] : [];
+    list[step] = setAt(list[step], rest, value);
+    return list;
+  }
+  const object = isJsonObject(container) ? container : {};
+  return { ...object, [step]: setAt(object[step], rest, value) };
 }
 
 /** Where a refusal names its fields: its message, and its causes' `field`s. */

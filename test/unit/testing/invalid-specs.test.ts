@@ -19,6 +19,9 @@ function changedPaths(base: unknown, variant: unknown, at = 'spec'): string[] {
   if (JSON.stringify(base) === JSON.stringify(variant)) return [];
   const isObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === 'object' && v !== null && !Array.isArray(v);
+  // A list of as many items: the item that differs (a list of another length changed as a whole).
+  if (Array.isArray(base) && Array.isArray(variant) && base.length === variant.length)
+    return base.flatMap((item: unknown, i) => changedPaths(item, variant[i], `${at}[${i}]`));
   if (!isObject(base) || !isObject(variant)) return [at];
   const keys = new Set([...Object.keys(base), ...Object.keys(variant)]);
   return [...keys].flatMap((k) => changedPaths(base[k], variant[k], `${at}.${k}`));
@@ -78,5 +81,46 @@ describe('invalidSpecs', () => {
     const bounds = schema.properties!.instances!;
     for (const { value } of wrongValues(bounds))
       expect(typeof value !== 'number' || value < bounds.minimum! || value > bounds.maximum!).toBe(true);
+  });
+});
+
+describe('invalidSpecs in lists', () => {
+  const listSchema = t.object({
+    members: t.array(
+      t.object({
+        name: t.string({ required: true, maxLength: 10, description: 'Its name.' }),
+        port: t.integer({ minimum: 1, description: 'Its port.' }),
+      }),
+      { minItems: 1, maxItems: 3, description: 'The members.' },
+    ),
+    tags: t.array(t.string({ pattern: '^[a-z]+$', description: 'A tag.' }), { description: 'Tags.' }),
+    empty: t.array(t.string({ description: 'Never set.' }), { maxItems: 1, description: 'Not in the example.' }),
+  }).json;
+  const listExample = { members: [{ name: 'a', port: 1 }, { name: 'b' }], tags: ['x'] };
+  const variants = invalidSpecs(listSchema, listExample);
+  const by = (field: string) => variants.filter((v) => v.field === field).map((v) => v.what);
+
+  test("the first item's fields of each list the example sets, named as the API server names them, and each list's count past its bounds", () => {
+    for (const v of variants) expect(changedPaths(listExample, v.spec)).toEqual([v.field]);
+    expect(by('spec.members[0].name')).toEqual(['a number where a string is', 'longer than its 10 characters at most']);
+    expect(by('spec.members[0].port')).toEqual(['a string where an integer is', '0, below its minimum 1']);
+    expect(by('spec.members[0]')).toEqual(['a string where an object is']);
+    expect(by('spec.members')).toEqual([
+      'a string where a list is',
+      '4 items, more than its 3 at most',
+      '0 items, fewer than its 1 at least',
+    ]);
+    expect(by('spec.tags[0]')).toEqual(['a number where a string is', expect.stringMatching(/which its pattern/)]);
+    // Only the first item is varied; a list the example does not set is not walked into.
+    expect(variants.some((v) => v.field.startsWith('spec.members[1]'))).toBe(false);
+    expect(by('spec.empty')).toEqual(['a string where a list is']);
+  });
+
+  test("a list variant keeps the example's other items, and its too-long list repeats the first item", () => {
+    const tooMany = variants.find((v) => v.what.startsWith('4 items'))!.spec as typeof listExample;
+    expect(tooMany.members).toEqual(Array.from({ length: 4 }, () => ({ name: 'a', port: 1 })));
+    const itemChanged = variants.find((v) => v.field === 'spec.members[0].port')!.spec as typeof listExample;
+    expect(itemChanged.members[1]).toEqual({ name: 'b' });
+    expect(itemChanged.tags).toEqual(['x']);
   });
 });
