@@ -4,9 +4,7 @@ import { HttpKubeClient } from '../operator/runtime/client/client';
 import { loadKubeConfig } from '../operator/runtime/client/kubeconfig';
 import { type ControlPlane, startControlPlane } from '../testing/control-plane';
 import { runningProcesses } from '../testing/processes';
-import { type BenchContext, kubectl } from './measure';
-
-const ROOT = path.resolve(__dirname, '..');
+import { type BenchContext, kubectl, RECONCILER_TREE } from './measure';
 
 /**
  * Runs `fn` on a control plane with an audit log of writes (the harness's own, or
@@ -29,21 +27,22 @@ export async function withBenchCluster(
       throw new Error(
         "the bench counts writes in the API server's audit log: set OPKIT_AUDIT_LOG with OPKIT_KUBECONFIG",
       );
-    kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(ROOT, 'dist')]);
+    // The CRDs and RBAC of the tree whose reconciler is measured, and that reconciler bundled from its own code.
+    kubectl(cp.kubeconfig, ['apply', '--server-side', '-f', path.join(RECONCILER_TREE, 'dist')]);
     kubectl(cp.kubeconfig, ['wait', '--for', 'condition=established', 'crd/memcacheds.cache.example.com']);
     execFileSync(
       process.execPath,
       [
         '--import',
         'tsx',
-        path.join(ROOT, 'command', 'cli.ts'),
+        path.join(RECONCILER_TREE, 'command', 'cli.ts'),
         'bundle',
         '--entry',
         'reconciler.ts',
         // OPKIT_BUNDLE_MINIFY=0: readable names in a CPU profile.
         ...(process.env.OPKIT_BUNDLE_MINIFY === '0' ? ['--no-minify'] : []),
       ],
-      { cwd: ROOT, stdio: 'ignore' },
+      { cwd: RECONCILER_TREE, stdio: 'ignore' },
     );
     const client = new HttpKubeClient(loadKubeConfig({ path: cp.kubeconfig }), { fieldManager: 'bench' });
     try {

@@ -3,13 +3,18 @@
  * machine, so a change to the reconcile path is judged against its base in the same hour rather
  * than against a figure from another day's machine.
  *
- *   npm run bench:compare -- e7a28b9              # 2 rounds each, N = 1000
+ *   npm run bench:compare -- e7a28b9              # 2 rounds each, N = 1000, created 2 at a time
+ *   npm run bench:compare -- e7a28b9 --pace=burst # all N created at once
  *   ROUNDS=3 N=500 npm run bench:compare -- main
  *   npm run bench:compare -- e7a28b9 --record     # and a line in bench/RESULTS.md
  *
- * Each side runs its own `bench/converge.ts` with BENCH_SKIP_REFERENCE=1: its own bundle (the
- * image's Node, the synthesized Deployment's NODE_OPTIONS), its own `dist/`, a fresh control plane
- * each run. The order alternates (ref, work, work, ref, …) so a drift of the machine falls on both.
+ * Both sides are measured by this tree's `bench/converge.ts` (BENCH_SKIP_REFERENCE=1), so they are
+ * created at the same pace and timed the same way; what differs is the reconciler
+ * (BENCH_RECONCILER_TREE): each side's own bundle, built from its code, on the image's Node with
+ * the image's node flags (this tree's), and its own `dist/` — its CRDs, and its operator
+ * Deployment's NODE_OPTIONS. A fresh control plane each run. (Each side running its own converge
+ * bench measured its own harness too: e7a28b9's peak read 101 MiB there, 92 MiB when created two
+ * at a time as the image runs it.) The order alternates (ref, work, work, ref, …) so a drift of the machine falls on both.
  * The other commit is checked out in a git worktree beside the system's temporary files, sharing
  * node_modules when its lock file is the same (else `npm ci` there), and removed at the end.
  */
@@ -48,13 +53,20 @@ function checkout(commit: string): string {
   return dir;
 }
 
-/** One converge run of the tree at `dir`: its reconciler's figures. */
-function converge(dir: string, label: string): Run {
-  process.stderr.write(`[compare] ${label}: converging ${String(N)} Memcacheds…\n`);
+/** One converge run, by this tree's harness, of the reconciler of the tree at `dir`: its figures. */
+function converge(dir: string, label: string, pace: string): Run {
+  process.stderr.write(`[compare] ${label}: converging ${String(N)} Memcacheds, pace ${pace}…\n`);
   const out = execFileSync(process.execPath, ['--import', 'tsx', path.join('bench', 'converge.ts')], {
-    cwd: dir,
+    cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, N: String(N), BENCH_SKIP_REFERENCE: '1', IDLE_S: '0' },
+    env: {
+      ...process.env,
+      N: String(N),
+      BENCH_SKIP_REFERENCE: '1',
+      IDLE_S: '0',
+      BENCH_RECONCILER_TREE: dir,
+      BENCH_PACE: pace,
+    },
     stdio: ['ignore', 'pipe', 'ignore'],
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -77,7 +89,8 @@ export function median(values: readonly number[]): number {
 
 function main(): void {
   const ref = process.argv.slice(2).find((a) => !a.startsWith('--'));
-  if (!ref) throw new Error('usage: npm run bench:compare -- <ref> [--record]');
+  if (!ref) throw new Error('usage: npm run bench:compare -- <ref> [--pace=2|burst] [--record]');
+  const pace = process.argv.find((a) => a.startsWith('--pace='))?.slice('--pace='.length) ?? '2';
   const commit = git(['rev-parse', '--verify', `${ref}^{commit}`]);
   const head = git(['rev-parse', '--short', 'HEAD']);
   const dirty = git(['status', '--porcelain']) !== '';
@@ -89,7 +102,11 @@ function main(): void {
       const order = round % 2 === 0 ? (['ref', 'work'] as const) : (['work', 'ref'] as const);
       for (const side of order)
         runs[side].push(
-          converge(side === 'ref' ? other : ROOT, `${side} ${side === 'ref' ? ref : work}, round ${String(round + 1)}`),
+          converge(
+            side === 'ref' ? other : ROOT,
+            `${side} ${side === 'ref' ? ref : work}, round ${String(round + 1)}`,
+            pace,
+          ),
         );
     }
   } finally {
@@ -104,7 +121,7 @@ function main(): void {
     const ratios = line
       .map((l) => `${l.metric} ${String(l[ref])} → ${String(l[work])} (${String(l.ratio)}×)`)
       .join(', ');
-    const entry = `- ${new Date().toISOString().slice(0, 10)} bench:compare ${ref} → ${work}, N = ${String(N)}, ${String(ROUNDS)} rounds each, medians: ${ratios}\n`;
+    const entry = `- ${new Date().toISOString().slice(0, 10)} bench:compare ${ref} → ${work}, N = ${String(N)}, pace ${pace}, ${String(ROUNDS)} rounds each (this harness, each side's reconciler), medians: ${ratios}\n`;
     fs.appendFileSync(path.join(ROOT, 'bench', 'RESULTS.md'), entry);
   }
 }

@@ -13,11 +13,13 @@
  *   BENCH_CACHE_MEMORY=1 …                           # once settled, the heap bytes per cached object (bench/cache-memory.ts)
  *   BENCH_RELIST=50 …                                # once settled, restarts over them with 50 created during each relist (bench/relist.ts)
  *   BENCH_TRACING=1 …                                # with --otlp-endpoint: every reconcile traced, to a sink here
+ *   BENCH_PACE=burst …                               # all N created at once (default 2 in flight, a user's pace)
+ *   BENCH_RECONCILER_TREE=/tmp/other …               # another tree's reconciler (its bundle, its dist/), this harness
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
-import { measureReconciler, measureReference } from './measure';
+import { creationPace, measureReconciler, measureReference, RECONCILER_TREE } from './measure';
 import { measureRelist } from './relist';
 import { startOtlpReceiver } from '../test/support/otlp';
 
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
         {
           kubernetes: cluster.version,
           n: N,
+          pace: creationPace().name,
+          reconcilerTree: RECONCILER_TREE,
           workers: WORKERS ?? 'default',
           ...(sink ? { tracing: { ...sink.counts } } : {}),
           reference,

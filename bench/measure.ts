@@ -23,6 +23,30 @@ import { nodeBinary } from './node-runtimes';
 import { Tally } from './tally';
 
 const ROOT = path.resolve(__dirname, '..');
+
+/**
+ * The tree whose reconciler is measured — its bundle (build/reconciler/main.js, bundled by
+ * bench/cluster.ts) and its dist/ (the CRDs, the operator Deployment's flags and NODE_OPTIONS) —
+ * while this tree's harness measures it: BENCH_RECONCILER_TREE, as bench:compare sets it for the
+ * commit it compares with, so both sides are created, paced and timed by the same code.
+ * @default this tree
+ */
+export const RECONCILER_TREE = process.env.BENCH_RECONCILER_TREE
+  ? path.resolve(process.env.BENCH_RECONCILER_TREE)
+  : ROOT;
+
+/**
+ * How many creations are in flight at once: BENCH_PACE=2 (a user's pace: each create waits for
+ * one of two before it), or `burst` (all N at once, as fast as the client sends them).
+ */
+export function creationPace(): { readonly name: string; inFlight(n: number): number } {
+  const pace = process.env.BENCH_PACE ?? '2';
+  if (pace === 'burst') return { name: 'burst', inFlight: (n) => n };
+  const inFlight = Number(pace);
+  if (!Number.isInteger(inFlight) || inFlight < 1)
+    throw new Error(`BENCH_PACE=${pace}: a number of creations in flight, or burst`);
+  return { name: String(inFlight), inFlight: () => inFlight };
+}
 const memcachedType = customResourceType(memcachedKind);
 const fooType: ResourceType = {
   group: 'samplecontroller.k8s.io',
@@ -236,7 +260,9 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
     (d) => d.status?.availableReplicas === 1,
   );
   const t0 = performance.now();
-  await pool(deployments, 2, (d) => ctx.client.create(BuiltinTypes.Deployment, d, ns));
+  await pool(deployments, creationPace().inFlight(deployments.length), (d) =>
+    ctx.client.create(BuiltinTypes.Deployment, d, ns),
+  );
   const deploymentsMs = performance.now() - t0;
   const settledMs = await available.reached(n, t0, ctx.timeoutMs, `${n} reference Deployments available`);
   await available.close();
@@ -269,7 +295,7 @@ export function synthesizedEnvironment(): Record<string, string> {
 }
 
 function synthesizedContainer(): { args?: unknown; env?: unknown } {
-  const file = fs.readFileSync(path.join(ROOT, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
+  const file = fs.readFileSync(path.join(RECONCILER_TREE, 'dist', '0001-memcached.k8s.yaml'), 'utf8');
   const deployment = parseAllDocuments(file)
     .map((d) => d.toJS())
     .find((o) => o?.kind === 'Deployment' && o.metadata.name === 'memcached-operator');
@@ -338,7 +364,9 @@ export async function converge<T extends KubeObject>(
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
   const t0 = performance.now();
-  await pool(run.objects, run.createInFlight ?? 2, (o) => ctx.client.create(run.type, o, run.ns));
+  await pool(run.objects, run.createInFlight ?? creationPace().inFlight(run.objects.length), (o) =>
+    ctx.client.create(run.type, o, run.ns),
+  );
   const createdMs = performance.now() - t0;
   const deploymentsMs = await created.reached(n, t0, ctx.timeoutMs, `${n} Deployments`);
   const settledMs = await settled.reached(n, t0, ctx.timeoutMs, `${n} ${run.type.resource} settled`);
@@ -391,7 +419,7 @@ export async function startReconciler(
       ...(options.nodeArgs ?? []),
       // With BENCH_ALLOC=1, counts the bytes it allocates (a file it rewrites 4 times a second).
       ...(COUNT_ALLOCATIONS ? ['--require', path.join(ROOT, 'bench', 'alloc-probe.cjs')] : []),
-      path.join(ROOT, 'build', 'reconciler', 'main.js'),
+      path.join(RECONCILER_TREE, 'build', 'reconciler', 'main.js'),
       `--kubeconfig=${serviceAccountKubeconfig({ kubeconfig: ctx.admin })}`,
       synthesizedControllersFlag(),
       // One namespace, several, or (undefined) every namespace.
@@ -479,7 +507,7 @@ export async function measureReconciler(
      * them) and a function that stops the reconciler (e.g. to restart one over them).
      */
     afterSettled?: (namespace: string, stopReconciler: () => Promise<void>) => Promise<void>;
-    /** Creations in flight at once. @default 2 */
+    /** Creations in flight at once. @default creationPace()'s (BENCH_PACE, 2 unless set) */
     createInFlight?: number;
   },
 ): Promise<Measurement> {

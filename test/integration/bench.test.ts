@@ -59,6 +59,8 @@ testWithNodes(
     expect(text).toContain('More kept text.');
     expect(text).not.toContain('\nold\n');
     expect(text).toMatch(/Machine: \d+ ×/);
+    // The creation pace, recorded: a user's (2 at a time) unless BENCH_PACE says otherwise.
+    expect(text).toContain("created 2 at a time (BENCH_PACE=2, a user's pace)");
     expect(text).toMatch(/controller-runtime v0\.\d+\.\d+/);
     // Our reconciler runs on the Node the image ships, and on Node 24 beside it.
     const imageNode = NODE_RUNTIME.version.replace(/\./g, '\\.');
