@@ -265,7 +265,22 @@ function hostDial(host: string, port: number): Promise<string> {
     const proxy = processesNaming(workDir).find((p) => p.args[0]?.endsWith('/kube-proxy'));
     expect(proxy).toBeDefined();
     process.kill(proxy!.pid, 'SIGKILL');
-    execFileSync(proxy!.args[0]!, ['--cleanup'], { stdio: 'ignore' });
+    // A signal is sent at once, its process gone later; an iptables-restore it started may still
+    // hold the xtables lock. `--cleanup` once failed in a CI run, its output unread: it runs
+    // until it succeeds, and says why it did not.
+    await eventually('the killed kube-proxy gone', () => (running(proxy!.pid) ? undefined : true));
+    let cleanup = '';
+    await eventually(
+      'kube-proxy --cleanup to succeed',
+      () => {
+        const ran = spawnSync(proxy!.args[0]!, ['--cleanup'], { encoding: 'utf8' });
+        cleanup = `exit ${String(ran.status)}: ${ran.stderr.split('\n').slice(-5).join('\n')}`;
+        return ran.status === 0 ? true : undefined;
+      },
+      30_000,
+      500,
+      () => cleanup,
+    );
     expect(execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })).not.toMatch(/KUBE-SVC-/);
     execFileSync('iptables', ['-t', 'mangle', '-I', ...COUNTER]);
     // The `kubernetes` Service's IP, which a pod would otherwise reach the API server through.
@@ -280,3 +295,12 @@ function hostDial(host: string, port: number): Promise<string> {
     expect(counted()).toBe(0);
   });
 });
+
+/** Whether `pid` is a process still running (a zombie, dead but not yet reaped by its parent, is not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
