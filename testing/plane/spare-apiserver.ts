@@ -26,7 +26,7 @@ export interface SpareApiserver {
   readonly auditLog?: string;
   /**
    * Stops it (SIGTERM: its requests and watches end, as in a rolling upgrade) and starts it again
-   * on the same port; resolves once it serves again. A call while it restarts joins that restart.
+   * on the same port; resolves once it serves again.
    */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -83,20 +83,14 @@ export async function startSpareApiserver(plane: SpareApiserverPlane): Promise<S
     'opkit-admin',
     plane.adminToken,
   );
-  let restarting: Promise<void> | undefined;
-  const restart = async () => {
-    try {
-      await stop();
-      await start();
-    } finally {
-      restarting = undefined;
-    }
-  };
   return {
     server,
     kubeconfig,
     ...(auditLog ? { auditLog } : {}),
-    restart: () => (restarting ??= restart()),
+    restart: async () => {
+      await stop();
+      await start();
+    },
     stop,
   };
 }
