@@ -19,7 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { withBenchCluster } from './cluster';
-import { creationPace, measureReconciler, measureReference, RECONCILER_TREE } from './measure';
+import { CREATION_PACE, measureReconciler, measureReference, RECONCILER_TREE } from './measure';
 import { measureRelist } from './relist';
 import { startOtlpReceiver } from '../test/support/otlp';
 
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
         {
           kubernetes: cluster.version,
           n: N,
-          pace: creationPace().name,
+          pace: CREATION_PACE.name,
           reconcilerTree: RECONCILER_TREE,
           workers: WORKERS ?? 'default',
           ...(sink ? { tracing: { ...sink.counts } } : {}),

@@ -39,14 +39,17 @@ export const RECONCILER_TREE = process.env.BENCH_RECONCILER_TREE
  * How many creations are in flight at once: BENCH_PACE=2 (a user's pace: each create waits for
  * one of two before it), or `burst` (all N at once, as fast as the client sends them).
  */
-export function creationPace(): { readonly name: string; inFlight(n: number): number } {
-  const pace = process.env.BENCH_PACE ?? '2';
+function creationPaceOf(pace: string): { readonly name: string; inFlight(n: number): number } {
   if (pace === 'burst') return { name: 'burst', inFlight: (n) => n };
   const inFlight = Number(pace);
   if (!Number.isInteger(inFlight) || inFlight < 1)
     throw new Error(`BENCH_PACE=${pace}: a number of creations in flight, or burst`);
   return { name: String(inFlight), inFlight: () => inFlight };
 }
+
+/** This process's creation pace (BENCH_PACE, read once). */
+export const CREATION_PACE = creationPaceOf(process.env.BENCH_PACE ?? '2');
+
 const memcachedType = customResourceType(memcachedKind);
 const fooType: ResourceType = {
   group: 'samplecontroller.k8s.io',
@@ -260,7 +263,7 @@ export async function measureReference(ctx: BenchContext, n: number): Promise<Me
     (d) => d.status?.availableReplicas === 1,
   );
   const t0 = performance.now();
-  await pool(deployments, creationPace().inFlight(deployments.length), (d) =>
+  await pool(deployments, CREATION_PACE.inFlight(deployments.length), (d) =>
     ctx.client.create(BuiltinTypes.Deployment, d, ns),
   );
   const deploymentsMs = performance.now() - t0;
@@ -364,7 +367,7 @@ export async function converge<T extends KubeObject>(
   const created = await Tally.start(ctx.client, BuiltinTypes.Deployment, run.ns, () => true);
   const settled = await Tally.start<T>(ctx.client, run.type, run.ns, run.settled);
   const t0 = performance.now();
-  await pool(run.objects, run.createInFlight ?? creationPace().inFlight(run.objects.length), (o) =>
+  await pool(run.objects, run.createInFlight ?? CREATION_PACE.inFlight(run.objects.length), (o) =>
     ctx.client.create(run.type, o, run.ns),
   );
   const createdMs = performance.now() - t0;
@@ -507,7 +510,7 @@ export async function measureReconciler(
      * them) and a function that stops the reconciler (e.g. to restart one over them).
      */
     afterSettled?: (namespace: string, stopReconciler: () => Promise<void>) => Promise<void>;
-    /** Creations in flight at once. @default creationPace()'s (BENCH_PACE, 2 unless set) */
+    /** Creations in flight at once. @default CREATION_PACE's (BENCH_PACE, 2 unless set) */
     createInFlight?: number;
   },
 ): Promise<Measurement> {

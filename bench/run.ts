@@ -30,7 +30,7 @@ import { NODE_RUNTIME } from '../command/image/definition';
 import { withBenchCluster } from './cluster';
 import { buildControllerRuntimePeer, measureControllerRuntime } from './controller-runtime-peer';
 import {
-  creationPace,
+  CREATION_PACE,
   goPeerDir,
   type Measurement,
   measureReconciler,
@@ -314,7 +314,7 @@ async function main(): Promise<void> {
       '',
       machine(cluster, goDir, peer.version),
       '',
-      `Each contender converges N resources of one replica, created ${creationPace().name === 'burst' ? 'all at once (BENCH_PACE=burst)' : `${creationPace().name} at a time (BENCH_PACE=${creationPace().name}, a user's pace)`}: our reconciler N Memcacheds (a Deployment each, server-side applied, a \`Created\` Event, and a status listing the pod with Available, Progressing and Degraded conditions; 4 workers); the controller-runtime peer doing the same work N Memcacheds of its own group (the same Deployment, created, the same Event, the same status from a Pod cache indexed by instance, written when it changes; 1 worker, whole objects cached: controller-runtime's defaults); the lean controller-runtime peer (kubebuilder's shape at the same defaults: a Deployment created, a status counting available replicas, no Pods watched, no Events); ${goDir ? "Go's sample-controller N Foos (a Deployment each, and a status counting available replicas); " : ''}the reference client N Deployments directly, at the same pace. "Settled" is when every resource reports its pod available (for the reference, every Deployment). Writes are counted in the API server's audit log, by the controller's own identity, Lease renewals aside. CPU and RSS are the controller process's, from /proc, from start to settled.`,
+      `Each contender converges N resources of one replica, created ${CREATION_PACE.name === 'burst' ? 'all at once (BENCH_PACE=burst)' : `${CREATION_PACE.name} at a time (BENCH_PACE=${CREATION_PACE.name}, a user's pace)`}: our reconciler N Memcacheds (a Deployment each, server-side applied, a \`Created\` Event, and a status listing the pod with Available, Progressing and Degraded conditions; 4 workers); the controller-runtime peer doing the same work N Memcacheds of its own group (the same Deployment, created, the same Event, the same status from a Pod cache indexed by instance, written when it changes; 1 worker, whole objects cached: controller-runtime's defaults); the lean controller-runtime peer (kubebuilder's shape at the same defaults: a Deployment created, a status counting available replicas, no Pods watched, no Events); ${goDir ? "Go's sample-controller N Foos (a Deployment each, and a status counting available replicas); " : ''}the reference client N Deployments directly, at the same pace. "Settled" is when every resource reports its pod available (for the reference, every Deployment). Writes are counted in the API server's audit log, by the controller's own identity, Lease renewals aside. CPU and RSS are the controller process's, from /proc, from start to settled.`,
       '',
       comparisonTable(compare),
       ...(large ? ['', comparisonTable(large)] : []),
