@@ -15,8 +15,20 @@ export const KWOK_STAGES = [
   'pod/chaos/pod-container-running-failed.yaml',
   'volume/fast/pv-bind.yaml',
   'volume/fast/pv-delete.yaml',
-  'volume/fast/pvc-provision.yaml',
+  // Not volume/fast/pvc-provision.yaml: kwok-claim-provision-stage.yaml binds claims in its place,
+  // each patch naming the claim's uid (why: that file's head).
   'volume/fast/pvc-delete.yaml',
+] as const;
+
+/**
+ * The harness's own stages (files beside this module), run by kwok after its own: failures a test
+ * makes by a label (crash loop, image pull), claims bound by uid, and claims that grow.
+ */
+export const HARNESS_KWOK_STAGES = [
+  'kwok-crash-loop-stage.yaml',
+  'kwok-image-pull-failure-stage.yaml',
+  'kwok-claim-provision-stage.yaml',
+  'kwok-volume-expansion-stages.yaml',
 ] as const;
 
 /** kwok's default StorageClass, applied to the cluster (not a stage). */
@@ -34,7 +46,6 @@ export const KWOK_STAGE_SHA256: Readonly<Record<string, Readonly<Record<string, 
     'pod/chaos/pod-container-running-failed.yaml': '7c63c233250ae74b1f9afb28208be3fff452c24058c2d6b08721db0cc64f9026',
     'volume/fast/pv-bind.yaml': '747eba6defd437d6d1bdf847ef744fb8fc7527f4ba8d8c27656025e0376fb9ce',
     'volume/fast/pv-delete.yaml': '4746963af0734ea8175b4562042075848412d8888f2345d8afa1a3058160d52d',
-    'volume/fast/pvc-provision.yaml': '1a4983eb79c325bfea0e201f382c8c1b8e95e27862eac6da0b2cdffc67603773',
     'volume/fast/pvc-delete.yaml': '554cbb324b752baf8c72d9f2fa973c0825fd3eb67cf30b8e871a4b6c4509d7a1',
     'volume/fast/storage-class.yaml': '113866dbd7e34db57db60b9b67f7dde6b3dee210fb550c0bb9dca00a1eb6d17c',
   },

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { KWOK_STAGES, KWOK_STORAGE_CLASS } from '../kwok-stages';
+import { HARNESS_KWOK_STAGES, KWOK_STAGES, KWOK_STORAGE_CLASS } from '../kwok-stages';
 import { type ControlPlaneBinaries, HARNESS_DIR } from './binaries';
 import { freePort } from '../free-port';
 import { componentKubeconfig, componentServingArgs } from './pki';
@@ -100,7 +100,7 @@ export async function startScheduler(bin: string, token: string, plane: PlaneFor
 }
 
 /**
- * A StorageClass whose claims may grow (kwok-volume-expansion-stages.yaml provisions them, and
+ * A StorageClass whose claims may grow (kwok-claim-provision-stage.yaml provisions them, kwok-volume-expansion-stages.yaml
  * completes a resize as a CSI driver's resizer would); kwok's default class does not allow it.
  */
 export const EXPANDABLE_STORAGE_CLASS = 'kwok-volume-expandable';
@@ -167,12 +167,7 @@ function startKwok(kwok: NonNullable<ControlPlaneBinaries['kwok']>, token: strin
     '--cidr=10.244.0.0/16',
     '--node-ip=10.240.0.1',
     ...KWOK_STAGES.flatMap((stage) => ['-c', path.join(kwok.stages, stage)]),
-    '-c',
-    path.join(HARNESS_DIR, 'kwok-crash-loop-stage.yaml'),
-    '-c',
-    path.join(HARNESS_DIR, 'kwok-image-pull-failure-stage.yaml'),
-    '-c',
-    path.join(HARNESS_DIR, 'kwok-volume-expansion-stages.yaml'),
+    ...HARNESS_KWOK_STAGES.flatMap((stage) => ['-c', path.join(HARNESS_DIR, stage)]),
   ];
   plane.procs.push(startProcess(kwok.bin, args, path.join(plane.logs, 'kwok.log')));
 }
