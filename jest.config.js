@@ -1,6 +1,10 @@
 const os = require('node:os');
+const LONG_INTEGRATION = require('./test/harness/long-integration-files.js');
 
-/** Two tiers, one command: `npm test` runs unit tests (no cluster) and integration tests (a real API server). */
+/**
+ * Two tiers, one command: `npm test` runs unit tests (no cluster) and integration tests (a real API
+ * server), but for the long ones `npm run test:long` runs (test/harness/long-integration-files.js).
+ */
 const base = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
@@ -33,6 +37,8 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The long tier's files run by `npm run test:long` (jest.long.config.js), not here.
+      testPathIgnorePatterns: ['/node_modules/', ...LONG_INTEGRATION.map((f) => `/test/integration/${f}\\.test\\.ts$`)],
       // One real control plane (etcd, kube-apiserver, kube-controller-manager) for the tier.
       globalSetup: '<rootDir>/test/harness/jest-global-setup.ts',
       globalTeardown: '<rootDir>/test/harness/jest-global-teardown.ts',
