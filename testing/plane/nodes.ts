@@ -100,8 +100,9 @@ export async function startScheduler(bin: string, token: string, plane: PlaneFor
 }
 
 /**
- * A StorageClass whose claims may grow (kwok-claim-provision-stage.yaml provisions them, kwok-volume-expansion-stages.yaml
- * completes a resize as a CSI driver's resizer would); kwok's default class does not allow it.
+ * A StorageClass whose claims may grow (kwok-claim-provision-stage.yaml provisions them,
+ * kwok-volume-expansion-stages.yaml completes a resize as a CSI driver's resizer would); kwok's
+ * default class does not allow it.
  */
 export const EXPANDABLE_STORAGE_CLASS = 'kwok-volume-expandable';
 
