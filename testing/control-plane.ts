@@ -34,7 +34,7 @@ import {
   writeKubeconfig,
   writeTokens,
 } from './plane/pki';
-import { log, stopProcess, waitFor, waitForHealthz } from './plane/process';
+import { log, processExitedIn, stopProcess, waitFor, waitForHealthz } from './plane/process';
 import { takeBack, type NodeOwner } from './node/leftovers';
 import { NODE_NETWORK } from './node/network';
 import {
@@ -208,13 +208,18 @@ function newPlane(verbose: boolean): Plane {
   return plane;
 }
 
-/** Stops the processes in reverse order, drops etcd's data, and the work dir unless `keepLogs`. */
+/**
+ * Stops the processes in reverse order, drops etcd's data, and the work dir unless `keepLogs` or
+ * a process exited while waited on.
+ */
 async function stopPlane(plane: Plane, opts: { keepLogs?: boolean } = {}): Promise<void> {
   for (const p of [...plane.procs].reverse()) await stopProcess(p);
   for (const cleanup of plane.cleanups.splice(0).reverse()) cleanup();
   fs.rmSync(path.join(plane.workDir, 'etcd-data'), { recursive: true, force: true });
-  if (!opts.keepLogs) fs.rmSync(plane.workDir, { recursive: true, force: true });
-  else log(plane.verbose, `logs kept in ${plane.logs}`);
+  // A process that exited while waited on failed a test naming these logs: they stay.
+  const died = processExitedIn(plane.logs);
+  if (!opts.keepLogs && !died) fs.rmSync(plane.workDir, { recursive: true, force: true });
+  else log(plane.verbose || died, `logs kept in ${plane.logs}`);
 }
 
 /**

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as path from 'node:path';
 
 /** Progress on stderr, when verbose. */
 export function log(verbose: boolean, msg: string): void {
@@ -39,6 +40,14 @@ export function probe(url: string, ca: Buffer, token?: string): Promise<number> 
   });
 }
 
+/** In a plane's logs directory, when a process of it exited while waited on: what exited. */
+const EXITED_MARK = 'EXITED';
+
+/** Whether a process of the plane whose logs are in `logsDir` exited while waited on (its logs are kept). */
+export function processExitedIn(logsDir: string): boolean {
+  return fs.existsSync(path.join(logsDir, EXITED_MARK));
+}
+
 /** Polls `check` until true; fails when a process of the plane exits, or after `timeoutMs`. */
 export async function waitFor(
   what: string,
@@ -50,10 +59,12 @@ export async function waitFor(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const dead = procs.find((p) => p.exitCode !== null || p.signalCode !== null);
-    if (dead)
-      throw new Error(
-        `${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`,
-      );
+    if (dead) {
+      const said = `${what}: a control-plane process exited (${dead.spawnfile}, code ${dead.exitCode}); see logs in ${logsDir}`;
+      // The plane keeps logs so marked when it stops: the error names them.
+      fs.appendFileSync(path.join(logsDir, EXITED_MARK), `${said}\n`);
+      throw new Error(said);
+    }
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 250));
   }
