@@ -87,6 +87,37 @@ export function apiRequest(
   });
 }
 
+/** A served type, as api-get resolves it: where its objects live and whether they are namespaced. */
+export interface ServedType {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly namespaced: boolean;
+}
+
+/**
+ * The type serving objects of `apiVersion` and `kind` (discovery read again once when none does:
+ * a CRD just made), with the kubeconfig's namespace; undefined when the kubeconfig is not one this
+ * reads or no served type matches.
+ */
+export function servedKind(
+  kubeconfig: string,
+  apiVersion: string,
+  kind: string,
+): { type: ServedType; namespace: string } | undefined {
+  const creds = credentials(kubeconfig);
+  if (!creds) return undefined;
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  for (const fresh of [false, true]) {
+    if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
+    const type = discoveryCache
+      .get(kubeconfig)!
+      .find((t) => t.group === group && t.version === version && t.kind === kind && !t.resource.includes('/'));
+    if (type) return { type, namespace: creds.namespace };
+  }
+  return undefined;
+}
+
 /** kubectl prints a list as a `List`, each item with its apiVersion and kind. */
 function asKubectlList(list: { items?: Record<string, unknown>[] }, type: ApiResource): unknown {
   const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
+import { apiCreate } from './api-create';
 import { apiGet, apiRequest, refusalMessage } from './api-get';
 
 export interface KubectlResult {
@@ -25,8 +26,17 @@ export function kubeconfigCluster(file: string): { server: string; 'certificate-
   return parseYamlDoc(fs.readFileSync(file, 'utf8')).clusters[0].cluster;
 }
 
-/** Runs the real kubectl against the test cluster, always with an explicit --kubeconfig. */
+/**
+ * kubectl against the test cluster, always with an explicit --kubeconfig: the real kubectl, but
+ * for `create … -f -` of one JSON object, which is sent as the request kubectl sends and answered
+ * as kubectl answers (api-create.ts).
+ */
 export function kubectl(args: string[], options: { input?: string; kubeconfig?: string } = {}): KubectlResult {
+  return apiCreate(args, options.input, options.kubeconfig ?? testKubeconfig()) ?? realKubectl(args, options);
+}
+
+/** Runs the real kubectl against the test cluster, always with an explicit --kubeconfig. */
+export function realKubectl(args: string[], options: { input?: string; kubeconfig?: string } = {}): KubectlResult {
   const r = spawnSync('kubectl', ['--kubeconfig', options.kubeconfig ?? testKubeconfig(), ...args], {
     input: options.input,
     encoding: 'utf8',
