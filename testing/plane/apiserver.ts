@@ -73,22 +73,30 @@ export async function waitForApiserver(
   );
 }
 
-/** A policy recording the metadata of every write, and the flags that keep the whole log. */
-function auditArgs(certs: string, auditLog: string): string[] {
+const AUDIT_POLICY = [
+  'apiVersion: audit.k8s.io/v1',
+  'kind: Policy',
+  'omitStages: ["RequestReceived"]',
+  'rules:',
+  '- level: Metadata',
+  '  verbs: ["create", "update", "patch", "delete", "deletecollection"]',
+  '- level: None',
+  '',
+].join('\n');
+
+/**
+ * A policy recording the metadata of every write, and the flags that keep the whole log. The
+ * plane's API servers share the policy file, and spare ones start while others read it: it is
+ * written once, whole (a file of its own renamed into place), never again — rewritten at each
+ * start, a server reading it mid-write found no kind in it and exited.
+ */
+export function auditArgs(certs: string, auditLog: string): string[] {
   const policy = path.join(certs, 'audit-policy.yaml');
-  fs.writeFileSync(
-    policy,
-    [
-      'apiVersion: audit.k8s.io/v1',
-      'kind: Policy',
-      'omitStages: ["RequestReceived"]',
-      'rules:',
-      '- level: Metadata',
-      '  verbs: ["create", "update", "patch", "delete", "deletecollection"]',
-      '- level: None',
-      '',
-    ].join('\n'),
-  );
+  if (!fs.existsSync(policy)) {
+    const whole = `${policy}.${String(process.pid)}.tmp`;
+    fs.writeFileSync(whole, AUDIT_POLICY);
+    fs.renameSync(whole, policy);
+  }
   return [
     `--audit-policy-file=${policy}`,
     `--audit-log-path=${auditLog}`,
