@@ -4,7 +4,7 @@
  * the answers compared, exit code, output and refusal, and the forms it does not take are shown to
  * be left to kubectl.
  */
-import { apiCreate } from '../support/api-create';
+import { apiCreate, apiCreateAsync } from '../support/api-create';
 import { createTestNamespace, getJson, getJsonIfExists, kubectlOk, realKubectl, testKubeconfig } from '../support/kube';
 
 const GROUP = 'api-create.example.com';
@@ -169,4 +169,21 @@ test.each([
   ],
 ])('%s is left to kubectl', (_what, args, input) => {
   expect(apiCreate(args, input, testKubeconfig())).toBeUndefined();
+});
+
+test('kubectlAsync sends the same request and gives the same answer, this thread free while the server answers', async () => {
+  const args = ['create', '-n', ns, '-f', '-'];
+  const sync = apiCreate(args, size('async-bad', { count: 0 }), testKubeconfig());
+  let ticks = 0;
+  const ticking = setInterval(() => ticks++, 0);
+  const [refused, made] = await Promise.all([
+    apiCreateAsync(args, size('async-bad', { count: 0 }), testKubeconfig()),
+    apiCreateAsync(args, size('async-made', { count: 5 }), testKubeconfig()),
+  ]);
+  clearInterval(ticking);
+  expect(refused).toEqual(sync);
+  expect(made).toEqual({ code: 0, stdout: `size.${GROUP}/async-made created\n`, stderr: '' });
+  expect(getJson(['get', `sizes.${GROUP}`, 'async-made', '-n', ns]).spec).toEqual({ count: 5 });
+  expect(ticks).toBeGreaterThan(0);
+  expect(apiCreateAsync(['create', 'configmap', 'x'], undefined, testKubeconfig())).toBeUndefined();
 });

@@ -9,7 +9,8 @@
  * when creating "STDIN": <the server's message>`. Any other form returns undefined, and the
  * caller runs the real kubectl.
  */
-import { apiRequest, type ApiGetResult, refusalMessage, servedKind } from './api-get';
+import { apiRequest, apiRequestAsync, type ApiGetResult, refusalMessage, servedKind } from './api-get';
+import type { SyncResponse } from './sync-http';
 
 interface CreateRequest {
   readonly namespace?: string;
@@ -85,12 +86,18 @@ function invalidMessage(body: string): string | undefined {
   return `${what}: \n${causes.map((c) => `* ${c}`).join('\n')}`;
 }
 
-/** kubectl's answer to `args` with `input` on stdin, or undefined to run kubectl. */
-export function apiCreate(
+/** The POST that makes the object, and how kubectl words its answer. */
+interface CreateByRequest {
+  readonly post: { readonly method: 'POST'; readonly path: string; readonly body: object };
+  readonly answer: (answer: SyncResponse) => ApiGetResult;
+}
+
+/** The request kubectl would send for `args` with `input` on stdin; undefined for another form. */
+function createByRequest(
   args: readonly string[],
   input: string | undefined,
   kubeconfig: string,
-): ApiGetResult | undefined {
+): CreateByRequest | undefined {
   const request = parseCreate(args);
   const object = request && oneObject(input);
   const served = object && servedKind(kubeconfig, object.apiVersion, object.kind);
@@ -107,22 +114,46 @@ export function apiCreate(
     fieldManager: 'kubectl-create',
     fieldValidation: 'Strict',
   });
-  const answer = apiRequest(kubeconfig, {
-    method: 'POST',
-    path: `${base}${where}/${type.resource}?${query.toString()}`,
-    body: object,
-  });
-  if (!answer) return undefined;
-  if (answer.status !== 201 && answer.status !== 200) {
-    const refusal =
-      invalidMessage(answer.body) ??
-      refusalMessage(answer).replace(/^(Error from server \([^)]*\)): /, '$1: error when creating "STDIN": ');
-    return { code: 1, stdout: '', stderr: `${refusal}\n` };
-  }
-  if (request.json) return { code: 0, stdout: answer.body, stderr: '' };
-  const made = JSON.parse(answer.body) as { metadata: { name: string } };
   const kind = object.kind.toLowerCase();
   const typeName = type.group ? `${kind}.${type.group}` : kind;
-  const suffix = request.dryRun ? ' (server dry run)' : '';
-  return { code: 0, stdout: `${typeName}/${made.metadata.name} created${suffix}\n`, stderr: '' };
+  return {
+    post: { method: 'POST', path: `${base}${where}/${type.resource}?${query.toString()}`, body: object },
+    answer: (answer) => {
+      if (answer.status !== 201 && answer.status !== 200) {
+        const refusal =
+          invalidMessage(answer.body) ??
+          refusalMessage(answer).replace(/^(Error from server \([^)]*\)): /, '$1: error when creating "STDIN": ');
+        return { code: 1, stdout: '', stderr: `${refusal}\n` };
+      }
+      if (request.json) return { code: 0, stdout: answer.body, stderr: '' };
+      const made = JSON.parse(answer.body) as { metadata: { name: string } };
+      const suffix = request.dryRun ? ' (server dry run)' : '';
+      return { code: 0, stdout: `${typeName}/${made.metadata.name} created${suffix}\n`, stderr: '' };
+    },
+  };
+}
+
+/** kubectl's answer to `args` with `input` on stdin, or undefined to run kubectl. */
+export function apiCreate(
+  args: readonly string[],
+  input: string | undefined,
+  kubeconfig: string,
+): ApiGetResult | undefined {
+  const create = createByRequest(args, input, kubeconfig);
+  const answer = create && apiRequest(kubeconfig, create.post);
+  return answer && create.answer(answer);
+}
+
+/**
+ * apiCreate without blocking this thread while the server answers (for kubectlAsync: the server
+ * may call back a webhook this process serves), or undefined to run kubectl.
+ */
+export function apiCreateAsync(
+  args: readonly string[],
+  input: string | undefined,
+  kubeconfig: string,
+): Promise<ApiGetResult> | undefined {
+  const create = createByRequest(args, input, kubeconfig);
+  if (!create) return undefined;
+  return apiRequestAsync(kubeconfig, create.post)?.then((a) => create.answer(a));
 }

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { getSync, requestSync, type SyncRequest, type SyncResponse } from './sync-http';
+import { getSync, requestAsync, requestSync, type SyncRequest, type SyncResponse } from './sync-http';
 
 interface Credentials {
   readonly server: string;
@@ -80,6 +80,21 @@ export function apiRequest(
   const creds = credentials(kubeconfig);
   if (!creds) return undefined;
   return requestSync({
+    ...creds.auth,
+    url: `${creds.server}${request.path}`,
+    method: request.method,
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+  });
+}
+
+/** apiRequest, answered without blocking this thread (requestAsync). */
+export function apiRequestAsync(
+  kubeconfig: string,
+  request: { readonly method: string; readonly path: string; readonly body?: unknown },
+): Promise<SyncResponse> | undefined {
+  const creds = credentials(kubeconfig);
+  if (!creds) return undefined;
+  return requestAsync({
     ...creds.auth,
     url: `${creds.server}${request.path}`,
     method: request.method,

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYamlDoc } from 'yaml';
-import { apiCreate } from './api-create';
+import { apiCreate, apiCreateAsync } from './api-create';
 import { apiGet, apiRequest, refusalMessage } from './api-get';
 
 export interface KubectlResult {
@@ -53,6 +53,9 @@ export function kubectlAsync(
   args: string[],
   options: { input?: string; kubeconfig?: string } = {},
 ): Promise<KubectlResult> {
+  // `create … -f -` of one object as a request, as kubectl() sends it, awaited here.
+  const byRequest = apiCreateAsync(args, options.input, options.kubeconfig ?? testKubeconfig());
+  if (byRequest) return byRequest;
   return new Promise((resolve, reject) => {
     const child = spawn('kubectl', ['--kubeconfig', options.kubeconfig ?? testKubeconfig(), ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],

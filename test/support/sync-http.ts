@@ -88,6 +88,23 @@ export function requestSync(request: SyncRequest): SyncResponse {
   return message.message;
 }
 
+/**
+ * Sends `request` on the same worker and kept connections as requestSync, and resolves with the
+ * answer without blocking this thread.
+ */
+export function requestAsync(request: SyncRequest): Promise<SyncResponse> {
+  const timeoutMs = request.timeoutMs ?? 60_000;
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
+  return new Promise((resolve) => {
+    port1.once('message', (answer: SyncResponse) => {
+      port1.close();
+      resolve(answer);
+    });
+    theWorker().postMessage({ request: { ...request, timeoutMs }, port: port2, flag }, [port2]);
+  });
+}
+
 /** GETs `request.url` (requestSync). */
 export function getSync(request: Omit<SyncRequest, 'method' | 'body'>): SyncResponse {
   return requestSync(request);
