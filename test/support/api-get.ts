@@ -68,38 +68,40 @@ export function apiGet(args: readonly string[], kubeconfig: string): ApiGetResul
   return { code: 0, stdout: JSON.stringify(asKubectlList(JSON.parse(answer.body), type)), stderr: '' };
 }
 
-/**
- * One request to the API server as the kubeconfig's user (`path` from the server's root, e.g.
- * `/api/v1/namespaces`), for a test helper that would otherwise start a kubectl to make it;
- * undefined when the kubeconfig is not one this reads (the helper then runs kubectl).
- */
-export function apiRequest(
-  kubeconfig: string,
-  request: { readonly method: string; readonly path: string; readonly body?: unknown },
-): SyncResponse | undefined {
+/** A request to the API server: a path from its root, e.g. `/api/v1/namespaces`, and a JSON body. */
+interface ApiRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: unknown;
+}
+
+/** `request` as the kubeconfig's user sends it; undefined when the kubeconfig is not one this reads. */
+function asUser(kubeconfig: string, request: ApiRequest): SyncRequest | undefined {
   const creds = credentials(kubeconfig);
-  if (!creds) return undefined;
-  return requestSync({
-    ...creds.auth,
-    url: `${creds.server}${request.path}`,
-    method: request.method,
-    body: request.body === undefined ? undefined : JSON.stringify(request.body),
-  });
+  return (
+    creds && {
+      ...creds.auth,
+      url: `${creds.server}${request.path}`,
+      method: request.method,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    }
+  );
+}
+
+/**
+ * One request to the API server as the kubeconfig's user, for a test helper that would otherwise
+ * start a kubectl to make it; undefined when the kubeconfig is not one this reads (the helper then
+ * runs kubectl).
+ */
+export function apiRequest(kubeconfig: string, request: ApiRequest): SyncResponse | undefined {
+  const sent = asUser(kubeconfig, request);
+  return sent && requestSync(sent);
 }
 
 /** apiRequest, answered without blocking this thread (requestAsync). */
-export function apiRequestAsync(
-  kubeconfig: string,
-  request: { readonly method: string; readonly path: string; readonly body?: unknown },
-): Promise<SyncResponse> | undefined {
-  const creds = credentials(kubeconfig);
-  if (!creds) return undefined;
-  return requestAsync({
-    ...creds.auth,
-    url: `${creds.server}${request.path}`,
-    method: request.method,
-    body: request.body === undefined ? undefined : JSON.stringify(request.body),
-  });
+export function apiRequestAsync(kubeconfig: string, request: ApiRequest): Promise<SyncResponse> | undefined {
+  const sent = asUser(kubeconfig, request);
+  return sent && requestAsync(sent);
 }
 
 /** A served type, as api-get resolves it: where its objects live and whether they are namespaced. */
