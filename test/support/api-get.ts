@@ -125,14 +125,10 @@ export function servedKind(
   const creds = credentials(kubeconfig);
   if (!creds) return undefined;
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
-  for (const fresh of [false, true]) {
-    if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
-    const type = discoveryCache
-      .get(kubeconfig)!
-      .find((t) => t.group === group && t.version === version && t.kind === kind && !t.resource.includes('/'));
-    if (type) return { type, namespace: creds.namespace };
-  }
-  return undefined;
+  const type = inDiscovery(kubeconfig, creds, (types) =>
+    types.find((t) => t.group === group && t.version === version && t.kind === kind && !t.resource.includes('/')),
+  );
+  return type && { type, namespace: creds.namespace };
 }
 
 /** kubectl prints a list as a `List`, each item with its apiVersion and kind. */
@@ -246,13 +242,28 @@ const NAME_ORDER: ((t: ApiResource) => readonly string[])[] = [
  */
 function resolveType(name: string, kubeconfig: string, creds: Credentials): ApiResource | undefined {
   const wanted = name.toLowerCase();
-  for (const fresh of [false, true]) {
-    if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
-    const types = discoveryCache.get(kubeconfig)!;
+  return inDiscovery(kubeconfig, creds, (types) => {
     for (const namesOf of NAME_ORDER) {
       const matches = matchType(wanted, types, namesOf);
       if (matches.length) return pickType(matches);
     }
+    return undefined;
+  });
+}
+
+/**
+ * What `find` finds among the served types: discovery as cached for the kubeconfig, read again
+ * once when `find` finds nothing there (a CRD just made).
+ */
+function inDiscovery<T>(
+  kubeconfig: string,
+  creds: Credentials,
+  find: (types: readonly ApiResource[]) => T | undefined,
+): T | undefined {
+  for (const fresh of [false, true]) {
+    if (fresh || !discoveryCache.has(kubeconfig)) discoveryCache.set(kubeconfig, discover(creds));
+    const found = find(discoveryCache.get(kubeconfig)!);
+    if (found !== undefined) return found;
   }
   return undefined;
 }
