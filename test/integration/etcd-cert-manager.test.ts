@@ -76,7 +76,8 @@ beforeAll(async () => {
     crds: ['etcdclusters.etcd.database.coreos.com'],
     env: { OPKIT_ETCD_HOSTS_FILE: hostsFile },
   });
-  members = new EtcdMembers(op.ns, NAME, hostsFile, 10 + Math.floor(Math.random() * 200));
+  // Subnets 10–99: conformance's clusters take 100–209 and etcd-reconciler's 220–249 in the same run.
+  members = new EtcdMembers(op.ns, NAME, hostsFile, 10 + Math.floor(Math.random() * 90));
   if (!canRun) return;
   certManager = startCertManager(op.ns);
   // Two CAs, as the operator's own: the peer port then takes no certificate of the clients' CA.

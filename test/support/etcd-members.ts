@@ -78,12 +78,14 @@ export class EtcdMembers {
 
   /**
    * @param subnet 1–254, a loopback /24 of its own (127.77.<subnet>.0) so clusters never share addresses.
+   * @param kubeconfig the cluster's: the tier's shared plane unless a test runs one of its own.
    */
   constructor(
     readonly namespace: string,
     readonly cluster: string,
     readonly hostsFile: string,
     private readonly subnet: number,
+    private readonly kubeconfig = testKubeconfig(),
   ) {
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), `etcd-members-${cluster}-`));
     const hosts = fs.existsSync(hostsFile) ? JSON.parse(fs.readFileSync(hostsFile, 'utf8')) : {};
@@ -113,7 +115,7 @@ export class EtcdMembers {
 
   /** Starts following the pods (through a `kubectl proxy` of its own: plain HTTP, no client library). */
   async start(): Promise<this> {
-    const proxy = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${testKubeconfig()}`], {
+    const proxy = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${this.kubeconfig}`], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const url = await new Promise<string>((resolve, reject) => {
