@@ -207,3 +207,57 @@ export function notChecked(
     ...(quantities ? [] : ['quantities: the first example sets no quantity field (none its schema says is one)']),
   ];
 }
+
+/**
+ * Where `after` differs from `before`, as `path: before → after` (JSON values; `absent` where a
+ * side has none), walked field by field and item by item under `at`; at most `most` of them,
+ * then how many more. What a settled resource's status write changed, for the `settled` check.
+ */
+export function changedFields(before: unknown, after: unknown, at: string, most = 5): string[] {
+  const changes: string[] = [];
+  walkChanges(before, after, at, changes);
+  return changes.length > most ? [...changes.slice(0, most), `${changes.length - most} more`] : changes;
+}
+
+function walkChanges(before: unknown, after: unknown, at: string, changes: string[]): void {
+  if (JSON.stringify(before) === JSON.stringify(after)) return;
+  if (Array.isArray(before) && Array.isArray(after)) {
+    for (let i = 0; i < Math.max(before.length, after.length); i++)
+      walkChanges(before[i], after[i], `${at}[${i}]`, changes);
+    return;
+  }
+  if (isJsonObject(before) && isJsonObject(after)) {
+    for (const key of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort())
+      walkChanges(before[key], after[key], `${at}.${key}`, changes);
+    return;
+  }
+  const text = (v: unknown) => (v === undefined ? 'absent' : JSON.stringify(v));
+  changes.push(`${at}: ${text(before)} → ${text(after)}`);
+}
+
+/**
+ * The `settled` check's problem for `write`, made when a settled resource was touched and
+ * reconciled again; `changed` is what it changed of the resource's own status (a status write).
+ */
+export function settledWriteProblem(write: string, changed: readonly string[]): string {
+  const what = changed.length ? ` (${changed.join('; ')})` : '';
+  return `${write} when a settled resource was reconciled again with nothing changed${what}: its render or status is not a function of its spec and children alone (a time, a random value, an order that varies?) — compare the object before and after, or run \`cdk8s-operator-kit diff\` twice`;
+}
+
+/** How often one object written since a mark makes a loop: more than a reconcile and its echo would. */
+const LOOP_WRITES = 4;
+
+/** The writes made `LOOP_WRITES` times or more, with their counts. */
+export function repeatedWrites(writes: readonly string[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const w of writes) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return [...counts].filter(([, n]) => n >= LOOP_WRITES);
+}
+
+/** A write loop's problems: each object written again and again, how often and when. */
+export function loopProblems(repeated: readonly [string, number][], when: string): string[] {
+  return repeated.map(
+    ([w, n]) =>
+      `${w}: written ${n} times ${when} and not at rest — a write loop: each write changes what the next reconcile renders (a time, a counter, a random value, a quantity the API server spells otherwise?)`,
+  );
+}

@@ -52,7 +52,17 @@ import { VersionReconciler } from '../upgrade/reconciler-process';
 import { waitUntil } from '../upgrade/wait';
 import { auditLength, reconcilerAuditRequests, reconcilerWrites } from '../audit-log';
 import { CustomResourceKind } from '../../constructs';
-import { conditionProblems, foreignStandIn, notChecked, rbacFindings, respelledQuantities } from './checks';
+import {
+  changedFields,
+  conditionProblems,
+  foreignStandIn,
+  loopProblems,
+  notChecked,
+  rbacFindings,
+  repeatedWrites,
+  respelledQuantities,
+  settledWriteProblem,
+} from './checks';
 import { invalidSpecProblems } from './invalid-specs';
 import { restartsAndInterruptions, spareApiserverOf } from './interruptions';
 import type { SpareApiserver } from '../plane/spare-apiserver';
@@ -210,25 +220,7 @@ function report(
  */
 const REST_SPAN_MS = 3 * DEFAULT_STATUS_COALESCE_MS;
 
-/** How often one object written since a mark makes a loop: more than a reconcile and its echo would. */
-const LOOP_WRITES = 4;
-
-/** The writes made `LOOP_WRITES` times or more, with their counts. */
-function repeatedWrites(writes: readonly string[]): [string, number][] {
-  const counts = new Map<string, number>();
-  for (const w of writes) counts.set(w, (counts.get(w) ?? 0) + 1);
-  return [...counts].filter(([, n]) => n >= LOOP_WRITES);
-}
-
 type Reconciled = CustomResourceObject<unknown, { conditions?: Record<string, unknown>[] }>;
-
-/** A write loop's problems: each object written again and again, how often and when. */
-function loopProblems(repeated: readonly [string, number][], when: string): string[] {
-  return repeated.map(
-    ([w, n]) =>
-      `${w}: written ${n} times ${when} and not at rest — a write loop: each write changes what the next reconcile renders (a time, a counter, a random value, a quantity the API server spells otherwise?)`,
-  );
-}
 
 /** Waits for `what`, giving back a problem instead of throwing when it does not come. */
 async function waitFor(what: string, condition: () => Promise<boolean>, context: () => string): Promise<string[]> {
@@ -335,15 +327,14 @@ class ConformanceRun {
   async settled(reconciler: VersionReconciler): Promise<string[]> {
     const loop = await this.restOrLoop(reconciler, auditLength(this.auditLog), 'once the examples were Ready');
     if (loop.length > 0) return loop;
-    return (
-      await this.touchedWrites(
-        reconciler,
-        this.examples.map((e) => e.metadata.name ?? ''),
-      )
-    ).map(
-      (w) =>
-        `${w} when a settled resource was reconciled again with nothing changed: its render or status is not a function of its spec and children alone (a time, a random value, an order that varies?) — compare the object before and after, or run \`cdk8s-operator-kit diff\` twice`,
-    );
+    const names = this.examples.map((e) => e.metadata.name ?? '');
+    const before = await Promise.all(names.map((name) => this.get(name)));
+    const writes = await this.touchedWrites(reconciler, names);
+    const after = await Promise.all(names.map((name) => this.get(name)));
+    return writes.map((w) => {
+      const i = names.findIndex((name) => w.endsWith(`/status ${name}`));
+      return settledWriteProblem(w, i < 0 ? [] : changedFields(before[i]?.status, after[i]?.status, 'status'));
+    });
   }
 
   /** The writes made when each of `names`, settled, is touched (an annotation) and reconciled again. */

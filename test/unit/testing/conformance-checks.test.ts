@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
+  changedFields,
   conditionProblems,
   foreignStandIn,
   rbacFindings,
@@ -277,5 +278,41 @@ describe("rbacFindings: the controller's rights against the requests it made", (
 
   test('nothing made: nothing ungranted, every grant unused', () => {
     expect(rbacFindings([], rules).unused).toHaveLength(8);
+  });
+});
+
+describe("changedFields: what a settled resource's status write changed, field by field", () => {
+  test('names each changed leaf by its path, item by item in lists, with both values', () => {
+    const before = {
+      members: [
+        { name: 'a', healthy: true },
+        { name: 'b', healthy: true },
+      ],
+      phase: 'Running',
+    };
+    const after = {
+      members: [
+        { name: 'a', healthy: true },
+        { name: 'b', healthy: false },
+      ],
+      phase: 'Running',
+      step: 'x',
+    };
+    expect(changedFields(before, after, 'status')).toEqual([
+      'status.members[1].healthy: true → false',
+      'status.step: absent → "x"',
+    ]);
+  });
+
+  test('an item added or removed, a value of another type: the whole value on each side', () => {
+    expect(changedFields({ a: [1] }, { a: [1, { b: 2 }] }, 'status')).toEqual(['status.a[1]: absent → {"b":2}']);
+    expect(changedFields({ a: 'x' }, { a: ['x'] }, 'status')).toEqual(['status.a: "x" → ["x"]']);
+    expect(changedFields({ a: 1 }, {}, 'status')).toEqual(['status.a: 1 → absent']);
+  });
+
+  test('nothing when equal; past `most`, how many more', () => {
+    expect(changedFields({ a: { b: [1, 2] } }, { a: { b: [1, 2] } }, 'status')).toEqual([]);
+    const many = changedFields({ a: 1, b: 1, c: 1 }, { a: 2, b: 2, c: 2 }, 'status', 2);
+    expect(many).toEqual(['status.a: 1 → 2', 'status.b: 1 → 2', '1 more']);
   });
 });
