@@ -6,17 +6,11 @@
  * check that catches them, saying what they did and where to look.
  */
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { parse } from 'yaml';
 import type { KubeObject } from '../../constructs/contract';
 import { type ConformanceReport, type ControlPlane, conformanceTest, startControlPlane } from '../../testing';
-import { ETCD_HOSTS_FILE_ENV } from '../../constructs/etcd/member-hosts';
-import { etcdReleases } from '../support/etcd-members';
-import { EtcdMembersByName } from '../support/etcd-members-by-name';
 import { giveIngressesAddresses } from '../support/ingress-addresses';
-import { nodesRun, testIf, testWithNodes } from '../support/kube';
+import { nodesRun, testWithNodes } from '../support/kube';
 
 jest.setTimeout(600_000);
 
@@ -52,17 +46,7 @@ let echoingRun: Promise<ConformanceReport>;
 let scaledRun: Promise<ConformanceReport>;
 let laxRun: Promise<ConformanceReport>;
 let adoptingRun: Promise<ConformanceReport>;
-/**
- * The EtcdCluster run's namespace, whose clusters' members run as real etcd processes (see
- * etcd-members.ts): the run's reconcilers reach them through the hosts file, as they inherit
- * this process's environment.
- */
-const ETCD_NAMESPACE = `conformance-etcd-${Math.random().toString(36).slice(2, 8)}`;
-const ETCD_SEED = path.join(__dirname, '..', 'fixtures', 'seeds', '000-my-etcd-cluster.yaml');
-const etcdMembersRun = nodesRun && !!etcdReleases()['3.5.21'];
-let etcdMembers: EtcdMembersByName | undefined;
-
-/** The kit's own kinds, by kind. */
+/** The kit's own kinds but EtcdCluster (conformance-etcd.test.ts, in the long tier), by kind. */
 const kitRuns = new Map<string, Promise<ConformanceReport>>();
 const KIT_KINDS = path.join(FIXTURES, 'kit-kinds.ts');
 
@@ -139,7 +123,6 @@ beforeAll(() => {
       },
     ),
   );
-  if (etcdMembersRun) kitRuns.set('EtcdCluster', etcdRun());
   memcachedRun = run(path.join(FIXTURES, 'memcached.ts'), 'Memcached', {
     apiVersion: 'conformance.example.com/v1',
     kind: 'Memcached',
@@ -148,39 +131,9 @@ beforeAll(() => {
   });
 });
 
-/**
- * Seed 000's EtcdCluster verbatim (three members of the seed's etcd): each cluster the run makes,
- * the example and each check's copy, has its members, followed from the moment it is named.
- */
-function etcdRun(): Promise<ConformanceReport> {
-  const hostsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-hosts-')), 'hosts.json');
-  fs.writeFileSync(hostsFile, '{}');
-  process.env[ETCD_HOSTS_FILE_ENV] = hostsFile;
-  const example = parse(fs.readFileSync(ETCD_SEED, 'utf8')) as KubeObject;
-  return cp.then((plane) => {
-    // Subnets 100–209: etcd-cert-manager's clusters take 10–99 and etcd-reconciler's 220–249 in the same run.
-    const members = new EtcdMembersByName(
-      ETCD_NAMESPACE,
-      hostsFile,
-      100 + Math.floor(Math.random() * 100),
-      plane.kubeconfig,
-    );
-    etcdMembers = members;
-    members.follow(example.metadata.name!);
-    return run(KIT_KINDS, 'EtcdCluster', example, {
-      namespace: ETCD_NAMESPACE,
-      copy: (original, name) => {
-        members.follow(name);
-        return { ...original, metadata: { ...original.metadata, name } };
-      },
-    });
-  });
-}
-
 afterAll(async () => {
   // Every run ends before the plane stops, whatever a test saw.
   await Promise.allSettled([greetingRun, stampedRun, echoingRun, scaledRun, laxRun, memcachedRun, ...kitRuns.values()]);
-  await etcdMembers?.stop();
   ingressAddresses?.stop();
   await (await cp).stop();
 });
@@ -228,19 +181,6 @@ testWithNodes(
   "the kit's WebApp, the seed's sample, passes every check (an ingress controller played: its Ready waits on its Ingress's address; each copy a host of its own)",
   async () => {
     expect(await kitRuns.get('WebApp')!).toMatchObject({ problems: [], notChecked: [NO_QUANTITY] });
-  },
-);
-
-testIf(etcdMembersRun, 'needs simulated nodes and the etcd 3.5.21 binary')(
-  "the kit's EtcdCluster, the seed's sample (three real etcd members for it and for each check's copy), passes every check",
-  async () => {
-    expect(await kitRuns.get('EtcdCluster')!).toMatchObject({ problems: [], notChecked: [] });
-    // Its Ready was real etcd's: three members ran for the example and for each copy that had to
-    // become Ready (watch-cut, apiserver-restart, quantities); the never-adopts copy's may not.
-    const ran = await etcdMembers!.podsThatRan();
-    const threeRan = Object.keys(ran).filter((cluster) => ran[cluster]!.length === 3);
-    expect(threeRan).toContain('my-etcd-cluster');
-    expect(threeRan.length).toBeGreaterThanOrEqual(4);
   },
 );
 
