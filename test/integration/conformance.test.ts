@@ -52,10 +52,10 @@ const KIT_KINDS = path.join(FIXTURES, 'kit-kinds.ts');
 
 beforeAll(() => {
   cp = startControlPlane({ audit: true, own: true, verbose: false });
-  // With a list, whose first item and count the invalid-specs check varies.
+  // With a list, whose first item and count the invalid-specs check varies, and a map, whose first value it varies.
   greetingRun = run(GREETINGS, 'Greeting', {
     ...greeting('Greeting'),
-    spec: { text: 'hello', recipients: [{ name: 'world' }] },
+    spec: { text: 'hello', recipients: [{ name: 'world' }], labels: { team: 'greeters' } },
   });
   stampedRun = run(GREETINGS, 'StampedGreeting', greeting('StampedGreeting'));
   echoingRun = run(GREETINGS, 'EchoingGreeting', greeting('EchoingGreeting'));

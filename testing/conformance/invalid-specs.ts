@@ -3,8 +3,9 @@
  * each naming its field: one change to an example's spec per variant — a value of the wrong type,
  * one out of range, a string its pattern misses, a choice not in the enum, a list longer or shorter
  * than its bounds, a field the schema does not know, and an immutable field changed on update, in
- * the objects the example sets and the first item of each list it sets — made by pure functions of the schema and
- * the example, and sent as dry runs by `invalidSpecProblems`.
+ * the objects the example sets, the first item of each list and the first key's value of each map
+ * it sets — made by pure functions of the schema and the example, and sent as dry runs by
+ * `invalidSpecProblems`.
  */
 import type { KubeObject, ResourceType } from '../../constructs/contract';
 import { isJsonObject } from '../../constructs/contract/json';
@@ -54,18 +55,35 @@ export function invalidSpecs(schema: JsonSchema, spec: unknown, live: unknown = 
       // Into objects the example has, so the variant changes that one field and no required one is missing.
       const value = valueAt(base, at);
       if (child.type === 'object' && child.properties && isJsonObject(value)) walk(child, at, current);
-      // Into the first item of a list the example has: its fields, as the API server names them (`spec.members[0].name`).
-      const first = Array.isArray(value) ? (value[0] as unknown) : undefined;
-      const items = child.items;
-      if (items && first !== undefined) {
-        variants.push(...fieldVariants(items, [...at, 0], base));
-        if (items.type === 'object' && items.properties && isJsonObject(first))
-          walk(items, [...at, 0], Array.isArray(current) ? (current[0] as unknown) : undefined);
-      }
+      // Into the first item of a list (`spec.members[0].name`) or the first value of a map (`spec.labels.team`) it has.
+      const inner = firstInner(child, value, current);
+      if (inner) into(inner.node, [...at, inner.step], inner.value, inner.live);
     }
+  };
+  /** A list's first item or a map's first value that the example has: its variants, and its fields' if an object. */
+  const into = (node: JsonSchema, at: readonly Step[], value: unknown, liveValue: unknown): void => {
+    variants.push(...fieldVariants(node, at, base));
+    if (node.type === 'object' && node.properties && isJsonObject(value)) walk(node, at, liveValue);
   };
   walk(schema, [], live);
   return variants;
+}
+
+/**
+ * Of a list the example has, its first item; of a map, its first key's value (the key a field's
+ * name): each with its schema, where it is, and the live example's value there.
+ */
+function firstInner(
+  node: JsonSchema,
+  value: unknown,
+  live: unknown,
+): { node: JsonSchema; step: Step; value: unknown; live: unknown } | undefined {
+  if (node.items && Array.isArray(value) && value.length > 0)
+    return { node: node.items, step: 0, value: value[0], live: Array.isArray(live) ? (live[0] as unknown) : undefined };
+  const values = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+  const key = isJsonObject(value) ? Object.keys(value)[0] : undefined;
+  if (!values || !isJsonObject(value) || key === undefined) return undefined;
+  return { node: values, step: key, value: value[key], live: isJsonObject(live) ? live[key] : undefined };
 }
 
 /** An immutable field's value (`current`, in the live example) changed, as an update of it; none when not immutable. */

@@ -124,3 +124,31 @@ describe('invalidSpecs in lists', () => {
     expect(itemChanged.tags).toEqual(['x']);
   });
 });
+
+describe('invalidSpecs in maps', () => {
+  const mapSchema = t.object({
+    labels: t.map(t.string({ maxLength: 3, description: 'A value.' }), { description: 'Labels.' }),
+    limits: t.map(t.object({ max: t.integer({ maximum: 5, description: 'Its most.' }) }), { description: 'Limits.' }),
+    unset: t.map(t.integer({ minimum: 0, description: 'Never set.' }), { description: 'Not in the example.' }),
+  }).json;
+  const mapExample = { labels: { team: 'ab', tier: 'x' }, limits: { a: { max: 1 } } };
+  const variants = invalidSpecs(mapSchema, mapExample);
+  const by = (field: string) => variants.filter((v) => v.field === field).map((v) => v.what);
+
+  test("the value of each map's first key the example sets, named as the API server names it (its key a field's name), and into it when an object", () => {
+    for (const v of variants) expect(changedPaths(mapExample, v.spec)).toEqual([v.field]);
+    expect(by('spec.labels.team')).toEqual(['a number where a string is', 'longer than its 3 characters at most']);
+    expect(by('spec.limits.a')).toEqual(['a string where an object is']);
+    expect(by('spec.limits.a.max')).toEqual(['a string where an integer is', '6, above its maximum 5']);
+    // Only the first key; a map the example does not set is varied as a whole, never its values.
+    expect(variants.some((v) => v.field.startsWith('spec.labels.tier'))).toBe(false);
+    expect(by('spec.unset')).toEqual(['a string where an object is']);
+    expect(variants.some((v) => v.field.startsWith('spec.unset.'))).toBe(false);
+  });
+
+  test("a map variant keeps the example's other keys", () => {
+    const changed = variants.find((v) => v.field === 'spec.labels.team')!.spec as typeof mapExample;
+    expect(changed.labels.tier).toBe('x');
+    expect(changed.limits).toEqual({ a: { max: 1 } });
+  });
+});
