@@ -79,7 +79,8 @@ if [[ "$out" == */ ]]; then for p in "\${pkgs[@]}"; do echo built > "$out\${p##*
     const r = goBuild(
       `"${dir}" "${dir}/out/" "no_btrfs no_zfs" "-X v.Version=1" example.com/m/cmd/a example.com/m/cmd/b`,
     );
-    expect(r.status).toBe(0);
+    // With its output: a run under load once failed here with nothing else to go on.
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toMatchObject({ status: 0 });
     const calls = fs.readFileSync(path.join(dir, 'calls'), 'utf8').trim().split('\n');
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatch(
@@ -98,7 +99,8 @@ if [[ "$out" == */ ]]; then for p in "\${pkgs[@]}"; do echo built > "$out\${p##*
       ],
       { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${dir}/bin:${process.env.PATH}` } },
     );
-    expect(r.status).toBe(0);
+    // With its output: a run under load once failed here with nothing else to go on.
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toMatchObject({ status: 0 });
     expect(fs.readFileSync(path.join(dir, 'calls'), 'utf8')).toMatch(
       /GOFLAGS=-mod=readonly -buildvcs=false build .* -o \S+\/tool\.tmp \.$/m,
     );
@@ -123,7 +125,8 @@ if [[ "$out" == */ ]]; then for p in "\${pkgs[@]}"; do echo built > "$out\${p##*
 
   test('a tool script builds into its cache directory with a scratch directory, and prints the binary last', () => {
     const r = toolScript(`${dir}/cache`);
-    expect(r.status).toBe(0);
+    // With its output: a run under load once failed here with nothing else to go on.
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toMatchObject({ status: 0 });
     expect(r.stdout.trim().split('\n').pop()).toBe(`${dir}/cache/tool`);
     expect(r.stderr).toMatch(/built in \d+ s: \S+\/cache\/tool/);
     expect(fs.readFileSync(path.join(dir, 'cache', 'tool'), 'utf8')).toBe('built\n');
@@ -133,7 +136,8 @@ if [[ "$out" == */ ]]; then for p in "\${pkgs[@]}"; do echo built > "$out\${p##*
     fs.mkdirSync(path.join(dir, 'cache'));
     fs.writeFileSync(path.join(dir, 'cache', 'tool'), 'cached\n', { mode: 0o755 });
     const r = toolScript(`${dir}/cache`);
-    expect(r.status).toBe(0);
+    // With its output: a run under load once failed here with nothing else to go on.
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toMatchObject({ status: 0 });
     expect(r.stdout).toBe(`${dir}/cache/tool\n`);
     expect(r.stderr).not.toContain('after the end');
     expect(fs.readFileSync(path.join(dir, 'cache', 'tool'), 'utf8')).toBe('cached\n');
