@@ -220,6 +220,10 @@ describe.each(SYSTEMS.map((s) => [s.decl.name, s] as const))(
         expect(condition.message).toContain('has no controller');
         // What Helm 4's --wait, Flux and kpt make of it: waiting will not fix it.
         expect(kstatusOf(kindName, c.name, ns)).toBe('Failed');
+        // Nothing of it runs: not Available, whatever the kind makes of the children it has (none).
+        expect(
+          getJson(['get', kindName, c.name, '-n', ns]).status.conditions.find((x: any) => x.type === 'Available'),
+        ).toMatchObject({ status: 'False', reason: 'ChildNotOwned' });
       }
       // Let resyncs and child events come and go for 3 s after it turned Degraded (its reconciler
       // started with all the others'): nothing changes, no second Event.

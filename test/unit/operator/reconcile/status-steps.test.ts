@@ -2,7 +2,8 @@
  * The status step on its own: what the kind's status function makes of the steps' outputs, with
  * `Degraded=True` where the runtime knows better (a child name taken by another's object, a
  * terminal error), the API server's refusal said as `Available=False ChildRefused` (the kind's
- * own status says `Degraded` from `applyError`), and the kstatus summary derived from the conditions.
+ * own status says `Degraded` from `applyError`) and a child not owned as `Available=False
+ * ChildNotOwned`, and the kstatus summary derived from the conditions.
  */
 import pino from 'pino';
 import { ChildMap, customResourceType, type Observed } from '../../../../constructs';
@@ -93,6 +94,12 @@ test('a child name taken by another object: Degraded=True ChildNotOwned, naming 
   expect(degraded).toMatchObject({ status: 'True', reason: 'ChildNotOwned', observedGeneration: 3 });
   expect(degraded?.message).toContain('Deployment m is not controlled by this Memcached');
   expect(degraded?.message).toContain('never takes over an object it did not create');
+  // Nothing of it was applied (all or nothing): whatever the kind made of the children it has,
+  // what runs is not what the spec asks (a scaffolded Website said Available=True, "no children to wait for").
+  const c = conditionsOf(status);
+  expect(c.Available).toMatchObject({ status: 'False', reason: 'ChildNotOwned', observedGeneration: 3 });
+  expect(c.Available?.message).toContain('Deployment m is not controlled by this Memcached');
+  expect(c.Ready?.status).toBe('False');
 });
 
 test('a terminal error the kind does not report: Degraded=True with its reason and message', () => {
