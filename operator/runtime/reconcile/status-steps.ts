@@ -81,10 +81,17 @@ export function computeStatus(
   if (notOwned.length) {
     const message = `${notOwned.map((n) => n.reason).join('; ')}. The operator never takes over an object it did not create: rename or delete that object, or give this resource another name`;
     status = withDegraded(status, { reason: 'ChildNotOwned', message }, t.generation, observed.now);
+    status = withChildBlocked(status, { reason: 'ChildNotOwned', message }, t.generation, observed.now);
   } else if (terminal && !refusal) {
     status = withDegraded(status, terminal, t.generation, observed.now);
   }
-  if (refusal) status = withRefusal(status, refusal, t.generation, observed.now);
+  if (refusal)
+    status = withChildBlocked(
+      status,
+      { reason: 'ChildRefused', message: `a child was refused: ${refusal}` },
+      t.generation,
+      observed.now,
+    );
   status = withScaleStatus(status, decl.for.scaleStatus, outcome.children.values());
   status = withSummary(status, t.generation, observed.now);
   const stored = conditionsOf(t.resource.status);
@@ -111,17 +118,22 @@ function withScaleStatus(
 }
 
 /**
- * The status with the conditions a refused child makes true whatever the kind computed from the
- * children the cache still holds: not `Available` (what runs is not what the spec asks) and not
- * `Progressing` (nothing moves until the refusal is dealt with), each naming the child and why.
+ * The status with the conditions a blocked child makes true whatever the kind computed from the
+ * children the cache still holds — one the API server refused (ChildRefused), or one whose name
+ * someone else's object holds (ChildNotOwned; nothing of the render was applied): not `Available`
+ * (what runs is not what the spec asks) and not `Progressing` (nothing moves until it is dealt
+ * with), each naming the child and why.
  */
-function withRefusal(status: object | undefined, refusal: string, generation: number, now: Date): object | undefined {
-  const message = `a child was refused: ${refusal}`;
-  const refused = (type: string) =>
-    ({ type, status: 'False', reason: 'ChildRefused', message, observedGeneration: generation }) as const;
+function withChildBlocked(
+  status: object | undefined,
+  why: { reason: 'ChildRefused' | 'ChildNotOwned'; message: string },
+  generation: number,
+  now: Date,
+): object | undefined {
+  const blocked = (type: string) => ({ type, status: 'False', ...why, observedGeneration: generation }) as const;
   return withConditions(status, (conditions) => {
-    const list = setCondition(conditions, refused('Available'), now);
-    return findCondition(list, 'Progressing') ? setCondition(list, refused('Progressing'), now) : list;
+    const list = setCondition(conditions, blocked('Available'), now);
+    return findCondition(list, 'Progressing') ? setCondition(list, blocked('Progressing'), now) : list;
   });
 }
 
