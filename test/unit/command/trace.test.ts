@@ -1,4 +1,7 @@
+import { liveResource } from '../../../command/diff';
+import { ClusterCrds } from '../../../command/served-version';
 import { traceDot, traceOf, traceTable } from '../../../command/trace';
+import { KIT_CONTROLLERS } from '../../../constructs/kit-controllers';
 import type { CustomResourceObject, KubeObject } from '../../../constructs/contract';
 
 const NS = 'shop';
@@ -207,5 +210,15 @@ describe('trace', () => {
     expect(dot).toContain('"StatefulSet/orders" -> "Pod/orders-0";');
     expect(dot).toContain('"Pod/orders-0" -> "PersistentVolumeClaim/data-orders-0";');
     expect(dot).not.toContain('orders-config');
+  });
+});
+
+describe('a kind the controllers do not reconcile', () => {
+  test("is refused naming the kinds they do, and how to name a module of the user's own (a scaffolded project's first trace)", async () => {
+    // Refused before the cluster is asked anything.
+    const never = new ClusterCrds(undefined as never);
+    await expect(liveResource(never, KIT_CONTROLLERS, 'website/broken', 'default')).rejects.toThrow(
+      /^website\/broken: give <kind>\/<name> of a kind these controllers reconcile \(memcached, .*\); for a kind of your own, name the module that exports its controller: --controllers controllers\.ts$/,
+    );
   });
 });
