@@ -60,7 +60,7 @@ export async function liveResource(
   const decl = controllerNamed(controllers, kind ?? '');
   if (!decl || !name) {
     throw new RenderError(
-      `${ref}: give <kind>/<name> of a kind these controllers reconcile (${controllers.map((c) => c.for.singular).join(', ')})`,
+      `${ref}: give <kind>/<name> of a kind these controllers reconcile (${controllers.map((c) => c.for.singular).join(', ')}); for a kind of your own, name the module that exports its controller: --controllers controllers.ts`,
     );
   }
   // At a version the cluster serves, converted by these controllers' own code: a new API
