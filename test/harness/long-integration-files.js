@@ -5,8 +5,8 @@
  * through every membership step, a packed kit installed into new projects and their own tests
  * run, the bench, the reconciler killed and cut off again and again, its image built, the kit
  * compiled for Python and Java, an upgrade, the release download, `plan` against the audit log
- * for every kit kind, the EtcdCluster's conformance run. CI runs them after `npm test`, on a
- * control plane of their own.
+ * for every kit kind, the conformance runs of the EtcdCluster and the shipped examples. CI runs
+ * them after `npm test`, on a control plane of their own.
  */
 module.exports = [
   'etcd-membership', // real etcd members: scaling, lost members, quorum loss, upgrades, TLS rotation
@@ -20,4 +20,5 @@ module.exports = [
   'release-download', // a control plane of its own, from release binaries a loopback mirror serves
   'preview-matches-writes', // plan -o json against the audit log, case by case, for every kit kind
   'conformance-etcd', // the EtcdCluster through every conformance check, real etcd members for each cluster it makes
+  'conformance-examples', // the shipped examples' kinds (StaticSite, BlogSite, KeyValueStore) through every check
 ];
