@@ -1,8 +1,9 @@
 /**
  * `conformanceTest` over the shipped examples' kinds — StaticSite, BlogSite and KeyValueStore —
  * each example its app's own sample (the samples chart its app synthesizes), on a control plane of
- * the file's own. In the long tier: three more whole runs are about two CPU-minutes, past what
- * `npm test`'s budget has room for (conformance.test.ts runs the kit's kinds). The platform-app
+ * the file's own. In the long tier: three more whole runs — each starts its reconciler four
+ * times and a spare API server three times — have no room in `npm test`'s budget
+ * (conformance.test.ts runs the kit's kinds). The platform-app
  * example is a package of its own, installed from the packed kit: its Greeting is a kind like the
  * scaffolded project's, whose conformance run scaffold.test.ts makes.
  */
