@@ -93,12 +93,14 @@ test('the app type-checks against the published types, synthesizes, and its own 
   ]);
   const results = path.join(work, 'app-jest-results.json');
   run('npx', ['jest', '--ci', '--json', `--outputFile=${results}`], app);
-  // Among them the Greeting's upgrade test (cdk8s-operator-kit/testing's upgradeTest), which passed.
+  // Among them the Greeting's upgrade test (cdk8s-operator-kit/testing's upgradeTest) and its
+  // conformance test (conformanceTest), which passed.
   const files = JSON.parse(fs.readFileSync(results, 'utf8')).testResults.map((r: any) => ({
     file: path.relative(app, r.name),
     status: r.status,
   }));
   expect(files).toContainEqual({ file: path.join('test', 'upgrade.test.ts'), status: 'passed' });
+  expect(files).toContainEqual({ file: path.join('test', 'conformance.test.ts'), status: 'passed' });
 });
 
 test('the examples the docs cite, as the package ships them, type-check in the app and synthesize their operators', () => {
