@@ -3,14 +3,20 @@
  * each example its app's own sample (the samples chart its app synthesizes), on a control plane of
  * the file's own. In the long tier: three more whole runs — each starts its reconciler four
  * times and a spare API server three times — have no room in `npm test`'s budget
- * (conformance.test.ts runs the kit's kinds). The platform-app
- * example is a package of its own, installed from the packed kit: its Greeting is a kind like the
- * scaffolded project's, whose conformance run scaffold.test.ts makes.
+ * (conformance.test.ts runs the kit's kinds). The platform-app example is a package of its own:
+ * its Greeting's conformance test is its own, which consumer-package.test.ts runs against the
+ * packed kit.
  */
 import * as path from 'node:path';
 import { type App, type Chart, Testing } from 'cdk8s';
 import type { KubeObject } from '../../constructs/contract';
-import { type ConformanceReport, type ControlPlane, conformanceTest, startControlPlane } from '../../testing';
+import {
+  type ConformanceOptions,
+  type ConformanceReport,
+  type ControlPlane,
+  conformanceTest,
+  startControlPlane,
+} from '../../testing';
 import { blogSiteApp } from '../../examples/blog-site/app';
 import { keyValueStoreApp } from '../../examples/key-value-store/app';
 import { staticSiteApp } from '../../examples/static-site/app';
@@ -27,17 +33,37 @@ function samplesOf(app: App): KubeObject[] {
   return Testing.synth(chart) as KubeObject[];
 }
 
-const EXAMPLE_KINDS = [
-  { kind: 'StaticSite', module: 'static-site/static-site.ts', app: staticSiteApp },
+/** The StaticSite run's namespace, whose Ingresses are given an address: its Ready waits on one. */
+const SITES_NAMESPACE = `conformance-sites-${Math.random().toString(36).slice(2, 8)}`;
+
+const EXAMPLE_KINDS: readonly {
+  kind: string;
+  module: string;
+  app: (outdir: string) => App;
+  /** What the run needs beyond its examples. */
+  more?: Partial<ConformanceOptions>;
+}[] = [
+  {
+    kind: 'StaticSite',
+    module: 'static-site/static-site.ts',
+    app: staticSiteApp,
+    // Each copy a host of its own, as each site claims its host.
+    more: {
+      namespace: SITES_NAMESPACE,
+      copy: (example, name) => ({
+        ...example,
+        metadata: { ...example.metadata, name },
+        spec: { ...(example.spec as object), host: `${name}.example.com` },
+      }),
+    },
+  },
   { kind: 'BlogSite', module: 'blog-site/blog-site.ts', app: blogSiteApp },
   { kind: 'KeyValueStore', module: 'key-value-store/key-value-store.ts', app: keyValueStoreApp },
-] as const;
+];
 
 let plane: Promise<ControlPlane> | undefined;
 const runs = new Map<string, Promise<ConformanceReport>>();
 const exampleCounts = new Map<string, number>();
-/** The StaticSite run's namespace, whose Ingresses are given an address: its Ready waits on one. */
-const SITES_NAMESPACE = `conformance-sites-${Math.random().toString(36).slice(2, 8)}`;
 let ingressAddresses: { stop(): void } | undefined;
 
 beforeAll(() => {
@@ -45,31 +71,13 @@ beforeAll(() => {
   const started = (plane = startControlPlane({ audit: true, own: true, verbose: false }));
   void started.then((p) => (ingressAddresses = giveIngressesAddresses(p.kubeconfig, SITES_NAMESPACE)));
   // Started together: the runs mostly wait (for rest, for the garbage collector).
-  for (const { kind, module, app } of EXAMPLE_KINDS) {
+  for (const { kind, module, app, more } of EXAMPLE_KINDS) {
     const examples = samplesOf(app('/dev/null')).filter((o) => o.kind === kind);
     exampleCounts.set(kind, examples.length);
-    const sites = kind === 'StaticSite';
+    const controllers = path.join(EXAMPLES, module);
     runs.set(
       kind,
-      started.then((controlPlane) =>
-        conformanceTest({
-          controlPlane,
-          controllers: path.join(EXAMPLES, module),
-          kind,
-          examples,
-          // Each StaticSite copy a host of its own, as each site claims its host.
-          ...(sites
-            ? {
-                namespace: SITES_NAMESPACE,
-                copy: (example: KubeObject, name: string) => ({
-                  ...example,
-                  metadata: { ...example.metadata, name },
-                  spec: { ...(example.spec as object), host: `${name}.example.com` },
-                }),
-              }
-            : {}),
-        }),
-      ),
+      started.then((controlPlane) => conformanceTest({ controlPlane, controllers, kind, examples, ...more })),
     );
   }
 });
