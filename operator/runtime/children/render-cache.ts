@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deepFreeze } from '../client';
+import { shareEqualParts } from './shared-parts';
 
 /**
  * The latest render of each reconciled resource, kept with a digest of the input it was rendered
@@ -15,10 +16,16 @@ import { deepFreeze } from '../client';
  * `conditions`, a listing's `backupsListedFrom`). A render is told how to say what it read
  * (`readStatus(field)`, or `readStatus()` for all of it); one that read nothing is reused whatever
  * the status, one that read fields only while they are the same.
+ *
+ * A new render shares the parts equal to the last render's (see shareEqualParts): renders of one
+ * kind are alike, and the parts they have in common are kept once. The byte budget still counts
+ * each render whole.
  */
 export class RenderCache<T extends object> {
   private readonly entries = new Map<string, Entry<T>>();
   private keptBytes = 0;
+  /** The last render made: what the next one shares its equal parts with. */
+  private lastRender: T | undefined;
 
   /**
    * @param maxBytes how much to keep, counted as the renders' JSON length; the least recently
@@ -78,12 +85,12 @@ export class RenderCache<T extends object> {
 
   private rendered(digest: string, status: unknown, render: (readStatus: ReadStatus) => T): Entry<T> {
     const seen = { all: false, fields: new Set<string>() };
-    const value = deepFreeze(
-      render((field) => {
-        if (field === undefined) seen.all = true;
-        else seen.fields.add(field);
-      }),
-    );
+    const rendered = render((field) => {
+      if (field === undefined) seen.all = true;
+      else seen.fields.add(field);
+    });
+    const value = deepFreeze(shareEqualParts(rendered, this.lastRender));
+    this.lastRender = value;
     const read: StatusRead | undefined = seen.all ? 'all' : seen.fields.size ? seen.fields : undefined;
     // The digests are kept too.
     const kept = read && statusDigest(read, status);

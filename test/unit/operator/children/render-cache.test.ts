@@ -12,8 +12,8 @@ test('an unchanged input returns the earlier render; a changed one renders again
   expect(renders).toBe(1);
   expect(cache.get('ns/a', '{"size":2}', render(2))).toEqual([{ replicas: 2 }]);
   expect(renders).toBe(2);
-  // Other resources have renders of their own.
-  expect(cache.get('ns/b', '{"size":2}', render(2))).not.toBe(cache.get('ns/a', '{"size":2}', render(2)));
+  // Other resources have renders of their own (an equal one shares the earlier's parts, see below).
+  expect(cache.get('ns/b', '{"size":2}', render(2))).toEqual([{ replicas: 2 }]);
   expect(renders).toBe(3);
 });
 
@@ -98,7 +98,8 @@ test('the status part of the input counts only when the kept render read it', ()
   };
   const read = cache.get('b', 'spec', reading, { phase: 'one' });
   expect(cache.get('b', 'spec', reading, { phase: 'one' })).toBe(read);
-  expect(cache.get('b', 'spec', reading, { phase: 'two' })).not.toBe(read);
+  // Rendered again (an equal render is the earlier one's parts: the counter tells).
+  cache.get('b', 'spec', reading, { phase: 'two' });
   expect(renders).toBe(3);
   expect(cache.statusChanged('b', { phase: 'one' }, { phase: 'two' })).toBe(true);
   // The rest of the input counts either way.
@@ -121,7 +122,7 @@ test('a render that read some status fields is reused while those are the same, 
   // A field read that appears, or changes, renders again (and is a reason to reconcile).
   expect(cache.statusChanged('a', undefined, { done: true })).toBe(true);
   expect(cache.statusChanged('a', { done: false }, { done: true })).toBe(true);
-  expect(cache.get('a', 'spec', readingDone, { done: true, conditions: ['y'] })).not.toBe(first);
+  cache.get('a', 'spec', readingDone, { done: true, conditions: ['y'] });
   expect(renders).toBe(2);
   // A render that read a field and then all of it: all of it counts.
   const both = (readStatus: (field?: string) => void) => {
@@ -133,4 +134,22 @@ test('a render that read some status fields is reused while those are the same, 
   expect(cache.statusChanged('b', { done: false, conditions: ['x'] }, { done: false, conditions: ['y'] })).toBe(true);
   // Nothing kept: nothing to change.
   expect(cache.statusChanged('c', { done: false }, { done: true })).toBe(false);
+});
+
+test('a render shares the parts equal to the last render’s, each render still its own JSON and frozen', () => {
+  const cache = new RenderCache<{ name: string; template: { image: string; args: string[] } }[]>(1 << 20);
+  const render = (name: string, image: string) => () => [{ name, template: { image, args: ['-p', '11211'] } }];
+  const a = cache.get('ns/a', 'a', render('a', 'memcached:1.6'));
+  const b = cache.get('ns/b', 'b', render('b', 'memcached:1.6'));
+  expect(b).toEqual([{ name: 'b', template: { image: 'memcached:1.6', args: ['-p', '11211'] } }]);
+  expect(b[0]!.template).toBe(a[0]!.template);
+  expect(Object.isFrozen(b[0])).toBe(true);
+  expect(Object.isFrozen(b[0]!.template.args)).toBe(true);
+  // A render unlike the last shares what is alike only.
+  const c = cache.get('ns/c', 'c', render('c', 'memcached:1.7'));
+  expect(c[0]!.template).not.toBe(b[0]!.template);
+  expect(c[0]!.template.args).toBe(b[0]!.template.args);
+  expect(c[0]!.template.image).toBe('memcached:1.7');
+  // Kept renders are unchanged by those after them.
+  expect(a).toEqual([{ name: 'a', template: { image: 'memcached:1.6', args: ['-p', '11211'] } }]);
 });
