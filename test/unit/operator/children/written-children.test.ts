@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../../../constructs/contract';
+import type { InformerHandler } from '../../../../operator/runtime/cache/informer';
 import { atOrAfter, WrittenChildren } from '../../../../operator/runtime/children/written-children';
 
 const child = (resourceVersion: string): KubeObject => ({
@@ -56,5 +57,28 @@ describe('children written and not yet in the cache', () => {
     w.forget('ns/r');
     expect(w.size).toBe(1);
     expect(w.current('ns/r', 'ConfigMap/c', undefined, '5')).toBeUndefined();
+  });
+
+  test('forgotten as soon as the cache shows the child at or after the write, without another reconcile', () => {
+    // An informer's handlers, driven as its watch would drive them.
+    const handlers: InformerHandler<KubeObject>[] = [];
+    const informer = { addHandler: (h: InformerHandler<KubeObject>) => handlers.push(h) };
+    const w = new WrittenChildren();
+    w.follow('ConfigMap', informer);
+    w.note('ns/r', 'ConfigMap/c', child('6'));
+    w.note('ns/s', 'ConfigMap/d', { ...child('9'), metadata: { name: 'd', namespace: 'ns', resourceVersion: '9' } });
+    // The cache shows a version before ours, or another object of the same name elsewhere: kept.
+    for (const h of handlers) h.onUpdate?.(child('4'), child('5'));
+    for (const h of handlers)
+      h.onAdd?.({ ...child('7'), metadata: { name: 'c', namespace: 'other', resourceVersion: '7' } }, false);
+    expect(w.size).toBe(2);
+    // The watch brings ours (or one after it): forgotten, the other child's write kept.
+    for (const h of handlers) h.onAdd?.(child('6'), false);
+    expect(w.size).toBe(1);
+    expect(w.current('ns/r', 'ConfigMap/c', undefined, '5')).toBeUndefined();
+    // Deleted after our write: forgotten too.
+    for (const h of handlers)
+      h.onDelete?.({ ...child('10'), metadata: { name: 'd', namespace: 'ns', resourceVersion: '10' } });
+    expect(w.size).toBe(0);
   });
 });
