@@ -8,8 +8,14 @@
  *
  * Kubernetes' resourceVersions compare as numbers (decimal strings, as etcd's revisions are);
  * where one does not, nothing is remembered and the cache is read as it is.
+ *
+ * A child is forgotten as soon as the cache shows it (`follow`), not at the resource's next
+ * reconcile: a written object is a whole one, managedFields and all, and while a thousand
+ * resources converged a quarter of them held theirs long after their watch events came.
  */
 import type { KubeObject } from '../../../constructs/contract';
+import { childKey } from '../../../constructs/contract';
+import type { Informer } from '../cache';
 
 /** `a` is at or after `b`; undefined when either is not a decimal revision. */
 export function atOrAfter(a: string, b: string): boolean | undefined {
@@ -20,6 +26,8 @@ export function atOrAfter(a: string, b: string): boolean | undefined {
 export class WrittenChildren {
   /** By resource key, then by child key. */
   private readonly byResource = new Map<string, Map<string, KubeObject>>();
+  /** The resource each remembered child was written for, by the child's kind, namespace and name. */
+  private readonly resourceOf = new Map<string, string>();
 
   /** Remembers a child as the API server returned it after this controller's write. */
   note(resource: string, child: string, written: KubeObject): void {
@@ -27,6 +35,30 @@ export class WrittenChildren {
     const children = this.byResource.get(resource) ?? new Map<string, KubeObject>();
     this.byResource.set(resource, children);
     children.set(child, written);
+    this.resourceOf.set(identity(child, written.metadata.namespace), resource);
+  }
+
+  /** Forgets each child of `kind` written as soon as `informer` shows it at or after the write. */
+  follow(kind: string, informer: Pick<Informer, 'addHandler'>): void {
+    const shown = (obj: KubeObject) => {
+      this.shown(kind, obj);
+    };
+    informer.addHandler({
+      onAdd: shown,
+      onUpdate: (_old, obj) => {
+        shown(obj);
+      },
+      onDelete: shown,
+    });
+  }
+
+  private shown(kind: string, obj: KubeObject): void {
+    const child = childKey(kind, obj.metadata.name ?? '');
+    const resource = this.resourceOf.get(identity(child, obj.metadata.namespace));
+    const written = resource === undefined ? undefined : this.byResource.get(resource)?.get(child);
+    if (resource === undefined || !written) return;
+    if (atOrAfter(obj.metadata.resourceVersion ?? '', written.metadata.resourceVersion ?? '') === true)
+      this.drop(resource, child);
   }
 
   /**
@@ -41,14 +73,24 @@ export class WrittenChildren {
     const caughtUp =
       atOrAfter(seen, version) !== false || atOrAfter(cached?.metadata.resourceVersion ?? '', version) === true;
     if (!caughtUp) return written;
-    children.delete(child);
-    if (children.size === 0) this.byResource.delete(resource);
+    this.drop(resource, child);
     return cached;
   }
 
   /** Forgets a resource's children (it is gone). */
   forget(resource: string): void {
+    for (const [child, written] of this.byResource.get(resource) ?? [])
+      this.resourceOf.delete(identity(child, written.metadata.namespace));
     this.byResource.delete(resource);
+  }
+
+  private drop(resource: string, child: string): void {
+    const children = this.byResource.get(resource);
+    const written = children?.get(child);
+    if (!children || !written) return;
+    children.delete(child);
+    if (children.size === 0) this.byResource.delete(resource);
+    this.resourceOf.delete(identity(child, written.metadata.namespace));
   }
 
   /** How many children are remembered (for tests and metrics). */
@@ -57,4 +99,9 @@ export class WrittenChildren {
     for (const children of this.byResource.values()) n += children.size;
     return n;
   }
+}
+
+/** A child's identity among all resources' children: its `Kind/name` and namespace. */
+function identity(child: string, namespace: string | undefined): string {
+  return `${namespace ?? ''}/${child}`;
 }

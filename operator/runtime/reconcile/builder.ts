@@ -71,6 +71,8 @@ export function buildController(
   for (const { type: t, informer } of owned.values()) {
     controller.owns(informer, { apiVersion: apiVersionOf(type), kind: type.kind });
     controller.watches(informer, (o) => blockers.blockedBy(t.kind, o));
+    // A child written is held until the cache shows it, and no longer (see WrittenChildren).
+    parts.written.follow(t.kind, informer);
   }
   // What a kind reads reaches its status and Events alone (render sees the resource and the
   // external facts, external and prepare its owned children): a change of it waits for the
