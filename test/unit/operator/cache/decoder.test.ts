@@ -2,6 +2,7 @@ import pino from 'pino';
 import type { KubeObject } from '../../../../constructs/contract';
 import { BuiltinTypes } from '../../../../constructs';
 import { InformerDecoder } from '../../../../operator/runtime/cache/decoder';
+import { StringPool } from '../../../../operator/runtime/cache/string-pool';
 
 function recordingLogger() {
   const lines: string[] = [];
@@ -12,6 +13,19 @@ function recordingLogger() {
 const listItem = (name: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: '1' } });
 
 describe('InformerDecoder', () => {
+  test("with a string pool, what it caches has its strings pooled, the JSON and the protobuf decoder's alike", () => {
+    const { logger } = recordingLogger();
+    const strings = new StringPool();
+    const decoded = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
+    const decoder = new InformerDecoder(BuiltinTypes.Pod, { logger, strings, protobuf: () => decoded });
+    expect(decoder.typed(listItem('a'))).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } });
+    // 'v1', 'Pod', 'a', 'ns', '1'
+    expect(strings.size).toBe(5);
+    expect(decoder.typed(decoder.protobuf!({} as never, 0))).toBe(decoded);
+    // 'p' is new; the rest were seen.
+    expect(strings.size).toBe(6);
+  });
+
   test("a list's item (no apiVersion, no kind) is cached with the type's; a watched object keeps its own", () => {
     const { logger } = recordingLogger();
     const decoder = new InformerDecoder(BuiltinTypes.Deployment, { logger });
