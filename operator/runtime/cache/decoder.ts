@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { isOfType, type KubeObject, type ResourceType } from '../../../constructs/contract';
 import { apiVersionOf, type ObjectDecoder } from '../client';
+import type { StringPool } from './string-pool';
 
 /**
  * What the informer caches of each object the server sends: typed (with its apiVersion and kind,
@@ -18,6 +19,8 @@ export class InformerDecoder<T extends KubeObject> {
     private readonly options: {
       readonly transform?: (obj: KubeObject) => KubeObject;
       readonly protobuf?: ObjectDecoder;
+      /** Where the strings of what is cached are kept once (see StringPool). @default none */
+      readonly strings?: StringPool;
       readonly logger: Logger;
     },
   ) {
@@ -38,7 +41,10 @@ export class InformerDecoder<T extends KubeObject> {
     const kept = this.options.transform && !this.decoded.has(obj) ? this.options.transform(typed) : typed;
     // Always true of what the API server sends for this type, and of a transform that keeps the
     // kind; the check is what makes the cache's objects `T`.
-    if (isOfType(this.type, kept)) return kept;
+    if (isOfType(this.type, kept)) {
+      this.options.strings?.internIn(kept);
+      return kept;
+    }
     this.options.logger.error(
       { resource: this.type.resource, apiVersion: kept.apiVersion, kind: kept.kind },
       'not cached: the object is not of the informer type (a cache transform changed its kind?)',

@@ -6,6 +6,7 @@ import { InformerDecoder } from './decoder';
 import { Reflector, type ReflectorSink, type StalledStream } from './reflector';
 import type { ShardScope } from './sharding';
 import { IndexedStore } from './store';
+import { CACHED_STRINGS, type StringPool } from './string-pool';
 
 export interface InformerHandler<T extends KubeObject> {
   /**
@@ -46,6 +47,11 @@ export interface InformerOptions {
    */
   readonly protobuf?: ObjectDecoder;
   /**
+   * Keeps one copy of the string values cached, across the informers that share it.
+   * @default the process's one pool, shared by every informer (`CACHED_STRINGS`)
+   */
+  readonly strings?: StringPool;
+  /**
    * A watch that the server accepted and that stayed up this long was healthy: its failure
    * starts the backoff afresh (client-go's reflector rule), so an isolated cut re-watches after
    * the base delay instead of a delay that grew with every cut the process ever saw.
@@ -82,7 +88,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     private readonly options: InformerOptions,
   ) {
     const namespaces = options.namespaces ?? (options.namespace === undefined ? [undefined] : [options.namespace]);
-    const decoder = new InformerDecoder(type, options);
+    const decoder = new InformerDecoder(type, { ...options, strings: options.strings ?? CACHED_STRINGS });
     this.reflector = new Reflector(client, type, decoder, this.sink(), { ...options, namespaces });
   }
 
