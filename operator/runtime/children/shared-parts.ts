@@ -7,7 +7,9 @@
  * `shareEqualParts(value, reference)` gives `value` with every part equal to the part of
  * `reference` at the same path replaced by that part of `reference`: the same JSON, sharing what
  * is the same. Both must be frozen once shared (a kept render is), since a part then belongs to
- * both. Only plain objects, arrays and strings are shared; anything else is kept as it is.
+ * both. Only plain objects and arrays are shared; anything else is kept as it is (strings too: a
+ * render's come mostly from its kind's code, held once already, and taking the reference's copies
+ * of the rest measured no smaller).
  */
 export function shareEqualParts<T>(value: T, reference: unknown): T {
   return share(value, reference) as T;
@@ -15,7 +17,6 @@ export function shareEqualParts<T>(value: T, reference: unknown): T {
 
 function share(value: unknown, reference: unknown): unknown {
   if (value === reference || reference === undefined || reference === null) return value;
-  if (typeof value === 'string') return value === reference ? reference : value;
   if (Array.isArray(value)) return Array.isArray(reference) ? shareArray(value, reference) : value;
   if (isPlainObject(value) && isPlainObject(reference)) return shareObject(value, reference);
   return value;

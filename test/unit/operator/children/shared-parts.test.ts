@@ -54,7 +54,7 @@ test('the same JSON only: keys in another order, another length or extra keys ar
   expect(shared).toEqual(value);
 });
 
-test('arrays share item by item; anything but plain objects, arrays and strings is kept as it is', () => {
+test('arrays share item by item; anything but plain objects and arrays is kept as it is', () => {
   const port = { containerPort: 80 };
   const reference = { items: [{ x: 1 }, port], when: new Date(0), waits: new Map([['a', 1]]) };
   const value = { items: [{ x: 2 }, { containerPort: 80 }], when: new Date(0), waits: new Map([['a', 1]]) };
