@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { freePort } from '../../../testing/control-plane';
+import type * as FreePortModule from '../../../testing/free-port';
 
 function ephemeralRangeStart(): number {
   try {
@@ -44,4 +45,31 @@ test('gives ports below the range the kernel takes outgoing connections’ local
     expect(p).toBeLessThan(start);
   }
   for (const p of ports) await bind(p);
+});
+
+test('two processes never hand out the same port, even before the first one’s server binds it', async () => {
+  // Two copies of the module stand for two jest workers (or two runs) of this machine, each with
+  // its own memory of what it handed out; both draw the same candidates, in the same order.
+  const copies = [0, 1].map(() => {
+    let copy: typeof FreePortModule | undefined;
+    jest.isolateModules(() => {
+      copy = jest.requireActual<typeof FreePortModule>('../../../testing/free-port');
+    });
+    return copy!;
+  });
+  expect(copies[0]).not.toBe(copies[1]);
+  const draws = [0.25, 0.5, 0.75];
+  const random = jest.spyOn(Math, 'random');
+  try {
+    const ports: number[] = [];
+    for (const copy of copies) {
+      let draw = 0;
+      random.mockImplementation(() => draws[draw++ % draws.length]!);
+      // Not bound by anyone yet: as when the first worker's server is still starting.
+      ports.push(await copy.freePort());
+    }
+    expect(ports[1]).not.toBe(ports[0]);
+  } finally {
+    random.mockRestore();
+  }
 });
