@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 /** Ports this process has handed out: never again, even once they are free. */
 const handedOut = new Set<number>();
@@ -21,6 +23,41 @@ function ephemeralRangeStart(): number {
 }
 
 const EPHEMERAL_START = ephemeralRangeStart();
+
+/**
+ * Ports handed out by any process of this machine, a file each: the jest workers of a run, and
+ * runs side by side, each remember only their own. A port found free may be one another process
+ * handed out whose server has not bound it yet (a reconciler still loading); the file keeps it
+ * from being handed out again until that server has had time to bind it, after which a bound
+ * port is found taken anyway.
+ */
+const RESERVATIONS = path.join(os.tmpdir(), 'opkit-free-ports');
+
+/** How long a port handed out is kept from the machine's other processes: far beyond any server's start. */
+const RESERVED_MS = 5 * 60_000;
+
+/** Reserves `port` for this process: false when another process of the machine did lately. */
+function reserve(port: number): boolean {
+  const file = path.join(RESERVATIONS, String(port));
+  try {
+    fs.mkdirSync(RESERVATIONS, { recursive: true });
+    fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    // Nowhere to keep reservations: this process's memory alone, as before them.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return true;
+  }
+  let reservedAt: number;
+  try {
+    reservedAt = fs.statSync(file).mtimeMs;
+  } catch {
+    return reserve(port); // let go meanwhile
+  }
+  if (Date.now() - reservedAt < RESERVED_MS) return false;
+  // An old reservation: its server bound the port long ago, or never will.
+  fs.writeFileSync(file, String(process.pid));
+  return true;
+}
 
 /** Binds `port` on loopback and lets it go: the port it got, or undefined when it was taken. */
 function tryPort(port: number): Promise<number | undefined> {
@@ -45,7 +82,9 @@ function tryPort(port: number): Promise<number | undefined> {
  * rare. A port comes from below the kernel's ephemeral range, where nothing is handed a port
  * without asking for it by number (outgoing connections — every kubectl and API call a test
  * makes — take theirs from that range, and the kernel readily gives a just-released port to
- * the next `listen(0)`). And one process never hands out the same port twice.
+ * the next `listen(0)`). And a port is handed out once: never twice by one process, and not by
+ * another process of the machine while the first one's server may still be starting (see
+ * RESERVATIONS).
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -53,7 +92,7 @@ export async function freePort(): Promise<number> {
       EPHEMERAL_START - LOWEST > 1000 ? LOWEST + Math.floor(Math.random() * (EPHEMERAL_START - LOWEST)) : 0;
     if (handedOut.has(candidate)) continue;
     const port = await tryPort(candidate);
-    if (port !== undefined && !handedOut.has(port)) {
+    if (port !== undefined && !handedOut.has(port) && reserve(port)) {
       handedOut.add(port);
       return port;
     }
