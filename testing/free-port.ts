@@ -25,8 +25,8 @@ function ephemeralRangeStart(): number {
 const EPHEMERAL_START = ephemeralRangeStart();
 
 /**
- * Ports handed out by any process of this machine, a file each: the jest workers of a run, and
- * runs side by side, each remember only their own. A port found free may be one another process
+ * Ports handed out by the processes sharing a temporary directory, a file each: the jest workers
+ * of a run (its TMPDIR) each remember only their own. A port found free may be one another process
  * handed out whose server has not bound it yet (a reconciler still loading); the file keeps it
  * from being handed out again until that server has had time to bind it, after which a bound
  * port is found taken anyway.
