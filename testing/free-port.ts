@@ -31,16 +31,17 @@ const EPHEMERAL_START = ephemeralRangeStart();
  * from being handed out again until that server has had time to bind it, after which a bound
  * port is found taken anyway.
  */
-const RESERVATIONS = path.join(os.tmpdir(), 'opkit-free-ports');
+const reservations = () => path.join(os.tmpdir(), 'opkit-free-ports'); // read when asked: a run sets TMPDIR after imports
 
 /** How long a port handed out is kept from the machine's other processes: far beyond any server's start. */
 const RESERVED_MS = 5 * 60_000;
 
 /** Reserves `port` for this process: false when another process of the machine did lately. */
 function reserve(port: number): boolean {
-  const file = path.join(RESERVATIONS, String(port));
+  const dir = reservations();
+  const file = path.join(dir, String(port));
   try {
-    fs.mkdirSync(RESERVATIONS, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
     return true;
   } catch (err) {
@@ -84,7 +85,7 @@ function tryPort(port: number): Promise<number | undefined> {
  * makes — take theirs from that range, and the kernel readily gives a just-released port to
  * the next `listen(0)`). And a port is handed out once: never twice by one process, and not by
  * another process of the machine while the first one's server may still be starting (see
- * RESERVATIONS).
+ * reservations).
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
